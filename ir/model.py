@@ -1,0 +1,140 @@
+"""The typed IR: a resolved spec, every default applied, the target known.
+
+All models are frozen. ``None`` on an ``IrMemory`` field means the user did not declare it (the
+runtime applies its default); ``IrContinuity`` is fully resolved except ``focus_max_chars``.
+Collections are tuples in a deterministic order (declaration order unless noted).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Target = Literal["cli", "channel", "managed", "research", "crew"]
+TARGETS: tuple[Target, ...] = ("cli", "channel", "managed", "research", "crew")
+
+
+class _Ir(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SecretRef(_Ir):
+    """A `$UPPER_SNAKE` value: resolved from the environment at run time, never baked in."""
+
+    env: str
+
+
+Scalar = str | int | float | bool
+SettingValue = SecretRef | Scalar
+
+
+class IrMemoryWiki(_Ir):
+    enabled: bool | None = None
+    recall_k: int | None = None
+    embedder: str | None = None
+    auto_recall: bool | None = None
+    require_sources: bool | None = None
+
+
+class IrMemory(_Ir):
+    enabled: bool | None = None
+    backend: str | None = None
+    embedder: str | None = None
+    ttl_ms: int | None = None
+    auto_capture: bool | None = None
+    auto_capture_threshold: int | None = None
+    auto_recall: bool | None = None
+    recall_k: int | None = None
+    wiki: IrMemoryWiki | None = None
+
+
+class IrContinuity(_Ir):
+    plan: bool
+    proof: Literal["ladder", "require", "off"]
+    ledger: bool
+    handoff: bool
+    scope: Literal["spec", "session"]
+    focus_max_chars: int | None = None
+
+
+class IrAgent(_Ir):
+    model: str
+    instructions: str
+
+
+class _IrSpecBase(_Ir):
+    name: str
+    version: int | None = None
+    tools: tuple[str, ...] = ()
+    # Absent when memory is off (no block, or `enabled: false`).
+    memory: IrMemory | None = None
+    # Absent when continuity is off (`continuity: false` or `enabled: false`).
+    continuity: IrContinuity | None = None
+
+
+class IrCli(_IrSpecBase):
+    target: Literal["cli"] = "cli"
+    agent: IrAgent
+
+
+class IrChannel(_Ir):
+    """One chat channel (e.g. ``slack``) and its settings, sorted by key."""
+
+    name: str
+    settings: tuple[tuple[str, SettingValue], ...] = ()
+
+
+class IrChannelSpec(_IrSpecBase):
+    target: Literal["channel"] = "channel"
+    agent: IrAgent
+    channels: tuple[IrChannel, ...]  # sorted by channel name
+    session_key: str
+
+
+class IrBudget(_Ir):
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+
+
+class IrTenant(_Ir):
+    id: str
+    budget: IrBudget | None = None
+
+
+class IrManaged(_IrSpecBase):
+    target: Literal["managed"] = "managed"
+    agent: IrAgent
+    tenants: tuple[IrTenant, ...]
+
+
+class IrRetrieve(_Ir):
+    allowed_origins: tuple[str, ...] = ()
+
+
+class IrResearch(_IrSpecBase):
+    target: Literal["research"] = "research"
+    agent: IrAgent
+    goal: str
+    branching_factor: int
+    max_duration_ms: int
+    retrieve: IrRetrieve | None = None
+
+
+class IrRole(_Ir):
+    name: str
+    instructions: str
+    model: str | None = None
+
+
+class IrCrew(_IrSpecBase):
+    target: Literal["crew"] = "crew"
+    model: str
+    entry: str
+    roles: tuple[IrRole, ...]  # declaration order; `entry` names one of them
+
+
+IrSpec = Annotated[
+    IrCli | IrChannelSpec | IrManaged | IrResearch | IrCrew,
+    Field(discriminator="target"),
+]

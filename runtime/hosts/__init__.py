@@ -1,0 +1,1 @@
+"""Hosts: what a generated bundle starts. One module per target."""

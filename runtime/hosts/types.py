@@ -1,0 +1,43 @@
+"""Shapes shared by the hosts and the bundles that start them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from runtime.secrets import SettingValue
+from runtime.seams import LoopOptions
+from runtime.tenancy import Tenant
+from runtime.tools import ToolCatalog
+
+
+@dataclass
+class TurnSetup:
+    """What a per-turn host needs for one turn: the tools and the wired loop options."""
+
+    catalog: ToolCatalog
+    options: LoopOptions = field(default_factory=lambda: LoopOptions())
+
+
+@dataclass(frozen=True)
+class ChannelConfig:
+    name: str
+    settings: dict[str, SettingValue]
+
+
+@dataclass(frozen=True)
+class TenantConfig:
+    id: str
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class RoleConfig:
+    name: str
+    instructions: str
+    model: str | None = None
+
+
+ChannelTurnBuilder = Callable[[str], TurnSetup]
+ManagedTurnBuilder = Callable[[Tenant, str], TurnSetup]

@@ -1,0 +1,58 @@
+"""Where each tier lives. One place, so wiring, hosts and tools agree.
+
+Layout under the root (``<cwd>/.specwire`` or a tenant's root)::
+
+    facts/<spec>.sqlite3        episodic facts
+    state/<spec>/               continuity (focus.md, plans/, goals.yaml, handoff.md, .lock)
+    state/<spec>/sessions/<sess_…>/   continuity with session scope
+    sessions/<sess_…>.jsonl     session event logs
+    trash/<timestamp>/          cleared continuity files (restorable)
+    retention.json              session logs pinned as proof evidence
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime.ids import storage_name
+from runtime.tenancy import Tenant, assert_inside
+
+SPECWIRE_DIRNAME = ".specwire"
+
+
+@dataclass(frozen=True)
+class StoreLayout:
+    root: Path
+    spec_name: str
+
+    @classmethod
+    def for_cwd(cls, cwd: Path, spec_name: str, tenant: Tenant | None = None) -> StoreLayout:
+        root = tenant.root if tenant is not None else (cwd / SPECWIRE_DIRNAME).resolve()
+        return cls(root, spec_name)
+
+    def _inside(self, path: Path) -> Path:
+        return assert_inside(path, self.root)
+
+    @property
+    def facts_db(self) -> Path:
+        return self._inside(self.root / "facts" / f"{storage_name(self.spec_name)}.sqlite3")
+
+    @property
+    def state_dir(self) -> Path:
+        return self._inside(self.root / "state" / storage_name(self.spec_name))
+
+    def session_state_dir(self, session_scope: str) -> Path:
+        return self._inside(self.state_dir / "sessions" / storage_name(session_scope))
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self._inside(self.root / "sessions")
+
+    @property
+    def trash_dir(self) -> Path:
+        return self._inside(self.root / "trash")
+
+    @property
+    def retention_file(self) -> Path:
+        return self._inside(self.root / "retention.json")

@@ -1,0 +1,82 @@
+"""Seams: what the agent loop consumes from the memory tiers, without importing any store.
+
+``wire_memory`` returns a ``LoopOptions`` mapping with keys only for wired features; a host
+spreads it into ``run_chat_loop(**options)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+
+StopReason = Literal["complete", "exit", "abort"]
+
+
+@dataclass(frozen=True)
+class MemorySeam:
+    """Facts seam. ``recall`` is set only when auto-recall is on, ``on_capture`` only with capture."""
+
+    auto_recall: bool = False
+    recall_k: int = 5
+    # (query, k) -> recalled lines, best first.
+    recall: Callable[[str, int], list[str]] | None = None
+    auto_capture: bool = False
+    capture_threshold: int = 1
+    # (completed_turns, session_id) -> number of facts captured.
+    on_capture: Callable[[int, str], int] | None = None
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    role: str
+    text: str
+    session_id: str
+    turn: int
+
+
+@dataclass(frozen=True)
+class HandoffInput:
+    session_id: str
+    stop_reason: StopReason
+    ledger: Sequence[LedgerEntry] = ()
+
+
+@dataclass(frozen=True)
+class ContinuitySeam:
+    """Continuity seam. ``load_plan`` renders the plan tail shown to the model (None if empty)."""
+
+    load_plan: Callable[[], str | None]
+    on_plan_dirty: Callable[[], str | None]
+    ledger: bool
+    # Pins user requirements verbatim (called with messages evicted from the context window).
+    record_requirements: Callable[[Sequence[LedgerEntry]], None] | None = None
+    # Runs once at teardown; writes handoff.md.
+    on_handoff: Callable[[HandoffInput], None] | None = None
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    body: str
+    source: Literal["builtin", "home", "project"]
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    description: str
+    argument_hint: str
+    body: str
+    source: Literal["builtin", "home", "project"]
+
+    def render(self, arguments: str) -> str:
+        return self.body.replace("$ARGUMENTS", arguments)
+
+
+class LoopOptions(TypedDict, total=False):
+    memory: MemorySeam
+    continuity: ContinuitySeam
+    skills: list[Skill]
+    slash_commands: dict[str, SlashCommand]

@@ -1,0 +1,27 @@
+"""Secret references: `$UPPER_SNAKE` values from a spec, resolved from the environment at run time."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+class MissingSecretError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    env: str
+
+    def resolve(self) -> str:
+        value = os.environ.get(self.env)
+        if not value:
+            raise MissingSecretError(f"secret ${self.env} is not set in the environment")
+        return value
+
+    def __repr__(self) -> str:  # never print a resolved value
+        return f"SecretRef({self.env!r})"
+
+
+SettingValue = SecretRef | str | int | float | bool

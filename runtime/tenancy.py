@@ -1,0 +1,38 @@
+"""Tenancy fences: a tenant re-roots every store, and every path must stay inside its root."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime.errors import TenancyError
+
+TENANT_ID_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Tenant:
+    id: str
+    root: Path  # absolute; every store of this tenant lives under it
+
+    def __post_init__(self) -> None:
+        if not TENANT_ID_RE.match(self.id):
+            raise TenancyError(f"invalid tenant id {self.id!r}: must match {TENANT_ID_RE.pattern}")
+        if not self.root.is_absolute():
+            raise TenancyError(f"tenant root must be absolute (got {self.root})")
+
+
+def build_tenant(tenant_id: str, tenants_root: Path) -> Tenant:
+    if not TENANT_ID_RE.match(tenant_id):
+        raise TenancyError(f"invalid tenant id {tenant_id!r}: must match {TENANT_ID_RE.pattern}")
+    return Tenant(tenant_id, (tenants_root / tenant_id).resolve())
+
+
+def assert_inside(path: Path, root: Path) -> Path:
+    """Resolve ``path`` and refuse it unless it stays inside ``root`` (symlinks followed)."""
+    resolved = path.resolve()
+    root_resolved = root.resolve()
+    if resolved != root_resolved and root_resolved not in resolved.parents:
+        raise TenancyError(f"cross-tenant access denied: {resolved} is outside {root_resolved}")
+    return resolved

@@ -1,0 +1,99 @@
+"""Tools: a name, a pydantic input model, flags, and a handler. The catalog collects them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+EventSink = Callable[[str, Mapping[str, Any]], None]
+
+
+def _drop_event(kind: str, payload: Mapping[str, Any]) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool invocation knows about where it runs."""
+
+    session_id: str
+    tool_use_id: str
+    # Appends an event to the current session log (plan_update, action_proof, ...).
+    emit: EventSink = _drop_event
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    text: str
+    is_error: bool = False
+
+
+ToolHandler = Callable[[Any, ToolContext], ToolResult]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    handler: ToolHandler
+    read_only: bool = False
+    destructive: bool = False
+    require_justification: bool = False
+    scope: Literal["internal", "external"] = "internal"
+
+    def input_schema(self) -> dict[str, Any]:
+        return self.input_model.model_json_schema()
+
+    def invoke(self, raw_input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        """Validate the input at the boundary, then run the handler.
+
+        Invalid input never raises: it becomes an error result naming the offending field.
+        """
+        try:
+            parsed = self.input_model.model_validate(dict(raw_input))
+        except ValidationError as exc:
+            return ToolResult(f"{self.name}: invalid input: {format_validation_error(exc)}", True)
+        return self.handler(parsed, ctx)
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "(input)"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+class Catalog(Protocol):
+    def register(self, tool: Tool) -> None: ...
+
+
+@dataclass
+class ToolCatalog:
+    """An ordered tool registry; registering a name twice is an error."""
+
+    _tools: dict[str, Tool] = field(default_factory=dict)
+
+    def register(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def list(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
