@@ -53,6 +53,8 @@ class ContinuitySeam:
     record_requirements: Callable[[Sequence[LedgerEntry]], None] | None = None
     # Runs once at teardown; writes handoff.md.
     on_handoff: Callable[[HandoffInput], None] | None = None
+    # The handoff note left by the previous session (None if there is none), read at start.
+    load_handoff: Callable[[], str | None] | None = None
 
 
 @dataclass(frozen=True)
