@@ -1,18 +1,35 @@
-"""The composition root: ``wire_memory(fragment, deps)`` wires every enabled memory tier."""
+"""The composition root: ``wire_memory(fragment, deps)`` wires every enabled memory tier.
+
+Order of operations: validate the fragment, then facts, continuity, skills and slash commands.
+Tools are registered into ``deps.catalog`` in that order. A memoryless fragment touches nothing:
+no directory is created and nothing is registered.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.events import Clock
-from runtime.fragment import MemoryWiringFragment
+from pydantic import ValidationError
+
+from runtime.errors import MemoryServiceError
+from runtime.events import Clock, utc_now
+from runtime.fragment import (
+    MemoryWiringFragment,
+    continuity_enabled,
+    memory_enabled,
+    wiki_enabled,
+)
+from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
-from runtime.tenancy import Tenant
-from runtime.tools import Catalog, EventSink, Tool
+from runtime.tenancy import Tenant, assert_inside
+from runtime.tools import Catalog, EventSink, Tool, ToolContext, ToolResult, format_validation_error
+
+KNOWN_BACKENDS: tuple[str, ...] = ("file",)
 
 
 def _stderr(line: str) -> None:
@@ -24,8 +41,11 @@ class MemoryDeps:
     catalog: Catalog
     cwd: Path
     tenant: Tenant | None = None
+    # Where session logs live (default: `<root>/sessions`); must stay inside a tenant's root.
     session_root_dir: Path | None = None
+    # The conversation's session id; required by continuity with scope "session".
     session_scope: str | None = None
+    # Also receives every event the memory tools emit (plan_update, goal_update, action_proof).
     append_event: EventSink | None = None
     embedder: Any = None
     log: Callable[[str], None] = _stderr
@@ -47,7 +67,151 @@ class WiredMemory:
     options: LoopOptions = field(default_factory=lambda: LoopOptions())
 
 
+def parse_fragment(fragment: MemoryWiringFragment | Mapping[str, Any]) -> MemoryWiringFragment:
+    if isinstance(fragment, MemoryWiringFragment):
+        parsed = fragment
+    else:
+        try:
+            parsed = MemoryWiringFragment.model_validate(dict(fragment))
+        except ValidationError as exc:
+            raise MemoryServiceError(
+                f"memory-service: invalid fragment: {format_validation_error(exc)}"
+            ) from None
+    if not parsed.spec_name.strip():
+        raise MemoryServiceError("memory-service: fragment.spec_name is required")
+    return parsed
+
+
+def _layout(fragment: MemoryWiringFragment, deps: MemoryDeps) -> tuple[StoreLayout, Path]:
+    layout = StoreLayout.for_cwd(deps.cwd, fragment.spec_name, deps.tenant)
+    if deps.session_root_dir is None:
+        return layout, layout.sessions_dir
+    sessions_dir = deps.session_root_dir
+    if deps.tenant is not None:
+        sessions_dir = assert_inside(sessions_dir, deps.tenant.root)
+    return layout, sessions_dir
+
+
+def _teeing(tool: Tool, sink: EventSink) -> Tool:
+    """The same tool, with every event it emits also sent to ``sink``."""
+    handler = tool.handler
+
+    def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
+        inner = ctx.emit
+
+        def emit(kind: str, payload: Mapping[str, Any]) -> None:
+            inner(kind, payload)
+            sink(kind, payload)
+
+        return handler(parsed, dataclasses.replace(ctx, emit=emit))
+
+    return dataclasses.replace(tool, handler=handle)
+
+
+def _check_supported(fragment: MemoryWiringFragment) -> None:
+    memory = fragment.memory
+    if memory_enabled(fragment) and memory is not None:
+        backend = memory.backend or "file"
+        if backend not in KNOWN_BACKENDS:
+            raise MemoryServiceError(
+                f'memory-service: unknown memory backend "{backend}" '
+                f"(known: {', '.join(KNOWN_BACKENDS)})"
+            )
+    if wiki_enabled(fragment):
+        raise MemoryServiceError(
+            "memory-service: memory.wiki is declared but the wiki tier is not available in this "
+            "runtime yet; remove memory.wiki or set memory.wiki.enabled: false"
+        )
+
+
 def wire_memory(
     fragment: MemoryWiringFragment | Mapping[str, Any], deps: MemoryDeps
 ) -> WiredMemory:
-    raise NotImplementedError
+    parsed = parse_fragment(fragment)
+    _check_supported(parsed)
+    wired = WiredMemory()
+    if parsed.is_memoryless:
+        return wired
+    facts_on = memory_enabled(parsed)
+    continuity_on = continuity_enabled(parsed)
+    if not facts_on and not continuity_on:
+        return wired
+
+    layout, sessions_dir = _layout(parsed, deps)
+    now = deps.now or utc_now
+
+    if facts_on and parsed.memory is not None:
+        from runtime.facts.wiring import wire_facts
+
+        facts = wire_facts(parsed.memory, layout, sessions_dir=sessions_dir, now=now, log=deps.log)
+        wired.stores.memory = facts.store
+        wired.tools.extend(facts.tools)
+        wired.options["memory"] = facts.seam
+
+    if continuity_on and parsed.continuity is not None:
+        continuity = _build_continuity(parsed, deps, layout, sessions_dir, now)
+        wired.stores.continuity = continuity.store
+        wired.tools.extend(continuity.tools)
+        wired.options["continuity"] = continuity.seam
+
+    _wire_skills_and_commands(wired, deps, facts_on=facts_on, continuity_on=continuity_on)
+
+    if deps.append_event is not None:
+        wired.tools = [_teeing(tool, deps.append_event) for tool in wired.tools]
+    for tool in wired.tools:
+        deps.catalog.register(tool)
+    return wired
+
+
+def _build_continuity(
+    fragment: MemoryWiringFragment,
+    deps: MemoryDeps,
+    layout: StoreLayout,
+    sessions_dir: Path,
+    now: Clock,
+) -> Any:
+    from runtime.continuity.wiring import build_continuity
+
+    assert fragment.continuity is not None
+    return build_continuity(
+        fragment.continuity,
+        layout,
+        sessions_dir=sessions_dir,
+        session_scope=deps.session_scope,
+        now=now,
+        log=deps.log,
+    )
+
+
+def _wire_skills_and_commands(
+    wired: WiredMemory, deps: MemoryDeps, *, facts_on: bool, continuity_on: bool
+) -> None:
+    from runtime.skills.loader import (
+        CONTINUITY_COMMANDS,
+        FACTS_COMMANDS,
+        load_commands,
+        load_skills,
+    )
+
+    home_dir = deps.home_dir if deps.home_dir is not None else Path.home()
+    builtin_skills = {"continuity"} if continuity_on else set()
+    allowed_commands = (CONTINUITY_COMMANDS if continuity_on else frozenset()) | (
+        FACTS_COMMANDS if facts_on else frozenset()
+    )
+    skills = load_skills(builtin_skills, cwd=deps.cwd, home_dir=home_dir)
+    commands = load_commands(allowed_commands, cwd=deps.cwd, home_dir=home_dir)
+    if skills:
+        wired.options["skills"] = skills
+    if commands:
+        wired.options["slash_commands"] = commands
+
+
+def wire_continuity(
+    fragment: MemoryWiringFragment | Mapping[str, Any], deps: MemoryDeps
+) -> WiredMemory | None:
+    """Wire only the continuity tier (None when the fragment has no continuity)."""
+    parsed = parse_fragment(fragment)
+    if not continuity_enabled(parsed):
+        return None
+    only_continuity = parsed.model_copy(update={"memory": None})
+    return wire_memory(only_continuity, deps)

@@ -1,0 +1,95 @@
+"""Skills and slash commands: builtins shipped as package data, overridden by the user's home
+(``~/.specwire/``) and then by the project (``<cwd>/.specwire/``)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Literal
+
+from runtime.paths import SPECWIRE_DIRNAME
+from runtime.seams import Skill, SlashCommand
+from runtime.skills.frontmatter import split_front_matter
+
+Source = Literal["builtin", "home", "project"]
+
+# Builtin commands by the feature that must be on for them to be offered.
+CONTINUITY_COMMANDS = frozenset({"plan", "focus", "next", "handoff", "clear-plan", "clear-focus"})
+FACTS_COMMANDS = frozenset({"forget"})
+
+
+def _builtin_root() -> Traversable:
+    return resources.files("runtime.skills").joinpath("builtin")
+
+
+def _override_roots(home_dir: Path | None, cwd: Path) -> list[tuple[Source, Path]]:
+    roots: list[tuple[Source, Path]] = []
+    if home_dir is not None:
+        roots.append(("home", home_dir / SPECWIRE_DIRNAME))
+    roots.append(("project", cwd / SPECWIRE_DIRNAME))
+    return roots
+
+
+def _skill_files(root: Traversable) -> Iterator[tuple[str, str]]:
+    skills = root.joinpath("skills")
+    if not skills.is_dir():
+        return
+    for entry in sorted(skills.iterdir(), key=lambda item: item.name):
+        skill_file = entry.joinpath("SKILL.md")
+        if entry.is_dir() and skill_file.is_file():
+            yield entry.name, skill_file.read_text(encoding="utf-8")
+
+
+def _command_files(root: Traversable) -> Iterator[tuple[str, str]]:
+    commands = root.joinpath("commands")
+    if not commands.is_dir():
+        return
+    for entry in sorted(commands.iterdir(), key=lambda item: item.name):
+        if entry.is_file() and entry.name.endswith(".md"):
+            yield entry.name[: -len(".md")], entry.read_text(encoding="utf-8")
+
+
+def _skill(name: str, text: str, source: Source) -> Skill:
+    fields, body = split_front_matter(text)
+    return Skill(fields.get("name", name), fields.get("description", ""), body, source)
+
+
+def _command(name: str, text: str, source: Source) -> SlashCommand:
+    fields, body = split_front_matter(text)
+    return SlashCommand(
+        name, fields.get("description", ""), fields.get("argument-hint", ""), body, source
+    )
+
+
+def load_skills(builtin: Collection[str], *, cwd: Path, home_dir: Path | None) -> list[Skill]:
+    """Builtin skills named in ``builtin``, then home and project skills overriding by name.
+
+    An override with an empty body disables the skill. The result is sorted by name.
+    """
+    found: dict[str, Skill] = {
+        name: _skill(name, text, "builtin")
+        for name, text in _skill_files(_builtin_root())
+        if name in builtin
+    }
+    for source, root in _override_roots(home_dir, cwd):
+        for name, text in _skill_files(root):
+            found[name] = _skill(name, text, source)
+    return [found[name] for name in sorted(found) if found[name].body.strip()]
+
+
+def load_commands(
+    allowed_builtin: Collection[str], *, cwd: Path, home_dir: Path | None
+) -> dict[str, SlashCommand]:
+    """Builtin commands gated by ``allowed_builtin``; home and project commands are never
+    filtered and override builtins by name. Sorted by name."""
+    found: dict[str, SlashCommand] = {
+        name: _command(name, text, "builtin")
+        for name, text in _command_files(_builtin_root())
+        if name in allowed_builtin
+    }
+    for source, root in _override_roots(home_dir, cwd):
+        for name, text in _command_files(root):
+            found[name] = _command(name, text, source)
+    return {name: found[name] for name in sorted(found)}
