@@ -34,7 +34,13 @@ def run_bundle(agent: Path, workdir: Path, *messages: str) -> subprocess.Complet
     env = {**os.environ, "SPECWIRE_MODEL": "scripted", "HOME": str(workdir / "home")}
     env.pop("SPECWIRE_SCRIPT", None)
     return subprocess.run(
-        argv, cwd=workdir, capture_output=True, text=True, env=env, check=False, stdin=subprocess.DEVNULL
+        argv,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -49,19 +55,23 @@ def session_events(workdir: Path) -> list[list[dict[str, Any]]]:
 
 def test_support_bot_remembers_across_runs(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    built = codegen("build", str(ROOT / "examples" / "support-bot.yaml"), "--out", str(out), cwd=ROOT)
+    built = codegen(
+        "build", str(ROOT / "examples" / "support-bot.yaml"), "--out", str(out), cwd=ROOT
+    )
     assert built.returncode == 0, built.stderr
     [agent] = sorted(out.rglob("agent.py"))
 
     workdir = tmp_path / "work"
     (workdir / "home").mkdir(parents=True)
-    (workdir / "ticket.txt").write_text("Invoice export fails for EUR accounts.\n", encoding="utf-8")
+    (workdir / "ticket.txt").write_text(
+        "Invoice export fails for EUR accounts.\n", encoding="utf-8"
+    )
 
     first = run_bundle(
         agent,
         workdir,
         "remember: the customer's billing plan is Enterprise with EUR invoicing",
-        "plan: Fix invoice export: reproduce the failure; patch the exporter; verify with the customer",
+        "plan: Fix invoice export: reproduce the failure; patch the exporter; verify",
         'call read {"path": "ticket.txt"}',
         "prove 1",
     )
