@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -89,7 +91,7 @@ class ToolCatalog:
     def list(self) -> list[Tool]:
         return list(self._tools.values())
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:
         return list(self._tools)
 
     def __iter__(self) -> Iterator[Tool]:
