@@ -1,0 +1,82 @@
+"""Builtin skills and commands ship as package data; home, then project, override them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runtime.skills.frontmatter import split_front_matter
+from runtime.skills.loader import (
+    CONTINUITY_COMMANDS,
+    FACTS_COMMANDS,
+    load_commands,
+    load_skills,
+)
+
+KNOWN_TOOLS = {
+    "Remember",
+    "Recall",
+    "MemoryForget",
+    "FocusRead",
+    "FocusWrite",
+    "PlanRead",
+    "PlanUpdate",
+    "PlanComplete",
+    "GoalWrite",
+    "GoalUpdate",
+    "GoalList",
+    "MemoryClear",
+}
+
+
+def test_front_matter_is_split_from_the_body() -> None:
+    fields, body = split_front_matter('---\ndescription: "a: b"\nargument-hint: <q>\n---\nBody\n')
+    assert fields == {"description": "a: b", "argument-hint": "<q>"}
+    assert body == "Body\n"
+    assert split_front_matter("no header\n") == ({}, "no header\n")
+
+
+def test_every_builtin_command_is_shipped_and_described(tmp_path: Path) -> None:
+    commands = load_commands(CONTINUITY_COMMANDS | FACTS_COMMANDS, cwd=tmp_path, home_dir=None)
+    assert set(commands) == CONTINUITY_COMMANDS | FACTS_COMMANDS
+    assert all(c.description and c.source == "builtin" for c in commands.values())
+    assert "$ARGUMENTS" not in commands["focus"].render("ship the fix")
+    assert "ship the fix" in commands["focus"].render("ship the fix")
+
+
+def test_builtin_commands_are_gated_by_feature(tmp_path: Path) -> None:
+    assert set(load_commands(FACTS_COMMANDS, cwd=tmp_path, home_dir=None)) == {"forget"}
+    assert load_commands(frozenset(), cwd=tmp_path, home_dir=None) == {}
+
+
+def test_prose_names_only_tools_that_exist(tmp_path: Path) -> None:
+    import re
+
+    texts = [s.body for s in load_skills({"continuity"}, cwd=tmp_path, home_dir=None)]
+    texts += [
+        c.body
+        for c in load_commands(
+            CONTINUITY_COMMANDS | FACTS_COMMANDS, cwd=tmp_path, home_dir=None
+        ).values()
+    ]
+    named = {word for text in texts for word in re.findall(r"\b[A-Z][a-z]+[A-Z][A-Za-z]+\b", text)}
+    assert named and named <= KNOWN_TOOLS, named - KNOWN_TOOLS
+
+
+def test_home_then_project_override_by_name(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".specwire" / "skills" / "continuity").mkdir(parents=True)
+    (home / ".specwire" / "skills" / "continuity" / "SKILL.md").write_text(
+        "---\ndescription: mine\n---\nhome body\n"
+    )
+    project = tmp_path / "project"
+    (project / ".specwire" / "skills" / "triage").mkdir(parents=True)
+    (project / ".specwire" / "skills" / "triage" / "SKILL.md").write_text("triage body\n")
+    skills = load_skills({"continuity"}, cwd=project, home_dir=home)
+    assert [(s.name, s.source, s.body) for s in skills] == [
+        ("continuity", "home", "home body\n"),
+        ("triage", "project", "triage body\n"),
+    ]
+
+
+def test_builtin_skill_not_asked_for_is_not_loaded(tmp_path: Path) -> None:
+    assert load_skills(set(), cwd=tmp_path, home_dir=None) == []
