@@ -1,0 +1,273 @@
+"""The scripted model: offline, deterministic, readable in a demo.
+
+It reads the latest user message and follows one directive per message:
+
+==============================================  ==================================================
+message                                         what the model does
+==============================================  ==================================================
+``remember: <fact>``                            calls ``Remember {text}``
+``recall: <query>``                             calls ``Recall {query}``
+``focus: <text>``                               calls ``FocusWrite {focus}``
+``plan: <title>: <step>; <step>; ...``          calls ``PlanUpdate {action: create, title, steps}``
+``claim <n>``                                   calls ``PlanUpdate {action: set_step_status,
+                                                step: n, status: claimed}``
+``prove <n>``                                   calls ``PlanComplete {step: n, evidence:
+                                                [{toolUseId}]}`` citing the most recent successful
+                                                non-memory tool call of the conversation
+``call <ToolName> <json>``                      calls any tool with that JSON object as input
+``forget: <query>``                             calls ``MemoryForget {query, reason}``
+anything else                                   answers ``Noted: <message>.``, adding
+                                                ``From memory: <first recalled fact>.`` when a
+                                                recalled-memory block is in the prompt and
+                                                ``Resuming: <next step>.`` when a handoff or plan
+                                                block names an unfinished step
+==============================================  ==================================================
+
+Keywords are case-insensitive. After a tool call the model is called again with the result and
+answers one line: ``Done: <first line of the result>`` or ``That failed: <first line>``. A
+directive naming a tool that is not offered in the request is answered with a line saying the
+tool is unavailable; no call is made.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from runtime.ids import new_tool_use_id
+from runtime.models.types import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    SystemBlockKind,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+# Tools that touch the agent's own memory: never cited as proof that work was done.
+MEMORY_TOOL_NAMES = frozenset(
+    {
+        "Remember",
+        "Recall",
+        "MemoryForget",
+        "FocusRead",
+        "FocusWrite",
+        "PlanRead",
+        "PlanUpdate",
+        "PlanComplete",
+        "GoalWrite",
+        "GoalUpdate",
+        "GoalList",
+        "MemoryClear",
+        "Skill",
+        "log_knowledge_gap",
+    }
+)
+
+FORGET_REASON = "the user asked to forget it"
+_MAX_ECHO = 200
+
+_KEYED = re.compile(r"^(remember|recall|focus|plan|forget)\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
+_NUMBERED = re.compile(r"^(claim|prove)\s+(\d+)\s*\.?$", re.IGNORECASE)
+_CALL = re.compile(r"^call\s+([A-Za-z_][\w.-]*)\s*(.*)$", re.IGNORECASE | re.DOTALL)
+_STEP_LINE = re.compile(r"^\s*\d+\.\s*\[([^\]]+)\]\s*\S")
+_HEADING = re.compile(r"^\s*#+\s*(.*?)\s*$")
+
+
+def first_line(text: str, limit: int = _MAX_ECHO) -> str:
+    """The first non-blank line of ``text``, stripped and cut to ``limit`` characters."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _call(name: str, tool_input: dict[str, Any]) -> ModelResponse:
+    return ModelResponse(tool_calls=[ToolCall(new_tool_use_id(), name, tool_input)])
+
+
+def _say(text: str) -> ModelResponse:
+    return ModelResponse(text=text)
+
+
+class ScriptedModel:
+    """Follows the directives in the module docstring; see there."""
+
+    def __init__(self, model_id: str = "scripted") -> None:
+        self._model_id = model_id
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        if not request.messages:
+            return _say("Hello. Tell me what to do, or try `remember: <fact>`.")
+        last = request.messages[-1]
+        if isinstance(last, ToolResultMessage):
+            return _say(_summarize(request.messages))
+        if isinstance(last, UserMessage):
+            return _answer(last.text.strip(), request)
+        return _say("(waiting for a message)")
+
+
+def _summarize(messages: list[Message]) -> str:
+    """One line for the tool results after the last assistant message."""
+    results: list[ToolResultMessage] = []
+    for message in reversed(messages):
+        if not isinstance(message, ToolResultMessage):
+            break
+        results.append(message)
+    parts = [
+        f"That failed: {first_line(r.text)}" if r.is_error else f"Done: {first_line(r.text)}"
+        for r in reversed(results)
+    ]
+    return " | ".join(parts)
+
+
+def _answer(text: str, request: ModelRequest) -> ModelResponse:
+    keyed = _KEYED.match(text)
+    if keyed:
+        return _keyed_directive(keyed.group(1).lower(), keyed.group(2).strip(), request)
+    numbered = _NUMBERED.match(text)
+    if numbered:
+        step = int(numbered.group(2))
+        if numbered.group(1).lower() == "claim":
+            return _tool(
+                request,
+                "PlanUpdate",
+                {"action": "set_step_status", "step": step, "status": "claimed"},
+            )
+        return _prove(request, step)
+    called = _CALL.match(text)
+    if called:
+        return _call_directive(request, called.group(1), called.group(2).strip())
+    return _say(_plain_answer(text, request))
+
+
+_KEYED_USAGE = {
+    "remember": "remember: <a fact to keep>",
+    "recall": "recall: <what to look up>",
+    "focus": "focus: <what we are working on>",
+    "plan": "plan: <title>: <step>; <step>",
+    "forget": "forget: <what to forget>",
+}
+
+
+def _keyed_directive(keyword: str, argument: str, request: ModelRequest) -> ModelResponse:
+    if not argument:
+        return _say(f"Usage: {_KEYED_USAGE[keyword]}")
+    builders: dict[str, Callable[[str], tuple[str, dict[str, Any]]]] = {
+        "remember": lambda arg: ("Remember", {"text": arg}),
+        "recall": lambda arg: ("Recall", {"query": arg}),
+        "focus": lambda arg: ("FocusWrite", {"focus": arg}),
+        "plan": _plan_input,
+        "forget": lambda arg: ("MemoryForget", {"query": arg, "reason": FORGET_REASON}),
+    }
+    name, tool_input = builders[keyword](argument)
+    return _tool(request, name, tool_input)
+
+
+def _plan_input(argument: str) -> tuple[str, dict[str, Any]]:
+    title, _, rest = argument.partition(":")
+    steps = [step.strip() for step in rest.split(";") if step.strip()]
+    return "PlanUpdate", {"action": "create", "title": title.strip(), "steps": steps}
+
+
+def _tool(request: ModelRequest, name: str, tool_input: dict[str, Any]) -> ModelResponse:
+    if name not in request.tool_names():
+        offered = ", ".join(request.tool_names()) or "none"
+        return _say(f"The {name} tool is unavailable here (tools offered: {offered}).")
+    return _call(name, tool_input)
+
+
+def _call_directive(request: ModelRequest, name: str, raw: str) -> ModelResponse:
+    try:
+        tool_input = json.loads(raw) if raw else {}
+    except json.JSONDecodeError as exc:
+        return _say(f"I could not read the input for {name} as JSON: {exc.msg}.")
+    if not isinstance(tool_input, dict):
+        return _say(f"The input for {name} must be a JSON object.")
+    return _tool(request, name, tool_input)
+
+
+def _prove(request: ModelRequest, step: int) -> ModelResponse:
+    evidence = latest_work_tool_use(request.messages)
+    if evidence is None:
+        return _say(
+            f"I have no successful tool call to cite for step {step} yet: "
+            "run the action first, then prove the step."
+        )
+    return _tool(request, "PlanComplete", {"step": step, "evidence": [{"toolUseId": evidence}]})
+
+
+def latest_work_tool_use(messages: list[Message]) -> str | None:
+    """The id of the most recent successful tool call that is not a memory tool."""
+    called = {
+        call.id
+        for message in messages
+        if isinstance(message, AssistantMessage)
+        for call in message.tool_calls
+    }
+    for message in reversed(messages):
+        if (
+            isinstance(message, ToolResultMessage)
+            and not message.is_error
+            and message.name not in MEMORY_TOOL_NAMES
+            and message.tool_use_id in called
+        ):
+            return message.tool_use_id
+    return None
+
+
+def _plain_answer(text: str, request: ModelRequest) -> str:
+    parts = [f"Noted: {first_line(text).rstrip('.')}."]
+    recalled = request.block("recalled_memory")
+    if recalled is not None:
+        fact = _first_recalled_fact(recalled.text)
+        if fact:
+            parts.append(f"From memory: {fact.rstrip('.')}.")
+    step = _next_step(request)
+    if step:
+        parts.append(f"Resuming: {step.rstrip('.')}.")
+    return " ".join(parts)
+
+
+def _first_recalled_fact(block: str) -> str | None:
+    for line in block.splitlines():
+        if line.startswith("- ") and line[2:].strip():
+            return first_line(line[2:])
+    return None
+
+
+def _next_step(request: ModelRequest) -> str | None:
+    """The handoff's first next action, else the first unfinished plan step line."""
+    handoff = request.block("handoff")
+    if handoff is not None:
+        action = _first_next_action(handoff.text)
+        if action:
+            return action
+    kinds: tuple[SystemBlockKind, ...] = ("handoff", "continuity_tail")
+    for kind in kinds:
+        block = request.block(kind)
+        if block is None:
+            continue
+        for line in block.text.splitlines():
+            step = _STEP_LINE.match(line)
+            if step and not step.group(1).strip().lower().startswith("proven"):
+                return first_line(line)
+    return None
+
+
+def _first_next_action(text: str) -> str | None:
+    in_section = False
+    for line in text.splitlines():
+        heading = _HEADING.match(line)
+        if heading:
+            in_section = heading.group(1).lower().startswith("next action")
+            continue
+        if in_section and line.strip().startswith("- ") and line.strip()[2:].strip():
+            return first_line(line.strip()[2:])
+    return None

@@ -1,0 +1,90 @@
+"""What the agent loop sends a model and what it gets back.
+
+A request carries typed system blocks (in prompt order), the conversation messages and the tool
+specs; a response carries text and tool calls. Tool-call ids are ``tu_<16 hex>``: the scripted
+models mint them, and the loop re-mints any id that is malformed or already used in the session,
+so the ids in the conversation are exactly the ids in the session log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+SystemBlockKind = Literal["instructions", "recalled_memory", "handoff", "continuity_tail", "skills"]
+
+
+@dataclass(frozen=True)
+class SystemBlock:
+    kind: SystemBlockKind
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class UserMessage:
+    text: str
+    # True when the loop injected it (an expanded slash command), not typed by a person.
+    synthetic: bool = False
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    role: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True)
+class ToolResultMessage:
+    tool_use_id: str
+    name: str
+    text: str
+    is_error: bool = False
+    role: Literal["tool"] = "tool"
+
+
+Message = UserMessage | AssistantMessage | ToolResultMessage
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    system: list[SystemBlock]
+    messages: list[Message]
+    tools: list[ToolSpec]
+
+    def block(self, kind: SystemBlockKind) -> SystemBlock | None:
+        """The first system block of ``kind``, if the prompt has one."""
+        return next((block for block in self.system if block.kind == kind), None)
+
+    def tool_names(self) -> list[str]:
+        return [tool.name for tool in self.tools]
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+
+class Model(Protocol):
+    """A chat model. ``complete`` must not mutate the request."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def complete(self, request: ModelRequest) -> ModelResponse: ...
