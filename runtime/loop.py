@@ -1,0 +1,376 @@
+"""The agent loop: read user messages, call the model, run its tools, log everything.
+
+``run_chat_loop`` consumes the memory seams (``memory``, ``continuity``, ``skills``,
+``slash_commands`` — the keys of ``LoopOptions``, spread in by hosts) without importing any
+store. One session log (JSONL) records the session:
+
+``session_start`` → ``recall`` (when auto-recall ran) → ``context`` (the system blocks exactly as
+injected) → per turn ``user_message`` (+ a ``synthetic`` one for a slash command), ``tool_use`` /
+``tool_result`` pairs, tool events, ``context_refresh`` (the plan tail after a continuity tool),
+``context_evicted`` (user messages leaving the window), ``assistant_message`` → ``session_end``.
+
+Teardown always runs, once: ``continuity.on_handoff``, then ``memory.on_capture``, then
+``session_end``. The stop reason is ``exit`` (end of input or ``/exit``), ``complete`` (a
+single-turn session answered) or ``abort`` (an exception; it is re-raised after teardown).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.events import SessionLog
+from runtime.loop_commands import help_text, parse_command, unknown_command_text
+from runtime.loop_context import (
+    DEFAULT_CONTEXT_MAX_CHARS,
+    DEFAULT_CONTEXT_MAX_MESSAGES,
+    ContextWindow,
+)
+from runtime.loop_prompt import (
+    blocks_payload,
+    continuity_tail_block,
+    handoff_block,
+    recalled_memory_block,
+    skills_block,
+)
+from runtime.loop_tools import ToolRunner, skill_tool
+from runtime.models.types import (
+    AssistantMessage,
+    Message,
+    Model,
+    ModelRequest,
+    SystemBlock,
+    ToolResultMessage,
+    UserMessage,
+)
+from runtime.seams import (
+    ContinuitySeam,
+    HandoffInput,
+    LedgerEntry,
+    MemorySeam,
+    Skill,
+    SlashCommand,
+    StopReason,
+)
+from runtime.tools import ToolCatalog
+
+InputSource = Iterable[str] | Callable[[], str | None]
+
+
+def _stderr(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    session_id: str
+    turns: int  # completed turns: user messages the model answered
+    stop_reason: StopReason
+
+
+def run_chat_loop(
+    *,
+    model: Model,
+    instructions: str,
+    catalog: ToolCatalog,
+    session_log: SessionLog,
+    inputs: InputSource,
+    output: Callable[[str], None],
+    memory: MemorySeam | None = None,
+    continuity: ContinuitySeam | None = None,
+    skills: list[Skill] | None = None,
+    slash_commands: dict[str, SlashCommand] | None = None,
+    single_turn: bool = False,
+    max_tool_rounds: int = 8,
+    context_max_messages: int = DEFAULT_CONTEXT_MAX_MESSAGES,
+    context_max_chars: int = DEFAULT_CONTEXT_MAX_CHARS,
+    history: Sequence[Message] = (),
+    spec_name: str = "",
+    target: str = "",
+    session_info: Mapping[str, Any] | None = None,
+    log: Callable[[str], None] = _stderr,
+) -> LoopResult:
+    """Run one session until the input ends, ``/exit``, or (``single_turn``) one answer.
+
+    ``inputs`` is an iterable of messages or a callable returning the next one (``None`` or
+    ``EOFError`` at the end). ``output`` receives each reply; ``log`` receives diagnostic lines
+    (each ending in a newline). ``history`` seeds earlier turns of the conversation.
+    """
+    if max_tool_rounds < 0:
+        raise ValueError("max_tool_rounds must be >= 0")
+    session = _Session(
+        model=model,
+        instructions=instructions,
+        session_log=session_log,
+        output=output,
+        memory=memory,
+        continuity=continuity,
+        skills=list(skills or []),
+        slash_commands=dict(slash_commands or {}),
+        max_tool_rounds=max_tool_rounds,
+        window=ContextWindow(context_max_messages, context_max_chars),
+        runner=ToolRunner(catalog, session_log, log, [skill_tool(skills)] if skills else []),
+        log=log,
+    )
+    stop: StopReason = "abort"
+    try:
+        session.start(spec_name, target, dict(session_info or {}), history)
+        stop = session.converse(_messages(inputs), single_turn=single_turn)
+    finally:
+        session.teardown(stop)
+    return LoopResult(session_log.session_id, session.completed_turns, stop)
+
+
+def _messages(inputs: InputSource) -> Iterator[str]:
+    if isinstance(inputs, str):
+        yield inputs
+    elif callable(inputs):
+        while True:
+            try:
+                line = inputs()
+            except EOFError:
+                return
+            if line is None:
+                return
+            yield line
+    else:
+        yield from inputs
+
+
+class _Session:
+    def __init__(
+        self,
+        *,
+        model: Model,
+        instructions: str,
+        session_log: SessionLog,
+        output: Callable[[str], None],
+        memory: MemorySeam | None,
+        continuity: ContinuitySeam | None,
+        skills: list[Skill],
+        slash_commands: dict[str, SlashCommand],
+        max_tool_rounds: int,
+        window: ContextWindow,
+        runner: ToolRunner,
+        log: Callable[[str], None],
+    ) -> None:
+        self.model = model
+        self.instructions = instructions
+        self.session_log = session_log
+        self.session_id = session_log.session_id
+        self.output = output
+        self.memory = memory
+        self.continuity = continuity
+        self.skills = skills
+        self.slash_commands = slash_commands
+        self.max_tool_rounds = max_tool_rounds
+        self.window = window
+        self.runner = runner
+        self.log = log
+        self.turn = 0
+        self.completed_turns = 0
+        self.ledger: list[LedgerEntry] = []
+        self.prefix: list[SystemBlock] = []
+        self.tail: SystemBlock | None = None
+        self.suffix: list[SystemBlock] = []
+        self._torn_down = False
+
+    # -- start -------------------------------------------------------------------------------
+
+    def start(
+        self, spec_name: str, target: str, info: dict[str, Any], history: Sequence[Message]
+    ) -> None:
+        payload = {"spec": spec_name, "target": target, "model": self.model.model_id, **info}
+        self.session_log.append("session_start", payload)
+        self.prefix = [SystemBlock("instructions", self.instructions)]
+        recalled = recalled_memory_block(self._auto_recall())
+        if recalled is not None:
+            self.prefix.append(recalled)
+        continuity = self.continuity
+        note = self._hook_text("load_handoff", continuity.load_handoff if continuity else None)
+        handoff = handoff_block(note)
+        if handoff is not None:
+            self.prefix.append(handoff)
+        tail = self._hook_text("load_plan", continuity.load_plan if continuity else None)
+        self.tail = continuity_tail_block(tail)
+        block = skills_block(self.skills)
+        self.suffix = [block] if block is not None else []
+        self.session_log.append("context", {"blocks": blocks_payload(self.system())})
+        self._seed(history)
+
+    def _auto_recall(self) -> list[str]:
+        memory = self.memory
+        if memory is None or not memory.auto_recall or memory.recall is None:
+            return []
+        query = self.instructions
+        try:
+            lines = [line for line in memory.recall(query, memory.recall_k) if line.strip()]
+        except Exception as exc:
+            self.log(f"[memory] warning: auto-recall failed ({type(exc).__name__}: {exc})\n")
+            self.session_log.append(
+                "recall", {"query": query, "count": 0, "lines": [], "error": str(exc)}
+            )
+            return []
+        self.session_log.append("recall", {"query": query, "count": len(lines), "lines": lines})
+        if lines:
+            self.log(f"[memory] recalled {len(lines)} memory(ies) into the prompt\n")
+        return lines
+
+    def _hook_text(self, hook: str, func: Callable[[], str | None] | None) -> str | None:
+        if func is None:
+            return None
+        try:
+            return func()
+        except Exception as exc:
+            self.log(f"[continuity] warning: {hook} failed ({type(exc).__name__}: {exc})\n")
+            return None
+
+    def _seed(self, history: Sequence[Message]) -> None:
+        for message in history:
+            if isinstance(message, UserMessage):
+                self.turn += 1
+            self.window.add(message, max(self.turn, 1))
+
+    def system(self) -> list[SystemBlock]:
+        tail = [self.tail] if self.tail is not None else []
+        return [*self.prefix, *tail, *self.suffix]
+
+    # -- turns -------------------------------------------------------------------------------
+
+    def converse(self, messages: Iterator[str], *, single_turn: bool) -> StopReason:
+        for raw in messages:
+            text = raw.strip()
+            if not text:
+                continue
+            prompt = text
+            synthetic = False
+            command = parse_command(text) if text.startswith("/") else None
+            if command is not None:
+                if command.name == "exit":
+                    return "exit"
+                if command.name == "help":
+                    self.output(help_text(self.slash_commands))
+                    continue
+                found = self.slash_commands.get(command.name)
+                if found is None:
+                    self.output(unknown_command_text(command.name, self.slash_commands))
+                    continue
+                prompt = found.render(command.arguments).strip()
+                synthetic = True
+            self._turn(text, prompt, synthetic)
+            if single_turn:
+                return "complete"
+        return "exit"
+
+    def _turn(self, typed: str, prompt: str, synthetic: bool) -> None:
+        self.turn += 1
+        turn = self.turn
+        self.session_log.append("user_message", {"text": typed, "turn": turn})
+        if synthetic:
+            self.session_log.append(
+                "user_message", {"text": prompt, "turn": turn, "synthetic": True}
+            )
+        self.window.add(UserMessage(prompt, synthetic=synthetic), turn, typed)
+        reply = self._answer(turn)
+        self.window.add(AssistantMessage(reply), turn)
+        self.session_log.append("assistant_message", {"text": reply, "turn": turn})
+        self.completed_turns += 1
+        if reply:
+            self.output(reply)
+
+    def _answer(self, turn: int) -> str:
+        rounds = 0
+        while True:
+            self._evict()
+            request = ModelRequest(self.system(), self.window.messages(), self.runner.specs())
+            response = self.model.complete(request)
+            if not response.tool_calls:
+                return response.text
+            if rounds >= self.max_tool_rounds:
+                note = f"[stopped: the tool-round limit ({self.max_tool_rounds}) was reached]"
+                self.log(
+                    f"[loop] warning: turn {turn} hit max_tool_rounds={self.max_tool_rounds}\n"
+                )
+                return f"{response.text}\n{note}" if response.text else note
+            rounds += 1
+            calls = [self.runner.assign_id(call) for call in response.tool_calls]
+            self.window.add(AssistantMessage(response.text, tuple(calls)), turn)
+            for call in calls:
+                result = self.runner.run(call)
+                self.window.add(
+                    ToolResultMessage(call.id, call.name, result.text, result.is_error), turn
+                )
+            if self.runner.continuity_dirty:
+                self.runner.continuity_dirty = False
+                self._refresh_tail()
+
+    def _refresh_tail(self) -> None:
+        continuity = self.continuity
+        if continuity is None:
+            return
+        try:
+            tail = continuity.on_plan_dirty()
+        except Exception as exc:
+            self.log(f"[continuity] warning: on_plan_dirty failed ({type(exc).__name__}: {exc})\n")
+            return
+        self.tail = continuity_tail_block(tail)
+        self.session_log.append("context_refresh", {"blocks": blocks_payload(self.system())})
+
+    def _evict(self) -> None:
+        evicted = self.window.evict_overflow()
+        if not evicted:
+            return
+        entries = [LedgerEntry("user", e.text, self.session_id, e.turn) for e in evicted]
+        for entry in entries:
+            self.session_log.append(
+                "context_evicted", {"role": entry.role, "text": entry.text, "turn": entry.turn}
+            )
+        continuity = self.continuity
+        if continuity is None or not continuity.ledger:
+            return
+        self.ledger.extend(entries)
+        if continuity.record_requirements is None:
+            return
+        try:
+            continuity.record_requirements(entries)
+        except Exception as exc:
+            self.log(
+                f"[continuity] warning: record_requirements failed ({type(exc).__name__}: {exc})\n"
+            )
+
+    # -- teardown ----------------------------------------------------------------------------
+
+    def teardown(self, stop: StopReason) -> None:
+        if self._torn_down:
+            return
+        self._torn_down = True
+        on_handoff = self.continuity.on_handoff if self.continuity is not None else None
+        if on_handoff is not None:
+            handoff = HandoffInput(self.session_id, stop, tuple(self.ledger))
+            self._guard("[continuity] on_handoff", lambda: on_handoff(handoff))
+        memory = self.memory
+        if (
+            memory is not None
+            and memory.auto_capture
+            and memory.on_capture is not None
+            and self.completed_turns >= max(1, memory.capture_threshold)
+        ):
+            on_capture = memory.on_capture
+            self._guard(
+                "[memory] on_capture", lambda: on_capture(self.completed_turns, self.session_id)
+            )
+        self._guard(
+            "[loop] session_end",
+            lambda: self.session_log.append(
+                "session_end", {"stopReason": stop, "turns": self.completed_turns}
+            ),
+        )
+
+    def _guard(self, what: str, action: Callable[[], object]) -> None:
+        try:
+            action()
+        except Exception as exc:
+            self.log(f"{what} failed during teardown ({type(exc).__name__}: {exc})\n")

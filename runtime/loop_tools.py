@@ -1,0 +1,141 @@
+"""Running the model's tool calls: log the use, invoke the tool, log the result.
+
+Every call gets a ``tool_use`` and a ``tool_result`` event (the evidence the proof ladder
+resolves). A tool that is unknown, rejects its input or raises becomes an error result; the loop
+never crashes on a tool. Tools may append their own events (``plan_update``, ``action_proof``…)
+through ``ToolContext.emit``, but never the loop's own kinds, so a tool cannot forge evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runtime.events import SessionLog
+from runtime.ids import new_tool_use_id
+from runtime.models.types import ToolCall, ToolSpec
+from runtime.seams import Skill
+from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
+
+# Event kinds only the loop writes.
+LOOP_EVENT_KINDS = frozenset(
+    {
+        "session_start",
+        "session_end",
+        "user_message",
+        "assistant_message",
+        "tool_use",
+        "tool_result",
+        "recall",
+        "context",
+        "context_refresh",
+        "context_evicted",
+    }
+)
+CONTINUITY_EVENT_KINDS = frozenset({"plan_update", "goal_update"})
+_TOOL_USE_ID_LEN = len("tu_") + 16
+
+
+def _valid_tool_use_id(value: str) -> bool:
+    hex_part = value[3:]
+    return (
+        len(value) == _TOOL_USE_ID_LEN
+        and value.startswith("tu_")
+        and all(c in "0123456789abcdef" for c in hex_part)
+    )
+
+
+class _SkillInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, description="The skill's name, as listed in the prompt.")
+
+
+def skill_tool(skills: Sequence[Skill]) -> Tool:
+    """``Skill {name}``: returns the body of one of the session's skills."""
+    by_name = {skill.name: skill for skill in skills}
+
+    def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
+        skill = by_name.get(parsed.name)
+        if skill is None:
+            known = ", ".join(by_name) or "none"
+            return ToolResult(f'no skill named "{parsed.name}" (skills: {known})', True)
+        return ToolResult(skill.body)
+
+    return Tool(
+        name="Skill",
+        description="Load the full instructions of a skill listed in the prompt.",
+        input_model=_SkillInput,
+        handler=handle,
+        read_only=True,
+    )
+
+
+class ToolRunner:
+    def __init__(
+        self,
+        catalog: ToolCatalog,
+        session_log: SessionLog,
+        log: Callable[[str], None],
+        extra_tools: Sequence[Tool] = (),
+    ) -> None:
+        self._catalog = catalog
+        self._extra = {tool.name: tool for tool in extra_tools if catalog.get(tool.name) is None}
+        self._session_log = session_log
+        self._log = log
+        self._used_ids: set[str] = set()
+        self.continuity_dirty = False
+
+    def tools(self) -> list[Tool]:
+        return [*self._catalog.list(), *self._extra.values()]
+
+    def specs(self) -> list[ToolSpec]:
+        return [ToolSpec(t.name, t.description, t.input_schema()) for t in self.tools()]
+
+    def _lookup(self, name: str) -> Tool | None:
+        return self._catalog.get(name) or self._extra.get(name)
+
+    def assign_id(self, call: ToolCall) -> ToolCall:
+        """Keep the model's id when it is a fresh ``tu_<16 hex>``; otherwise mint one."""
+        call_id = call.id
+        while not _valid_tool_use_id(call_id) or call_id in self._used_ids:
+            call_id = new_tool_use_id()
+        self._used_ids.add(call_id)
+        return call if call_id == call.id else ToolCall(call_id, call.name, call.input)
+
+    def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+        if kind in LOOP_EVENT_KINDS:
+            self._log(f"[loop] warning: a tool tried to write a {kind!r} event; dropped\n")
+            return
+        self._session_log.append(kind, payload)
+        if kind in CONTINUITY_EVENT_KINDS:
+            self.continuity_dirty = True
+
+    def run(self, call: ToolCall) -> ToolResult:
+        """Run one call (its id already assigned), logging the use and the result."""
+        self._session_log.append(
+            "tool_use", {"id": call.id, "name": call.name, "input": call.input}
+        )
+        result = self._invoke(call)
+        self._session_log.append(
+            "tool_result",
+            {
+                "toolUseId": call.id,
+                "name": call.name,
+                "isError": result.is_error,
+                "text": result.text,
+            },
+        )
+        return result
+
+    def _invoke(self, call: ToolCall) -> ToolResult:
+        tool = self._lookup(call.name)
+        if tool is None:
+            known = ", ".join(t.name for t in self.tools()) or "none"
+            return ToolResult(f'unknown tool "{call.name}" (available tools: {known})', True)
+        ctx = ToolContext(self._session_log.session_id, call.id, emit=self.emit)
+        try:
+            return tool.invoke(call.input, ctx)
+        except Exception as exc:  # a tool bug must not take the session down
+            return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", True)
