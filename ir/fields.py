@@ -1,0 +1,219 @@
+"""Constrained value types of the spec language, each with its own message and JSON Schema.
+
+Each type refuses bad values with a ``PydanticCustomError`` whose message is final (short,
+lowercase-first, naming what was expected and what was given); ``ir.translate`` passes these
+messages through unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, NoReturn
+
+from pydantic import AfterValidator, BeforeValidator, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from ir.constants import (
+    BRANCHING_MAX,
+    BRANCHING_MIN,
+    BUILTIN_TOOLS,
+    EMBEDDER_RE,
+    KNOWN_BACKENDS,
+    NAME_RE,
+    RECALL_K_MAX,
+    RECALL_K_MIN,
+    SECRET_REF_RE,
+    TENANT_ID_RE,
+)
+from ir.durations import DURATION_RE, HOUR_MS, parse_duration_ms
+from ir.suggest import did_you_mean
+from ir.values import got, quote, show
+
+CUSTOM_ERROR = "spec"
+
+
+def fail(message: str) -> NoReturn:
+    raise PydanticCustomError(CUSTOM_ERROR, "{message}", {"message": message})
+
+
+# -- integers ---------------------------------------------------------------------------------
+
+
+def _between(low: int, high: int) -> Callable[[int], int]:
+    def check(value: int) -> int:
+        if not low <= value <= high:
+            fail(f"must be between {low} and {high} {got(value)}")
+        return value
+
+    return check
+
+
+def _at_least(low: int) -> Callable[[int], int]:
+    def check(value: int) -> int:
+        if value < low:
+            fail(
+                f"must be greater than 0 {got(value)}"
+                if low == 1
+                else f"must be {low} or more {got(value)}"
+            )
+        return value
+
+    return check
+
+
+RecallK = Annotated[
+    int,
+    AfterValidator(_between(RECALL_K_MIN, RECALL_K_MAX)),
+    WithJsonSchema({"type": "integer", "minimum": RECALL_K_MIN, "maximum": RECALL_K_MAX}),
+]
+BranchingFactor = Annotated[
+    int,
+    AfterValidator(_between(BRANCHING_MIN, BRANCHING_MAX)),
+    WithJsonSchema({"type": "integer", "minimum": BRANCHING_MIN, "maximum": BRANCHING_MAX}),
+]
+PositiveInt = Annotated[
+    int, AfterValidator(_at_least(1)), WithJsonSchema({"type": "integer", "minimum": 1})
+]
+NonNegativeInt = Annotated[
+    int, AfterValidator(_at_least(0)), WithJsonSchema({"type": "integer", "minimum": 0})
+]
+
+
+# -- strings ----------------------------------------------------------------------------------
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        fail(f"must not be empty {got(value)}")
+    return value
+
+
+def _named(value: str) -> str:
+    if NAME_RE.fullmatch(value) is None:
+        fail(f'must contain only letters, digits, spaces, "_", ".", ":" and "-" {got(value)}')
+    return value
+
+
+def _tool(value: str) -> str:
+    if value not in BUILTIN_TOOLS:
+        hint = did_you_mean(value, BUILTIN_TOOLS) or f": expected one of {', '.join(BUILTIN_TOOLS)}"
+        fail(f"unknown builtin tool {quote(value)}{hint}")
+    return value
+
+
+def _backend(value: str) -> str:
+    if value not in KNOWN_BACKENDS:
+        fail(f"unknown backend {quote(value)}: known backends: {', '.join(KNOWN_BACKENDS)}")
+    return value
+
+
+def _embedder(value: str) -> str:
+    if EMBEDDER_RE.fullmatch(value) is None:
+        fail(
+            'expected "provider/model" such as "hash/256" or '
+            f'"openai/text-embedding-3-small" {got(value)}'
+        )
+    return value
+
+
+def _tenant_id(value: str) -> str:
+    if TENANT_ID_RE.fullmatch(value) is None:
+        fail(
+            'must start with a letter or digit and contain only letters, digits, "_" and "-", '
+            f"at most 64 characters {got(value)}"
+        )
+    return value
+
+
+def _ttl(value: Any) -> Any:
+    if not isinstance(value, str) or DURATION_RE.fullmatch(value) is None:
+        fail(f'expected a duration such as "90d" or "12h" {got(value)}')
+    millis = parse_duration_ms(value)
+    if millis is not None and millis < HOUR_MS:
+        fail(
+            f"{quote(value)} is below the 1h floor — a sub-hour fact TTL expires memories "
+            'mid-session. Use "1h" or longer (e.g. "90d"), or omit ttl to keep facts forever.'
+        )
+    return value
+
+
+NonEmptyStr = Annotated[
+    str, AfterValidator(_non_blank), WithJsonSchema({"type": "string", "minLength": 1})
+]
+Name = Annotated[
+    str, AfterValidator(_named), WithJsonSchema({"type": "string", "pattern": NAME_RE.pattern})
+]
+ToolName = Annotated[
+    str, AfterValidator(_tool), WithJsonSchema({"type": "string", "enum": list(BUILTIN_TOOLS)})
+]
+Backend = Annotated[
+    str, AfterValidator(_backend), WithJsonSchema({"type": "string", "enum": list(KNOWN_BACKENDS)})
+]
+Embedder = Annotated[
+    str,
+    AfterValidator(_embedder),
+    WithJsonSchema({"type": "string", "pattern": f"^{EMBEDDER_RE.pattern}$"}),
+]
+TenantId = Annotated[
+    str,
+    AfterValidator(_tenant_id),
+    WithJsonSchema({"type": "string", "pattern": f"^{TENANT_ID_RE.pattern}$"}),
+]
+Ttl = Annotated[
+    str,
+    BeforeValidator(_ttl),
+    WithJsonSchema({"type": "string", "pattern": f"^{DURATION_RE.pattern}$"}),
+]
+
+Proof = Literal["ladder", "require", "off"]
+Scope = Literal["auto", "spec", "session"]
+SessionKey = Literal["thread", "channel", "user"]
+
+
+# -- channel settings -------------------------------------------------------------------------
+
+
+def _setting(value: Any) -> str | int | float | bool:
+    if isinstance(value, str):
+        if value.startswith("$") and SECRET_REF_RE.fullmatch(value) is None:
+            fail(f"malformed secret reference {quote(value)}: use $UPPER_SNAKE")
+        return value
+    if isinstance(value, bool | int | float):
+        return value
+    fail(f"expected a string, number or boolean {got(value)}")
+
+
+SettingValue = Annotated[
+    str | int | float | bool,
+    PlainValidator(_setting),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "number"},
+                {"type": "boolean"},
+            ],
+            "description": "a value, or a $UPPER_SNAKE secret reference read from the environment",
+        }
+    ),
+]
+
+__all__ = [
+    "Backend",
+    "BranchingFactor",
+    "Embedder",
+    "Name",
+    "NonEmptyStr",
+    "NonNegativeInt",
+    "PositiveInt",
+    "Proof",
+    "RecallK",
+    "Scope",
+    "SessionKey",
+    "SettingValue",
+    "TenantId",
+    "ToolName",
+    "Ttl",
+    "fail",
+    "show",
+]

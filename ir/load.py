@@ -1,0 +1,72 @@
+"""``load_spec``: spec text → IR, or a ``SpecError`` listing every located problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+from pydantic import TypeAdapter, ValidationError
+
+from ir.checks import check
+from ir.errors import ROOT_KEY, ROOT_MARK, SpecError, SpecIssue
+from ir.model import IrSpec
+from ir.normalize import normalize
+from ir.resolve import AnySource, resolve
+from ir.source import SpecSource
+from ir.translate import translate
+from ir.yaml_nodes import YamlProblem, parse_yaml, problem_issue
+
+_SOURCE: Final[TypeAdapter[AnySource]] = TypeAdapter(SpecSource)
+
+
+def load_spec(path: Path, display_path: str | None = None) -> IrSpec:
+    """Load a spec file; messages name it as ``display_path`` (default: ``path`` as given)."""
+    shown = display_path if display_path is not None else str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise SpecError([_root_issue(shown, f"cannot read the file: {reason}")]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        issue = SpecIssue(shown, line, col, ROOT_KEY, "the file is not valid UTF-8 text")
+        raise SpecError([issue]) from None
+    return load_spec_text(text, shown)
+
+
+def load_spec_text(text: str, display_path: str) -> IrSpec:
+    """Load spec text; messages name it as ``display_path``."""
+    try:
+        return _load(text, display_path)
+    except SpecError:
+        raise
+    except Exception as exc:  # a bug in ir must still never surface as a traceback
+        message = f"internal error while loading the spec ({type(exc).__name__}): please report it"
+        raise SpecError([_root_issue(display_path, message)]) from exc
+
+
+def _load(text: str, display_path: str) -> IrSpec:
+    try:
+        root = parse_yaml(text)
+    except YamlProblem as problem:
+        raise SpecError([problem_issue(problem, display_path)]) from None
+    normalized = normalize(root, display_path)
+    issues = list(normalized.issues)
+    if normalized.data is None or normalized.target is None:
+        raise SpecError(issues)
+    source: AnySource | None = None
+    try:
+        source = _SOURCE.validate_python(normalized.data)
+    except ValidationError as error:
+        issues += translate(error, normalized.locator, normalized.explained, normalized.target)
+    issues += check(normalized.data, normalized.target, normalized.locator)
+    if issues or source is None:
+        raise SpecError(issues)
+    return resolve(source)
+
+
+def _root_issue(display_path: str, message: str) -> SpecIssue:
+    return SpecIssue(display_path, ROOT_MARK.line, ROOT_MARK.col, ROOT_KEY, message)

@@ -1,0 +1,169 @@
+"""Validated source → IR: every default resolved, the target known, values converted."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from ir.constants import SECRET_REF_RE, SESSION_ROUTED_TARGETS
+from ir.durations import parse_duration_ms
+from ir.model import (
+    IrAgent,
+    IrBudget,
+    IrChannel,
+    IrChannelSpec,
+    IrCli,
+    IrContinuity,
+    IrCrew,
+    IrManaged,
+    IrMemory,
+    IrMemoryWiki,
+    IrResearch,
+    IrRetrieve,
+    IrRole,
+    IrSpec,
+    IrTenant,
+    SecretRef,
+    SettingValue,
+)
+from ir.source import (
+    AgentSource,
+    ChannelSource,
+    CliSource,
+    ContinuitySource,
+    CrewSource,
+    ManagedSource,
+    MemorySource,
+    ResearchSource,
+    TenantSource,
+    WikiSource,
+)
+
+AnySource = CliSource | ChannelSource | ManagedSource | ResearchSource | CrewSource
+
+
+def resolve(source: AnySource) -> IrSpec:
+    common = {
+        "name": source.name,
+        "version": source.version,
+        "tools": tuple(source.tools),
+        "memory": resolve_memory(source.memory),
+        "continuity": resolve_continuity(source.continuity, source.target),
+    }
+    if isinstance(source, CliSource):
+        return IrCli(agent=_agent(source.agent), **common)
+    if isinstance(source, ChannelSource):
+        return IrChannelSpec(
+            agent=_agent(source.agent),
+            channels=tuple(
+                IrChannel(
+                    name=name,
+                    settings=tuple(
+                        (key, _setting(value)) for key, value in sorted(settings.items())
+                    ),
+                )
+                for name, settings in sorted(source.channels.items())
+            ),
+            session_key=source.routing.session_key,
+            **common,
+        )
+    if isinstance(source, ManagedSource):
+        return IrManaged(
+            agent=_agent(source.agent),
+            tenants=tuple(_tenant(tenant) for tenant in source.tenants),
+            **common,
+        )
+    if isinstance(source, ResearchSource):
+        retrieve = source.retrieve
+        return IrResearch(
+            agent=_agent(source.agent),
+            goal=source.goal,
+            branching_factor=source.branching_factor,
+            max_duration_ms=source.max_duration_ms,
+            retrieve=(
+                IrRetrieve(allowed_origins=tuple(retrieve.allowed_origins))
+                if retrieve is not None
+                else None
+            ),
+            **common,
+        )
+    if isinstance(source, CrewSource):
+        return IrCrew(
+            model=source.model,
+            entry=source.entry,
+            roles=tuple(
+                IrRole(name=name, instructions=role.instructions, model=role.model)
+                for name, role in source.roles.items()
+            ),
+            **common,
+        )
+    assert_never(source)
+
+
+def resolve_memory(memory: MemorySource | None) -> IrMemory | None:
+    """``None`` when memory is off; otherwise only the declared fields (``None`` = undeclared)."""
+    if memory is None or memory.enabled is False:
+        return None
+    return IrMemory(
+        enabled=memory.enabled,
+        backend=memory.backend,
+        embedder=memory.embedder,
+        ttl_ms=parse_duration_ms(memory.ttl) if memory.ttl is not None else None,
+        auto_capture=memory.auto_capture,
+        auto_capture_threshold=memory.auto_capture_threshold,
+        auto_recall=memory.auto_recall,
+        recall_k=memory.recall_k,
+        wiki=_wiki(memory.wiki) if memory.wiki is not None else None,
+    )
+
+
+def _wiki(wiki: WikiSource) -> IrMemoryWiki:
+    return IrMemoryWiki(
+        enabled=wiki.enabled,
+        recall_k=wiki.recall_k,
+        embedder=wiki.embedder,
+        auto_recall=wiki.auto_recall,
+        require_sources=wiki.require_sources,
+    )
+
+
+def resolve_continuity(continuity: ContinuitySource | None, target: str) -> IrContinuity | None:
+    """On by default on every target; ``None`` when switched off. ``auto`` scope resolved."""
+    block = continuity if continuity is not None else ContinuitySource()
+    if block.enabled is False:
+        return None
+    scope = block.scope if block.scope is not None else "auto"
+    if scope == "auto":
+        scope = "session" if target in SESSION_ROUTED_TARGETS else "spec"
+    return IrContinuity(
+        plan=block.plan if block.plan is not None else True,
+        proof=block.proof if block.proof is not None else "ladder",
+        ledger=block.ledger if block.ledger is not None else True,
+        handoff=block.handoff if block.handoff is not None else True,
+        scope=scope,
+        focus_max_chars=block.focus_max_chars,
+    )
+
+
+def _agent(agent: AgentSource) -> IrAgent:
+    return IrAgent(model=agent.model, instructions=agent.instructions)
+
+
+def _tenant(tenant: TenantSource) -> IrTenant:
+    budget = tenant.budget
+    return IrTenant(
+        id=tenant.id,
+        budget=(
+            IrBudget(
+                max_input_tokens=budget.max_input_tokens,
+                max_output_tokens=budget.max_output_tokens,
+            )
+            if budget is not None
+            else None
+        ),
+    )
+
+
+def _setting(value: str | int | float | bool) -> SettingValue:
+    if isinstance(value, str) and SECRET_REF_RE.fullmatch(value) is not None:
+        return SecretRef(env=value[1:])
+    return value

@@ -1,0 +1,196 @@
+"""Source models: the spec language as written (canonical camelCase keys), strictly validated.
+
+Keys reach these models already normalized by ``ir.normalize`` (snake_case aliases mapped to
+the camelCase spelling, unknown keys reported, ``memory:``/``continuity:``/``wiki:`` without a
+value turned into ``{}``), so ``extra="forbid"`` is only a safety net here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from ir.fields import (
+    Backend,
+    BranchingFactor,
+    Embedder,
+    Name,
+    NonEmptyStr,
+    NonNegativeInt,
+    PositiveInt,
+    Proof,
+    RecallK,
+    Scope,
+    SessionKey,
+    SettingValue,
+    TenantId,
+    ToolName,
+    Ttl,
+    fail,
+)
+from ir.values import got
+
+
+class NullAsEmpty:
+    """Marker (in ``Annotated`` metadata): a key given without a value means an empty block."""
+
+
+NULL_AS_EMPTY = NullAsEmpty()
+
+
+class _Source(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=False,
+    )
+
+
+class WikiSource(_Source):
+    enabled: bool | None = None
+    recall_k: RecallK | None = None
+    embedder: Embedder | None = None
+    auto_recall: bool | None = None
+    require_sources: bool | None = None
+
+
+class MemorySource(_Source):
+    enabled: bool | None = None
+    backend: Backend | None = None
+    embedder: Embedder | None = None
+    ttl: Ttl | None = None
+    auto_capture: bool | None = None
+    auto_capture_threshold: PositiveInt | None = None
+    auto_recall: bool | None = None
+    recall_k: RecallK | None = None
+    wiki: Annotated[WikiSource | None, NULL_AS_EMPTY] = None
+
+
+class ContinuitySource(_Source):
+    """The block form; ``continuity: true|false`` arrives as ``{enabled: true|false}``."""
+
+    enabled: bool | None = None
+    plan: bool | None = None
+    proof: Proof | None = None
+    ledger: bool | None = None
+    handoff: bool | None = None
+    scope: Scope | None = None
+    focus_max_chars: PositiveInt | None = None
+
+
+class AgentSource(_Source):
+    model: NonEmptyStr
+    instructions: str
+
+
+class RoutingSource(_Source):
+    session_key: SessionKey
+
+
+class BudgetSource(_Source):
+    max_input_tokens: PositiveInt | None = None
+    max_output_tokens: PositiveInt | None = None
+
+
+class TenantSource(_Source):
+    id: TenantId
+    budget: BudgetSource | None = None
+
+
+class RetrieveSource(_Source):
+    allowed_origins: list[NonEmptyStr] = Field(default_factory=list)
+
+
+class RoleSource(_Source):
+    instructions: str
+    model: NonEmptyStr | None = None
+
+
+class _SpecSource(_Source):
+    name: Name
+    version: NonNegativeInt | None = None
+    tools: list[ToolName] = Field(default_factory=list)
+    memory: Annotated[MemorySource | None, NULL_AS_EMPTY] = None
+    continuity: Annotated[ContinuitySource | None, NULL_AS_EMPTY] = None
+
+    @field_validator("continuity", mode="before")
+    @classmethod
+    def _continuity_flag(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return {"enabled": value}
+        if not isinstance(value, dict):
+            fail(f"expected true, false or a mapping {got(value)}")
+        return value
+
+
+class CliSource(_SpecSource):
+    target: Literal["cli"]
+    agent: AgentSource
+
+
+def _non_empty(value: Any, what: str) -> Any:
+    if isinstance(value, dict | list) and not value:
+        fail(f"must list at least one {what}")
+    return value
+
+
+class ChannelSource(_SpecSource):
+    target: Literal["channel"]
+    agent: AgentSource
+    channels: dict[Name, dict[NonEmptyStr, SettingValue]]
+    routing: RoutingSource
+
+    @field_validator("channels", mode="before")
+    @classmethod
+    def _some_channel(cls, value: Any) -> Any:
+        return _non_empty(value, "channel")
+
+
+class ManagedSource(_SpecSource):
+    target: Literal["managed"]
+    agent: AgentSource
+    tenants: list[TenantSource]
+
+    @field_validator("tenants", mode="before")
+    @classmethod
+    def _some_tenant(cls, value: Any) -> Any:
+        return _non_empty(value, "tenant")
+
+
+class ResearchSource(_SpecSource):
+    target: Literal["research"]
+    agent: AgentSource
+    goal: NonEmptyStr
+    branching_factor: BranchingFactor
+    max_duration_ms: PositiveInt
+    retrieve: RetrieveSource | None = None
+
+
+class CrewSource(_SpecSource):
+    target: Literal["crew"]
+    model: NonEmptyStr
+    entry: NonEmptyStr
+    roles: dict[Name, RoleSource]
+
+    @field_validator("roles", mode="before")
+    @classmethod
+    def _some_role(cls, value: Any) -> Any:
+        return _non_empty(value, "role")
+
+
+SpecSource = Annotated[
+    CliSource | ChannelSource | ManagedSource | ResearchSource | CrewSource,
+    Field(discriminator="target"),
+]
+
+SOURCE_MODELS: dict[str, type[_SpecSource]] = {
+    "cli": CliSource,
+    "channel": ChannelSource,
+    "managed": ManagedSource,
+    "research": ResearchSource,
+    "crew": CrewSource,
+}

@@ -1,0 +1,224 @@
+"""Parse YAML text into a small tree of positioned nodes; every YAML problem becomes an issue.
+
+ruamel's round-trip loader keeps the line and column of every key and value. The tree it gives
+is converted into plain nodes here (``YMap``, ``YSeq``, ``YScalar``) so the rest of ``ir`` never
+sees ruamel types: scalars are plain ``str``/``int``/``float``/``bool``/``None`` (dates and
+other tagged values stay as loaded and are refused later by type checks).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.scalarbool import ScalarBoolean
+
+from ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
+
+# Aliases let a tiny document expand into a huge tree; stop well before that hurts.
+MAX_NODES: Final = 100_000
+
+
+@dataclass(frozen=True)
+class YScalar:
+    value: object
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class YEntry:
+    key: object
+    key_mark: Mark
+    value: YNode
+
+
+@dataclass(frozen=True)
+class YMap:
+    mark: Mark
+    entries: list[YEntry] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class YSeq:
+    mark: Mark
+    items: list[YNode] = field(default_factory=list)
+
+
+YNode = YScalar | YMap | YSeq
+
+
+class YamlProblem(Exception):
+    """A problem found while reading YAML, with its position."""
+
+    def __init__(self, mark: Mark, message: str) -> None:
+        super().__init__(message)
+        self.mark = mark
+        self.message = message
+
+
+def parse_yaml(text: str) -> YNode:
+    """The document as a node tree, or ``YamlProblem`` with a located message."""
+    loader = YAML(typ="rt")
+    loader.allow_duplicate_keys = False
+    try:
+        loaded = loader.load(text.removeprefix("\ufeff"))
+    except MarkedYAMLError as exc:
+        raise YamlProblem(_marked_position(exc), _marked_message(exc)) from None
+    except ReaderError as exc:
+        raise YamlProblem(
+            _offset_mark(text, exc.position), f"character {exc.character!r} is not allowed in YAML"
+        ) from None
+    except YAMLError as exc:
+        raise YamlProblem(ROOT_MARK, f"invalid YAML: {_first_line(str(exc))}") from None
+    except RecursionError:
+        raise YamlProblem(ROOT_MARK, "the document is nested too deeply") from None
+    try:
+        return _Converter().node(loaded, ROOT_MARK)
+    except RecursionError:
+        raise YamlProblem(ROOT_MARK, "the document is nested too deeply") from None
+
+
+def problem_issue(problem: YamlProblem, display_path: str) -> SpecIssue:
+    return SpecIssue(display_path, problem.mark.line, problem.mark.col, ROOT_KEY, problem.message)
+
+
+def _marked_position(exc: MarkedYAMLError) -> Mark:
+    mark = exc.problem_mark or exc.context_mark
+    if mark is None:
+        return ROOT_MARK
+    return Mark(mark.line + 1, mark.column + 1)
+
+
+def _marked_message(exc: MarkedYAMLError) -> str:
+    problem = str(exc.problem or exc.context or "invalid YAML")
+    if "duplicate key" in problem:
+        # ruamel: 'found duplicate key "a" with value "3" (original value: "1")'
+        key = problem.split('"')[1] if problem.count('"') >= 2 else "?"
+        return f'duplicate key "{key}"'
+    if "\\t" in problem or "\t" in problem:
+        return "tab characters are not allowed here; indent YAML with spaces"
+    if problem.startswith("found undefined alias"):
+        name = problem.rsplit(" ", 1)[-1].strip("'\"")
+        return f'undefined alias "*{name}" (no anchor "&{name}" before it)'
+    if "expected a single document" in str(exc.context or "") or "another document" in problem:
+        return "expected a single YAML document (found another one)"
+    return f"invalid YAML: {problem}"
+
+
+def _offset_mark(text: str, offset: int) -> Mark:
+    before = text[: max(offset, 0)]
+    line = before.count("\n") + 1
+    col = offset - (before.rfind("\n") + 1) + 1
+    return Mark(line, col)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "unknown problem"
+
+
+def _lc_mark(pair: Any, fallback: Mark) -> Mark:
+    try:
+        line, col = pair[0], pair[1]
+    except (TypeError, IndexError, KeyError):
+        return fallback
+    if isinstance(line, int) and isinstance(col, int):
+        return Mark(line + 1, col + 1)
+    return fallback
+
+
+class _Converter:
+    """ruamel round-trip objects → positioned nodes (guarding against alias blow-ups)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.active: set[int] = set()
+
+    def node(self, value: Any, mark: Mark) -> YNode:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise YamlProblem(
+                ROOT_MARK, f"the document is too large (more than {MAX_NODES} values)"
+            )
+        if isinstance(value, dict):
+            return self._guarded(value, mark, self._map)
+        if isinstance(value, list):
+            return self._guarded(value, mark, self._seq)
+        return YScalar(_plain_scalar(value), mark)
+
+    def _guarded(self, value: Any, mark: Mark, build: Any) -> YNode:
+        ident = id(value)
+        if ident in self.active:
+            raise YamlProblem(mark, "an alias refers to a value that contains it (recursive YAML)")
+        self.active.add(ident)
+        try:
+            built: YNode = build(value, mark)
+        finally:
+            self.active.discard(ident)
+        return built
+
+    def _map(self, value: dict[Any, Any], mark: Mark) -> YMap:
+        lc = getattr(value, "lc", None)
+        entries: list[YEntry] = []
+        for key, item in value.items():
+            key_mark = _lc_mark(_lc_call(lc, "key", key), mark)
+            value_mark = _lc_mark(_lc_call(lc, "value", key), key_mark)
+            if item is None:
+                value_mark = key_mark  # a missing value is best shown at its key
+            entries.append(YEntry(_plain_key(key), key_mark, self.node(item, value_mark)))
+        return YMap(mark, entries)
+
+    def _seq(self, value: list[Any], mark: Mark) -> YSeq:
+        lc = getattr(value, "lc", None)
+        items: list[YNode] = []
+        for index, item in enumerate(value):
+            item_mark = _lc_mark(_lc_call(lc, "item", index), mark)
+            items.append(self.node(item, item_mark))
+        return YSeq(mark, items)
+
+
+def _lc_call(lc: Any, method: str, arg: Any) -> Any:
+    if lc is None:
+        return None
+    try:
+        return getattr(lc, method)(arg)
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None  # e.g. keys brought in by a `<<` merge have no position of their own
+
+
+def _plain_key(key: Any) -> object:
+    if isinstance(key, str | int | float | bool) or key is None:
+        return _plain_scalar(key)
+    return key  # a complex key (sequence or mapping): refused later
+
+
+def _plain_scalar(value: Any) -> object:
+    if isinstance(value, ScalarBoolean | bool):
+        return bool(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if value is None or isinstance(value, _dt.date):
+        return value
+    tagged = getattr(value, "value", None)
+    tag = getattr(value, "tag", None)
+    if tagged is not None and tag is not None:
+        return _Tagged(str(getattr(tag, "value", tag)), tagged)
+    return value
+
+
+@dataclass(frozen=True)
+class _Tagged:
+    """A scalar with an application tag (``!foo bar``): kept opaque so type checks refuse it."""
+
+    tag: str
+    value: object
+
+    def __str__(self) -> str:
+        return f"{self.tag} {self.value}"
