@@ -1,0 +1,32 @@
+"""How lexical recall turns FTS5's ``bm25()`` into a score, and the evidence boost.
+
+SQLite's ``bm25()`` is *lower is better* and negative for every match (FTS5 clamps a term's IDF
+to a tiny positive value, so a match never scores zero). The store ranks by the positive
+``-bm25()``, best first, ties broken by creation order (older first).
+
+PROOF_BOOST: the reference adds ``1/61`` to a reciprocal-rank-fusion score, where it is worth
+about one rank position. Raw BM25 has no fixed scale, so an additive constant would mean
+different things in different stores. Lexical recall applies it multiplicatively instead: a fact
+backed by tool-use evidence scores ``score * (1 + PROOF_BOOST)`` (about +1.6%). That breaks
+near-ties in favour of proven facts but never lets a weak match overtake a clearly better one.
+The same factor is used in the SQL ``ORDER BY`` and in the returned score, so both agree.
+
+A later hybrid ranker (cosine + BM25) should fuse the *unboosted* lexical ranking with the
+cosine ranking by RRF and then add ``PROOF_BOOST`` once, as the reference does.
+"""
+
+from __future__ import annotations
+
+PROOF_BOOST = 1.0 / 61.0
+EVIDENCE_FACTOR = 1.0 + PROOF_BOOST
+
+
+def lexical_score(raw_bm25: float, has_evidence: bool) -> float:
+    """The positive score of one FTS5 match (``raw_bm25`` is SQLite's negative ``bm25()``)."""
+    score = -raw_bm25
+    return score * EVIDENCE_FACTOR if has_evidence else score
+
+
+def unit_score(score: float) -> float:
+    """A positive score squashed into ``[0, 1)`` without changing order (for providers)."""
+    return score / (1.0 + score) if score > 0 else 0.0

@@ -1,0 +1,209 @@
+"""The facts tools the model sees: ``Remember``, ``Recall`` and ``MemoryForget``.
+
+Input models forbid extra fields and describe every field (they become the JSON schema the model
+reads). Store failures come back as error results, never as exceptions. Provenance is recorded
+(the session id of the call) but never shown to the model.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from runtime.errors import StoreError
+from runtime.events import iso
+from runtime.facts.model import (
+    MAX_REASON_CHARS,
+    MAX_RECALL_K,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    MAX_TEXT_CHARS,
+    Fact,
+    Provenance,
+)
+from runtime.facts.store import FactStore
+from runtime.facts.text import collapse_whitespace
+from runtime.ids import MEMORY_ID_RE
+from runtime.tools import Tool, ToolContext, ToolHandler, ToolResult
+
+MS_PER_DAY = 86_400_000
+MAX_TTL_DAYS = 3650
+
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TAG_CHARS)]
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RememberInput(_Input):
+    text: str = Field(
+        min_length=1,
+        max_length=MAX_TEXT_CHARS,
+        description="The fact to remember. One short, self-contained sentence.",
+    )
+    tags: list[Tag] | None = Field(
+        default=None,
+        max_length=MAX_TAGS,
+        description="Optional short labels to group the fact (at most 8).",
+    )
+    ttlDays: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TTL_DAYS,
+        description="Forget the fact automatically after this many days (omit to keep the "
+        "spec's default lifetime).",
+    )
+
+
+class RecallInput(_Input):
+    query: str = Field(min_length=1, description="What to look for, in plain words.")
+    k: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_RECALL_K,
+        description="How many memories to return at most (1-50; defaults to the spec's "
+        "recall size).",
+    )
+
+
+class MemoryForgetInput(_Input):
+    id: str | None = Field(
+        default=None,
+        pattern=MEMORY_ID_RE.pattern,
+        description="The id of one memory to forget (mem_ followed by 16 hex digits). "
+        "Only that memory is forgotten.",
+    )
+    query: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Forget every memory that matches these words. Use `id` to forget just one.",
+    )
+    reason: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_REASON_CHARS,
+        description="Why the memory is being forgotten (kept with the record).",
+    )
+
+
+def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[Tool]:
+    """``[Remember, Recall, MemoryForget]`` over ``store``."""
+    return [
+        Tool(
+            name="Remember",
+            description=(
+                "Store a durable fact for future sessions (a preference, a decision, a detail "
+                "about the user or the project). Keep it to one self-contained sentence."
+            ),
+            input_model=RememberInput,
+            handler=_guarded("Remember", _remember_handler(store, ttl_ms)),
+            destructive=True,
+        ),
+        Tool(
+            name="Recall",
+            description=(
+                "Search the facts remembered in earlier sessions. Returns the best matches "
+                "with their scores."
+            ),
+            input_model=RecallInput,
+            handler=_guarded("Recall", _recall_handler(store, recall_k)),
+            read_only=True,
+        ),
+        Tool(
+            name="MemoryForget",
+            description=(
+                "Forget remembered facts: one by `id`, or every match of a `query`. The record "
+                "is kept for audit but is never recalled again."
+            ),
+            input_model=MemoryForgetInput,
+            handler=_guarded("MemoryForget", _forget_handler(store)),
+            destructive=True,
+            require_justification=True,
+        ),
+    ]
+
+
+def _remember_handler(store: FactStore, default_ttl_ms: int | None) -> ToolHandler:
+    def handle(args: RememberInput, ctx: ToolContext) -> ToolResult:
+        ttl_ms = default_ttl_ms
+        if args.ttlDays is not None:
+            ttl_ms = max(1, round(args.ttlDays * MS_PER_DAY))
+        try:
+            fact = store.remember(
+                args.text,
+                args.tags or (),
+                ttl_ms=ttl_ms,
+                provenance=Provenance(ctx.session_id or None),
+            )
+        except StoreError as exc:
+            return ToolResult(f"Remember: {exc}", is_error=True)
+        return ToolResult(render_remembered(fact))
+
+    return handle
+
+
+def _recall_handler(store: FactStore, recall_k: int) -> ToolHandler:
+    def handle(args: RecallInput, ctx: ToolContext) -> ToolResult:
+        query = collapse_whitespace(args.query)
+        try:
+            hits = store.recall(args.query, args.k if args.k is not None else recall_k)
+            if not hits:
+                return ToolResult(f'no memories matched "{query}" (store size: {store.size()})')
+        except StoreError as exc:
+            return ToolResult(f"Recall: {exc}", is_error=True)
+        lines = [f'{len(hits)} memory match(es) for "{query}":']
+        lines += [f"  • ({hit.score:.2f}) {_line(hit.fact)}{_tags(hit.fact)}" for hit in hits]
+        return ToolResult("\n".join(lines))
+
+    return handle
+
+
+def _forget_handler(store: FactStore) -> ToolHandler:
+    def handle(args: MemoryForgetInput, ctx: ToolContext) -> ToolResult:
+        if (args.id is None) == (args.query is None):
+            return ToolResult("MemoryForget: provide exactly one of `id` or `query`.", True)
+        try:
+            if args.id is not None:
+                forgotten = store.forget_id(args.id, reason=args.reason)
+                target = f"id {args.id}"
+            else:
+                assert args.query is not None
+                forgotten = store.forget_matching(args.query, reason=args.reason)
+                target = f'"{collapse_whitespace(args.query)}"'
+        except StoreError as exc:
+            return ToolResult(f"MemoryForget: {exc}", is_error=True)
+        if not forgotten:
+            return ToolResult(f"nothing to forget — no live memory matched {target}")
+        why = f" — {collapse_whitespace(args.reason)}" if args.reason else ""
+        lines = [f"forgot {len(forgotten)} memory(ies){why}:"]
+        lines += [f"  • ({fact.id}) {_line(fact)}" for fact in forgotten]
+        return ToolResult("\n".join(lines))
+
+    return handle
+
+
+def _guarded(name: str, handler: ToolHandler) -> ToolHandler:
+    """A last line of defence: an unexpected failure is an error result, not a crash."""
+
+    def handle(args: Any, ctx: ToolContext) -> ToolResult:
+        try:
+            return handler(args, ctx)
+        except Exception as exc:
+            return ToolResult(f"{name}: internal error ({type(exc).__name__}): {exc}", True)
+
+    return handle
+
+
+def render_remembered(fact: Fact) -> str:
+    expires = f" (expires {iso(fact.expires_at)})" if fact.expires_at is not None else ""
+    return f"remembered ({fact.id}){_tags(fact)}{expires}: {fact.text}"
+
+
+def _tags(fact: Fact) -> str:
+    return f" [{', '.join(fact.tags)}]" if fact.tags else ""
+
+
+def _line(fact: Fact) -> str:
+    return collapse_whitespace(fact.text)
