@@ -118,13 +118,13 @@ def run_chat_loop(
     stop: StopReason = "abort"
     try:
         session.start(spec_name, target, dict(session_info or {}), history)
-        stop = session.converse(_messages(inputs), single_turn=single_turn)
+        stop = session.converse(iter_messages(inputs), single_turn=single_turn)
     finally:
         session.teardown(stop)
     return LoopResult(session_log.session_id, session.completed_turns, stop)
 
 
-def _messages(inputs: InputSource) -> Iterator[str]:
+def iter_messages(inputs: InputSource) -> Iterator[str]:
     if isinstance(inputs, str):
         yield inputs
     elif callable(inputs):

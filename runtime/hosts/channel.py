@@ -1,11 +1,35 @@
-"""The channel host: routes each conversation to a session and runs one turn per message."""
+"""The channel host: routes each conversation to a session and runs one turn per message.
+
+This release ships a local console adapter (real chat adapters such as Slack land in a later
+release): each stdin line (or ``--message``) is ``<conversation-key>: <message>``. A conversation
+key gets one session id for the life of the process; every message calls ``build_turn(session
+id)`` (memory is wired per turn, scoped to the conversation), runs one single-turn loop seeded
+with the conversation so far, and prints ``<key>: <reply>``. Malformed lines and failed turns are
+reported on stderr and the adapter keeps serving. The channels' settings (secret references such
+as ``$SLACK_BOT_TOKEN``) are not resolved by the console adapter: it never connects anywhere.
+"""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from runtime.hosts.console import (
+    load_model,
+    message_option,
+    parse_argv,
+    stderr_log,
+    stdin_reader,
+    stdout_line,
+)
+from runtime.hosts.turns import parse_routed, prefixed, run_turn
 from runtime.hosts.types import ChannelConfig, ChannelTurnBuilder
+from runtime.ids import new_session_id
+from runtime.loop import iter_messages
+from runtime.paths import StoreLayout
+
+LINE_SHAPE = "<conversation-key>: <message>"
 
 
 def serve_channel(
@@ -19,4 +43,54 @@ def serve_channel(
     root: Path | None = None,
     argv: Sequence[str] | None = None,
 ) -> int:
-    raise NotImplementedError
+    parser = argparse.ArgumentParser(
+        prog=spec_name, description=f"Serve the {spec_name} bot on the local console."
+    )
+    message_option(parser, f'a line "{LINE_SHAPE}"')
+    args = parse_argv(parser, argv)
+    if isinstance(args, int):
+        return args
+    chosen = load_model(model, spec_name)
+    if chosen is None:
+        return 2
+    sessions_dir = StoreLayout.for_cwd((root or Path.cwd()).resolve(), spec_name).sessions_dir
+    names = ", ".join(channel.name for channel in channels) or "none"
+    stderr_log(
+        f"{spec_name} · channel bot on the local console · model {chosen.model_id} · "
+        f"one session per {session_key} · configured channels: {names} (not connected: chat "
+        f"adapters land in a later release) · send lines as {LINE_SHAPE}\n"
+    )
+    sessions: dict[str, str] = {}
+    messages: list[str] = args.message
+    try:
+        for line in iter_messages(messages if messages else stdin_reader()):
+            if not line.strip():
+                continue
+            routed = parse_routed(line)
+            if routed is None:
+                stderr_log(f'{spec_name}: expected "{LINE_SHAPE}", got {line.strip()!r}\n')
+                continue
+            session_id = sessions.setdefault(routed.key, new_session_id())
+            try:
+                _, replies = run_turn(
+                    model=chosen,
+                    instructions=instructions,
+                    setup=build_turn(session_id),
+                    sessions_dir=sessions_dir,
+                    session_id=session_id,
+                    message=routed.message,
+                    spec_name=spec_name,
+                    target="channel",
+                    info={"conversation": routed.key},
+                    log=stderr_log,
+                )
+            except Exception as exc:  # one failed turn must not stop the other conversations
+                stderr_log(f"{routed.key}: error: {type(exc).__name__}: {exc}\n")
+                continue
+            for reply in replies:
+                stdout_line(prefixed(routed.key, reply))
+    except KeyboardInterrupt:
+        stderr_log("\ninterrupted\n")
+        return 130
+    stderr_log(f"session logs: {sessions_dir}\n")
+    return 0

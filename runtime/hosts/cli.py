@@ -1,10 +1,34 @@
-"""The cli host: a terminal REPL with slash commands around ``run_chat_loop``."""
+"""The cli host: a terminal REPL with slash commands around ``run_chat_loop``.
+
+Reads one message per line from stdin (a TTY gets a ``> `` prompt; piped input works the same
+way without it) until end of input or ``/exit``; ``/help`` lists the commands. ``--message TEXT``
+(repeatable) runs those messages instead of reading stdin. The session log goes to
+``<cwd>/.specwire/sessions/<session id>.jsonl`` and its path is printed on stderr at the end.
+
+Exit status: 0 after a session; 2 when the model is unavailable or the arguments are wrong;
+130 on Ctrl-C (the session is still torn down: handoff written, log closed).
+"""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from runtime.events import SessionLog
+from runtime.hosts.console import (
+    describe,
+    load_model,
+    message_option,
+    parse_argv,
+    stderr_log,
+    stdin_reader,
+    stdout_line,
+)
+from runtime.ids import new_session_id
+from runtime.loop import run_chat_loop
+from runtime.models import ModelError
+from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
 from runtime.tools import ToolCatalog
 
@@ -19,4 +43,43 @@ def run_cli(
     options: LoopOptions | None = None,
     argv: Sequence[str] | None = None,
 ) -> int:
-    raise NotImplementedError  # implemented by the agent-loop work
+    parser = argparse.ArgumentParser(
+        prog=spec_name, description=f"Chat with the {spec_name} agent."
+    )
+    message_option(parser, "a message to send")
+    args = parse_argv(parser, argv)
+    if isinstance(args, int):
+        return args
+    chosen = load_model(model, spec_name)
+    if chosen is None:
+        return 2
+    opts = options if options is not None else LoopOptions()
+    layout = StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name)
+    session_log = SessionLog(layout.sessions_dir, new_session_id())
+    stderr_log(
+        f"{spec_name} · model {chosen.model_id} · {describe(catalog, opts)} · "
+        "/help lists commands, /exit quits\n"
+    )
+    messages: list[str] = args.message
+    code = 0
+    try:
+        run_chat_loop(
+            model=chosen,
+            instructions=instructions,
+            catalog=catalog,
+            session_log=session_log,
+            inputs=messages if messages else stdin_reader(),
+            output=stdout_line,
+            spec_name=spec_name,
+            target="cli",
+            log=stderr_log,
+            **opts,
+        )
+    except KeyboardInterrupt:
+        stderr_log("\ninterrupted\n")
+        code = 130
+    except ModelError as exc:
+        stderr_log(f"{spec_name}: {exc}\n")
+        code = 1
+    stderr_log(f"session log: {session_log.path}\n")
+    return code

@@ -1,11 +1,35 @@
-"""The crew host: several roles sharing one catalog and one set of stores."""
+"""The crew host: several roles sharing one catalog and one set of stores.
+
+Each run is one session of one role: the entry role by default, another with ``--role NAME``.
+The role's instructions are its system prompt and its model is ``role.model`` or the crew's.
+Every role shares the catalog and the wired options, so the plan one role writes is the plan
+the next role reads: the plan is the coordination surface. Roles do not call each other (no
+delegation tool exists yet); run the next role yourself when the plan is ready for it.
+
+Input is the same as the cli host: stdin lines (``> `` prompt on a TTY) or ``--message TEXT``.
+"""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from runtime.events import SessionLog
+from runtime.hosts.console import (
+    describe,
+    load_model,
+    message_option,
+    parse_argv,
+    stderr_log,
+    stdin_reader,
+    stdout_line,
+)
 from runtime.hosts.types import RoleConfig
+from runtime.ids import new_session_id
+from runtime.loop import run_chat_loop
+from runtime.models import ModelError
+from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
 from runtime.tools import ToolCatalog
 
@@ -21,4 +45,51 @@ def run_crew(
     options: LoopOptions | None = None,
     argv: Sequence[str] | None = None,
 ) -> int:
-    raise NotImplementedError
+    by_name = {role.name: role for role in roles}
+    parser = argparse.ArgumentParser(prog=spec_name, description=f"Work with the {spec_name} crew.")
+    message_option(parser, "a message for the role")
+    parser.add_argument("--role", default=entry, help=f"the role to talk to (default: {entry})")
+    args = parse_argv(parser, argv)
+    if isinstance(args, int):
+        return args
+    role = by_name.get(args.role)
+    if role is None:
+        known = ", ".join(by_name) or "none"
+        stderr_log(f'{spec_name}: unknown role "{args.role}" (roles: {known})\n')
+        return 2
+    chosen = load_model(role.model or model, spec_name)
+    if chosen is None:
+        return 2
+    opts = options if options is not None else LoopOptions()
+    others = [name for name in by_name if name != role.name]
+    stderr_log(
+        f"{spec_name} · crew role {role.name} · model {chosen.model_id} · "
+        f"{describe(catalog, opts)} · other roles: {', '.join(others) or 'none'} "
+        "(--role NAME) · /help lists commands, /exit quits\n"
+    )
+    layout = StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name)
+    session_log = SessionLog(layout.sessions_dir, new_session_id())
+    messages: list[str] = args.message
+    code = 0
+    try:
+        run_chat_loop(
+            model=chosen,
+            instructions=role.instructions,
+            catalog=catalog,
+            session_log=session_log,
+            inputs=messages if messages else stdin_reader(),
+            output=stdout_line,
+            spec_name=spec_name,
+            target="crew",
+            session_info={"role": role.name, "entry": entry},
+            log=stderr_log,
+            **opts,
+        )
+    except KeyboardInterrupt:
+        stderr_log("\ninterrupted\n")
+        code = 130
+    except ModelError as exc:
+        stderr_log(f"{spec_name}: {exc}\n")
+        code = 1
+    stderr_log(f"session log: {session_log.path}\n")
+    return code

@@ -1,11 +1,47 @@
-"""The managed host: a multi-tenant service; every turn runs fenced inside its tenant's root."""
+"""The managed host: a multi-tenant service; every turn runs fenced inside its tenant's root.
+
+This release ships a local console adapter: each stdin line (or ``--message``) is
+``<tenant-id>/<session-key>: <message>``. A tenant not declared in the spec gets a clear error
+line and nothing runs. The tenant's root is ``<tenants root>/<tenant-id>``, where the tenants
+root is ``$SPECWIRE_TENANTS_ROOT`` or ``<root or cwd>/.specwire/tenants``; every store and the
+session logs (``<tenant root>/sessions/``) live under it. Each message calls
+``build_turn(tenant, session id)`` (memory wired per turn, fenced to the tenant), runs one
+single-turn loop seeded with the conversation so far, and prints ``<tenant>/<key>: <reply>``.
+
+The tenants' token budgets are carried but not enforced yet: the loop does no token accounting.
+"""
 
 from __future__ import annotations
 
+import argparse
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from runtime.hosts.console import (
+    load_model,
+    message_option,
+    parse_argv,
+    stderr_log,
+    stdin_reader,
+    stdout_line,
+)
+from runtime.hosts.turns import parse_routed, prefixed, run_turn
 from runtime.hosts.types import ManagedTurnBuilder, TenantConfig
+from runtime.ids import new_session_id
+from runtime.loop import iter_messages
+from runtime.paths import SPECWIRE_DIRNAME, StoreLayout
+from runtime.tenancy import Tenant, build_tenant
+
+TENANTS_ROOT_ENV = "SPECWIRE_TENANTS_ROOT"
+LINE_SHAPE = "<tenant-id>/<session-key>: <message>"
+
+
+def tenants_root(root: Path | None) -> Path:
+    configured = os.environ.get(TENANTS_ROOT_ENV, "").strip()
+    if configured:
+        return Path(configured).resolve()
+    return ((root or Path.cwd()) / SPECWIRE_DIRNAME / "tenants").resolve()
 
 
 def serve_managed(
@@ -18,4 +54,62 @@ def serve_managed(
     root: Path | None = None,
     argv: Sequence[str] | None = None,
 ) -> int:
-    raise NotImplementedError
+    parser = argparse.ArgumentParser(
+        prog=spec_name, description=f"Serve the {spec_name} agent for its tenants (console)."
+    )
+    message_option(parser, f'a line "{LINE_SHAPE}"')
+    args = parse_argv(parser, argv)
+    if isinstance(args, int):
+        return args
+    chosen = load_model(model, spec_name)
+    if chosen is None:
+        return 2
+    base = tenants_root(root)
+    known = [tenant.id for tenant in tenants]
+    stderr_log(
+        f"{spec_name} · managed on the local console · model {chosen.model_id} · "
+        f"tenants: {', '.join(known) or 'none'} under {base} · send lines as {LINE_SHAPE}\n"
+    )
+    built: dict[str, Tenant] = {}
+    sessions: dict[tuple[str, str], str] = {}
+    messages: list[str] = args.message
+    try:
+        for line in iter_messages(messages if messages else stdin_reader()):
+            if not line.strip():
+                continue
+            routed = parse_routed(line)
+            tenant_id, _, key = routed.key.partition("/") if routed else ("", "", "")
+            if routed is None or not tenant_id or not key:
+                stderr_log(f'{spec_name}: expected "{LINE_SHAPE}", got {line.strip()!r}\n')
+                continue
+            if tenant_id not in known:
+                stderr_log(
+                    f'{routed.key}: error: unknown tenant "{tenant_id}" (tenants: '
+                    f"{', '.join(known) or 'none'}); nothing was run\n"
+                )
+                continue
+            session_id = sessions.setdefault((tenant_id, key), new_session_id())
+            try:
+                tenant = built.get(tenant_id) or build_tenant(tenant_id, base)
+                built[tenant_id] = tenant
+                _, replies = run_turn(
+                    model=chosen,
+                    instructions=instructions,
+                    setup=build_turn(tenant, session_id),
+                    sessions_dir=StoreLayout(tenant.root, spec_name).sessions_dir,
+                    session_id=session_id,
+                    message=routed.message,
+                    spec_name=spec_name,
+                    target="managed",
+                    info={"tenant": tenant_id, "sessionKey": key},
+                    log=stderr_log,
+                )
+            except Exception as exc:  # one failed turn must not stop the other tenants
+                stderr_log(f"{routed.key}: error: {type(exc).__name__}: {exc}\n")
+                continue
+            for reply in replies:
+                stdout_line(prefixed(routed.key, reply))
+    except KeyboardInterrupt:
+        stderr_log("\ninterrupted\n")
+        return 130
+    return 0

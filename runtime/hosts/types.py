@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from runtime.secrets import SettingValue
 from runtime.seams import LoopOptions
+from runtime.secrets import SettingValue
 from runtime.tenancy import Tenant
 from runtime.tools import ToolCatalog
 

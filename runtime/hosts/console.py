@@ -1,0 +1,84 @@
+"""What every host shares on the local console: stdin/stdout/stderr, argv, model selection."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from runtime.models import Model, ModelError, select_model
+from runtime.seams import LoopOptions
+from runtime.tools import ToolCatalog
+
+PROMPT = "> "
+
+
+def stderr_log(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def stdout_line(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def stdin_reader(prompt: str = PROMPT) -> Callable[[], str | None]:
+    """Read one line per call (``None`` at end of input); prompt only when stdin is a TTY."""
+    interactive = sys.stdin.isatty()
+
+    def read() -> str | None:
+        if interactive:
+            try:
+                return input(prompt)
+            except EOFError:
+                return None
+        line = sys.stdin.readline()
+        return None if line == "" else line.rstrip("\r\n")
+
+    return read
+
+
+def parse_argv(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace | int:
+    """Parse ``argv`` (default ``sys.argv[1:]``); usage errors and ``--help`` become exit codes."""
+    try:
+        return parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+
+
+def message_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--message",
+        "-m",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help=f"{what} (repeatable); run them in order without reading stdin, then exit",
+    )
+
+
+def load_model(model_id: str, prog: str) -> Model | None:
+    """The selected model, or ``None`` after a clear message on stderr."""
+    try:
+        return select_model(model_id)
+    except ModelError as exc:
+        stderr_log(f"{prog}: {exc}\n")
+        return None
+
+
+def describe(catalog: ToolCatalog, options: LoopOptions) -> str:
+    """A short account of the tools and the memory wiring, for banners."""
+    parts = [f"{len(catalog)} tool(s)"]
+    memory = options.get("memory")
+    if memory is not None:
+        recall = "on" if memory.auto_recall and memory.recall is not None else "off"
+        capture = "on" if memory.auto_capture and memory.on_capture is not None else "off"
+        parts.append(f"memory (auto-recall {recall}, auto-capture {capture})")
+    if options.get("continuity") is not None:
+        parts.append("continuity on")
+    if not memory and options.get("continuity") is None:
+        parts.append("no memory")
+    return " · ".join(parts)
