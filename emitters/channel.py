@@ -1,0 +1,62 @@
+"""The ``channel`` target: a chat bot; memory wired per turn, scoped to the session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from emitters.bundle import Bundle
+from emitters.common import EnvVar, agent_context, emit_plan
+from emitters.literals import md_code
+from ir.model import IrChannelSpec, SecretRef
+
+
+def _settings(spec: IrChannelSpec) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": channel.name,
+            "settings": [
+                {
+                    "key": key,
+                    "secret": isinstance(value, SecretRef),
+                    "value": value.env if isinstance(value, SecretRef) else value,
+                }
+                for key, value in channel.settings
+            ],
+        }
+        for channel in spec.channels
+    ]
+
+
+def _secrets(spec: IrChannelSpec) -> list[EnvVar]:
+    return [
+        EnvVar(value.env, f"secret: {md_code(key)} of channel {md_code(channel.name)}")
+        for channel in spec.channels
+        for key, value in channel.settings
+        if isinstance(value, SecretRef)
+    ]
+
+
+TARGET = "channel"
+
+
+def emit(spec: IrChannelSpec) -> Bundle:
+    context = {
+        **agent_context(spec.agent, spec.tools),
+        "session_key": spec.session_key,
+        "channels": _settings(spec),
+        "channel_names": [channel.name for channel in spec.channels],
+    }
+    return emit_plan(
+        spec_name=spec.name,
+        target=TARGET,
+        spec=spec,
+        context=context,
+        model=spec.agent.model,
+        secrets=_secrets(spec),
+        user_strings=(
+            spec.session_key,
+            *(channel.name for channel in spec.channels),
+            *(key for channel in spec.channels for key, _ in channel.settings),
+            *(var.name for var in _secrets(spec)),
+        ),
+    )

@@ -1,0 +1,98 @@
+"""What every target emitter shares: the fragment, the file list, README facts.
+
+Each target module builds its own template context and hands ``plan_bundle`` the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from emitters.bundle import Bundle
+from emitters.literals import md_code
+from emitters.pipeline import BundlePlan, OutputFile, build_bundle
+from ir import lower
+from ir.model import IrAgent, IrSpec
+from runtime.fragment import MemoryWiringFragment
+
+MODEL_ENV = "SPECWIRE_MODEL"
+AGENT_FILE = "agent.py"
+README_FILE = "README.md"
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    purpose: str  # markdown, already escaped
+
+
+def output_files(target: str) -> tuple[OutputFile, ...]:
+    return (
+        OutputFile(AGENT_FILE, f"{target}/{AGENT_FILE}.j2"),
+        OutputFile(README_FILE, f"{target}/{README_FILE}.j2"),
+    )
+
+
+def env_vars(model: str, secrets: Iterable[EnvVar] = ()) -> tuple[EnvVar, ...]:
+    model_var = EnvVar(MODEL_ENV, f"overrides the model id {md_code(model)} (optional)")
+    return (model_var, *sorted(secrets, key=lambda var: (var.name, var.purpose)))
+
+
+def memory_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
+    """Declared facts settings as ``key=value`` code spans (wiki flattened), fragment order."""
+    data = fragment.to_data().get("memory", {})
+    return tuple(md_code(f"{key}={value}") for key, value in _flatten(data))
+
+
+def continuity_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
+    data = fragment.to_data().get("continuity", {})
+    return tuple(md_code(f"{key}={value}") for key, value in _flatten(data))
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    items: list[tuple[str, str]] = []
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            items.extend(_flatten(value, f"{prefix}{key}."))
+        elif isinstance(value, bool):
+            items.append((f"{prefix}{key}", "true" if value else "false"))
+        else:
+            items.append((f"{prefix}{key}", str(value)))
+    return items
+
+
+def agent_context(agent: IrAgent, tools: tuple[str, ...]) -> dict[str, Any]:
+    return {"model": agent.model, "instructions": agent.instructions, "tools": tools}
+
+
+def emit_plan(
+    *,
+    spec_name: str,
+    target: str,
+    spec: IrSpec,
+    context: Mapping[str, Any],
+    model: str,
+    secrets: Iterable[EnvVar] = (),
+    user_strings: Iterable[str] = (),
+) -> Bundle:
+    """Lower ``spec`` to its fragment and build the target's bundle."""
+    fragment = lower(spec)
+    secret_vars = tuple(secrets)
+    full_context = {
+        **context,
+        "env_vars": env_vars(model, secret_vars),
+        "secrets": bool(secret_vars),
+        "memory_settings": memory_settings(fragment),
+        "continuity_settings": continuity_settings(fragment),
+    }
+    plan = BundlePlan(
+        spec_name=spec_name,
+        target=target,
+        fragment=fragment,
+        files=output_files(target),
+        context=MappingProxyType(full_context),
+        user_strings=(model, *user_strings),
+    )
+    return build_bundle(plan)

@@ -1,0 +1,73 @@
+"""Literal rendering: user text reaches generated code only through these functions.
+
+Python literals use ``repr`` for strings (always a valid literal that evaluates to the same
+string: quotes, backslashes, newlines and non-printable characters are escaped) and recurse
+through containers. Nothing is ever pasted into code unescaped.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+
+class LiteralError(TypeError):
+    """A value with no deterministic Python literal form."""
+
+
+def py_literal(value: object) -> str:
+    """A Python expression for ``value`` (dict key order kept, tuples stay tuples)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int):
+        return repr(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise LiteralError(f"non-finite float has no literal: {value!r}")
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, Mapping):
+        items = []
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise LiteralError(f"mapping keys must be strings (got {key!r})")
+            items.append(f"{py_literal(key)}: {py_literal(item)}")
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, tuple):
+        inner = ", ".join(py_literal(item) for item in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(item) for item in value) + "]"
+    raise LiteralError(f"no literal for {type(value).__name__}")
+
+
+def py_text(value: str) -> str:
+    """A string literal; multi-line text becomes one literal per line, parenthesized."""
+    if not isinstance(value, str):
+        raise LiteralError(f"py_text expects a string (got {type(value).__name__})")
+    lines = value.splitlines(keepends=True)
+    if len(lines) <= 1:
+        return repr(value)
+    return "(\n" + "\n".join(repr(line) for line in lines) + "\n)"
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def md_code(value: str) -> str:
+    """Inline markdown code that survives backticks and line breaks in ``value``."""
+    flat = " ".join(value.split())
+    longest = max((len(run) for run in _BACKTICKS.findall(flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|!])")
+
+
+def md_text(value: str) -> str:
+    """Plain markdown text on one line with markdown syntax characters escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(value.split()))

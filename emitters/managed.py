@@ -1,0 +1,35 @@
+"""The ``managed`` target: multi-tenant; memory wired per turn, fenced to the tenant's root."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from emitters.bundle import Bundle
+from emitters.common import agent_context, emit_plan
+from ir.model import IrManaged
+
+TARGET = "managed"
+
+
+def emit(spec: IrManaged) -> Bundle:
+    tenants: list[dict[str, Any]] = [
+        {
+            "id": tenant.id,
+            "max_input_tokens": tenant.budget.max_input_tokens if tenant.budget else None,
+            "max_output_tokens": tenant.budget.max_output_tokens if tenant.budget else None,
+        }
+        for tenant in spec.tenants
+    ]
+    context = {
+        **agent_context(spec.agent, spec.tools),
+        "tenants": tenants,
+        "tenant_ids": [tenant.id for tenant in spec.tenants],
+    }
+    return emit_plan(
+        spec_name=spec.name,
+        target=TARGET,
+        spec=spec,
+        context=context,
+        model=spec.agent.model,
+        user_strings=[tenant.id for tenant in spec.tenants],
+    )
