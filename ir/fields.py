@@ -138,10 +138,14 @@ def _ttl(value: Any) -> Any:
 
 
 NonEmptyStr = Annotated[
-    str, AfterValidator(_non_blank), WithJsonSchema({"type": "string", "minLength": 1})
+    str,
+    AfterValidator(_non_blank),
+    WithJsonSchema({"type": "string", "minLength": 1, "pattern": "\\S"}),
 ]
 Name = Annotated[
-    str, AfterValidator(_named), WithJsonSchema({"type": "string", "pattern": NAME_RE.pattern})
+    str,
+    AfterValidator(_named),
+    WithJsonSchema({"type": "string", "pattern": f"^{NAME_RE.pattern}$"}),
 ]
 ToolName = Annotated[
     str, AfterValidator(_tool), WithJsonSchema({"type": "string", "enum": list(BUILTIN_TOOLS)})

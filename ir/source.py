@@ -141,7 +141,7 @@ def _non_empty(value: Any, what: str) -> Any:
 class ChannelSource(_SpecSource):
     target: Literal["channel"]
     agent: AgentSource
-    channels: dict[Name, dict[NonEmptyStr, SettingValue]]
+    channels: dict[Name, dict[NonEmptyStr, SettingValue]] = Field(min_length=1)
     routing: RoutingSource
 
     @field_validator("channels", mode="before")
@@ -153,7 +153,7 @@ class ChannelSource(_SpecSource):
 class ManagedSource(_SpecSource):
     target: Literal["managed"]
     agent: AgentSource
-    tenants: list[TenantSource]
+    tenants: list[TenantSource] = Field(min_length=1)
 
     @field_validator("tenants", mode="before")
     @classmethod
@@ -174,7 +174,7 @@ class CrewSource(_SpecSource):
     target: Literal["crew"]
     model: NonEmptyStr
     entry: NonEmptyStr
-    roles: dict[Name, RoleSource]
+    roles: dict[Name, RoleSource] = Field(min_length=1)
 
     @field_validator("roles", mode="before")
     @classmethod

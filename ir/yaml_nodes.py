@@ -76,6 +76,8 @@ def parse_yaml(text: str) -> YNode:
         raise YamlProblem(ROOT_MARK, f"invalid YAML: {_first_line(str(exc))}") from None
     except RecursionError:
         raise YamlProblem(ROOT_MARK, "the document is nested too deeply") from None
+    except Exception as exc:  # the YAML library tripping over junk input is still a YAML problem
+        raise YamlProblem(ROOT_MARK, f"invalid YAML ({type(exc).__name__})") from None
     try:
         return _Converter().node(loaded, ROOT_MARK)
     except RecursionError:

@@ -1,0 +1,578 @@
+"""Every error path of the loader: exact message text and line:col, one table row each."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+import pytest
+
+from ir import SpecError, load_spec_text
+
+AGENT = "agent: {model: m, instructions: i}\n"
+CLI = "name: s\ntarget: cli\n" + AGENT  # lines 1-3; rows append from line 4
+TARGET_NAMES = "cli, channel, managed, research, crew"
+FIVE = f"expected one of {TARGET_NAMES}"
+TOOLS = "expected one of bash, grep, ls, read, write"
+
+# (id, spec text, expected issues as "line:col: key: message")
+BAD_SPECS: list[tuple[str, str, list[str]]] = [
+    # -- unknown keys, with and without a suggestion -------------------------------------
+    (
+        "unknown-top-level-key",
+        CLI + "tols: [read]\n",
+        ['4:1: tols: unknown key "tols" (did you mean "tools"?)'],
+    ),
+    (
+        "unknown-key-no-suggestion",
+        CLI + "zzzzqqq: 1\n",
+        ['4:1: zzzzqqq: unknown key "zzzzqqq"'],
+    ),
+    (
+        "unknown-memory-key",
+        CLI + "memory:\n  recalK: 3\n",
+        ['5:3: memory.recalK: unknown key "recalK" (did you mean "recallK"?)'],
+    ),
+    (
+        "unknown-continuity-key",
+        CLI + "continuity:\n  proff: ladder\n",
+        ['5:3: continuity.proff: unknown key "proff" (did you mean "proof"?)'],
+    ),
+    (
+        "unknown-wiki-key",
+        CLI + "memory:\n  wiki:\n    requireSource: true\n",
+        [
+            '6:5: memory.wiki.requireSource: unknown key "requireSource" '
+            '(did you mean "requireSources"?)'
+        ],
+    ),
+    (
+        "unknown-agent-key",
+        "name: s\ntarget: cli\nagent:\n  model: m\n  instructions: i\n  modle: x\n",
+        ['6:3: agent.modle: unknown key "modle" (did you mean "model"?)'],
+    ),
+    (
+        "unknown-routing-key",
+        "name: s\ntarget: channel\n" + AGENT + "channels: {slack: {a: b}}\n"
+        "routing: {sessionKey: thread, sesionKey: user}\n",
+        ['5:31: routing.sesionKey: unknown key "sesionKey" (did you mean "sessionKey"?)'],
+    ),
+    (
+        "unknown-tenant-budget-key",
+        "name: s\ntarget: managed\n" + AGENT + "tenants:\n  - id: acme\n    budget:\n"
+        "      maxInputToken: 10\n",
+        [
+            '7:7: tenants[0].budget.maxInputToken: unknown key "maxInputToken" '
+            '(did you mean "maxInputTokens"?)'
+        ],
+    ),
+    (
+        "unknown-role-key",
+        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n  a: {instruction: x}\n",
+        [
+            '6:7: roles.a.instruction: unknown key "instruction" (did you mean "instructions"?)',
+        ],
+    ),
+    (
+        "target-specific-key-on-other-target",
+        CLI + "goal: find things\n",
+        ['4:1: goal: unknown key "goal"'],
+    ),
+    (
+        "agent-on-crew",
+        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles: {a: {instructions: x}}\n" + AGENT,
+        [
+            '6:1: agent: unknown key "agent": crew specs have no "agent": '
+            'use top-level "model", "entry" and "roles"'
+        ],
+    ),
+    (
+        "misspelt-required-key-reports-once",
+        "name: s\ntarget: cli\nagnet: {model: m, instructions: i}\n",
+        ['3:1: agnet: unknown key "agnet" (did you mean "agent"?)'],
+    ),
+    # -- wrong types (strict: nothing is coerced) ----------------------------------------
+    (
+        "string-for-integer",
+        CLI + "memory: {recallK: five}\n",
+        ['4:19: memory.recallK: expected an integer (got "five")'],
+    ),
+    (
+        "yes-is-not-a-bool",
+        CLI + "memory:\n  autoRecall: yes\n",
+        ['5:15: memory.autoRecall: expected true or false (got "yes")'],
+    ),
+    (
+        "quoted-true-is-not-a-bool",
+        CLI + "memory:\n  enabled: 'true'\n",
+        ['5:12: memory.enabled: expected true or false (got "true")'],
+    ),
+    (
+        "float-for-integer",
+        CLI + "memory:\n  autoCaptureThreshold: 1.5\n",
+        ["5:25: memory.autoCaptureThreshold: expected an integer (got 1.5)"],
+    ),
+    (
+        "integer-for-string",
+        "name: 42\ntarget: cli\n" + AGENT,
+        ["1:7: name: expected a string (got 42)"],
+    ),
+    (
+        "scalar-for-block",
+        "name: s\ntarget: cli\nagent: gpt\n",
+        ['3:8: agent: expected a mapping (got "gpt")'],
+    ),
+    (
+        "key-without-value",
+        CLI + "memory:\n  recallK:\n",
+        ["5:3: memory.recallK: expected an integer (got null)"],
+    ),
+    (
+        "required-block-without-value",
+        "name: s\ntarget: cli\nagent:\n",
+        ["3:1: agent: expected a mapping (got null)"],
+    ),
+    (
+        "tools-not-a-list",
+        CLI + "tools: read\n",
+        ['4:8: tools: expected a list (got "read")'],
+    ),
+    (
+        "continuity-wrong-type",
+        CLI + "continuity: 5\n",
+        ["4:13: continuity: expected true, false or a mapping (got 5)"],
+    ),
+    (
+        "literal-value",
+        CLI + "continuity:\n  proof: maybe\n",
+        ['5:10: continuity.proof: expected one of ladder, require, off (got "maybe")'],
+    ),
+    (
+        "non-string-key",
+        CLI + "memory:\n  1: x\n",
+        ["5:3: memory: keys must be strings (got 1)"],
+    ),
+    # -- ranges ---------------------------------------------------------------------------
+    (
+        "recallK-0",
+        CLI + "memory:\n  recallK: 0\n",
+        ["5:12: memory.recallK: must be between 1 and 50 (got 0)"],
+    ),
+    (
+        "recallK-51",
+        CLI + "memory:\n  recallK: 51\n",
+        ["5:12: memory.recallK: must be between 1 and 50 (got 51)"],
+    ),
+    (
+        "recallK-80-snake-case",
+        CLI + "memory:\n  recall_k: 80\n",
+        ["5:13: memory.recall_k: must be between 1 and 50 (got 80)"],
+    ),
+    (
+        "wiki-recallK-0",
+        CLI + "memory:\n  wiki: {recallK: 0}\n",
+        ["5:19: memory.wiki.recallK: must be between 1 and 50 (got 0)"],
+    ),
+    (
+        "autoCaptureThreshold-0",
+        CLI + "memory: {autoCaptureThreshold: 0}\n",
+        ["4:32: memory.autoCaptureThreshold: must be greater than 0 (got 0)"],
+    ),
+    (
+        "focusMaxChars-negative",
+        CLI + "continuity: {focusMaxChars: -5}\n",
+        ["4:29: continuity.focusMaxChars: must be greater than 0 (got -5)"],
+    ),
+    (
+        "branchingFactor-17",
+        "name: s\ntarget: research\n" + AGENT + "goal: g\nbranchingFactor: 17\n"
+        "maxDurationMs: 1000\n",
+        ["5:18: branchingFactor: must be between 1 and 16 (got 17)"],
+    ),
+    (
+        "maxDurationMs-0",
+        "name: s\ntarget: research\n" + AGENT + "goal: g\nbranchingFactor: 2\nmaxDurationMs: 0\n",
+        ["6:16: maxDurationMs: must be greater than 0 (got 0)"],
+    ),
+    (
+        "version-negative",
+        "name: s\nversion: -1\ntarget: cli\n" + AGENT,
+        ["2:10: version: must be 0 or more (got -1)"],
+    ),
+    (
+        "version-true",
+        "name: s\nversion: true\ntarget: cli\n" + AGENT,
+        ["2:10: version: expected an integer (got true)"],
+    ),
+    # -- durations ------------------------------------------------------------------------
+    (
+        "ttl-below-floor",
+        CLI + "memory:\n  ttl: 30m\n",
+        [
+            '5:8: memory.ttl: "30m" is below the 1h floor — a sub-hour fact TTL expires '
+            'memories mid-session. Use "1h" or longer (e.g. "90d"), or omit ttl to keep '
+            "facts forever."
+        ],
+    ),
+    (
+        "ttl-malformed",
+        CLI + "memory:\n  ttl: 5 days\n",
+        ['5:8: memory.ttl: expected a duration such as "90d" or "12h" (got "5 days")'],
+    ),
+    (
+        "ttl-number",
+        CLI + "memory:\n  ttl: 3600\n",
+        ['5:8: memory.ttl: expected a duration such as "90d" or "12h" (got 3600)'],
+    ),
+    # -- continuity scope -----------------------------------------------------------------
+    *[
+        (
+            f"session-scope-on-{target}",
+            header + "continuity:\n  scope: session\n",
+            [
+                f'{line}:10: continuity.scope: "session" needs a target with per-conversation '
+                f"session routing (channel) — the {target} target has no session router, so a "
+                "session-scoped store would never resolve a session id. "
+                'Use scope "spec" or "auto".'
+            ],
+        )
+        for target, header, line in [
+            ("cli", CLI, 5),
+            ("managed", "name: s\ntarget: managed\n" + AGENT + "tenants: [{id: a}]\n", 6),
+            (
+                "research",
+                "name: s\ntarget: research\n" + AGENT + "goal: g\nbranchingFactor: 1\n"
+                "maxDurationMs: 9\n",
+                8,
+            ),
+            (
+                "crew",
+                "name: s\ntarget: crew\nmodel: m\nentry: a\nroles: {a: {instructions: x}}\n",
+                7,
+            ),
+        ]
+    ],
+    # -- target ---------------------------------------------------------------------------
+    (
+        "unknown-target",
+        "name: s\ntarget: workflow\n",
+        [
+            '2:9: target: unknown target "workflow": '
+            "expected one of cli, channel, managed, research, crew"
+        ],
+    ),
+    (
+        "target-not-a-string",
+        "name: s\ntarget: [cli]\n",
+        [f"2:9: target: unknown target a list: {FIVE}"],
+    ),
+    (
+        "missing-target",
+        "name: s\n" + AGENT,
+        [f'1:1: (root): missing required key "target" (one of {TARGET_NAMES})'],
+    ),
+    (
+        "unknown-target-still-checks-keys",
+        "name: s\ntarget: bot\nmemroy: {}\n",
+        [
+            f'2:9: target: unknown target "bot": {FIVE}',
+            '3:1: memroy: unknown key "memroy" (did you mean "memory"?)',
+        ],
+    ),
+    # -- spellings ------------------------------------------------------------------------
+    (
+        "both-spellings",
+        CLI + "memory:\n  recallK: 3\n  recall_k: 4\n",
+        ['6:3: memory.recall_k: both "recallK" and "recall_k" are given; keep one'],
+    ),
+    (
+        "both-spellings-snake-first",
+        CLI + "memory:\n  auto_recall: true\n  autoRecall: false\n",
+        ['6:3: memory.autoRecall: both "autoRecall" and "auto_recall" are given; keep one'],
+    ),
+    # -- YAML problems --------------------------------------------------------------------
+    (
+        "duplicate-key",
+        CLI + "memory: {}\nmemory: {}\n",
+        ['5:1: (root): duplicate key "memory"'],
+    ),
+    (
+        "root-is-a-list",
+        "- name: s\n- target: cli\n",
+        ["1:1: (root): expected a mapping at the top level (got a list)"],
+    ),
+    (
+        "root-is-a-scalar",
+        "just words\n",
+        ['1:1: (root): expected a mapping at the top level (got "just words")'],
+    ),
+    (
+        "empty-file",
+        "",
+        ['1:1: (root): the spec is empty: expected a mapping with at least "name" and "target"'],
+    ),
+    (
+        "only-comments",
+        "# nothing here\n",
+        ['1:1: (root): the spec is empty: expected a mapping with at least "name" and "target"'],
+    ),
+    (
+        "invalid-yaml",
+        "name: s\ntarget: [cli\nagent: {}\n",
+        ["3:6: (root): invalid YAML: expected ',' or ']', but got ':'"],
+    ),
+    (
+        "tab-indentation",
+        "name: s\ntarget: cli\nagent:\n\tmodel: m\n",
+        ["4:1: (root): tab characters are not allowed here; indent YAML with spaces"],
+    ),
+    (
+        "undefined-alias",
+        CLI + "tools: *nowhere\n",
+        ['4:8: (root): undefined alias "*nowhere" (no anchor "&nowhere" before it)'],
+    ),
+    (
+        "two-documents",
+        CLI + "---\nname: t\n",
+        ["4:1: (root): expected a single YAML document (found another one)"],
+    ),
+    # -- names ----------------------------------------------------------------------------
+    (
+        "bad-name",
+        "name: a/b\ntarget: cli\n" + AGENT,
+        ['1:7: name: must contain only letters, digits, spaces, "_", ".", ":" and "-" (got "a/b")'],
+    ),
+    (
+        "empty-model",
+        "name: s\ntarget: cli\nagent: {model: '', instructions: i}\n",
+        ['3:16: agent.model: must not be empty (got "")'],
+    ),
+    # -- missing required keys, per target ------------------------------------------------
+    (
+        "missing-name",
+        "target: cli\n" + AGENT,
+        ['1:1: (root): missing required key "name"'],
+    ),
+    (
+        "cli-missing-agent",
+        "name: s\ntarget: cli\n",
+        ['1:1: (root): missing required key "agent"'],
+    ),
+    (
+        "agent-missing-model",
+        "name: s\ntarget: cli\nagent:\n  instructions: i\n",
+        ['3:1: agent: missing required key "model"'],
+    ),
+    (
+        "channel-missing-channels-and-routing",
+        "name: s\ntarget: channel\n" + AGENT,
+        [
+            '1:1: (root): missing required key "channels"',
+            '1:1: (root): missing required key "routing"',
+        ],
+    ),
+    (
+        "channel-empty-channels",
+        "name: s\ntarget: channel\n" + AGENT + "channels: {}\nrouting: {sessionKey: thread}\n",
+        ["4:11: channels: must list at least one channel"],
+    ),
+    (
+        "routing-missing-sessionKey",
+        "name: s\ntarget: channel\n" + AGENT + "channels: {slack: {}}\nrouting: {}\n",
+        ['5:1: routing: missing required key "sessionKey"'],
+    ),
+    (
+        "bad-sessionKey",
+        "name: s\ntarget: channel\n" + AGENT + "channels: {slack: {}}\n"
+        "routing: {sessionKey: forum}\n",
+        ['5:23: routing.sessionKey: expected one of thread, channel, user (got "forum")'],
+    ),
+    (
+        "managed-missing-tenants",
+        "name: s\ntarget: managed\n" + AGENT,
+        ['1:1: (root): missing required key "tenants"'],
+    ),
+    (
+        "managed-empty-tenants",
+        "name: s\ntarget: managed\n" + AGENT + "tenants: []\n",
+        ["4:10: tenants: must list at least one tenant"],
+    ),
+    (
+        "tenant-missing-id",
+        "name: s\ntarget: managed\n" + AGENT + "tenants:\n  - budget: {maxInputTokens: 5}\n",
+        ['5:5: tenants[0]: missing required key "id"'],
+    ),
+    (
+        "research-missing-goal",
+        "name: s\ntarget: research\n" + AGENT + "branchingFactor: 2\nmaxDurationMs: 10\n",
+        ['1:1: (root): missing required key "goal"'],
+    ),
+    (
+        "research-blank-goal",
+        "name: s\ntarget: research\n" + AGENT + "goal: '  '\nbranchingFactor: 2\n"
+        "maxDurationMs: 10\n",
+        ['4:7: goal: must not be empty (got "  ")'],
+    ),
+    (
+        "crew-missing-roles-and-entry",
+        "name: s\ntarget: crew\nmodel: m\n",
+        [
+            '1:1: (root): missing required key "entry"',
+            '1:1: (root): missing required key "roles"',
+        ],
+    ),
+    (
+        "crew-empty-roles",
+        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles: {}\n",
+        ["5:8: roles: must list at least one role"],
+    ),
+    (
+        "crew-role-without-body",
+        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n  a:\n",
+        ["6:3: roles.a: expected a mapping (got null)"],
+    ),
+    # -- cross-field rules ----------------------------------------------------------------
+    (
+        "entry-names-no-role",
+        "name: s\ntarget: crew\nmodel: m\nentry: editor\nroles:\n  researcher: {instructions: x}\n"
+        "  writer: {instructions: y}\n",
+        ['4:8: entry: no role named "editor" (roles: researcher, writer)'],
+    ),
+    (
+        "entry-misspelt-role",
+        "name: s\ntarget: crew\nmodel: m\nentry: writr\nroles:\n  writer: {instructions: y}\n",
+        ['4:8: entry: no role named "writr" (did you mean "writer"?)'],
+    ),
+    (
+        "duplicate-tenant-id",
+        "name: s\ntarget: managed\n" + AGENT + "tenants:\n  - id: acme\n  - id: acme\n",
+        ['6:9: tenants[1].id: duplicate tenant id "acme" (already used by tenants[0])'],
+    ),
+    (
+        "tenant-ids-differing-in-case",
+        "name: s\ntarget: managed\n" + AGENT + "tenants:\n  - id: acme\n  - id: ACME\n",
+        [
+            '6:9: tenants[1].id: tenant id "ACME" clashes with tenants[0] "acme": '
+            "tenant ids are compared case-insensitively"
+        ],
+    ),
+    (
+        "bad-tenant-id",
+        "name: s\ntarget: managed\n" + AGENT + "tenants:\n  - id: ../etc\n",
+        [
+            "5:9: tenants[0].id: must start with a letter or digit and contain only letters, "
+            'digits, "_" and "-", at most 64 characters (got "../etc")'
+        ],
+    ),
+    (
+        "budget-zero",
+        "name: s\ntarget: managed\n"
+        + AGENT
+        + "tenants:\n  - id: a\n    budget: {maxOutputTokens: 0}\n",
+        ["6:31: tenants[0].budget.maxOutputTokens: must be greater than 0 (got 0)"],
+    ),
+    (
+        "duplicate-tool",
+        CLI + "tools: [read, ls, read]\n",
+        ['4:19: tools[2]: duplicate tool "read"'],
+    ),
+    (
+        "unknown-tool-with-suggestion",
+        CLI + "tools: [raed]\n",
+        ['4:9: tools[0]: unknown builtin tool "raed" (did you mean "read"?)'],
+    ),
+    (
+        "unknown-tool-no-suggestion",
+        CLI + "tools: [browser]\n",
+        [
+            '4:9: tools[0]: unknown builtin tool "browser": '
+            "expected one of bash, grep, ls, read, write"
+        ],
+    ),
+    # -- secrets, backends, embedders -----------------------------------------------------
+    (
+        "malformed-secret-lowercase",
+        "name: s\ntarget: channel\n" + AGENT + "channels:\n  slack:\n    botToken: $lower\n"
+        "routing: {sessionKey: thread}\n",
+        ['6:15: channels.slack.botToken: malformed secret reference "$lower": use $UPPER_SNAKE'],
+    ),
+    (
+        "malformed-secret-bare-dollar",
+        "name: s\ntarget: channel\n" + AGENT + "channels:\n  slack:\n    botToken: $\n"
+        "routing: {sessionKey: thread}\n",
+        ['6:15: channels.slack.botToken: malformed secret reference "$": use $UPPER_SNAKE'],
+    ),
+    (
+        "channel-setting-not-a-scalar",
+        "name: s\ntarget: channel\n" + AGENT + "channels:\n  slack:\n    scopes: [a, b]\n"
+        "routing: {sessionKey: thread}\n",
+        ["6:13: channels.slack.scopes: expected a string, number or boolean (got a list)"],
+    ),
+    (
+        "unknown-backend",
+        CLI + "memory:\n  backend: thredz\n",
+        ['5:12: memory.backend: unknown backend "thredz": known backends: file'],
+    ),
+    (
+        "bad-embedder",
+        CLI + "memory:\n  embedder: openai\n",
+        [
+            '5:13: memory.embedder: expected "provider/model" such as "hash/256" or '
+            '"openai/text-embedding-3-small" (got "openai")'
+        ],
+    ),
+    (
+        "bad-wiki-embedder",
+        CLI + "memory:\n  wiki:\n    embedder: /256\n",
+        [
+            '6:15: memory.wiki.embedder: expected "provider/model" such as "hash/256" or '
+            '"openai/text-embedding-3-small" (got "/256")'
+        ],
+    ),
+    # -- several problems at once, reported in order --------------------------------------
+    (
+        "several-issues-sorted",
+        "name: s\ntarget: cli\nmemory:\n  recallK: 0\n  ttl: 1m\n" + AGENT + "tools: [nope]\n",
+        [
+            "4:12: memory.recallK: must be between 1 and 50 (got 0)",
+            '5:8: memory.ttl: "1m" is below the 1h floor — a sub-hour fact TTL expires memories '
+            'mid-session. Use "1h" or longer (e.g. "90d"), or omit ttl to keep facts forever.',
+            f'7:9: tools[0]: unknown builtin tool "nope": {TOOLS}',
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [pytest.param(text, expected, id=name) for name, text, expected in BAD_SPECS],
+)
+def test_bad_spec_reports_located_messages(text: str, expected: list[str]) -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec_text(text, "spec.yaml")
+    assert [str(issue) for issue in caught.value.issues] == [f"spec.yaml:{e}" for e in expected]
+    assert str(caught.value) == "\n".join(f"spec.yaml:{e}" for e in expected)
+
+
+def test_the_table_is_large_and_ids_are_unique() -> None:
+    names = [name for name, _, _ in BAD_SPECS]
+    assert len(names) == len(set(names))
+    assert len(names) >= 30
+
+
+def test_issue_fields_are_exposed() -> None:
+    text = dedent(
+        """\
+        name: support
+        target: cli
+        agent: {model: m, instructions: i}
+        memory:
+          recallK: 80
+        """
+    )
+    with pytest.raises(SpecError) as caught:
+        load_spec_text(text, "support.yaml")
+    (issue,) = caught.value.issues
+    assert (issue.path, issue.line, issue.col) == ("support.yaml", 5, 12)
+    assert issue.key == "memory.recallK"
+    assert issue.message == "must be between 1 and 50 (got 80)"
+    assert str(issue) == "support.yaml:5:12: memory.recallK: must be between 1 and 50 (got 80)"
