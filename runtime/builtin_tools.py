@@ -167,7 +167,7 @@ def _candidate_files(cwd: Path, root: Path) -> list[Path]:
             resolved = path.resolve()
             if resolved.is_file() and (cwd in resolved.parents):
                 found.append(path)
-    return found
+    return sorted(found, key=lambda path: path.relative_to(root).as_posix())
 
 
 def _grep(cwd: Path, parsed: GrepInput) -> ToolResult:
