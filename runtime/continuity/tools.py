@@ -1,0 +1,344 @@
+"""The continuity tools: FocusRead, FocusWrite, PlanRead, PlanUpdate, PlanComplete, GoalWrite,
+GoalUpdate, GoalList, MemoryClear (in that order; without plans only FocusRead, FocusWrite,
+MemoryClear).
+
+Handlers never raise for a refusal: a ``StoreError`` (or a tenancy fence) becomes an error result
+with the store's message. Events go out through ``ctx.emit``: ``plan_update``, ``goal_update``,
+and one ``action_proof`` per cited tool use, rejected citations included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from runtime.continuity.handoff import plan_detail_lines, plan_summary
+from runtime.continuity.inputs import (
+    EvidenceRefInput,
+    FocusReadInput,
+    FocusWriteInput,
+    GoalListInput,
+    GoalUpdateInput,
+    GoalWriteInput,
+    MemoryClearInput,
+    PlanCompleteInput,
+    PlanCompleteUnverifiedInput,
+    PlanReadInput,
+    PlanUpdateInput,
+)
+from runtime.continuity.proof import EvidenceRef, ProofCheck
+from runtime.continuity.store import NO_ACTIVE_PLAN, ContinuityStore
+from runtime.continuity.tail import goal_line
+from runtime.errors import StoreError, TenancyError
+from runtime.fragment import ProofMode
+from runtime.tools import Tool, ToolContext, ToolResult
+
+TOOL_NAMES: tuple[str, ...] = (
+    "FocusRead",
+    "FocusWrite",
+    "PlanRead",
+    "PlanUpdate",
+    "PlanComplete",
+    "GoalWrite",
+    "GoalUpdate",
+    "GoalList",
+    "MemoryClear",
+)
+FOCUS_ONLY_TOOL_NAMES: tuple[str, ...] = ("FocusRead", "FocusWrite", "MemoryClear")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _guarded(
+    run: Callable[[M, ToolContext], ToolResult],
+) -> Callable[[Any, ToolContext], ToolResult]:
+    def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
+        try:
+            return run(parsed, ctx)
+        except StoreError as exc:
+            return ToolResult(str(exc), True)
+        except TenancyError as exc:
+            return ToolResult(f"refused: {exc}", True)
+
+    return handle
+
+
+def _refs(evidence: Sequence[EvidenceRefInput] | None) -> list[EvidenceRef]:
+    return [EvidenceRef(e.toolUseId, e.sessionId) for e in evidence or ()]
+
+
+def _emit_checks(ctx: ToolContext, checks: Sequence[ProofCheck], **where: Any) -> None:
+    for check in checks:
+        ctx.emit(
+            "action_proof",
+            {**where, "toolUseId": check.ref.tool_use_id, "verdict": check.verdict},
+        )
+
+
+def _proof_note(checks: Sequence[ProofCheck]) -> str:
+    cited = ", ".join(f"{c.ref.tool_use_id} in {c.session_id}" for c in checks)
+    return f" (verified: {cited})" if cited else ""
+
+
+class _Handlers:
+    def __init__(self, store: ContinuityStore, proof_mode: ProofMode) -> None:
+        self.store = store
+        self.proof_mode = proof_mode
+
+    # ── focus ───────────────────────────────────────────────────────────────────────────────
+
+    def focus_read(self, _: FocusReadInput, ctx: ToolContext) -> ToolResult:
+        doc = self.store.read_focus()
+        if doc is None:
+            return ToolResult(
+                f"{self.store.focus_path.name} is user-authored (no <!-- specwire:focus --> "
+                "marker): the store neither reads nor overwrites it."
+            )
+        active = self.store.active_plan()
+        lines = [f"focus: {doc.body or '(no focus set)'}"]
+        lines.append(f"active plan: {plan_summary(active) if active else 'none'}")
+        open_reqs = [r for r in doc.requirements if r.status == "open"]
+        if open_reqs:
+            lines += ["", "open requirements (the user's own words; still binding):"]
+            lines += [f"- {r.id} (turn {r.turn}) {r.text}" for r in open_reqs]
+        return ToolResult("\n".join(lines))
+
+    def focus_write(self, parsed: FocusWriteInput, ctx: ToolContext) -> ToolResult:
+        doc = self.store.write_focus(parsed.focus)
+        return ToolResult(f"focus updated ({len(doc.body)} chars)")
+
+    # ── plans ───────────────────────────────────────────────────────────────────────────────
+
+    def plan_read(self, parsed: PlanReadInput, ctx: ToolContext) -> ToolResult:
+        plans = self.store.list_plans()
+        if not plans:
+            return ToolResult("no plans yet — create one with PlanUpdate {action: 'create'}.")
+        active_id = self.store.active_plan_id()
+        wanted = parsed.planId or active_id
+        lines: list[str] = []
+        if wanted is None:
+            lines.append(NO_ACTIVE_PLAN)
+        else:
+            plan = self.store.get_plan(wanted)
+            detail = plan_detail_lines(plan)
+            if plan.id == active_id:
+                detail[0] += " — active"
+            lines += detail
+        others = [p for p in plans if p.id != wanted]
+        if others:
+            lines += ["", "other plans:", *(f"- {plan_summary(p)}" for p in others)]
+        return ToolResult("\n".join(lines))
+
+    def plan_update(self, parsed: PlanUpdateInput, ctx: ToolContext) -> ToolResult:
+        store = self.store
+        if parsed.action == "create":
+            assert parsed.title is not None
+            plan, active = store.create_plan(parsed.title, parsed.steps or ())
+            ctx.emit("plan_update", {"planId": plan.id, "action": "create", "title": plan.title})
+            note = "; it is the active plan" if active else ""
+            return ToolResult(f"created {plan.id} — {plan.title} ({len(plan.steps)} step(s)){note}")
+        if parsed.action == "add_step":
+            assert parsed.text is not None
+            plan, number = store.add_step(parsed.planId, parsed.text)
+            ctx.emit("plan_update", {"planId": plan.id, "action": "add_step", "step": number})
+            return ToolResult(f"{plan.id} step {number} added: {plan.steps[number - 1].text}")
+        if parsed.action == "set_step_status":
+            assert parsed.step is not None and parsed.status is not None
+            plan = store.set_step_status(parsed.planId, parsed.step, parsed.status)
+            ctx.emit(
+                "plan_update",
+                {
+                    "planId": plan.id,
+                    "action": "set_step_status",
+                    "step": parsed.step,
+                    "status": parsed.status,
+                },
+            )
+            if parsed.status == "claimed":
+                return ToolResult(
+                    f"{plan.id} step {parsed.step} → claimed "
+                    "(unverified — prove it with PlanComplete)"
+                )
+            return ToolResult(f"{plan.id} step {parsed.step} → {parsed.status}")
+        assert parsed.planId is not None
+        plan = store.set_active(parsed.planId)
+        ctx.emit("plan_update", {"planId": plan.id, "action": "set_active", "title": plan.title})
+        return ToolResult(f"active plan → {plan_summary(plan)}")
+
+    def plan_complete(
+        self, parsed: PlanCompleteInput | PlanCompleteUnverifiedInput, ctx: ToolContext
+    ) -> ToolResult:
+        done = self.store.complete_step(
+            parsed.planId, parsed.step, _refs(parsed.evidence), session_id=ctx.session_id or None
+        )
+        _emit_checks(ctx, done.checks, planId=done.plan.id, step=done.step)
+        if done.refusal is not None:
+            return ToolResult(done.refusal, True)
+        ctx.emit(
+            "plan_update",
+            {
+                "planId": done.plan.id,
+                "action": "prove_step",
+                "step": done.step,
+                "status": done.status,
+            },
+        )
+        if done.status == "done":
+            return ToolResult(
+                f"{done.plan.id} step {done.step} → done (proof checking is off: not verified)"
+            )
+        return ToolResult(f"{done.plan.id} step {done.step} → proven{_proof_note(done.checks)}")
+
+    # ── goals ───────────────────────────────────────────────────────────────────────────────
+
+    def goal_write(self, parsed: GoalWriteInput, ctx: ToolContext) -> ToolResult:
+        goal = self.store.write_goal(
+            parsed.title, target=parsed.target, current=parsed.current, unit=parsed.unit
+        )
+        ctx.emit(
+            "goal_update",
+            {"goalId": goal.id, "action": "create", "title": goal.title, "status": goal.status},
+        )
+        return ToolResult(f"created {goal_line(goal)[2:]}")
+
+    def goal_update(self, parsed: GoalUpdateInput, ctx: ToolContext) -> ToolResult:
+        change = self.store.update_goal(
+            parsed.goalId,
+            title=parsed.title,
+            status=parsed.status,
+            target=parsed.target,
+            current=parsed.current,
+            unit=parsed.unit,
+            evidence=_refs(parsed.evidence),
+            session_id=ctx.session_id or None,
+        )
+        _emit_checks(ctx, change.checks, goalId=parsed.goalId)
+        if change.refusal is not None:
+            return ToolResult(change.refusal, True)
+        goal = change.goal
+        payload: dict[str, Any] = {"goalId": goal.id, "action": "update", "status": goal.status}
+        if parsed.title is not None:
+            payload["title"] = goal.title
+        ctx.emit("goal_update", payload)
+        text = f"updated {goal_line(goal)[2:]}"
+        if goal.status == "claimed":
+            text += " (unverified — prove it with GoalUpdate {status: 'proven', evidence})"
+        elif parsed.status == "proven" and goal.status == "proven":
+            text += _proof_note(change.checks)
+        elif goal.status == "done":
+            text += " (proof checking is off: not verified)"
+        return ToolResult(text)
+
+    def goal_list(self, _: GoalListInput, ctx: ToolContext) -> ToolResult:
+        goals = self.store.list_goals()
+        if not goals:
+            return ToolResult("no goals yet — add one with GoalWrite.")
+        return ToolResult("\n".join(goal_line(g) for g in goals))
+
+    # ── trash ───────────────────────────────────────────────────────────────────────────────
+
+    def memory_clear(self, parsed: MemoryClearInput, ctx: ToolContext) -> ToolResult:
+        result = self.store.clear(parsed.scope)
+        if result.snapshot is None:
+            return ToolResult(f"nothing to clear: {parsed.scope} is already empty")
+        trash = result.snapshot.path
+        return ToolResult(
+            f"cleared: {parsed.scope} ({len(result.moved)} file(s)/dir(s)) → {trash}\n"
+            f"undo: restore trash snapshot {result.snapshot.ts} — move the files under {trash} "
+            f"back into {self.store.root} (ContinuityStore.restore({result.snapshot.ts!r}) does "
+            "this and refuses to overwrite)"
+        )
+
+
+def _descriptions(proof_mode: ProofMode, focus_max_chars: int) -> dict[str, str]:
+    claimed = (
+        'Proof mode is "require": steps cannot be marked claimed — complete them with '
+        "PlanComplete and evidence."
+        if proof_mode == "require"
+        else "A step becomes proven only through PlanComplete."
+    )
+    complete = (
+        "Mark a step done. Proof checking is off: evidence is optional and recorded unverified."
+        if proof_mode == "off"
+        else "Mark a step proven by citing the tool calls that show it is done; each toolUseId "
+        "must be found with a successful result in the session log, or nothing changes."
+    )
+    return {
+        "FocusRead": "Read the focus note, the active plan and the open requirements (the "
+        "user's own words, kept verbatim).",
+        "FocusWrite": "Replace the focus note: what you are doing now and why "
+        f"(at most {focus_max_chars} chars).",
+        "PlanRead": "Read a plan (default: the active plan) with each step's status and "
+        "proofs, and list the other plans.",
+        "PlanUpdate": "Create a plan, add a step, set a step's status (open, in_progress, "
+        f"claimed), or switch the active plan. {claimed}",
+        "PlanComplete": complete,
+        "GoalWrite": "Add a goal: a measurable outcome, optionally with a target, a current "
+        "value and a unit.",
+        "GoalUpdate": "Update a goal's title, values or status. Status proven "
+        + (
+            "marks it done (proof checking is off)."
+            if proof_mode == "off"
+            else "needs evidence: toolUseIds found with a successful result in the session log."
+        ),
+        "GoalList": "List the goals with their status and progress.",
+        "MemoryClear": "Move the focus, the plans, the goals, or all of them (with the handoff "
+        "note) to the trash. Nothing is deleted: a trash snapshot can be restored.",
+    }
+
+
+def continuity_tools(
+    store: ContinuityStore, proof_mode: ProofMode, plan_enabled: bool
+) -> list[Tool]:
+    """The continuity tools in registration order."""
+    h = _Handlers(store, proof_mode)
+    d = _descriptions(proof_mode, store.focus_max_chars)
+    complete_input: type[BaseModel] = (
+        PlanCompleteUnverifiedInput if proof_mode == "off" else PlanCompleteInput
+    )
+    tools = [
+        Tool("FocusRead", d["FocusRead"], FocusReadInput, _guarded(h.focus_read), read_only=True),
+        Tool(
+            "FocusWrite",
+            d["FocusWrite"],
+            FocusWriteInput,
+            _guarded(h.focus_write),
+            destructive=True,
+        ),
+        Tool("PlanRead", d["PlanRead"], PlanReadInput, _guarded(h.plan_read), read_only=True),
+        Tool(
+            "PlanUpdate",
+            d["PlanUpdate"],
+            PlanUpdateInput,
+            _guarded(h.plan_update),
+            destructive=True,
+        ),
+        Tool(
+            "PlanComplete",
+            d["PlanComplete"],
+            complete_input,
+            _guarded(h.plan_complete),
+            destructive=True,
+        ),
+        Tool("GoalWrite", d["GoalWrite"], GoalWriteInput, _guarded(h.goal_write), destructive=True),
+        Tool(
+            "GoalUpdate",
+            d["GoalUpdate"],
+            GoalUpdateInput,
+            _guarded(h.goal_update),
+            destructive=True,
+        ),
+        Tool("GoalList", d["GoalList"], GoalListInput, _guarded(h.goal_list), read_only=True),
+        Tool(
+            "MemoryClear",
+            d["MemoryClear"],
+            MemoryClearInput,
+            _guarded(h.memory_clear),
+            destructive=True,
+            require_justification=True,
+        ),
+    ]
+    names = TOOL_NAMES if plan_enabled else FOCUS_ONLY_TOOL_NAMES
+    return [t for t in tools if t.name in names]

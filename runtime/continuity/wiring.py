@@ -1,0 +1,94 @@
+"""``build_continuity``: the continuity tier's store, tools and loop seam from the fragment.
+
+The seam's ``load_plan`` / ``on_plan_dirty`` return the whole continuity tail
+(``<current_plan>…</current_plan>`` plus ``<requirements_ledger>…</requirements_ledger>`` when the
+ledger is on), ready to append after the cache marker. Seam callbacks that write never raise
+into the loop for a store refusal: they log it and carry on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime.continuity.focus import DEFAULT_FOCUS_MAX_CHARS
+from runtime.continuity.store import ContinuityStore
+from runtime.continuity.tools import continuity_tools
+from runtime.errors import MemoryServiceError, StoreError
+from runtime.events import Clock
+from runtime.fragment import ContinuityFragment
+from runtime.paths import StoreLayout
+from runtime.seams import ContinuitySeam, HandoffInput, LedgerEntry
+from runtime.tools import Tool
+
+
+@dataclass(frozen=True)
+class ContinuityWiring:
+    store: ContinuityStore
+    tools: list[Tool]
+    seam: ContinuitySeam
+
+
+def build_continuity(
+    continuity: ContinuityFragment,
+    layout: StoreLayout,
+    *,
+    sessions_dir: Path,
+    session_scope: str | None,
+    now: Clock,
+    log: Callable[[str], None],
+) -> ContinuityWiring:
+    if continuity.scope == "session":
+        if not session_scope:
+            raise MemoryServiceError(
+                'continuity scope "session" needs deps.session_scope (the conversation\'s '
+                "session id); the host passes it per turn"
+            )
+        scope_dir = layout.session_state_dir(session_scope)
+    else:
+        scope_dir = layout.state_dir
+    store = ContinuityStore(
+        layout,
+        scope_dir=scope_dir,
+        sessions_dir=sessions_dir,
+        proof_mode=continuity.proof,
+        focus_max_chars=continuity.focus_max_chars or DEFAULT_FOCUS_MAX_CHARS,
+        now=now,
+        log=log,
+    )
+    tools = continuity_tools(store, continuity.proof, continuity.plan)
+    seam = _seam(store, continuity, log)
+    parts = "focus · plans · goals" if continuity.plan else "focus"
+    log(f"[memory] continuity on — {store.scope_dir} ({parts})\n")
+    return ContinuityWiring(store, tools, seam)
+
+
+def _seam(
+    store: ContinuityStore, continuity: ContinuityFragment, log: Callable[[str], None]
+) -> ContinuitySeam:
+    def tail() -> str | None:
+        return store.render_continuity_tail(
+            include_plans=continuity.plan, include_ledger=continuity.ledger
+        )
+
+    def record(entries: Sequence[LedgerEntry]) -> None:
+        try:
+            store.record_requirements(entries)
+        except StoreError as exc:
+            log(f"[memory] requirements not recorded: {exc}\n")
+
+    def handoff(done: HandoffInput) -> None:
+        try:
+            store.write_handoff(done)
+        except StoreError as exc:
+            log(f"[memory] handoff not written: {exc}\n")
+
+    return ContinuitySeam(
+        load_plan=tail,
+        on_plan_dirty=tail,
+        ledger=continuity.ledger,
+        record_requirements=record if continuity.ledger else None,
+        on_handoff=handoff if continuity.handoff else None,
+        load_handoff=store.read_handoff if continuity.handoff else None,
+    )
