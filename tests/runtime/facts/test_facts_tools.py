@@ -1,0 +1,223 @@
+"""Remember / Recall / MemoryForget: schemas, validation, exact result texts, error results."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from runtime.facts.model import Provenance
+from runtime.facts.store import FactStore
+from runtime.facts.tools import fact_tools
+from runtime.tools import Tool, ToolContext, ToolResult
+
+SESSION = "sess_00000000deadbeef"
+CTX = ToolContext(session_id=SESSION, tool_use_id="tu_1")
+DAY_MS = 86_400_000
+
+
+@pytest.fixture
+def tools(store: FactStore) -> dict[str, Tool]:
+    return {tool.name: tool for tool in fact_tools(store, ttl_ms=None, recall_k=5)}
+
+
+def call(tools: dict[str, Tool], name: str, **raw: Any) -> ToolResult:
+    return tools[name].invoke(raw, CTX)
+
+
+def test_names_order_and_flags(store: FactStore) -> None:
+    remember, recall, forget = fact_tools(store, ttl_ms=None, recall_k=5)
+    assert [remember.name, recall.name, forget.name] == ["Remember", "Recall", "MemoryForget"]
+    assert remember.destructive and not remember.read_only and not remember.require_justification
+    assert recall.read_only and not recall.destructive
+    assert forget.destructive and forget.require_justification
+    assert {t.scope for t in (remember, recall, forget)} == {"internal"}
+
+
+def test_schemas_forbid_extra_fields_and_describe_every_field(tools: dict[str, Tool]) -> None:
+    expected = {
+        "Remember": ({"text", "tags", "ttlDays"}, ["text"]),
+        "Recall": ({"query", "k"}, ["query"]),
+        "MemoryForget": ({"id", "query", "reason"}, []),
+    }
+    for name, (fields, required) in expected.items():
+        schema = tools[name].input_schema()
+        assert schema["additionalProperties"] is False, name
+        assert set(schema["properties"]) == fields, name
+        assert schema.get("required", []) == required, name
+        for field, spec in schema["properties"].items():
+            assert spec.get("description"), f"{name}.{field} has no description"
+    assert tools["MemoryForget"].input_schema()["properties"]["id"]["anyOf"][0]["pattern"] == (
+        "^mem_[0-9a-f]{16}$"
+    )
+
+
+# -- Remember --------------------------------------------------------------------------------
+
+
+def test_remember_result_text_and_provenance(tools: dict[str, Tool], store: FactStore) -> None:
+    plain = call(tools, "Remember", text="Prefers metric units")
+    match = re.fullmatch(r"remembered \((mem_[0-9a-f]{16})\): Prefers metric units", plain.text)
+    assert not plain.is_error and match is not None
+    got = store.get(match.group(1))
+    assert got is not None and got.fact.provenance == Provenance(SESSION, ())
+    assert SESSION not in plain.text  # provenance is never shown to the model
+
+    tagged = call(tools, "Remember", text="On call this week", tags=["ops", "rota"], ttlDays=10)
+    assert re.fullmatch(
+        r"remembered \(mem_[0-9a-f]{16}\) \[ops, rota\] "
+        r"\(expires 2026-07-11T12:00:00\.000Z\): On call this week",
+        tagged.text,
+    ), tagged.text
+
+
+def test_remember_uses_the_spec_ttl_unless_the_model_sets_one(store: FactStore) -> None:
+    remember = fact_tools(store, ttl_ms=2 * DAY_MS, recall_k=5)[0]
+    default = remember.invoke({"text": "two-day fact"}, CTX)
+    assert "(expires 2026-07-03T12:00:00.000Z)" in default.text
+    fractional = remember.invoke({"text": "half-day fact", "ttlDays": 0.5}, CTX)
+    assert "(expires 2026-07-02T00:00:00.000Z)" in fractional.text
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ({}, "text"),
+        ({"text": ""}, "text"),
+        ({"text": "x" * 2001}, "text"),
+        ({"text": "ok", "tags": [""]}, "tags.0"),
+        ({"text": "ok", "tags": [f"t{i}" for i in range(9)]}, "tags"),
+        ({"text": "ok", "ttlDays": 0}, "ttlDays"),
+        ({"text": "ok", "ttlDays": 3651}, "ttlDays"),
+        ({"text": "ok", "ttlDays": "soon"}, "ttlDays"),
+        ({"text": "ok", "priority": "high"}, "priority"),
+    ],
+)
+def test_remember_input_errors_name_the_field(
+    tools: dict[str, Tool], store: FactStore, raw: dict[str, Any], field: str
+) -> None:
+    result = tools["Remember"].invoke(raw, CTX)
+    assert result.is_error
+    assert result.text.startswith("Remember: invalid input: ")
+    assert f"{field}: " in result.text
+    assert store.size() == 0
+
+
+def test_a_whitespace_only_text_is_a_store_refusal_not_a_crash(tools: dict[str, Tool]) -> None:
+    result = call(tools, "Remember", text="   ")
+    assert result.is_error and result.text == "Remember: a memory needs non-empty text"
+
+
+# -- Recall ----------------------------------------------------------------------------------
+
+
+def test_recall_result_text(tools: dict[str, Tool], store: FactStore) -> None:
+    store.remember("lunch is at noon")
+    store.remember("billing runs on the first", ["finance"])
+    store.remember("customer plan is Enterprise", ["billing", "crm"])
+    result = call(tools, "Recall", query="customer billing")
+    assert not result.is_error
+    header, *lines = result.text.split("\n")
+    assert header == '2 memory match(es) for "customer billing":'
+    assert re.fullmatch(r"  • \(\d+\.\d\d\) customer plan is Enterprise \[billing, crm\]", lines[0])
+    assert re.fullmatch(r"  • \(\d+\.\d\d\) billing runs on the first \[finance\]", lines[1])
+
+
+def test_recall_with_no_match_reports_the_store_size(
+    tools: dict[str, Tool], store: FactStore
+) -> None:
+    store.remember("lunch is at noon")
+    result = call(tools, "Recall", query="zebra crossing")
+    assert (result.is_error, result.text) == (
+        False,
+        'no memories matched "zebra crossing" (store size: 1)',
+    )
+
+
+def test_recall_k_defaults_to_the_spec_and_is_bounded(store: FactStore) -> None:
+    for i in range(4):
+        store.remember(f"release note {i}")
+    recall = fact_tools(store, ttl_ms=None, recall_k=2)[1]
+    assert recall.invoke({"query": "release"}, CTX).text.startswith("2 memory match(es)")
+    assert recall.invoke({"query": "release", "k": 3}, CTX).text.startswith("3 memory")
+    for bad in (0, 51):
+        result = recall.invoke({"query": "release", "k": bad}, CTX)
+        assert result.is_error and "k: " in result.text
+    empty = recall.invoke({"query": ""}, CTX)
+    assert empty.is_error and "query: " in empty.text
+
+
+# -- MemoryForget ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw", [{}, {"id": "mem_0123456789abcdef", "query": "x"}, {"reason": "tidy up"}]
+)
+def test_forget_needs_exactly_one_of_id_or_query(
+    tools: dict[str, Tool], raw: dict[str, Any]
+) -> None:
+    result = tools["MemoryForget"].invoke(raw, CTX)
+    assert (result.is_error, result.text) == (
+        True,
+        "MemoryForget: provide exactly one of `id` or `query`.",
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ({"id": "mem_XYZ"}, "id"),
+        ({"query": ""}, "query"),
+        ({"query": "x", "reason": ""}, "reason"),
+        ({"query": "x", "reason": "r" * 501}, "reason"),
+        ({"query": "x", "justification": "because"}, "justification"),
+    ],
+)
+def test_forget_input_errors_name_the_field(
+    tools: dict[str, Tool], raw: dict[str, Any], field: str
+) -> None:
+    result = tools["MemoryForget"].invoke(raw, CTX)
+    assert result.is_error and f"{field}: " in result.text
+
+
+def test_forget_by_id_forgets_that_memory_only(tools: dict[str, Tool], store: FactStore) -> None:
+    target = store.remember("printer on floor 3 is broken")
+    twin = store.remember("printer on floor 3 is broken")
+    result = call(tools, "MemoryForget", id=target.id, reason="fixed  now")
+    assert result.text == (
+        f"forgot 1 memory(ies) — fixed now:\n  • ({target.id}) printer on floor 3 is broken"
+    )
+    assert store.size() == 1 and store.find_same_text(twin.text) == twin
+    again = call(tools, "MemoryForget", id=target.id)
+    assert again.text == f"nothing to forget — no live memory matched id {target.id}"
+
+
+def test_forget_by_query_lists_what_was_forgotten(tools: dict[str, Tool], store: FactStore) -> None:
+    a = store.remember("printer on floor 3 is broken")
+    b = store.remember("the printer needs toner")
+    store.remember("lunch is at noon")
+    result = call(tools, "MemoryForget", query="printer")
+    header, *lines = result.text.split("\n")
+    assert header == "forgot 2 memory(ies):"
+    assert sorted(lines) == sorted(
+        [f"  • ({a.id}) printer on floor 3 is broken", f"  • ({b.id}) the printer needs toner"]
+    )
+    nothing = call(tools, "MemoryForget", query="printer")
+    assert nothing.text == 'nothing to forget — no live memory matched "printer"'
+
+
+# -- store failures become error results ----------------------------------------------------
+
+
+def test_store_errors_become_error_results(tools: dict[str, Tool], store: FactStore) -> None:
+    store.close()
+    for name, raw in (
+        ("Remember", {"text": "x"}),
+        ("Recall", {"query": "x"}),
+        ("MemoryForget", {"query": "x"}),
+        ("MemoryForget", {"id": "mem_0123456789abcdef"}),
+    ):
+        result = tools[name].invoke(raw, CTX)
+        assert result.is_error, name
+        assert result.text.startswith(f"{name}: the fact store is closed"), result.text
