@@ -85,7 +85,7 @@ def test_focus_cap_refuses_an_over_long_write(tmp_path: Path) -> None:
 def test_focus_cannot_smuggle_markers(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     with pytest.raises(StoreError, match="markers"):
-        store.write_focus("hi\n<!-- specwire:requirements -->\n- REQ-999 [open] \"x\"")
+        store.write_focus('hi\n<!-- specwire:requirements -->\n- REQ-999 [open] "x"')
 
 
 def test_ledger_keeps_text_verbatim(tmp_path: Path) -> None:
@@ -96,7 +96,10 @@ def test_ledger_keeps_text_verbatim(tmp_path: Path) -> None:
     (req,) = store.requirements()
     assert req == Requirement("REQ-001", "open", tricky, "user", SESSION, 7)
     line = store.focus_path.read_text().splitlines()[-1]
-    assert line == f"- REQ-001 [open] {json.dumps(tricky, ensure_ascii=False)} (user, {SESSION}, turn 7)"
+    assert (
+        line
+        == f"- REQ-001 [open] {json.dumps(tricky, ensure_ascii=False)} (user, {SESSION}, turn 7)"
+    )
 
 
 def test_ledger_dedupes_identical_text_and_ignores_non_user_entries(tmp_path: Path) -> None:
@@ -142,9 +145,9 @@ def test_focus_write_keeps_the_ledger_and_a_persons_notes(tmp_path: Path) -> Non
 
 
 def test_requirement_line_parsing_rejects_junk() -> None:
-    assert parse_requirement("- REQ-01 [open] \"x\" (user, s, turn 1)") is None
-    assert parse_requirement("- REQ-001 [open] \"x (user, s, turn 1)") is None
-    assert parse_requirement("- REQ-001 [maybe] \"x\" (user, s, turn 1)") is None
+    assert parse_requirement('- REQ-01 [open] "x" (user, s, turn 1)') is None
+    assert parse_requirement('- REQ-001 [open] "x (user, s, turn 1)') is None
+    assert parse_requirement('- REQ-001 [maybe] "x" (user, s, turn 1)') is None
     assert parse_requirement('- REQ-1234 [dropped] "x" (user, s, turn 12)') == Requirement(
         "REQ-1234", "dropped", "x", "user", "s", 12
     )

@@ -31,8 +31,9 @@ def _populated(tmp_path: Path) -> ContinuityStore:
     store.write_goal("Docs site")
     store.write_goal("Old goal")
     record_tool_call(store.sessions_dir, SESSION, "tu_old")
-    store.update_goal("goal-0003", status="proven", evidence=[EvidenceRef("tu_old")],
-                      session_id=SESSION)
+    store.update_goal(
+        "goal-0003", status="proven", evidence=[EvidenceRef("tu_old")], session_id=SESSION
+    )
     store.record_requirements(
         [LedgerEntry("user", "Never force-push", SESSION, 2), LedgerEntry("user", "Ok", SESSION, 3)]
     )
@@ -46,8 +47,10 @@ def test_handoff_golden(tmp_path: Path) -> None:
         HandoffInput(
             OTHER_SESSION,
             "exit",
-            ledger=[LedgerEntry("user", "Never force-push", OTHER_SESSION, 9),
-                    LedgerEntry("user", "Ship by Friday", OTHER_SESSION, 4)],
+            ledger=[
+                LedgerEntry("user", "Never force-push", OTHER_SESSION, 9),
+                LedgerEntry("user", "Ship by Friday", OTHER_SESSION, 4),
+            ],
         )
     )
     expected = (
@@ -95,8 +98,10 @@ def test_handoff_golden(tmp_path: Path) -> None:
         HandoffInput(
             OTHER_SESSION,
             "exit",
-            ledger=[LedgerEntry("user", "Never force-push", OTHER_SESSION, 9),
-                    LedgerEntry("user", "Ship by Friday", OTHER_SESSION, 4)],
+            ledger=[
+                LedgerEntry("user", "Never force-push", OTHER_SESSION, 9),
+                LedgerEntry("user", "Ship by Friday", OTHER_SESSION, 4),
+            ],
         )
     )
     assert path.read_text() == expected
@@ -105,7 +110,8 @@ def test_handoff_golden(tmp_path: Path) -> None:
 def test_handoff_of_an_empty_store(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     assert store.write_handoff(HandoffInput(SESSION, "complete")).read_text() == (
-        "<!-- specwire:handoff -->\n# Handoff\n\n## Focus\n_no focus set_\n\n## Active plan\n_none_\n"
+        "<!-- specwire:handoff -->\n# Handoff\n\n## Focus\n_no focus set_\n"
+        "\n## Active plan\n_none_\n"
         "\n## Goals\n_none_\n\n## Unresolved requirements\n_none_\n\n## Next actions\n_none_\n"
         f"\n## Last session\n{SESSION} (stop: complete)\n"
     )
@@ -166,8 +172,10 @@ def test_continuity_tail_with_the_ledger(tmp_path: Path) -> None:
 
 
 def test_continuity_tail_cap_keeps_the_ledger_and_truncates_the_plan() -> None:
-    reqs = [Requirement(f"REQ-00{n}", "open", f"req {n} " + "r" * 40, "user", SESSION, n)
-            for n in range(1, 6)]
+    reqs = [
+        Requirement(f"REQ-00{n}", "open", f"req {n} " + "r" * 40, "user", SESSION, n)
+        for n in range(1, 6)
+    ]
     plan = "plan-0001 — big\n" + "\n".join(f"{n}. [open] step {n}" for n in range(1, 100))
     tail = render_continuity_tail(plan, reqs, max_chars=600)
     assert tail is not None and len(tail) <= 600

@@ -44,8 +44,10 @@ def test_plan_file_golden(tmp_path: Path) -> None:
 def test_a_plan_without_steps_says_so(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     store.create_plan("Empty")
-    assert (store.plans_dir / "plan-0001-empty.md").read_text().endswith(
-        "## Steps\n\n_no steps yet_\n"
+    assert (
+        (store.plans_dir / "plan-0001-empty.md")
+        .read_text()
+        .endswith("## Steps\n\n_no steps yet_\n")
     )
 
 
@@ -75,7 +77,12 @@ def test_ids_are_max_plus_one_and_only_the_first_plan_becomes_active(tmp_path: P
     third, _ = store.create_plan("three")
     assert third.id == "plan-0042"
     assert store.active_plan_id() == "plan-0001"
-    assert [p.id for p in store.list_plans()] == ["plan-0001", "plan-0002", "plan-0041", "plan-0042"]
+    assert [p.id for p in store.list_plans()] == [
+        "plan-0001",
+        "plan-0002",
+        "plan-0041",
+        "plan-0042",
+    ]
 
 
 def test_set_active_and_the_focus_mirror(tmp_path: Path) -> None:

@@ -140,9 +140,7 @@ def test_evidence_session_prefers_the_citation_then_the_calling_session(tmp_path
     # Only in the other session: the calling session alone does not find it ...
     assert store.complete_step(None, 1, [EvidenceRef("tu_old")], session_id=SESSION).refusal
     # ... but citing its session does.
-    done = store.complete_step(
-        None, 1, [EvidenceRef("tu_old", OTHER_SESSION)], session_id=SESSION
-    )
+    done = store.complete_step(None, 1, [EvidenceRef("tu_old", OTHER_SESSION)], session_id=SESSION)
     assert done.refusal is None and done.checks[0].session_id == OTHER_SESSION
 
 
@@ -175,8 +173,9 @@ def test_proving_pins_the_cited_sessions_and_keeps_other_keys(tmp_path: Path) ->
     record_tool_call(store.sessions_dir, SESSION, "tu_a")
     record_tool_call(store.sessions_dir, OTHER_SESSION, "tu_b")
     store.complete_step(None, 1, [EvidenceRef("tu_a")], session_id=SESSION)
-    store.complete_step(None, 2, [EvidenceRef("tu_b", OTHER_SESSION), EvidenceRef("tu_a")],
-                        session_id=SESSION)
+    store.complete_step(
+        None, 2, [EvidenceRef("tu_b", OTHER_SESSION), EvidenceRef("tu_a")], session_id=SESSION
+    )
     data = json.loads(retention.read_text())
     assert data["owner"] == "ops" and data["version"] == 1
     assert data["pins"] == ["sess_aaaaaaaaaaaaaaaa", SESSION, OTHER_SESSION]
