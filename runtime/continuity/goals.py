@@ -60,6 +60,13 @@ def next_goal_id(goals: Sequence[Goal]) -> str:
     return f"goal-{max(numbers, default=0) + 1:04d}"
 
 
+def normalize_number(value: Number | None) -> Number | None:
+    """Integral floats become ints, so ``10.0`` from a tool call is stored as ``10``."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _number(value: Any) -> Number | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None

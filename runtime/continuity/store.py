@@ -45,6 +45,7 @@ from runtime.continuity.goals import (
     Goal,
     GoalStatus,
     next_goal_id,
+    normalize_number,
     parse_goals,
     render_goals,
 )
@@ -421,7 +422,7 @@ class ContinuityStore:
             self._record_active(plan.id)
         return plan
 
-    def complete_step(
+    def prove_step(
         self,
         plan_id: str | None,
         step: int,
@@ -533,8 +534,8 @@ class ContinuityStore:
                 status="open",
                 created_at=stamp,
                 updated_at=stamp,
-                target=target,
-                current=current,
+                target=normalize_number(target),
+                current=normalize_number(current),
                 unit=unit,
             )
             self._write(self.goals_path, render_goals([*goals, goal]))
@@ -589,8 +590,8 @@ class ContinuityStore:
             goal = replace(
                 goal,
                 title=one_line(title) if title is not None else goal.title,
-                target=target if target is not None else goal.target,
-                current=current if current is not None else goal.current,
+                target=normalize_number(target) if target is not None else goal.target,
+                current=normalize_number(current) if current is not None else goal.current,
                 unit=unit if unit is not None else goal.unit,
                 updated_at=stamp,
             )

@@ -61,6 +61,8 @@ def _guarded(
             return ToolResult(str(exc), True)
         except TenancyError as exc:
             return ToolResult(f"refused: {exc}", True)
+        except OSError as exc:
+            return ToolResult(f"the continuity store could not complete this: {exc}", True)
 
     return handle
 
@@ -170,7 +172,7 @@ class _Handlers:
     def plan_complete(
         self, parsed: PlanCompleteInput | PlanCompleteUnverifiedInput, ctx: ToolContext
     ) -> ToolResult:
-        done = self.store.complete_step(
+        done = self.store.prove_step(
             parsed.planId, parsed.step, _refs(parsed.evidence), session_id=ctx.session_id or None
         )
         _emit_checks(ctx, done.checks, planId=done.plan.id, step=done.step)

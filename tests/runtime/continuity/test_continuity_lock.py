@@ -135,3 +135,33 @@ def test_lock_file_content_and_mode(tmp_path: Path) -> None:
         data = json.loads(lock_path.read_text())
         assert data["pid"] == os.getpid() and data["acquiredAt"].endswith("Z")
         assert lock_path.stat().st_mode & 0o777 == 0o600
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from runtime.continuity.store import ContinuityStore
+from runtime.paths import StoreLayout
+
+store = ContinuityStore(StoreLayout(Path(sys.argv[1]), "demo"), lock_wait_s=20)
+for n in range(int(sys.argv[3])):
+    store.write_goal(f"{sys.argv[2]} {n}")
+"""
+
+
+def test_two_processes_writing_at_once_lose_no_update(tmp_path: Path) -> None:
+    root = (tmp_path / ".specwire").resolve()
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(root), name, "12"])
+        for name in ("left", "right")
+    ]
+    for writer in writers:
+        assert writer.wait(timeout=60) == 0
+    store = make_store(tmp_path)
+    goals = store.list_goals()
+    assert len(goals) == 24
+    assert [g.id for g in goals] == [f"goal-{n:04d}" for n in range(1, 25)]
+    assert sorted(g.title for g in goals) == sorted(
+        [f"left {n}" for n in range(12)] + [f"right {n}" for n in range(12)]
+    )
+    assert not store.lock_path.exists()

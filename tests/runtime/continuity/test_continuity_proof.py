@@ -48,7 +48,7 @@ def test_proven_refused_for_a_tool_use_that_is_not_in_the_log(tmp_path: Path) ->
     store.create_plan("Ship", ["build"])
     record_tool_call(store.sessions_dir, SESSION, "tu_other")
     before = _plan_file(tmp_path).read_bytes()
-    done = store.complete_step(None, 1, [EvidenceRef("tu_ghost")], session_id=SESSION)
+    done = store.prove_step(None, 1, [EvidenceRef("tu_ghost")], session_id=SESSION)
     assert done.refusal == (
         "no verified evidence for tu_ghost: run the action first, then complete the step "
         "with its toolUseId."
@@ -62,7 +62,7 @@ def test_proven_refused_for_a_tool_use_whose_result_is_an_error(tmp_path: Path) 
     store = make_store(tmp_path)
     store.create_plan("Ship", ["build"])
     record_tool_call(store.sessions_dir, SESSION, "tu_fail", result="exit 1", is_error=True)
-    done = store.complete_step(None, 1, [EvidenceRef("tu_fail")], session_id=SESSION)
+    done = store.prove_step(None, 1, [EvidenceRef("tu_fail")], session_id=SESSION)
     assert done.refusal is not None
     assert "tu_fail" in done.refusal and "failed" in done.refusal
     assert [c.verdict for c in done.checks] == ["error_result"]
@@ -75,7 +75,7 @@ def test_a_tool_use_without_its_result_is_not_evidence(tmp_path: Path) -> None:
     SessionLog(store.sessions_dir, SESSION).append(
         "tool_use", {"id": "tu_half", "name": "bash", "input": {}}
     )
-    done = store.complete_step(None, 1, [EvidenceRef("tu_half")], session_id=SESSION)
+    done = store.prove_step(None, 1, [EvidenceRef("tu_half")], session_id=SESSION)
     assert done.refusal is not None and done.checks[0].verdict == "missing"
 
 
@@ -83,7 +83,7 @@ def test_one_bad_citation_refuses_the_whole_completion(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     store.create_plan("Ship", ["build"])
     record_tool_call(store.sessions_dir, SESSION, "tu_good")
-    done = store.complete_step(
+    done = store.prove_step(
         None, 1, [EvidenceRef("tu_good"), EvidenceRef("tu_ghost")], session_id=SESSION
     )
     assert done.refusal is not None and "tu_ghost" in done.refusal
@@ -101,7 +101,7 @@ def test_proven_accepted_with_real_evidence_and_the_proof_is_frozen(tmp_path: Pa
         store.sessions_dir, SESSION, "tu_make", name="bash", input=tool_input, result=long_result
     )
     clock.advance(60)
-    done = store.complete_step(None, 2, [EvidenceRef("tu_make")], session_id=SESSION)
+    done = store.prove_step(None, 2, [EvidenceRef("tu_make")], session_id=SESSION)
     assert done.refusal is None and done.status == "proven"
 
     meta, body = split_frontmatter(_plan_file(tmp_path).read_text())
@@ -128,8 +128,8 @@ def test_proving_twice_with_the_same_tool_use_freezes_it_once(tmp_path: Path) ->
     store = make_store(tmp_path)
     store.create_plan("Ship", ["build"])
     record_tool_call(store.sessions_dir, SESSION, "tu_make")
-    store.complete_step(None, 1, [EvidenceRef("tu_make")], session_id=SESSION)
-    store.complete_step(None, 1, [EvidenceRef("tu_make")], session_id=SESSION)
+    store.prove_step(None, 1, [EvidenceRef("tu_make")], session_id=SESSION)
+    store.prove_step(None, 1, [EvidenceRef("tu_make")], session_id=SESSION)
     assert len(store.get_plan("plan-0001").proofs[1]) == 1
 
 
@@ -138,16 +138,16 @@ def test_evidence_session_prefers_the_citation_then_the_calling_session(tmp_path
     store.create_plan("Ship", ["build", "test"])
     record_tool_call(store.sessions_dir, OTHER_SESSION, "tu_old")
     # Only in the other session: the calling session alone does not find it ...
-    assert store.complete_step(None, 1, [EvidenceRef("tu_old")], session_id=SESSION).refusal
+    assert store.prove_step(None, 1, [EvidenceRef("tu_old")], session_id=SESSION).refusal
     # ... but citing its session does.
-    done = store.complete_step(None, 1, [EvidenceRef("tu_old", OTHER_SESSION)], session_id=SESSION)
+    done = store.prove_step(None, 1, [EvidenceRef("tu_old", OTHER_SESSION)], session_id=SESSION)
     assert done.refusal is None and done.checks[0].session_id == OTHER_SESSION
 
 
 def test_without_any_session_the_hint_says_to_cite_the_session(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     store.create_plan("Ship", ["build"])
-    done = store.complete_step(None, 1, [EvidenceRef("tu_x")], session_id=None)
+    done = store.prove_step(None, 1, [EvidenceRef("tu_x")], session_id=None)
     assert done.refusal is not None and "cite {toolUseId, sessionId}" in done.refusal
 
 
@@ -158,7 +158,7 @@ def test_evidence_in_a_child_session_is_found(tmp_path: Path) -> None:
         "sub_agent_start", {"childSessionId": OTHER_SESSION, "name": "helper"}
     )
     record_tool_call(store.sessions_dir, OTHER_SESSION, "tu_child")
-    done = store.complete_step(None, 1, [EvidenceRef("tu_child")], session_id=SESSION)
+    done = store.prove_step(None, 1, [EvidenceRef("tu_child")], session_id=SESSION)
     assert done.refusal is None
 
 
@@ -172,8 +172,8 @@ def test_proving_pins_the_cited_sessions_and_keeps_other_keys(tmp_path: Path) ->
     store.create_plan("Ship", ["build", "test"])
     record_tool_call(store.sessions_dir, SESSION, "tu_a")
     record_tool_call(store.sessions_dir, OTHER_SESSION, "tu_b")
-    store.complete_step(None, 1, [EvidenceRef("tu_a")], session_id=SESSION)
-    store.complete_step(
+    store.prove_step(None, 1, [EvidenceRef("tu_a")], session_id=SESSION)
+    store.prove_step(
         None, 2, [EvidenceRef("tu_b", OTHER_SESSION), EvidenceRef("tu_a")], session_id=SESSION
     )
     data = json.loads(retention.read_text())
@@ -191,7 +191,7 @@ def test_a_corrupt_retention_file_refuses_the_proof_and_is_left_alone(tmp_path: 
     store.create_plan("Ship", ["build"])
     record_tool_call(store.sessions_dir, SESSION, "tu_a")
     with pytest.raises(StoreError, match="retention.json"):
-        store.complete_step(None, 1, [EvidenceRef("tu_a")], session_id=SESSION)
+        store.prove_step(None, 1, [EvidenceRef("tu_a")], session_id=SESSION)
     assert retention.read_text() == "{not json"
     assert store.get_plan("plan-0001").steps[0].status == "open"
 
@@ -212,12 +212,10 @@ def test_require_mode_completes_only_with_verified_evidence(tmp_path: Path) -> N
     store = make_store(tmp_path, proof_mode="require")
     store.create_plan("Ship", ["build"])
     with pytest.raises(StoreError, match="needs evidence"):
-        store.complete_step(None, 1, [], session_id=SESSION)
-    assert store.complete_step(None, 1, [EvidenceRef("tu_x")], session_id=SESSION).refusal
+        store.prove_step(None, 1, [], session_id=SESSION)
+    assert store.prove_step(None, 1, [EvidenceRef("tu_x")], session_id=SESSION).refusal
     record_tool_call(store.sessions_dir, SESSION, "tu_x")
-    assert store.complete_step(None, 1, [EvidenceRef("tu_x")], session_id=SESSION).status == (
-        "proven"
-    )
+    assert store.prove_step(None, 1, [EvidenceRef("tu_x")], session_id=SESSION).status == ("proven")
 
 
 def test_require_mode_applies_to_goals(tmp_path: Path) -> None:
@@ -236,7 +234,7 @@ def test_require_mode_applies_to_goals(tmp_path: Path) -> None:
 def test_off_mode_completes_without_evidence_as_done(tmp_path: Path) -> None:
     store = make_store(tmp_path, proof_mode="off")
     store.create_plan("Ship", ["build"])
-    done = store.complete_step(None, 1, [], session_id=SESSION)
+    done = store.prove_step(None, 1, [], session_id=SESSION)
     assert done.status == "done" and done.refusal is None and done.checks == ()
     plan = store.get_plan("plan-0001")
     assert plan.steps[0].status == "done" and not plan.proofs
@@ -247,7 +245,7 @@ def test_off_mode_records_cited_evidence_unverified(tmp_path: Path) -> None:
     store = make_store(tmp_path, proof_mode="off")
     store.create_plan("Ship", ["build"])
     # tu_ghost is in no log: under proof off it is recorded as given, never checked.
-    store.complete_step(None, 1, [EvidenceRef("tu_ghost")], session_id=SESSION)
+    store.prove_step(None, 1, [EvidenceRef("tu_ghost")], session_id=SESSION)
     meta, _ = split_frontmatter(_plan_file(tmp_path).read_text())
     assert "proofs" not in meta
     assert meta["citations"] == {

@@ -237,6 +237,7 @@ def test_goal_tools(tmp_path: Path) -> None:
         == f"updated goal-0001 [proven] Users (10/10 users) (verified: tu_x in {SESSION})"
     )
     assert kit.call("GoalList", {}).text == "- goal-0001 [proven] Users (10/10 users)"
+    assert '"target": 10,' in kit.store.goals_path.read_text()  # 10.0 from the model → 10
     assert kit.events.of("goal_update") == [
         {"goalId": "goal-0001", "action": "create", "title": "Users", "status": "open"},
         {"goalId": "goal-0001", "action": "update", "status": "claimed"},
