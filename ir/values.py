@@ -28,7 +28,7 @@ def show(value: object) -> str:
         return "a mapping"
     if isinstance(value, list | tuple):
         return "a list"
-    return quote(str(value))
+    return str(value)  # a date or a tagged value: shown as written, unquoted like a number
 
 
 def got(value: object) -> str:

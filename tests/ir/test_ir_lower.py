@@ -1,0 +1,102 @@
+"""Lowering copies only what the user declared; the fragment survives a JSON round trip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ir import load_spec_text, lower
+from runtime.fragment import MemoryWiringFragment
+
+CLI = "name: spec-a\ntarget: cli\nagent: {model: m, instructions: i}\n"
+DEFAULT_CONTINUITY = {"plan": True, "proof": "ladder", "ledger": True, "handoff": True}
+
+
+def fragment_data(text: str) -> dict[str, object]:
+    return lower(load_spec_text(text, "spec.yaml")).to_data()
+
+
+def test_name_only_gives_spec_name_and_default_continuity() -> None:
+    assert fragment_data(CLI) == {
+        "spec_name": "spec-a",
+        "continuity": {**DEFAULT_CONTINUITY, "scope": "spec"},
+    }
+
+
+def test_name_only_without_continuity_gives_just_the_name() -> None:
+    fragment = lower(load_spec_text(CLI + "continuity: false\n", "spec.yaml"))
+    assert fragment.to_json() == '{"spec_name":"spec-a"}'
+    assert fragment.is_memoryless
+
+
+def test_empty_memory_block_lowers_to_an_empty_object() -> None:
+    fragment = lower(load_spec_text(CLI + "memory: {}\ncontinuity: false\n", "spec.yaml"))
+    assert fragment.to_json() == '{"spec_name":"spec-a","memory":{}}'
+    assert not fragment.is_memoryless
+
+
+@pytest.mark.parametrize(
+    ("block", "memory"),
+    [
+        ("memory: {recallK: 7}\n", {"recall_k": 7}),
+        ("memory: {enabled: true}\n", {"enabled": True}),
+        ("memory: {autoRecall: false}\n", {"auto_recall": False}),
+        ("memory: {ttl: 2h}\n", {"ttl_ms": 7_200_000}),
+        ("memory: {wiki: {}}\n", {"wiki": {}}),
+        ("memory: {wiki: {enabled: false}}\n", {"wiki": {"enabled": False}}),
+        (
+            "memory: {backend: file, embedder: hash/256}\n",
+            {"backend": "file", "embedder": "hash/256"},
+        ),
+    ],
+)
+def test_only_declared_memory_fields_are_copied(block: str, memory: dict[str, object]) -> None:
+    assert fragment_data(CLI + block + "continuity: false\n") == {
+        "spec_name": "spec-a",
+        "memory": memory,
+    }
+
+
+def test_continuity_lowered_as_resolved() -> None:
+    data = fragment_data(CLI + "continuity: {proof: off, plan: false, focusMaxChars: 64}\n")
+    assert data["continuity"] == {
+        **DEFAULT_CONTINUITY,
+        "plan": False,
+        "proof": "off",
+        "scope": "spec",
+        "focus_max_chars": 64,
+    }
+
+
+def test_channel_continuity_lowers_with_session_scope() -> None:
+    text = (
+        "name: bot\ntarget: channel\nagent: {model: m, instructions: i}\n"
+        "channels: {slack: {}}\nrouting: {sessionKey: thread}\n"
+    )
+    assert fragment_data(text)["continuity"] == {**DEFAULT_CONTINUITY, "scope": "session"}
+
+
+def test_fragment_json_round_trip_is_exact() -> None:
+    text = (
+        CLI + "memory:\n  ttl: 90d\n  recallK: 5\n  autoCapture: true\n  autoCaptureThreshold: 2\n"
+        "  wiki: {recallK: 6, requireSources: true}\n"
+        "continuity: {proof: require, focusMaxChars: 100}\n"
+    )
+    fragment = lower(load_spec_text(text, "spec.yaml"))
+    again = MemoryWiringFragment.from_json(fragment.to_json())
+    assert again == fragment
+    assert again.to_json() == fragment.to_json()
+    assert json.loads(fragment.to_json()) == fragment.to_data()
+
+
+def test_every_way_of_switching_memory_off_gives_the_same_fragment() -> None:
+    texts = [
+        CLI + "continuity: false\n",
+        CLI + "memory: {enabled: false}\ncontinuity: {enabled: false}\n",
+        CLI
+        + "memory:\n  enabled: false\n  recallK: 3\ncontinuity:\n  enabled: false\n  proof: off\n",
+    ]
+    assert {lower(load_spec_text(text, "spec.yaml")).to_json() for text in texts} == {
+        '{"spec_name":"spec-a"}'
+    }

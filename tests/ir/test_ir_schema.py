@@ -1,0 +1,56 @@
+"""The spec JSON Schema for editors: deterministic, camelCase, strict about keys."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ir import TARGETS, spec_json_schema
+
+
+def dumped() -> str:
+    return json.dumps(spec_json_schema(), sort_keys=True, indent=2)
+
+
+def definition(name: str) -> dict[str, Any]:
+    found: dict[str, Any] = spec_json_schema()["$defs"][name]
+    return found
+
+
+def test_schema_is_deterministic_and_fresh() -> None:
+    first = spec_json_schema()
+    first["$defs"].clear()  # mutating one copy must not leak into the next
+    assert dumped() == dumped()
+    assert spec_json_schema()["$defs"]
+
+
+def test_schema_discriminates_on_target() -> None:
+    schema = spec_json_schema()
+    assert schema["$schema"].startswith("https://json-schema.org/")
+    assert schema["discriminator"]["propertyName"] == "target"
+    assert set(schema["discriminator"]["mapping"]) == set(TARGETS)
+
+
+def test_every_block_forbids_unknown_keys() -> None:
+    for name, block in spec_json_schema()["$defs"].items():
+        assert block.get("additionalProperties") is False, name
+
+
+def test_keys_are_camel_case() -> None:
+    memory = definition("MemorySource")["properties"]
+    assert {"autoRecall", "recallK", "autoCapture", "autoCaptureThreshold"} <= set(memory)
+    assert "recall_k" not in memory
+    assert {"branchingFactor", "maxDurationMs"} <= set(definition("ResearchSource")["properties"])
+
+
+def test_constraints_are_visible_to_editors() -> None:
+    memory = definition("MemorySource")["properties"]
+    assert memory["recallK"] == {"type": "integer", "minimum": 1, "maximum": 50}
+    assert memory["backend"] == {"type": "string", "enum": ["file"]}
+    assert memory["ttl"]["pattern"].startswith("^")
+    continuity = definition("CliSource")["properties"]["continuity"]
+    assert {"type": "boolean"} in continuity["anyOf"]
+    assert definition("ManagedSource")["properties"]["tenants"]["minItems"] == 1
+    proof = definition("ContinuitySource")["properties"]["proof"]
+    assert proof["enum"] == ["ladder", "require", "off"]
+    assert "agent" not in definition("CrewSource")["properties"]
