@@ -22,6 +22,7 @@ def check_path(path: str) -> str:
         not path
         or "\\" in path
         or pure.is_absolute()
+        or not pure.parts
         or str(pure) != path
         or any(part in ("", ".", "..") for part in pure.parts)
     ):

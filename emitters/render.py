@@ -7,19 +7,31 @@ keep block tags from leaking whitespace; ``keep_trailing_newline`` keeps files e
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import lru_cache
+from collections.abc import Callable, Mapping
+from functools import lru_cache, wraps
 from typing import Any
 
 import jinja2
 
-from emitters.literals import md_code, md_text, py_literal, py_text
+from emitters.literals import LiteralError, md_code, md_text, py_literal, py_text
 
 TEMPLATE_PACKAGE = "templates"
 
 
 class TemplateRenderError(RuntimeError):
     """A template failed to render: a template bug, never a user error."""
+
+
+def _strict(filter_fn: Callable[[Any], str]) -> Callable[[Any], str]:
+    """A filter that refuses undefined input instead of rendering it."""
+
+    @wraps(filter_fn)
+    def checked(value: Any) -> str:
+        if isinstance(value, jinja2.Undefined):
+            raise jinja2.UndefinedError(f"filter {filter_fn.__name__} got an undefined value")
+        return filter_fn(value)
+
+    return checked
 
 
 @lru_cache(maxsize=1)
@@ -33,10 +45,10 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         auto_reload=False,
     )
-    env.filters["py"] = py_literal
-    env.filters["py_text"] = py_text
-    env.filters["md_code"] = md_code
-    env.filters["md_text"] = md_text
+    env.filters["py"] = _strict(py_literal)
+    env.filters["py_text"] = _strict(py_text)
+    env.filters["md_code"] = _strict(md_code)
+    env.filters["md_text"] = _strict(md_text)
     return env
 
 
@@ -44,5 +56,5 @@ def render(template: str, context: Mapping[str, Any]) -> str:
     """Render ``template`` (a path inside the templates package, e.g. ``cli/agent.py.j2``)."""
     try:
         return environment().get_template(template).render(**context)
-    except jinja2.TemplateError as exc:
+    except (jinja2.TemplateError, LiteralError) as exc:
         raise TemplateRenderError(f"template {template}: {type(exc).__name__}: {exc}") from exc

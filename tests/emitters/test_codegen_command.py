@@ -1,0 +1,224 @@
+"""The codegen command: build / check / diff / fragment / schema / run, and its exit statuses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from emitter_cases import EXAMPLES_DIR, ROOT
+
+import emitters.command as command
+from emitters.command import codegen, run_agent_source
+from ir import load_spec, lower, spec_json_schema
+
+SUPPORT = EXAMPLES_DIR / "support-bot.yaml"
+PLAIN = EXAMPLES_DIR / "cli-plain.yaml"
+BAD = """\
+name: bad
+target: cli
+agent:
+  model: scripted
+  instructions: hi
+memory:
+  recallK: 80
+"""
+
+
+def invoke(*args: str | Path, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(codegen, [str(a) for a in args], env=env)
+
+
+def files_under(path: Path) -> dict[str, bytes]:
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+
+
+def test_build_writes_each_spec_under_out_by_name(tmp_path: Path) -> None:
+    result = invoke("build", SUPPORT, PLAIN, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert sorted(files_under(tmp_path / "out")) == [
+        "cli-plain/README.md",
+        "cli-plain/agent.py",
+        "support-bot/README.md",
+        "support-bot/agent.py",
+    ]
+    assert result.output.splitlines() == [
+        f"{tmp_path / 'out' / 'support-bot'}: 2 written, 0 unchanged",
+        f"{tmp_path / 'out' / 'cli-plain'}: 2 written, 0 unchanged",
+    ]
+
+
+def test_build_defaults_to_build_dir_in_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert invoke("build", SUPPORT).exit_code == 0
+    assert (tmp_path / "build" / "support-bot" / "agent.py").is_file()
+
+
+def test_second_build_rewrites_nothing(tmp_path: Path) -> None:
+    assert invoke("build", SUPPORT, "--out", tmp_path).exit_code == 0
+    bundle = tmp_path / "support-bot"
+    before = {p.name: p.stat().st_mtime_ns for p in bundle.iterdir()}
+    result = invoke("build", SUPPORT, "--out", tmp_path)
+    assert result.exit_code == 0
+    assert result.output.strip().endswith("0 written, 2 unchanged")
+    assert {p.name: p.stat().st_mtime_ns for p in bundle.iterdir()} == before
+
+
+def test_check_exits_1_on_drift_and_0_when_unchanged(tmp_path: Path) -> None:
+    assert invoke("build", SUPPORT, "--out", tmp_path).exit_code == 0
+    clean = invoke("build", SUPPORT, "--out", tmp_path, "--check")
+    assert clean.exit_code == 0
+    assert clean.output == f"ok {tmp_path / 'support-bot'}\n"
+
+    agent = tmp_path / "support-bot" / "agent.py"
+    agent.write_text(agent.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    edited = agent.read_bytes()
+    drifted = invoke("build", SUPPORT, "--out", tmp_path, "--check")
+    assert drifted.exit_code == 1
+    assert drifted.output == f"drift {tmp_path / 'support-bot'}: agent.py (changed)\n"
+    assert agent.read_bytes() == edited  # --check writes nothing
+
+
+def test_check_on_a_missing_bundle_is_drift_and_creates_nothing(tmp_path: Path) -> None:
+    result = invoke("build", SUPPORT, "--out", tmp_path / "out", "--check")
+    assert result.exit_code == 1
+    assert "agent.py (missing)" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_diff_prints_the_change_and_writes_nothing(tmp_path: Path) -> None:
+    assert invoke("build", SUPPORT, "--out", tmp_path).exit_code == 0
+    readme = tmp_path / "support-bot" / "README.md"
+    readme.write_text("stale\n", encoding="utf-8")
+    result = invoke("build", SUPPORT, "--out", tmp_path, "--diff")
+    assert result.exit_code == 0
+    assert f"--- a/{tmp_path}/support-bot/README.md\n" in result.output
+    assert "-stale\n" in result.output
+    assert "+# support-bot\n" in result.output
+    assert readme.read_text(encoding="utf-8") == "stale\n"
+    assert invoke("build", SUPPORT, "--out", tmp_path, "--diff", "--check").exit_code == 1
+
+
+def test_spec_error_exits_2_with_locations_and_writes_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD, encoding="utf-8")
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "emitters.command",
+            "build",
+            str(SUPPORT),
+            str(bad),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr == f"{bad}:7:12: memory.recallK: must be between 1 and 50 (got 80)\n"
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert not out.exists()  # not even the valid spec's bundle
+
+
+def test_every_issue_of_every_spec_is_printed(tmp_path: Path) -> None:
+    one = tmp_path / "one.yaml"
+    one.write_text(BAD + "bogus: 1\n", encoding="utf-8")
+    two = tmp_path / "two.yaml"
+    two.write_text("- not a mapping\n", encoding="utf-8")
+    result = invoke("check", one, two, tmp_path / "missing.yaml")
+    assert result.exit_code == 2
+    lines = result.output.splitlines()  # CliRunner mixes stderr in
+    assert lines[0].startswith(f"{one}:7:12: memory.recallK:")
+    assert lines[1].startswith(f"{one}:8:1: bogus:")
+    assert lines[2].startswith(f"{two}:1:1:")
+    assert lines[3].startswith(f"{tmp_path / 'missing.yaml'}:1:1:")
+
+
+def test_two_specs_with_one_name_are_refused(tmp_path: Path) -> None:
+    copy = tmp_path / "copy.yaml"
+    copy.write_text(SUPPORT.read_text(encoding="utf-8"), encoding="utf-8")
+    result = invoke("build", SUPPORT, copy, "--out", tmp_path / "out")
+    assert result.exit_code == 2
+    assert "is also the name of" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_validates_and_prints_ok() -> None:
+    result = invoke("check", SUPPORT, PLAIN)
+    assert result.exit_code == 0
+    assert result.output == f"ok {SUPPORT}\nok {PLAIN}\n"
+
+
+def test_fragment_prints_the_lowered_fragment_as_pretty_json() -> None:
+    result = invoke("fragment", SUPPORT)
+    assert result.exit_code == 0
+    assert json.loads(result.output) == lower(load_spec(SUPPORT)).to_data()
+    assert result.output.startswith('{\n  "spec_name": "support-bot",\n  "memory": {')
+    assert invoke("fragment", PLAIN).output == '{\n  "spec_name": "cli-plain"\n}\n'
+
+
+def test_schema_prints_the_spec_json_schema_with_sorted_keys() -> None:
+    result = invoke("schema")
+    assert result.exit_code == 0
+    assert json.loads(result.output) == spec_json_schema()
+    assert result.output == json.dumps(spec_json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def test_internal_error_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode(spec: object) -> None:
+        raise RuntimeError("template exploded\nsecond line")
+
+    monkeypatch.setattr(command, "emit", explode)
+    monkeypatch.delenv("SPECWIRE_DEBUG", raising=False)
+    result = invoke("build", SUPPORT, "--check")
+    assert result.exit_code == 1
+    assert result.output == (
+        "codegen: internal error: RuntimeError: template exploded "
+        "(set SPECWIRE_DEBUG=1 for the traceback)\n"
+    )
+    debug = invoke("build", SUPPORT, "--check", env={"SPECWIRE_DEBUG": "1"})
+    assert isinstance(debug.exception, RuntimeError)
+
+
+def test_run_agent_source_runs_as_main_with_argv() -> None:
+    source = (
+        "import sys\n"
+        "if __name__ == '__main__':\n"
+        "    raise SystemExit(len(sys.argv[1:]) + (10 if sys.argv[1] == '--message' else 0))\n"
+    )
+    argv = list(sys.argv)
+    assert run_agent_source(source, "x", ["--message", "hi"]) == 12
+    assert sys.argv == argv
+    assert run_agent_source("x = 1\n", "x", []) == 0
+    assert run_agent_source("raise SystemExit('bye')\n", "x", []) == 1
+
+
+def test_run_interprets_the_cli_example(tmp_path: Path) -> None:
+    env = {**os.environ, "SPECWIRE_MODEL": "scripted", "HOME": str(tmp_path / "home")}
+    env.pop("SPECWIRE_SCRIPT", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "emitters.command", "run", str(SUPPORT), "--message", "hello"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "hello" in result.stdout
+    assert list((tmp_path / ".specwire" / "sessions").glob("sess_*.jsonl"))
+    assert (tmp_path / ".specwire" / "state" / "support-bot").is_dir()  # the wire_memory call ran
+    assert not (tmp_path / "build").exists()  # no bundle written
+    assert str(ROOT) not in result.stdout
