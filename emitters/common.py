@@ -35,9 +35,13 @@ def output_files(target: str) -> tuple[OutputFile, ...]:
     )
 
 
-def env_vars(model: str, secrets: Iterable[EnvVar] = ()) -> tuple[EnvVar, ...]:
+def env_vars(
+    model: str, secrets: Iterable[EnvVar] = (), extra: Iterable[EnvVar] = ()
+) -> tuple[EnvVar, ...]:
+    """The README's environment table: the model override, host settings, then secrets."""
     model_var = EnvVar(MODEL_ENV, f"overrides the model id {md_code(model)} (optional)")
-    return (model_var, *sorted(secrets, key=lambda var: (var.name, var.purpose)))
+    ordered = sorted(extra, key=lambda var: var.name)
+    return (model_var, *ordered, *sorted(secrets, key=lambda var: (var.name, var.purpose)))
 
 
 def memory_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
@@ -75,6 +79,7 @@ def emit_plan(
     context: Mapping[str, Any],
     model: str,
     secrets: Iterable[EnvVar] = (),
+    extra_env: Iterable[EnvVar] = (),
     user_strings: Iterable[str] = (),
 ) -> Bundle:
     """Lower ``spec`` to its fragment and build the target's bundle."""
@@ -82,7 +87,7 @@ def emit_plan(
     secret_vars = tuple(secrets)
     full_context = {
         **context,
-        "env_vars": env_vars(model, secret_vars),
+        "env_vars": env_vars(model, secret_vars, extra_env),
         "secrets": bool(secret_vars),
         "memory_settings": memory_settings(fragment),
         "continuity_settings": continuity_settings(fragment),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 from collections.abc import Mapping
 
 
@@ -71,3 +72,8 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|!])")
 def md_text(value: str) -> str:
     """Plain markdown text on one line with markdown syntax characters escaped."""
     return _MD_SPECIAL.sub(r"\\\1", " ".join(value.split()))
+
+
+def sh_word(value: str) -> str:
+    """One shell word (POSIX quoting) on one line."""
+    return shlex.quote(" ".join(value.split()))

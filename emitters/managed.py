@@ -5,10 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from emitters.bundle import Bundle
-from emitters.common import agent_context, emit_plan
+from emitters.common import EnvVar, agent_context, emit_plan
+from emitters.literals import md_code
 from ir.model import IrManaged
 
 TARGET = "managed"
+TENANTS_ROOT_ENV = "SPECWIRE_TENANTS_ROOT"
+TENANTS_ROOT_VAR = EnvVar(
+    TENANTS_ROOT_ENV,
+    f"where tenant roots live (optional; default {md_code('.specwire/tenants/')} "
+    "in the working directory)",
+)
 
 
 def emit(spec: IrManaged) -> Bundle:
@@ -31,5 +38,6 @@ def emit(spec: IrManaged) -> Bundle:
         spec=spec,
         context=context,
         model=spec.agent.model,
+        extra_env=(TENANTS_ROOT_VAR,),
         user_strings=[tenant.id for tenant in spec.tenants],
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 import jinja2
 
-from emitters.literals import LiteralError, md_code, md_text, py_literal, py_text
+from emitters.literals import LiteralError, md_code, md_text, py_literal, py_text, sh_word
 
 TEMPLATE_PACKAGE = "templates"
 
@@ -49,6 +49,7 @@ def environment() -> jinja2.Environment:
     env.filters["py_text"] = _strict(py_text)
     env.filters["md_code"] = _strict(md_code)
     env.filters["md_text"] = _strict(md_text)
+    env.filters["sh"] = _strict(sh_word)
     return env
 
 

@@ -1,0 +1,118 @@
+"""Where each target wires memory (DESIGN §6) and what each bundle hands its host."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from emitter_cases import EXAMPLE_STEMS
+
+from emitters.bundle import Bundle
+from emitters.registry import EMITTERS, emit, emitter_for
+from ir import TARGETS, IrSpec, load_spec_text
+
+
+class _WireSite(cst.CSTVisitor):
+    """The function enclosing each wire_memory call, and the MemoryDeps keywords it passes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.functions: list[str] = []
+        self.sites: list[tuple[str, tuple[str, ...]]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "wire_memory":
+            deps = node.args[1].value
+            assert isinstance(deps, cst.Call)
+            keywords = tuple(arg.keyword.value for arg in deps.args if arg.keyword is not None)
+            self.sites.append((self.functions[-1] if self.functions else "<module>", keywords))
+
+
+def wire_sites(source: str) -> list[tuple[str, tuple[str, ...]]]:
+    visitor = _WireSite()
+    cst.parse_module(source).visit(visitor)
+    return visitor.sites
+
+
+@pytest.mark.parametrize(
+    ("stem", "function", "keywords"),
+    [
+        ("support-bot", "main", ("catalog", "cwd")),
+        ("research-market", "main", ("catalog", "cwd")),
+        ("crew-newsroom", "main", ("catalog", "cwd")),
+        ("channel-helpdesk", "build_turn", ("catalog", "cwd", "session_scope")),
+        ("managed-concierge", "build_turn", ("catalog", "cwd", "tenant", "session_scope")),
+    ],
+)
+def test_memory_is_wired_at_boot_or_per_turn_by_target(
+    stem: str, function: str, keywords: tuple[str, ...], example_bundles: dict[str, Bundle]
+) -> None:
+    assert wire_sites(example_bundles[stem]["agent.py"]) == [(function, keywords)]
+
+
+def test_channel_turn_builder_and_secrets(example_bundles: dict[str, Bundle]) -> None:
+    source = example_bundles["channel-helpdesk"]["agent.py"]
+    assert "def build_turn(session_id: str) -> TurnSetup:" in source
+    assert '"botToken": SecretRef("HELPDESK_SLACK_BOT_TOKEN")' in source
+    assert "session_key=SESSION_KEY" in source and 'SESSION_KEY = "thread"' in source
+    readme = example_bundles["channel-helpdesk"]["README.md"]
+    row = "| `HELPDESK_SLACK_SIGNING_SECRET` | secret: `signingSecret` of channel `slack` |"
+    assert row in readme
+
+
+def test_secret_values_never_reach_a_bundle(
+    monkeypatch: pytest.MonkeyPatch, example_specs: dict[str, IrSpec]
+) -> None:
+    monkeypatch.setenv("HELPDESK_SLACK_BOT_TOKEN", "xoxb-do-not-bake-me")
+    bundle = emit(example_specs["channel-helpdesk"])
+    assert all("xoxb-do-not-bake-me" not in text for text in bundle.values())
+
+
+def test_managed_tenants_and_fenced_turns(example_bundles: dict[str, Bundle]) -> None:
+    source = example_bundles["managed-concierge"]["agent.py"]
+    assert "def build_turn(tenant: Tenant, session_id: str) -> TurnSetup:" in source
+    assert "    cwd = tenant.root\n" in source
+    acme = 'id="tenant-acme",\n        max_input_tokens=100000,\n        max_output_tokens=20000,'
+    assert acme in source
+    assert 'TenantConfig(\n        id="tenant-globex",\n    ),' in source
+
+
+def test_crew_roles_in_declaration_order(example_bundles: dict[str, Bundle]) -> None:
+    source = example_bundles["crew-newsroom"]["agent.py"]
+    assert source.index('name="researcher"') < source.index('name="writer"')
+    assert 'ENTRY = "researcher"' in source and "roles=ROLES" in source
+
+
+def test_memoryless_turn_builders_return_tools_only(example_bundles: dict[str, Bundle]) -> None:
+    for stem in ("channel-plain", "managed-plain"):
+        source = example_bundles[stem]["agent.py"]
+        assert "    return TurnSetup(catalog=catalog)\n" in source
+        assert "options=" not in source
+
+
+def test_role_model_is_rendered_only_when_declared() -> None:
+    spec = load_spec_text(
+        "name: c\ntarget: crew\nmodel: scripted\nentry: a\n"
+        "roles:\n  a: {instructions: A}\n  b: {instructions: B, model: scripted/other}\n"
+        "continuity: false\n",
+        "c.yaml",
+    )
+    source = emit(spec)["agent.py"]
+    assert source.count("model=") == 2  # the role b and the host call
+    assert 'model="scripted/other"' in source
+
+
+def test_registry_covers_every_target_and_checks_the_ir_type(
+    example_specs: dict[str, IrSpec],
+) -> None:
+    assert tuple(EMITTERS) == TARGETS
+    assert sorted(example_specs) == sorted(EXAMPLE_STEMS)
+    with pytest.raises(TypeError, match="cannot emit a IrCli"):
+        emitter_for("crew")(example_specs["support-bot"])
+    with pytest.raises(KeyError, match="known: cli, channel, managed, research, crew"):
+        emitter_for("web")
