@@ -1,0 +1,71 @@
+"""A wheel install works, not only an editable one: templates, skills and commands ship as data.
+
+The wheel is built from the checkout, unpacked into a temp dir and used from there by a fresh
+interpreter that cannot see the editable install.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA_GLOBS = ("templates/**/*.j2", "runtime/skills/builtin/**/*.md")
+
+PROBE = """
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__.lower()]
+sys.path_hooks[:] = [h for h in sys.path_hooks if "editable" not in repr(h).lower()]
+sys.path[:] = [p for p in sys.path if "__editable__" not in p]
+sys.path.insert(0, sys.argv[1])
+import runtime, emitters.command
+assert runtime.__file__.startswith(sys.argv[1]), runtime.__file__
+from runtime.skills.loader import CONTINUITY_COMMANDS, load_commands
+from pathlib import Path
+assert set(load_commands(CONTINUITY_COMMANDS, cwd=Path(sys.argv[3]), home_dir=None)) == set(
+    CONTINUITY_COMMANDS
+)
+sys.argv = ["codegen", "build", sys.argv[2], "--out", sys.argv[3]]
+emitters.command.main()
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+        + ["-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    [built] = sorted(out.glob("specwire-*.whl"))
+    return built
+
+
+def test_every_data_file_is_in_the_wheel(wheel: Path) -> None:
+    expected = {
+        path.relative_to(ROOT).as_posix() for pattern in DATA_GLOBS for path in ROOT.glob(pattern)
+    }
+    assert any(name.startswith("templates/") for name in expected)
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert expected - names == set()
+
+
+def test_the_unpacked_wheel_builds_a_bundle(wheel: Path, tmp_path: Path) -> None:
+    unpacked = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, str(unpacked), str(ROOT / "examples" / "support-bot.yaml")]
+        + [str(out)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.rglob("agent.py"))
