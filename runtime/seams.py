@@ -15,7 +15,7 @@ StopReason = Literal["complete", "exit", "abort"]
 
 @dataclass(frozen=True)
 class MemorySeam:
-    """Facts seam. ``recall`` is set only when auto-recall is on, ``on_capture`` only with capture."""
+    """Facts seam: ``recall`` is set only with auto-recall, ``on_capture`` only with capture."""
 
     auto_recall: bool = False
     recall_k: int = 5
@@ -44,7 +44,12 @@ class HandoffInput:
 
 @dataclass(frozen=True)
 class ContinuitySeam:
-    """Continuity seam. ``load_plan`` renders the plan tail shown to the model (None if empty)."""
+    """Continuity seam.
+
+    ``load_plan`` and ``on_plan_dirty`` return the continuity tail exactly as the model sees it,
+    already wrapped (``<current_plan>`` and, with the ledger on, ``<requirements_ledger>``), or
+    None when there is nothing to show.
+    """
 
     load_plan: Callable[[], str | None]
     on_plan_dirty: Callable[[], str | None]

@@ -1,4 +1,4 @@
-"""Secret references: `$UPPER_SNAKE` values from a spec, resolved from the environment at run time."""
+"""Secret references: `$UPPER_SNAKE` spec values, resolved from the environment at run time."""
 
 from __future__ import annotations
 

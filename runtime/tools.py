@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
