@@ -33,6 +33,17 @@ from ir.fields import (
 from ir.values import got
 
 
+def _block_flag(value: Any, key: str) -> Any:
+    """``memory: false`` / ``wiki: true`` are not the spec language: say what is."""
+    if value is False:
+        fail(f'expected a mapping (got false): to switch {key} off, set "enabled: false" in it')
+    if value is True:
+        fail(
+            f'expected a mapping (got true): to switch {key} on with defaults, write "{key}: {{}}"'
+        )
+    return value
+
+
 class NullAsEmpty:
     """Marker (in ``Annotated`` metadata): a key given without a value means an empty block."""
 
@@ -68,6 +79,11 @@ class MemorySource(_Source):
     auto_recall: bool | None = None
     recall_k: RecallK | None = None
     wiki: Annotated[WikiSource | None, NULL_AS_EMPTY] = None
+
+    @field_validator("wiki", mode="before")
+    @classmethod
+    def _wiki_flag(cls, value: Any) -> Any:
+        return _block_flag(value, "wiki")
 
 
 class ContinuitySource(_Source):
@@ -116,6 +132,11 @@ class _SpecSource(_Source):
     tools: list[ToolName] = Field(default_factory=list)
     memory: Annotated[MemorySource | None, NULL_AS_EMPTY] = None
     continuity: Annotated[ContinuitySource | None, NULL_AS_EMPTY] = None
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _memory_flag(cls, value: Any) -> Any:
+        return _block_flag(value, "memory")
 
     @field_validator("continuity", mode="before")
     @classmethod

@@ -132,6 +132,22 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         ["3:1: agent: expected a mapping (got null)"],
     ),
     (
+        "memory-false",
+        CLI + "memory: false\n",
+        [
+            "4:9: memory: expected a mapping (got false): to switch memory off, "
+            'set "enabled: false" in it'
+        ],
+    ),
+    (
+        "wiki-true",
+        CLI + "memory:\n  wiki: true\n",
+        [
+            "5:9: memory.wiki: expected a mapping (got true): to switch wiki on with defaults, "
+            'write "wiki: {}"'
+        ],
+    ),
+    (
         "tools-not-a-list",
         CLI + "tools: read\n",
         ['4:8: tools: expected a list (got "read")'],

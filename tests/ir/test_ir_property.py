@@ -46,12 +46,13 @@ values = st.recursive(
         st.lists(children, max_size=4),
         st.dictionaries(keys, children, max_size=5),
     ),
-    max_leaves=25,
+    max_leaves=15,
 )
-documents = st.dictionaries(keys, values, max_size=8).flatmap(
-    lambda body: st.fixed_dictionaries(
-        {"target": st.sampled_from([*TARGETS, "nope"]), "name": st.sampled_from(["s", "a/b"])}
-    ).map(lambda head: {**head, **body})
+documents = st.builds(
+    lambda target, name, body: {"target": target, "name": name, **body},
+    st.sampled_from([*TARGETS, "nope"]),
+    st.sampled_from(["s", "a/b"]),
+    st.dictionaries(keys, values, max_size=8),
 )
 
 
