@@ -62,11 +62,8 @@ def base_context(plan: BundlePlan) -> dict[str, Any]:
         "header": header_text(plan.spec_name, plan.target),
         "memoryless": fragment.is_memoryless,
         "fragment": None if fragment.is_memoryless else fragment.to_data(),
-        "fragment_json": None if fragment.is_memoryless else fragment.to_json(),
         "has_memory": fragment.memory is not None and fragment.memory.enabled is not False,
         "has_continuity": fragment.continuity is not None,
-        "memory": fragment.memory,
-        "continuity": fragment.continuity,
         **plan.context,
     }
 

@@ -162,6 +162,5 @@ def _scan(source: str, path: str, exempt_comments: frozenset[str]) -> _Scanner:
 
 def _fail(path: str, reason: str) -> NoReturn:
     raise VerificationError(
-        f"internal error: generated {path} failed verification: {reason} "
-        "(a template bug; please report it)"
+        f"generated {path} failed verification: {reason} (a template bug; please report it)"
     )
