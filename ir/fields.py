@@ -27,7 +27,7 @@ from ir.constants import (
 )
 from ir.durations import DURATION_RE, HOUR_MS, parse_duration_ms
 from ir.suggest import did_you_mean
-from ir.values import got, quote, show
+from ir.values import got, quote
 
 CUSTOM_ERROR = "spec"
 
@@ -219,5 +219,4 @@ __all__ = [
     "ToolName",
     "Ttl",
     "fail",
-    "show",
 ]

@@ -57,9 +57,6 @@ class KeyTable:
     keys: dict[str, KeyInfo]  # canonical key → info
     spellings: dict[str, str]  # every accepted spelling → canonical key
 
-    def snake(self, canonical: str) -> str:
-        return to_snake(canonical)
-
 
 @cache
 def table_for(model: type[BaseModel]) -> KeyTable:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Final
 
 _MAX_SHOWN: Final = 40
@@ -24,7 +25,7 @@ def show(value: object) -> str:
         return quote(value)
     if isinstance(value, int | float):
         return repr(value)
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return "a mapping"
     if isinstance(value, list | tuple):
         return "a list"

@@ -127,3 +127,13 @@ def test_error_lists_are_sorted_by_position() -> None:
         load_spec_text(text, "t")
     positions = [(issue.line, issue.col) for issue in caught.value.issues]
     assert positions == sorted(positions) and len(positions) == 3
+
+
+def test_complex_keys_are_refused() -> None:
+    text = GOOD + "? {k: v}\n: c\n? [a]\n: d\n"
+    with pytest.raises(SpecError) as caught:
+        load_spec_text(text, "t")
+    assert messages(caught) == [
+        "t:4:3: (root): keys must be strings (got a mapping)",
+        "t:6:3: (root): keys must be strings (got a list)",
+    ]
