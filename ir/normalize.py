@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ir.constants import TARGETS
-from ir.errors import ROOT_KEY, ROOT_MARK, SpecIssue
+from ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
 from ir.keys import (
     KeyTable,
     ListShape,
@@ -183,7 +183,7 @@ class _Normalizer:
 
     # -- problems -------------------------------------------------------------------------
 
-    def _unknown_key(self, key: str, table: KeyTable, loc: Loc, display: str, mark: Any) -> None:
+    def _unknown_key(self, key: str, table: KeyTable, loc: Loc, display: str, mark: Mark) -> None:
         hint = _KEY_HINTS.get((self.target or "", key)) if not loc else None
         suggestion = closest(key, table.spellings)
         if hint is not None:
@@ -195,7 +195,7 @@ class _Normalizer:
             message = f'unknown key "{key}"'
         self.issues.append(self.locator.at_mark(mark, display, message))
 
-    def _bad_key(self, key: object, mark: Any, display: str) -> None:
+    def _bad_key(self, key: object, mark: Mark, display: str) -> None:
         self.issues.append(
             self.locator.at_mark(mark, display, f"keys must be strings {got(_plain_key(key))}")
         )

@@ -9,6 +9,7 @@ other tagged values stay as loaded and are refused later by type checks).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -151,13 +152,13 @@ class _Converter:
             return self._guarded(value, mark, self._seq)
         return YScalar(_plain_scalar(value), mark)
 
-    def _guarded(self, value: Any, mark: Mark, build: Any) -> YNode:
+    def _guarded(self, value: Any, mark: Mark, build: Callable[[Any, Mark], YNode]) -> YNode:
         ident = id(value)
         if ident in self.active:
             raise YamlProblem(mark, "an alias refers to a value that contains it (recursive YAML)")
         self.active.add(ident)
         try:
-            built: YNode = build(value, mark)
+            built = build(value, mark)
         finally:
             self.active.discard(ident)
         return built
