@@ -36,9 +36,6 @@ def _secrets(spec: IrChannelSpec) -> list[EnvVar]:
     ]
 
 
-TARGET = "channel"
-
-
 def emit(spec: IrChannelSpec) -> Bundle:
     context = {
         **agent_context(spec.agent, spec.tools),
@@ -47,8 +44,6 @@ def emit(spec: IrChannelSpec) -> Bundle:
         "channel_names": [channel.name for channel in spec.channels],
     }
     return emit_plan(
-        spec_name=spec.name,
-        target=TARGET,
         spec=spec,
         context=context,
         model=spec.agent.model,

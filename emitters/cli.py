@@ -6,13 +6,9 @@ from emitters.bundle import Bundle
 from emitters.common import agent_context, emit_plan
 from ir.model import IrCli
 
-TARGET = "cli"
-
 
 def emit(spec: IrCli) -> Bundle:
     return emit_plan(
-        spec_name=spec.name,
-        target=TARGET,
         spec=spec,
         context=agent_context(spec.agent, spec.tools),
         model=spec.agent.model,

@@ -73,8 +73,6 @@ def agent_context(agent: IrAgent, tools: tuple[str, ...]) -> dict[str, Any]:
 
 def emit_plan(
     *,
-    spec_name: str,
-    target: str,
     spec: IrSpec,
     context: Mapping[str, Any],
     model: str,
@@ -93,10 +91,10 @@ def emit_plan(
         "continuity_settings": continuity_settings(fragment),
     }
     plan = BundlePlan(
-        spec_name=spec_name,
-        target=target,
+        spec_name=spec.name,
+        target=spec.target,
         fragment=fragment,
-        files=output_files(target),
+        files=output_files(spec.target),
         context=MappingProxyType(full_context),
         user_strings=(model, *user_strings),
     )

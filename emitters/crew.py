@@ -6,8 +6,6 @@ from emitters.bundle import Bundle
 from emitters.common import emit_plan
 from ir.model import IrCrew
 
-TARGET = "crew"
-
 
 def emit(spec: IrCrew) -> Bundle:
     context = {
@@ -18,8 +16,6 @@ def emit(spec: IrCrew) -> Bundle:
     }
     role_strings = [s for role in spec.roles for s in (role.name, role.model or "")]
     return emit_plan(
-        spec_name=spec.name,
-        target=TARGET,
         spec=spec,
         context=context,
         model=spec.model,

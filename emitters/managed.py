@@ -9,7 +9,6 @@ from emitters.common import EnvVar, agent_context, emit_plan
 from emitters.literals import md_code
 from ir.model import IrManaged
 
-TARGET = "managed"
 TENANTS_ROOT_ENV = "SPECWIRE_TENANTS_ROOT"
 TENANTS_ROOT_VAR = EnvVar(
     TENANTS_ROOT_ENV,
@@ -33,8 +32,6 @@ def emit(spec: IrManaged) -> Bundle:
         "tenant_ids": [tenant.id for tenant in spec.tenants],
     }
     return emit_plan(
-        spec_name=spec.name,
-        target=TARGET,
         spec=spec,
         context=context,
         model=spec.agent.model,

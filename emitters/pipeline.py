@@ -17,6 +17,7 @@ from typing import Any
 from emitters.bundle import Bundle, check_path
 from emitters.format import format_markdown, format_python, normalize_newlines
 from emitters.imports import ImportRegistry
+from emitters.literals import md_text
 from emitters.render import render
 from emitters.verify import verify_markdown, verify_python
 from runtime.fragment import MemoryWiringFragment
@@ -91,7 +92,11 @@ def render_markdown(plan: BundlePlan, output: OutputFile) -> str:
         text,
         path=output.path,
         memoryless=plan.fragment.is_memoryless,
-        exempt=(plan.spec_name, *plan.user_strings),
+        exempt=[
+            form
+            for value in (plan.spec_name, *plan.user_strings)
+            for form in (value, md_text(value), " ".join(value.split()))
+        ],
     )
     return text
 

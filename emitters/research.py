@@ -6,8 +6,6 @@ from emitters.bundle import Bundle
 from emitters.common import agent_context, emit_plan
 from ir.model import IrResearch
 
-TARGET = "research"
-
 
 def emit(spec: IrResearch) -> Bundle:
     origins = spec.retrieve.allowed_origins if spec.retrieve is not None else ()
@@ -18,6 +16,4 @@ def emit(spec: IrResearch) -> Bundle:
         "max_duration_ms": spec.max_duration_ms,
         "allowed_origins": tuple(origins),
     }
-    return emit_plan(
-        spec_name=spec.name, target=TARGET, spec=spec, context=context, model=spec.agent.model
-    )
+    return emit_plan(spec=spec, context=context, model=spec.agent.model)

@@ -138,3 +138,23 @@ def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
     for child in node.children:
         found.extend(_walk(child))
     return found
+
+
+def test_user_strings_that_mention_memory_do_not_trip_a_memoryless_bundle() -> None:
+    bundle = emit_text(
+        """
+        name: memory_bot wired
+        target: channel
+        agent:
+          model: scripted/memory_v1
+          instructions: Remember everything; your memory is a fragment of continuity.
+        channels:
+          memory_chat:
+            wire_memoryKey: $MEMORY_TOKEN
+        routing:
+          sessionKey: thread
+        continuity: false
+        """
+    )
+    assert count_wire_calls(bundle["agent.py"]) == 0
+    assert "# memory\\_bot wired" in bundle["README.md"]
