@@ -57,9 +57,21 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class Tombstone:
+    """Why and when a fact stopped being live (the fact row itself is never removed)."""
+
+    kind: TombstoneKind
+    at: datetime
+    reason: str | None = None
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True)
 class FactStatus:
     fact: Fact
     status: Status
+    # None while no tombstone was written (a live fact, or one expired but not swept yet).
+    tombstone: Tombstone | None = None
 
 
 @dataclass(frozen=True)

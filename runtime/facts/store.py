@@ -42,6 +42,7 @@ from runtime.facts.model import (
     Provenance,
     RecallHit,
     SweepResult,
+    Tombstone,
     TombstoneKind,
     from_ms,
     to_ms,
@@ -55,6 +56,7 @@ BUSY_TIMEOUT_MS = 5000
 _COLUMNS = (
     "f.id, f.text, f.tags, f.created_at, f.expires_at, f.superseded_by, f.session_id, f.evidence"
 )
+_TOMBSTONE = "t.kind AS t_kind, t.at AS t_at, t.reason AS t_reason, t.superseded_by AS t_by"
 _FROM = "facts f LEFT JOIN tombstones t ON t.target = f.id"
 _LIVE = (
     "f.superseded_by IS NULL AND t.target IS NULL AND (f.expires_at IS NULL OR f.expires_at > :now)"
@@ -288,19 +290,20 @@ class FactStore:
     def get(self, fact_id: str) -> FactStatus | None:
         with self._reading("read a memory") as conn:
             row = conn.execute(
-                f"SELECT {_COLUMNS}, {_STATUS} AS status FROM {_FROM} WHERE f.id = :id",
+                f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} "
+                "WHERE f.id = :id",
                 {"id": fact_id, "now": self._now_ms()},
             ).fetchone()
-        return None if row is None else FactStatus(_fact(row), row["status"])
+        return None if row is None else _fact_status(row)
 
     def list_facts(self) -> list[FactStatus]:
         """Every fact ever written, oldest first, with its status."""
         with self._reading("list memories") as conn:
             rows = conn.execute(
-                f"SELECT {_COLUMNS}, {_STATUS} AS status FROM {_FROM} ORDER BY f.seq",
+                f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} ORDER BY f.seq",
                 {"now": self._now_ms()},
             ).fetchall()
-        return [FactStatus(_fact(row), row["status"]) for row in rows]
+        return [_fact_status(row) for row in rows]
 
     def size(self) -> int:
         with self._reading("count memories") as conn:
@@ -569,6 +572,18 @@ def _fact(row: sqlite3.Row) -> Fact:
         superseded_by=row["superseded_by"],
         provenance=Provenance(row["session_id"], tuple(_json_strings(row["evidence"]))),
     )
+
+
+def _fact_status(row: sqlite3.Row) -> FactStatus:
+    tombstone = None
+    if row["t_kind"] is not None:
+        tombstone = Tombstone(
+            kind=row["t_kind"],
+            at=from_ms(row["t_at"]),
+            reason=row["t_reason"],
+            superseded_by=row["t_by"],
+        )
+    return FactStatus(_fact(row), row["status"], tombstone)
 
 
 def _json_strings(raw: Any) -> list[str]:

@@ -86,6 +86,15 @@ class MemoryForgetInput(_Input):
         max_length=MAX_REASON_CHARS,
         description="Why the memory is being forgotten (kept with the record).",
     )
+    # MemoryForget requires a justification (DESIGN §7, REFERENCE §1.6): the model sends it in the
+    # input, as with MemoryClear. The loop's gate judges it; here it is the fallback reason, so
+    # the tombstone records why even when no `reason` was given.
+    justification: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_REASON_CHARS,
+        description="A short justification for forgetting, checked against the instructions.",
+    )
 
 
 def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[Tool]:
@@ -164,19 +173,20 @@ def _forget_handler(store: FactStore) -> ToolHandler:
     def handle(args: MemoryForgetInput, ctx: ToolContext) -> ToolResult:
         if (args.id is None) == (args.query is None):
             return ToolResult("MemoryForget: provide exactly one of `id` or `query`.", True)
+        reason = args.reason or args.justification
         try:
             if args.id is not None:
-                forgotten = store.forget_id(args.id, reason=args.reason)
+                forgotten = store.forget_id(args.id, reason=reason)
                 target = f"id {args.id}"
             else:
                 assert args.query is not None
-                forgotten = store.forget_matching(args.query, reason=args.reason)
+                forgotten = store.forget_matching(args.query, reason=reason)
                 target = f'"{collapse_whitespace(args.query)}"'
         except StoreError as exc:
             return ToolResult(f"MemoryForget: {exc}", is_error=True)
         if not forgotten:
             return ToolResult(f"nothing to forget — no live memory matched {target}")
-        why = f" — {collapse_whitespace(args.reason)}" if args.reason else ""
+        why = f" — {collapse_whitespace(reason)}" if reason else ""
         lines = [f"forgot {len(forgotten)} memory(ies){why}:"]
         lines += [f"  • ({fact.id}) {_line(fact)}" for fact in forgotten]
         return ToolResult("\n".join(lines))

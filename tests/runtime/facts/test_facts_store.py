@@ -11,7 +11,7 @@ import pytest
 from facts_support import DAY_MS, START, FakeClock
 
 from runtime.errors import StoreError
-from runtime.facts.model import InvalidRequestError, Provenance
+from runtime.facts.model import InvalidRequestError, Provenance, Tombstone
 from runtime.facts.schema import SCHEMA_VERSION, migrate
 from runtime.facts.store import FactStore
 from runtime.ids import MEMORY_ID_RE
@@ -146,7 +146,10 @@ def test_a_fact_expires_exactly_when_now_reaches_expires_at(
     assert store.recall("promo code") == []
     assert store.size() == 0
     got = store.get(fact.id)
-    assert got is not None and got.status == "expired"
+    assert got is not None and got.status == "expired" and got.tombstone is None  # not swept
+    assert store.sweep().swept == 1
+    swept = store.get(fact.id)
+    assert swept is not None and swept.tombstone == Tombstone("expired", clock.moment)
 
 
 def test_sweep_tombstones_each_expired_fact_once(
@@ -199,6 +202,9 @@ def test_supersede_writes_a_replacement_and_a_tombstone(
     assert old_status is not None and old_status.status == "superseded"
     assert old_status.fact.superseded_by == new.id
     assert old_status.fact.text == "customer plan is Pro"  # the row stays
+    assert old_status.tombstone == Tombstone(
+        "superseded", START.replace(minute=5), "upgraded in July", new.id
+    )
     assert [h.fact.id for h in store.recall("customer plan")] == [new.id]
     tomb = raw(db_path).execute("SELECT kind, target, reason, superseded_by FROM tombstones")
     assert tomb.fetchall() == [("superseded", old.id, "upgraded in July", new.id)]
@@ -235,6 +241,8 @@ def test_forget_by_id_forgets_only_that_id(store: FactStore, db_path: Path) -> N
     assert [f.id for f in forgotten] == [target.id]
     by_id = {e.fact.id: e.status for e in store.list_facts()}
     assert by_id == {target.id: "forgotten", twin.id: "live", other.id: "live"}
+    got = store.get(target.id)
+    assert got is not None and got.tombstone == Tombstone("forgotten", START, "asked to")
     assert store.forget(target.id) == []  # already gone: nothing, no error
     rows = raw(db_path).execute("SELECT kind, target, reason FROM tombstones").fetchall()
     assert rows == [("forgotten", target.id, "asked to")]

@@ -39,7 +39,7 @@ def test_schemas_forbid_extra_fields_and_describe_every_field(tools: dict[str, T
     expected = {
         "Remember": ({"text", "tags", "ttlDays"}, ["text"]),
         "Recall": ({"query", "k"}, ["query"]),
-        "MemoryForget": ({"id", "query", "reason"}, []),
+        "MemoryForget": ({"id", "query", "reason", "justification"}, []),
     }
     for name, (fields, required) in expected.items():
         schema = tools[name].input_schema()
@@ -171,7 +171,8 @@ def test_forget_needs_exactly_one_of_id_or_query(
         ({"query": ""}, "query"),
         ({"query": "x", "reason": ""}, "reason"),
         ({"query": "x", "reason": "r" * 501}, "reason"),
-        ({"query": "x", "justification": "because"}, "justification"),
+        ({"query": "x", "justification": ""}, "justification"),
+        ({"query": "x", "because": "why not"}, "because"),
     ],
 )
 def test_forget_input_errors_name_the_field(
@@ -205,6 +206,20 @@ def test_forget_by_query_lists_what_was_forgotten(tools: dict[str, Tool], store:
     )
     nothing = call(tools, "MemoryForget", query="printer")
     assert nothing.text == 'nothing to forget — no live memory matched "printer"'
+
+
+def test_the_justification_is_accepted_and_recorded_when_no_reason_is_given(
+    tools: dict[str, Tool], store: FactStore
+) -> None:
+    fact = store.remember("temporary door code 4711")
+    result = call(tools, "MemoryForget", query="door code", justification="user asked to")
+    assert result.text == f"forgot 1 memory(ies) — user asked to:\n  • ({fact.id}) {fact.text}"
+    got = store.get(fact.id)
+    assert got is not None and got.tombstone is not None
+    assert (got.status, got.tombstone.reason) == ("forgotten", "user asked to")
+    other = store.remember("old door code 1234")
+    both = call(tools, "MemoryForget", id=other.id, reason="rotated", justification="cleanup")
+    assert both.text.startswith("forgot 1 memory(ies) — rotated:")
 
 
 # -- store failures become error results ----------------------------------------------------
