@@ -6,11 +6,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from emitter_cases import EXAMPLES_DIR, ROOT
+from emitter_cases import EXAMPLES_DIR
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import emitters.command as command
 from emitters.command import codegen, run_agent_source
@@ -221,4 +224,26 @@ def test_run_interprets_the_cli_example(tmp_path: Path) -> None:
     assert list((tmp_path / ".specwire" / "sessions").glob("sess_*.jsonl"))
     assert (tmp_path / ".specwire" / "state" / "support-bot").is_dir()  # the wire_memory call ran
     assert not (tmp_path / "build").exists()  # no bundle written
-    assert str(ROOT) not in result.stdout
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    example=st.sampled_from(sorted(EXAMPLES_DIR.glob("*.yaml"))),
+    line=st.integers(min_value=0, max_value=20),
+    replacement=st.text(alphabet=st.characters(codec="utf-8"), max_size=40),
+)
+def test_mutated_specs_build_or_fail_cleanly(example: Path, line: int, replacement: str) -> None:
+    lines = example.read_text(encoding="utf-8").splitlines()
+    lines[min(line, len(lines) - 1)] = replacement
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "spec.yaml"
+        spec.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="")
+        result = invoke("build", spec, "--out", Path(tmp) / "out")
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        assert result.exit_code in (0, 2), result.output
+        if result.exit_code == 2:
+            assert result.output.startswith(f"{spec}:"), result.output
+            assert not (Path(tmp) / "out").exists()
+        else:
+            [bundle] = (Path(tmp) / "out").iterdir()
+            assert sorted(p.name for p in bundle.iterdir()) == ["README.md", "agent.py"]
