@@ -6,7 +6,7 @@ store. One session log (JSONL) records the session:
 
 ``session_start`` → ``recall`` (when auto-recall ran) → ``context`` (the system blocks exactly as
 injected) → per turn ``user_message`` (+ a ``synthetic`` one for a slash command), ``tool_use`` /
-``tool_result`` pairs, tool events, ``context_refresh`` (the plan tail after a continuity tool),
+``tool_result`` pairs, tool events, ``context_refresh`` (the prompt after the plan tail changed),
 ``context_evicted`` (user messages leaving the window), ``assistant_message`` → ``session_end``.
 
 Teardown always runs, once: ``continuity.on_handoff``, then ``memory.on_capture``, then
@@ -316,7 +316,10 @@ class _Session:
         except Exception as exc:
             self.log(f"[continuity] warning: on_plan_dirty failed ({type(exc).__name__}: {exc})\n")
             return
-        self.tail = continuity_tail_block(tail)
+        refreshed = continuity_tail_block(tail)
+        if refreshed == self.tail:
+            return
+        self.tail = refreshed
         self.session_log.append("context_refresh", {"blocks": blocks_payload(self.system())})
 
     def _evict(self) -> None:

@@ -2,8 +2,10 @@
 
 Every call gets a ``tool_use`` and a ``tool_result`` event (the evidence the proof ladder
 resolves). A tool that is unknown, rejects its input or raises becomes an error result; the loop
-never crashes on a tool. Tools may append their own events (``plan_update``, ``action_proof``…)
-through ``ToolContext.emit``, but never the loop's own kinds, so a tool cannot forge evidence.
+never crashes on a tool. After a ``plan_update`` / ``goal_update`` event or any successful
+non-read-only tool, ``continuity_dirty`` is set so the loop re-renders the plan tail. Tools may
+append their own events (``plan_update``, ``action_proof``…) through ``ToolContext.emit``, but
+never the loop's own kinds, so a tool cannot forge evidence.
 """
 
 from __future__ import annotations
@@ -136,6 +138,11 @@ class ToolRunner:
             return ToolResult(f'unknown tool "{call.name}" (available tools: {known})', True)
         ctx = ToolContext(self._session_log.session_id, call.id, emit=self.emit)
         try:
-            return tool.invoke(call.input, ctx)
+            result = tool.invoke(call.input, ctx)
         except Exception as exc:  # a tool bug must not take the session down
             return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", True)
+        if not result.is_error and not tool.read_only:
+            # A write may have changed the focus or the plan without a plan_update event
+            # (FocusWrite, MemoryClear, a shell command editing the files by hand).
+            self.continuity_dirty = True
+        return result

@@ -446,6 +446,43 @@ def test_a_continuity_tool_refreshes_the_plan_tail(tmp_path: Path) -> None:
     assert len(payloads(log, "context")) == 1
 
 
+def test_a_silent_write_refreshes_the_tail_and_a_read_does_not(tmp_path: Path) -> None:
+    from loop_support import TextInput
+
+    from runtime.tools import Tool, ToolContext, ToolResult
+
+    renders: list[str] = []
+    focus = ["focus: old"]
+
+    def dirty() -> str:
+        renders.append(focus[0])
+        return focus[0]
+
+    def set_focus(parsed: Any, ctx: ToolContext) -> ToolResult:  # emits no event, like FocusWrite
+        focus[0] = f"focus: {parsed.text}"
+        return ToolResult("focus set")
+
+    def peek(parsed: Any, ctx: ToolContext) -> ToolResult:
+        return ToolResult(focus[0])
+
+    catalog = catalog_of(
+        Tool("SetFocus", "", TextInput, set_focus),
+        Tool("Peek", "", TextInput, peek, read_only=True),
+        echo_tool(),
+    )
+    log = new_log(tmp_path)
+    seam = ContinuitySeam(load_plan=lambda: focus[0], on_plan_dirty=dirty, ledger=False)
+    run(
+        log,
+        ['call Peek {"text": ""}', 'call SetFocus {"text": "new"}', 'call Echo {"text": "same"}'],
+        catalog=catalog,
+        continuity=seam,
+    )
+    assert renders == ["focus: new", "focus: new"]  # after SetFocus and Echo, never after Peek
+    [refresh] = payloads(log, "context_refresh")  # the unchanged re-render is not logged again
+    assert {"kind": "continuity_tail", "text": "focus: new"} in refresh["blocks"]
+
+
 # -- the context window and the ledger ---------------------------------------------------------
 
 
