@@ -64,7 +64,7 @@ def _compile(paths: Sequence[Path]) -> list[Compiled]:
     return [Compiled(path, spec, emit(spec)) for path, spec in _load(paths)]
 
 
-def _bundle_dir(out: Path, compiled: Sequence[Compiled]) -> dict[Path, Path]:
+def _bundle_dirs(out: Path, compiled: Sequence[Compiled]) -> dict[Path, Path]:
     """Each spec's bundle directory, ``<out>/<spec name>/``; collisions are spec errors."""
     dirs: dict[Path, Path] = {}
     owners: dict[Path, Path] = {}
@@ -143,7 +143,7 @@ def build(
 ) -> None:
     """Compile SPEC… into bundles (unchanged files are not rewritten)."""
     compiled = _compile(specs)
-    dirs = _bundle_dir(out if out is not None else DEFAULT_OUT, compiled)
+    dirs = _bundle_dirs(out if out is not None else DEFAULT_OUT, compiled)
     if check_only or show_diff:
         drifted = False
         for item in compiled:
