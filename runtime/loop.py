@@ -17,7 +17,7 @@ single-turn session answered) or ``abort`` (an exception; it is re-raised after 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from runtime.loop_context import (
     DEFAULT_CONTEXT_MAX_MESSAGES,
     ContextWindow,
 )
+from runtime.loop_history import ConversationHistory
 from runtime.loop_prompt import (
     blocks_payload,
     continuity_tail_block,
@@ -38,7 +39,6 @@ from runtime.loop_prompt import (
 from runtime.loop_tools import ToolRunner, skill_tool
 from runtime.models.types import (
     AssistantMessage,
-    Message,
     Model,
     ModelRequest,
     SystemBlock,
@@ -87,7 +87,7 @@ def run_chat_loop(
     max_tool_rounds: int = 8,
     context_max_messages: int = DEFAULT_CONTEXT_MAX_MESSAGES,
     context_max_chars: int = DEFAULT_CONTEXT_MAX_CHARS,
-    history: Sequence[Message] = (),
+    history: ConversationHistory | None = None,
     spec_name: str = "",
     target: str = "",
     session_info: Mapping[str, Any] | None = None,
@@ -97,7 +97,8 @@ def run_chat_loop(
 
     ``inputs`` is an iterable of messages or a callable returning the next one (``None`` or
     ``EOFError`` at the end). ``output`` receives each reply; ``log`` receives diagnostic lines
-    (each ending in a newline). ``history`` seeds earlier turns of the conversation.
+    (each ending in a newline). ``history`` seeds earlier turns of the conversation (see
+    ``runtime.loop_history``); new turns are numbered after its last turn.
     """
     if max_tool_rounds < 0:
         raise ValueError("max_tool_rounds must be >= 0")
@@ -181,7 +182,7 @@ class _Session:
     # -- start -------------------------------------------------------------------------------
 
     def start(
-        self, spec_name: str, target: str, info: dict[str, Any], history: Sequence[Message]
+        self, spec_name: str, target: str, info: dict[str, Any], history: ConversationHistory | None
     ) -> None:
         payload = {"spec": spec_name, "target": target, "model": self.model.model_id, **info}
         self.session_log.append("session_start", payload)
@@ -228,11 +229,13 @@ class _Session:
             self.log(f"[continuity] warning: {hook} failed ({type(exc).__name__}: {exc})\n")
             return None
 
-    def _seed(self, history: Sequence[Message]) -> None:
-        for message in history:
-            if isinstance(message, UserMessage):
-                self.turn += 1
-            self.window.add(message, max(self.turn, 1))
+    def _seed(self, history: ConversationHistory | None) -> None:
+        if history is None:
+            return
+        for entry in history.turns:
+            self.window.add(entry.user, entry.turn, entry.typed or None)
+            self.window.add(entry.assistant, entry.turn)
+        self.turn = history.last_turn
 
     def system(self) -> list[SystemBlock]:
         tail = [self.tail] if self.tail is not None else []

@@ -24,9 +24,9 @@ from loop_support import (
 
 from runtime.events import SessionLog
 from runtime.loop import LoopResult, run_chat_loop
+from runtime.loop_history import ConversationHistory, HistoryTurn, history_from_log
 from runtime.models import (
     AssistantMessage,
-    Message,
     Model,
     ScriptedModel,
     ToolResultMessage,
@@ -540,10 +540,68 @@ def test_without_the_ledger_evictions_are_logged_but_not_pinned(tmp_path: Path) 
 def test_history_seeds_the_conversation_and_the_turn_count(tmp_path: Path) -> None:
     model = Recording(ScriptedModel())
     log = new_log(tmp_path)
-    history: list[Message] = [UserMessage("earlier"), AssistantMessage("Noted: earlier.")]
-    run(log, ["now"], model=model, history=history)
-    assert model.requests[0].messages == [*history, UserMessage("now")]
-    assert payloads(log, "user_message") == [{"text": "now", "turn": 2}]
+    earlier = HistoryTurn(4, UserMessage("earlier"), AssistantMessage("Noted: earlier."))
+    run(log, ["now"], model=model, history=ConversationHistory([earlier], last_turn=5))
+    assert model.requests[0].messages == [earlier.user, earlier.assistant, UserMessage("now")]
+    assert payloads(log, "user_message") == [{"text": "now", "turn": 6}]
+
+
+def test_per_turn_runs_rebuild_history_without_re_evicting(tmp_path: Path) -> None:
+    """One single-turn run per message, as the channel host does, with a tiny window."""
+    recorded: list[Sequence[LedgerEntry]] = []
+    model = Recording(ScriptedModel())
+    log = new_log(tmp_path)
+    for text in ["/shout keep EUR", "two", "three", "four"]:
+        run(
+            log,
+            [text],
+            model=model,
+            single_turn=True,
+            history=history_from_log(log.path),
+            slash_commands=COMMANDS,
+            continuity=continuity_seam(recorded=recorded),
+            context_max_messages=4,
+        )
+    assert [m["turn"] for m in payloads(log, "user_message") if not m.get("synthetic")] == [
+        1,
+        2,
+        3,
+        4,
+    ]
+    # Each old turn leaves the window once, and is pinned in the ledger once.
+    assert [(e["turn"], e["text"]) for e in payloads(log, "context_evicted")] == [
+        (1, "/shout keep EUR"),
+        (2, "two"),
+    ]
+    assert [[(e.turn, e.text) for e in batch] for batch in recorded] == [
+        [(1, "/shout keep EUR")],
+        [(2, "two")],
+    ]
+    last = model.requests[-1].messages
+    assert last == [UserMessage("three"), AssistantMessage("Noted: three."), UserMessage("four")]
+
+
+def test_history_from_log_replays_answered_turns_in_context(tmp_path: Path) -> None:
+    log = new_log(tmp_path)
+    run(log, ["/shout a", "b", "c"], slash_commands=COMMANDS)
+    shout = history_from_log(log.path).turns[0]
+    assert (shout.turn, shout.typed, shout.user) == (
+        1,
+        "/shout a",
+        UserMessage('call Echo {"text": "a!"}', synthetic=True),
+    )
+    log.append("context_evicted", {"role": "user", "text": "/shout a", "turn": 1})
+    log.append("user_message", {"text": "cut off", "turn": 4})  # aborted: never answered
+    history = history_from_log(log.path)
+    assert history.last_turn == 4
+    assert [(t.turn, t.user.text, t.assistant.text) for t in history.turns] == [
+        (2, "b", "Noted: b."),
+        (3, "c", "Noted: c."),
+    ]
+
+    assert [t.turn for t in history_from_log(log.path, max_turns=1).turns] == [3]
+    full = history_from_log(new_log(tmp_path).path)
+    assert full == ConversationHistory([], 0)
 
 
 # -- teardown ----------------------------------------------------------------------------------
