@@ -1,4 +1,25 @@
-"""Models the agent loop talks to: the ``Model`` protocol, the scripted models, selection."""
+"""Models the agent loop talks to: the ``Model`` protocol, the scripted models, selection.
+
+``select_model(model_id)`` honours ``$SPECWIRE_MODEL`` over the spec's id. ``scripted`` (or
+``scripted/<anything>``) is the offline, deterministic scripted model; with ``$SPECWIRE_SCRIPT``
+pointing at a JSON file it replays those responses in order instead. Any other id raises
+``ModelUnavailableError``: real adapters (OpenAI-compatible, Anthropic) land in a later release.
+
+The scripted model follows one directive per user message (details in ``scripted.py``):
+
+- ``remember: <fact>`` → ``Remember {text}``
+- ``recall: <query>`` → ``Recall {query}``
+- ``focus: <text>`` → ``FocusWrite {focus}``
+- ``plan: <title>: <step>; <step>`` → ``PlanUpdate {action: create, title, steps}``
+- ``claim <n>`` → ``PlanUpdate {action: set_step_status, step: n, status: claimed}``
+- ``prove <n>`` → ``PlanComplete {step: n, evidence: [{toolUseId: <latest successful
+  non-memory tool call>}]}``
+- ``call <ToolName> <json>`` → that tool with that input
+- ``forget: <query>`` → ``MemoryForget {query, reason}``
+- anything else → ``Noted: <message>.`` (+ ``From memory: …`` / ``Resuming: …`` from the prompt)
+
+After a tool result it answers ``Done: <first line>`` or ``That failed: <first line>``.
+"""
 
 from runtime.models.errors import ModelError, ModelUnavailableError
 from runtime.models.replay import ReplayModel
