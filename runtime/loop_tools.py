@@ -88,12 +88,16 @@ class ToolRunner:
         self._log = log
         self._used_ids: set[str] = set()
         self.continuity_dirty = False
+        self._specs: list[ToolSpec] | None = None
 
     def tools(self) -> list[Tool]:
         return [*self._catalog.list(), *self._extra.values()]
 
     def specs(self) -> list[ToolSpec]:
-        return [ToolSpec(t.name, t.description, t.input_schema()) for t in self.tools()]
+        """The tools as the model sees them (computed once: a session's tools do not change)."""
+        if self._specs is None:
+            self._specs = [ToolSpec(t.name, t.description, t.input_schema()) for t in self.tools()]
+        return list(self._specs)
 
     def _lookup(self, name: str) -> Tool | None:
         return self._catalog.get(name) or self._extra.get(name)
