@@ -1,10 +1,38 @@
 """specwire runtime: what generated bundles import.
 
 Importing this package stays cheap: no compiler dependency (jinja2, libcst, black, ruamel) is
-ever on its import path.
+ever on its import path, and the public names below load on first use, so the compiler's
+``import runtime.fragment`` does not pull in the stores.
 """
 
-from runtime.fragment import MemoryWiringFragment
-from runtime.wiring import MemoryDeps, WiredMemory, wire_memory
+from __future__ import annotations
 
-__all__ = ["MemoryDeps", "MemoryWiringFragment", "WiredMemory", "wire_memory"]
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runtime.fragment import MemoryWiringFragment
+    from runtime.wiring import MemoryDeps, WiredMemory, wire_continuity, wire_memory
+
+_EXPORTS = {
+    "MemoryWiringFragment": "runtime.fragment",
+    "MemoryDeps": "runtime.wiring",
+    "WiredMemory": "runtime.wiring",
+    "wire_continuity": "runtime.wiring",
+    "wire_memory": "runtime.wiring",
+}
+
+__all__ = [
+    "MemoryDeps",
+    "MemoryWiringFragment",
+    "WiredMemory",
+    "wire_continuity",
+    "wire_memory",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'runtime' has no attribute {name!r}")
+    return getattr(import_module(module), name)
