@@ -66,6 +66,11 @@ class WiredMemory:
     tools: list[Tool] = field(default_factory=list)
     options: LoopOptions = field(default_factory=lambda: LoopOptions())
 
+    def close(self) -> None:
+        """Release open stores (the fact store's SQLite connection). Idempotent."""
+        if self.stores.memory is not None:
+            self.stores.memory.close()
+
 
 def parse_fragment(fragment: MemoryWiringFragment | Mapping[str, Any]) -> MemoryWiringFragment:
     if isinstance(fragment, MemoryWiringFragment):

@@ -54,19 +54,22 @@ def run_turn(
 ) -> tuple[LoopResult, list[str]]:
     session_log = SessionLog(sessions_dir, session_id)
     replies: list[str] = []
-    result = run_chat_loop(
-        model=model,
-        instructions=instructions,
-        catalog=setup.catalog,
-        session_log=session_log,
-        inputs=[message],
-        output=replies.append,
-        single_turn=True,
-        history=history_from_log(session_log.path),
-        spec_name=spec_name,
-        target=target,
-        session_info=info,
-        log=log,
-        **setup.options,
-    )
+    try:
+        result = run_chat_loop(
+            model=model,
+            instructions=instructions,
+            catalog=setup.catalog,
+            session_log=session_log,
+            inputs=[message],
+            output=replies.append,
+            single_turn=True,
+            history=history_from_log(session_log.path),
+            spec_name=spec_name,
+            target=target,
+            session_info=info,
+            log=log,
+            **setup.options,
+        )
+    finally:
+        setup.release()
     return result, replies

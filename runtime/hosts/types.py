@@ -17,6 +17,13 @@ class TurnSetup:
 
     catalog: ToolCatalog
     options: LoopOptions = field(default_factory=lambda: LoopOptions())
+    # Releases what the turn's wiring opened (the fact store's connection); the host calls it
+    # once the turn is over.
+    close: Callable[[], None] | None = None
+
+    def release(self) -> None:
+        if self.close is not None:
+            self.close()
 
 
 @dataclass(frozen=True)

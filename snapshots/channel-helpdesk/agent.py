@@ -44,7 +44,7 @@ def build_turn(session_id: str) -> TurnSetup:
     wired = wire_memory(
         MEMORY_FRAGMENT, MemoryDeps(catalog=catalog, cwd=cwd, session_scope=session_id)
     )
-    return TurnSetup(catalog=catalog, options=wired.options)
+    return TurnSetup(catalog=catalog, options=wired.options, close=wired.close)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,7 +43,7 @@ def build_turn(tenant: Tenant, session_id: str) -> TurnSetup:
         MEMORY_FRAGMENT,
         MemoryDeps(catalog=catalog, cwd=cwd, tenant=tenant, session_scope=session_id),
     )
-    return TurnSetup(catalog=catalog, options=wired.options)
+    return TurnSetup(catalog=catalog, options=wired.options, close=wired.close)
 
 
 def main(argv: list[str] | None = None) -> int:

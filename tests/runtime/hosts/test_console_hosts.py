@@ -196,3 +196,24 @@ def test_managed_tenants_root_comes_from_the_environment(
     assert tenant.root == elsewhere.resolve() / "acme"
     assert (elsewhere / "acme" / "sessions" / f"{session_id}.jsonl").is_file()
     assert elsewhere.resolve().as_posix() in capsys.readouterr().err
+
+
+def test_channel_releases_each_turns_wiring_after_the_turn(tmp_path: Path) -> None:
+    events: list[str] = []
+
+    def build_turn(session_id: str) -> TurnSetup:
+        events.append("open")
+        return TurnSetup(echo_catalog(), close=lambda: events.append("close"))
+
+    code = serve_channel(
+        spec_name="helpdesk",
+        model="scripted",
+        instructions="x",
+        channels=[],
+        session_key="thread",
+        build_turn=build_turn,
+        root=tmp_path,
+        argv=["--message", "t1: hello", "--message", 't1: call Echo {"text": "x"}'],
+    )
+    assert code == 0
+    assert events == ["open", "close", "open", "close"]

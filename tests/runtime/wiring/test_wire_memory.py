@@ -223,3 +223,11 @@ def test_fragment_object_and_mapping_wire_the_same(tmp_path: Path) -> None:
     b, _, _ = wire(tmp_path / "b", MemoryWiringFragment.model_validate(data))
     assert [t.name for t in a.tools] == [t.name for t in b.tools]
     assert a.options["memory"].recall_k == b.options["memory"].recall_k == 7
+
+
+def test_close_releases_the_fact_store_and_is_idempotent(tmp_path: Path) -> None:
+    wired, _, _ = wire(tmp_path, {"spec_name": "facts", "memory": {}})
+    assert wired.stores.memory.closed is False
+    wired.close()
+    wired.close()
+    assert wired.stores.memory.closed is True
