@@ -29,11 +29,31 @@ from runtime.seams import LoopOptions
 from runtime.tenancy import Tenant, assert_inside
 from runtime.tools import Catalog, EventSink, Tool, ToolContext, ToolResult, format_validation_error
 
-KNOWN_BACKENDS: tuple[str, ...] = ("file",)
-
 
 def _stderr(line: str) -> None:
     sys.stderr.write(line)
+
+
+# Wiring announcements this process already wrote to its stderr. Per-turn hosts wire on every
+# turn; saying "continuity on — <dir>" once per process is information, every turn it is noise.
+# A caller that passes its own ``deps.log`` gets every line.
+_ANNOUNCED: set[str] = set()
+
+
+class _AnnounceOnce:
+    """A log that drops repeated lines while wiring runs, then passes everything through
+    (lines logged later by the seams, like capture counts, are never deduplicated)."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self._log = log
+        self.wiring = True
+
+    def __call__(self, line: str) -> None:
+        if self.wiring:
+            if line in _ANNOUNCED:
+                return
+            _ANNOUNCED.add(line)
+        self._log(line)
 
 
 @dataclass
@@ -116,12 +136,9 @@ def _teeing(tool: Tool, sink: EventSink) -> Tool:
 def _check_supported(fragment: MemoryWiringFragment) -> None:
     memory = fragment.memory
     if memory_enabled(fragment) and memory is not None:
-        backend = memory.backend or "file"
-        if backend not in KNOWN_BACKENDS:
-            raise MemoryServiceError(
-                f'memory-service: unknown memory backend "{backend}" '
-                f"(known: {', '.join(KNOWN_BACKENDS)})"
-            )
+        from runtime.facts.wiring import check_backend
+
+        check_backend(memory.backend)
     if wiki_enabled(fragment):
         raise MemoryServiceError(
             "memory-service: memory.wiki is declared but the wiki tier is not available in this "
@@ -135,26 +152,45 @@ def wire_memory(
     parsed = parse_fragment(fragment)
     _check_supported(parsed)
     wired = WiredMemory()
-    if parsed.is_memoryless:
-        return wired
-    facts_on = memory_enabled(parsed)
-    continuity_on = continuity_enabled(parsed)
-    if not facts_on and not continuity_on:
+    if not memory_enabled(parsed) and not continuity_enabled(parsed):
         return wired
 
     layout, sessions_dir = _layout(parsed, deps)
     now = deps.now or utc_now
+    announce = _AnnounceOnce(deps.log) if deps.log is _stderr else None
+    try:
+        _wire_tiers(parsed, deps, wired, layout, sessions_dir, now, announce or deps.log)
+    except BaseException:
+        wired.close()
+        raise
+    finally:
+        if announce is not None:
+            announce.wiring = False
+    return wired
+
+
+def _wire_tiers(
+    parsed: MemoryWiringFragment,
+    deps: MemoryDeps,
+    wired: WiredMemory,
+    layout: StoreLayout,
+    sessions_dir: Path,
+    now: Clock,
+    log: Callable[[str], None],
+) -> None:
+    facts_on = memory_enabled(parsed)
+    continuity_on = continuity_enabled(parsed)
 
     if facts_on and parsed.memory is not None:
         from runtime.facts.wiring import wire_facts
 
-        facts = wire_facts(parsed.memory, layout, sessions_dir=sessions_dir, now=now, log=deps.log)
+        facts = wire_facts(parsed.memory, layout, sessions_dir=sessions_dir, now=now, log=log)
         wired.stores.memory = facts.store
         wired.tools.extend(facts.tools)
         wired.options["memory"] = facts.seam
 
     if continuity_on and parsed.continuity is not None:
-        continuity = _build_continuity(parsed, deps, layout, sessions_dir, now)
+        continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log)
         wired.stores.continuity = continuity.store
         wired.tools.extend(continuity.tools)
         wired.options["continuity"] = continuity.seam
@@ -165,7 +201,6 @@ def wire_memory(
         wired.tools = [_teeing(tool, deps.append_event) for tool in wired.tools]
     for tool in wired.tools:
         deps.catalog.register(tool)
-    return wired
 
 
 def _build_continuity(
@@ -174,6 +209,7 @@ def _build_continuity(
     layout: StoreLayout,
     sessions_dir: Path,
     now: Clock,
+    log: Callable[[str], None],
 ) -> Any:
     from runtime.continuity.wiring import build_continuity
 
@@ -184,7 +220,7 @@ def _build_continuity(
         sessions_dir=sessions_dir,
         session_scope=deps.session_scope,
         now=now,
-        log=deps.log,
+        log=log,
     )
 
 

@@ -231,3 +231,33 @@ def test_close_releases_the_fact_store_and_is_idempotent(tmp_path: Path) -> None
     wired.close()
     wired.close()
     assert wired.stores.memory.closed is True
+
+
+def test_per_turn_wiring_announces_to_stderr_once_per_process(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "from pathlib import Path\n"
+        "from runtime.tools import ToolCatalog\n"
+        "from runtime.wiring import MemoryDeps, wire_memory\n"
+        "fragment = {'spec_name': 'bot', 'memory': {},"
+        " 'continuity': {'scope': 'session'}}\n"
+        "for session in ('sess_000000000000000a', 'sess_000000000000000b'):\n"
+        "    deps = MemoryDeps(catalog=ToolCatalog(), cwd=Path.cwd(), session_scope=session)\n"
+        "    wire_memory(fragment, deps).close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    lines = done.stderr.splitlines()
+    assert len([line for line in lines if "Remember/Recall/MemoryForget wired" in line]) == 1
+    assert len([line for line in lines if "continuity on" in line]) == 2  # two session dirs
+
+
+def test_a_callers_own_log_gets_every_announcement(tmp_path: Path) -> None:
+    lines: list[str] = []
+    for _ in range(2):
+        deps, _, _ = deps_for(tmp_path, log=lines.append)
+        wire_memory({"spec_name": "bot", "memory": {}}, deps).close()
+    assert len([line for line in lines if "wired" in line]) == 2
