@@ -3,12 +3,15 @@
 Every line is ``{"seq": n, "type": <kind>, "at": <ISO-8601 UTC>, "payload": {...}}``.
 The log is the evidence the proof ladder and auto-capture read, so its event kinds are a contract:
 
-- ``session_start``  {spec, target, model}
+- ``session_start``  {spec, target, model, ...}  (hosts add conversation, tenant, sessionKey,
+  branch, branches, role, entry where they apply)
+- ``context``        {blocks: [{kind, text}]}       what was injected into the prompt at start
+- ``context_refresh`` {blocks}                       the continuity tail changed mid-session
+- ``recall``         {query, count, lines, error?}
 - ``user_message``   {text, turn, synthetic?}     (synthetic: injected, not typed by a person)
 - ``assistant_message`` {text, turn}
 - ``tool_use``       {id, name, input}
 - ``tool_result``    {toolUseId, name, isError, text}
-- ``recall``         {count, query}
 - ``plan_update`` / ``goal_update`` / ``action_proof``  (emitted by continuity tools)
 - ``context_evicted`` {role, text, turn}
 - ``session_end``    {stopReason: complete|exit|abort, turns}

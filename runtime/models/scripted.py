@@ -223,7 +223,7 @@ def latest_work_tool_use(messages: list[Message]) -> str | None:
 
 
 def _plain_answer(text: str, request: ModelRequest) -> str:
-    parts = [f"Noted: {first_line(text).rstrip('.')}."]
+    parts = [f"Noted: {first_line(text).rstrip('.!?')}."]
     recalled = request.block("recalled_memory")
     if recalled is not None:
         fact = _first_recalled_fact(recalled.text)
