@@ -178,7 +178,7 @@ def test_a_plain_answer_reflects_recalled_memory_and_the_next_step() -> None:
     ]
     text = ScriptedModel().complete(request([UserMessage("what next?")], system=system)).text
     assert text == (
-        "Noted: what next?. From memory: the plan is Enterprise. Resuming: Do: patch the exporter."
+        "Noted: what next. From memory: the plan is Enterprise. Resuming: Do: patch the exporter."
     )
 
 
