@@ -215,7 +215,7 @@ def test_recalled_memory_handoff_tail_and_skills_are_injected_in_order(tmp_path:
     [request] = model.requests
     assert [{"kind": b.kind, "text": b.text} for b in request.system] == context["blocks"]
     assert out == [
-        "Noted: what now?. From memory: The customer is on the Enterprise plan. "
+        "Noted: what now. From memory: The customer is on the Enterprise plan. "
         "Resuming: Do: patch the exporter."
     ]
 
