@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 
@@ -27,3 +28,13 @@ def storage_name(spec_name: str) -> str:
     """A spec name made safe as one path component (names may hold spaces, dots and colons)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", spec_name).strip("-.")
     return safe or "spec"
+
+
+def conversation_session_id(*parts: str) -> str:
+    """A stable session id for a routed conversation (e.g. spec, channel key, thread key).
+
+    Stable across restarts, so a channel thread or a tenant's session resumes its own session
+    log and session-scoped continuity after the host restarts.
+    """
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return f"sess_{digest[:16]}"

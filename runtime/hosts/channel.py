@@ -25,7 +25,7 @@ from runtime.hosts.console import (
 )
 from runtime.hosts.turns import parse_routed, prefixed, run_turn
 from runtime.hosts.types import ChannelConfig, ChannelTurnBuilder
-from runtime.ids import new_session_id
+from runtime.ids import conversation_session_id
 from runtime.loop import iter_messages
 from runtime.paths import StoreLayout
 
@@ -60,7 +60,6 @@ def serve_channel(
         f"one session per {session_key} · configured channels: {names} (not connected: chat "
         f"adapters land in a later release) · send lines as {LINE_SHAPE}\n"
     )
-    sessions: dict[str, str] = {}
     messages: list[str] = args.message
     try:
         for line in iter_messages(messages if messages else stdin_reader()):
@@ -70,7 +69,7 @@ def serve_channel(
             if routed is None:
                 stderr_log(f'{spec_name}: expected "{LINE_SHAPE}", got {line.strip()!r}\n')
                 continue
-            session_id = sessions.setdefault(routed.key, new_session_id())
+            session_id = conversation_session_id(spec_name, "channel", routed.key)
             try:
                 _, replies = run_turn(
                     model=chosen,

@@ -28,7 +28,7 @@ from runtime.hosts.console import (
 )
 from runtime.hosts.turns import parse_routed, prefixed, run_turn
 from runtime.hosts.types import ManagedTurnBuilder, TenantConfig
-from runtime.ids import new_session_id
+from runtime.ids import conversation_session_id
 from runtime.loop import iter_messages
 from runtime.paths import SPECWIRE_DIRNAME, StoreLayout
 from runtime.tenancy import Tenant, build_tenant
@@ -71,7 +71,6 @@ def serve_managed(
         f"tenants: {', '.join(known) or 'none'} under {base} · send lines as {LINE_SHAPE}\n"
     )
     built: dict[str, Tenant] = {}
-    sessions: dict[tuple[str, str], str] = {}
     messages: list[str] = args.message
     try:
         for line in iter_messages(messages if messages else stdin_reader()):
@@ -88,7 +87,7 @@ def serve_managed(
                     f"{', '.join(known) or 'none'}); nothing was run\n"
                 )
                 continue
-            session_id = sessions.setdefault((tenant_id, key), new_session_id())
+            session_id = conversation_session_id(spec_name, "managed", tenant_id, key)
             try:
                 tenant = built.get(tenant_id) or build_tenant(tenant_id, base)
                 built[tenant_id] = tenant

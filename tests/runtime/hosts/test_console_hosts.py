@@ -217,3 +217,13 @@ def test_channel_releases_each_turns_wiring_after_the_turn(tmp_path: Path) -> No
     )
     assert code == 0
     assert events == ["open", "close", "open", "close"]
+
+
+def test_a_thread_resumes_its_session_after_the_host_restarts(tmp_path: Path) -> None:
+    first: list[str] = []
+    second: list[str] = []
+    assert channel(tmp_path, ["t1: hello", "t2: hi"], first) == 0
+    assert channel(tmp_path, ["t1: still there?"], second) == 0
+    assert second == [first[0]] and first[0] != first[1]
+    logs = session_logs(tmp_path / ".specwire" / "sessions")
+    assert [m["turn"] for m in of_kind(logs[first[0]], "user_message")] == [1, 2]
