@@ -46,6 +46,13 @@ class Tool:
     require_justification: bool = False
     scope: Literal["internal", "external"] = "internal"
 
+    def __post_init__(self) -> None:
+        if self.require_justification and "justification" not in self.input_model.model_fields:
+            raise ValueError(
+                f"tool {self.name!r} requires a justification but its input has no "
+                "`justification` field to carry it"
+            )
+
     def input_schema(self) -> dict[str, Any]:
         return self.input_model.model_json_schema()
 
@@ -58,7 +65,17 @@ class Tool:
             parsed = self.input_model.model_validate(dict(raw_input))
         except ValidationError as exc:
             return ToolResult(f"{self.name}: invalid input: {format_validation_error(exc)}", True)
+        if self.require_justification and not _has_text(getattr(parsed, "justification", None)):
+            return ToolResult(
+                f"{self.name}: this action needs a justification — say in `justification` why "
+                "it is needed. Nothing was changed.",
+                True,
+            )
         return self.handler(parsed, ctx)
+
+
+def _has_text(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
 
 
 def format_validation_error(exc: ValidationError) -> str:

@@ -86,11 +86,9 @@ class MemoryForgetInput(_Input):
         max_length=MAX_REASON_CHARS,
         description="Why the memory is being forgotten (kept with the record).",
     )
-    # MemoryForget requires a justification (DESIGN §7, REFERENCE §1.6): the model sends it in the
-    # input, as with MemoryClear. The loop's gate judges it; here it is the fallback reason, so
-    # the tombstone records why even when no `reason` was given.
-    justification: str | None = Field(
-        default=None,
+    # MemoryForget requires a justification (REFERENCE §1.6): `Tool.invoke` refuses the call
+    # without one. It is also the fallback reason, so the tombstone records why.
+    justification: str = Field(
         min_length=1,
         max_length=MAX_REASON_CHARS,
         description="A short justification for forgetting, checked against the instructions.",

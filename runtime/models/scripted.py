@@ -15,7 +15,8 @@ message                                         what the model does
                                                 [{toolUseId}]}`` citing the most recent successful
                                                 non-memory tool call of the conversation
 ``call <ToolName> <json>``                      calls any tool with that JSON object as input
-``forget: <query>``                             calls ``MemoryForget {query, reason}``
+``forget: <query>``                             calls ``MemoryForget {query, reason,
+                                                justification}``
 anything else                                   answers ``Noted: <message>.``, adding
                                                 ``From memory: <first recalled fact>.`` when a
                                                 recalled-memory block is in the prompt and
@@ -164,7 +165,10 @@ def _keyed_directive(keyword: str, argument: str, request: ModelRequest) -> Mode
         "recall": lambda arg: ("Recall", {"query": arg}),
         "focus": lambda arg: ("FocusWrite", {"focus": arg}),
         "plan": _plan_input,
-        "forget": lambda arg: ("MemoryForget", {"query": arg, "reason": FORGET_REASON}),
+        "forget": lambda arg: (
+            "MemoryForget",
+            {"query": arg, "reason": FORGET_REASON, "justification": FORGET_REASON},
+        ),
     }
     name, tool_input = builders[keyword](argument)
     return _tool(request, name, tool_input)

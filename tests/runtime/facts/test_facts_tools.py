@@ -22,7 +22,12 @@ def tools(store: FactStore) -> dict[str, Tool]:
     return {tool.name: tool for tool in fact_tools(store, ttl_ms=None, recall_k=5)}
 
 
+WHY = {"justification": "the user asked for it"}
+
+
 def call(tools: dict[str, Tool], name: str, **raw: Any) -> ToolResult:
+    if name == "MemoryForget":
+        raw = {**WHY, **raw}
     return tools[name].invoke(raw, CTX)
 
 
@@ -39,7 +44,7 @@ def test_schemas_forbid_extra_fields_and_describe_every_field(tools: dict[str, T
     expected = {
         "Remember": ({"text", "tags", "ttlDays"}, ["text"]),
         "Recall": ({"query", "k"}, ["query"]),
-        "MemoryForget": ({"id", "query", "reason", "justification"}, []),
+        "MemoryForget": ({"id", "query", "reason", "justification"}, ["justification"]),
     }
     for name, (fields, required) in expected.items():
         schema = tools[name].input_schema()
@@ -157,7 +162,7 @@ def test_recall_k_defaults_to_the_spec_and_is_bounded(store: FactStore) -> None:
 def test_forget_needs_exactly_one_of_id_or_query(
     tools: dict[str, Tool], raw: dict[str, Any]
 ) -> None:
-    result = tools["MemoryForget"].invoke(raw, CTX)
+    result = tools["MemoryForget"].invoke({**WHY, **raw}, CTX)
     assert (result.is_error, result.text) == (
         True,
         "MemoryForget: provide exactly one of `id` or `query`.",
@@ -178,7 +183,7 @@ def test_forget_needs_exactly_one_of_id_or_query(
 def test_forget_input_errors_name_the_field(
     tools: dict[str, Tool], raw: dict[str, Any], field: str
 ) -> None:
-    result = tools["MemoryForget"].invoke(raw, CTX)
+    result = tools["MemoryForget"].invoke({**WHY, **raw}, CTX)
     assert result.is_error and f"{field}: " in result.text
 
 
@@ -200,7 +205,7 @@ def test_forget_by_query_lists_what_was_forgotten(tools: dict[str, Tool], store:
     store.remember("lunch is at noon")
     result = call(tools, "MemoryForget", query="printer")
     header, *lines = result.text.split("\n")
-    assert header == "forgot 2 memory(ies):"
+    assert header == "forgot 2 memory(ies) — the user asked for it:"
     assert sorted(lines) == sorted(
         [f"  • ({a.id}) printer on floor 3 is broken", f"  • ({b.id}) the printer needs toner"]
     )
@@ -222,6 +227,16 @@ def test_the_justification_is_accepted_and_recorded_when_no_reason_is_given(
     assert both.text.startswith("forgot 1 memory(ies) — rotated:")
 
 
+def test_forget_without_a_justification_is_refused_and_changes_nothing(
+    tools: dict[str, Tool], store: FactStore
+) -> None:
+    store.remember("printer on floor 3 is broken")
+    for raw in ({"query": "printer"}, {"query": "printer", "justification": "   "}):
+        result = tools["MemoryForget"].invoke(raw, CTX)
+        assert result.is_error and "justification" in result.text
+    assert store.size() == 1
+
+
 # -- store failures become error results ----------------------------------------------------
 
 
@@ -230,8 +245,8 @@ def test_store_errors_become_error_results(tools: dict[str, Tool], store: FactSt
     for name, raw in (
         ("Remember", {"text": "x"}),
         ("Recall", {"query": "x"}),
-        ("MemoryForget", {"query": "x"}),
-        ("MemoryForget", {"id": "mem_0123456789abcdef"}),
+        ("MemoryForget", {"query": "x", **WHY}),
+        ("MemoryForget", {"id": "mem_0123456789abcdef", **WHY}),
     ):
         result = tools[name].invoke(raw, CTX)
         assert result.is_error, name

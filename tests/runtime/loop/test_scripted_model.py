@@ -83,7 +83,11 @@ def only_call(text: str, **kwargs: Any) -> ToolCall:
         (
             "forget: old address",
             "MemoryForget",
-            {"query": "old address", "reason": "the user asked to forget it"},
+            {
+                "query": "old address",
+                "reason": "the user asked to forget it",
+                "justification": "the user asked to forget it",
+            },
         ),
         ('call read {"path": "a.txt"}', "read", {"path": "a.txt"}),
         ("call read", "read", {}),
