@@ -9,7 +9,6 @@ import secrets
 SESSION_ID_RE = re.compile(r"^sess_[0-9a-f]{16}$")
 TOOL_USE_ID_RE = re.compile(r"^tu_[0-9a-zA-Z_]{1,64}$")
 MEMORY_ID_RE = re.compile(r"^mem_[0-9a-f]{16}$")
-SPEC_NAME_RE = re.compile(r"^[\w .:-]+$")
 
 
 def new_session_id() -> str:

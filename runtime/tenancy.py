@@ -16,15 +16,22 @@ class Tenant:
     id: str
     root: Path  # absolute; every store of this tenant lives under it
 
+    @property
+    def workspace(self) -> Path:
+        """Where the tenant's agent works (its file tools' root): inside the tenant's root but
+        beside, never above, the stores, so a file tool cannot reach the session logs, facts
+        or continuity files the proof ladder trusts."""
+        return self.root / "workspace"
+
     def __post_init__(self) -> None:
-        if not TENANT_ID_RE.match(self.id):
+        if not TENANT_ID_RE.fullmatch(self.id):
             raise TenancyError(f"invalid tenant id {self.id!r}: must match {TENANT_ID_RE.pattern}")
         if not self.root.is_absolute():
             raise TenancyError(f"tenant root must be absolute (got {self.root})")
 
 
 def build_tenant(tenant_id: str, tenants_root: Path) -> Tenant:
-    if not TENANT_ID_RE.match(tenant_id):
+    if not TENANT_ID_RE.fullmatch(tenant_id):
         raise TenancyError(f"invalid tenant id {tenant_id!r}: must match {TENANT_ID_RE.pattern}")
     return Tenant(tenant_id, (tenants_root / tenant_id).resolve())
 

@@ -90,6 +90,8 @@ def serve_managed(
             session_id = conversation_session_id(spec_name, "managed", tenant_id, key)
             try:
                 tenant = built.get(tenant_id) or build_tenant(tenant_id, base)
+                if tenant_id not in built:
+                    tenant.workspace.mkdir(parents=True, exist_ok=True)
                 built[tenant_id] = tenant
                 _, replies = run_turn(
                     model=chosen,
