@@ -11,6 +11,36 @@ from pydantic import BaseModel, ValidationError
 
 EventSink = Callable[[str, Mapping[str, Any]], None]
 
+# Tools that read or change the agent's own memory (facts, continuity, skills, wiki). Their calls
+# are never evidence that work was done: the proof ladder refuses them and capture ignores them.
+MEMORY_TOOL_NAMES: frozenset[str] = frozenset(
+    {
+        "Remember",
+        "Recall",
+        "MemoryForget",
+        "FocusRead",
+        "FocusWrite",
+        "PlanRead",
+        "PlanUpdate",
+        "PlanComplete",
+        "GoalWrite",
+        "GoalUpdate",
+        "GoalList",
+        "MemoryClear",
+        "Skill",
+        "wiki_recall",
+        "wiki_semantic_search",
+        "wiki_search",
+        "wiki_get",
+        "wiki_write",
+        "wiki_list",
+        "wiki_related",
+        "wiki_set_signals",
+        "wiki_stats",
+        "log_knowledge_gap",
+    }
+)
+
 
 def _drop_event(kind: str, payload: Mapping[str, Any]) -> None:
     return None

@@ -48,26 +48,7 @@ from runtime.models.types import (
     ToolResultMessage,
     UserMessage,
 )
-
-# Tools that touch the agent's own memory: never cited as proof that work was done.
-MEMORY_TOOL_NAMES = frozenset(
-    {
-        "Remember",
-        "Recall",
-        "MemoryForget",
-        "FocusRead",
-        "FocusWrite",
-        "PlanRead",
-        "PlanUpdate",
-        "PlanComplete",
-        "GoalWrite",
-        "GoalUpdate",
-        "GoalList",
-        "MemoryClear",
-        "Skill",
-        "log_knowledge_gap",
-    }
-)
+from runtime.tools import MEMORY_TOOL_NAMES
 
 FORGET_REASON = "the user asked to forget it"
 _MAX_ECHO = 200
