@@ -19,8 +19,10 @@ from typing import Any, Literal
 
 from runtime.events import iso, resolve_tool_use
 from runtime.ids import SESSION_ID_RE
+from runtime.tools import MEMORY_TOOL_NAMES
 
-ProofVerdict = Literal["verified", "missing", "error_result"]
+# not_evidence: the cited call exists but is one of the agent's own memory tools.
+ProofVerdict = Literal["verified", "missing", "error_result", "not_evidence"]
 RESULT_DIGEST_MAX = 240
 
 
@@ -104,12 +106,18 @@ class ProofCheck:
     session_id: str | None  # the session searched (None when none could be determined)
     verdict: ProofVerdict
     proof: FrozenProof | None = None
+    tool_name: str | None = None
 
     def refusal(self) -> str | None:
         """Why this citation does not prove anything (None when it is verified)."""
         tu = self.ref.tool_use_id
         if self.verdict == "verified":
             return None
+        if self.verdict == "not_evidence":
+            return (
+                f"{tu} is a call to {self.tool_name}, one of the agent's own memory tools — that "
+                "is not evidence the work was done: cite the tool call that did the work."
+            )
         if self.verdict == "error_result":
             return (
                 f"the cited call {tu} failed (its tool_result is an error) — a failed action is "
@@ -165,6 +173,9 @@ def check_evidence(
             checks.append(ProofCheck(ref, None, "missing"))
             continue
         found = resolve_tool_use(sessions_dir, session_id, ref.tool_use_id)
+        if found.verdict == "verified" and found.tool_name in MEMORY_TOOL_NAMES:
+            checks.append(ProofCheck(ref, session_id, "not_evidence", None, found.tool_name))
+            continue
         proof = None
         if found.verdict == "verified":
             proof = FrozenProof(
@@ -175,7 +186,7 @@ def check_evidence(
                 result_digest=result_digest(found.result_text),
                 verified_at=iso(now),
             )
-        checks.append(ProofCheck(ref, session_id, found.verdict, proof))
+        checks.append(ProofCheck(ref, session_id, found.verdict, proof, found.tool_name))
     return checks
 
 

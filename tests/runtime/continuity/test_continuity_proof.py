@@ -69,6 +69,19 @@ def test_proven_refused_for_a_tool_use_whose_result_is_an_error(tmp_path: Path) 
     assert store.get_plan("plan-0001").steps[0].status == "open"
 
 
+@pytest.mark.parametrize("tool", ["PlanRead", "Remember", "FocusWrite"])
+def test_a_call_to_a_memory_tool_is_not_evidence(tmp_path: Path, tool: str) -> None:
+    store = make_store(tmp_path)
+    store.create_plan("Ship", ["build"])
+    record_tool_call(store.sessions_dir, SESSION, "tu_self", name=tool, result="plan-0001")
+    done = store.prove_step(None, 1, [EvidenceRef("tu_self")], session_id=SESSION)
+    assert done.refusal is not None
+    assert f"tu_self is a call to {tool}" in done.refusal and "not evidence" in done.refusal
+    assert [c.verdict for c in done.checks] == ["not_evidence"]
+    assert store.get_plan("plan-0001").steps[0].status == "open"
+    assert not store.layout.retention_file.exists()
+
+
 def test_a_tool_use_without_its_result_is_not_evidence(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     store.create_plan("Ship", ["build"])
