@@ -55,6 +55,8 @@ class SessionLog:
         self._now = now
         sessions_dir.mkdir(parents=True, exist_ok=True)
         self._seq = sum(1 for _ in read_events(self.path)) if self.path.exists() else 0
+        # A torn last line (a crash mid-write) must not swallow the next event.
+        self._mend_torn_tail = _ends_mid_line(self.path)
 
     def append(self, kind: str, payload: Mapping[str, Any]) -> Event:
         self._seq += 1
@@ -64,34 +66,60 @@ class SessionLog:
             ensure_ascii=False,
             sort_keys=True,
         )
+        data = (line + "\n").encode("utf-8")
+        if self._mend_torn_tail:
+            data = b"\n" + data
+            self._mend_torn_tail = False
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, (line + "\n").encode("utf-8"))
+            os.write(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
         return event
 
 
+def _ends_mid_line(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return False
+            handle.seek(size - 1)
+            return handle.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
 def read_events(path: Path) -> Iterator[Event]:
     """Yield the well-formed events of a log; a torn or foreign line is skipped, never half-read."""
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except FileNotFoundError:
         return
     with handle:
-        for line in handle:
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if (
-                not isinstance(raw, dict)
-                or not isinstance(raw.get("type"), str)
-                or not isinstance(raw.get("payload"), dict)
-            ):
-                continue
-            yield Event(int(raw.get("seq", 0)), raw["type"], str(raw.get("at", "")), raw["payload"])
+        for raw_line in handle:
+            event = _parse_line(raw_line)
+            if event is not None:
+                yield event
+
+
+def _parse_line(raw_line: bytes) -> Event | None:
+    try:
+        raw = json.loads(raw_line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    kind, payload, seq, at = raw.get("type"), raw.get("payload"), raw.get("seq"), raw.get("at")
+    if not isinstance(kind, str) or not isinstance(payload, dict):
+        return None
+    return Event(
+        seq if isinstance(seq, int) and not isinstance(seq, bool) else 0,
+        kind,
+        at if isinstance(at, str) else "",
+        payload,
+    )
 
 
 def session_log_path(sessions_dir: Path, session_id: str) -> Path:
