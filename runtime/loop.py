@@ -177,6 +177,7 @@ class _Session:
         self.prefix: list[SystemBlock] = []
         self.tail: SystemBlock | None = None
         self.suffix: list[SystemBlock] = []
+        self._context_open = False
         self._torn_down = False
 
     # -- start -------------------------------------------------------------------------------
@@ -187,9 +188,6 @@ class _Session:
         payload = {"spec": spec_name, "target": target, "model": self.model.model_id, **info}
         self.session_log.append("session_start", payload)
         self.prefix = [SystemBlock("instructions", self.instructions)]
-        recalled = recalled_memory_block(self._auto_recall())
-        if recalled is not None:
-            self.prefix.append(recalled)
         continuity = self.continuity
         note = self._hook_text("load_handoff", continuity.load_handoff if continuity else None)
         handoff = handoff_block(note)
@@ -199,23 +197,35 @@ class _Session:
         self.tail = continuity_tail_block(tail)
         block = skills_block(self.skills)
         self.suffix = [block] if block is not None else []
-        self.session_log.append("context", {"blocks": blocks_payload(self.system())})
         self._seed(history)
 
-    def _auto_recall(self) -> list[str]:
+    def _open_context(self, first_prompt: str) -> None:
+        """Before the session's first model call: recall, then log exactly what the prompt holds.
+
+        Recall waits for the first message so it can look for what the user is asking about,
+        not only for what the instructions mention.
+        """
+        self._context_open = True
+        recalled = recalled_memory_block(self._auto_recall(first_prompt))
+        if recalled is not None:
+            self.prefix.insert(1, recalled)  # right after the instructions
+        self.session_log.append("context", {"blocks": blocks_payload(self.system())})
+
+    def _auto_recall(self, first_prompt: str) -> list[str]:
+        """Facts for the first message first, then facts for the instructions; k at most."""
         memory = self.memory
         if memory is None or not memory.auto_recall or memory.recall is None:
             return []
-        query = self.instructions
+        k = memory.recall_k
+        event: dict[str, Any] = {"query": first_prompt, "seed": self.instructions}
         try:
-            lines = [line for line in memory.recall(query, memory.recall_k) if line.strip()]
+            found = [*memory.recall(first_prompt, k), *memory.recall(self.instructions, k)]
         except Exception as exc:
             self.log(f"[memory] warning: auto-recall failed ({type(exc).__name__}: {exc})\n")
-            self.session_log.append(
-                "recall", {"query": query, "count": 0, "lines": [], "error": str(exc)}
-            )
+            self.session_log.append("recall", {**event, "count": 0, "lines": [], "error": str(exc)})
             return []
-        self.session_log.append("recall", {"query": query, "count": len(lines), "lines": lines})
+        lines = list(dict.fromkeys(line for line in found if line.strip()))[:k]
+        self.session_log.append("recall", {**event, "count": len(lines), "lines": lines})
         if lines:
             self.log(f"[memory] recalled {len(lines)} memory(ies) into the prompt\n")
         return lines
@@ -276,6 +286,8 @@ class _Session:
             self.session_log.append(
                 "user_message", {"text": prompt, "turn": turn, "synthetic": True}
             )
+        if not self._context_open:
+            self._open_context(prompt)
         self.window.add(UserMessage(prompt, synthetic=synthetic), turn, typed)
         reply = self._answer(turn)
         self.window.add(AssistantMessage(reply), turn)
@@ -358,15 +370,18 @@ class _Session:
             handoff = HandoffInput(self.session_id, stop, tuple(self.ledger))
             self._guard("[continuity] on_handoff", lambda: on_handoff(handoff))
         memory = self.memory
+        # The conversation's turns, not this run's: a per-turn host runs one turn per message.
+        conversation_turns = self.turn
         if (
             memory is not None
             and memory.auto_capture
             and memory.on_capture is not None
-            and self.completed_turns >= max(1, memory.capture_threshold)
+            and self.completed_turns > 0
+            and conversation_turns >= max(1, memory.capture_threshold)
         ):
             on_capture = memory.on_capture
             self._guard(
-                "[memory] on_capture", lambda: on_capture(self.completed_turns, self.session_id)
+                "[memory] on_capture", lambda: on_capture(conversation_turns, self.session_id)
             )
         self._guard(
             "[loop] session_end",

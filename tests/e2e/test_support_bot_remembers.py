@@ -44,6 +44,15 @@ def run_bundle(agent: Path, workdir: Path, *messages: str) -> subprocess.Complet
     )
 
 
+def build_support_bot(tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    spec = ROOT / "examples" / "support-bot.yaml"
+    built = codegen("build", str(spec), "--out", str(out), cwd=ROOT)
+    assert built.returncode == 0, built.stderr
+    [agent] = sorted(out.rglob("agent.py"))
+    return agent
+
+
 def session_events(workdir: Path) -> list[list[dict[str, Any]]]:
     """Every session's events, oldest session first (ordered by its session_start line)."""
     logs = sorted((workdir / ".specwire" / "sessions").glob("sess_*.jsonl"))
@@ -106,3 +115,21 @@ def test_support_bot_remembers_across_runs(tmp_path: Path) -> None:
     [reply] = [e["payload"]["text"] for e in run2 if e["type"] == "assistant_message"]
     assert "Enterprise" in reply
     assert "patch the exporter" in reply
+
+
+def test_a_fact_unrelated_to_the_instructions_is_recalled_when_asked_about(
+    tmp_path: Path,
+) -> None:
+    agent = build_support_bot(tmp_path)
+    workdir = tmp_path / "work"
+    (workdir / "home").mkdir(parents=True)
+
+    told = run_bundle(agent, workdir, "remember: the office wifi password is hunter2")
+    assert told.returncode == 0, told.stderr
+    asked = run_bundle(agent, workdir, "what is the wifi password?")
+    assert asked.returncode == 0, asked.stderr
+
+    _, run2 = session_events(workdir)
+    [recall] = [e["payload"] for e in run2 if e["type"] == "recall"]
+    assert recall["lines"][:1] == ["the office wifi password is hunter2"]
+    assert "From memory: the office wifi password is hunter2" in asked.stdout

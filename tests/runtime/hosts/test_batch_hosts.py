@@ -52,7 +52,8 @@ def test_research_runs_every_branch_in_its_own_session(
     assert code == 0, err
     logs = session_logs(tmp_path / ".specwire" / "sessions")
     assert len(logs) == 3
-    assert asked == ["You research markets."] * 3  # every branch shares the wired options
+    # every branch shares the wired options and recalls for the goal, then the instructions
+    assert asked == ["Size the market for agent memory.", "You research markets."] * 3
     for events in logs.values():
         assert of_kind(events, "user_message") == [{"text": GOAL, "turn": 1}]
         assert of_kind(events, "session_end") == [{"stopReason": "complete", "turns": 1}]
@@ -155,7 +156,7 @@ def test_the_entry_role_handles_the_users_messages(
     assert (start["role"], start["target"], start["model"]) == ("researcher", "crew", "scripted")
     [context] = of_kind(events, "context")
     assert context["blocks"][0] == {"kind": "instructions", "text": "You gather facts."}
-    assert asked == ["You gather facts."]
+    assert asked == ['call Echo {"text": "lead"}', "You gather facts."]
 
 
 def test_another_role_runs_with_its_instructions_and_model(
@@ -169,7 +170,7 @@ def test_another_role_runs_with_its_instructions_and_model(
     [events] = session_logs(tmp_path / ".specwire" / "sessions").values()
     start = of_kind(events, "session_start")[0]
     assert (start["role"], start["model"]) == ("writer", "scripted/writer")
-    assert asked == ["You write the story."]
+    assert asked == ["draft it", "You write the story."]
 
 
 def test_unknown_role_and_unavailable_role_model_exit_2(

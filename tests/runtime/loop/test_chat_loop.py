@@ -85,8 +85,8 @@ def test_a_session_logs_every_step_in_order(tmp_path: Path) -> None:
     assert out == ["Noted: hello.", "Done: echo: hi"]
     assert kinds(log) == [
         "session_start",
-        "context",
         "user_message",
+        "context",
         "assistant_message",
         "user_message",
         "tool_use",
@@ -184,10 +184,11 @@ def test_recalled_memory_handoff_tail_and_skills_are_injected_in_order(tmp_path:
         ),
         skills=[Skill("continuity", "Keep the plan live.", "BODY", "builtin")],
     )
-    assert asked == [(INSTRUCTIONS, 3)]
+    assert asked == [("what now?", 3), (INSTRUCTIONS, 3)]
     assert payloads(log, "recall") == [
         {
-            "query": INSTRUCTIONS,
+            "query": "what now?",
+            "seed": INSTRUCTIONS,
             "count": 2,
             "lines": ["The customer is on the Enterprise plan.", "Invoices are in EUR."],
         }
@@ -638,6 +639,23 @@ def test_capture_waits_for_the_threshold(tmp_path: Path) -> None:
     assert captured == []
     run(new_log(tmp_path), ["one", "two"], memory=memory)
     assert captured == [2]
+
+
+def test_per_turn_runs_count_the_conversations_turns_toward_the_threshold(
+    tmp_path: Path,
+) -> None:
+    captured: list[int] = []
+
+    def capture(turns: int, session_id: str) -> int:
+        captured.append(turns)
+        return 0
+
+    memory = MemorySeam(auto_capture=True, capture_threshold=2, on_capture=capture)
+    log = new_log(tmp_path)
+    for message in ("one", "two", "three"):  # one single-turn run per message, as channel does
+        history = history_from_log(log.path)
+        run(log, [message], memory=memory, single_turn=True, history=history)
+    assert captured == [2, 3]
 
 
 @pytest.mark.parametrize("error", [RuntimeError("model down"), KeyboardInterrupt()])
