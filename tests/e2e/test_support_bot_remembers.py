@@ -63,12 +63,7 @@ def session_events(workdir: Path) -> list[list[dict[str, Any]]]:
 
 
 def test_support_bot_remembers_across_runs(tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    built = codegen(
-        "build", str(ROOT / "examples" / "support-bot.yaml"), "--out", str(out), cwd=ROOT
-    )
-    assert built.returncode == 0, built.stderr
-    [agent] = sorted(out.rglob("agent.py"))
+    agent = build_support_bot(tmp_path)
 
     workdir = tmp_path / "work"
     (workdir / "home").mkdir(parents=True)
