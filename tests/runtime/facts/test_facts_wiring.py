@@ -22,7 +22,7 @@ WIRED_DEFAULT = "[memory] Remember/Recall/MemoryForget wired (autoRecall=true, a
 def wire(
     tmp_path: Path, clock: FakeClock, **knobs: object
 ) -> tuple[FactsWiring, list[str], StoreLayout]:
-    layout = StoreLayout(tmp_path / ".specwire", "support bot")
+    layout = StoreLayout(tmp_path / ".specwire", "support-bot")
     lines: list[str] = []
     wiring = wire_facts(
         MemoryFactsFragment.model_validate(knobs),
