@@ -15,7 +15,6 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runtime.atomic import replace_atomically
 from runtime.paths import SPECWIRE_DIRNAME
 from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
 
@@ -111,16 +111,7 @@ def _write(cwd: Path, parsed: WriteInput) -> ToolResult:
     if len(data) > WRITE_MAX_BYTES:
         raise _Refused(f"content is {len(data)} bytes; the limit is {WRITE_MAX_BYTES}")
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_atomically(target, data)
     return ToolResult(f"wrote {len(data)} bytes to {relative}")
 
 

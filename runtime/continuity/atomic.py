@@ -6,11 +6,9 @@ symlink) that escapes the store's root fails closed with ``TenancyError``.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 
+from runtime.atomic import replace_atomically
 from runtime.tenancy import assert_inside
 
 FILE_MODE = 0o600
@@ -24,18 +22,7 @@ def write_atomic(path: Path, text: str, *, root: Path) -> Path:
     parent.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
     # The parent may be a symlink created meanwhile: check again once it exists.
     assert_inside(parent, root)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, FILE_MODE)
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
+    replace_atomically(target, text.encode("utf-8"), mode=FILE_MODE)
     return target
 
 
