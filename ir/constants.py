@@ -8,6 +8,12 @@ from typing import Final
 from ir.model import TARGETS
 
 BUILTIN_TOOLS: Final[tuple[str, ...]] = ("bash", "grep", "ls", "read", "write")
+# Tools no tenant fence can confine (a shell reaches every path the process can): the managed
+# target does not offer them.
+UNFENCEABLE_TOOLS: Final[frozenset[str]] = frozenset({"bash"})
+MANAGED_TOOLS: Final[tuple[str, ...]] = tuple(
+    tool for tool in BUILTIN_TOOLS if tool not in UNFENCEABLE_TOOLS
+)
 KNOWN_BACKENDS: Final[tuple[str, ...]] = ("file",)
 SESSION_KEYS: Final[tuple[str, ...]] = ("thread", "channel", "user")
 
@@ -25,6 +31,9 @@ RECALL_K_MIN: Final = 1
 RECALL_K_MAX: Final = 50
 BRANCHING_MIN: Final = 1
 BRANCHING_MAX: Final = 16
+# The longest fact TTL: the `Remember` tool's `ttlDays` cap (runtime/facts/tools.py
+# MAX_TTL_DAYS; ir may not import it, a test keeps the two equal).
+TTL_MAX_DAYS: Final = 3650
 
 __all__ = [
     "BRANCHING_MAX",
@@ -32,6 +41,7 @@ __all__ = [
     "BUILTIN_TOOLS",
     "EMBEDDER_RE",
     "KNOWN_BACKENDS",
+    "MANAGED_TOOLS",
     "NAME_RE",
     "RECALL_K_MAX",
     "RECALL_K_MIN",
@@ -40,4 +50,6 @@ __all__ = [
     "SESSION_ROUTED_TARGETS",
     "TARGETS",
     "TENANT_ID_RE",
+    "TTL_MAX_DAYS",
+    "UNFENCEABLE_TOOLS",
 ]

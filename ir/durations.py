@@ -16,11 +16,22 @@ _UNIT_MS: Final[dict[str, int]] = {
 }
 
 HOUR_MS: Final = _UNIT_MS["h"]
+DAY_MS: Final = _UNIT_MS["d"]
+
+# A count with more digits than this saturates at ``10**_MAX_DIGITS - 1``: far above every
+# ceiling the spec language sets, and clear of Python's limit on int() of long digit strings.
+_MAX_DIGITS: Final = 30
 
 
 def parse_duration_ms(text: str) -> int | None:
-    """Milliseconds for a well-formed duration, ``None`` for anything else."""
+    """Milliseconds for a well-formed duration, ``None`` for anything else.
+
+    Absurdly long counts saturate (see ``_MAX_DIGITS``): callers compare against a ceiling.
+    """
     match = DURATION_RE.fullmatch(text)
     if match is None:
         return None
-    return int(match.group(1)) * _UNIT_MS[match.group(2)]
+    digits = match.group(1).lstrip("0") or "0"
+    if len(digits) > _MAX_DIGITS:
+        digits = "9" * _MAX_DIGITS
+    return int(digits) * _UNIT_MS[match.group(2)]

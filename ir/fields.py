@@ -8,7 +8,7 @@ messages through unchanged.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, NoReturn
+from typing import Annotated, Any, Final, Literal, NoReturn
 
 from pydantic import AfterValidator, BeforeValidator, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -19,13 +19,16 @@ from ir.constants import (
     BUILTIN_TOOLS,
     EMBEDDER_RE,
     KNOWN_BACKENDS,
+    MANAGED_TOOLS,
     NAME_RE,
     RECALL_K_MAX,
     RECALL_K_MIN,
     SECRET_REF_RE,
     TENANT_ID_RE,
+    TTL_MAX_DAYS,
+    UNFENCEABLE_TOOLS,
 )
-from ir.durations import DURATION_RE, HOUR_MS, parse_duration_ms
+from ir.durations import DAY_MS, DURATION_RE, HOUR_MS, parse_duration_ms
 from ir.suggest import did_you_mean
 from ir.values import got, quote
 
@@ -94,11 +97,46 @@ def _named(value: str) -> str:
     return value
 
 
-def _tool(value: str) -> str:
-    if value not in BUILTIN_TOOLS:
-        hint = did_you_mean(value, BUILTIN_TOOLS) or f": expected one of {', '.join(BUILTIN_TOOLS)}"
-        fail(f"unknown builtin tool {quote(value)}{hint}")
+# The spec's name is also its bundle's output directory (`<out>/<name>/`).
+SPEC_NAME_PATTERN: Final = r"^(?:[\w.:-][\w .:-]*)?[\w:-](?:[\w .:-]*[\w.:-])?$"
+
+
+def _spec_name(value: str) -> str:
+    _named(value)
+    if not value.strip(". "):
+        fail(f"must not be only dots and spaces: it names the bundle's directory {got(value)}")
+    if value != value.strip(" "):
+        fail(f"must not start or end with a space: it names the bundle's directory {got(value)}")
     return value
+
+
+def _tool_among(known: tuple[str, ...]) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if value not in known:
+            hint = did_you_mean(value, known) or f": expected one of {', '.join(known)}"
+            fail(f"unknown builtin tool {quote(value)}{hint}")
+        return value
+
+    return check
+
+
+_tool = _tool_among(BUILTIN_TOOLS)
+_any_managed_tool = _tool_among(MANAGED_TOOLS)
+
+
+def _managed_tool(value: str) -> str:
+    if value in UNFENCEABLE_TOOLS:
+        fail(
+            f"{quote(value)} cannot be fenced to a tenant (it can reach every tenant's files), "
+            "so the managed target does not offer it"
+        )
+    return _any_managed_tool(value)
+
+
+def _secret_shape(value: str) -> None:
+    """A ``$``-prefixed string must be a well-formed secret reference."""
+    if value.startswith("$") and SECRET_REF_RE.fullmatch(value) is None:
+        fail(f"malformed secret reference {quote(value)}: use $UPPER_SNAKE")
 
 
 def _backend(value: str) -> str:
@@ -134,6 +172,12 @@ def _ttl(value: Any) -> Any:
             f"{quote(value)} is below the 1h floor — a sub-hour fact TTL expires memories "
             'mid-session. Use "1h" or longer (e.g. "90d"), or omit ttl to keep facts forever.'
         )
+    if millis is not None and millis > TTL_MAX_DAYS * DAY_MS:
+        fail(
+            f"{quote(value)} is above the {TTL_MAX_DAYS}d ceiling (10 years, the longest a "
+            f'remembered fact may be kept). Use "{TTL_MAX_DAYS}d" or less, or omit ttl to keep '
+            "facts forever."
+        )
     return value
 
 
@@ -147,8 +191,18 @@ Name = Annotated[
     AfterValidator(_named),
     WithJsonSchema({"type": "string", "pattern": f"^{NAME_RE.pattern}$"}),
 ]
+SpecName = Annotated[
+    str,
+    AfterValidator(_spec_name),
+    WithJsonSchema({"type": "string", "pattern": SPEC_NAME_PATTERN}),
+]
 ToolName = Annotated[
     str, AfterValidator(_tool), WithJsonSchema({"type": "string", "enum": list(BUILTIN_TOOLS)})
+]
+ManagedToolName = Annotated[
+    str,
+    AfterValidator(_managed_tool),
+    WithJsonSchema({"type": "string", "enum": list(MANAGED_TOOLS)}),
 ]
 Backend = Annotated[
     str, AfterValidator(_backend), WithJsonSchema({"type": "string", "enum": list(KNOWN_BACKENDS)})
@@ -179,8 +233,7 @@ SessionKey = Literal["thread", "channel", "user"]
 
 def _setting(value: Any) -> str | int | float | bool:
     if isinstance(value, str):
-        if value.startswith("$") and SECRET_REF_RE.fullmatch(value) is None:
-            fail(f"malformed secret reference {quote(value)}: use $UPPER_SNAKE")
+        _secret_shape(value)
         return value
     if isinstance(value, bool | int | float):
         return value
@@ -206,6 +259,7 @@ __all__ = [
     "Backend",
     "BranchingFactor",
     "Embedder",
+    "ManagedToolName",
     "Name",
     "NonEmptyStr",
     "NonNegativeInt",
@@ -215,6 +269,7 @@ __all__ = [
     "Scope",
     "SessionKey",
     "SettingValue",
+    "SpecName",
     "TenantId",
     "ToolName",
     "Ttl",

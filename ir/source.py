@@ -16,6 +16,7 @@ from ir.fields import (
     Backend,
     BranchingFactor,
     Embedder,
+    ManagedToolName,
     Name,
     NonEmptyStr,
     NonNegativeInt,
@@ -25,6 +26,7 @@ from ir.fields import (
     Scope,
     SessionKey,
     SettingValue,
+    SpecName,
     TenantId,
     ToolName,
     Ttl,
@@ -127,7 +129,7 @@ class RoleSource(_Source):
 
 
 class _SpecSource(_Source):
-    name: Name
+    name: SpecName
     version: NonNegativeInt | None = None
     tools: list[ToolName] = Field(default_factory=list)
     memory: Annotated[MemorySource | None, NULL_AS_EMPTY] = None
@@ -175,6 +177,8 @@ class ManagedSource(_SpecSource):
     target: Literal["managed"]
     agent: AgentSource
     tenants: list[TenantSource] = Field(min_length=1)
+    # No unfenceable tool (bash): every tool must stay inside the tenant's root.
+    tools: list[ManagedToolName] = Field(default_factory=list)
 
     @field_validator("tenants", mode="before")
     @classmethod

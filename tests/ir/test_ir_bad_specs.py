@@ -230,6 +230,40 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "ttl-above-ceiling",
+        CLI + "memory:\n  ttl: 4000000d\n",
+        [
+            '5:8: memory.ttl: "4000000d" is above the 3650d ceiling (10 years, the longest a '
+            'remembered fact may be kept). Use "3650d" or less, or omit ttl to keep facts forever.'
+        ],
+    ),
+    (
+        "ttl-overflowing-sqlite",
+        CLI + "memory:\n  ttl: 99999999999999999999d\n",
+        [
+            '5:8: memory.ttl: "99999999999999999999d" is above the 3650d ceiling (10 years, the '
+            'longest a remembered fact may be kept). Use "3650d" or less, or omit ttl to keep '
+            "facts forever."
+        ],
+    ),
+    (
+        "ttl-just-above-ceiling-in-hours",
+        CLI + "memory:\n  ttl: 87601h\n",
+        [
+            '5:8: memory.ttl: "87601h" is above the 3650d ceiling (10 years, the longest a '
+            'remembered fact may be kept). Use "3650d" or less, or omit ttl to keep facts forever.'
+        ],
+    ),
+    (
+        "ttl-more-digits-than-int-parses",
+        CLI + "memory:\n  ttl: " + "1" * 5000 + "d\n",
+        [
+            '5:8: memory.ttl: "111111111111111111111111111111111111111…" is above the 3650d '
+            'ceiling (10 years, the longest a remembered fact may be kept). Use "3650d" or '
+            "less, or omit ttl to keep facts forever."
+        ],
+    ),
+    (
         "ttl-malformed",
         CLI + "memory:\n  ttl: 5 days\n",
         ['5:8: memory.ttl: expected a duration such as "90d" or "12h" (got "5 days")'],
@@ -363,6 +397,35 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         ['3:16: agent.model: must not be empty (got "")'],
     ),
     # -- missing required keys, per target ------------------------------------------------
+    (
+        "name-only-dots",
+        'name: ".."\ntarget: cli\n' + AGENT,
+        [
+            "1:7: name: must not be only dots and spaces: it names the bundle's directory "
+            '(got "..")'
+        ],
+    ),
+    (
+        "name-only-a-space",
+        'name: " "\ntarget: cli\n' + AGENT,
+        ['1:7: name: must not be only dots and spaces: it names the bundle\'s directory (got " ")'],
+    ),
+    (
+        "name-leading-space",
+        'name: " bot"\ntarget: cli\n' + AGENT,
+        [
+            "1:7: name: must not start or end with a space: it names the bundle's directory "
+            '(got " bot")'
+        ],
+    ),
+    (
+        "name-trailing-space",
+        "name: 'bot '\ntarget: cli\n" + AGENT,
+        [
+            "1:7: name: must not start or end with a space: it names the bundle's directory "
+            '(got "bot ")'
+        ],
+    ),
     (
         "missing-name",
         "target: cli\n" + AGENT,
@@ -503,6 +566,19 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
             '4:9: tools[0]: unknown builtin tool "browser": '
             "expected one of bash, grep, ls, read, write"
         ],
+    ),
+    (
+        "managed-bash",
+        "name: s\ntarget: managed\n" + AGENT + "tenants: [{id: a}]\ntools: [read, bash]\n",
+        [
+            '5:15: tools[1]: "bash" cannot be fenced to a tenant (it can reach every tenant\'s '
+            "files), so the managed target does not offer it"
+        ],
+    ),
+    (
+        "managed-unknown-tool-lists-managed-tools",
+        "name: s\ntarget: managed\n" + AGENT + "tenants: [{id: a}]\ntools: [browser]\n",
+        ['5:9: tools[0]: unknown builtin tool "browser": expected one of grep, ls, read, write'],
     ),
     # -- secrets, backends, embedders -----------------------------------------------------
     (

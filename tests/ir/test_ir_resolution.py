@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ir import TARGETS, IrSpec, load_spec_text, lower
+from ir.constants import TTL_MAX_DAYS
 from ir.model import IrChannelSpec, IrContinuity, IrMemory, IrMemoryWiki, SecretRef
+from runtime.facts.tools import MAX_TTL_DAYS
 
 AGENT = "agent: {model: m, instructions: i}\n"
 HEADERS: dict[str, str] = {
@@ -141,11 +143,18 @@ def test_memory_fields_resolved() -> None:
         ("3600s", 3_600_000),
         ("3600000ms", 3_600_000),
         ("90d", 90 * 86_400_000),
+        ("3650d", 3650 * 86_400_000),
+        ("00001h", 3_600_000),
+        ("315360000000ms", 3650 * 86_400_000),
     ],
 )
 def test_ttl_units(ttl: str, millis: int) -> None:
     ir = load(HEADERS["cli"] + f"memory: {{ttl: {ttl}}}\n")
     assert ir.memory is not None and ir.memory.ttl_ms == millis
+
+
+def test_ttl_ceiling_is_the_remember_tools_cap() -> None:
+    assert TTL_MAX_DAYS == MAX_TTL_DAYS
 
 
 def test_wiki_without_value_is_an_empty_wiki_block() -> None:
@@ -229,3 +238,13 @@ def test_tools_keep_declaration_order() -> None:
 def test_version_zero_and_name_with_punctuation() -> None:
     ir = load("name: 'team.bot: v2_final-1'\nversion: 0\ntarget: cli\n" + AGENT)
     assert (ir.name, ir.version) == ("team.bot: v2_final-1", 0)
+
+
+@pytest.mark.parametrize("name", [".a", "a.", "...x...", "a b", "-", "_", ":", "x"])
+def test_names_that_can_name_a_directory(name: str) -> None:
+    assert load(f"name: '{name}'\ntarget: cli\n" + AGENT).name == name
+
+
+def test_managed_offers_every_fenceable_tool() -> None:
+    ir = load(HEADERS["managed"] + "tools: [grep, ls, read, write]\n")
+    assert ir.tools == ("grep", "ls", "read", "write")

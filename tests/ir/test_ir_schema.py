@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from ir import TARGETS, spec_json_schema
+import pytest
+
+from ir import TARGETS, SpecError, load_spec_text, spec_json_schema
 
 
 def dumped() -> str:
@@ -54,3 +57,24 @@ def test_constraints_are_visible_to_editors() -> None:
     proof = definition("ContinuitySource")["properties"]["proof"]
     assert proof["enum"] == ["ladder", "require", "off"]
     assert "agent" not in definition("CrewSource")["properties"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["a", "a b", ".a", "a.", "-", "x:y", "..", ".", " ", " a", "a ", "a/b", "", "é"],
+)
+def test_spec_name_pattern_agrees_with_the_loader(name: str) -> None:
+    pattern = definition("CliSource")["properties"]["name"]["pattern"]
+    text = f"name: {json.dumps(name)}\ntarget: cli\nagent: {{model: m, instructions: i}}\n"
+    try:
+        load_spec_text(text, "spec.yaml")
+        loads = True
+    except SpecError:
+        loads = False
+    assert (re.fullmatch(pattern, name, re.ASCII) is not None) == loads
+
+
+def test_managed_tools_are_described() -> None:
+    tools = definition("ManagedSource")["properties"]["tools"]["items"]
+    assert tools == {"type": "string", "enum": ["grep", "ls", "read", "write"]}
+    assert "bash" in definition("CliSource")["properties"]["tools"]["items"]["enum"]
