@@ -65,15 +65,15 @@ def _compile(paths: Sequence[Path]) -> list[Compiled]:
 
 
 def _bundle_dirs(out: Path, compiled: Sequence[Compiled]) -> dict[Path, Path]:
-    """Each spec's bundle directory, ``<out>/<spec name>/``; collisions are spec errors."""
+    """Each spec's bundle directory, ``<out>/<spec name>/``; collisions are spec errors.
+
+    ``ir`` already refuses names that cannot name a directory (only dots, edge spaces).
+    """
     dirs: dict[Path, Path] = {}
     owners: dict[Path, Path] = {}
     problems: list[str] = []
     for item in compiled:
         name = item.spec.name
-        if name.strip(". ") == "" or name != name.strip():
-            problems.append(f"{item.path}: name: {name!r} cannot name an output directory")
-            continue
         target = out / name
         if target in owners:
             problems.append(

@@ -157,6 +157,37 @@ def test_two_specs_with_one_name_are_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ('".."', 'must not be only dots and spaces: it names the bundle\'s directory (got "..")'),
+        ('" "', 'must not be only dots and spaces: it names the bundle\'s directory (got " ")'),
+        (
+            "' bot'",
+            'must not start or end with a space: it names the bundle\'s directory (got " bot")',
+        ),
+    ],
+    ids=["dots", "a-space", "leading-space"],
+)
+@pytest.mark.parametrize("subcommand", ["build", "check", "fragment"])
+def test_a_name_that_cannot_name_a_directory_is_refused_at_its_position_by_every_command(
+    tmp_path: Path, subcommand: str, name: str, message: str
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(PLAIN.read_text(encoding="utf-8").replace("name: cli-plain", f"name: {name}"))
+    line = next(
+        number
+        for number, text in enumerate(spec.read_text(encoding="utf-8").splitlines(), 1)
+        if text.startswith("name:")
+    )
+    out = tmp_path / "out"
+    args = ("--out", out) if subcommand == "build" else ()
+    result = invoke(subcommand, spec, *args)
+    assert result.exit_code == 2
+    assert result.output == f"{spec}:{line}:7: name: {message}\n"
+    assert not out.exists()
+
+
 def test_check_validates_and_prints_ok() -> None:
     result = invoke("check", SUPPORT, PLAIN)
     assert result.exit_code == 0
