@@ -14,7 +14,7 @@ from emitters.bundle import Bundle
 from emitters.literals import md_code
 from emitters.pipeline import BundlePlan, OutputFile, build_bundle
 from ir import lower
-from ir.model import IrAgent, IrSpec
+from ir.model import IrAgent, IrSpec, ModelRef, SecretRef
 from runtime.fragment import MemoryWiringFragment
 
 MODEL_ENV = "SPECWIRE_MODEL"
@@ -35,11 +35,51 @@ def output_files(target: str) -> tuple[OutputFile, ...]:
     )
 
 
+@dataclass(frozen=True)
+class ModelValue:
+    """A model id as the templates see it: the id itself, or the variable a secret names."""
+
+    value: str
+    secret: bool
+
+    @property
+    def spelling(self) -> str:
+        """As written in the spec: ``scripted`` or ``$MODEL_ID``."""
+        return f"${self.value}" if self.secret else self.value
+
+    @property
+    def prose(self) -> str:
+        """Markdown naming the model in a README sentence ("running the model …")."""
+        if self.secret:
+            return f"named by the {md_code(self.value)} environment variable"
+        return md_code(self.value)
+
+
+def model_value(model: ModelRef) -> ModelValue:
+    if isinstance(model, SecretRef):
+        return ModelValue(model.env, secret=True)
+    return ModelValue(model, secret=False)
+
+
+def model_secret(model: ModelRef | None, whose: str = "") -> list[EnvVar]:
+    """The README row for a model id given as a secret reference (none for a plain id)."""
+    if not isinstance(model, SecretRef):
+        return []
+    required = f"required unless {md_code(MODEL_ENV)} is set"
+    return [EnvVar(model.env, f"secret: the model id{whose} ({required})")]
+
+
 def env_vars(
-    model: str, secrets: Iterable[EnvVar] = (), extra: Iterable[EnvVar] = ()
+    model: ModelRef, secrets: Iterable[EnvVar] = (), extra: Iterable[EnvVar] = ()
 ) -> tuple[EnvVar, ...]:
     """The README's environment table: the model override, host settings, then secrets."""
-    model_var = EnvVar(MODEL_ENV, f"overrides the model id {md_code(model)} (optional)")
+    value = model_value(model)
+    overridden = (
+        f"the model id read from {md_code(value.value)}"
+        if value.secret
+        else f"the model id {md_code(value.value)}"
+    )
+    model_var = EnvVar(MODEL_ENV, f"overrides {overridden} (optional)")
     ordered = sorted(extra, key=lambda var: var.name)
     return (model_var, *ordered, *sorted(secrets, key=lambda var: (var.name, var.purpose)))
 
@@ -68,23 +108,30 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]
 
 
 def agent_context(agent: IrAgent, tools: tuple[str, ...]) -> dict[str, Any]:
-    return {"model": agent.model, "instructions": agent.instructions, "tools": tools}
+    return {"instructions": agent.instructions, "tools": tools}
 
 
 def emit_plan(
     *,
     spec: IrSpec,
     context: Mapping[str, Any],
-    model: str,
+    model: ModelRef,
     secrets: Iterable[EnvVar] = (),
     extra_env: Iterable[EnvVar] = (),
     user_strings: Iterable[str] = (),
 ) -> Bundle:
-    """Lower ``spec`` to its fragment and build the target's bundle."""
+    """Lower ``spec`` to its fragment and build the target's bundle.
+
+    ``model`` reaches the templates as ``model`` (a ``ModelValue``) and ``model_prose``; a
+    model given as a secret reference adds its variable to the README's secrets.
+    """
     fragment = lower(spec)
-    secret_vars = tuple(secrets)
+    secret_vars = (*model_secret(model), *secrets)
+    value = model_value(model)
     full_context = {
         **context,
+        "model": value,
+        "model_prose": value.prose,
         "env_vars": env_vars(model, secret_vars, extra_env),
         "secrets": bool(secret_vars),
         "memory_settings": memory_settings(fragment),
@@ -96,6 +143,11 @@ def emit_plan(
         fragment=fragment,
         files=output_files(spec.target),
         context=MappingProxyType(full_context),
-        user_strings=(model, *user_strings),
+        user_strings=(
+            value.spelling,
+            value.value,
+            *user_strings,
+            *(var.name for var in secret_vars),
+        ),
     )
     return build_bundle(plan)

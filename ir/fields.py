@@ -139,6 +139,12 @@ def _secret_shape(value: str) -> None:
         fail(f"malformed secret reference {quote(value)}: use $UPPER_SNAKE")
 
 
+def _model_id(value: str) -> str:
+    _non_blank(value)
+    _secret_shape(value)
+    return value
+
+
 def _backend(value: str) -> str:
     if value not in KNOWN_BACKENDS:
         fail(f"unknown backend {quote(value)}: known backends: {', '.join(KNOWN_BACKENDS)}")
@@ -195,6 +201,19 @@ SpecName = Annotated[
     str,
     AfterValidator(_spec_name),
     WithJsonSchema({"type": "string", "pattern": SPEC_NAME_PATTERN}),
+]
+ModelId = Annotated[
+    str,
+    AfterValidator(_model_id),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "pattern": "\\S",
+            "description": "a model id, or a $UPPER_SNAKE secret reference read from the "
+            "environment at run time",
+        }
+    ),
 ]
 ToolName = Annotated[
     str, AfterValidator(_tool), WithJsonSchema({"type": "string", "enum": list(BUILTIN_TOOLS)})
@@ -260,6 +279,7 @@ __all__ = [
     "BranchingFactor",
     "Embedder",
     "ManagedToolName",
+    "ModelId",
     "Name",
     "NonEmptyStr",
     "NonNegativeInt",

@@ -27,6 +27,8 @@ class SecretRef(_Ir):
 
 Scalar = str | int | float | bool
 SettingValue = SecretRef | Scalar
+# A model id as written, or a `$UPPER_SNAKE` reference to the environment variable holding it.
+ModelRef = str | SecretRef
 
 
 class IrMemoryWiki(_Ir):
@@ -59,7 +61,7 @@ class IrContinuity(_Ir):
 
 
 class IrAgent(_Ir):
-    model: str
+    model: ModelRef
     instructions: str
 
 
@@ -124,12 +126,12 @@ class IrResearch(_IrSpecBase):
 class IrRole(_Ir):
     name: str
     instructions: str
-    model: str | None = None
+    model: ModelRef | None = None
 
 
 class IrCrew(_IrSpecBase):
     target: Literal["crew"] = "crew"
-    model: str
+    model: ModelRef
     entry: str
     roles: tuple[IrRole, ...]  # declaration order; `entry` names one of them
 

@@ -22,6 +22,7 @@ from ir.model import (
     IrRole,
     IrSpec,
     IrTenant,
+    ModelRef,
     SecretRef,
     SettingValue,
 )
@@ -88,10 +89,14 @@ def resolve(source: AnySource) -> IrSpec:
         )
     if isinstance(source, CrewSource):
         return IrCrew(
-            model=source.model,
+            model=_model(source.model),
             entry=source.entry,
             roles=tuple(
-                IrRole(name=name, instructions=role.instructions, model=role.model)
+                IrRole(
+                    name=name,
+                    instructions=role.instructions,
+                    model=_model(role.model) if role.model is not None else None,
+                )
                 for name, role in source.roles.items()
             ),
             **common,
@@ -145,7 +150,14 @@ def resolve_continuity(continuity: ContinuitySource | None, target: str) -> IrCo
 
 
 def _agent(agent: AgentSource) -> IrAgent:
-    return IrAgent(model=agent.model, instructions=agent.instructions)
+    return IrAgent(model=_model(agent.model), instructions=agent.instructions)
+
+
+def _model(model: str) -> ModelRef:
+    """A `$UPPER_SNAKE` model id is a secret reference, resolved by the host at run time."""
+    if SECRET_REF_RE.fullmatch(model) is not None:
+        return SecretRef(env=model[1:])
+    return model
 
 
 def _tenant(tenant: TenantSource) -> IrTenant:

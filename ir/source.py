@@ -17,6 +17,7 @@ from ir.fields import (
     BranchingFactor,
     Embedder,
     ManagedToolName,
+    ModelId,
     Name,
     NonEmptyStr,
     NonNegativeInt,
@@ -101,7 +102,7 @@ class ContinuitySource(_Source):
 
 
 class AgentSource(_Source):
-    model: NonEmptyStr
+    model: ModelId
     instructions: str
 
 
@@ -125,7 +126,7 @@ class RetrieveSource(_Source):
 
 class RoleSource(_Source):
     instructions: str
-    model: NonEmptyStr | None = None
+    model: ModelId | None = None
 
 
 class _SpecSource(_Source):
@@ -197,7 +198,7 @@ class ResearchSource(_SpecSource):
 
 class CrewSource(_SpecSource):
     target: Literal["crew"]
-    model: NonEmptyStr
+    model: ModelId
     entry: NonEmptyStr
     roles: dict[Name, RoleSource] = Field(min_length=1)
 

@@ -28,6 +28,7 @@ from runtime.hosts.types import ChannelConfig, ChannelTurnBuilder
 from runtime.ids import conversation_session_id
 from runtime.loop import iter_messages
 from runtime.paths import StoreLayout
+from runtime.secrets import SecretRef
 
 LINE_SHAPE = "<conversation-key>: <message>"
 
@@ -35,7 +36,7 @@ LINE_SHAPE = "<conversation-key>: <message>"
 def serve_channel(
     *,
     spec_name: str,
-    model: str,
+    model: str | SecretRef,
     instructions: str,
     channels: Sequence[ChannelConfig],
     session_key: str,

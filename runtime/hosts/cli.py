@@ -5,7 +5,8 @@ way without it) until end of input or ``/exit``; ``/help`` lists the commands. `
 (repeatable) runs those messages instead of reading stdin. The session log goes to
 ``<cwd>/.specwire/sessions/<session id>.jsonl`` and its path is printed on stderr at the end.
 
-Exit status: 0 after a session; 2 when the model is unavailable or the arguments are wrong;
+Exit status: 0 after a session; 2 when the model is unavailable (or its id is a secret
+reference whose variable is not set) or the arguments are wrong;
 130 on Ctrl-C (the session is still torn down: handoff written, log closed).
 """
 
@@ -30,13 +31,14 @@ from runtime.loop import run_chat_loop
 from runtime.models import ModelError
 from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
+from runtime.secrets import SecretRef
 from runtime.tools import ToolCatalog
 
 
 def run_cli(
     *,
     spec_name: str,
-    model: str,
+    model: str | SecretRef,
     instructions: str,
     catalog: ToolCatalog,
     cwd: Path | None = None,

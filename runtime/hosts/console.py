@@ -6,7 +6,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from runtime.models import Model, ModelError, select_model
+from runtime.models import Model, ModelError
+from runtime.models.select import ModelRef, select_spec_model
 from runtime.seams import LoopOptions
 from runtime.tools import ToolCatalog
 
@@ -60,10 +61,11 @@ def message_option(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def load_model(model_id: str, prog: str) -> Model | None:
-    """The selected model, or ``None`` after a clear message on stderr."""
+def load_model(model: ModelRef, prog: str) -> Model | None:
+    """The selected model, or ``None`` after a clear message on stderr (an unavailable model,
+    or a model id given as a secret reference whose variable is not set)."""
     try:
-        return select_model(model_id)
+        return select_spec_model(model)
     except ModelError as exc:
         stderr_log(f"{prog}: {exc}\n")
         return None

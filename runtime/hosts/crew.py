@@ -31,13 +31,14 @@ from runtime.loop import run_chat_loop
 from runtime.models import ModelError
 from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
+from runtime.secrets import SecretRef
 from runtime.tools import ToolCatalog
 
 
 def run_crew(
     *,
     spec_name: str,
-    model: str,
+    model: str | SecretRef,
     entry: str,
     roles: Sequence[RoleConfig],
     catalog: ToolCatalog,
@@ -57,7 +58,7 @@ def run_crew(
         known = ", ".join(by_name) or "none"
         stderr_log(f'{spec_name}: unknown role "{args.role}" (roles: {known})\n')
         return 2
-    chosen = load_model(role.model or model, spec_name)
+    chosen = load_model(role.model if role.model is not None else model, spec_name)
     if chosen is None:
         return 2
     opts = options if options is not None else LoopOptions()

@@ -31,6 +31,7 @@ from runtime.hosts.types import ManagedTurnBuilder, TenantConfig
 from runtime.ids import conversation_session_id
 from runtime.loop import iter_messages
 from runtime.paths import SPECWIRE_DIRNAME, StoreLayout
+from runtime.secrets import SecretRef
 from runtime.tenancy import Tenant, build_tenant
 
 TENANTS_ROOT_ENV = "SPECWIRE_TENANTS_ROOT"
@@ -47,7 +48,7 @@ def tenants_root(root: Path | None) -> Path:
 def serve_managed(
     *,
     spec_name: str,
-    model: str,
+    model: str | SecretRef,
     instructions: str,
     tenants: Sequence[TenantConfig],
     build_turn: ManagedTurnBuilder,

@@ -30,6 +30,7 @@ from runtime.loop import run_chat_loop
 from runtime.models import Model, ModelError
 from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
+from runtime.secrets import SecretRef
 from runtime.tools import ToolCatalog
 
 Clock = Callable[[], float]  # monotonic seconds
@@ -52,7 +53,7 @@ class ResearchOutcome:
 def run_research(
     *,
     spec_name: str,
-    model: str,
+    model: str | SecretRef,
     instructions: str,
     goal: str,
     branching_factor: int,

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from runtime.seams import LoopOptions
-from runtime.secrets import SettingValue
+from runtime.secrets import SecretRef, SettingValue
 from runtime.tenancy import Tenant
 from runtime.tools import ToolCatalog
 
@@ -43,7 +43,7 @@ class TenantConfig:
 class RoleConfig:
     name: str
     instructions: str
-    model: str | None = None
+    model: str | SecretRef | None = None  # a secret reference is read when the role starts
 
 
 ChannelTurnBuilder = Callable[[str], TurnSetup]

@@ -1,4 +1,9 @@
-"""Choosing a model by id. ``SPECWIRE_MODEL`` overrides the spec's model id."""
+"""Choosing a model by id. ``SPECWIRE_MODEL`` overrides the spec's model id.
+
+A spec may give its model id as a secret reference (``model: $MODEL_ID``): the bundle carries
+``SecretRef("MODEL_ID")`` and ``select_spec_model`` reads the variable here, at run time. With
+``SPECWIRE_MODEL`` set the reference is not read at all (the override wins).
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,54 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from runtime.models.errors import ModelUnavailableError
+from runtime.models.errors import ModelError, ModelUnavailableError
 from runtime.models.replay import ReplayModel
 from runtime.models.scripted import ScriptedModel
 from runtime.models.types import Model
+from runtime.secrets import SecretRef
 
 MODEL_ENV = "SPECWIRE_MODEL"
 SCRIPT_ENV = "SPECWIRE_SCRIPT"
 
+ModelRef = str | SecretRef
+
+
+class ModelSecretMissingError(ModelError):
+    """The spec's model id is a secret reference whose variable is not set."""
+
+    def __init__(self, env: str) -> None:
+        self.env = env
+        super().__init__(
+            f"the model id is read from the environment variable {env} (the spec says ${env}), "
+            f"but {env} is not set. Set {env} to a model id (e.g. {env}=scripted), or set "
+            f"{MODEL_ENV} to override the spec's model."
+        )
+
 
 def is_scripted(model_id: str) -> bool:
     return model_id == "scripted" or model_id.startswith("scripted/")
+
+
+def resolve_model_id(model: ModelRef, *, environ: Mapping[str, str] | None = None) -> str:
+    """The spec's model id: a plain id as given, a secret reference read from the environment.
+
+    Raises ``ModelSecretMissingError`` when the referenced variable is unset or blank.
+    """
+    if isinstance(model, str):
+        return model
+    env = os.environ if environ is None else environ
+    value = env.get(model.env, "").strip()
+    if not value:
+        raise ModelSecretMissingError(model.env)
+    return value
+
+
+def select_spec_model(model: ModelRef, *, environ: Mapping[str, str] | None = None) -> Model:
+    """The model a bundle asks for: ``$SPECWIRE_MODEL`` when set, else the spec's (resolved) id."""
+    env = os.environ if environ is None else environ
+    if env.get(MODEL_ENV, "").strip():
+        return select_model("", environ=env)  # the override wins; the spec's id is not read
+    return select_model(resolve_model_id(model, environ=env), environ=env)
 
 
 def select_model(model_id: str, *, environ: Mapping[str, str] | None = None) -> Model:

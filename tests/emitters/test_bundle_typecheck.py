@@ -12,7 +12,9 @@ import pytest
 from emitter_cases import EXAMPLE_STEMS, MEMORY_EXAMPLES, ROOT
 
 from emitters.bundle import Bundle
+from emitters.registry import emit
 from emitters.writer import write_bundle
+from ir import load_spec_text
 from runtime.fragment import MemoryWiringFragment
 
 # Checks that mypy really resolves the runtime's types: this must fail with arg-type errors.
@@ -23,6 +25,14 @@ from runtime.hosts.cli import run_cli
 
 status: str = run_cli(spec_name=1, model="m", instructions="i", catalog=None, cwd=Path())
 """
+
+
+# Shapes no example uses, type-checked alongside the examples: model ids as secret references.
+EXTRA_SPECS: dict[str, str] = {
+    "secret_model_cli": "name: s\ntarget: cli\nagent: {model: $MODEL_ID, instructions: i}\n",
+    "secret_model_crew": "name: s\ntarget: crew\nmodel: $MODEL_ID\nentry: a\n"
+    "roles: {a: {instructions: x, model: $A_MODEL}, b: {instructions: y, model: m}}\n",
+}
 
 
 def module_name(stem: str) -> str:
@@ -61,6 +71,9 @@ def test_bundles_pass_mypy_strict(tmp_path: Path, built: Path) -> None:
     for stem in EXAMPLE_STEMS:
         source = (built / stem / "agent.py").read_text(encoding="utf-8")
         (check_dir / f"{module_name(stem)}.py").write_text(source, encoding="utf-8")
+    for name, text in EXTRA_SPECS.items():
+        source = emit(load_spec_text(text, f"{name}.yaml"))["agent.py"]
+        (check_dir / f"{module_name(name)}.py").write_text(source, encoding="utf-8")
     (check_dir / "canary.py").write_text(CANARY, encoding="utf-8")
     config = tmp_path / "mypy.ini"
     config.write_text("[mypy]\n", encoding="utf-8")

@@ -257,6 +257,34 @@ def test_run_interprets_the_cli_example(tmp_path: Path) -> None:
     assert not (tmp_path / "build").exists()  # no bundle written
 
 
+def test_a_bundle_reads_its_secret_model_id_when_it_starts(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    text = PLAIN.read_text(encoding="utf-8")
+    assert "model: scripted\n" in text
+    spec.write_text(text.replace("model: scripted\n", "model: $DEMO_MODEL_ID\n"), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPECWIRE_")}
+    env["HOME"] = str(tmp_path / "home")
+
+    def run(extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "emitters.command", "run", str(spec), "--message", "hello"],
+            cwd=tmp_path,
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+    missing = run({})
+    assert missing.returncode == 2
+    assert "environment variable DEMO_MODEL_ID" in missing.stderr
+    assert "Traceback" not in missing.stderr and missing.stdout == ""
+    done = run({"DEMO_MODEL_ID": "scripted/from-env"})
+    assert done.returncode == 0, done.stderr
+    assert "model scripted/from-env" in done.stderr and "hello" in done.stdout
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     example=st.sampled_from(sorted(EXAMPLES_DIR.glob("*.yaml"))),

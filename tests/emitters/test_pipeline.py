@@ -10,6 +10,7 @@ import pytest
 from emitter_cases import ROOT, emit_text
 
 from emitters.bundle import Bundle
+from emitters.common import ModelValue
 from emitters.format import FormatError, format_markdown, format_python
 from emitters.pipeline import BundlePlan, OutputFile, build_bundle, header_text
 from emitters.render import TemplateRenderError, render
@@ -107,7 +108,12 @@ def _plan(wiring: MemoryWiringFragment, **context: object) -> BundlePlan:
         fragment=wiring,
         files=(OutputFile("agent.py", "cli/agent.py.j2"),),
         context=MappingProxyType(
-            {"model": "scripted", "instructions": "hi", "tools": (), **context}
+            {
+                "model": ModelValue("scripted", secret=False),
+                "instructions": "hi",
+                "tools": (),
+                **context,
+            }
         ),
     )
 

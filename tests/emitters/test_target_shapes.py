@@ -116,3 +116,57 @@ def test_registry_covers_every_target_and_checks_the_ir_type(
         emitter_for("crew")(example_specs["support-bot"])
     with pytest.raises(KeyError, match="known: cli, channel, managed, research, crew"):
         emitter_for("web")
+
+
+SECRET_MODEL_SPECS: dict[str, str] = {
+    "cli": "name: s\ntarget: cli\nagent: {model: $MODEL_ID, instructions: i}\n",
+    "channel": "name: s\ntarget: channel\nagent: {model: $MODEL_ID, instructions: i}\n"
+    "channels: {slack: {botToken: $SLACK_TOKEN}}\nrouting: {sessionKey: thread}\n",
+    "managed": "name: s\ntarget: managed\nagent: {model: $MODEL_ID, instructions: i}\n"
+    "tenants: [{id: acme}]\n",
+    "research": "name: s\ntarget: research\nagent: {model: $MODEL_ID, instructions: i}\n"
+    "goal: g\nbranchingFactor: 1\nmaxDurationMs: 10\n",
+    "crew": "name: s\ntarget: crew\nmodel: $MODEL_ID\nentry: a\nroles: {a: {instructions: x}}\n",
+}
+MODEL_ROW = "| `MODEL_ID` | secret: the model id (required unless `SPECWIRE_MODEL` is set) |"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("memory", ["", "continuity: false\n"], ids=["memory", "memoryless"])
+def test_a_secret_model_id_is_a_reference_never_a_literal(
+    target: str, memory: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MODEL_ID", "do-not-bake-this-model")
+    bundle = emit(load_spec_text(SECRET_MODEL_SPECS[target] + memory, "s.yaml"))
+    source = bundle["agent.py"]
+    assert '\nMODEL = SecretRef("MODEL_ID")\n' in source
+    assert "\nfrom runtime.secrets import SecretRef\n" in source
+    assert "$MODEL_ID" not in source
+    readme = bundle["README.md"]
+    assert "running the model named by the `MODEL_ID` environment variable" in readme
+    assert "| `SPECWIRE_MODEL` | overrides the model id read from `MODEL_ID` (optional) |" in readme
+    assert MODEL_ROW in readme
+    assert "no secret value is stored in this" in readme
+    assert all("do-not-bake-this-model" not in text for text in bundle.values())
+
+
+def test_a_plain_model_id_needs_no_secret_import(example_bundles: dict[str, Bundle]) -> None:
+    source = example_bundles["cli-plain"]["agent.py"]
+    assert '\nMODEL = "scripted"\n' in source and "SecretRef" not in source
+
+
+def test_crew_role_models_may_be_secret_references() -> None:
+    spec = load_spec_text(
+        "name: c\ntarget: crew\nmodel: scripted\nentry: a\n"
+        "roles:\n  a: {instructions: A}\n  b: {instructions: B, model: $WRITER_MODEL}\n"
+        "continuity: false\n",
+        "c.yaml",
+    )
+    bundle = emit(spec)
+    assert 'MODEL = "scripted"' in bundle["agent.py"]
+    assert '        model=SecretRef("WRITER_MODEL"),\n' in bundle["agent.py"]
+    row = (
+        "| `WRITER_MODEL` | secret: the model id of role `b` "
+        "(required unless `SPECWIRE_MODEL` is set) |"
+    )
+    assert row in bundle["README.md"]

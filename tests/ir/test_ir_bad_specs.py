@@ -594,6 +594,21 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         ['6:15: channels.slack.botToken: malformed secret reference "$": use $UPPER_SNAKE'],
     ),
     (
+        "malformed-secret-agent-model",
+        "name: s\ntarget: cli\nagent: {model: $lower, instructions: i}\n",
+        ['3:16: agent.model: malformed secret reference "$lower": use $UPPER_SNAKE'],
+    ),
+    (
+        "malformed-secret-crew-model",
+        "name: s\ntarget: crew\nmodel: $Model\nentry: a\nroles: {a: {instructions: x}}\n",
+        ['3:8: model: malformed secret reference "$Model": use $UPPER_SNAKE'],
+    ),
+    (
+        "malformed-secret-role-model",
+        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n  a: {instructions: x, model: $}\n",
+        ['6:31: roles.a.model: malformed secret reference "$": use $UPPER_SNAKE'],
+    ),
+    (
         "channel-setting-not-a-scalar",
         "name: s\ntarget: channel\n" + AGENT + "channels:\n  slack:\n    scopes: [a, b]\n"
         "routing: {sessionKey: thread}\n",

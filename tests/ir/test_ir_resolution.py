@@ -6,7 +6,7 @@ import pytest
 
 from ir import TARGETS, IrSpec, load_spec_text, lower
 from ir.constants import TTL_MAX_DAYS
-from ir.model import IrChannelSpec, IrContinuity, IrMemory, IrMemoryWiki, SecretRef
+from ir.model import IrChannelSpec, IrContinuity, IrCrew, IrMemory, IrMemoryWiki, SecretRef
 from runtime.facts.tools import MAX_TTL_DAYS
 
 AGENT = "agent: {model: m, instructions: i}\n"
@@ -226,9 +226,31 @@ def test_channels_and_settings_are_sorted_and_secrets_recognized() -> None:
     assert ir.channels[1].settings == (("tenant", "contoso"),)
 
 
-def test_dollar_strings_outside_channel_settings_stay_strings() -> None:
-    ir = load("name: s\ntarget: cli\nagent: {model: $MODEL, instructions: $lower}\n")
-    assert ir.model_dump()["agent"] == {"model": "$MODEL", "instructions": "$lower"}
+def test_dollar_strings_in_free_text_stay_strings() -> None:
+    ir = load("name: s\ntarget: cli\nagent: {model: m, instructions: $lower}\n")
+    assert ir.model_dump()["agent"] == {"model": "m", "instructions": "$lower"}
+
+
+@pytest.mark.parametrize("target", ["cli", "channel", "managed", "research"])
+def test_agent_model_may_be_a_secret_reference(target: str) -> None:
+    ir = load(HEADERS[target].replace("model: m,", "model: $MODEL_ID,"))
+    assert ir.model_dump()["agent"]["model"] == {"env": "MODEL_ID"}
+    assert load(HEADERS[target]).model_dump()["agent"]["model"] == "m"
+
+
+def test_crew_and_role_models_may_be_secret_references() -> None:
+    ir = load(
+        "name: s\ntarget: crew\nmodel: $CREW_MODEL\nentry: a\n"
+        "roles:\n  a: {instructions: x, model: $ROLE_A_MODEL}\n  b: {instructions: y}\n"
+        "  c: {instructions: z, model: scripted/c}\n"
+    )
+    assert isinstance(ir, IrCrew)
+    assert ir.model == SecretRef(env="CREW_MODEL")
+    assert [role.model for role in ir.roles] == [
+        SecretRef(env="ROLE_A_MODEL"),
+        None,
+        "scripted/c",
+    ]
 
 
 def test_tools_keep_declaration_order() -> None:

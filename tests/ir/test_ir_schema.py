@@ -74,7 +74,10 @@ def test_spec_name_pattern_agrees_with_the_loader(name: str) -> None:
     assert (re.fullmatch(pattern, name, re.ASCII) is not None) == loads
 
 
-def test_managed_tools_are_described() -> None:
+def test_model_ids_and_managed_tools_are_described() -> None:
+    model = definition("AgentSource")["properties"]["model"]
+    assert "$UPPER_SNAKE" in model["description"]
+    assert definition("CrewSource")["properties"]["model"] == model
     tools = definition("ManagedSource")["properties"]["tools"]["items"]
     assert tools == {"type": "string", "enum": ["grep", "ls", "read", "write"]}
     assert "bash" in definition("CliSource")["properties"]["tools"]["items"]["enum"]

@@ -1,0 +1,199 @@
+"""A model id given as a secret reference (``model: $MODEL_ID``): read when the host starts.
+
+Set: the host runs that model. Unset: exit 2 with a message naming the variable, no traceback,
+nothing created. ``SPECWIRE_MODEL`` still overrides (the reference is then not read at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hosts_support import echo_catalog
+
+from runtime.hosts.channel import serve_channel
+from runtime.hosts.cli import run_cli
+from runtime.hosts.crew import run_crew
+from runtime.hosts.managed import serve_managed
+from runtime.hosts.research import run_research
+from runtime.hosts.types import ChannelConfig, RoleConfig, TenantConfig, TurnSetup
+from runtime.models import ModelError, ModelUnavailableError, ScriptedModel
+from runtime.models.select import ModelSecretMissingError, resolve_model_id, select_spec_model
+from runtime.secrets import SecretRef
+from runtime.tenancy import Tenant
+
+MODEL_ID = SecretRef("DEMO_MODEL_ID")
+
+Host = Callable[[str | SecretRef, Path], int]
+
+
+def cli(model: str | SecretRef, root: Path) -> int:
+    return run_cli(
+        spec_name="demo",
+        model=model,
+        instructions="i",
+        catalog=echo_catalog(),
+        cwd=root,
+        argv=["--message", "hello"],
+    )
+
+
+def channel(model: str | SecretRef, root: Path) -> int:
+    return serve_channel(
+        spec_name="demo",
+        model=model,
+        instructions="i",
+        channels=[ChannelConfig("slack", {})],
+        session_key="thread",
+        build_turn=lambda session_id: TurnSetup(echo_catalog()),
+        root=root,
+        argv=["--message", "t1: hello"],
+    )
+
+
+def managed(model: str | SecretRef, root: Path) -> int:
+    def build_turn(tenant: Tenant, session_id: str) -> TurnSetup:
+        return TurnSetup(echo_catalog())
+
+    return serve_managed(
+        spec_name="demo",
+        model=model,
+        instructions="i",
+        tenants=[TenantConfig("acme")],
+        build_turn=build_turn,
+        root=root,
+        argv=["--message", "acme/s1: hello"],
+    )
+
+
+def research(model: str | SecretRef, root: Path) -> int:
+    return run_research(
+        spec_name="demo",
+        model=model,
+        instructions="i",
+        goal="hello",
+        branching_factor=1,
+        max_duration_ms=60_000,
+        allowed_origins=[],
+        catalog=echo_catalog(),
+        cwd=root,
+        argv=[],
+    )
+
+
+def crew(model: str | SecretRef, root: Path) -> int:
+    return run_crew(
+        spec_name="demo",
+        model=model,
+        entry="lead",
+        roles=[RoleConfig("lead", "i")],
+        catalog=echo_catalog(),
+        cwd=root,
+        argv=["--message", "hello"],
+    )
+
+
+HOSTS: dict[str, Host] = {
+    "cli": cli,
+    "channel": channel,
+    "managed": managed,
+    "research": research,
+    "crew": crew,
+}
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SPECWIRE_MODEL", "SPECWIRE_SCRIPT", "SPECWIRE_TENANTS_ROOT", MODEL_ID.env):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("target", HOSTS)
+def test_a_set_secret_model_id_runs_that_model(
+    target: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv(MODEL_ID.env, "scripted/from-env")
+    code = HOSTS[target](MODEL_ID, tmp_path)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "model scripted/from-env" in err
+    assert "hello" in out
+
+
+@pytest.mark.parametrize("target", HOSTS)
+@pytest.mark.parametrize("value", [None, "", "   "], ids=["unset", "empty", "blank"])
+def test_an_unset_secret_model_id_exits_2_naming_the_variable(
+    target: str,
+    value: str | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if value is not None:
+        monkeypatch.setenv(MODEL_ID.env, value)
+    code = HOSTS[target](MODEL_ID, tmp_path)
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    assert err.startswith("demo: the model id is read from the environment variable DEMO_MODEL_ID")
+    assert "DEMO_MODEL_ID is not set" in err and "SPECWIRE_MODEL" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / ".specwire").exists()
+
+
+@pytest.mark.parametrize("target", HOSTS)
+def test_specwire_model_overrides_an_unset_secret_model_id(
+    target: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("SPECWIRE_MODEL", "scripted/override")
+    code = HOSTS[target](MODEL_ID, tmp_path)
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert "model scripted/override" in err
+
+
+def test_a_crew_role_model_may_be_a_secret_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    roles = [RoleConfig("lead", "i"), RoleConfig("writer", "w", SecretRef("WRITER_MODEL"))]
+    monkeypatch.delenv("WRITER_MODEL", raising=False)
+
+    def run(role: str) -> int:
+        return run_crew(
+            spec_name="demo",
+            model="scripted",
+            entry="lead",
+            roles=roles,
+            catalog=echo_catalog(),
+            cwd=tmp_path,
+            argv=["--role", role, "--message", "hello"],
+        )
+
+    assert run("lead") == 0  # the entry role never reads the writer's variable
+    assert run("writer") == 2
+    assert "environment variable WRITER_MODEL" in capsys.readouterr().err
+    monkeypatch.setenv("WRITER_MODEL", "scripted/writer")
+    assert run("writer") == 0
+    assert "crew role writer · model scripted/writer" in capsys.readouterr().err
+
+
+def test_resolution_and_selection() -> None:
+    assert resolve_model_id("openai/gpt-4o", environ={}) == "openai/gpt-4o"
+    assert resolve_model_id(MODEL_ID, environ={"DEMO_MODEL_ID": " scripted/x "}) == "scripted/x"
+    with pytest.raises(ModelSecretMissingError) as missing:
+        resolve_model_id(MODEL_ID, environ={"OTHER": "scripted"})
+    assert isinstance(missing.value, ModelError) and missing.value.env == "DEMO_MODEL_ID"
+    chosen = select_spec_model(MODEL_ID, environ={"DEMO_MODEL_ID": "scripted/y"})
+    assert isinstance(chosen, ScriptedModel) and chosen.model_id == "scripted/y"
+    override = select_spec_model(MODEL_ID, environ={"SPECWIRE_MODEL": "scripted/z"})
+    assert override.model_id == "scripted/z"
+    with pytest.raises(ModelUnavailableError, match='"gpt-5" is not available'):
+        select_spec_model(MODEL_ID, environ={"DEMO_MODEL_ID": "gpt-5"})
+    assert select_spec_model("scripted", environ={}).model_id == "scripted"
