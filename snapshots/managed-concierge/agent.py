@@ -37,7 +37,7 @@ MEMORY_FRAGMENT = MemoryWiringFragment.model_validate(
 
 
 def build_turn(tenant: Tenant, session_id: str) -> TurnSetup:
-    cwd = tenant.root
+    cwd = tenant.workspace
     catalog = builtin_catalog(TOOLS, cwd)
     wired = wire_memory(
         MEMORY_FRAGMENT,

@@ -17,7 +17,7 @@ TENANTS: tuple[TenantConfig, ...] = (
 
 
 def build_turn(tenant: Tenant, session_id: str) -> TurnSetup:
-    cwd = tenant.root
+    cwd = tenant.workspace
     catalog = builtin_catalog(TOOLS, cwd)
     return TurnSetup(catalog=catalog)
 

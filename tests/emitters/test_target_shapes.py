@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import libcst as cst
 import pytest
 from emitter_cases import EXAMPLE_STEMS
@@ -9,6 +12,8 @@ from emitter_cases import EXAMPLE_STEMS
 from emitters.bundle import Bundle
 from emitters.registry import EMITTERS, emit, emitter_for
 from ir import TARGETS, IrSpec, load_spec_text
+from runtime.tenancy import build_tenant
+from runtime.tools import ToolContext
 
 
 class _WireSite(cst.CSTVisitor):
@@ -76,7 +81,9 @@ def test_secret_values_never_reach_a_bundle(
 def test_managed_tenants_and_fenced_turns(example_bundles: dict[str, Bundle]) -> None:
     source = example_bundles["managed-concierge"]["agent.py"]
     assert "def build_turn(tenant: Tenant, session_id: str) -> TurnSetup:" in source
-    assert "    cwd = tenant.root\n" in source
+    assert "    cwd = tenant.workspace\n" in source
+    assert "builtin_catalog(TOOLS, cwd)" in source
+    assert "MemoryDeps(catalog=catalog, cwd=cwd, tenant=tenant, session_scope=session_id)" in source
     acme = 'id="tenant-acme",\n        max_input_tokens=100000,\n        max_output_tokens=20000,'
     assert acme in source
     assert 'TenantConfig(\n        id="tenant-globex",\n    ),' in source
@@ -170,3 +177,42 @@ def test_crew_role_models_may_be_secret_references() -> None:
         "(required unless `SPECWIRE_MODEL` is set) |"
     )
     assert row in bundle["README.md"]
+
+
+@pytest.mark.parametrize("memory", ["memory: {}\n", "continuity: false\n"], ids=["memory", "plain"])
+def test_managed_file_tools_work_in_the_tenant_workspace_not_its_store_root(
+    memory: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    spec = load_spec_text(
+        "name: m\ntarget: managed\nagent: {model: scripted, instructions: i}\n"
+        "tenants: [{id: acme}]\ntools: [read, write, ls]\n" + memory,
+        "m.yaml",
+    )
+    namespace: dict[str, Any] = {"__name__": "bundle_managed"}
+    exec(compile(emit(spec)["agent.py"], "agent.py", "exec"), namespace)
+    tenant = build_tenant("acme", tmp_path / "tenants")
+    tenant.workspace.mkdir(parents=True)  # the managed host creates it
+    setup = namespace["build_turn"](tenant, "sess_0123456789abcdef")
+    try:
+        write = setup.catalog.get("write")
+        ctx = ToolContext(session_id="sess_0123456789abcdef", tool_use_id="tu_1")
+        forged = write.invoke({"path": "sessions/sess_x.jsonl", "content": "{}"}, ctx)
+        assert not forged.is_error, forged.text
+        assert (tenant.workspace / "sessions" / "sess_x.jsonl").is_file()
+        assert not (tenant.root / "sessions" / "sess_x.jsonl").exists()
+        escape = write.invoke({"path": "../sessions/sess_x.jsonl", "content": "{}"}, ctx)
+        assert escape.is_error
+        assert not (tenant.root / "sessions").exists()
+        if memory.startswith("memory"):
+            remember = setup.catalog.get("Remember")
+            remembered = remember.invoke({"text": "acme pays in EUR"}, ctx)
+            assert not remembered.is_error, remembered.text
+    finally:
+        setup.release()
+    outside = {path.name for path in tenant.root.iterdir()} - {"workspace"}
+    assert bool(outside) == memory.startswith("memory")  # the stores: in the root, beside
+    assert [p.relative_to(tenant.workspace).as_posix() for p in tenant.workspace.rglob("*")] == [
+        "sessions",
+        "sessions/sess_x.jsonl",
+    ]
