@@ -3,8 +3,19 @@
 A turn starts at each non-synthetic ``user_message``; synthetic user messages and tool results
 stay inside the turn they belong to. Each turn yields at most one candidate: the first non-empty
 line of the turn's final ``assistant_message``, whitespace collapsed, cut to 240 characters.
-Candidates are deduplicated case-insensitively and capped at 8. A candidate's evidence is the
-tool-use ids of the turn's ``tool_result`` events whose ``isError`` is not true.
+
+Turns about the agent's own memory yield nothing: a turn that called ``Remember`` or
+``MemoryForget`` (the fact was stored, or deliberately removed, already: capturing the reply
+would duplicate it as "Done: remembered (mem_…): …" or bring a forgotten fact back), and a turn
+whose only tool calls are memory or continuity tools (``runtime.tools.MEMORY_TOOL_NAMES``: its
+reply reports bookkeeping such as "Done: created plan-0001 …", not a fact). Those tools' ids are
+never evidence either.
+
+The newest turns win: candidates are deduplicated case-insensitively and the 8 whose latest
+statement is most recent are kept (a long conversation's later turns are captured, not its first
+8). A repeated candidate keeps the text it first had and gathers the evidence of every turn that
+stated it. Evidence is the tool-use ids of a turn's ``tool_result`` events whose ``isError`` is not
+true, memory and continuity tools excluded.
 """
 
 from __future__ import annotations
@@ -14,13 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime.events import Event, read_events, session_log_path
-from runtime.facts.model import InvalidRequestError, Provenance
+from runtime.facts.model import MAX_EVIDENCE, InvalidRequestError, Provenance
 from runtime.facts.store import FactStore
 from runtime.facts.text import clip, collapse_whitespace, normalize_text
+from runtime.tools import MEMORY_TOOL_NAMES
 
 MAX_FACT_CHARS = 240
 MAX_FACTS = 8
 AUTO_CAPTURE_TAG = "auto-capture"
+# The facts tools that store or remove a fact themselves: a turn calling one is never captured.
+FACT_WRITING_TOOL_NAMES: frozenset[str] = frozenset({"Remember", "MemoryForget"})
 
 
 @dataclass(frozen=True)
@@ -33,11 +47,22 @@ class DurableFact:
 class Turn:
     final_answer: str | None = None
     evidence: list[str] = field(default_factory=list)
+    # Names of the tools called in the turn, in call order (repeats kept).
+    tool_names: list[str] = field(default_factory=list)
+
+    @property
+    def about_memory(self) -> bool:
+        """Whether the turn was the agent managing its own memory (see the module docstring)."""
+        if any(name in FACT_WRITING_TOOL_NAMES for name in self.tool_names):
+            return True
+        return bool(self.tool_names) and all(name in MEMORY_TOOL_NAMES for name in self.tool_names)
 
 
 def split_turns(events: Iterable[Event]) -> list[Turn]:
     """Group events into turns; events before the first real user message belong to none."""
     turns: list[Turn] = []
+    # Tool name by tool-use id, from the ``tool_use`` events (a result's own name is the fallback).
+    names: dict[str, str] = {}
     for event in events:
         payload = event.payload
         if event.type == "user_message" and payload.get("synthetic") is not True:
@@ -47,10 +72,25 @@ def split_turns(events: Iterable[Event]) -> list[Turn]:
         elif event.type == "assistant_message":
             text = payload.get("text")
             turns[-1].final_answer = text if isinstance(text, str) else None
-        elif event.type == "tool_result" and payload.get("isError") is not True:
-            tool_use_id = payload.get("toolUseId")
+        elif event.type == "tool_use":
+            name = _text(payload.get("name"))
+            tool_use_id = _text(payload.get("id"))
+            turns[-1].tool_names.append(name)
+            if tool_use_id:
+                names[tool_use_id] = name
+        elif event.type == "tool_result":
+            tool_use_id = _text(payload.get("toolUseId"))
+            known = names.get(tool_use_id) if tool_use_id else None
+            name = known if known else _text(payload.get("name"))
+            if known is None:  # a result without its use: the call still counts
+                turns[-1].tool_names.append(name)
             evidence = turns[-1].evidence
-            if isinstance(tool_use_id, str) and tool_use_id and tool_use_id not in evidence:
+            if (
+                payload.get("isError") is not True
+                and tool_use_id
+                and name not in MEMORY_TOOL_NAMES
+                and tool_use_id not in evidence
+            ):
                 evidence.append(tool_use_id)
     return turns
 
@@ -66,21 +106,27 @@ def first_line(text: str) -> str | None:
 def durable_facts(
     events: Iterable[Event], *, max_len: int = MAX_FACT_CHARS, max_facts: int = MAX_FACTS
 ) -> list[DurableFact]:
-    facts: list[DurableFact] = []
-    seen: set[str] = set()
-    for turn in split_turns(events):
-        if len(facts) == max_facts:
-            break
+    """The session's durable facts in order of first statement (see the module docstring)."""
+    texts: dict[str, str] = {}  # key -> text as first stated; insertion order = first statement
+    evidence: dict[str, dict[str, None]] = {}
+    latest: dict[str, int] = {}  # key -> index of the last turn that stated it
+    for index, turn in enumerate(split_turns(events)):
+        if turn.about_memory:
+            continue
         line = first_line(turn.final_answer) if turn.final_answer else None
         if line is None:
             continue
         text = clip(line, max_len)
         key = normalize_text(text)
-        if key in seen:
-            continue
-        seen.add(key)
-        facts.append(DurableFact(text, tuple(turn.evidence)))
-    return facts
+        texts.setdefault(key, text)
+        evidence.setdefault(key, {}).update(dict.fromkeys(turn.evidence))
+        latest[key] = index
+    newest = set(sorted(latest, key=latest.__getitem__, reverse=True)[: max(0, max_facts)])
+    return [
+        DurableFact(text, tuple(evidence[key])[:MAX_EVIDENCE])
+        for key, text in texts.items()
+        if key in newest
+    ]
 
 
 def capture_session(
@@ -111,6 +157,10 @@ def capture_session(
         )
         written += created
     return written
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _check_session_id(session_id: str) -> None:

@@ -77,7 +77,8 @@ class RecallResponse:
 
 @dataclass(frozen=True)
 class ForgetRequest:
-    """Exactly one selector: ``id`` (that fact only) or ``query`` (every live match)."""
+    """Exactly one selector: ``id`` (that fact only) or ``query`` (every live fact containing
+    all of the query's non-stop words; see ``FactStore.forget_matching``)."""
 
     id: str | None = None
     query: str | None = None

@@ -5,6 +5,10 @@ The schema version is ``PRAGMA user_version``. ``MIGRATIONS[v]`` upgrades a data
 ``BEGIN IMMEDIATE`` transaction, so two processes opening a fresh file never both create it and a
 failed step leaves the file at its old version.
 
+Versions: 1 created the tables; 2 re-tokenized every fact's ``terms`` (and the FTS index) with the
+Unicode tokenizer of ``runtime.facts.text`` (version 1 split on ``[^a-z0-9]+``, so non-ASCII text
+was unsearchable or only matched through fragments).
+
 Invariants the schema itself enforces (a bug elsewhere cannot break them):
 - facts are never deleted and never edited; the only update is setting ``superseded_by`` once;
 - tombstones are append-only, and a fact has at most one (it dies once);
@@ -13,16 +17,24 @@ Invariants the schema itself enforces (a bug elsewhere cannot break them):
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Mapping
 
 from runtime.errors import StoreError
+from runtime.facts.text import document_terms
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Migration = Callable[[sqlite3.Connection], None]
 
 _ID_GLOB = "mem_" + "[0-9a-f]" * 16
+
+_FACTS_IMMUTABLE = """CREATE TRIGGER facts_immutable BEFORE UPDATE OF
+    seq, id, text, norm_text, terms, tags, created_at, expires_at, session_id, evidence
+ON facts BEGIN
+    SELECT RAISE(ABORT, 'facts are immutable: supersede them');
+END;"""
 
 _V1 = f"""
 CREATE TABLE facts (
@@ -64,11 +76,7 @@ END;
 CREATE TRIGGER facts_never_deleted BEFORE DELETE ON facts BEGIN
     SELECT RAISE(ABORT, 'facts are never deleted: write a tombstone');
 END;
-CREATE TRIGGER facts_immutable BEFORE UPDATE OF
-    seq, id, text, norm_text, terms, tags, created_at, expires_at, session_id, evidence
-ON facts BEGIN
-    SELECT RAISE(ABORT, 'facts are immutable: supersede them');
-END;
+{_FACTS_IMMUTABLE}
 CREATE TRIGGER facts_superseded_once BEFORE UPDATE OF superseded_by ON facts
 WHEN old.superseded_by IS NOT NULL OR new.superseded_by IS NULL BEGIN
     SELECT RAISE(ABORT, 'a fact is superseded at most once');
@@ -101,7 +109,34 @@ def _split_script(script: str) -> list[str]:
     return statements
 
 
-MIGRATIONS: Mapping[int, Migration] = {1: _create_v1}
+def _retokenize(conn: sqlite3.Connection) -> None:
+    """Recompute every fact's ``terms`` with the current tokenizer and rebuild the FTS index.
+
+    ``terms`` is derived data (``document_terms(text, tags)``), so this is the one sanctioned
+    edit of a fact: the immutability trigger is lifted for it and restored in the same
+    transaction. The index again holds exactly the facts without a tombstone.
+    """
+    conn.execute("DROP TRIGGER facts_immutable")
+    rows = conn.execute("SELECT seq, text, tags FROM facts ORDER BY seq").fetchall()
+    for seq, text, tags in rows:
+        conn.execute(
+            "UPDATE facts SET terms = ? WHERE seq = ?",
+            (document_terms(text, _json_tags(tags)), seq),
+        )
+    conn.execute(_FACTS_IMMUTABLE)
+    conn.execute("DELETE FROM facts_fts")
+    conn.execute(
+        "INSERT INTO facts_fts(rowid, terms) SELECT f.seq, f.terms FROM facts f "
+        "WHERE NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.target = f.id) ORDER BY f.seq"
+    )
+
+
+def _json_tags(raw: object) -> list[str]:
+    value = json.loads(raw) if isinstance(raw, str) else []
+    return [tag for tag in value if isinstance(tag, str)] if isinstance(value, list) else []
+
+
+MIGRATIONS: Mapping[int, Migration] = {1: _create_v1, 2: _retokenize}
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -5,6 +5,12 @@ end-of-turn capture) and each one is acknowledged to the model ("remembered (mem
 WAL is fsynced at every commit: an acknowledged fact survives a power loss, not only a process
 crash (``NORMAL`` would only guarantee the latter). The cost is one fsync per write.
 
+Lazy creation: opening a store whose file does not exist creates nothing (so ``agent.py --help``
+or a session that never writes leaves no trace). Reads of a missing database answer as an empty
+store, writes that only change existing facts (forget, supersede, sweep) find nothing to change,
+and the first write that adds a fact creates the parent directories (0700) and the file (0600).
+A file created meanwhile by another process is picked up by the next read or write.
+
 Concurrency: every write is one ``BEGIN IMMEDIATE`` transaction, so a writer takes the write lock
 before it reads what it is about to change, and waits up to ``BUSY_TIMEOUT_MS`` for another
 process instead of failing. Reads are single statements (a consistent WAL snapshot). Within a
@@ -20,7 +26,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -48,10 +56,17 @@ from runtime.facts.model import (
     to_ms,
 )
 from runtime.facts.schema import migrate, schema_version
-from runtime.facts.text import document_terms, match_expression, normalize_text, query_terms
+from runtime.facts.text import (
+    MAX_QUERY_TERMS,
+    document_terms,
+    match_expression,
+    normalize_text,
+    query_terms,
+)
 from runtime.ids import MEMORY_ID_RE, new_memory_id
 
 BUSY_TIMEOUT_MS = 5000
+SETUP_RETRY_S = 0.01
 
 _COLUMNS = (
     "f.id, f.text, f.tags, f.created_at, f.expires_at, f.superseded_by, f.session_id, f.evidence"
@@ -79,52 +94,38 @@ LIMIT :limit
 class FactStore:
     """Open with ``FactStore.open(path)``; usable as a context manager."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, now: Clock) -> None:
-        self._conn: sqlite3.Connection | None = conn
+    def __init__(self, path: Path, now: Clock) -> None:
         self._path = path
         self._now = now
         self._lock = threading.RLock()
-        self._identity = _identity(path)
+        self._conn: sqlite3.Connection | None = None
+        # (st_dev, st_ino) of the file the connection opened; None until connected.
+        self._identity: tuple[int, int] | None = None
+        self._closed = False
 
     # -- lifecycle -------------------------------------------------------------------------
 
     @classmethod
     def open(cls, path: Path, *, now: Clock = utc_now) -> FactStore:
-        """Open (creating if needed, mode 0600, parent directories on demand) and migrate."""
+        """Open the store at ``path``: an existing file is opened and migrated now.
+
+        A missing file is not created (see "Lazy creation" above); opening fails early, creating
+        nothing, when it could never be created (an ancestor is a file or is not writable).
+        """
         path = Path(path)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            _create_private(path)
-        except OSError as exc:
-            raise StoreError(f"cannot create the fact store at {path}: {exc.strerror}") from exc
-        try:
-            conn = sqlite3.connect(
-                str(path),
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the fact store at {path}: {exc}") from exc
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise StoreError(f"the fact store at {path} cannot use WAL (got {mode})")
-            conn.execute("PRAGMA synchronous = FULL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            migrate(conn)
-        except sqlite3.Error as exc:
-            conn.close()
-            raise StoreError(f"cannot open the fact store at {path}: {exc}") from exc
-        except BaseException:
-            conn.close()
-            raise
-        return cls(conn, path, now)
+        store = cls(path, now)
+        if _file_exists(path):
+            with store._lock:
+                store._connection(create=False)
+        else:
+            problem = _creation_problem(path)
+            if problem is not None:
+                raise StoreError(f"cannot create the fact store at {path}: {problem}")
+        return store
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             conn, self._conn = self._conn, None
             if conn is not None:
                 with suppress(sqlite3.Error):
@@ -152,12 +153,13 @@ class FactStore:
 
     @property
     def closed(self) -> bool:
-        return self._conn is None
+        return self._closed
 
     @property
     def schema_version(self) -> int:
+        """The database's schema version; 0 while no database file exists."""
         with self._reading("read the schema version") as conn:
-            return schema_version(conn)
+            return 0 if conn is None else schema_version(conn)
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -208,13 +210,14 @@ class FactStore:
         _require_id(old_id)
         reason = _check_reason(reason)
         new = _NewFact.build(text, tags, ttl_ms, provenance)
-        with self._writing("supersede") as conn:
+        with self._updating("supersede") as conn:
             now = self._now_ms()
-            status = self._status(conn, old_id, now)
+            status = None if conn is None else self._status(conn, old_id, now)
             if status is None:
                 raise StoreError(f"no memory with id {old_id}")
             if status != "live":
                 raise StoreError(f"cannot supersede {old_id}: it is {status}, not live")
+            assert conn is not None
             replacement = self._insert(conn, new, now)
             conn.execute(
                 "UPDATE facts SET superseded_by = ? WHERE id = ?", (replacement.id, old_id)
@@ -223,7 +226,8 @@ class FactStore:
             return replacement
 
     def forget(self, id_or_query: str, *, reason: str | None = None) -> list[Fact]:
-        """Forget one id (an id-shaped argument never falls back to text) or every live match.
+        """Forget one id (an id-shaped argument never falls back to text) or every live fact
+        that matches every term of the query (see ``forget_matching``).
 
         Returns the forgotten facts (best match first for a query); ``[]`` when nothing is live.
         """
@@ -236,21 +240,35 @@ class FactStore:
         """Forget that fact only; ``[]`` when it is unknown or no longer live."""
         _require_id(fact_id)
         reason = _check_reason(reason)
-        with self._writing("forget") as conn:
+        with self._updating("forget") as conn:
             now = self._now_ms()
-            fact = self._live_by_id(conn, fact_id, now)
-            if fact is None:
+            fact = None if conn is None else self._live_by_id(conn, fact_id, now)
+            if conn is None or fact is None:
                 return []
             self._tombstone(conn, "forgotten", fact.id, now, reason, None)
             return [fact]
 
     def forget_matching(self, query: str, *, reason: str | None = None) -> list[Fact]:
-        """Forget every live fact the query matches (positive BM25), as text, never as an id."""
+        """Forget every live fact that matches **every** term of the query, as text, never as an id.
+
+        AND semantics, unlike recall's OR: forgetting "billing plan" must not take "our project
+        plan is due Friday" with it. Stop words are ignored (a query of stop words only forgets
+        nothing), and a query with more than ``MAX_QUERY_TERMS`` distinct terms is refused rather
+        than cut (dropping a term would widen what is forgotten).
+        """
         reason = _check_reason(reason)
-        match = match_expression(query_terms(query))
+        terms = query_terms(query, limit=None)
+        if len(terms) > MAX_QUERY_TERMS:
+            raise InvalidRequestError(
+                f"the forget query has too many distinct words ({len(terms)}; at most "
+                f"{MAX_QUERY_TERMS})"
+            )
+        match = match_expression(terms, every=True)
         if match is None:
             return []
-        with self._writing("forget") as conn:
+        with self._updating("forget") as conn:
+            if conn is None:
+                return []
             now = self._now_ms()
             facts = [hit.fact for hit in self._lexical(conn, match, now, limit=-1)]
             for fact in facts:
@@ -259,7 +277,9 @@ class FactStore:
 
     def sweep(self) -> SweepResult:
         """Tombstone every expired fact that has no tombstone yet (idempotent)."""
-        with self._writing("sweep") as conn:
+        with self._updating("sweep") as conn:
+            if conn is None:
+                return SweepResult(swept=0, live=0)
             now = self._now_ms()
             cursor = conn.execute(
                 f"""INSERT INTO tombstones (kind, target, at)
@@ -285,10 +305,12 @@ class FactStore:
         if match is None:
             return []
         with self._reading("recall") as conn:
-            return self._lexical(conn, match, self._now_ms(), limit=k)
+            return [] if conn is None else self._lexical(conn, match, self._now_ms(), limit=k)
 
     def get(self, fact_id: str) -> FactStatus | None:
         with self._reading("read a memory") as conn:
+            if conn is None:
+                return None
             row = conn.execute(
                 f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} "
                 "WHERE f.id = :id",
@@ -299,6 +321,8 @@ class FactStore:
     def list_facts(self) -> list[FactStatus]:
         """Every fact ever written, oldest first, with its status."""
         with self._reading("list memories") as conn:
+            if conn is None:
+                return []
             rows = conn.execute(
                 f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} ORDER BY f.seq",
                 {"now": self._now_ms()},
@@ -307,7 +331,7 @@ class FactStore:
 
     def size(self) -> int:
         with self._reading("count memories") as conn:
-            return self._count_live(conn, self._now_ms())
+            return 0 if conn is None else self._count_live(conn, self._now_ms())
 
     def find_same_text(self, text: str) -> Fact | None:
         """The oldest live fact whose normalized text equals ``text``'s (lowercase, spaces)."""
@@ -315,26 +339,35 @@ class FactStore:
         if not norm:
             return None
         with self._reading("look up a memory") as conn:
-            return self._same_text(conn, norm, self._now_ms())
+            return None if conn is None else self._same_text(conn, norm, self._now_ms())
 
     def health_problem(self, *, timeout_s: float = 0.2) -> str | None:
-        """Why the store cannot serve right now, or None. Never blocks past ``timeout_s``."""
+        """Why the store cannot serve right now, or None. Never blocks past ``timeout_s``.
+
+        A store whose file does not exist yet is healthy when the file could be created.
+        """
         if not self._lock.acquire(timeout=timeout_s):
             return "health check timeout"
         try:
-            if self._conn is None:
+            if self._closed:
                 return "the fact store is closed"
-            problem = _identity_problem(self._path, self._identity)
-            if problem is not None:
-                return problem
+            conn = self._conn
+            if conn is None and not _file_exists(self._path):
+                problem = _creation_problem(self._path)
+                return None if problem is None else f"the fact store cannot be created: {problem}"
+            if conn is not None and self._identity is not None:
+                problem = _identity_problem(self._path, self._identity)
+                if problem is not None:
+                    return problem
             if not os.access(self._path.parent, os.W_OK | os.X_OK):
                 return "the fact store directory is not writable"
             if not os.access(self._path, os.R_OK | os.W_OK):
                 return "the fact store file is not readable and writable"
-            try:
-                self._conn.execute("SELECT count(*) FROM facts WHERE seq < 0").fetchone()
-            except sqlite3.Error as exc:
-                return f"the fact store cannot be read: {exc}"
+            if conn is not None:
+                try:
+                    conn.execute("SELECT count(*) FROM facts WHERE seq < 0").fetchone()
+                except sqlite3.Error as exc:
+                    return f"the fact store cannot be read: {exc}"
             return None
         finally:
             self._lock.release()
@@ -344,15 +377,31 @@ class FactStore:
     def _now_ms(self) -> int:
         return to_ms(self._now())
 
-    def _require_open(self) -> sqlite3.Connection:
-        if self._conn is None:
+    def _connection(self, *, create: bool) -> sqlite3.Connection | None:
+        """The open connection (call under the lock), connecting on first use.
+
+        Without ``create``, a missing database file gives None and nothing is created.
+        """
+        if self._closed:
             raise StoreError(f"the fact store is closed ({self._path.name})")
-        return self._conn
+        if self._conn is not None:
+            return self._conn
+        if not create and not _file_exists(self._path):
+            return None
+        conn = _connect(self._path, create=create)
+        try:
+            identity = _identity(self._path)
+        except OSError as exc:
+            conn.close()
+            raise StoreError(f"cannot open the fact store at {self._path}: {exc.strerror}") from exc
+        self._conn, self._identity = conn, identity
+        return conn
 
     @contextmanager
-    def _reading(self, action: str) -> Iterator[sqlite3.Connection]:
+    def _reading(self, action: str) -> Iterator[sqlite3.Connection | None]:
+        """A read; None when no database file exists (the caller answers as an empty store)."""
         with self._lock:
-            conn = self._require_open()
+            conn = self._connection(create=False)
             try:
                 yield conn
             except sqlite3.Error as exc:
@@ -360,24 +409,44 @@ class FactStore:
 
     @contextmanager
     def _writing(self, action: str) -> Iterator[sqlite3.Connection]:
+        """A write that adds facts: creates the database file if it does not exist yet."""
         with self._lock:
-            conn = self._require_open()
+            conn = self._connection(create=True)
+            assert conn is not None
+            with self._transaction(conn, action) as tx:
+                yield tx
+
+    @contextmanager
+    def _updating(self, action: str) -> Iterator[sqlite3.Connection | None]:
+        """A write that only changes existing facts: None, creating nothing, without a file."""
+        with self._lock:
+            conn = self._connection(create=False)
+            if conn is None:
+                yield None
+                return
+            with self._transaction(conn, action) as tx:
+                yield tx
+
+    @contextmanager
+    def _transaction(self, conn: sqlite3.Connection, action: str) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction, refused when the file was removed or replaced."""
+        if self._identity is not None:
             problem = _identity_problem(self._path, self._identity)
             if problem is not None:
                 raise StoreError(f"cannot {action}: {problem}; reopen the store")
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise _store_error(action, exc) from exc
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                _rollback(conn)
-                raise _store_error(action, exc) from exc
-            except BaseException:
-                _rollback(conn)
-                raise
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise _store_error(action, exc) from exc
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            _rollback(conn)
+            raise _store_error(action, exc) from exc
+        except BaseException:
+            _rollback(conn)
+            raise
 
     def _insert(self, conn: sqlite3.Connection, new: _NewFact, now: int) -> Fact:
         expires = None if new.ttl_ms is None else now + new.ttl_ms
@@ -591,6 +660,90 @@ def _json_strings(raw: Any) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
+def _connect(path: Path, *, create: bool) -> sqlite3.Connection:
+    """Connect (creating the file, mode 0600, and its parents when ``create``) and migrate.
+
+    Setting up a brand-new file races with other processes doing the same: switching to WAL
+    needs an exclusive lock, and SQLite answers "database is locked" at once, without waiting,
+    when waiting could deadlock. Such a setup is retried until ``BUSY_TIMEOUT_MS`` has passed.
+    """
+    if create:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _create_private(path)
+        except OSError as exc:
+            raise StoreError(f"cannot create the fact store at {path}: {exc.strerror}") from exc
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return _connect_once(path)
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() >= deadline:
+                raise StoreError(f"cannot open the fact store at {path}: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the fact store at {path}: {exc}") from exc
+        time.sleep(SETUP_RETRY_S)
+
+
+def _connect_once(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        str(path),
+        timeout=BUSY_TIMEOUT_MS / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"the fact store at {path} cannot use WAL (got {mode})")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    message = str(exc)
+    return "locked" in message or "busy" in message
+
+
+def _file_exists(path: Path) -> bool:
+    """Whether something is at ``path``; an error other than "missing" counts as yes, so that
+    connecting reports it."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _creation_problem(path: Path) -> str | None:
+    """Why the file at ``path`` could not be created now, or None. Creates nothing.
+
+    The nearest existing ancestor must be a directory this process may write into.
+    """
+    for ancestor in (path.parent, *path.parent.parents):
+        try:
+            mode = os.stat(ancestor).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            return f"{ancestor} cannot be checked ({exc.strerror})"
+        if not stat.S_ISDIR(mode):
+            return f"{ancestor} is not a directory"
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            return f"{ancestor} is not writable"
+        return None
+    return None
+
+
 def _create_private(path: Path) -> None:
     """Create the database file with mode 0600 if it does not exist (never widen a mode)."""
     try:
@@ -629,7 +782,7 @@ def _rollback(conn: sqlite3.Connection) -> None:
 
 def _store_error(action: str, exc: sqlite3.Error) -> StoreError:
     message = str(exc)
-    if "locked" in message or "busy" in message:
+    if _is_busy(exc):
         return StoreError(
             f"cannot {action}: the fact store is busy (another process holds its write lock); "
             "try again"

@@ -1,16 +1,27 @@
 """Text handling shared by the store, capture and tools: tokens, stop words, normalization.
 
 One tokenizer for both sides: documents are indexed pre-tokenized (``document_terms``) and queries
-are built from the same tokens (``match_expression``), so what a query can match never depends on
-FTS5's own tokenizer or on FTS5 query syntax in user text.
+are built from the same tokens (``query_terms`` / ``match_expression``), so what a query can match
+never depends on FTS5's own tokenizer or on FTS5 query syntax in user text.
+
+Tokens (``tokenize``): the text is NFKC-normalized and casefolded, then every maximal run of
+letters, combining marks and digits of any script is a word (``Zürich`` → ``zürich``, ``Straße``
+→ ``strasse``, ``٣٤`` and ``हिन्दी`` stay whole); everything else separates words. Han, kana and
+Hangul are written without spaces between words, so a run of them is indexed as its single
+characters *and* its adjacent pairs (``東京都`` → ``東 東京 京 京都 都``): a query finds a word
+inside a sentence without a dictionary. A query uses the pairs of such a run (or the character
+alone when the run is one character long), which are always among the indexed tokens: every query
+term of a text is one of that text's document terms.
+
+A token never contains an ASCII character other than ``[a-z0-9]``, so the FTS5 ``ascii``
+tokenizer (which only splits on ASCII separators) sees exactly these tokens on both sides.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-
-_SPLIT = re.compile(r"[^a-z0-9]+")
+import unicodedata
+from collections.abc import Iterable, Iterator
 
 # Words that carry no lexical signal in a question. Kept small on purpose: a word that is here can
 # never be searched for. Includes the fragments contractions split into ("customer's" -> "s").
@@ -23,14 +34,54 @@ _STOP_WORDS_TEXT = """
 """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 
-# A query keeps at most this many distinct tokens (a long seed such as the spec instructions
-# stays a bounded OR query).
+# A recall query keeps at most this many distinct terms (a long seed such as the spec instructions
+# stays a bounded OR query). Forget-by-query refuses a longer query instead of dropping terms.
 MAX_QUERY_TERMS = 64
+
+# Scripts written without spaces between words: Hangul Jamo, CJK radicals, the iteration marks and
+# ideographic zero, kana, Hangul compatibility Jamo and syllables, CJK ideographs (with the
+# compatibility block and the supplementary planes) and halfwidth katakana.
+_SPACELESS = re.compile(
+    "([\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0003ffff]+)"
+)
+
+_WORD_CATEGORIES = frozenset("LNM")  # letters, digits/numbers, combining marks
+_SEPARATOR = ord(" ")
+_CACHE_LIMIT = 1 << 16
+
+
+class _WordTable(dict[int, int]):
+    """A ``str.translate`` table: word characters map to themselves, the rest to a space.
+
+    Filled on demand from the Unicode database (bounded, so hostile input cannot grow it).
+    """
+
+    def __missing__(self, codepoint: int) -> int:
+        category = unicodedata.category(chr(codepoint))
+        mapped = codepoint if category[0] in _WORD_CATEGORIES else _SEPARATOR
+        if len(self) < _CACHE_LIMIT:
+            self[codepoint] = mapped
+        return mapped
+
+
+_WORD_TABLE = _WordTable()
+
+
+def fold(text: str) -> str:
+    """NFKC, casefold, NFKC again (casefolding can un-normalize): the form tokens are cut from."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
+def words(text: str) -> list[str]:
+    """The folded runs of letters, marks and digits of ``text``, in order."""
+    return fold(text).translate(_WORD_TABLE).split()
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase, split on ``[^a-z0-9]+``, drop empty pieces."""
-    return [token for token in _SPLIT.split(text.lower()) if token]
+    """The indexed tokens of ``text``, in order (see the module docstring)."""
+    return [token for word in words(text) for token in _pieces(word, for_query=False)]
 
 
 def document_terms(text: str, tags: Iterable[str]) -> str:
@@ -38,21 +89,28 @@ def document_terms(text: str, tags: Iterable[str]) -> str:
     return " ".join(tokenize(" ".join([text, *tags])))
 
 
-def query_terms(query: str) -> list[str]:
-    """Distinct non-stop-word tokens of a query, in order of first appearance, bounded."""
+def query_terms(query: str, *, limit: int | None = MAX_QUERY_TERMS) -> list[str]:
+    """Distinct non-stop-word terms of a query, in order of first appearance.
+
+    At most ``limit`` terms (``None``: all of them).
+    """
     seen: dict[str, None] = {}
-    for token in tokenize(query):
-        if token not in STOP_WORDS and token not in seen:
-            seen[token] = None
-            if len(seen) == MAX_QUERY_TERMS:
-                break
+    for word in words(query):
+        for term in _pieces(word, for_query=True):
+            if term not in STOP_WORDS and term not in seen:
+                seen[term] = None
+                if limit is not None and len(seen) == limit:
+                    return list(seen)
     return list(seen)
 
 
-def match_expression(terms: Iterable[str]) -> str | None:
-    """An FTS5 MATCH string with OR semantics; every term quoted. None when there is no term."""
+def match_expression(terms: Iterable[str], *, every: bool = False) -> str | None:
+    """An FTS5 MATCH string; every term quoted. None when there is no term.
+
+    OR semantics by default (recall); ``every=True`` requires all terms (forget-by-query).
+    """
     quoted = [f'"{term}"' for term in terms]
-    return " OR ".join(quoted) if quoted else None
+    return (" AND " if every else " OR ").join(quoted) if quoted else None
 
 
 def normalize_text(text: str) -> str:
@@ -69,3 +127,23 @@ def clip(text: str, max_len: int) -> str:
     if len(text) <= max_len:
         return text
     return text[: max_len - 1] + "…"
+
+
+def _pieces(word: str, *, for_query: bool) -> Iterator[str]:
+    """A word's tokens: itself, unless it holds runs of a spaceless script (cut into n-grams)."""
+    if _SPACELESS.search(word) is None:
+        yield word
+        return
+    for index, part in enumerate(_SPACELESS.split(word)):
+        if not part:
+            continue
+        # split() with a group alternates other text (even index) and spaceless runs (odd).
+        if index % 2 == 0 or len(part) == 1:
+            yield part
+        else:
+            for start in range(len(part) - 1):
+                if not for_query:
+                    yield part[start]
+                yield part[start : start + 2]
+            if not for_query:
+                yield part[-1]

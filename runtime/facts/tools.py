@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic_core import PydanticCustomError
 
 from runtime.errors import StoreError
 from runtime.events import iso
@@ -28,9 +29,35 @@ from runtime.ids import MEMORY_ID_RE
 from runtime.tools import Tool, ToolContext, ToolHandler, ToolResult
 
 MS_PER_DAY = 86_400_000
+# The same bounds as the spec's `memory.ttl` (ir/fields.py: a 1h floor, a 3650d ceiling; ir may
+# not be imported here, a test keeps them equal).
+MIN_TTL_MS = 3_600_000
 MAX_TTL_DAYS = 3650
 
 Tag = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TAG_CHARS)]
+
+
+def ttl_days_to_ms(days: float) -> int:
+    return round(days * MS_PER_DAY)
+
+
+def _at_least_an_hour(days: float) -> float:
+    # ``not >=`` also refuses NaN. Compared in whole milliseconds, as the handler stores it.
+    if not ttl_days_to_ms(days) >= MIN_TTL_MS:
+        raise PydanticCustomError(
+            "ttl_below_floor",
+            "must be at least 1 hour (1/24 ≈ 0.0417 days; got {days}) — a shorter lifetime "
+            "expires the fact mid-session. Omit ttlDays to keep the spec's default lifetime.",
+            {"days": days},
+        )
+    return days
+
+
+TtlDays = Annotated[
+    float,
+    Field(le=MAX_TTL_DAYS, json_schema_extra={"minimum": MIN_TTL_MS / MS_PER_DAY}),
+    AfterValidator(_at_least_an_hour),
+]
 
 
 class _Input(BaseModel):
@@ -48,12 +75,10 @@ class RememberInput(_Input):
         max_length=MAX_TAGS,
         description="Optional short labels to group the fact (at most 8).",
     )
-    ttlDays: float | None = Field(
+    ttlDays: TtlDays | None = Field(
         default=None,
-        gt=0,
-        le=MAX_TTL_DAYS,
-        description="Forget the fact automatically after this many days (omit to keep the "
-        "spec's default lifetime).",
+        description="Forget the fact automatically after this many days: at least 1 hour "
+        "(0.0417), at most 3650 (omit to keep the spec's default lifetime).",
     )
 
 
@@ -78,7 +103,9 @@ class MemoryForgetInput(_Input):
     query: str | None = Field(
         default=None,
         min_length=1,
-        description="Forget every memory that matches these words. Use `id` to forget just one.",
+        description="Forget every memory that contains all of these words (common words such "
+        "as 'the' are ignored; a memory missing any of the words is kept). Use `id` to forget "
+        "just one.",
     )
     reason: str | None = Field(
         default=None,
@@ -121,8 +148,9 @@ def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[T
         Tool(
             name="MemoryForget",
             description=(
-                "Forget remembered facts: one by `id`, or every match of a `query`. The record "
-                "is kept for audit but is never recalled again."
+                "Forget remembered facts: one by `id`, or by `query` every memory that contains "
+                "all of the query's words (not just one of them). The record is kept for audit "
+                "but is never recalled again."
             ),
             input_model=MemoryForgetInput,
             handler=_guarded("MemoryForget", _forget_handler(store)),
@@ -136,7 +164,7 @@ def _remember_handler(store: FactStore, default_ttl_ms: int | None) -> ToolHandl
     def handle(args: RememberInput, ctx: ToolContext) -> ToolResult:
         ttl_ms = default_ttl_ms
         if args.ttlDays is not None:
-            ttl_ms = max(1, round(args.ttlDays * MS_PER_DAY))
+            ttl_ms = ttl_days_to_ms(args.ttlDays)
         try:
             fact = store.remember(
                 args.text,

@@ -68,7 +68,11 @@ def wire_facts(
     now: Clock,
     log: Callable[[str], None],
 ) -> FactsWiring:
-    """Open the spec's fact store and build its tools and seam. The caller owns ``store``."""
+    """Open the spec's fact store and build its tools and seam. The caller owns ``store``.
+
+    Creates nothing on disk: the store's directory and file appear with the first fact written
+    (``FactStore`` opens lazily), so a host that only parses its arguments leaves no trace.
+    """
     check_backend(memory.backend)
     settings = FactsSettings.resolve(memory)
     try:

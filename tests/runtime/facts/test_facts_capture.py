@@ -8,9 +8,15 @@ import pytest
 from facts_support import DAY_MS, FakeClock
 
 from runtime.events import SessionLog, read_events
-from runtime.facts.capture import capture_session, durable_facts, split_turns
+from runtime.facts.capture import DurableFact, capture_session, durable_facts, split_turns
 from runtime.facts.model import InvalidRequestError, Provenance
 from runtime.facts.store import FactStore
+from runtime.facts.wiring import wire_facts
+from runtime.fragment import MemoryFactsFragment
+from runtime.loop import run_chat_loop
+from runtime.models import ScriptedModel
+from runtime.paths import StoreLayout
+from runtime.tools import ToolCatalog
 
 SESSION = "sess_0123456789abcdef"
 LONG_ANSWER = "Summary: " + "the export pipeline " * 20
@@ -83,13 +89,13 @@ def test_one_deduplicated_clipped_fact_per_turn_with_its_evidence(
     assert [f.evidence for f in facts] == [("tu_ok1", "tu_ok2"), ()]
 
 
-def test_at_most_eight_facts_per_session(tmp_path: Path, clock: FakeClock) -> None:
+def test_at_most_eight_facts_per_session_the_newest_ones(tmp_path: Path, clock: FakeClock) -> None:
     log = SessionLog(tmp_path, SESSION, now=clock)
     for turn in range(1, 12):
         user(log, f"q{turn}", turn)
         assistant(log, f"decision number {turn} is final", turn)
     facts = durable_facts(read_events(log.path))
-    assert [f.text for f in facts] == [f"decision number {n} is final" for n in range(1, 9)]
+    assert [f.text for f in facts] == [f"decision number {n} is final" for n in range(4, 12)]
 
 
 def test_capture_writes_tagged_facts_with_provenance_and_ttl(
@@ -165,3 +171,138 @@ def test_a_session_id_must_name_a_file_in_the_sessions_dir(
 ) -> None:
     with pytest.raises(InvalidRequestError, match="not a session id"):
         capture_session(store, tmp_path, bad, ttl_ms=None, threshold=1, completed_turns=1)
+
+
+# -- turns about the agent's own memory --------------------------------------------------------
+
+
+def call(log: SessionLog, tool_use_id: str, name: str, result: str, error: bool = False) -> None:
+    """A tool call logged the way the agent loop logs it (``tool_use`` then ``tool_result``)."""
+    log.append("tool_use", {"id": tool_use_id, "name": name, "input": {}})
+    log.append(
+        "tool_result", {"toolUseId": tool_use_id, "name": name, "isError": error, "text": result}
+    )
+
+
+def memory_session(sessions_dir: Path, clock: FakeClock) -> Path:
+    log = SessionLog(sessions_dir, SESSION, now=clock)
+    user(log, "remember: x is 1", 1)
+    call(log, "tu_rem", "Remember", "remembered (mem_0123456789abcdef): x is 1")
+    assistant(log, "Done: remembered (mem_0123456789abcdef): x is 1", 1)
+    user(log, "plan: P: a; b", 2)
+    call(log, "tu_plan", "PlanUpdate", "created plan-0001 — P (2 step(s)); it is the active plan")
+    assistant(log, "Done: created plan-0001 — P (2 step(s)); it is the active plan", 2)
+    user(log, "recall: x", 3)
+    call(log, "tu_recall", "Recall", '1 memory match(es) for "x":')
+    call(log, "tu_focus", "FocusRead", "focus: ship it")
+    assistant(log, 'Done: 1 memory match(es) for "x":', 3)
+    # A real tool and a memory read: captured, but only the real tool is evidence.
+    user(log, "which python do we build with?", 4)
+    call(log, "tu_recall2", "Recall", "no memories matched")
+    call(log, "tu_read", "read", "python = 3.11")
+    assistant(log, "The build uses Python 3.11.", 4)
+    # A real tool next to Remember: the fact is stored already, the turn is skipped.
+    user(log, "check the region and remember it", 5)
+    call(log, "tu_read2", "read", "region = eu-west-1")
+    call(log, "tu_rem2", "Remember", "remembered (mem_00000000000000aa): region is eu-west-1")
+    assistant(log, "The region is eu-west-1; remembered.", 5)
+    # A forget (even a failed one) is never undone by capturing its reply.
+    user(log, "forget: the old region", 6)
+    call(log, "tu_forget", "MemoryForget", "forgot 1 memory(ies):\n  • (mem_…) region is us-1")
+    assistant(log, "Done: forgot 1 memory(ies) — the user asked to forget it:", 6)
+    user(log, "forget: nothing", 7)
+    call(log, "tu_read3", "read", "ok")
+    call(log, "tu_forget2", "MemoryForget", "MemoryForget: the store is busy", error=True)
+    assistant(log, "That failed: MemoryForget: the store is busy", 7)
+    # A plain answer without tools is still captured, as before.
+    user(log, "when do we deploy?", 8)
+    assistant(log, "Deploys happen on Tuesday.", 8)
+    return log.path
+
+
+def test_turns_that_manage_memory_are_not_captured(tmp_path: Path, clock: FakeClock) -> None:
+    facts = durable_facts(read_events(memory_session(tmp_path, clock)))
+    assert facts == [
+        DurableFact("The build uses Python 3.11.", ("tu_read",)),
+        DurableFact("Deploys happen on Tuesday.", ()),
+    ]
+
+
+def test_memory_tool_uses_are_never_evidence(tmp_path: Path, clock: FakeClock) -> None:
+    turns = split_turns(read_events(memory_session(tmp_path, clock)))
+    assert [turn.evidence for turn in turns] == [
+        [],
+        [],
+        [],
+        ["tu_read"],
+        ["tu_read2"],
+        [],
+        ["tu_read3"],
+        [],
+    ]
+    assert turns[2].tool_names == ["Recall", "FocusRead"]
+
+
+def test_a_result_without_its_tool_use_is_judged_by_its_own_name(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    log = SessionLog(tmp_path, SESSION, now=clock)
+    user(log, "q", 1)
+    log.append("tool_result", {"toolUseId": "tu_orphan", "name": "Remember", "text": "ok"})
+    assistant(log, "Done: remembered.", 1)
+    user(log, "q", 2)
+    log.append("tool_result", {"toolUseId": "tu_lone", "name": "read", "text": "ok"})
+    assistant(log, "Read it.", 2)
+    facts = durable_facts(read_events(log.path))
+    assert facts == [DurableFact("Read it.", ("tu_lone",))]
+
+
+def test_a_long_conversation_captures_its_latest_turns(tmp_path: Path, clock: FakeClock) -> None:
+    log = SessionLog(tmp_path, SESSION, now=clock)
+    for turn in range(1, 21):
+        user(log, f"q{turn}", turn)
+        tool(log, f"tu_{turn}")
+        assistant(log, f"finding {turn} holds", turn)
+    # Turn 21 restates turn 2's finding: it counts as recent, keeps its first wording and gathers
+    # the evidence of both turns.
+    user(log, "again?", 21)
+    tool(log, "tu_21")
+    assistant(log, "FINDING 2 HOLDS", 21)
+    facts = durable_facts(read_events(log.path))
+    assert [f.text for f in facts] == ["finding 2 holds"] + [
+        f"finding {n} holds" for n in range(14, 21)
+    ]
+    assert facts[0].evidence == ("tu_2", "tu_21")
+
+
+def test_the_scripted_model_leaves_only_the_remembered_fact(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """End to end: the offline model's "Done: …" replies to memory tools are not captured."""
+    layout = StoreLayout(tmp_path / ".specwire", "spec")
+    wiring = wire_facts(
+        MemoryFactsFragment.model_validate({"auto_capture": True, "auto_recall": False}),
+        layout,
+        sessions_dir=layout.sessions_dir,
+        now=clock,
+        log=lambda line: None,
+    )
+    catalog = ToolCatalog()
+    for fact_tool in wiring.tools:
+        catalog.register(fact_tool)
+    try:
+        result = run_chat_loop(
+            model=ScriptedModel(),
+            instructions="Be brief.",
+            catalog=catalog,
+            session_log=SessionLog(layout.sessions_dir, SESSION, now=clock),
+            inputs=["remember: x is 1", "remember: y is 2", "recall: x", "forget: y"],
+            output=lambda line: None,
+            memory=wiring.seam,
+            log=lambda line: None,
+        )
+        assert result.turns == 4
+        rows = [(entry.fact.text, entry.status) for entry in wiring.store.list_facts()]
+        assert rows == [("x is 1", "live"), ("y is 2", "forgotten")]
+    finally:
+        wiring.store.close()

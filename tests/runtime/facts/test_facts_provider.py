@@ -146,6 +146,7 @@ def test_health_is_ok_and_stamped_with_the_check_time(
 def test_health_fails_when_the_directory_is_removed(db_path: Path, clock: FakeClock) -> None:
     with FactStore.open(db_path, now=clock) as store:
         provider = LocalFactProvider(store)
+        store.remember("created")
         shutil.rmtree(db_path.parent)
         health = provider.health()
         assert not health.ok and health.message is not None
@@ -155,6 +156,7 @@ def test_health_fails_when_the_directory_is_removed(db_path: Path, clock: FakeCl
 def test_health_fails_when_the_directory_is_replaced_by_a_file(db_path: Path) -> None:
     with FactStore.open(db_path) as store:
         provider = LocalFactProvider(store)
+        store.remember("created")
         shutil.rmtree(db_path.parent)
         db_path.parent.write_text("not a directory")
         health = provider.health()
@@ -166,6 +168,7 @@ def test_health_fails_when_the_directory_is_replaced_by_a_file(db_path: Path) ->
 def test_health_fails_when_the_directory_is_not_writable(db_path: Path) -> None:
     with FactStore.open(db_path) as store:
         provider = LocalFactProvider(store)
+        store.remember("created")
         db_path.parent.chmod(0o500)
         try:
             health = provider.health()

@@ -14,6 +14,7 @@ from runtime.errors import StoreError
 from runtime.facts.model import InvalidRequestError, Provenance, Tombstone
 from runtime.facts.schema import SCHEMA_VERSION, migrate
 from runtime.facts.store import FactStore
+from runtime.facts.text import MAX_QUERY_TERMS
 from runtime.ids import MEMORY_ID_RE
 
 
@@ -37,7 +38,7 @@ def test_open_creates_the_directory_lazily_and_a_private_wal_database(db_path: P
         for sidecar in ("-wal", "-shm"):
             side = db_path.with_name(db_path.name + sidecar)
             assert stat.S_IMODE(side.stat().st_mode) == 0o600, sidecar
-        assert store.schema_version == SCHEMA_VERSION == 1
+        assert store.schema_version == SCHEMA_VERSION == 2
     conn = raw(db_path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -51,22 +52,25 @@ def test_open_fails_cleanly_when_the_directory_cannot_be_created(tmp_path: Path)
 
 
 def test_a_newer_schema_is_refused(db_path: Path) -> None:
-    FactStore.open(db_path).close()
+    with FactStore.open(db_path) as store:
+        store.remember("written at the current version")
     raw(db_path).execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     with pytest.raises(StoreError, match="newer than this runtime supports"):
         FactStore.open(db_path)
 
 
 def test_migration_hook_runs_missing_steps_and_stamps_the_version(db_path: Path) -> None:
-    FactStore.open(db_path).close()
+    with FactStore.open(db_path) as store:
+        store.remember("written at the current version")
     conn = raw(db_path)
 
     def add_pinned(c: sqlite3.Connection) -> None:
         c.execute("CREATE TABLE pinned (id TEXT PRIMARY KEY REFERENCES facts(id))")
 
-    before = migrate(conn, {2: add_pinned}, target=2)
-    assert before == 1
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    after = SCHEMA_VERSION + 1
+    before = migrate(conn, {after: add_pinned}, target=after)
+    assert before == SCHEMA_VERSION
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == after
     assert conn.execute("SELECT count(*) FROM pinned").fetchone()[0] == 0
 
 
@@ -80,8 +84,8 @@ def test_a_failing_migration_step_leaves_the_old_version_intact(db_path: Path) -
         c.execute("THIS IS NOT SQL")
 
     with pytest.raises(sqlite3.OperationalError):
-        migrate(conn, {2: broken}, target=2)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        migrate(conn, {SCHEMA_VERSION + 1: broken}, target=SCHEMA_VERSION + 1)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     assert "half_done" not in tables
     with FactStore.open(db_path) as store:
@@ -267,6 +271,29 @@ def test_forget_by_query_forgets_the_whole_live_match_set(store: FactStore) -> N
     assert store.forget("") == []
     got = store.get(c.id)
     assert got is not None and got.status == "live"
+
+
+def test_forget_by_query_needs_every_word_to_match(store: FactStore) -> None:
+    billing = store.remember("the customer's billing plan is Enterprise")
+    project = store.remember("our project plan is due Friday")
+    forgotten = store.forget("billing plan")
+    assert [f.id for f in forgotten] == [billing.id]
+    got = store.get(project.id)
+    assert got is not None and got.status == "live"
+    # Stop words do not count as words that must match; word order does not matter.
+    assert store.forget("the plan for Monday") == []  # "monday" is in no memory
+    assert store.forget("what is the Friday plan?") == [project]
+    # Recall stays OR: one shared word is enough to be found.
+    store.remember("the plan is approved")
+    assert [h.fact.text for h in store.recall("billing plan")] == ["the plan is approved"]
+
+
+def test_forget_by_query_refuses_more_words_than_it_can_require(store: FactStore) -> None:
+    kept = store.remember("alpha beta")
+    words = " ".join(f"w{i}" for i in range(MAX_QUERY_TERMS + 1))
+    with pytest.raises(InvalidRequestError, match="too many distinct words"):
+        store.forget(f"alpha beta {words}")
+    assert store.size() == 1 and store.get(kept.id) is not None
 
 
 def test_facts_and_tombstones_can_never_be_deleted_or_edited(

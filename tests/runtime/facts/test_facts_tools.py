@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
+from ir.constants import TTL_MAX_DAYS
+from ir.durations import HOUR_MS
 from runtime.facts.model import Provenance
 from runtime.facts.store import FactStore
-from runtime.facts.tools import fact_tools
+from runtime.facts.tools import MAX_TTL_DAYS, MIN_TTL_MS, RememberInput, fact_tools
 from runtime.tools import Tool, ToolContext, ToolResult
 
 SESSION = "sess_00000000deadbeef"
@@ -85,6 +87,34 @@ def test_remember_uses_the_spec_ttl_unless_the_model_sets_one(store: FactStore) 
     assert "(expires 2026-07-02T00:00:00.000Z)" in fractional.text
 
 
+@pytest.mark.parametrize("days", [0.001, 0.04, 1 / 24 - 1e-7, -1, 0])
+def test_ttl_days_below_one_hour_are_refused_with_a_clear_error(
+    tools: dict[str, Tool], store: FactStore, days: float
+) -> None:
+    result = call(tools, "Remember", text="short-lived", ttlDays=days)
+    assert result.is_error
+    assert result.text.startswith("Remember: invalid input: ttlDays: must be at least 1 hour")
+    assert store.size() == 0
+
+
+@pytest.mark.parametrize(
+    ("days", "expires"),
+    [(1 / 24, "2026-07-01T13:00:00.000Z"), (3650, "2036-06-28T12:00:00.000Z")],
+)
+def test_ttl_days_from_one_hour_up_to_the_ceiling_are_accepted(
+    tools: dict[str, Tool], days: float, expires: str
+) -> None:
+    result = call(tools, "Remember", text="bounded", ttlDays=days)
+    assert not result.is_error and f"(expires {expires})" in result.text
+
+
+def test_the_ttl_bounds_match_the_spec_language() -> None:
+    assert MIN_TTL_MS == HOUR_MS
+    assert MAX_TTL_DAYS == TTL_MAX_DAYS
+    schema = RememberInput.model_json_schema()["properties"]["ttlDays"]["anyOf"][0]
+    assert (schema["minimum"], schema["maximum"]) == (1 / 24, 3650)
+
+
 @pytest.mark.parametrize(
     ("raw", "field"),
     [
@@ -94,6 +124,7 @@ def test_remember_uses_the_spec_ttl_unless_the_model_sets_one(store: FactStore) 
         ({"text": "ok", "tags": [""]}, "tags.0"),
         ({"text": "ok", "tags": [f"t{i}" for i in range(9)]}, "tags"),
         ({"text": "ok", "ttlDays": 0}, "ttlDays"),
+        ({"text": "ok", "ttlDays": 0.001}, "ttlDays"),
         ({"text": "ok", "ttlDays": 3651}, "ttlDays"),
         ({"text": "ok", "ttlDays": "soon"}, "ttlDays"),
         ({"text": "ok", "priority": "high"}, "priority"),
@@ -211,6 +242,22 @@ def test_forget_by_query_lists_what_was_forgotten(tools: dict[str, Tool], store:
     )
     nothing = call(tools, "MemoryForget", query="printer")
     assert nothing.text == 'nothing to forget — no live memory matched "printer"'
+
+
+def test_forget_by_query_forgets_only_memories_with_every_word(
+    tools: dict[str, Tool], store: FactStore
+) -> None:
+    billing = store.remember("the customer's billing plan is Enterprise")
+    store.remember("our project plan is due Friday")
+    result = call(tools, "MemoryForget", query="billing plan")
+    assert result.text == (
+        f"forgot 1 memory(ies) — the user asked for it:\n  • ({billing.id}) {billing.text}"
+    )
+    assert store.size() == 1
+    forget = tools["MemoryForget"]
+    assert "all of the query's words" in forget.description
+    query_help = forget.input_schema()["properties"]["query"]["description"]
+    assert "all of these words" in query_help
 
 
 def test_the_justification_is_accepted_and_recorded_when_no_reason_is_given(

@@ -39,7 +39,8 @@ def test_a_bare_memory_block_gets_the_runtime_defaults(tmp_path: Path, clock: Fa
     try:
         assert [t.name for t in wiring.tools] == ["Remember", "Recall", "MemoryForget"]
         assert wiring.store.path == layout.facts_db
-        assert layout.facts_db.name == "support-bot.sqlite3" and layout.facts_db.exists()
+        assert layout.facts_db.name == "support-bot.sqlite3"
+        assert not layout.facts_db.exists()  # created by the first write
         assert isinstance(wiring.provider, LocalFactProvider)
         assert wiring.provider.store is wiring.store
         seam = wiring.seam
@@ -147,5 +148,28 @@ def test_a_store_that_cannot_open_fails_wiring_with_a_memory_service_error(
 ) -> None:
     (tmp_path / ".specwire").mkdir()
     (tmp_path / ".specwire" / "facts").write_text("in the way")
-    with pytest.raises(MemoryServiceError, match="cannot create the fact store"):
+    with pytest.raises(
+        MemoryServiceError, match=r"cannot create the fact store at .*: .*facts is not a directory"
+    ):
         wire(tmp_path, clock)
+
+
+def test_wiring_and_reading_create_nothing_until_remember(tmp_path: Path, clock: FakeClock) -> None:
+    wiring, _, layout = wire(tmp_path, clock, auto_capture=True)
+    try:
+        remember, recall, forget = wiring.tools
+        ctx = ToolContext(session_id=SESSION, tool_use_id="tu_1")
+        assert wiring.seam.recall is not None and wiring.seam.recall("billing plan", 5) == []
+        assert recall.invoke({"query": "billing"}, ctx).text == (
+            'no memories matched "billing" (store size: 0)'
+        )
+        nothing = forget.invoke({"query": "billing", "justification": "asked"}, ctx)
+        assert nothing.text == 'nothing to forget — no live memory matched "billing"'
+        assert wiring.provider.health().ok
+        assert wiring.seam.on_capture is not None and wiring.seam.on_capture(1, SESSION) == 0
+        assert list(tmp_path.iterdir()) == []
+        assert not remember.invoke({"text": "billing plan is Enterprise"}, ctx).is_error
+        assert layout.facts_db.is_file()
+        assert wiring.seam.recall("billing plan", 5) == ["billing plan is Enterprise"]
+    finally:
+        wiring.store.close()
