@@ -1,8 +1,10 @@
 """The ``codegen`` command: build, check, fragment, schema, run.
 
 Spec errors print every issue (``file:line:col: key: message``) on stderr and exit 2 with
-nothing written. Any other failure is an internal error: one line on stderr, exit 1 (the
-traceback only with ``SPECWIRE_DEBUG=1``).
+nothing written. A bundle file that cannot be written (``codegen: cannot write PATH: reason``)
+exits 2 too: every destination is checked before the first write, so a build writes all of its
+bundles or none (short of the disk changing mid-build). Any other failure is an internal error:
+one line on stderr, exit 1 (the traceback only with ``SPECWIRE_DEBUG=1``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import click
 from emitters.bundle import Bundle
 from emitters.common import AGENT_FILE
 from emitters.registry import emit
-from emitters.writer import diff, drift, write_bundle
+from emitters.writer import BundleWriteError, diff, drift, write_bundle, write_problems
 from ir import IrSpec, SpecError, load_spec, lower, spec_json_schema
 
 DEBUG_ENV = "SPECWIRE_DEBUG"
@@ -37,6 +39,13 @@ class SpecFailure(Exception):
     def __init__(self, lines: Sequence[str]) -> None:
         super().__init__("\n".join(lines))
         self.lines = tuple(lines)
+
+
+class WriteFailure(SpecFailure):
+    """Bundle files that cannot be written, one line each (exit 2)."""
+
+    def __init__(self, errors: Sequence[BundleWriteError]) -> None:
+        super().__init__(list(dict.fromkeys(f"codegen: {error}" for error in errors)))
 
 
 @dataclass(frozen=True)
@@ -157,9 +166,18 @@ def build(
         if check_only and drifted:
             ctx.exit(EXIT_DRIFT)
         return
+    # Every destination of every spec is checked first: a build writes all or nothing.
+    problems = [
+        problem for item in compiled for problem in write_problems(item.bundle, dirs[item.path])
+    ]
+    if problems:
+        raise WriteFailure(problems)
     for item in compiled:
         target = dirs[item.path]
-        result = write_bundle(item.bundle, target)
+        try:
+            result = write_bundle(item.bundle, target)
+        except BundleWriteError as error:  # the disk changed under us, or filled up
+            raise WriteFailure([error]) from error
         line = f"{target}: {len(result.written)} written, {len(result.unchanged)} unchanged"
         if result.removed:
             line += f", {len(result.removed)} stale removed"

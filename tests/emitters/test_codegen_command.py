@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import emitters.command as command
+import emitters.writer as writer
 from emitters.command import codegen, run_agent_source
 from ir import load_spec, lower, spec_json_schema
 
@@ -146,6 +148,67 @@ def test_every_issue_of_every_spec_is_printed(tmp_path: Path) -> None:
     assert lines[1].startswith(f"{one}:8:1: bogus:")
     assert lines[2].startswith(f"{two}:1:1:")
     assert lines[3].startswith(f"{tmp_path / 'missing.yaml'}:1:1:")
+
+
+def test_a_blocked_destination_is_a_clean_error_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "collide" / "support-bot" / "agent.py").mkdir(parents=True)
+    result = invoke("build", PLAIN, SUPPORT, "--out", "collide")
+    assert result.exit_code == 2
+    assert result.output == (
+        "codegen: cannot write collide/support-bot/agent.py: a directory is in the way\n"
+    )
+    assert not (tmp_path / "collide" / "cli-plain").exists()  # the earlier spec: not written
+    assert not (tmp_path / "collide" / "support-bot" / "README.md").exists()
+
+
+def test_a_file_where_the_output_directory_goes_is_a_clean_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a directory\n", encoding="utf-8")
+    result = invoke("build", PLAIN, "--out", blocker / "out")
+    assert result.exit_code == 2
+    assert result.output == (
+        f"codegen: cannot write {blocker / 'out' / 'cli-plain' / 'agent.py'}: "
+        f"{blocker} is not a directory\n"
+        f"codegen: cannot write {blocker / 'out' / 'cli-plain' / 'README.md'}: "
+        f"{blocker} is not a directory\n"
+    )
+    assert blocker.read_text(encoding="utf-8") == "not a directory\n"
+
+
+def test_an_unwritable_output_directory_is_a_clean_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    monkeypatch.setattr(writer, "_writable", lambda directory: directory != locked)
+    result = invoke("build", PLAIN, SUPPORT, "--out", locked)
+    assert result.exit_code == 2
+    assert all(line.endswith(f": {locked} is not writable") for line in result.output.splitlines())
+    assert list(locked.iterdir()) == []
+
+
+def test_an_os_error_while_writing_is_a_clean_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = writer._atomic_write
+
+    def fill_up(path: Path, data: bytes) -> None:
+        if path.parent.name == "support-bot":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(path, data)
+
+    monkeypatch.setattr(writer, "_atomic_write", fill_up)
+    monkeypatch.delenv("SPECWIRE_DEBUG", raising=False)
+    result = invoke("build", PLAIN, SUPPORT, "--out", tmp_path)
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"{tmp_path / 'cli-plain'}: 2 written, 0 unchanged",
+        f"codegen: cannot write {tmp_path / 'support-bot' / 'agent.py'}: No space left on device",
+    ]
+    assert not list(tmp_path.rglob("*.tmp"))
 
 
 def test_two_specs_with_one_name_are_refused(tmp_path: Path) -> None:
