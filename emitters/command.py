@@ -145,7 +145,13 @@ def codegen() -> None:
     help="Output root; each spec is written to OUT/<spec name>/ (default: ./build).",
 )
 @click.option("--check", "check_only", is_flag=True, help="Exit 1 if a bundle would change.")
-@click.option("--diff", "show_diff", is_flag=True, help="Print what would change.")
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print what would change as a unified diff; writes nothing and exits 0 even when "
+    "something would change (use --check to fail on drift).",
+)
 @click.pass_context
 def build(
     ctx: click.Context, specs: tuple[Path, ...], out: Path | None, check_only: bool, show_diff: bool

@@ -211,6 +211,13 @@ def test_an_os_error_while_writing_is_a_clean_error(
     assert not list(tmp_path.rglob("*.tmp"))
 
 
+def test_build_help_says_diff_does_not_gate() -> None:
+    result = invoke("build", "--help")
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "exits 0 even when something would change (use --check to fail on drift)" in text
+
+
 def test_two_specs_with_one_name_are_refused(tmp_path: Path) -> None:
     copy = tmp_path / "copy.yaml"
     copy.write_text(SUPPORT.read_text(encoding="utf-8"), encoding="utf-8")
