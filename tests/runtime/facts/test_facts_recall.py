@@ -217,15 +217,16 @@ def test_query_terms_are_always_among_the_indexed_tokens(text: str) -> None:
         assert all(ch.isalnum() or not ch.isascii() for ch in token), token
 
 
+# Left out, as texts the store cannot hold (a separate defect, see the store's input checks): NUL
+# (SQLite's length() stops at it, so "\x00…" fails the non-empty CHECK) and lone surrogates
+# (not encodable as UTF-8).
+_STORABLE = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
+
+
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-# NUL is left out: SQLite's length() stops at it, so "\x00…" fails the non-empty CHECK.
-@given(
-    text=st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=40).filter(
-        str.strip
-    )
-)
+@given(text=st.text(_STORABLE, min_size=1, max_size=40).filter(str.strip))
 def test_a_fact_is_found_by_its_own_text(store: FactStore, text: str) -> None:
     fact = store.remember(text)
     if query_terms(text):
