@@ -77,6 +77,13 @@ BranchingFactor = Annotated[
 PositiveInt = Annotated[
     int, AfterValidator(_at_least(1)), WithJsonSchema({"type": "integer", "minimum": 1})
 ]
+# A research run's time budget: at most a week (the host turns it into seconds and a deadline).
+MAX_DURATION_MS = 7 * 24 * 60 * 60 * 1000
+DurationMs = Annotated[
+    int,
+    AfterValidator(_between(1, MAX_DURATION_MS)),
+    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_DURATION_MS}),
+]
 NonNegativeInt = Annotated[
     int, AfterValidator(_at_least(0)), WithJsonSchema({"type": "integer", "minimum": 0})
 ]
@@ -284,6 +291,8 @@ __all__ = [
     "NonEmptyStr",
     "NonNegativeInt",
     "PositiveInt",
+    "DurationMs",
+    "MAX_DURATION_MS",
     "Proof",
     "RecallK",
     "Scope",

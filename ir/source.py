@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 from ir.fields import (
     Backend,
     BranchingFactor,
+    DurationMs,
     Embedder,
     ManagedToolName,
     ModelId,
@@ -192,7 +193,7 @@ class ResearchSource(_SpecSource):
     agent: AgentSource
     goal: NonEmptyStr
     branching_factor: BranchingFactor
-    max_duration_ms: PositiveInt
+    max_duration_ms: DurationMs
     retrieve: RetrieveSource | None = None
 
 

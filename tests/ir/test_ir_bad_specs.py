@@ -207,7 +207,13 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     (
         "maxDurationMs-0",
         "name: s\ntarget: research\n" + AGENT + "goal: g\nbranchingFactor: 2\nmaxDurationMs: 0\n",
-        ["6:16: maxDurationMs: must be greater than 0 (got 0)"],
+        ["6:16: maxDurationMs: must be between 1 and 604800000 (got 0)"],
+    ),
+    (
+        "maxDurationMs-huge",
+        "name: s\ntarget: research\n" + AGENT + "goal: g\nbranchingFactor: 2\n"
+        "maxDurationMs: " + "9" * 400 + "\n",
+        ["6:16: maxDurationMs: must be between 1 and 604800000 (got " + "9" * 400 + ")"],
     ),
     (
         "version-negative",
