@@ -34,7 +34,20 @@ MS_PER_DAY = 86_400_000
 MIN_TTL_MS = 3_600_000
 MAX_TTL_DAYS = 3650
 
-Tag = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TAG_CHARS)]
+def _storable(value: str) -> str:
+    """Text the store can keep as UTF-8: no NUL character, no lone surrogate."""
+    if "\x00" in value:
+        raise PydanticCustomError("storable_text", "must not contain a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PydanticCustomError("storable_text", "is not valid Unicode text") from None
+    return value
+
+
+Tag = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_TAG_CHARS), AfterValidator(_storable)
+]
 
 
 def ttl_days_to_ms(days: float) -> int:
@@ -65,7 +78,7 @@ class _Input(BaseModel):
 
 
 class RememberInput(_Input):
-    text: str = Field(
+    text: Annotated[str, AfterValidator(_storable)] = Field(
         min_length=1,
         max_length=MAX_TEXT_CHARS,
         description="The fact to remember. One short, self-contained sentence.",

@@ -298,3 +298,13 @@ def test_store_errors_become_error_results(tools: dict[str, Tool], store: FactSt
         result = tools[name].invoke(raw, CTX)
         assert result.is_error, name
         assert result.text.startswith(f"{name}: the fact store is closed"), result.text
+
+
+@pytest.mark.parametrize("text", ["\x00starts with NUL", "lone \ud800 surrogate"])
+def test_text_the_store_cannot_keep_is_an_input_error(
+    tools: dict[str, Tool], store: FactStore, text: str
+) -> None:
+    for raw in ({"text": text}, {"text": "fine", "tags": [text]}):
+        result = tools["Remember"].invoke(raw, CTX)
+        assert result.is_error and "invalid input" in result.text and "internal" not in result.text
+    assert store.size() == 0
