@@ -2,8 +2,8 @@
 
 This release ships a local console adapter (real chat adapters such as Slack land in a later
 release): each stdin line (or ``--message``) is ``<conversation-key>: <message>``. A conversation
-key gets one session id for the life of the process; every message calls ``build_turn(session
-id)`` (memory is wired per turn, scoped to the conversation), runs one single-turn loop seeded
+key always maps to the same session id (stable across restarts); every message calls
+``build_turn(session id)`` (memory is wired per turn, scoped to the conversation), runs one single-turn loop seeded
 with the conversation so far, and prints ``<key>: <reply>``. Malformed lines and failed turns are
 reported on stderr and the adapter keeps serving. The channels' settings (secret references such
 as ``$SLACK_BOT_TOKEN``) are not resolved by the console adapter: it never connects anywhere.
@@ -21,9 +21,8 @@ from runtime.hosts.console import (
     parse_argv,
     stderr_log,
     stdin_reader,
-    stdout_line,
 )
-from runtime.hosts.turns import parse_routed, prefixed, run_turn
+from runtime.hosts.turns import RoutedLine, run_turn, serve_routed_lines
 from runtime.hosts.types import ChannelConfig, ChannelTurnBuilder
 from runtime.ids import conversation_session_id
 from runtime.loop import iter_messages
@@ -61,36 +60,31 @@ def serve_channel(
         f"one session per {session_key} · configured channels: {names} (not connected: chat "
         f"adapters land in a later release) · send lines as {LINE_SHAPE}\n"
     )
+
+    def handle(routed: RoutedLine) -> list[str]:
+        session_id = conversation_session_id(spec_name, "channel", routed.key)
+        _, replies = run_turn(
+            model=chosen,
+            instructions=instructions,
+            setup=build_turn(session_id),
+            sessions_dir=sessions_dir,
+            session_id=session_id,
+            message=routed.message,
+            spec_name=spec_name,
+            target="channel",
+            info={"conversation": routed.key},
+            log=stderr_log,
+        )
+        return replies
+
     messages: list[str] = args.message
-    try:
-        for line in iter_messages(messages if messages else stdin_reader()):
-            if not line.strip():
-                continue
-            routed = parse_routed(line)
-            if routed is None:
-                stderr_log(f'{spec_name}: expected "{LINE_SHAPE}", got {line.strip()!r}\n')
-                continue
-            session_id = conversation_session_id(spec_name, "channel", routed.key)
-            try:
-                _, replies = run_turn(
-                    model=chosen,
-                    instructions=instructions,
-                    setup=build_turn(session_id),
-                    sessions_dir=sessions_dir,
-                    session_id=session_id,
-                    message=routed.message,
-                    spec_name=spec_name,
-                    target="channel",
-                    info={"conversation": routed.key},
-                    log=stderr_log,
-                )
-            except Exception as exc:  # one failed turn must not stop the other conversations
-                stderr_log(f"{routed.key}: error: {type(exc).__name__}: {exc}\n")
-                continue
-            for reply in replies:
-                stdout_line(prefixed(routed.key, reply))
-    except KeyboardInterrupt:
-        stderr_log("\ninterrupted\n")
-        return 130
+    status = serve_routed_lines(
+        iter_messages(messages if messages else stdin_reader()),
+        spec_name=spec_name,
+        line_shape=LINE_SHAPE,
+        handle=handle,
+    )
+    if status != 0:
+        return status
     stderr_log(f"session logs: {sessions_dir}\n")
     return 0

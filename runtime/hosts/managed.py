@@ -24,9 +24,8 @@ from runtime.hosts.console import (
     parse_argv,
     stderr_log,
     stdin_reader,
-    stdout_line,
 )
-from runtime.hosts.turns import parse_routed, prefixed, run_turn
+from runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serve_routed_lines
 from runtime.hosts.types import ManagedTurnBuilder, TenantConfig
 from runtime.ids import conversation_session_id
 from runtime.loop import iter_messages
@@ -72,46 +71,44 @@ def serve_managed(
         f"tenants: {', '.join(known) or 'none'} under {base} · send lines as {LINE_SHAPE}\n"
     )
     built: dict[str, Tenant] = {}
+
+    def tenant_for(tenant_id: str) -> Tenant:
+        if tenant_id not in built:
+            tenant = build_tenant(tenant_id, base)
+            tenant.workspace.mkdir(parents=True, exist_ok=True)
+            built[tenant_id] = tenant
+        return built[tenant_id]
+
+    def handle(routed: RoutedLine) -> list[str]:
+        tenant_id, _, key = routed.key.partition("/")
+        if not tenant_id or not key:
+            line = f"{routed.key}: {routed.message}"
+            raise RefusedLine(f'{spec_name}: expected "{LINE_SHAPE}", got {line!r}')
+        if tenant_id not in known:
+            raise RefusedLine(
+                f'{routed.key}: error: unknown tenant "{tenant_id}" (tenants: '
+                f"{', '.join(known) or 'none'}); nothing was run"
+            )
+        tenant = tenant_for(tenant_id)
+        session_id = conversation_session_id(spec_name, "managed", tenant_id, key)
+        _, replies = run_turn(
+            model=chosen,
+            instructions=instructions,
+            setup=build_turn(tenant, session_id),
+            sessions_dir=StoreLayout(tenant.root, spec_name).sessions_dir,
+            session_id=session_id,
+            message=routed.message,
+            spec_name=spec_name,
+            target="managed",
+            info={"tenant": tenant_id, "sessionKey": key},
+            log=stderr_log,
+        )
+        return replies
+
     messages: list[str] = args.message
-    try:
-        for line in iter_messages(messages if messages else stdin_reader()):
-            if not line.strip():
-                continue
-            routed = parse_routed(line)
-            tenant_id, _, key = routed.key.partition("/") if routed else ("", "", "")
-            if routed is None or not tenant_id or not key:
-                stderr_log(f'{spec_name}: expected "{LINE_SHAPE}", got {line.strip()!r}\n')
-                continue
-            if tenant_id not in known:
-                stderr_log(
-                    f'{routed.key}: error: unknown tenant "{tenant_id}" (tenants: '
-                    f"{', '.join(known) or 'none'}); nothing was run\n"
-                )
-                continue
-            session_id = conversation_session_id(spec_name, "managed", tenant_id, key)
-            try:
-                tenant = built.get(tenant_id) or build_tenant(tenant_id, base)
-                if tenant_id not in built:
-                    tenant.workspace.mkdir(parents=True, exist_ok=True)
-                built[tenant_id] = tenant
-                _, replies = run_turn(
-                    model=chosen,
-                    instructions=instructions,
-                    setup=build_turn(tenant, session_id),
-                    sessions_dir=StoreLayout(tenant.root, spec_name).sessions_dir,
-                    session_id=session_id,
-                    message=routed.message,
-                    spec_name=spec_name,
-                    target="managed",
-                    info={"tenant": tenant_id, "sessionKey": key},
-                    log=stderr_log,
-                )
-            except Exception as exc:  # one failed turn must not stop the other tenants
-                stderr_log(f"{routed.key}: error: {type(exc).__name__}: {exc}\n")
-                continue
-            for reply in replies:
-                stdout_line(prefixed(routed.key, reply))
-    except KeyboardInterrupt:
-        stderr_log("\ninterrupted\n")
-        return 130
-    return 0
+    return serve_routed_lines(
+        iter_messages(messages if messages else stdin_reader()),
+        spec_name=spec_name,
+        line_shape=LINE_SHAPE,
+        handle=handle,
+    )

@@ -7,12 +7,13 @@ seeded with the conversation so far (read back from that log).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from runtime.events import SessionLog
+from runtime.hosts.console import stderr_log, stdout_line
 from runtime.hosts.types import TurnSetup
 from runtime.loop import LoopResult, run_chat_loop
 from runtime.loop_history import history_from_log
@@ -73,3 +74,43 @@ def run_turn(
     finally:
         setup.release()
     return result, replies
+
+
+class RefusedLine(Exception):
+    """A routed line that is not run; the message says why (printed on stderr as is)."""
+
+
+def serve_routed_lines(
+    lines: Iterable[str],
+    *,
+    spec_name: str,
+    line_shape: str,
+    handle: Callable[[RoutedLine], list[str]],
+) -> int:
+    """The console loop both per-turn hosts share: route each line, run it, print the replies.
+
+    Malformed lines, refused lines and failed turns are reported on stderr and serving goes on:
+    one conversation's failure must not stop the others. Ctrl-C ends with status 130.
+    """
+    try:
+        for line in lines:
+            if not line.strip():
+                continue
+            routed = parse_routed(line)
+            if routed is None:
+                stderr_log(f'{spec_name}: expected "{line_shape}", got {line.strip()!r}\n')
+                continue
+            try:
+                replies = handle(routed)
+            except RefusedLine as refused:
+                stderr_log(f"{refused}\n")
+                continue
+            except Exception as exc:
+                stderr_log(f"{routed.key}: error: {type(exc).__name__}: {exc}\n")
+                continue
+            for reply in replies:
+                stdout_line(prefixed(routed.key, reply))
+    except KeyboardInterrupt:
+        stderr_log("\ninterrupted\n")
+        return 130
+    return 0
