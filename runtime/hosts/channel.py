@@ -3,10 +3,11 @@
 This release ships a local console adapter (real chat adapters such as Slack land in a later
 release): each stdin line (or ``--message``) is ``<conversation-key>: <message>``. A conversation
 key always maps to the same session id (stable across restarts); every message calls
-``build_turn(session id)`` (memory is wired per turn, scoped to the conversation), runs one single-turn loop seeded
-with the conversation so far, and prints ``<key>: <reply>``. Malformed lines and failed turns are
-reported on stderr and the adapter keeps serving. The channels' settings (secret references such
-as ``$SLACK_BOT_TOKEN``) are not resolved by the console adapter: it never connects anywhere.
+``build_turn(session id)`` (memory is wired per turn, scoped to the conversation), runs one
+single-turn loop seeded with the conversation so far, and prints ``<key>: <reply>``. Malformed
+lines and failed turns are reported on stderr and the adapter keeps serving. The channels'
+settings (secret references such as ``$SLACK_BOT_TOKEN``) are not resolved by the console
+adapter: it never connects anywhere.
 """
 
 from __future__ import annotations
