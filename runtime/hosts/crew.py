@@ -15,21 +15,15 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from runtime.events import SessionLog
 from runtime.hosts.console import (
     describe,
     load_model,
     message_option,
     parse_argv,
     stderr_log,
-    stdin_reader,
-    stdout_line,
 )
+from runtime.hosts.interactive import run_console_session
 from runtime.hosts.types import RoleConfig
-from runtime.ids import new_session_id
-from runtime.loop import run_chat_loop
-from runtime.models import ModelError
-from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
 from runtime.secrets import SecretRef
 from runtime.tools import ToolCatalog
@@ -68,29 +62,14 @@ def run_crew(
         f"{describe(catalog, opts)} · other roles: {', '.join(others) or 'none'} "
         "(--role NAME) · /help lists commands, /exit quits\n"
     )
-    layout = StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name)
-    session_log = SessionLog(layout.sessions_dir, new_session_id())
-    messages: list[str] = args.message
-    code = 0
-    try:
-        run_chat_loop(
-            model=chosen,
-            instructions=role.instructions,
-            catalog=catalog,
-            session_log=session_log,
-            inputs=messages if messages else stdin_reader(),
-            output=stdout_line,
-            spec_name=spec_name,
-            target="crew",
-            session_info={"role": role.name, "entry": entry},
-            log=stderr_log,
-            **opts,
-        )
-    except KeyboardInterrupt:
-        stderr_log("\ninterrupted\n")
-        code = 130
-    except ModelError as exc:
-        stderr_log(f"{spec_name}: {exc}\n")
-        code = 1
-    stderr_log(f"session log: {session_log.path}\n")
-    return code
+    return run_console_session(
+        spec_name=spec_name,
+        target="crew",
+        model=chosen,
+        instructions=role.instructions,
+        catalog=catalog,
+        options=opts,
+        cwd=cwd,
+        messages=args.message,
+        session_info={"role": role.name, "entry": entry},
+    )
