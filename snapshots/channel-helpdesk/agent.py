@@ -5,6 +5,7 @@ from pathlib import Path
 from runtime.builtin_tools import builtin_catalog
 from runtime.fragment import MemoryWiringFragment
 from runtime.hosts.channel import serve_channel
+from runtime.hosts.entry import run_bundle
 from runtime.hosts.types import ChannelConfig, TurnSetup
 from runtime.secrets import SecretRef
 from runtime.wiring import MemoryDeps, wire_memory
@@ -60,4 +61,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_bundle(SPEC_NAME, main))

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from runtime.builtin_tools import builtin_catalog
 from runtime.hosts.channel import serve_channel
+from runtime.hosts.entry import run_bundle
 from runtime.hosts.types import ChannelConfig, TurnSetup
 from runtime.secrets import SecretRef
 
@@ -42,4 +43,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_bundle(SPEC_NAME, main))

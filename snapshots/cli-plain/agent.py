@@ -4,6 +4,7 @@ from pathlib import Path
 
 from runtime.builtin_tools import builtin_catalog
 from runtime.hosts.cli import run_cli
+from runtime.hosts.entry import run_bundle
 
 SPEC_NAME = "cli-plain"
 MODEL = "scripted"
@@ -25,4 +26,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_bundle(SPEC_NAME, main))

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from runtime.builtin_tools import builtin_catalog
 from runtime.hosts.crew import run_crew
+from runtime.hosts.entry import run_bundle
 from runtime.hosts.types import RoleConfig
 
 SPEC_NAME = "crew-plain"
@@ -37,4 +38,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_bundle(SPEC_NAME, main))

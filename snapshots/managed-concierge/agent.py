@@ -2,6 +2,7 @@
 
 from runtime.builtin_tools import builtin_catalog
 from runtime.fragment import MemoryWiringFragment
+from runtime.hosts.entry import run_bundle
 from runtime.hosts.managed import serve_managed
 from runtime.hosts.types import TenantConfig, TurnSetup
 from runtime.tenancy import Tenant
@@ -58,4 +59,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_bundle(SPEC_NAME, main))

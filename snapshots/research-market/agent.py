@@ -4,6 +4,7 @@ from pathlib import Path
 
 from runtime.builtin_tools import builtin_catalog
 from runtime.fragment import MemoryWiringFragment
+from runtime.hosts.entry import run_bundle
 from runtime.hosts.research import run_research
 from runtime.wiring import MemoryDeps, wire_memory
 
@@ -51,4 +52,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_bundle(SPEC_NAME, main))

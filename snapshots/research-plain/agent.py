@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from runtime.builtin_tools import builtin_catalog
+from runtime.hosts.entry import run_bundle
 from runtime.hosts.research import run_research
 
 SPEC_NAME = "research-plain"
@@ -33,4 +34,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_bundle(SPEC_NAME, main))

@@ -5,6 +5,7 @@ from pathlib import Path
 from runtime.builtin_tools import builtin_catalog
 from runtime.fragment import MemoryWiringFragment
 from runtime.hosts.cli import run_cli
+from runtime.hosts.entry import run_bundle
 from runtime.wiring import MemoryDeps, wire_memory
 
 SPEC_NAME = "support-bot"
@@ -46,4 +47,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_bundle(SPEC_NAME, main))

@@ -1,0 +1,51 @@
+"""The entry point every generated bundle runs under: failures become one clear line.
+
+A bundle wires memory and opens its session log before its host starts, so a read-only
+directory, a corrupt fact store, a fragment the runtime refuses or a missing secret surface
+here. They are the user's to fix, not bugs: print ``<spec>: <what went wrong>`` on stderr and
+exit with status 2, never a traceback. ``SPECWIRE_DEBUG=1`` lets the traceback through.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+
+from runtime.errors import MemoryServiceError, StoreError
+from runtime.hosts.console import stderr_log
+from runtime.models import ModelError
+from runtime.secrets import MissingSecretError
+
+STARTUP_FAILURES: tuple[type[BaseException], ...] = (
+    MemoryServiceError,
+    StoreError,
+    MissingSecretError,
+    ModelError,
+    OSError,
+    sqlite3.Error,
+)
+
+
+def run_bundle(spec_name: str, main: Callable[[], int]) -> int:
+    try:
+        return main()
+    except KeyboardInterrupt:
+        stderr_log("\ninterrupted\n")
+        return 130
+    except STARTUP_FAILURES as exc:
+        if os.environ.get("SPECWIRE_DEBUG") == "1":
+            raise
+        stderr_log(f"{spec_name}: {_describe(exc)}\n")
+        return 2
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, sqlite3.DatabaseError):
+        return (
+            f"the fact store cannot be read ({exc}); move the damaged file under .specwire/facts/ "
+            "aside to start a new one — nothing was changed"
+        )
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.strerror or exc}: {exc.filename}"
+    return str(exc) or type(exc).__name__

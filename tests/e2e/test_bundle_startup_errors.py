@@ -1,0 +1,83 @@
+"""A bundle that cannot start says why in one line, exits 2, and changes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def build(spec: Path, out: Path) -> Path:
+    done = subprocess.run(
+        [sys.executable, "-m", "emitters.command", "build", str(spec), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    [agent] = sorted(out.rglob("agent.py"))
+    return agent
+
+
+def run(agent: Path, workdir: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPECWIRE_")}
+    env["HOME"] = str(workdir)
+    return subprocess.run(
+        [sys.executable, str(agent), "--message", "hello"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def assert_clean_failure(done: subprocess.CompletedProcess[str], spec_name: str) -> str:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    [line] = [ln for ln in done.stderr.splitlines() if ln.startswith(f"{spec_name}: ")]
+    return line
+
+
+@pytest.mark.parametrize("example", ["support-bot", "cli-plain"])
+def test_an_unusable_state_directory_is_a_clean_error(tmp_path: Path, example: str) -> None:
+    agent = build(ROOT / "examples" / f"{example}.yaml", tmp_path / "out")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (workdir / ".specwire").write_text("a file where the state directory should be\n")
+    line = assert_clean_failure(run(agent, workdir), example)
+    assert ".specwire" in line
+    assert (workdir / ".specwire").read_text() == "a file where the state directory should be\n"
+
+
+def test_a_corrupt_fact_store_is_reported_and_left_alone(tmp_path: Path) -> None:
+    agent = build(ROOT / "examples" / "support-bot.yaml", tmp_path / "out")
+    workdir = tmp_path / "work"
+    facts = workdir / ".specwire" / "facts"
+    facts.mkdir(parents=True)
+    damaged = b"this is not a database, but it is someone's data" * 100
+    (facts / "support-bot.sqlite3").write_bytes(damaged)
+    line = assert_clean_failure(run(agent, workdir), "support-bot")
+    assert "fact store" in line
+    assert (facts / "support-bot.sqlite3").read_bytes() == damaged
+
+
+def test_a_tier_the_runtime_does_not_have_yet_is_a_clean_error(tmp_path: Path) -> None:
+    spec = tmp_path / "wiki-bot.yaml"
+    spec.write_text(
+        "name: wiki-bot\ntarget: cli\nagent:\n  model: scripted\n  instructions: hi\n"
+        "memory:\n  wiki:\n    enabled: true\n",
+        encoding="utf-8",
+    )
+    agent = build(spec, tmp_path / "out")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    line = assert_clean_failure(run(agent, workdir), "wiki-bot")
+    assert "wiki" in line
+    assert not (workdir / ".specwire").exists()
