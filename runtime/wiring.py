@@ -239,8 +239,8 @@ def _wire_skills_and_commands(
     allowed_commands = (CONTINUITY_COMMANDS if continuity_on else frozenset()) | (
         FACTS_COMMANDS if facts_on else frozenset()
     )
-    skills = load_skills(builtin_skills, cwd=deps.cwd, home_dir=home_dir)
-    commands = load_commands(allowed_commands, cwd=deps.cwd, home_dir=home_dir)
+    skills = load_skills(builtin_skills, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)
+    commands = load_commands(allowed_commands, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)
     if skills:
         wired.options["skills"] = skills
     if commands:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -14,6 +14,11 @@ from runtime.seams import Skill, SlashCommand
 from runtime.skills.frontmatter import split_front_matter
 
 Source = Literal["builtin", "home", "project"]
+
+Warn = Callable[[str], None]
+
+# Commands the host itself answers; a file with one of these names would only shadow it.
+RESERVED_COMMANDS = frozenset({"exit", "help"})
 
 # Builtin commands by the feature that must be on for them to be offered.
 CONTINUITY_COMMANDS = frozenset({"plan", "focus", "next", "handoff", "clear-plan", "clear-focus"})
@@ -32,23 +37,46 @@ def _override_roots(home_dir: Path | None, cwd: Path) -> list[tuple[Source, Path
     return roots
 
 
-def _skill_files(root: Traversable) -> Iterator[tuple[str, str]]:
+def _ignore(line: str) -> None:
+    return None
+
+
+def _read(entry: Traversable, warn: Warn) -> str | None:
+    """The file's text, or None (with a warning) when it cannot be read as UTF-8 text: one bad
+    file in a user's folder must not stop every agent from starting."""
+    try:
+        return entry.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        warn(f"[skills] skipped {entry}: {type(exc).__name__}: {exc}\n")
+        return None
+
+
+def _skill_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, str]]:
     skills = root.joinpath("skills")
     if not skills.is_dir():
         return
     for entry in sorted(skills.iterdir(), key=lambda item: item.name):
         skill_file = entry.joinpath("SKILL.md")
         if entry.is_dir() and skill_file.is_file():
-            yield entry.name, skill_file.read_text(encoding="utf-8")
+            text = _read(skill_file, warn)
+            if text is not None:
+                yield entry.name, text
 
 
-def _command_files(root: Traversable) -> Iterator[tuple[str, str]]:
+def _command_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, str]]:
     commands = root.joinpath("commands")
     if not commands.is_dir():
         return
     for entry in sorted(commands.iterdir(), key=lambda item: item.name):
-        if entry.is_file() and entry.name.endswith(".md"):
-            yield entry.name[: -len(".md")], entry.read_text(encoding="utf-8")
+        if not (entry.is_file() and entry.name.endswith(".md")):
+            continue
+        name = entry.name[: -len(".md")]
+        if name in RESERVED_COMMANDS:
+            warn(f"[skills] skipped {entry}: /{name} is answered by the host itself\n")
+            continue
+        text = _read(entry, warn)
+        if text is not None:
+            yield name, text
 
 
 def _skill(name: str, text: str, source: Source) -> Skill:
@@ -63,33 +91,35 @@ def _command(name: str, text: str, source: Source) -> SlashCommand:
     )
 
 
-def load_skills(builtin: Collection[str], *, cwd: Path, home_dir: Path | None) -> list[Skill]:
+def load_skills(
+    builtin: Collection[str], *, cwd: Path, home_dir: Path | None, warn: Warn = _ignore
+) -> list[Skill]:
     """Builtin skills named in ``builtin``, then home and project skills overriding by name.
 
     An override with an empty body disables the skill. The result is sorted by name.
     """
     found: dict[str, Skill] = {
         name: _skill(name, text, "builtin")
-        for name, text in _skill_files(_builtin_root())
+        for name, text in _skill_files(_builtin_root(), warn)
         if name in builtin
     }
     for source, root in _override_roots(home_dir, cwd):
-        for name, text in _skill_files(root):
+        for name, text in _skill_files(root, warn):
             found[name] = _skill(name, text, source)
     return [found[name] for name in sorted(found) if found[name].body.strip()]
 
 
 def load_commands(
-    allowed_builtin: Collection[str], *, cwd: Path, home_dir: Path | None
+    allowed_builtin: Collection[str], *, cwd: Path, home_dir: Path | None, warn: Warn = _ignore
 ) -> dict[str, SlashCommand]:
     """Builtin commands gated by ``allowed_builtin``; home and project commands are never
     filtered and override builtins by name. Sorted by name."""
     found: dict[str, SlashCommand] = {
         name: _command(name, text, "builtin")
-        for name, text in _command_files(_builtin_root())
+        for name, text in _command_files(_builtin_root(), warn)
         if name in allowed_builtin
     }
     for source, root in _override_roots(home_dir, cwd):
-        for name, text in _command_files(root):
+        for name, text in _command_files(root, warn):
             found[name] = _command(name, text, source)
     return {name: found[name] for name in sorted(found)}

@@ -80,3 +80,28 @@ def test_home_then_project_override_by_name(tmp_path: Path) -> None:
 
 def test_builtin_skill_not_asked_for_is_not_loaded(tmp_path: Path) -> None:
     assert load_skills(set(), cwd=tmp_path, home_dir=None) == []
+
+
+def test_an_unreadable_file_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    commands = tmp_path / ".specwire" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "bad.md").write_bytes(b"\xff\xfe not utf-8")
+    (commands / "good.md").write_text("fine\n")
+    skill = tmp_path / ".specwire" / "skills" / "broken"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_bytes(b"\xff")
+    warnings: list[str] = []
+    found = load_commands(frozenset(), cwd=tmp_path, home_dir=None, warn=warnings.append)
+    assert list(found) == ["good"]
+    assert load_skills(set(), cwd=tmp_path, home_dir=None, warn=warnings.append) == []
+    assert len(warnings) == 2 and all("UnicodeDecodeError" in w for w in warnings)
+
+
+def test_a_command_file_cannot_shadow_the_hosts_own_commands(tmp_path: Path) -> None:
+    commands = tmp_path / ".specwire" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "exit.md").write_text("never\n")
+    (commands / "help.md").write_text("never\n")
+    warnings: list[str] = []
+    assert load_commands(frozenset(), cwd=tmp_path, home_dir=None, warn=warnings.append) == {}
+    assert len(warnings) == 2 and all("answered by the host" in w for w in warnings)
