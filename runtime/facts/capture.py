@@ -11,6 +11,22 @@ whose only tool calls are memory or continuity tools (``runtime.tools.MEMORY_TOO
 reply reports bookkeeping such as "Done: created plan-0001 …", not a fact). Those tools' ids are
 never evidence either.
 
+A slash-command turn yields nothing either: its model input was the command's expanded prompt
+(the ``synthetic`` user message the loop logs right after the typed one, before any model output),
+so its reply restates that template rather than anything learned. A synthetic user message later in
+a turn (a nudge after tool results) does not make it a command turn.
+
+A reply that repeats memory is never stored as new memory, or every session that recalls a fact and
+quotes it ("Noted: … From memory: <fact>") would store a longer copy, and the copies would nest
+further each run. A candidate is skipped when its first line (before the cut to 240 characters)
+contains, as a run of whole words, any line recalled into this session's prompt (the ``lines`` of
+its ``recall`` events) or the text of any live fact found by recalling the candidate from the store
+(up to ``MEMORY_MATCH_K`` hits). Both sides are compared NFKC-casefolded with whitespace collapsed,
+and trailing full stops (or a ``…`` cut mark) are dropped from the memory side, so a fact quoted as
+"<fact>." or a clipped fact still matches. Facts auto-captured from this same session do not count
+as memory (capturing a session again, or after a resume, gives the same result); equal text is still
+skipped by the idempotency check.
+
 The newest turns win: candidates are deduplicated case-insensitively and the 8 whose latest
 statement is most recent are kept (a long conversation's later turns are captured, not its first
 8). A repeated candidate keeps the text it first had and gathers the evidence of every turn that
@@ -20,19 +36,21 @@ true, memory and continuity tools excluded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime.events import Event, read_events, session_log_path
 from runtime.facts.model import MAX_EVIDENCE, InvalidRequestError, Provenance
 from runtime.facts.store import FactStore
-from runtime.facts.text import clip, collapse_whitespace, normalize_text
+from runtime.facts.text import clip, collapse_whitespace, fold, normalize_text
 from runtime.tools import MEMORY_TOOL_NAMES
 
 MAX_FACT_CHARS = 240
 MAX_FACTS = 8
 AUTO_CAPTURE_TAG = "auto-capture"
+# How many store matches a candidate is checked against for containing a live fact's text.
+MEMORY_MATCH_K = 20
 # The facts tools that store or remove a fact themselves: a turn calling one is never captured.
 FACT_WRITING_TOOL_NAMES: frozenset[str] = frozenset({"Remember", "MemoryForget"})
 
@@ -49,6 +67,10 @@ class Turn:
     evidence: list[str] = field(default_factory=list)
     # Names of the tools called in the turn, in call order (repeats kept).
     tool_names: list[str] = field(default_factory=list)
+    # The user message was a slash command, expanded into a synthetic prompt for the model.
+    slash_command: bool = False
+    # Whether the model produced anything yet (an assistant message, a tool use or result).
+    answered: bool = False
 
     @property
     def about_memory(self) -> bool:
@@ -69,16 +91,22 @@ def split_turns(events: Iterable[Event]) -> list[Turn]:
             turns.append(Turn())
         elif not turns:
             continue
+        elif event.type == "user_message":  # synthetic: before any model output, a command
+            if not turns[-1].answered:
+                turns[-1].slash_command = True
         elif event.type == "assistant_message":
             text = payload.get("text")
             turns[-1].final_answer = text if isinstance(text, str) else None
+            turns[-1].answered = True
         elif event.type == "tool_use":
+            turns[-1].answered = True
             name = _text(payload.get("name"))
             tool_use_id = _text(payload.get("id"))
             turns[-1].tool_names.append(name)
             if tool_use_id:
                 names[tool_use_id] = name
         elif event.type == "tool_result":
+            turns[-1].answered = True
             tool_use_id = _text(payload.get("toolUseId"))
             known = names.get(tool_use_id) if tool_use_id else None
             name = known if known else _text(payload.get("name"))
@@ -103,18 +131,71 @@ def first_line(text: str) -> str | None:
     return None
 
 
+def recalled_lines(events: Iterable[Event]) -> list[str]:
+    """Every line the session's ``recall`` events injected into the prompt, in order."""
+    lines: list[str] = []
+    for event in events:
+        if event.type != "recall":
+            continue
+        payload_lines = event.payload.get("lines")
+        if isinstance(payload_lines, list):
+            lines.extend(line for line in payload_lines if isinstance(line, str))
+    return lines
+
+
+def memory_form(text: str) -> str:
+    """How text is compared for containment: NFKC-casefolded, whitespace collapsed."""
+    return collapse_whitespace(fold(text))
+
+
+def contains_memory(text: str, memory: str) -> bool:
+    """Whether ``text`` contains ``memory`` as a run of whole words (see the module docstring).
+
+    Trailing full stops (a ``…`` folds to three) are dropped from ``memory`` first; a memory with
+    no letter or digit left never matches.
+    """
+    needle = memory_form(memory).rstrip(". ")
+    if not any(char.isalnum() for char in needle):
+        return False
+    haystack = memory_form(text)
+    start = haystack.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        cut_before = start > 0 and haystack[start - 1].isalnum() and needle[0].isalnum()
+        cut_after = end < len(haystack) and haystack[end].isalnum() and needle[-1].isalnum()
+        if not cut_before and not cut_after:
+            return True
+        start = haystack.find(needle, start + 1)
+    return False
+
+
 def durable_facts(
-    events: Iterable[Event], *, max_len: int = MAX_FACT_CHARS, max_facts: int = MAX_FACTS
+    events: Iterable[Event],
+    *,
+    max_len: int = MAX_FACT_CHARS,
+    max_facts: int = MAX_FACTS,
+    repeats_memory: Callable[[str], bool] | None = None,
 ) -> list[DurableFact]:
-    """The session's durable facts in order of first statement (see the module docstring)."""
+    """The session's durable facts in order of first statement (see the module docstring).
+
+    A candidate whose first line contains a line recalled into the session is skipped, and so is
+    one for which ``repeats_memory(first_line)`` is true (the store check of ``capture_session``).
+    Skipped candidates never take one of the ``max_facts`` places.
+    """
+    logged = list(events)
+    recalled = list(dict.fromkeys(recalled_lines(logged)))
     texts: dict[str, str] = {}  # key -> text as first stated; insertion order = first statement
     evidence: dict[str, dict[str, None]] = {}
     latest: dict[str, int] = {}  # key -> index of the last turn that stated it
-    for index, turn in enumerate(split_turns(events)):
-        if turn.about_memory:
+    for index, turn in enumerate(split_turns(logged)):
+        if turn.about_memory or turn.slash_command:
             continue
         line = first_line(turn.final_answer) if turn.final_answer else None
         if line is None:
+            continue
+        if any(contains_memory(line, memory) for memory in recalled):
+            continue
+        if repeats_memory is not None and repeats_memory(line):
             continue
         text = clip(line, max_len)
         key = normalize_text(text)
@@ -142,11 +223,15 @@ def capture_session(
 
     Nothing happens below the threshold (``completed_turns < max(1, threshold)``). Facts whose
     normalized text is already live are skipped, so capturing a session twice writes nothing.
+    Replies that repeat recalled or stored memory are skipped (see the module docstring).
     """
     if completed_turns < max(1, threshold):
         return 0
     _check_session_id(session_id)
-    facts = durable_facts(read_events(session_log_path(sessions_dir, session_id)))
+    facts = durable_facts(
+        read_events(session_log_path(sessions_dir, session_id)),
+        repeats_memory=_repeats_stored_fact(store, session_id),
+    )
     written = 0
     for fact in facts:
         _, created = store.remember_if_new(
@@ -157,6 +242,27 @@ def capture_session(
         )
         written += created
     return written
+
+
+def _repeats_stored_fact(store: FactStore, session_id: str) -> Callable[[str], bool]:
+    """Whether a line contains the text of a live fact that is not this session's own capture."""
+    seen: dict[str, bool] = {}
+
+    def repeats(line: str) -> bool:
+        key = memory_form(line)
+        if key not in seen:
+            seen[key] = any(
+                contains_memory(line, hit.fact.text)
+                for hit in store.recall(line, MEMORY_MATCH_K)
+                if not _captured_from(hit.fact.tags, hit.fact.provenance, session_id)
+            )
+        return seen[key]
+
+    return repeats
+
+
+def _captured_from(tags: tuple[str, ...], provenance: Provenance, session_id: str) -> bool:
+    return AUTO_CAPTURE_TAG in tags and provenance.session_id == session_id
 
 
 def _text(value: object) -> str:

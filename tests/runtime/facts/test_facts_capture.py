@@ -16,6 +16,7 @@ from runtime.fragment import MemoryFactsFragment
 from runtime.loop import run_chat_loop
 from runtime.models import ScriptedModel
 from runtime.paths import StoreLayout
+from runtime.seams import SlashCommand
 from runtime.tools import ToolCatalog
 
 SESSION = "sess_0123456789abcdef"
@@ -306,3 +307,248 @@ def test_the_scripted_model_leaves_only_the_remembered_fact(
         assert rows == [("x is 1", "live"), ("y is 2", "forgotten")]
     finally:
         wiring.store.close()
+
+
+# -- replies that repeat memory, and slash-command turns ----------------------------------------
+
+NOTE = "Noted: Size the market for agent memory."
+SESSION_2 = "sess_fedcba9876543210"
+SESSION_3 = "sess_00112233445566ff"
+
+
+def recall_event(log: SessionLog, query: str, lines: list[str]) -> None:
+    """The ``recall`` event the loop logs once it injected ``lines`` into the prompt."""
+    log.append("recall", {"query": query, "seed": "Be brief.", "count": len(lines), "lines": lines})
+
+
+def capture(store: FactStore, sessions_dir: Path, session_id: str) -> int:
+    return capture_session(
+        store, sessions_dir, session_id, ttl_ms=None, threshold=1, completed_turns=1
+    )
+
+
+def texts(store: FactStore) -> list[str]:
+    return [entry.fact.text for entry in store.list_facts()]
+
+
+def test_a_reply_quoting_recalled_memory_does_not_snowball(
+    tmp_path: Path, store: FactStore, clock: FakeClock
+) -> None:
+    first = SessionLog(tmp_path, SESSION, now=clock)
+    user(first, "Size the market for agent memory.", 1)
+    recall_event(first, "Size the market for agent memory.", [])
+    assistant(first, NOTE, 1)
+    assert capture(store, tmp_path, SESSION) == 1
+    # The next session recalls the fact and its reply quotes it (the way the scripted model
+    # does: the recalled fact's full stop dropped, then put back).
+    second = SessionLog(tmp_path, SESSION_2, now=clock)
+    user(second, "Size the market for agent memory.", 1)
+    recall_event(second, "Size the market for agent memory.", [NOTE])
+    assistant(second, f"{NOTE} From memory: {NOTE.rstrip('.')}.", 1)
+    # A new fact stated later in the same session is still captured.
+    user(second, "and the region?", 2)
+    tool(second, "tu_region")
+    assistant(second, "The region is eu-west-1.", 2)
+    assert capture(store, tmp_path, SESSION_2) == 1
+    assert texts(store) == [NOTE, "The region is eu-west-1."]
+    assert store.list_facts()[1].fact.provenance == Provenance(SESSION_2, ("tu_region",))
+    assert capture(store, tmp_path, SESSION_2) == 0
+
+
+def test_the_recalled_lines_are_matched_casefolded_and_across_whitespace(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    log = SessionLog(tmp_path, SESSION, now=clock)
+    user(log, "q", 1)
+    recall_event(log, "q", ["The build uses  Python 3.11.", "Deploys happen on Tuesday…"])
+    assistant(log, "As I recall, THE BUILD USES\tPYTHON 3.11 — still true.", 1)
+    user(log, "q2", 2)
+    assistant(log, "Noted. deploys happen on tuesday and friday.", 2)
+    user(log, "q3", 3)
+    # "Python 3.11" is not "Python 3.110": only whole words match.
+    assistant(log, "The build uses Python 3.110 now.", 3)
+    facts = durable_facts(read_events(log.path))
+    assert [f.text for f in facts] == ["The build uses Python 3.110 now."]
+
+
+def test_every_recall_event_of_the_session_counts(tmp_path: Path, clock: FakeClock) -> None:
+    """A resumed session logs another recall: its lines are memory too, wherever they appear."""
+    log = SessionLog(tmp_path, SESSION, now=clock)
+    recall_event(log, "q", ["x is 1"])
+    user(log, "q", 1)
+    assistant(log, "So x is 1.", 1)
+    user(log, "q2", 2)
+    recall_event(log, "q2", ["y is 2"])
+    assistant(log, "And y is 2!", 2)
+    user(log, "q3", 3)
+    assistant(log, "z is 3.", 3)
+    assert [f.text for f in durable_facts(read_events(log.path))] == ["z is 3."]
+
+
+def test_a_reply_containing_a_live_fact_is_not_captured(
+    tmp_path: Path, store: FactStore, clock: FakeClock
+) -> None:
+    """Even when the log holds no recall (auto-recall off, or the fact came through a tool)."""
+    store.remember("The customer plan is Enterprise.")
+    log = SessionLog(tmp_path, SESSION, now=clock)
+    user(log, "which plan?", 1)
+    assistant(log, "Per memory: the customer plan is enterprise. Nothing else changed.", 1)
+    user(log, "which region?", 2)
+    assistant(log, "The customer region is eu-west-1.", 2)
+    assert capture(store, tmp_path, SESSION) == 1
+    assert texts(store) == ["The customer plan is Enterprise.", "The customer region is eu-west-1."]
+
+
+def test_a_fact_forgotten_is_no_longer_memory(
+    tmp_path: Path, store: FactStore, clock: FakeClock
+) -> None:
+    store.remember("The customer plan is Enterprise.")
+    store.forget("customer plan")
+    log = SessionLog(tmp_path, SESSION, now=clock)
+    user(log, "which plan?", 1)
+    assistant(log, "The customer plan is Enterprise. It was upgraded today.", 1)
+    assert capture(store, tmp_path, SESSION) == 1
+
+
+def test_the_sessions_own_captures_are_not_memory_to_it(
+    tmp_path: Path, store: FactStore, clock: FakeClock
+) -> None:
+    """A later turn extending an earlier one of the same session is its own new statement."""
+    log = SessionLog(tmp_path, SESSION, now=clock)
+    user(log, "q", 1)
+    assistant(log, "Deploys happen on Tuesday.", 1)
+    user(log, "q2", 2)
+    assistant(log, "Deploys happen on Tuesday. Hotfixes ship any day.", 2)
+    assert capture(store, tmp_path, SESSION) == 2
+    assert capture(store, tmp_path, SESSION) == 0
+    # Another session repeating either of them is repeating memory.
+    other = SessionLog(tmp_path, SESSION_2, now=clock)
+    user(other, "q", 1)
+    assistant(other, "Remember: deploys happen on Tuesday. Hotfixes ship any day. Ok.", 1)
+    assert capture(store, tmp_path, SESSION_2) == 0
+    assert store.size() == 2
+
+
+def test_skipped_replies_leave_room_for_eight_new_facts(tmp_path: Path, clock: FakeClock) -> None:
+    log = SessionLog(tmp_path, SESSION, now=clock)
+    recall_event(log, "q", ["old fact"])
+    for turn in range(1, 10):
+        user(log, f"q{turn}", turn)
+        assistant(log, f"decision {turn} is final", turn)
+    for turn in range(10, 13):
+        user(log, f"q{turn}", turn)
+        assistant(log, f"old fact, and {turn}", turn)
+    facts = durable_facts(read_events(log.path))
+    assert [f.text for f in facts] == [f"decision {n} is final" for n in range(2, 10)]
+
+
+def slash_session(sessions_dir: Path, clock: FakeClock) -> Path:
+    """Turns logged the way the loop logs a slash command: the typed text, then its expansion."""
+    log = SessionLog(sessions_dir, SESSION, now=clock)
+    user(log, "/triage printer on fire", 1)
+    user(log, "Triage this ticket: printer on fire. Reply with a severity.", 1, synthetic=True)
+    recall_event(log, "Triage this ticket: printer on fire. Reply with a severity.", [])
+    tool(log, "tu_ticket")
+    assistant(log, "Noted: Triage this ticket: printer on fire.", 1)
+    user(log, "what is the printer model?", 2)
+    tool(log, "tu_model")
+    assistant(log, "The printer is an HP LaserJet 4.", 2)
+    user(log, "/summarize", 3)
+    user(log, "Summarize the conversation so far.", 3, synthetic=True)
+    assistant(log, "Noted: Summarize the conversation so far.", 3)
+    return log.path
+
+
+def test_a_slash_command_turn_is_not_captured(
+    tmp_path: Path, store: FactStore, clock: FakeClock
+) -> None:
+    turns = split_turns(read_events(slash_session(tmp_path, clock)))
+    assert [turn.slash_command for turn in turns] == [True, False, True]
+    assert turns[0].evidence == ["tu_ticket"]
+    assert capture(store, tmp_path, SESSION) == 1
+    assert texts(store) == ["The printer is an HP LaserJet 4."]
+    assert store.list_facts()[0].fact.provenance == Provenance(SESSION, ("tu_model",))
+
+
+def test_a_synthetic_nudge_after_model_output_is_no_slash_command(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    turns = split_turns(read_events(write_session(tmp_path, clock)))
+    assert not any(turn.slash_command for turn in turns)
+
+
+def run_session(
+    layout: StoreLayout,
+    clock: FakeClock,
+    session_id: str,
+    inputs: list[str],
+    slash_commands: dict[str, SlashCommand] | None = None,
+) -> list[str]:
+    """One loop session with auto-recall and auto-capture on; returns the replies."""
+    wiring = wire_facts(
+        MemoryFactsFragment.model_validate({"auto_capture": True, "auto_recall": True}),
+        layout,
+        sessions_dir=layout.sessions_dir,
+        now=clock,
+        log=lambda line: None,
+    )
+    catalog = ToolCatalog()
+    for fact_tool in wiring.tools:
+        catalog.register(fact_tool)
+    replies: list[str] = []
+    try:
+        run_chat_loop(
+            model=ScriptedModel(),
+            instructions="You research markets.",
+            catalog=catalog,
+            session_log=SessionLog(layout.sessions_dir, session_id, now=clock),
+            inputs=inputs,
+            output=replies.append,
+            memory=wiring.seam,
+            slash_commands=slash_commands,
+            log=lambda line: None,
+        )
+    finally:
+        wiring.store.close()
+    clock.advance(minutes=1)
+    return replies
+
+
+def stored_texts(layout: StoreLayout, clock: FakeClock) -> list[str]:
+    with FactStore.open(layout.facts_db, now=clock) as store:
+        return [entry.fact.text for entry in store.list_facts()]
+
+
+def test_sessions_of_the_scripted_model_do_not_accumulate_memory_copies(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """End to end: the second session's "Noted: … From memory: …" reply is not stored."""
+    layout = StoreLayout(tmp_path / ".specwire", "spec")
+    question = "Size the market for agent memory in 2026."
+    first = run_session(layout, clock, SESSION, [question])
+    assert first == ["Noted: Size the market for agent memory in 2026."]
+    assert stored_texts(layout, clock) == first
+    second = run_session(layout, clock, SESSION_2, [question, "What about Europe?"])
+    # Every reply of a session with recalled memory quotes it, so none of them is new memory.
+    assert [reply.count("From memory:") for reply in second] == [1, 1]
+    third = run_session(layout, clock, SESSION_3, [question])
+    assert "From memory:" in third[0]
+    assert stored_texts(layout, clock) == first
+
+
+def test_slash_command_prompts_are_not_captured_end_to_end(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    layout = StoreLayout(tmp_path / ".specwire", "spec")
+    command = SlashCommand(
+        name="triage",
+        description="Triage a ticket",
+        argument_hint="<ticket>",
+        body="Triage this ticket: $ARGUMENTS. Reply with a severity.",
+        source="project",
+    )
+    replies = run_session(
+        layout, clock, SESSION, ["/triage printer on fire", "hello there"], {"triage": command}
+    )
+    assert replies[0] == "Noted: Triage this ticket: printer on fire. Reply with a severity."
+    assert stored_texts(layout, clock) == ["Noted: hello there."]
