@@ -6,8 +6,11 @@ seeded with the conversation so far (read back from that log).
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,27 +56,42 @@ def run_turn(
     info: dict[str, Any],
     log: Callable[[str], None],
 ) -> tuple[LoopResult, list[str]]:
-    session_log = SessionLog(sessions_dir, session_id)
     replies: list[str] = []
-    try:
-        result = run_chat_loop(
-            model=model,
-            instructions=instructions,
-            catalog=setup.catalog,
-            session_log=session_log,
-            inputs=[message],
-            output=replies.append,
-            single_turn=True,
-            history=history_from_log(session_log.path),
-            spec_name=spec_name,
-            target=target,
-            session_info=info,
-            log=log,
-            **setup.options,
-        )
-    finally:
-        setup.release()
+    with _conversation_lock(sessions_dir, session_id):
+        # Opened under the lock: the log's sequence numbers and the history's turn numbers are
+        # read after any other process finished its turn of this conversation.
+        session_log = SessionLog(sessions_dir, session_id)
+        try:
+            result = run_chat_loop(
+                model=model,
+                instructions=instructions,
+                catalog=setup.catalog,
+                session_log=session_log,
+                inputs=[message],
+                output=replies.append,
+                single_turn=True,
+                history=history_from_log(session_log.path),
+                spec_name=spec_name,
+                target=target,
+                session_info=info,
+                log=log,
+                **setup.options,
+            )
+        finally:
+            setup.release()
     return result, replies
+
+
+@contextmanager
+def _conversation_lock(sessions_dir: Path, session_id: str) -> Iterator[None]:
+    """One turn of a conversation at a time, across processes (two hosts may serve one)."""
+    sessions_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(sessions_dir / f"{session_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 class RefusedLine(Exception):
