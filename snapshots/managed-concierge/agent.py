@@ -11,7 +11,7 @@ from runtime.wiring import MemoryDeps, wire_memory
 SPEC_NAME = "managed-concierge"
 MODEL = "scripted"
 INSTRUCTIONS = "You are a concierge for each tenant's staff."
-TOOLS: tuple[str, ...] = ()
+TOOLS: tuple[str, ...] = ("read", "ls", "write")
 TENANTS: tuple[TenantConfig, ...] = (
     TenantConfig(
         id="tenant-acme",
