@@ -248,9 +248,8 @@ class _Handlers:
         trash = result.snapshot.path
         return ToolResult(
             f"cleared: {parsed.scope} ({len(result.moved)} file(s)/dir(s)) → {trash}\n"
-            f"undo: restore trash snapshot {result.snapshot.ts} — move the files under {trash} "
-            f"back into {self.store.root} (ContinuityStore.restore({result.snapshot.ts!r}) does "
-            "this and refuses to overwrite)"
+            f"undo: move the files under {trash} back into {self.store.root} (nothing was "
+            "deleted; tell the user where they are)"
         )
 
 

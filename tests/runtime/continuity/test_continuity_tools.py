@@ -291,9 +291,8 @@ def test_memory_clear_message_and_undo(tmp_path: Path) -> None:
     root = (tmp_path / ".specwire").resolve()
     assert result.text == (
         f"cleared: all (2 file(s)/dir(s)) → {trash}\n"
-        f"undo: restore trash snapshot 2026-03-01T09-30-00 — move the files under {trash} back "
-        f"into {root} (ContinuityStore.restore('2026-03-01T09-30-00') does this and refuses to "
-        "overwrite)"
+        f"undo: move the files under {trash} back into {root} (nothing was deleted; tell the "
+        "user where they are)"
     )
     kit.store.restore("2026-03-01T09-30-00")
     assert kit.store.active_plan_id() == "plan-0001"
