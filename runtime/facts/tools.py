@@ -34,6 +34,7 @@ MS_PER_DAY = 86_400_000
 MIN_TTL_MS = 3_600_000
 MAX_TTL_DAYS = 3650
 
+
 def _storable(value: str) -> str:
     """Text the store can keep as UTF-8: no NUL character, no lone surrogate."""
     if "\x00" in value:
