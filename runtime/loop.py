@@ -243,8 +243,8 @@ class _Session:
         if history is None:
             return
         for entry in history.turns:
-            self.window.add(entry.user, entry.turn, entry.typed or None)
-            self.window.add(entry.assistant, entry.turn)
+            for message in entry.messages():  # user, tool rounds, answer: all in the turn's group
+                self.window.add(message, entry.turn, entry.typed or None)
         self.turn = history.last_turn
 
     def system(self) -> list[SystemBlock]:
