@@ -245,6 +245,8 @@ class _Session:
         for entry in history.turns:
             for message in entry.messages():  # user, tool rounds, answer: all in the turn's group
                 self.window.add(message, entry.turn, entry.typed or None)
+                if isinstance(message, AssistantMessage):
+                    self.runner.reserve_ids(call.id for call in message.tool_calls)
         self.turn = history.last_turn
 
     def system(self) -> list[SystemBlock]:

@@ -10,7 +10,7 @@ never the loop's own kinds, so a tool cannot forge evidence.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -101,6 +101,10 @@ class ToolRunner:
 
     def _lookup(self, name: str) -> Tool | None:
         return self._catalog.get(name) or self._extra.get(name)
+
+    def reserve_ids(self, ids: Iterable[str]) -> None:
+        """Ids the conversation already used (replayed history): never handed out again."""
+        self._used_ids.update(ids)
 
     def assign_id(self, call: ToolCall) -> ToolCall:
         """Keep the model's id when it is a fresh ``tu_<16 hex>``; otherwise mint one."""

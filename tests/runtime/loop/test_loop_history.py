@@ -388,3 +388,14 @@ def test_a_seeded_history_turn_with_rounds_reaches_the_model(tmp_path: Path) -> 
     )
     assert model.requests[0].messages == [*earlier.messages(), UserMessage("now")]
     assert payloads(log, "user_message") == [{"text": "now", "turn": 4}]
+
+
+def test_an_id_reused_from_an_earlier_message_gets_a_fresh_one(tmp_path: Path) -> None:
+    fixed = "tu_00000000000000aa"
+    call = {"tool_calls": [{"id": fixed, "name": "Echo", "input": {"text": "x"}}]}
+    model = replay(tmp_path, [call, {"text": "done"}, call, {"text": "done again"}])
+    log = new_log(tmp_path)
+    per_turn(log, "first", model=model)
+    per_turn(log, "second", model=model)
+    ids = [use["id"] for use in tool_uses(log)]
+    assert ids[0] == fixed and ids[1] != fixed and len(set(ids)) == 2
