@@ -317,6 +317,20 @@ class ContinuityStore:
                 found[match.group(1)] = assert_inside(entry, self.root)
         return dict(sorted(found.items(), key=lambda kv: plan_number(kv[0])))
 
+    def _trashed_plan_ids(self) -> list[str]:
+        """Ids of plans sitting in the trash: a new plan never takes one, so restoring the
+        trash never collides with a plan created since."""
+        relative = self.plans_dir.relative_to(self.root)
+        ids: list[str] = []
+        for snapshot in self.list_trash():
+            directory = snapshot.path / relative
+            if directory.is_dir():
+                for entry in directory.iterdir():
+                    match = PLAN_FILE_RE.match(entry.name)
+                    if match is not None:
+                        ids.append(match.group(1))
+        return ids
+
     def _load_plan(self, plan_id: str, path: Path) -> Plan | None:
         text = self._read(path)
         if text is None:
@@ -377,7 +391,7 @@ class ContinuityStore:
         if not one_line(title):
             raise StoreError("a plan needs a non-empty title")
         with self._mutation():
-            plan_id = next_plan_id(self._plan_files())
+            plan_id = next_plan_id([*self._plan_files(), *self._trashed_plan_ids()])
             plan = new_plan(plan_id, title, steps, created_at=self._stamp())
             self._write_plan(plan)
             became_active = self.active_plan_id() is None

@@ -99,3 +99,13 @@ def test_restore_refuses_names_that_are_not_snapshots(tmp_path: Path, ts: str) -
 def test_restore_of_an_unknown_snapshot(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no trash snapshot"):
         make_store(tmp_path).restore("2026-03-01T09-30-00")
+
+
+def test_a_plan_created_after_a_clear_never_reuses_a_trashed_plans_id(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.create_plan("old", ["a"])
+    store.create_plan("older", ["b"])
+    store.clear("plans")
+    plan, became_active = store.create_plan("new", ["c"])
+    assert plan.id == "plan-0003" and became_active
+    assert [p.id for p in store.list_plans()] == ["plan-0003"]
