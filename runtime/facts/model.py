@@ -21,6 +21,9 @@ MAX_TAG_CHARS = 64
 MAX_EVIDENCE = 64
 MAX_REASON_CHARS = 500
 MAX_RECALL_K = 50
+# A model-facing forget by query takes at most this many facts at once; more is refused (a
+# one-word query must not tombstone half the store by accident).
+MAX_FORGET_AT_ONCE = 10
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)

@@ -248,13 +248,16 @@ class FactStore:
             self._tombstone(conn, "forgotten", fact.id, now, reason, None)
             return [fact]
 
-    def forget_matching(self, query: str, *, reason: str | None = None) -> list[Fact]:
+    def forget_matching(
+        self, query: str, *, reason: str | None = None, at_most: int | None = None
+    ) -> list[Fact]:
         """Forget every live fact that matches **every** term of the query, as text, never as an id.
 
         AND semantics, unlike recall's OR: forgetting "billing plan" must not take "our project
         plan is due Friday" with it. Stop words are ignored (a query of stop words only forgets
         nothing), and a query with more than ``MAX_QUERY_TERMS`` distinct terms is refused rather
-        than cut (dropping a term would widen what is forgotten).
+        than cut (dropping a term would widen what is forgotten). With ``at_most``, a query
+        matching more facts than that forgets nothing and is refused.
         """
         reason = _check_reason(reason)
         terms = query_terms(query, limit=None)
@@ -271,6 +274,11 @@ class FactStore:
                 return []
             now = self._now_ms()
             facts = [hit.fact for hit in self._lexical(conn, match, now, limit=-1)]
+            if at_most is not None and len(facts) > at_most:
+                raise InvalidRequestError(
+                    f"that query matches {len(facts)} memories, more than {at_most} at once: "
+                    "use more words or forget by id. Nothing was forgotten."
+                )
             for fact in facts:
                 self._tombstone(conn, "forgotten", fact.id, now, reason, None)
             return facts

@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 from runtime.errors import StoreError
 from runtime.events import iso
 from runtime.facts.model import (
+    MAX_FORGET_AT_ONCE,
     MAX_REASON_CHARS,
     MAX_RECALL_K,
     MAX_TAG_CHARS,
@@ -220,7 +221,9 @@ def _forget_handler(store: FactStore) -> ToolHandler:
                 target = f"id {args.id}"
             else:
                 assert args.query is not None
-                forgotten = store.forget_matching(args.query, reason=reason)
+                forgotten = store.forget_matching(
+                    args.query, reason=reason, at_most=MAX_FORGET_AT_ONCE
+                )
                 target = f'"{collapse_whitespace(args.query)}"'
         except StoreError as exc:
             return ToolResult(f"MemoryForget: {exc}", is_error=True)

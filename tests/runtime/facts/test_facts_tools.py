@@ -308,3 +308,20 @@ def test_text_the_store_cannot_keep_is_an_input_error(
         result = tools["Remember"].invoke(raw, CTX)
         assert result.is_error and "invalid input" in result.text and "internal" not in result.text
     assert store.size() == 0
+
+
+def test_a_query_matching_too_many_memories_forgets_nothing(
+    tools: dict[str, Tool], store: FactStore
+) -> None:
+    for n in range(11):
+        store.remember(f"billing note number {n}")
+    result = call(tools, "MemoryForget", query="billing")
+    assert result.is_error
+    assert (
+        "matches 11 memories, more than 10" in result.text
+        and "Nothing was forgotten" in result.text
+    )
+    assert store.size() == 11
+    narrowed = call(tools, "MemoryForget", query="billing note 7")
+    assert narrowed.text.startswith("forgot 1 memory(ies)")
+    assert store.size() == 10
