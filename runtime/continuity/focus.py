@@ -1,6 +1,7 @@
 """``focus.md``: the focus note, a mirror of the active plan, and the requirements ledger.
 
-Layout (the first line is the marker; a file without it is user-authored and never touched)::
+Layout (the first line is the marker; a file without it is user-authored: the store never writes
+it, and shows its text to the agent as a person's read-only focus — see ``user_focus``)::
 
     <!-- specwire:focus -->
     # Focus
@@ -49,6 +50,31 @@ class FocusDoc:
     ledger_truncated: bool = False
     # Non-ledger lines a person wrote under Requirements, kept verbatim.
     extra_lines: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class UserFocus:
+    """The text of a focus.md a person wrote, cut to the focus cap for the agent to read."""
+
+    text: str
+    total_chars: int
+    max_chars: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.total_chars > self.max_chars
+
+    def note(self, name: str) -> str | None:
+        """The line that says the text was cut, or None when it was not."""
+        if not self.truncated:
+            return None
+        return f"[{name} is {self.total_chars} chars; showing the first {self.max_chars}]"
+
+
+def user_focus(text: str, max_chars: int) -> UserFocus:
+    """A user-authored focus.md as the agent sees it: BOM and CRLF normalized, trimmed, capped."""
+    clean = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").strip()
+    return UserFocus(clean[:max_chars].rstrip(), len(clean), max_chars)
 
 
 def is_store_owned(text: str) -> bool:

@@ -25,15 +25,27 @@ def load_mapping(text: str) -> dict[str, Any]:
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
-    """Split ``---\\n<json>\\n---\\n<body>``; raise ValueError when there is no frontmatter."""
+    """Split ``---\\n<json>\\n---\\n<body>``.
+
+    Raise ValueError with a short reason a person can act on (line numbers count from the top
+    of the file) when the front matter is missing or is not a JSON object.
+    """
     lines = text.lstrip("\ufeff").split("\n")
     if not lines or lines[0].strip() != FENCE:
-        raise ValueError("missing frontmatter")
+        raise ValueError("no front matter (the file must start with a --- line)")
     for end in range(1, len(lines)):
         if lines[end].strip() == FENCE:
-            meta = load_mapping("\n".join(lines[1:end]))
-            return meta, "\n".join(lines[end + 1 :])
-    raise ValueError("unterminated frontmatter")
+            try:
+                raw = json.loads("\n".join(lines[1:end]))
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"front matter is not valid JSON at line {exc.lineno + 1}, "
+                    f"column {exc.colno}: {exc.msg}"
+                ) from None
+            if not isinstance(raw, dict):
+                raise ValueError("the front matter is not a JSON object")
+            return raw, "\n".join(lines[end + 1 :])
+    raise ValueError("the front matter has no closing --- line")
 
 
 def join_frontmatter(meta: dict[str, Any], body: str) -> str:

@@ -1,7 +1,8 @@
 """``handoff.md``: a pure, deterministic render of the stores for the next session.
 
-Same state in, same bytes out: no clock, no randomness. Sections: Focus, Active plan (with
-``P/N steps proven`` and each step's proofs), Other open plans (only when there are some), Goals
+Same state in, same bytes out: no clock, no randomness. Sections: Focus (a pointer to focus.md
+when a person wrote it), Active plan (with ``P/N steps proven`` and each step's proofs, or what
+is wrong with its file), Other open plans and Unreadable plans (only when there are some), Goals
 (open goals), Unresolved requirements (open ledger entries), Next actions (at most 5, from the
 active plan: claimed → ``Verify or redo``, in_progress → ``Continue``, open → ``Do``), Last
 session.
@@ -15,20 +16,21 @@ from dataclasses import dataclass
 
 from runtime.continuity.goals import Goal
 from runtime.continuity.ledger import Requirement
-from runtime.continuity.plans import Plan, render_status
+from runtime.continuity.plans import Plan, UnreadablePlan, render_status
 from runtime.continuity.tail import goal_line
 from runtime.seams import LedgerEntry, StopReason
 
 HANDOFF_MARKER = "<!-- specwire:handoff -->"
 MAX_NEXT_ACTIONS = 5
 NONE = "_none_"
+BY_A_PERSON = "_written by a person: see focus.md_"
 _NEXT_VERBS = (("claimed", "Verify or redo"), ("in_progress", "Continue"), ("open", "Do"))
 
 
 @dataclass(frozen=True)
 class HandoffView:
     focus: str
-    active_plan: Plan | None
+    active_plan: Plan | UnreadablePlan | None
     other_plans: Sequence[Plan]
     goals: Sequence[Goal]
     requirements: Sequence[Requirement]
@@ -36,6 +38,10 @@ class HandoffView:
     session_requirements: Sequence[LedgerEntry]
     last_session_id: str | None
     stop_reason: StopReason | None
+    # Plan files other than the active one that do not parse.
+    unreadable_plans: Sequence[UnreadablePlan] = ()
+    # focus.md has no specwire marker: a person wrote it (its text is not copied here).
+    focus_by_person: bool = False
 
 
 def plan_summary(plan: Plan) -> str:
@@ -84,17 +90,25 @@ def _requirement_lines(view: HandoffView) -> list[str]:
 
 
 def render_handoff(view: HandoffView) -> str:
-    out = [HANDOFF_MARKER, "# Handoff", "", "## Focus", view.focus.strip() or "_no focus set_"]
+    focus = BY_A_PERSON if view.focus_by_person else view.focus.strip() or "_no focus set_"
+    out = [HANDOFF_MARKER, "# Handoff", "", "## Focus", focus]
     out += ["", "## Active plan"]
-    out += plan_detail_lines(view.active_plan) if view.active_plan else [NONE]
+    active = view.active_plan
+    if isinstance(active, UnreadablePlan):
+        out.append(active.describe())
+        active = None
+    else:
+        out += plan_detail_lines(active) if active else [NONE]
     others = [p for p in view.other_plans if p.is_open]
     if others:
         out += ["", "## Other open plans", *(f"- {plan_summary(p)}" for p in others)]
+    if view.unreadable_plans:
+        out += ["", "## Unreadable plans", *(f"- {u.describe()}" for u in view.unreadable_plans)]
     goals = [goal_line(g) for g in view.goals if g.is_open]
     out += ["", "## Goals", *(goals or [NONE])]
     reqs = _requirement_lines(view)
     out += ["", "## Unresolved requirements", *(reqs or [NONE])]
-    actions = next_actions(view.active_plan)
+    actions = next_actions(active)
     out += ["", "## Next actions", *(actions or [NONE])]
     if view.last_session_id:
         stop = f" (stop: {view.stop_reason})" if view.stop_reason else ""

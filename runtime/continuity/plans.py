@@ -27,6 +27,11 @@ the ``citations`` key, never to ``proofs``. Sections a person adds after ``## St
 The active plan's id is stored in ``plans/ACTIVE`` (one line). It lives with the plans so that
 clearing or restoring the plans carries it along, and so that a user-authored ``focus.md`` does
 not stop plans from working; ``focus.md`` shows a mirror of it.
+
+A plan file that cannot be parsed (a person broke its front matter, say) is an
+``UnreadablePlan``: it keeps its id (a new plan never takes it), it is never written over, and
+when ``ACTIVE`` names it, it stays the active plan — reported as broken until a person fixes it
+or moves it away.
 """
 
 from __future__ import annotations
@@ -100,6 +105,19 @@ class Plan:
         steps = list(self.steps)
         steps[number - 1] = step
         return replace(self, steps=tuple(steps), updated_at=updated_at)
+
+
+@dataclass(frozen=True)
+class UnreadablePlan:
+    """A plan file that exists but does not parse; ``path`` is shown to a person as is."""
+
+    id: str
+    path: str
+    reason: str
+
+    def describe(self, *, active: bool = False) -> str:
+        marker = " (active)" if active else ""
+        return f"{self.id}{marker} is unreadable: {self.reason}; fix {self.path} or move it away"
 
 
 def one_line(text: str) -> str:

@@ -15,6 +15,12 @@ tmp+rename with mode 0600; reads never lock; every mutation re-reads its state u
 Nothing is created on disk until the first write. Refusals raise ``StoreError`` with a message
 that is safe to show to the model.
 
+Files a person wrote or broke are never written over: a ``focus.md`` without the specwire marker
+is shown to the agent read-only (``focus_view``) and every write to it is refused; a plan file
+that does not parse is an ``UnreadablePlan`` — reported with its path and the reason, its id is
+never reused, and when ``plans/ACTIVE`` names it, it stays the active plan (broken) until a
+person fixes it, moves it away, or another plan is made active explicitly.
+
 Proof modes (``proof_mode``):
 
 - ``ladder``: ``claimed`` is free; ``proven`` needs every cited tool use verified in the logs.
@@ -36,10 +42,12 @@ from runtime.continuity.atomic import read_text, write_atomic
 from runtime.continuity.focus import (
     DEFAULT_FOCUS_MAX_CHARS,
     FocusDoc,
+    UserFocus,
     check_focus_body,
     is_store_owned,
     parse_focus,
     render_focus,
+    user_focus,
 )
 from runtime.continuity.goals import (
     Goal,
@@ -66,6 +74,7 @@ from runtime.continuity.plans import (
     Plan,
     Step,
     StepStatus,
+    UnreadablePlan,
     new_plan,
     next_plan_id,
     one_line,
@@ -168,6 +177,7 @@ class ContinuityStore:
         self._now = now
         self._log = log
         self._held = threading.local()
+        self._reported: set[tuple[str, str]] = set()
 
     # ── paths (fenced on every access) ──────────────────────────────────────────────────────
 
@@ -236,6 +246,15 @@ class ContinuityStore:
         if text is None:
             return FocusDoc()
         return parse_focus(text)
+
+    def focus_view(self) -> FocusDoc | UserFocus:
+        """What the agent sees of focus.md: the store's document (empty when there is no file),
+        or the text of a file a person wrote, cut to ``focus_max_chars``."""
+        text = self._read(self.focus_path)
+        if text is None:
+            return FocusDoc()
+        doc = parse_focus(text)
+        return doc if doc is not None else user_focus(text, self.focus_max_chars)
 
     def focus_is_user_authored(self) -> bool:
         text = self._read(self.focus_path)
@@ -331,32 +350,63 @@ class ContinuityStore:
                         ids.append(match.group(1))
         return ids
 
-    def _load_plan(self, plan_id: str, path: Path) -> Plan | None:
-        text = self._read(path)
+    def _load_plan(self, plan_id: str, path: Path) -> Plan | UnreadablePlan | None:
+        """The plan in ``path``; an ``UnreadablePlan`` when it does not parse; None when gone."""
+        try:
+            text = self._read(path)
+        except UnicodeDecodeError:
+            return self._unreadable(plan_id, path, "not UTF-8 text")
+        except (IsADirectoryError, PermissionError) as exc:
+            return self._unreadable(plan_id, path, f"cannot be read ({exc.strerror})")
         if text is None:
             return None
         match = PLAN_FILE_RE.match(path.name)
         try:
             return parse_plan(text, file_id=plan_id, file_slug=match.group(2) if match else None)
         except ValueError as exc:
-            self._log(f"[memory] skipping unreadable plan {self._relative(path)}: {exc}\n")
-            return None
+            return self._unreadable(plan_id, path, str(exc))
+
+    def _unreadable(self, plan_id: str, path: Path, reason: str) -> UnreadablePlan:
+        broken = UnreadablePlan(plan_id, self._relative(path), reason)
+        if (broken.path, reason) not in self._reported:  # once per store, not on every turn
+            self._reported.add((broken.path, reason))
+            self._log(f"[memory] {broken.describe()}\n")
+        return broken
+
+    def scan_plans(self) -> tuple[list[Plan], list[UnreadablePlan]]:
+        """Every plan file, by id: the plans that parse and the ones that do not."""
+        plans: list[Plan] = []
+        unreadable: list[UnreadablePlan] = []
+        for plan_id, path in self._plan_files().items():
+            loaded = self._load_plan(plan_id, path)
+            if isinstance(loaded, UnreadablePlan):
+                unreadable.append(loaded)
+            elif loaded is not None:
+                plans.append(loaded)
+        return plans, unreadable
 
     def list_plans(self) -> list[Plan]:
-        plans = (self._load_plan(pid, path) for pid, path in self._plan_files().items())
-        return [p for p in plans if p is not None]
+        """The plans that parse (see ``unreadable_plans`` for the others)."""
+        return self.scan_plans()[0]
+
+    def unreadable_plans(self) -> list[UnreadablePlan]:
+        return self.scan_plans()[1]
 
     def get_plan(self, plan_id: str) -> Plan:
+        """The plan; a refusal naming the file and the problem when it does not parse."""
         files = self._plan_files()
         path = files.get(plan_id)
         plan = self._load_plan(plan_id, path) if path is not None else None
+        if isinstance(plan, UnreadablePlan):
+            raise StoreError(plan.describe())
         if plan is None:
             known = ", ".join(files) or "none yet"
             raise StoreError(f"unknown plan {plan_id} (plans: {known})")
         return plan
 
     def active_plan_id(self) -> str | None:
-        """The id in ``plans/ACTIVE`` when it names an existing plan; otherwise None."""
+        """The id in ``plans/ACTIVE`` when a plan file with that id exists (readable or not);
+        otherwise None."""
         text = self._read(self._path(PLANS_DIR, ACTIVE_FILE))
         value = (text or "").strip()
         if not PLAN_ID_RE.match(value) or value not in self._plan_files():
@@ -364,8 +414,17 @@ class ContinuityStore:
         return value
 
     def active_plan(self) -> Plan | None:
+        """The active plan; raises ``StoreError`` when its file does not parse."""
         plan_id = self.active_plan_id()
         return self.get_plan(plan_id) if plan_id is not None else None
+
+    def active_plan_state(self) -> Plan | UnreadablePlan | None:
+        """The active plan, or what is wrong with its file; None when no plan is active."""
+        plan_id = self.active_plan_id()
+        path = self._plan_files().get(plan_id) if plan_id is not None else None
+        if plan_id is None or path is None:
+            return None
+        return self._load_plan(plan_id, path)
 
     def _resolve_plan_id(self, plan_id: str | None) -> str:
         if plan_id is not None:
@@ -639,11 +698,14 @@ class ContinuityStore:
             return []
 
     def render_plan_tail(self, *, include_plans: bool = True) -> str | None:
-        doc = self.read_focus()
-        focus = doc.body if doc is not None else ""
-        if not include_plans:
-            return render_plan_tail(focus, None, ())
-        return render_plan_tail(focus, self.active_plan(), self._safe_goals())
+        view = self.focus_view()
+        focus = view.body if isinstance(view, FocusDoc) else ""
+        person = view if isinstance(view, UserFocus) else None
+        plan = self.active_plan_state() if include_plans else None
+        goals = self._safe_goals() if include_plans else []
+        return render_plan_tail(
+            focus, plan, goals, user_focus=person, focus_name=self.focus_path.name
+        )
 
     def render_continuity_tail(
         self,
@@ -663,11 +725,16 @@ class ContinuityStore:
     def handoff_view(self, handoff: HandoffInput | None = None) -> HandoffView:
         doc = self.read_focus()
         active_id = self.active_plan_id()
-        plans = self.list_plans()
+        plans, unreadable = self.scan_plans()
+        active: Plan | UnreadablePlan | None = next((p for p in plans if p.id == active_id), None)
+        if active is None:
+            active = next((u for u in unreadable if u.id == active_id), None)
         return HandoffView(
             focus=doc.body if doc is not None else "",
-            active_plan=next((p for p in plans if p.id == active_id), None),
+            active_plan=active,
             other_plans=[p for p in plans if p.id != active_id],
+            unreadable_plans=[u for u in unreadable if u.id != active_id],
+            focus_by_person=doc is None,
             goals=self._safe_goals(),
             requirements=doc.requirements if doc is not None else (),
             session_requirements=tuple(handoff.ledger) if handoff is not None else (),

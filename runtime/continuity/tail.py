@@ -2,9 +2,11 @@
 
 ``render_plan_tail`` (None when there is nothing to show)::
 
-    focus: <body>
+    focus: <body>                   (a focus.md a person wrote: "focus (written by a person in
+                                     focus.md; read-only):", its text, and a note when cut)
 
-    plan-0001 — <title>
+    plan-0001 — <title>             (an unreadable active plan: "plan-0001 (active) is
+                                     unreadable: <reason>; fix <path> or move it away")
     1. [open] <step>                (claimed renders as "[claimed — unverified]")
 
     goals:
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from runtime.continuity.focus import UserFocus
 from runtime.continuity.goals import Goal, progress
 from runtime.continuity.ledger import LEDGER_TRUNCATED, Requirement
-from runtime.continuity.plans import Plan, render_status
+from runtime.continuity.plans import Plan, UnreadablePlan, render_status
 
 TAIL_MAX_CHARS = 4096
 PLAN_TRUNCATED = "[plan truncated to fit the tail cap]"
@@ -43,11 +46,29 @@ def goal_line(goal: Goal) -> str:
     return f"- {goal.id} [{render_status(goal.status)}] {goal.title}{progress(goal)}"
 
 
-def render_plan_tail(focus: str, plan: Plan | None, goals: Sequence[Goal]) -> str | None:
+def user_focus_lines(focus: UserFocus, label: str, name: str) -> list[str]:
+    """A person's focus.md under ``label``, with a note when it was cut to the cap."""
+    note = focus.note(name)
+    return [label, focus.text or "(empty)", *([note] if note else [])]
+
+
+def render_plan_tail(
+    focus: str,
+    plan: Plan | UnreadablePlan | None,
+    goals: Sequence[Goal],
+    *,
+    user_focus: UserFocus | None = None,
+    focus_name: str = "focus.md",
+) -> str | None:
     sections: list[str] = []
-    if focus.strip():
+    if user_focus is not None and user_focus.text:
+        label = f"focus (written by a person in {focus_name}; read-only):"
+        sections.append("\n".join(user_focus_lines(user_focus, label, focus_name)))
+    elif focus.strip():
         sections.append(f"focus: {focus.strip()}")
-    if plan is not None:
+    if isinstance(plan, UnreadablePlan):
+        sections.append(plan.describe(active=True))
+    elif plan is not None:
         sections.append("\n".join(plan_lines(plan)))
     open_goals = [g for g in goals if g.is_open]
     if open_goals:

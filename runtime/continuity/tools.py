@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from runtime.continuity.focus import FocusDoc
 from runtime.continuity.handoff import plan_detail_lines, plan_summary
 from runtime.continuity.inputs import (
     EvidenceRefInput,
@@ -28,9 +29,10 @@ from runtime.continuity.inputs import (
     PlanReadInput,
     PlanUpdateInput,
 )
+from runtime.continuity.plans import Plan, UnreadablePlan, plan_number
 from runtime.continuity.proof import EvidenceRef, ProofCheck
 from runtime.continuity.store import NO_ACTIVE_PLAN, ContinuityStore
-from runtime.continuity.tail import goal_line
+from runtime.continuity.tail import goal_line, user_focus_lines
 from runtime.errors import StoreError, TenancyError
 from runtime.fragment import ProofMode
 from runtime.tools import Tool, ToolContext, ToolResult
@@ -79,6 +81,10 @@ def _emit_checks(ctx: ToolContext, checks: Sequence[ProofCheck], **where: Any) -
         )
 
 
+def _plan_entry(plan: Plan | UnreadablePlan) -> str:
+    return plan.describe() if isinstance(plan, UnreadablePlan) else plan_summary(plan)
+
+
 def _proof_note(checks: Sequence[ProofCheck]) -> str:
     cited = ", ".join(f"{c.ref.tool_use_id} in {c.session_id}" for c in checks)
     return f" (verified: {cited})" if cited else ""
@@ -92,16 +98,26 @@ class _Handlers:
     # ── focus ───────────────────────────────────────────────────────────────────────────────
 
     def focus_read(self, _: FocusReadInput, ctx: ToolContext) -> ToolResult:
-        doc = self.store.read_focus()
-        if doc is None:
-            return ToolResult(
-                f"{self.store.focus_path.name} is user-authored (no <!-- specwire:focus --> "
-                "marker): the store neither reads nor overwrites it."
+        view = self.store.focus_view()
+        name = self.store.focus_path.name
+        if isinstance(view, FocusDoc):
+            lines = [f"focus: {view.body or '(no focus set)'}"]
+        else:  # a person wrote focus.md: show it, and say it is theirs
+            label = (
+                f"focus (written by a person in {name}; read-only to you — FocusWrite cannot "
+                "change it):"
             )
-        active = self.store.active_plan()
-        lines = [f"focus: {doc.body or '(no focus set)'}"]
-        lines.append(f"active plan: {plan_summary(active) if active else 'none'}")
-        open_reqs = [r for r in doc.requirements if r.status == "open"]
+            lines = user_focus_lines(view, label, name)
+        active = self.store.active_plan_state()
+        if isinstance(active, UnreadablePlan):
+            lines.append(f"active plan: {active.describe()}")
+        else:
+            lines.append(f"active plan: {plan_summary(active) if active else 'none'}")
+        open_reqs = (
+            [r for r in view.requirements if r.status == "open"]
+            if isinstance(view, FocusDoc)
+            else []
+        )
         if open_reqs:
             lines += ["", "open requirements (the user's own words; still binding):"]
             lines += [f"- {r.id} (turn {r.turn}) {r.text}" for r in open_reqs]
@@ -114,8 +130,8 @@ class _Handlers:
     # ── plans ───────────────────────────────────────────────────────────────────────────────
 
     def plan_read(self, parsed: PlanReadInput, ctx: ToolContext) -> ToolResult:
-        plans = self.store.list_plans()
-        if not plans:
+        plans, unreadable = self.store.scan_plans()
+        if not plans and not unreadable:
             return ToolResult("no plans yet — create one with PlanUpdate {action: 'create'}.")
         active_id = self.store.active_plan_id()
         wanted = parsed.planId or active_id
@@ -123,14 +139,21 @@ class _Handlers:
         if wanted is None:
             lines.append(NO_ACTIVE_PLAN)
         else:
-            plan = self.store.get_plan(wanted)
-            detail = plan_detail_lines(plan)
-            if plan.id == active_id:
-                detail[0] += " — active"
-            lines += detail
-        others = [p for p in plans if p.id != wanted]
+            broken = next((u for u in unreadable if u.id == wanted), None)
+            if broken is not None:
+                lines.append(broken.describe(active=wanted == active_id))
+            else:
+                found = next((p for p in plans if p.id == wanted), None)
+                plan = found if found is not None else self.store.get_plan(wanted)
+                detail = plan_detail_lines(plan)
+                if plan.id == active_id:
+                    detail[0] += " — active"
+                lines += detail
+        others: list[Plan | UnreadablePlan] = [p for p in plans if p.id != wanted]
+        others += [u for u in unreadable if u.id != wanted]
+        others.sort(key=lambda p: plan_number(p.id))
         if others:
-            lines += ["", "other plans:", *(f"- {plan_summary(p)}" for p in others)]
+            lines += ["", "other plans:", *(f"- {_plan_entry(p)}" for p in others)]
         return ToolResult("\n".join(lines))
 
     def plan_update(self, parsed: PlanUpdateInput, ctx: ToolContext) -> ToolResult:
@@ -140,6 +163,12 @@ class _Handlers:
             plan, active = store.create_plan(parsed.title, parsed.steps or ())
             ctx.emit("plan_update", {"planId": plan.id, "action": "create", "title": plan.title})
             note = "; it is the active plan" if active else ""
+            current = None if active else store.active_plan_state()
+            if isinstance(current, UnreadablePlan):
+                note = (
+                    f"; {current.id} stays active but is unreadable: {current.reason}; "
+                    f"fix {current.path} or move it away"
+                )
             return ToolResult(f"created {plan.id} — {plan.title} ({len(plan.steps)} step(s)){note}")
         if parsed.action == "add_step":
             assert parsed.text is not None
@@ -268,7 +297,7 @@ def _descriptions(proof_mode: ProofMode, focus_max_chars: int) -> dict[str, str]
     )
     return {
         "FocusRead": "Read the focus note, the active plan and the open requirements (the "
-        "user's own words, kept verbatim).",
+        "user's own words, kept verbatim). A focus.md a person wrote is shown read-only.",
         "FocusWrite": "Replace the focus note: what you are doing now and why "
         f"(at most {focus_max_chars} chars).",
         "PlanRead": "Read a plan (default: the active plan) with each step's status and "

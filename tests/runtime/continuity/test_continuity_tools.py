@@ -275,7 +275,9 @@ def test_focus_write_refuses_a_user_authored_file(tmp_path: Path) -> None:
     kit.store.focus_path.write_text("mine\n")
     result = kit.call("FocusWrite", {"focus": "x"})
     assert result.is_error and result.text.startswith("refusing to overwrite a user-authored file")
-    assert "user-authored" in kit.call("FocusRead", {}).text
+    read = kit.call("FocusRead", {})
+    assert not read.is_error and read.text.startswith("focus (written by a person in focus.md;")
+    assert "\nmine\n" in read.text
     assert kit.store.focus_path.read_text() == "mine\n"
 
 
