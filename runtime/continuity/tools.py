@@ -35,19 +35,9 @@ from runtime.continuity.store import NO_ACTIVE_PLAN, ContinuityStore
 from runtime.continuity.tail import goal_line, user_focus_lines
 from runtime.errors import StoreError, TenancyError
 from runtime.fragment import ProofMode
-from runtime.tools import Tool, ToolContext, ToolResult
+from runtime.tools import CONTINUITY_TOOL_NAMES, Tool, ToolContext, ToolResult
 
-TOOL_NAMES: tuple[str, ...] = (
-    "FocusRead",
-    "FocusWrite",
-    "PlanRead",
-    "PlanUpdate",
-    "PlanComplete",
-    "GoalWrite",
-    "GoalUpdate",
-    "GoalList",
-    "MemoryClear",
-)
+TOOL_NAMES = CONTINUITY_TOOL_NAMES
 FOCUS_ONLY_TOOL_NAMES: tuple[str, ...] = ("FocusRead", "FocusWrite", "MemoryClear")
 
 M = TypeVar("M", bound=BaseModel)

@@ -17,9 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runtime.hosts.console import (
-    load_model,
     message_option,
-    parse_argv,
+    parse_and_load,
     stderr_log,
     stdin_reader,
 )
@@ -48,12 +47,10 @@ def serve_channel(
         prog=spec_name, description=f"Serve the {spec_name} bot on the local console."
     )
     message_option(parser, f'a line "{LINE_SHAPE}"')
-    args = parse_argv(parser, argv)
-    if isinstance(args, int):
-        return args
-    chosen = load_model(model, spec_name)
-    if chosen is None:
-        return 2
+    started = parse_and_load(parser, argv, model, spec_name)
+    if isinstance(started, int):
+        return started
+    args, chosen = started
     sessions_dir = StoreLayout.for_cwd((root or Path.cwd()).resolve(), spec_name).sessions_dir
     names = ", ".join(channel.name for channel in channels) or "none"
     stderr_log(

@@ -18,9 +18,8 @@ from pathlib import Path
 
 from runtime.hosts.console import (
     describe,
-    load_model,
     message_option,
-    parse_argv,
+    parse_and_load,
     stderr_log,
 )
 from runtime.hosts.interactive import run_console_session
@@ -43,12 +42,10 @@ def run_cli(
         prog=spec_name, description=f"Chat with the {spec_name} agent."
     )
     message_option(parser, "a message to send")
-    args = parse_argv(parser, argv)
-    if isinstance(args, int):
-        return args
-    chosen = load_model(model, spec_name)
-    if chosen is None:
-        return 2
+    started = parse_and_load(parser, argv, model, spec_name)
+    if isinstance(started, int):
+        return started
+    args, chosen = started
     opts = options if options is not None else LoopOptions()
     stderr_log(
         f"{spec_name} · model {chosen.model_id} · {describe(catalog, opts)} · "

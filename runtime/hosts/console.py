@@ -71,6 +71,19 @@ def load_model(model: ModelRef, prog: str) -> Model | None:
         return None
 
 
+def parse_and_load(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None, model: ModelRef, prog: str
+) -> tuple[argparse.Namespace, Model] | int:
+    """A host's start: its arguments, then its model; an exit status when either fails."""
+    args = parse_argv(parser, argv)
+    if isinstance(args, int):
+        return args
+    chosen = load_model(model, prog)
+    if chosen is None:
+        return 2
+    return args, chosen
+
+
 def describe(catalog: ToolCatalog, options: LoopOptions) -> str:
     """A short account of the tools and the memory wiring, for banners."""
     parts = [f"{len(catalog)} tool(s)"]

@@ -19,9 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runtime.hosts.console import (
-    load_model,
     message_option,
-    parse_argv,
+    parse_and_load,
     stderr_log,
     stdin_reader,
 )
@@ -58,12 +57,10 @@ def serve_managed(
         prog=spec_name, description=f"Serve the {spec_name} agent for its tenants (console)."
     )
     message_option(parser, f'a line "{LINE_SHAPE}"')
-    args = parse_argv(parser, argv)
-    if isinstance(args, int):
-        return args
-    chosen = load_model(model, spec_name)
-    if chosen is None:
-        return 2
+    started = parse_and_load(parser, argv, model, spec_name)
+    if isinstance(started, int):
+        return started
+    args, chosen = started
     base = tenants_root(root)
     known = [tenant.id for tenant in tenants]
     stderr_log(

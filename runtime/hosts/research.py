@@ -20,8 +20,7 @@ from pathlib import Path
 from runtime.events import SessionLog
 from runtime.hosts.console import (
     describe,
-    load_model,
-    parse_argv,
+    parse_and_load,
     stderr_log,
     stdout_line,
 )
@@ -66,12 +65,10 @@ def run_research(
 ) -> int:
     parser = argparse.ArgumentParser(prog=spec_name, description=f"Run the {spec_name} research.")
     parser.add_argument("--goal", default=None, help="research this goal instead of the spec's")
-    args = parse_argv(parser, argv)
-    if isinstance(args, int):
-        return args
-    chosen = load_model(model, spec_name)
-    if chosen is None:
-        return 2
+    started = parse_and_load(parser, argv, model, spec_name)
+    if isinstance(started, int):
+        return started
+    args, chosen = started
     opts = options if options is not None else LoopOptions()
     the_goal = (args.goal or goal).strip()
     stderr_log(

@@ -9,6 +9,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Literal
 
+from runtime.loop_commands import HOST_COMMANDS
 from runtime.paths import SPECWIRE_DIRNAME
 from runtime.seams import Skill, SlashCommand
 from runtime.skills.frontmatter import split_front_matter
@@ -18,7 +19,7 @@ Source = Literal["builtin", "home", "project"]
 Warn = Callable[[str], None]
 
 # Commands the host itself answers; a file with one of these names would only shadow it.
-RESERVED_COMMANDS = frozenset({"exit", "help"})
+RESERVED_COMMANDS = frozenset(HOST_COMMANDS)
 
 # Builtin commands by the feature that must be on for them to be offered.
 CONTINUITY_COMMANDS = frozenset({"plan", "focus", "next", "handoff", "clear-plan", "clear-focus"})
