@@ -130,6 +130,7 @@ def test_an_embedder_is_reported_as_not_wired_yet(tmp_path: Path, clock: FakeClo
 
 def test_the_file_backend_is_accepted_by_name(tmp_path: Path, clock: FakeClock) -> None:
     wiring, _, _ = wire(tmp_path, clock, backend="file")
+    assert [tool.name for tool in wiring.tools] == ["Remember", "Recall", "MemoryForget"]
     wiring.store.close()
 
 
