@@ -9,21 +9,17 @@ own tools, so the model cannot forge the evidence the proof ladder reads. Output
 from __future__ import annotations
 
 import codecs
-import contextlib
 import os
 import re
-import shutil
-import signal
-import subprocess
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.atomic import replace_atomically
 from runtime.paths import SPECWIRE_DIRNAME
+from runtime.shell import BASH_MAX_OUTPUT_BYTES, BashInput, run_bash
 from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
 
 BUILTIN_TOOL_NAMES: tuple[str, ...] = ("bash", "grep", "ls", "read", "write")
@@ -35,9 +31,6 @@ GREP_MAX_MATCHES = 200
 GREP_MAX_FILE_BYTES = 1024 * 1024
 GREP_MAX_LINE_CHARS = 300
 GREP_SKIP_DIRS = frozenset({".git", SPECWIRE_DIRNAME, ".venv", "node_modules", "__pycache__"})
-BASH_DEFAULT_TIMEOUT_MS = 30_000
-BASH_MAX_TIMEOUT_MS = 600_000
-BASH_MAX_OUTPUT_BYTES = 32 * 1024
 
 
 class _Refused(Exception):
@@ -193,82 +186,6 @@ def _grep(cwd: Path, parsed: GrepInput) -> ToolResult:
     return ToolResult("\n".join(matches))
 
 
-# -- bash ------------------------------------------------------------------------------------
-
-
-class BashInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    command: str = Field(min_length=1, description="A shell command, run in the working directory.")
-    timeoutMs: int | None = Field(  # camelCase: the tool schema spelling
-        default=None,
-        ge=1,
-        le=BASH_MAX_TIMEOUT_MS,
-        description=f"Kill the command after this many ms (default {BASH_DEFAULT_TIMEOUT_MS}).",
-    )
-
-
-class _Drain:
-    """Reads a pipe to its end on a thread, keeping only the first ``cap`` bytes."""
-
-    def __init__(self, stream: IO[bytes], cap: int) -> None:
-        self.kept = bytearray()
-        self.total = 0
-        self._stream = stream
-        self._cap = cap
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while chunk := self._stream.read(65536):
-            self.total += len(chunk)
-            room = self._cap - len(self.kept)
-            if room > 0:
-                self.kept.extend(chunk[:room])
-
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
-
-
-def _shell() -> str:
-    return shutil.which("bash") or "/bin/sh"
-
-
-def _bash(cwd: Path, parsed: BashInput) -> ToolResult:
-    timeout_ms = parsed.timeoutMs or BASH_DEFAULT_TIMEOUT_MS
-    process = subprocess.Popen(
-        [_shell(), "-c", parsed.command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    assert process.stdout is not None
-    drain = _Drain(process.stdout, BASH_MAX_OUTPUT_BYTES)
-    timed_out = False
-    try:
-        process.wait(timeout=timeout_ms / 1000)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    finally:
-        # The whole process group goes: nothing the command started outlives the call.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        drain.join(timeout=2)
-        process.stdout.close()
-    output = drain.kept.decode("utf-8", errors="replace").rstrip("\n")
-    if drain.total > BASH_MAX_OUTPUT_BYTES:
-        output += f"\n[output truncated: showing {BASH_MAX_OUTPUT_BYTES} of {drain.total} bytes]"
-    body = output or "(no output)"
-    if timed_out:
-        return ToolResult(
-            f"{body}\n[timed out after {timeout_ms} ms; the command was killed]", True
-        )
-    code = process.returncode
-    return ToolResult(f"{body}\n[exit code {code}]", code != 0)
-
-
 # -- the catalog ------------------------------------------------------------------------------
 
 _Run = Callable[[Path, Any], ToolResult]
@@ -303,7 +220,7 @@ _SPECS: dict[str, tuple[str, type[BaseModel], _Run, dict[str, Any]]] = {
         "Run a shell command in the working directory with a timeout; stdout and stderr are "
         f"combined and capped at {BASH_MAX_OUTPUT_BYTES} bytes.",
         BashInput,
-        _bash,
+        run_bash,
         {"destructive": True, "scope": "external"},
     ),
 }

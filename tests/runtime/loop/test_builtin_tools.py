@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from runtime.builtin_tools import (
-    BASH_MAX_OUTPUT_BYTES,
     BUILTIN_TOOL_NAMES,
     GREP_MAX_MATCHES,
     READ_MAX_BYTES,
     builtin_catalog,
 )
+from runtime.shell import BASH_MAX_OUTPUT_BYTES
 from runtime.tools import ToolContext, ToolResult
 
 CTX = ToolContext("sess_0000000000000001", "tu_0000000000000001")
