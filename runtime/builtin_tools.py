@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.atomic import replace_atomically
 from runtime.paths import SPECWIRE_DIRNAME
-from runtime.shell import BASH_MAX_OUTPUT_BYTES, BashInput, run_bash
+from runtime.shell import BASH_MAX_OUTPUT_BYTES, BashInput, require_sandbox, run_bash
 from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
 
 BUILTIN_TOOL_NAMES: tuple[str, ...] = ("bash", "grep", "ls", "read", "write")
@@ -249,6 +249,8 @@ def builtin_catalog(names: Sequence[str], cwd: Path | None = None) -> ToolCatalo
             f"known: {', '.join(BUILTIN_TOOL_NAMES)}"
         )
     root = (cwd if cwd is not None else Path.cwd()).resolve()
+    if "bash" in names:
+        require_sandbox(root)  # refuse to start rather than run a shell unconfined
     catalog = ToolCatalog()
     for name in names:
         catalog.register(_tool(name, root))

@@ -15,12 +15,23 @@ The log is the evidence the proof ladder and auto-capture read, so its event kin
 - ``plan_update`` / ``goal_update`` / ``action_proof``  (emitted by continuity tools)
 - ``context_evicted`` {role, text, turn}
 - ``session_end``    {stopReason: complete|exit|abort, turns}
+
+Every line the host writes is sealed: ``mac`` is an HMAC-SHA256 of the session id and the
+event, keyed by a random key kept beside the logs (``sessions/.evidence.key``, created once,
+never shown to the agent: the sandboxed shell cannot see the state folder and the file tools
+refuse it). Readers skip a line whose seal does not verify, so a line appended by anything but
+the host — a shell ``echo >>``, a copied line from another session, an edited payload — is
+never evidence, never replayed into a prompt and never captured as a fact.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import secrets
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,14 +57,72 @@ class Event:
     payload: dict[str, Any]
 
 
+EVIDENCE_KEY_FILENAME = ".evidence.key"
+_KEY_BYTES = 32
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        data = os.read(fd, 4 * _KEY_BYTES)
+    finally:
+        os.close(fd)
+    try:
+        key = bytes.fromhex(data.decode("ascii").strip())
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return key if len(key) == _KEY_BYTES else None
+
+
+def evidence_key(sessions_dir: Path, *, create: bool = False) -> bytes | None:
+    """The key that seals this folder's logs; created (race-free) on first use when asked."""
+    path = sessions_dir / EVIDENCE_KEY_FILENAME
+    key = _read_key(path)
+    if key is not None or not create:
+        return key
+    sessions_dir.mkdir(parents=True, exist_ok=True)
+    staging = sessions_dir / f".evidence.key.{secrets.token_hex(8)}.tmp"
+    fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, secrets.token_hex(_KEY_BYTES).encode("ascii") + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(staging, path)  # fails if another process created the key first: use theirs
+    except FileExistsError:
+        pass
+    finally:
+        staging.unlink()
+    key = _read_key(path)
+    if key is None:
+        raise OSError(f"the session-log key is unreadable or damaged: {path}")
+    return key
+
+
+def _seal(key: bytes, session_id: str, body: Mapping[str, Any]) -> str:
+    message = session_id.encode("utf-8") + b"\n" + _canonical(body).encode("utf-8")
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def _canonical(body: Mapping[str, Any]) -> str:
+    return json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 class SessionLog:
-    """Append-only JSONL writer for one session. Each append is flushed and fsynced."""
+    """Append-only JSONL writer for one session. Each append is sealed, flushed and fsynced."""
 
     def __init__(self, sessions_dir: Path, session_id: str, now: Clock = utc_now) -> None:
         self.session_id = session_id
         self.path = sessions_dir / f"{session_id}.jsonl"
         self._now = now
         sessions_dir.mkdir(parents=True, exist_ok=True)
+        key = evidence_key(sessions_dir, create=True)
+        assert key is not None
+        self._key = key
         self._seq = sum(1 for _ in read_events(self.path)) if self.path.exists() else 0
         # A torn last line (a crash mid-write) must not swallow the next event.
         self._mend_torn_tail = _ends_mid_line(self.path)
@@ -61,8 +130,11 @@ class SessionLog:
     def append(self, kind: str, payload: Mapping[str, Any]) -> Event:
         self._seq += 1
         event = Event(self._seq, kind, iso(self._now()), dict(payload))
+        body = {"seq": event.seq, "type": event.type, "at": event.at, "payload": event.payload}
+        # Round-trip first, so the seal covers exactly what a reader will parse back.
+        body = json.loads(json.dumps(body, ensure_ascii=False))
         line = json.dumps(
-            {"seq": event.seq, "type": event.type, "at": event.at, "payload": event.payload},
+            {**body, "mac": _seal(self._key, self.session_id, body)},
             ensure_ascii=False,
             sort_keys=True,
         )
@@ -92,24 +164,36 @@ def _ends_mid_line(path: Path) -> bool:
 
 
 def read_events(path: Path) -> Iterator[Event]:
-    """Yield the well-formed events of a log; a torn or foreign line is skipped, never half-read."""
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
+    """Yield the host-written events of a log.
+
+    A torn line, a foreign line or one whose seal does not verify is skipped, never half-read.
+    The session id is the file's name; the key is the one beside it (no key: no events).
+    """
+    key = evidence_key(path.parent)
+    if key is None:
         return
-    with handle:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"not a regular file, refusing to read it: {path}")
         for raw_line in handle:
-            event = _parse_line(raw_line)
+            event = _parse_line(raw_line, key, path.stem)
             if event is not None:
                 yield event
 
 
-def _parse_line(raw_line: bytes) -> Event | None:
+def _parse_line(raw_line: bytes, key: bytes, session_id: str) -> Event | None:
     try:
         raw = json.loads(raw_line.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     if not isinstance(raw, dict):
+        return None
+    mac = raw.pop("mac", None)
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, _seal(key, session_id, raw)):
         return None
     kind, payload, seq, at = raw.get("type"), raw.get("payload"), raw.get("seq"), raw.get("at")
     if not isinstance(kind, str) or not isinstance(payload, dict):

@@ -16,12 +16,14 @@ from runtime.errors import MemoryServiceError, StoreError
 from runtime.hosts.console import stderr_log
 from runtime.models import ModelError
 from runtime.secrets import MissingSecretError
+from runtime.shell import SandboxUnavailableError
 
 STARTUP_FAILURES: tuple[type[BaseException], ...] = (
     MemoryServiceError,
     StoreError,
     MissingSecretError,
     ModelError,
+    SandboxUnavailableError,
     OSError,
     sqlite3.Error,
 )

@@ -1,5 +1,6 @@
 """The sandboxed shell behind the ``bash`` tool."""
 
+from runtime.shell.sandbox import SandboxUnavailableError, require_sandbox
 from runtime.shell.tool import (
     BASH_DEFAULT_TIMEOUT_MS,
     BASH_MAX_OUTPUT_BYTES,
@@ -13,5 +14,7 @@ __all__ = [
     "BASH_MAX_OUTPUT_BYTES",
     "BASH_MAX_TIMEOUT_MS",
     "BashInput",
+    "SandboxUnavailableError",
+    "require_sandbox",
     "run_bash",
 ]

@@ -1,6 +1,8 @@
 """The ``bash`` builtin tool: one shell command in the working directory, time- and output-capped.
 
-The process group is killed when the call ends, so nothing the command started outlives it.
+The command runs sandboxed (see ``sandbox.py``): the working directory minus the state folder,
+a private temp folder, the system folders read-only, a scrubbed environment. The process group
+is killed when the call ends, so nothing the command started outlives it.
 """
 
 from __future__ import annotations
@@ -10,12 +12,20 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 from typing import IO
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runtime.shell.sandbox import (
+    SETUP_FAILED,
+    SandboxPolicy,
+    require_sandbox,
+    scrubbed_environment,
+    shell_path,
+)
 from runtime.tools import ToolResult
 
 BASH_DEFAULT_TIMEOUT_MS = 30_000
@@ -56,15 +66,30 @@ class _Drain:
         self._thread.join(timeout)
 
 
-def _shell() -> str:
-    return shutil.which("bash") or "/bin/sh"
-
-
 def run_bash(cwd: Path, parsed: BashInput) -> ToolResult:
+    tmpdir = Path(tempfile.mkdtemp(prefix="specwire-sh-"))
+    try:
+        return _run(cwd, parsed, tmpdir, sandboxed=require_sandbox(cwd))
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _argv(
+    cwd: Path, command: str, tmpdir: Path, *, sandboxed: bool
+) -> tuple[list[str], dict[str, str]]:
+    if sandboxed:
+        return SandboxPolicy(cwd).launcher_argv(command, tmpdir, os.environ), {}
+    env = scrubbed_environment(os.environ, home=cwd, tmpdir=tmpdir)
+    return [shell_path(), "-c", command], env
+
+
+def _run(cwd: Path, parsed: BashInput, tmpdir: Path, *, sandboxed: bool) -> ToolResult:
     timeout_ms = parsed.timeoutMs or BASH_DEFAULT_TIMEOUT_MS
+    argv, env = _argv(cwd, parsed.command, tmpdir, sandboxed=sandboxed)
     process = subprocess.Popen(
-        [_shell(), "-c", parsed.command],
+        argv,
         cwd=cwd,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -93,4 +118,6 @@ def run_bash(cwd: Path, parsed: BashInput) -> ToolResult:
             f"{body}\n[timed out after {timeout_ms} ms; the command was killed]", True
         )
     code = process.returncode
+    if sandboxed and code == SETUP_FAILED and output.startswith("specwire-sandbox:"):
+        return ToolResult(f"{output}\n[the command did not run]", True)
     return ToolResult(f"{body}\n[exit code {code}]", code != 0)
