@@ -38,6 +38,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from runtime.safety.redaction import redact_data
+
 Clock = Callable[[], datetime]
 
 
@@ -129,7 +131,7 @@ class SessionLog:
 
     def append(self, kind: str, payload: Mapping[str, Any]) -> Event:
         self._seq += 1
-        event = Event(self._seq, kind, iso(self._now()), dict(payload))
+        event = Event(self._seq, kind, iso(self._now()), redact_data(dict(payload)))
         body = {"seq": event.seq, "type": event.type, "at": event.at, "payload": event.payload}
         # Round-trip first, so the seal covers exactly what a reader will parse back.
         body = json.loads(json.dumps(body, ensure_ascii=False))

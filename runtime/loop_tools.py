@@ -11,6 +11,7 @@ never the loop's own kinds, so a tool cannot forge evidence.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from runtime.events import SessionLog
 from runtime.ids import new_tool_use_id
 from runtime.models.types import ToolCall, ToolSpec
+from runtime.safety.redaction import redact, redact_data
 from runtime.seams import Skill
 from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
 
@@ -123,11 +125,17 @@ class ToolRunner:
             self.continuity_dirty = True
 
     def run(self, call: ToolCall) -> ToolResult:
-        """Run one call (its id already assigned), logging the use and the result."""
+        """Run one call (its id already assigned), logging the use and the result.
+
+        A secret value in the input or the result is replaced by its reference's name before
+        the tool or the model sees it, so it cannot travel on into facts, plans or handoffs.
+        """
+        call = ToolCall(call.id, call.name, redact_data(call.input))
         self._session_log.append(
             "tool_use", {"id": call.id, "name": call.name, "input": call.input}
         )
         result = self._invoke(call)
+        result = replace(result, text=redact(result.text))
         self._session_log.append(
             "tool_result",
             {

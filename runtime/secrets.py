@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from runtime.safety.redaction import register_secret
+
 
 class MissingSecretError(RuntimeError):
     pass
@@ -18,6 +20,7 @@ class SecretRef:
         value = os.environ.get(self.env)
         if not value:
             raise MissingSecretError(f"secret ${self.env} is not set in the environment")
+        register_secret(self.env, value)
         return value
 
     def __repr__(self) -> str:  # never print a resolved value

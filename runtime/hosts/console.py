@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from runtime.models import Model, ModelError
 from runtime.models.select import ModelRef, select_spec_model
+from runtime.safety.redaction import redact
 from runtime.seams import LoopOptions
 from runtime.tools import ToolCatalog
 
@@ -15,7 +16,7 @@ PROMPT = "> "
 
 
 def stderr_log(text: str) -> None:
-    sys.stderr.write(text)
+    sys.stderr.write(redact(text))
     sys.stderr.flush()
 
 

@@ -15,6 +15,7 @@ from runtime.models.errors import ModelError, ModelUnavailableError
 from runtime.models.replay import ReplayModel
 from runtime.models.scripted import ScriptedModel
 from runtime.models.types import Model
+from runtime.safety.redaction import register_secret
 from runtime.secrets import SecretRef
 
 MODEL_ENV = "SPECWIRE_MODEL"
@@ -50,6 +51,7 @@ def resolve_model_id(model: ModelRef, *, environ: Mapping[str, str] | None = Non
     value = env.get(model.env, "").strip()
     if not value:
         raise ModelSecretMissingError(model.env)
+    register_secret(model.env, value)
     return value
 
 

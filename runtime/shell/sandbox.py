@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.paths import SPECWIRE_DIRNAME
+from runtime.safety.redaction import looks_secret
 
 UNSANDBOXED_ENV = "SPECWIRE_UNSANDBOXED_BASH"
 EXTRA_ENV_ENV = "SPECWIRE_BASH_ENV"
@@ -32,18 +32,10 @@ SETUP_FAILED = 125
 SYSTEM_READ_EXEC = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full")
 ENV_ALLOWED = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME"})
-_SECRET_NAME = re.compile(
-    r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|DSN|AUTH|COOKIE|SESSION)",
-    re.IGNORECASE,
-)
 
 
 class SandboxUnavailableError(RuntimeError):
     """The ``bash`` tool is listed but no sandbox can be set up on this machine."""
-
-
-def looks_secret(name: str) -> bool:
-    return bool(_SECRET_NAME.search(name))
 
 
 def scrubbed_environment(environ: Mapping[str, str], *, home: Path, tmpdir: Path) -> dict[str, str]:

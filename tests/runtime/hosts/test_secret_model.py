@@ -120,8 +120,15 @@ def test_a_set_secret_model_id_runs_that_model(
     code = HOSTS[target](MODEL_ID, tmp_path)
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "model scripted/from-env" in err
+    # The banner and the session logs name the reference, never its value.
+    assert "model $DEMO_MODEL_ID" in err and "from-env" not in err
     assert "hello" in out
+    logs = list((tmp_path / ".specwire").rglob("*.jsonl"))
+    assert logs
+    for log in logs:
+        text = log.read_text(encoding="utf-8")
+        assert '"model": "$DEMO_MODEL_ID"' in text or "session_start" not in text
+        assert "from-env" not in text
 
 
 @pytest.mark.parametrize("target", HOSTS)
@@ -181,7 +188,7 @@ def test_a_crew_role_model_may_be_a_secret_reference(
     assert "environment variable WRITER_MODEL" in capsys.readouterr().err
     monkeypatch.setenv("WRITER_MODEL", "scripted/writer")
     assert run("writer") == 0
-    assert "crew role writer · model scripted/writer" in capsys.readouterr().err
+    assert "crew role writer · model $WRITER_MODEL" in capsys.readouterr().err
 
 
 def test_resolution_and_selection() -> None:
