@@ -12,9 +12,10 @@
     goals:
     - goal-0001 [open] <title> (<current ?? 0>/<target> <unit>)
 
-``render_continuity_tail`` wraps it in ``<current_plan>`` and adds the ``<requirements_ledger>``
-block; the ledger has priority under the character cap (oldest lines evicted first), and the plan
-is cut with ``[plan truncated to fit the tail cap]``.
+``render_continuity_tail`` frames it in ``<current_plan>`` and adds the
+``<requirements_ledger>`` block (both through ``runtime.safety.framing``, so stored text cannot
+close them); the ledger has priority under the character cap (oldest lines evicted first), and
+the plan is cut with ``[plan truncated to fit the tail cap]``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from runtime.continuity.focus import UserFocus
 from runtime.continuity.goals import Goal, progress
 from runtime.continuity.ledger import LEDGER_TRUNCATED, Requirement
 from runtime.continuity.plans import Plan, UnreadablePlan, render_status
+from runtime.safety.framing import frame, neutralize
 
 TAIL_MAX_CHARS = 4096
+PLAN_TAG = "current_plan"
 PLAN_TRUNCATED = "[plan truncated to fit the tail cap]"
 LEDGER_PREAMBLE = (
     "User requirements preserved verbatim before context compaction — they remain binding even "
@@ -78,11 +81,13 @@ def render_plan_tail(
 
 def _ledger_block(lines: list[str], truncated: bool) -> str:
     body = ([LEDGER_TRUNCATED] if truncated else []) + lines
-    return "\n".join(["<requirements_ledger>", LEDGER_PREAMBLE, *body, "</requirements_ledger>"])
+    return frame("requirements_ledger", body, LEDGER_PREAMBLE)
 
 
 def _fit_ledger(reqs: Sequence[Requirement], truncated: bool, max_chars: int) -> str | None:
-    lines = [f"- ({r.role}, turn {r.turn}) {r.text}" for r in reqs if r.status != "dropped"]
+    lines = [
+        neutralize(f"- ({r.role}, turn {r.turn}) {r.text}") for r in reqs if r.status != "dropped"
+    ]
     if not lines and not truncated:
         return None
     block = _ledger_block(lines, truncated)
@@ -93,15 +98,15 @@ def _fit_ledger(reqs: Sequence[Requirement], truncated: bool, max_chars: int) ->
 
 
 def _fit_plan(plan_tail: str, budget: int) -> str | None:
-    block = f"<current_plan>\n{plan_tail}\n</current_plan>"
+    plan_tail = neutralize(plan_tail)
+    block = frame(PLAN_TAG, plan_tail)
     if len(block) <= budget:
         return block
-    overhead = len("<current_plan>\n\n\n</current_plan>") + len(PLAN_TRUNCATED)
+    overhead = len(frame(PLAN_TAG, "\n")) + len(PLAN_TRUNCATED)
     room = budget - overhead
     if room <= 0:
         return None
-    cut = plan_tail[:room].rstrip()
-    return f"<current_plan>\n{cut}\n{PLAN_TRUNCATED}\n</current_plan>"
+    return frame(PLAN_TAG, [plan_tail[:room].rstrip(), PLAN_TRUNCATED])
 
 
 def render_continuity_tail(
