@@ -3,9 +3,10 @@
 The shell reads and writes only the working directory (minus the state folder, which is
 masked) and a private temp folder; it reads and executes the system folders; it sees an
 environment scrubbed to an allow-list. ``launch.py`` enforces this with a user + mount namespace
-and Landlock. Where that cannot be set up the ``bash`` tool is refused at start-up, unless the
-operator sets ``SPECWIRE_UNSANDBOXED_BASH=1`` (then the shell runs unconfined, with the
-scrubbed environment still applied).
+and Landlock. Where that cannot be set up the ``bash`` tool is refused at start-up. An operator
+who accepts the risk sets ``SPECWIRE_UNSANDBOXED_BASH=1``: the shell then runs unconfined (the
+scrubbed environment still applies, and session-log seals still keep forged lines out of the
+evidence).
 """
 
 from __future__ import annotations
@@ -135,14 +136,24 @@ def unsandboxed_opt_in(environ: Mapping[str, str] | None = None) -> bool:
 def require_sandbox(workspace: Path) -> bool:
     """True when the shell will be sandboxed; False when the operator opted out.
 
-    Raises ``SandboxUnavailableError`` when no sandbox can be set up and nobody opted out.
+    ``SPECWIRE_UNSANDBOXED_BASH=1`` runs the shell unconfined (a one-line warning says so).
+    Otherwise raises ``SandboxUnavailableError`` when no sandbox can be set up here.
     """
+    if unsandboxed_opt_in():
+        _warn_unsandboxed()
+        return False
     reason = _cached_probe(workspace.resolve())
     if reason is None:
         return True
-    if unsandboxed_opt_in():
-        return False
     raise SandboxUnavailableError(
         f"the bash tool needs a sandbox and none can be set up here ({reason}); remove bash "
         f"from the spec's tools, or set {UNSANDBOXED_ENV}=1 to run it unconfined"
+    )
+
+
+@functools.cache
+def _warn_unsandboxed() -> None:
+    sys.stderr.write(
+        f"warning: {UNSANDBOXED_ENV}=1: the bash tool runs without a sandbox; it can read and "
+        "write anything this user can, including the agent's memory and session logs\n"
     )
