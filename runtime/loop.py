@@ -45,6 +45,7 @@ from runtime.models.types import (
     ToolResultMessage,
     UserMessage,
 )
+from runtime.safety.redaction import redact
 from runtime.seams import (
     ContinuitySeam,
     HandoffInput,
@@ -257,7 +258,9 @@ class _Session:
 
     def converse(self, messages: Iterator[str], *, single_turn: bool) -> StopReason:
         for raw in messages:
-            text = raw.strip()
+            # A secret value typed by a person is replaced by its name before anything sees it:
+            # the model, the ledger and handoff on disk, the captured facts.
+            text = redact(raw).strip()
             if not text:
                 continue
             prompt = text
