@@ -47,17 +47,20 @@ def main() -> int:
     rows: list[tuple[str, str, float, float]] = []
     for command in COMMANDS:
         parsed = BashInput(command=command)
+
+        def tool(parsed: BashInput = parsed) -> object:
+            return run_bash(work, parsed)
+
+        def bare_shell(command: str = command) -> object:
+            argv = [shell_path(), "-c", command]
+            return subprocess.run(argv, cwd=work, capture_output=True, check=False)
+
         os.environ.pop(UNSANDBOXED_ENV, None)
-        sandboxed = timed(lambda: run_bash(work, parsed), args.calls)  # noqa: B023
+        sandboxed = timed(tool, args.calls)
         os.environ[UNSANDBOXED_ENV] = "1"
-        unconfined = timed(lambda: run_bash(work, parsed), args.calls)  # noqa: B023
+        unconfined = timed(tool, args.calls)
         os.environ.pop(UNSANDBOXED_ENV, None)
-        bare = timed(
-            lambda: subprocess.run(
-                [shell_path(), "-c", command], cwd=work, capture_output=True, check=False
-            ),  # noqa: B023
-            args.calls,
-        )
+        bare = timed(bare_shell, args.calls)
         for label, samples in (
             ("sandboxed", sandboxed),
             ("unconfined", unconfined),
