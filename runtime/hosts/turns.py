@@ -19,7 +19,7 @@ from runtime.events import SessionLog
 from runtime.hosts.console import stderr_log, stdout_line
 from runtime.hosts.types import TurnSetup
 from runtime.loop import LoopResult, run_chat_loop
-from runtime.loop_history import history_from_log
+from runtime.loop.history import history_from_log
 from runtime.models import Model
 
 _ROUTED = re.compile(r"^\s*([^\s:]+)\s*:\s*(.*?)\s*$", re.DOTALL)

@@ -9,7 +9,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Literal
 
-from runtime.loop_commands import HOST_COMMANDS
+from runtime.loop.commands import HOST_COMMANDS
 from runtime.paths import SPECWIRE_DIRNAME
 from runtime.seams import Skill, SlashCommand
 from runtime.skills.frontmatter import split_front_matter

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from continuity_support import SESSION, make_store
 
-from runtime.loop_prompt import handoff_block, recalled_memory_block, skills_block
+from runtime.loop.prompt import handoff_block, recalled_memory_block, skills_block
 from runtime.safety.framing import frame, neutralize
 from runtime.seams import HandoffInput, LedgerEntry, Skill
 

@@ -24,7 +24,7 @@ from loop_support import (
 
 from runtime.events import SessionLog
 from runtime.loop import LoopResult, run_chat_loop
-from runtime.loop_history import ConversationHistory, HistoryTurn, history_from_log
+from runtime.loop.history import ConversationHistory, HistoryTurn, history_from_log
 from runtime.models import (
     AssistantMessage,
     Model,

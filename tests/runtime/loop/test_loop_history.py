@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from runtime.events import SessionLog
 from runtime.loop import LoopResult, run_chat_loop
-from runtime.loop_history import (
+from runtime.loop.history import (
     NO_RESULT_TEXT,
     ConversationHistory,
     HistoryTurn,

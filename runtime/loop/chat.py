@@ -22,21 +22,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.events import SessionLog
-from runtime.loop_commands import help_text, parse_command, unknown_command_text
-from runtime.loop_context import (
+from runtime.loop.commands import help_text, parse_command, unknown_command_text
+from runtime.loop.context import (
     DEFAULT_CONTEXT_MAX_CHARS,
     DEFAULT_CONTEXT_MAX_MESSAGES,
     ContextWindow,
 )
-from runtime.loop_history import ConversationHistory
-from runtime.loop_prompt import (
+from runtime.loop.history import ConversationHistory
+from runtime.loop.prompt import (
     blocks_payload,
     continuity_tail_block,
     handoff_block,
     recalled_memory_block,
     skills_block,
 )
-from runtime.loop_tools import ToolRunner, skill_tool
+from runtime.loop.tools import ToolRunner, skill_tool
 from runtime.models.types import (
     AssistantMessage,
     Model,
@@ -99,7 +99,7 @@ def run_chat_loop(
     ``inputs`` is an iterable of messages or a callable returning the next one (``None`` or
     ``EOFError`` at the end). ``output`` receives each reply; ``log`` receives diagnostic lines
     (each ending in a newline). ``history`` seeds earlier turns of the conversation (see
-    ``runtime.loop_history``); new turns are numbered after its last turn.
+    ``runtime.loop.history``); new turns are numbered after its last turn.
     """
     if max_tool_rounds < 0:
         raise ValueError("max_tool_rounds must be >= 0")

@@ -3,7 +3,7 @@
 Messages are grouped by turn. When the window overflows, whole turns are evicted oldest first
 (so a tool result never loses the call it answers); the current turn is never evicted. The user
 message of each evicted turn is handed back so the loop can log it and pin it verbatim in the
-requirements ledger. Turns seeded from a session log (``runtime.loop_history``) carry their tool
+requirements ledger. Turns seeded from a session log (``runtime.loop.history``) carry their tool
 rounds too and are sized and evicted exactly like live ones.
 """
 
