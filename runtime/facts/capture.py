@@ -3,6 +3,8 @@
 A turn starts at each non-synthetic ``user_message``; synthetic user messages and tool results
 stay inside the turn they belong to. Each turn yields at most one candidate: the first non-empty
 line of the turn's final ``assistant_message``, whitespace collapsed, cut to 240 characters.
+A leading acknowledgement ("Noted:", "OK,", "Got it.") is dropped from it; a line that is only
+acknowledgements, a question, or a restatement of the question the person asked is no fact.
 
 Turns about the agent's own memory yield nothing: a turn that called ``Remember`` or
 ``MemoryForget`` (the fact was stored, or deliberately removed, already: capturing the reply
@@ -36,6 +38,7 @@ true, memory and continuity tools excluded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +56,39 @@ AUTO_CAPTURE_TAG = "auto-capture"
 MEMORY_MATCH_K = 20
 # The facts tools that store or remove a fact themselves: a turn calling one is never captured.
 FACT_WRITING_TOOL_NAMES: frozenset[str] = frozenset({"Remember", "MemoryForget"})
+# A reply opening with an acknowledgement ("Noted: …") is captured without it; a reply that is
+# nothing but acknowledgements ("OK, thanks!") is not captured at all.
+_ACK_PREFIX = re.compile(
+    r"^\s*(noted|ok|okay|sure|got it|understood|will do|thanks|thank you|alright|great)"
+    r"\s*[:,.!—–-]\s*",
+    re.IGNORECASE,
+)
+_ACK_WORDS = frozenset(
+    [
+        "ok",
+        "okay",
+        "thanks",
+        "thank",
+        "you",
+        "noted",
+        "sure",
+        "great",
+        "cool",
+        "got",
+        "it",
+        "understood",
+        "will",
+        "do",
+        "done",
+        "yes",
+        "no",
+        "alright",
+        "fine",
+        "perfect",
+        "sounds",
+        "good",
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +107,8 @@ class Turn:
     slash_command: bool = False
     # Whether the model produced anything yet (an assistant message, a tool use or result).
     answered: bool = False
+    # What the person typed to open the turn.
+    user_text: str = ""
 
     @property
     def about_memory(self) -> bool:
@@ -88,7 +126,7 @@ def split_turns(events: Iterable[Event]) -> list[Turn]:
     for event in events:
         payload = event.payload
         if event.type == "user_message" and payload.get("synthetic") is not True:
-            turns.append(Turn())
+            turns.append(Turn(user_text=_text(payload.get("text"))))
         elif not turns:
             continue
         elif event.type == "user_message":  # synthetic: before any model output, a command
@@ -129,6 +167,27 @@ def first_line(text: str) -> str | None:
         if collapsed:
             return collapsed
     return None
+
+
+def without_acknowledgement(line: str) -> str | None:
+    """The line after a leading "Noted:" / "OK," / "Got it." …; None when nothing else is said."""
+    rest = line
+    while (match := _ACK_PREFIX.match(rest)) is not None:
+        rest = rest[match.end() :]
+    words = re.findall(r"[\w']+", fold(rest))
+    if not words or all(word in _ACK_WORDS for word in words):
+        return None
+    return rest
+
+
+def echoes_a_question(line: str, user_text: str) -> bool:
+    """Whether the line is a question, or restates the question the person asked."""
+    if line.rstrip().endswith("?"):
+        return True
+    question = collapse_whitespace(user_text)
+    if not question.endswith("?"):
+        return False
+    return contains_memory(line, question.rstrip("?"))
 
 
 def recalled_lines(events: Iterable[Event]) -> list[str]:
@@ -191,7 +250,8 @@ def durable_facts(
         if turn.about_memory or turn.slash_command:
             continue
         line = first_line(turn.final_answer) if turn.final_answer else None
-        if line is None:
+        line = without_acknowledgement(line) if line is not None else None
+        if line is None or echoes_a_question(line, turn.user_text):
             continue
         if any(contains_memory(line, memory) for memory in recalled):
             continue

@@ -144,7 +144,8 @@ def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[T
             name="Remember",
             description=(
                 "Store a durable fact for future sessions (a preference, a decision, a detail "
-                "about the user or the project). Keep it to one self-contained sentence."
+                "about the user or the project). Keep it to one self-contained sentence. "
+                "Remembering a fact already stored (same text) keeps the one copy."
             ),
             input_model=RememberInput,
             handler=_guarded("Remember", _remember_handler(store, ttl_ms)),
@@ -154,7 +155,7 @@ def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[T
             name="Recall",
             description=(
                 "Search the facts remembered in earlier sessions. Returns the best matches "
-                "with their scores."
+                "with their relevance relative to the best one (1.00)."
             ),
             input_model=RecallInput,
             handler=_guarded("Recall", _recall_handler(store, recall_k)),
@@ -181,7 +182,7 @@ def _remember_handler(store: FactStore, default_ttl_ms: int | None) -> ToolHandl
         if args.ttlDays is not None:
             ttl_ms = ttl_days_to_ms(args.ttlDays)
         try:
-            fact = store.remember(
+            fact, created = store.remember_if_new(
                 args.text,
                 args.tags or (),
                 ttl_ms=ttl_ms,
@@ -189,6 +190,8 @@ def _remember_handler(store: FactStore, default_ttl_ms: int | None) -> ToolHandl
             )
         except StoreError as exc:
             return ToolResult(f"Remember: {exc}", is_error=True)
+        if not created:
+            return ToolResult(f"already remembered ({fact.id}){_tags(fact)}: {fact.text}")
         return ToolResult(render_remembered(fact))
 
     return handle
@@ -203,8 +206,14 @@ def _recall_handler(store: FactStore, recall_k: int) -> ToolHandler:
                 return ToolResult(f'no memories matched "{query}" (store size: {store.size()})')
         except StoreError as exc:
             return ToolResult(f"Recall: {exc}", is_error=True)
-        lines = [f'{len(hits)} memory match(es) for "{query}":']
-        lines += [f"  • ({hit.score:.2f}) {_line(hit.fact)}{_tags(hit.fact)}" for hit in hits]
+        lines = [f'{len(hits)} memory match(es) for "{query}" (relevance, best = 1.00):']
+        # Raw BM25 has no fixed scale (tiny in a small store), so scores are shown relative
+        # to the best match.
+        best = max(hit.score for hit in hits) or 1.0
+        lines += [
+            f"  • ({_relevance(hit.score / best)}) {_line(hit.fact)}{_tags(hit.fact)}"
+            for hit in hits
+        ]
         return ToolResult("\n".join(lines))
 
     return handle
@@ -247,6 +256,10 @@ def _guarded(name: str, handler: ToolHandler) -> ToolHandler:
             return ToolResult(f"{name}: internal error ({type(exc).__name__}): {exc}", True)
 
     return handle
+
+
+def _relevance(ratio: float) -> str:
+    return f"{ratio:.2f}" if ratio >= 0.005 else "<0.01"
 
 
 def render_remembered(fact: Fact) -> str:

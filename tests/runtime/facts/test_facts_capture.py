@@ -350,7 +350,8 @@ def test_a_reply_quoting_recalled_memory_does_not_snowball(
     tool(second, "tu_region")
     assistant(second, "The region is eu-west-1.", 2)
     assert capture(store, tmp_path, SESSION_2) == 1
-    assert texts(store) == [NOTE, "The region is eu-west-1."]
+    # The acknowledgement ("Noted: ") is not part of the fact.
+    assert texts(store) == [NOTE.removeprefix("Noted: "), "The region is eu-west-1."]
     assert store.list_facts()[1].fact.provenance == Provenance(SESSION_2, ("tu_region",))
     assert capture(store, tmp_path, SESSION_2) == 0
 
@@ -527,13 +528,14 @@ def test_sessions_of_the_scripted_model_do_not_accumulate_memory_copies(
     question = "Size the market for agent memory in 2026."
     first = run_session(layout, clock, SESSION, [question])
     assert first == ["Noted: Size the market for agent memory in 2026."]
-    assert stored_texts(layout, clock) == first
+    stored = ["Size the market for agent memory in 2026."]
+    assert stored_texts(layout, clock) == stored
     second = run_session(layout, clock, SESSION_2, [question, "What about Europe?"])
     # Every reply of a session with recalled memory quotes it, so none of them is new memory.
     assert [reply.count("From memory:") for reply in second] == [1, 1]
     third = run_session(layout, clock, SESSION_3, [question])
     assert "From memory:" in third[0]
-    assert stored_texts(layout, clock) == first
+    assert stored_texts(layout, clock) == stored
 
 
 def test_slash_command_prompts_are_not_captured_end_to_end(
@@ -551,4 +553,23 @@ def test_slash_command_prompts_are_not_captured_end_to_end(
         layout, clock, SESSION, ["/triage printer on fire", "hello there"], {"triage": command}
     )
     assert replies[0] == "Noted: Triage this ticket: printer on fire. Reply with a severity."
-    assert stored_texts(layout, clock) == ["Noted: hello there."]
+    assert stored_texts(layout, clock) == ["hello there."]
+
+
+def test_acknowledgements_and_questions_are_not_facts(
+    tmp_path: Path, store: FactStore, clock: FakeClock
+) -> None:
+    log = SessionLog(tmp_path, SESSION, now=clock)
+    exchanges = [
+        ("the deploy target is Kubernetes", "Noted: the deploy target is Kubernetes."),
+        ("what is the billing plan?", "Noted: what is the billing plan."),
+        ("ok thanks", "Noted: ok thanks."),
+        ("great", "OK, great!"),
+        ("which region?", "Which region do you mean?"),
+        ("Sure Corp is our vendor", "Sure Corp is our vendor."),
+    ]
+    for turn, (said, reply) in enumerate(exchanges, start=1):
+        user(log, said, turn)
+        assistant(log, reply, turn)
+    assert capture(store, tmp_path, SESSION) == 2
+    assert texts(store) == ["the deploy target is Kubernetes.", "Sure Corp is our vendor."]
