@@ -195,7 +195,10 @@ def _wire_tiers(
         wired.tools.extend(continuity.tools)
         wired.options["continuity"] = continuity.seam
 
-    _wire_skills_and_commands(wired, deps, facts_on=facts_on, continuity_on=continuity_on)
+    plans_on = continuity_on and parsed.continuity is not None and parsed.continuity.plan
+    _wire_skills_and_commands(
+        wired, deps, facts_on=facts_on, continuity_on=continuity_on, plans_on=plans_on
+    )
 
     if deps.append_event is not None:
         wired.tools = [_teeing(tool, deps.append_event) for tool in wired.tools]
@@ -225,19 +228,27 @@ def _build_continuity(
 
 
 def _wire_skills_and_commands(
-    wired: WiredMemory, deps: MemoryDeps, *, facts_on: bool, continuity_on: bool
+    wired: WiredMemory,
+    deps: MemoryDeps,
+    *,
+    facts_on: bool,
+    continuity_on: bool,
+    plans_on: bool,
 ) -> None:
     from runtime.skills.loader import (
-        CONTINUITY_COMMANDS,
         FACTS_COMMANDS,
+        FOCUS_COMMANDS,
+        PLAN_COMMANDS,
         load_commands,
         load_skills,
     )
 
     home_dir = deps.home_dir if deps.home_dir is not None else Path.home()
     builtin_skills = {"continuity"} if continuity_on else set()
-    allowed_commands = (CONTINUITY_COMMANDS if continuity_on else frozenset()) | (
-        FACTS_COMMANDS if facts_on else frozenset()
+    allowed_commands = (
+        (FOCUS_COMMANDS if continuity_on else frozenset())
+        | (PLAN_COMMANDS if plans_on else frozenset())
+        | (FACTS_COMMANDS if facts_on else frozenset())
     )
     skills = load_skills(builtin_skills, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)
     commands = load_commands(allowed_commands, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)

@@ -22,7 +22,10 @@ Warn = Callable[[str], None]
 RESERVED_COMMANDS = frozenset(HOST_COMMANDS)
 
 # Builtin commands by the feature that must be on for them to be offered.
-CONTINUITY_COMMANDS = frozenset({"plan", "focus", "next", "handoff", "clear-plan", "clear-focus"})
+FOCUS_COMMANDS = frozenset({"focus", "clear-focus"})
+# These drive the plan tools, so they are offered only when plans are wired.
+PLAN_COMMANDS = frozenset({"plan", "next", "handoff", "clear-plan"})
+CONTINUITY_COMMANDS = FOCUS_COMMANDS | PLAN_COMMANDS
 FACTS_COMMANDS = frozenset({"forget"})
 
 

@@ -108,8 +108,10 @@ def test_continuity_alone_offers_no_forget_command(tmp_path: Path) -> None:
 
 def test_plan_off_registers_only_focus_and_clear(tmp_path: Path) -> None:
     fragment = {"spec_name": "cont", "continuity": {**CONTINUITY_ON, "plan": False}}
-    _, catalog, _ = wire(tmp_path, fragment)
+    wired, catalog, _ = wire(tmp_path, fragment)
     assert catalog.names() == ["FocusRead", "FocusWrite", "MemoryClear"]
+    # The plan commands would point at tools that are not registered.
+    assert sorted(wired.options["slash_commands"]) == ["clear-focus", "focus"]
 
 
 def test_project_and_home_overrides_take_precedence(tmp_path: Path) -> None:
