@@ -989,6 +989,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
         parser.error("--cold-runs must be at least 1")
     if args.fsync_sample is not None and args.fsync_sample < 1:
         parser.error("--fsync-sample must be at least 1")
+    if args.dir is not None and not Path(args.dir).is_dir():
+        parser.error(f"--dir {args.dir}: not an existing directory")
     preset: dict[str, Any] = QUICK if args.quick else DEFAULT
     return Config(
         sizes=args.sizes or preset["sizes"],

@@ -135,6 +135,10 @@ def test_a_bad_argument_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "usage:" in done.stderr and "Traceback" not in done.stderr
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_aborts_the_session_and_still_tears_it_down(tmp_path: Path) -> None:
     agent, work = setup(tmp_path)
     environ = {k: v for k, v in os.environ.items() if not k.startswith("SPECWIRE_")}
@@ -146,6 +150,9 @@ def test_ctrl_c_aborts_the_session_and_still_tears_it_down(tmp_path: Path) -> No
         stderr=subprocess.PIPE,
         text=True,
         env=environ,
+        # A person's terminal delivers Ctrl-C; pytest run as a background job ignores SIGINT,
+        # and the child would inherit that.
+        preexec_fn=_default_sigint,
     )
     sessions = work / ".specwire" / "sessions"
     deadline = time.monotonic() + 30
