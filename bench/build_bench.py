@@ -47,7 +47,7 @@ import tempfile
 import time
 import venv
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,6 +241,12 @@ class Timing:
         }
 
 
+def _ratio(ours: float, theirs: float) -> float | None:
+    if math.isnan(ours) or math.isnan(theirs) or theirs <= 0:
+        return None
+    return round(ours / theirs, 3)
+
+
 def _round(value: float) -> float | None:
     return None if math.isnan(value) else round(value, 1)
 
@@ -418,6 +424,10 @@ class Config:
     python: str
 
 
+# Given a fresh run dir: the command, and the folder it must write a .py file into (or None).
+Builder = Callable[[Path], tuple[list[str | Path], Path | None]]
+
+
 @dataclass
 class Row:
     section: str
@@ -495,12 +505,20 @@ class Bench:
         return run
 
     def _once(
-        self, timing: Timing, build: Any, *, record: bool = True, **extra_env: str
+        self,
+        timing: Timing,
+        build: Builder,
+        *,
+        record: bool = True,
+        extra_env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str] | None:
-        """Run ``build(run_dir) -> (cmd, check_path)`` once in a fresh run dir, into ``timing``."""
+        """Run ``build(run_dir) -> (cmd, folder)`` once in a fresh run dir, into ``timing``.
+
+        When ``folder`` is not None, the run counts only if it wrote a ``.py`` file there.
+        """
         run = self._run_dir()
         cmd, check = build(run)
-        env = fresh_env(self.base_env, run / "cache", **extra_env)
+        env = fresh_env(self.base_env, run / "cache", **(extra_env or {}))
         result = run_timed(cmd, cwd=run / "cwd", env=env)
         if result.error is None and check is not None and not has_python_file(check):
             result = Run(result.wall_ms, result.cpu_ms, result.done, "no .py file written")
@@ -525,7 +543,8 @@ class Bench:
     def _loaded_modules(self, *args: str) -> tuple[list[str] | None, str | None]:
         """Which of REPORTED_MODULES ``codegen ARGS`` imports (None when it could not tell)."""
         run = self._run_dir()
-        cmd = [self.python, "-c", _LOADED_PROBE, ",".join(REPORTED_MODULES), self.codegen, *args]
+        cmd: list[str | Path] = [self.python, "-c", _LOADED_PROBE, ",".join(REPORTED_MODULES)]
+        cmd += [self.codegen, *args]
         env = fresh_env(self.base_env, run / "cache")
         result = run_timed(cmd, cwd=run / "cwd", env=env)
         shutil.rmtree(run, ignore_errors=True)
@@ -552,7 +571,7 @@ class Bench:
         def codegen(run: Path) -> tuple[list[str | Path], Path]:
             return [self.codegen, "build", spec, "--out", run / "out"], run / "out"
 
-        tools: list[tuple[str, str, Any]] = [("codegen", f"codegen build {ONE_SPEC}", codegen)]
+        tools: list[tuple[str, str, Builder]] = [("codegen", f"codegen build {ONE_SPEC}", codegen)]
         if peers.status == "ok":
             dmcg = peers.command(PEERS[0])
             opc = peers.command(PEERS[1])
@@ -605,7 +624,11 @@ class Bench:
                 continue
             row = ratio_row(section, measure, ours, theirs, RATIO_GOAL)
             self.rows.append(row)
-            ratios[peer.command] = {"wall": row.median, "cpu": row.cpu, "goal": RATIO_GOAL}
+            ratios[peer.command] = {
+                "wall": _ratio(ours.median_ms, theirs.median_ms),
+                "cpu": _ratio(ours.cpu_median_ms, theirs.cpu_median_ms),
+                "goal": RATIO_GOAL,
+            }
         self.details["one_input"] = {
             "timings": {key: timing.summary() for key, timing in timings.items()},
             "ratios": ratios,
@@ -721,7 +744,11 @@ class Bench:
             self.rows.append(share)
             details[f"fresh{suffix}"] = fresh.summary()
             details[f"unchanged{suffix}"] = unchanged.summary()
-            details[f"unchanged_over_fresh{suffix}"] = share.median or None
+            details[f"unchanged_over_fresh{suffix}"] = {
+                "wall": _ratio(unchanged.median_ms, fresh.median_ms),
+                "cpu": _ratio(unchanged.cpu_median_ms, fresh.cpu_median_ms),
+                "goal": UNCHANGED_GOAL,
+            }
         if not supports_jobs:
             self.rows.append(
                 Row(section, "build --jobs N", note="not offered by `codegen build --help` yet")
@@ -734,7 +761,7 @@ class Bench:
         section = f"bundle ({ONE_SPEC}), full process, median of {self.config.repeats}"
         bundles = self.work / "bundle"
         built_env = fresh_env(self.base_env, self.work / "bundle-cache")
-        cmd = [self.codegen, "build", EXAMPLES / ONE_SPEC, "--out", bundles]
+        cmd: list[str | Path] = [self.codegen, "build", EXAMPLES / ONE_SPEC, "--out", bundles]
         error = run_timed(cmd, cwd=self.work, env=built_env).error
         agent = bundles / Path(ONE_SPEC).stem / "agent.py"
         if error is not None or not agent.exists():
@@ -755,10 +782,10 @@ class Bench:
             return [self.python, agent, "--message", "hello"], None
 
         self._once(floor, interpreter, record=False)
-        self._once(fresh, agent_run, record=False, **scripted)
+        self._once(fresh, agent_run, record=False, extra_env=scripted)
         for _ in range(self.config.repeats):
             self._once(floor, interpreter)
-            self._once(fresh, agent_run, **scripted)
+            self._once(fresh, agent_run, extra_env=scripted)
             env = fresh_env(self.base_env, self.work / "reused-cache", **scripted)
             again.add(run_timed([self.python, agent, "--message", "hello"], cwd=reused, env=env))
         self.rows.append(

@@ -1,13 +1,16 @@
-"""JSON-in-YAML: the store's YAML files are written as pretty-printed, key-sorted JSON.
+"""The store's YAML files: written as pretty-printed, key-sorted JSON, read as any YAML.
 
-JSON is valid YAML 1.2, so ``goals.yaml`` and plan frontmatter stay readable by any YAML tool
-while the runtime needs no YAML library. Reading accepts exactly that subset.
+JSON is valid YAML 1.2, so what the store writes stays readable by any YAML tool and is read back
+without a YAML library; a person may rewrite ``goals.yaml`` or a plan's front matter as ordinary
+block YAML (``runtime.yaml_text``), and the store reads that too.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from runtime.yaml_text import load_yaml_mapping
 
 FENCE = "---"
 
@@ -17,18 +20,15 @@ def dump_data(data: Any) -> str:
 
 
 def load_mapping(text: str) -> dict[str, Any]:
-    """Parse a JSON object; raise ValueError when the text is not one."""
-    raw = json.loads(text)
-    if not isinstance(raw, dict):
-        raise ValueError("expected a mapping")
-    return raw
+    """Parse a YAML mapping; raise ValueError (with the line) when the text is not one."""
+    return load_yaml_mapping(text)
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
-    """Split ``---\\n<json>\\n---\\n<body>``.
+    """Split a ``---`` fenced YAML front matter from the body after it.
 
     Raise ValueError with a short reason a person can act on (line numbers count from the top
-    of the file) when the front matter is missing or is not a JSON object.
+    of the file) when the front matter is missing or is not a YAML mapping.
     """
     lines = text.lstrip("\ufeff").split("\n")
     if not lines or lines[0].strip() != FENCE:
@@ -36,14 +36,9 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     for end in range(1, len(lines)):
         if lines[end].strip() == FENCE:
             try:
-                raw = json.loads("\n".join(lines[1:end]))
-            except json.JSONDecodeError as exc:
-                raise ValueError(
-                    f"front matter is not valid JSON at line {exc.lineno + 1}, "
-                    f"column {exc.colno}: {exc.msg}"
-                ) from None
-            if not isinstance(raw, dict):
-                raise ValueError("the front matter is not a JSON object")
+                raw = load_yaml_mapping("\n".join(lines[1:end]), first_line=2)
+            except ValueError as exc:
+                raise ValueError(f"front matter {exc}") from None
             return raw, "\n".join(lines[end + 1 :])
     raise ValueError("the front matter has no closing --- line")
 

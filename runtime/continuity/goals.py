@@ -103,7 +103,7 @@ def goal_from_data(raw: Mapping[str, Any]) -> Goal | None:
     unit = raw.get("unit")
     return Goal(
         id=goal_id,
-        title=title,
+        title=" ".join(title.split()),  # a folded YAML title ends with a newline
         status=cast(GoalStatus, status) if status in GOAL_STATUSES else "open",
         created_at=str(raw.get("createdAt", "")),
         updated_at=str(raw.get("updatedAt", "")),
@@ -133,13 +133,13 @@ def render_goals(goals: Sequence[Goal]) -> str:
 
 
 def parse_goals(text: str) -> list[Goal]:
-    """Parse goals.yaml; raise ValueError when it is not the store's JSON-in-YAML shape."""
+    """Parse goals.yaml (any YAML); raise ValueError when it is not a mapping with goals."""
     if not text.strip():
         return []
     raw = load_mapping(text)
     items = raw.get("goals", [])
     if not isinstance(items, list):
-        raise ValueError("goals.yaml: `goals` must be a list")
+        raise ValueError("has a `goals` entry that is not a list")
     return [g for g in (goal_from_data(i) for i in items if isinstance(i, Mapping)) if g]
 
 

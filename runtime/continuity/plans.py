@@ -1,4 +1,4 @@
-"""Plan files: ``plans/plan-NNNN-<slug>.md`` with JSON-in-YAML frontmatter and step lines.
+"""Plan files: ``plans/plan-NNNN-<slug>.md`` with YAML front matter and step lines.
 
 ::
 
@@ -205,7 +205,7 @@ def parse_plan(text: str, *, file_id: str | None = None, file_slug: str | None =
     return Plan(
         id=plan_id,
         slug=slug if isinstance(slug, str) and slug else "plan",
-        title=title if isinstance(title, str) else plan_id,
+        title=" ".join(title.split()) if isinstance(title, str) and title.strip() else plan_id,
         created_at=str(meta.get("createdAt", "")),
         updated_at=str(meta.get("updatedAt", "")),
         steps=tuple(steps),

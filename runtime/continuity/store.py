@@ -6,7 +6,7 @@ Files live in one scope directory (``<root>/state/<spec>/``, or
     focus.md                      focus note, active-plan mirror, requirements ledger
     plans/plan-NNNN-<slug>.md     one plan per file
     plans/ACTIVE                  the active plan's id (the authority)
-    goals.yaml                    goals (JSON-in-YAML)
+    goals.yaml                    goals (YAML; written as JSON)
     handoff.md                    the note the last session left
     .lock                         held by mutations only
 
@@ -575,8 +575,8 @@ class ContinuityStore:
             return parse_goals(text)
         except ValueError as exc:
             raise StoreError(
-                f"{self._relative(self.goals_path)} is not in the store's format (JSON-in-YAML "
-                f"{{version: 1, goals: [...]}}): {exc} — fix it by hand; nothing was changed"
+                f"{self._relative(self.goals_path)} {exc} (expected a mapping with a `goals:` "
+                "list) — fix it by hand; nothing was changed"
             ) from None
 
     def get_goal(self, goal_id: str) -> Goal:

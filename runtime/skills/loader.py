@@ -55,7 +55,15 @@ def _read(entry: Traversable, warn: Warn) -> str | None:
         return None
 
 
-def _skill_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, str]]:
+def _front_matter(entry: Traversable, text: str, warn: Warn) -> tuple[dict[str, str], str] | None:
+    try:
+        return split_front_matter(text)
+    except ValueError as exc:
+        warn(f"[skills] skipped {entry}: its front matter {exc}\n")
+        return None
+
+
+def _skill_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, dict[str, str], str]]:
     skills = root.joinpath("skills")
     if not skills.is_dir():
         return
@@ -63,11 +71,12 @@ def _skill_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, str]]:
         skill_file = entry.joinpath("SKILL.md")
         if entry.is_dir() and skill_file.is_file():
             text = _read(skill_file, warn)
-            if text is not None:
-                yield entry.name, text
+            parsed = _front_matter(skill_file, text, warn) if text is not None else None
+            if parsed is not None:
+                yield entry.name, *parsed
 
 
-def _command_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, str]]:
+def _command_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, dict[str, str], str]]:
     commands = root.joinpath("commands")
     if not commands.is_dir():
         return
@@ -79,17 +88,16 @@ def _command_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, str]]:
             warn(f"[skills] skipped {entry}: /{name} is answered by the host itself\n")
             continue
         text = _read(entry, warn)
-        if text is not None:
-            yield name, text
+        parsed = _front_matter(entry, text, warn) if text is not None else None
+        if parsed is not None:
+            yield name, *parsed
 
 
-def _skill(name: str, text: str, source: Source) -> Skill:
-    fields, body = split_front_matter(text)
+def _skill(name: str, fields: dict[str, str], body: str, source: Source) -> Skill:
     return Skill(fields.get("name", name), fields.get("description", ""), body, source)
 
 
-def _command(name: str, text: str, source: Source) -> SlashCommand:
-    fields, body = split_front_matter(text)
+def _command(name: str, fields: dict[str, str], body: str, source: Source) -> SlashCommand:
     return SlashCommand(
         name, fields.get("description", ""), fields.get("argument-hint", ""), body, source
     )
@@ -103,13 +111,13 @@ def load_skills(
     An override with an empty body disables the skill. The result is sorted by name.
     """
     found: dict[str, Skill] = {
-        name: _skill(name, text, "builtin")
-        for name, text in _skill_files(_builtin_root(), warn)
+        name: _skill(name, fields, body, "builtin")
+        for name, fields, body in _skill_files(_builtin_root(), warn)
         if name in builtin
     }
     for source, root in _override_roots(home_dir, cwd):
-        for name, text in _skill_files(root, warn):
-            found[name] = _skill(name, text, source)
+        for name, fields, body in _skill_files(root, warn):
+            found[name] = _skill(name, fields, body, source)
     return [found[name] for name in sorted(found) if found[name].body.strip()]
 
 
@@ -119,11 +127,11 @@ def load_commands(
     """Builtin commands gated by ``allowed_builtin``; home and project commands are never
     filtered and override builtins by name. Sorted by name."""
     found: dict[str, SlashCommand] = {
-        name: _command(name, text, "builtin")
-        for name, text in _command_files(_builtin_root(), warn)
+        name: _command(name, fields, body, "builtin")
+        for name, fields, body in _command_files(_builtin_root(), warn)
         if name in allowed_builtin
     }
     for source, root in _override_roots(home_dir, cwd):
-        for name, text in _command_files(root, warn):
-            found[name] = _command(name, text, source)
+        for name, fields, body in _command_files(root, warn):
+            found[name] = _command(name, fields, body, source)
     return {name: found[name] for name in sorted(found)}

@@ -12,11 +12,14 @@ from runtime.continuity.frontmatter import split_frontmatter
 from runtime.continuity.store import ContinuityStore
 from runtime.continuity.tools import continuity_tools
 from runtime.errors import StoreError
+from runtime.safety.framing import neutralize
 from runtime.seams import HandoffInput
 from runtime.tools import ToolResult
 
 PATH = "state/demo/plans/plan-0001-ship.md"
-REASON = "front matter is not valid JSON at line 4, column 9: Expecting value"
+REASON = (
+    "front matter is not valid YAML at line 5, column 4: expected ',' or '}', but got '<scalar>'"
+)
 BROKEN = f"plan-0001 is unreadable: {REASON}; fix {PATH} or move it away"
 BROKEN_ACTIVE = f"plan-0001 (active) is unreadable: {REASON}; fix {PATH} or move it away"
 
@@ -32,10 +35,10 @@ class Kit:
 
 
 def _break(store: ContinuityStore, plan_id: str = "plan-0001") -> tuple[Path, bytes]:
-    """Break the plan's front matter JSON the way a person editing by hand would."""
+    """Break the plan's front matter the way a person editing by hand would (a lost quote)."""
     path = next(store.plans_dir.glob(f"{plan_id}-*.md"))
     text = path.read_text()
-    broken = text.replace(f'"id": "{plan_id}",', f'"id": {plan_id},')
+    broken = text.replace(f'"id": "{plan_id}",', f'"id": "{plan_id},')
     assert broken != text
     path.write_text(broken)
     return path, path.read_bytes()
@@ -102,7 +105,7 @@ def test_focus_read_tail_and_handoff_report_the_broken_active_plan(kit: Kit) -> 
     assert focus.text == f"focus: (no focus set)\nactive plan: {BROKEN}"
     assert kit.store.render_plan_tail() == BROKEN_ACTIVE
     assert kit.store.render_continuity_tail() == (
-        f"<current_plan>\n{BROKEN_ACTIVE}\n</current_plan>"
+        f"<current_plan>\n{neutralize(BROKEN_ACTIVE)}\n</current_plan>"
     )
     handoff = kit.store.write_handoff(HandoffInput(SESSION, "exit")).read_text()
     assert f"## Active plan\n{BROKEN}\n" in handoff
@@ -149,8 +152,12 @@ def test_get_plan_refuses_with_the_reason(kit: Kit) -> None:
     [
         ("no front matter\n", "no front matter (the file must start with a --- line)"),
         ("---\n{}\n", "the front matter has no closing --- line"),
-        ("---\n[1]\n---\n", "the front matter is not a JSON object"),
-        ('---\n{\n  "a": 1,\n}\n---\n', "front matter is not valid JSON at line 4, column 1"),
+        ("---\n[1]\n---\n", "front matter is not a mapping of key: value lines (line 2)"),
+        (
+            '---\n{\n  "a": 1\n  "b": 2\n}\n---\n',
+            "front matter is not valid YAML at line 4, column 6",
+        ),
+        ("---\nid: plan-0001\ntitle: [open\n---\n", "front matter is not valid YAML at line 3"),
     ],
 )
 def test_front_matter_reasons(text: str, reason: str) -> None:

@@ -201,10 +201,68 @@ def test_goals_crud_and_file_shape(tmp_path: Path) -> None:
         store.update_goal("goal-0009", current=1)
 
 
-def test_a_hand_written_yaml_goals_file_is_refused_not_clobbered(tmp_path: Path) -> None:
+def test_a_hand_written_block_yaml_goals_file_works_with_every_goal_tool(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     store.goals_path.parent.mkdir(parents=True)
-    store.goals_path.write_text("version: 1\ngoals:\n  - id: goal-0001\n")
-    with pytest.raises(StoreError, match="JSON-in-YAML"):
+    store.goals_path.write_text(
+        "# goals, edited by hand\n"
+        "version: 1\n"
+        "goals:\n"
+        "  - id: goal-0001\n"
+        "    title: >\n"
+        "      Cut p95 latency\n"
+        "      below 200 ms\n"
+        "    status: open\n"
+        "    target: 200\n"
+        "    current: 340\n"
+        "    unit: ms\n"
+        "    createdAt: 2026-03-01T09:00:00Z\n"
+    )
+    [goal] = store.list_goals()
+    assert (goal.id, goal.title, goal.target, goal.current) == (
+        "goal-0001",
+        "Cut p95 latency below 200 ms",
+        200,
+        340,
+    )
+    assert store.get_goal("goal-0001").unit == "ms"
+    store.write_goal("Ship the beta")
+    store.update_goal("goal-0001", current=250)
+    assert [(g.id, g.current) for g in store.list_goals()] == [
+        ("goal-0001", 250),
+        ("goal-0002", None),
+    ]
+    assert json.loads(store.goals_path.read_text())["version"] == 1  # written back as JSON
+
+
+def test_a_broken_goals_file_is_named_with_its_line_and_never_clobbered(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.goals_path.parent.mkdir(parents=True)
+    broken = "version: 1\ngoals:\n  - id: goal-0001\n    title: [unclosed\n"
+    store.goals_path.write_text(broken)
+    with pytest.raises(StoreError, match=r"goals.yaml is not valid YAML at line 5"):
         store.write_goal("x")
-    assert store.goals_path.read_text() == "version: 1\ngoals:\n  - id: goal-0001\n"
+    assert store.goals_path.read_text() == broken
+
+
+def test_a_hand_written_block_yaml_plan_works_with_the_plan_tools(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.plans_dir.mkdir(parents=True)
+    (store.plans_dir / "plan-0001-ship.md").write_text(
+        "---\n"
+        "id: plan-0001\n"
+        "slug: ship\n"
+        "title: 'Ship it: the release'\n"
+        "createdAt: 2026-03-01T09:00:00Z\n"
+        "---\n\n# Ship it: the release\n\n## Steps\n\n1. [open] tag\n2. [open] notes\n"
+    )
+    [plan] = store.list_plans()
+    assert (plan.id, plan.title, [s.text for s in plan.steps]) == (
+        "plan-0001",
+        "Ship it: the release",
+        ["tag", "notes"],
+    )
+    store.set_active("plan-0001")
+    store.set_step_status("plan-0001", 1, "in_progress")
+    assert store.get_plan("plan-0001").steps[0].status == "in_progress"
+    assert store.create_plan("Next")[0].id == "plan-0002"

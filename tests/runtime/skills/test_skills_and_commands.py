@@ -35,6 +35,39 @@ def test_front_matter_is_split_from_the_body() -> None:
     assert split_front_matter("no header\n") == ({}, "no header\n")
 
 
+def test_front_matter_is_read_as_yaml() -> None:
+    text = (
+        "---\n"
+        "# a comment\n"
+        "description: >\n"
+        "  Triage a ticket\n"
+        "  and set its severity.\n"
+        "argument-hint: '<ticket id>'\n"
+        'name: "triage: quick"\n'
+        "---\nBody\n"
+    )
+    fields, body = split_front_matter(text)
+    assert fields == {
+        "description": "Triage a ticket and set its severity.",
+        "argument-hint": "<ticket id>",
+        "name": "triage: quick",
+    }
+    assert body == "Body\n"
+
+
+def test_a_command_with_broken_front_matter_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    commands_dir = tmp_path / ".specwire" / "commands"
+    commands_dir.mkdir(parents=True)
+    (commands_dir / "bad.md").write_text("---\ndescription: [open\n---\nBody\n")
+    (commands_dir / "good.md").write_text("---\ndescription: fine\n---\nBody\n")
+    warnings: list[str] = []
+    commands = load_commands(set(), cwd=tmp_path, home_dir=None, warn=warnings.append)
+    assert sorted(commands) == ["good"]
+    assert (
+        len(warnings) == 1 and "bad.md" in warnings[0] and "not valid YAML at line" in warnings[0]
+    )
+
+
 def test_every_builtin_command_is_shipped_and_described(tmp_path: Path) -> None:
     commands = load_commands(CONTINUITY_COMMANDS | FACTS_COMMANDS, cwd=tmp_path, home_dir=None)
     assert set(commands) == CONTINUITY_COMMANDS | FACTS_COMMANDS
