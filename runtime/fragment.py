@@ -16,6 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 ProofMode = Literal["ladder", "require", "off"]
 ContinuityScope = Literal["spec", "session"]
 
+# Ids the stores mint and the tools accept: four digits at least, more once 9999 is passed.
+PLAN_ID_PATTERN = r"^plan-(\d{4,})$"
+GOAL_ID_PATTERN = r"^goal-(\d{4,})$"
+
 # Runtime defaults for undeclared memory knobs (DESIGN §3).
 DEFAULT_AUTO_RECALL = True
 DEFAULT_AUTO_CAPTURE = False

@@ -14,10 +14,11 @@ from typing import Any, Literal, cast
 
 from runtime.continuity.frontmatter import dump_data, load_mapping
 from runtime.continuity.proof import Citation, FrozenProof
+from runtime.fragment import GOAL_ID_PATTERN
 
 GoalStatus = Literal["open", "in_progress", "claimed", "proven", "done"]
 GOAL_STATUSES: tuple[GoalStatus, ...] = ("open", "in_progress", "claimed", "proven", "done")
-GOAL_ID_RE = re.compile(r"^goal-(\d{4,})$")
+GOAL_ID_RE = re.compile(GOAL_ID_PATTERN)
 GOALS_VERSION = 1
 Number = int | float
 _KNOWN = frozenset(

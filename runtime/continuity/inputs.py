@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-PLAN_ID_PATTERN = r"^plan-\d{4}$"
-GOAL_ID_PATTERN = r"^goal-\d{4}$"
+from runtime.fragment import GOAL_ID_PATTERN, PLAN_ID_PATTERN
+
 SESSION_ID_PATTERN = r"^sess_[0-9a-f]{16}$"
 
 OptionalPlanId = Annotated[

@@ -309,3 +309,27 @@ def test_a_path_escaping_the_root_is_refused(tmp_path: Path) -> None:
     result = kit.call("PlanUpdate", {"action": "create", "title": "escape"})
     assert result.is_error and "cross-tenant access denied" in result.text
     assert list(outside.iterdir()) == []
+
+
+def test_plan_and_goal_ids_past_9999_round_trip_through_the_tools(tmp_path: Path) -> None:
+    kit = Kit(tmp_path)
+    kit.store.plans_dir.mkdir(parents=True)
+    (kit.store.plans_dir / "plan-9999-old.md").write_text(
+        "---\nid: plan-9999\nslug: old\ntitle: Old\n---\n\n# Old\n\n## Steps\n\n1. [open] a\n"
+    )
+    created = kit.call("PlanUpdate", {"action": "create", "title": "Next", "steps": ["x"]})
+    assert "plan-10000" in created.text, created.text
+    read = kit.call("PlanRead", {"planId": "plan-10000"})
+    assert not read.is_error and "Next" in read.text
+    started = kit.call(
+        "PlanUpdate",
+        {"action": "set_step_status", "planId": "plan-10000", "step": 1, "status": "in_progress"},
+    )
+    assert not started.is_error, started.text
+    kit.store.goals_path.write_text(
+        '{"version": 1, "goals": [{"id": "goal-9999", "title": "old", "status": "open"}]}'
+    )
+    written = kit.call("GoalWrite", {"title": "new goal"})
+    assert "goal-10000" in written.text, written.text
+    updated = kit.call("GoalUpdate", {"goalId": "goal-10000", "current": 3})
+    assert not updated.is_error, updated.text
