@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtime.skills.frontmatter import split_front_matter
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runtime.skills.frontmatter import _simple_fields, split_front_matter
 from runtime.skills.loader import (
     CONTINUITY_COMMANDS,
     FACTS_COMMANDS,
     load_commands,
     load_skills,
 )
+from runtime.yaml_text import load_yaml_mapping
 
 KNOWN_TOOLS = {
     "Remember",
@@ -138,3 +142,26 @@ def test_a_command_file_cannot_shadow_the_hosts_own_commands(tmp_path: Path) -> 
     warnings: list[str] = []
     assert load_commands(frozenset(), cwd=tmp_path, home_dir=None, warn=warnings.append) == {}
     assert len(warnings) == 2 and all("answered by the host" in w for w in warnings)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab zé:#-'\"[]{}>|&*!%@`,.?+019\\\t")), max_size=12))
+def test_the_fast_front_matter_path_reads_what_yaml_reads(value: str) -> None:
+    """Builtin files skip the YAML library; whatever that path accepts, YAML reads the same."""
+    header = f"key: {value}"
+    fast = _simple_fields(header)
+    if fast is None:
+        return
+    try:
+        slow = load_yaml_mapping(header)
+    except ValueError:
+        raise AssertionError(f"fast path accepted invalid YAML: {header!r}") from None
+    expected = {k: None if v is None else str(v) for k, v in slow.items()}
+    assert fast == expected, header
+
+
+def test_every_builtin_file_takes_the_fast_path() -> None:
+    root = Path(__file__).resolve().parents[3] / "runtime" / "skills" / "builtin"
+    for path in sorted(root.rglob("*.md")):
+        header = path.read_text(encoding="utf-8").split("\n---", 1)[0].removeprefix("---\n")
+        assert _simple_fields(header) is not None, path
