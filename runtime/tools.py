@@ -9,6 +9,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from runtime.errors import StoreError, TenancyError
+
 EventSink = Callable[[str, Mapping[str, Any]], None]
 
 FACT_TOOL_NAMES: tuple[str, ...] = ("Remember", "Recall", "MemoryForget")
@@ -103,6 +105,34 @@ class Tool:
                 True,
             )
         return self.handler(parsed, ctx)
+
+
+class ToolRefusal(Exception):
+    """A request a tool turns down; its message is shown to the model."""
+
+
+def guarded(name: str, handler: ToolHandler, *, name_refusals: bool = True) -> ToolHandler:
+    """The error guard every tool family runs its handlers under: a tool never crashes.
+
+    A refusal (``ToolRefusal``, a store's ``StoreError``) becomes an error result with its
+    message (after ``"<name>: "`` unless ``name_refusals`` is false, for tools whose messages
+    already say what refused); a tenancy fence ``"<name>: refused: …"``; an operating-system
+    error its reason (never an absolute path); anything else an internal error naming its type.
+    """
+
+    def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
+        try:
+            return handler(parsed, ctx)
+        except (ToolRefusal, StoreError) as exc:
+            return ToolResult(f"{name}: {exc}" if name_refusals else str(exc), True)
+        except TenancyError as exc:
+            return ToolResult(f"{name}: refused: {exc}", True)
+        except OSError as exc:
+            return ToolResult(f"{name}: {exc.strerror or type(exc).__name__}", True)
+        except Exception as exc:
+            return ToolResult(f"{name}: internal error ({type(exc).__name__}): {exc}", True)
+
+    return handle
 
 
 def _has_text(value: object) -> bool:

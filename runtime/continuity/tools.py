@@ -2,9 +2,10 @@
 GoalUpdate, GoalList, MemoryClear (in that order; without plans only FocusRead, FocusWrite,
 MemoryClear).
 
-Handlers never raise for a refusal: a ``StoreError`` (or a tenancy fence) becomes an error result
-with the store's message. Events go out through ``ctx.emit``: ``plan_update``, ``goal_update``,
-and one ``action_proof`` per cited tool use, rejected citations included.
+Handlers run under the one tool error guard (``runtime.tools.guarded``): a ``StoreError``
+becomes an error result with the store's message, a tenancy fence or an OS error a short
+refusal. Events go out through ``ctx.emit``: ``plan_update``, ``goal_update``, and one
+``action_proof`` per cited tool use, rejected citations included.
 """
 
 from __future__ import annotations
@@ -33,30 +34,13 @@ from runtime.continuity.plans import Plan, UnreadablePlan, plan_number
 from runtime.continuity.proof import EvidenceRef, ProofCheck
 from runtime.continuity.store import NO_ACTIVE_PLAN, ContinuityStore
 from runtime.continuity.tail import goal_line, user_focus_lines
-from runtime.errors import StoreError, TenancyError
 from runtime.fragment import ProofMode
-from runtime.tools import CONTINUITY_TOOL_NAMES, Tool, ToolContext, ToolResult
+from runtime.tools import CONTINUITY_TOOL_NAMES, Tool, ToolContext, ToolResult, guarded
 
 TOOL_NAMES = CONTINUITY_TOOL_NAMES
 FOCUS_ONLY_TOOL_NAMES: tuple[str, ...] = ("FocusRead", "FocusWrite", "MemoryClear")
 
 M = TypeVar("M", bound=BaseModel)
-
-
-def _guarded(
-    run: Callable[[M, ToolContext], ToolResult],
-) -> Callable[[Any, ToolContext], ToolResult]:
-    def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
-        try:
-            return run(parsed, ctx)
-        except StoreError as exc:
-            return ToolResult(str(exc), True)
-        except TenancyError as exc:
-            return ToolResult(f"refused: {exc}", True)
-        except OSError as exc:
-            return ToolResult(f"the continuity store could not complete this: {exc}", True)
-
-    return handle
 
 
 def _refs(evidence: Sequence[EvidenceRefInput] | None) -> list[EvidenceRef]:
@@ -312,53 +296,32 @@ def _descriptions(proof_mode: ProofMode, focus_max_chars: int) -> dict[str, str]
 def continuity_tools(
     store: ContinuityStore, proof_mode: ProofMode, plan_enabled: bool
 ) -> list[Tool]:
-    """The continuity tools in registration order."""
+    """The continuity tools in registration order (``CONTINUITY_TOOL_NAMES``)."""
     h = _Handlers(store, proof_mode)
-    d = _descriptions(proof_mode, store.focus_max_chars)
+    descriptions = _descriptions(proof_mode, store.focus_max_chars)
     complete_input: type[BaseModel] = (
         PlanCompleteUnverifiedInput if proof_mode == "off" else PlanCompleteInput
     )
-    tools = [
-        Tool("FocusRead", d["FocusRead"], FocusReadInput, _guarded(h.focus_read), read_only=True),
-        Tool(
-            "FocusWrite",
-            d["FocusWrite"],
-            FocusWriteInput,
-            _guarded(h.focus_write),
-            destructive=True,
-        ),
-        Tool("PlanRead", d["PlanRead"], PlanReadInput, _guarded(h.plan_read), read_only=True),
-        Tool(
-            "PlanUpdate",
-            d["PlanUpdate"],
-            PlanUpdateInput,
-            _guarded(h.plan_update),
-            destructive=True,
-        ),
-        Tool(
-            "PlanComplete",
-            d["PlanComplete"],
-            complete_input,
-            _guarded(h.plan_complete),
-            destructive=True,
-        ),
-        Tool("GoalWrite", d["GoalWrite"], GoalWriteInput, _guarded(h.goal_write), destructive=True),
-        Tool(
-            "GoalUpdate",
-            d["GoalUpdate"],
-            GoalUpdateInput,
-            _guarded(h.goal_update),
-            destructive=True,
-        ),
-        Tool("GoalList", d["GoalList"], GoalListInput, _guarded(h.goal_list), read_only=True),
-        Tool(
-            "MemoryClear",
-            d["MemoryClear"],
-            MemoryClearInput,
-            _guarded(h.memory_clear),
-            destructive=True,
-            require_justification=True,
-        ),
-    ]
+    read, write = {"read_only": True}, {"destructive": True}
+    table: dict[str, tuple[type[BaseModel], Callable[[Any, ToolContext], ToolResult], Any]] = {
+        "FocusRead": (FocusReadInput, h.focus_read, read),
+        "FocusWrite": (FocusWriteInput, h.focus_write, write),
+        "PlanRead": (PlanReadInput, h.plan_read, read),
+        "PlanUpdate": (PlanUpdateInput, h.plan_update, write),
+        "PlanComplete": (complete_input, h.plan_complete, write),
+        "GoalWrite": (GoalWriteInput, h.goal_write, write),
+        "GoalUpdate": (GoalUpdateInput, h.goal_update, write),
+        "GoalList": (GoalListInput, h.goal_list, read),
+        "MemoryClear": (MemoryClearInput, h.memory_clear, {**write, "require_justification": True}),
+    }
     names = TOOL_NAMES if plan_enabled else FOCUS_ONLY_TOOL_NAMES
-    return [t for t in tools if t.name in names]
+    return [
+        Tool(
+            name,
+            descriptions[name],
+            table[name][0],
+            guarded(name, table[name][1], name_refusals=False),
+            **table[name][2],
+        )
+        for name in names
+    ]

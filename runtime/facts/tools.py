@@ -7,12 +7,11 @@ reads). Store failures come back as error results, never as exceptions. Provenan
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
-from runtime.errors import StoreError
 from runtime.events import iso
 from runtime.facts.model import (
     MAX_FORGET_AT_ONCE,
@@ -27,7 +26,7 @@ from runtime.facts.model import (
 from runtime.facts.store import FactStore
 from runtime.facts.text import collapse_whitespace
 from runtime.ids import MEMORY_ID_RE
-from runtime.tools import Tool, ToolContext, ToolHandler, ToolResult
+from runtime.tools import Tool, ToolContext, ToolHandler, ToolResult, guarded
 
 MS_PER_DAY = 86_400_000
 # The same bounds as the spec's `memory.ttl` (ir/fields.py: a 1h floor, a 3650d ceiling; ir may
@@ -148,7 +147,7 @@ def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[T
                 "Remembering a fact already stored (same text) keeps the one copy."
             ),
             input_model=RememberInput,
-            handler=_guarded("Remember", _remember_handler(store, ttl_ms)),
+            handler=guarded("Remember", _remember_handler(store, ttl_ms)),
             destructive=True,
         ),
         Tool(
@@ -158,7 +157,7 @@ def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[T
                 "with their relevance relative to the best one (1.00)."
             ),
             input_model=RecallInput,
-            handler=_guarded("Recall", _recall_handler(store, recall_k)),
+            handler=guarded("Recall", _recall_handler(store, recall_k)),
             read_only=True,
         ),
         Tool(
@@ -169,7 +168,7 @@ def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[T
                 "but is never recalled again."
             ),
             input_model=MemoryForgetInput,
-            handler=_guarded("MemoryForget", _forget_handler(store)),
+            handler=guarded("MemoryForget", _forget_handler(store)),
             destructive=True,
             require_justification=True,
         ),
@@ -181,15 +180,12 @@ def _remember_handler(store: FactStore, default_ttl_ms: int | None) -> ToolHandl
         ttl_ms = default_ttl_ms
         if args.ttlDays is not None:
             ttl_ms = ttl_days_to_ms(args.ttlDays)
-        try:
-            fact, created = store.remember_if_new(
-                args.text,
-                args.tags or (),
-                ttl_ms=ttl_ms,
-                provenance=Provenance(ctx.session_id or None),
-            )
-        except StoreError as exc:
-            return ToolResult(f"Remember: {exc}", is_error=True)
+        fact, created = store.remember_if_new(
+            args.text,
+            args.tags or (),
+            ttl_ms=ttl_ms,
+            provenance=Provenance(ctx.session_id or None),
+        )
         if not created:
             return ToolResult(f"already remembered ({fact.id}){_tags(fact)}: {fact.text}")
         return ToolResult(render_remembered(fact))
@@ -200,12 +196,9 @@ def _remember_handler(store: FactStore, default_ttl_ms: int | None) -> ToolHandl
 def _recall_handler(store: FactStore, recall_k: int) -> ToolHandler:
     def handle(args: RecallInput, ctx: ToolContext) -> ToolResult:
         query = collapse_whitespace(args.query)
-        try:
-            hits = store.recall(args.query, args.k if args.k is not None else recall_k)
-            if not hits:
-                return ToolResult(f'no memories matched "{query}" (store size: {store.size()})')
-        except StoreError as exc:
-            return ToolResult(f"Recall: {exc}", is_error=True)
+        hits = store.recall(args.query, args.k if args.k is not None else recall_k)
+        if not hits:
+            return ToolResult(f'no memories matched "{query}" (store size: {store.size()})')
         lines = [f'{len(hits)} memory match(es) for "{query}" (relevance, best = 1.00):']
         # Raw BM25 has no fixed scale (tiny in a small store), so scores are shown relative
         # to the best match.
@@ -224,36 +217,19 @@ def _forget_handler(store: FactStore) -> ToolHandler:
         if (args.id is None) == (args.query is None):
             return ToolResult("MemoryForget: provide exactly one of `id` or `query`.", True)
         reason = args.reason or args.justification
-        try:
-            if args.id is not None:
-                forgotten = store.forget_id(args.id, reason=reason)
-                target = f"id {args.id}"
-            else:
-                assert args.query is not None
-                forgotten = store.forget_matching(
-                    args.query, reason=reason, at_most=MAX_FORGET_AT_ONCE
-                )
-                target = f'"{collapse_whitespace(args.query)}"'
-        except StoreError as exc:
-            return ToolResult(f"MemoryForget: {exc}", is_error=True)
+        if args.id is not None:
+            forgotten = store.forget_id(args.id, reason=reason)
+            target = f"id {args.id}"
+        else:
+            assert args.query is not None
+            forgotten = store.forget_matching(args.query, reason=reason, at_most=MAX_FORGET_AT_ONCE)
+            target = f'"{collapse_whitespace(args.query)}"'
         if not forgotten:
             return ToolResult(f"nothing to forget — no live memory matched {target}")
         why = f" — {collapse_whitespace(reason)}" if reason else ""
         lines = [f"forgot {len(forgotten)} memory(ies){why}:"]
         lines += [f"  • ({fact.id}) {_line(fact)}" for fact in forgotten]
         return ToolResult("\n".join(lines))
-
-    return handle
-
-
-def _guarded(name: str, handler: ToolHandler) -> ToolHandler:
-    """A last line of defence: an unexpected failure is an error result, not a crash."""
-
-    def handle(args: Any, ctx: ToolContext) -> ToolResult:
-        try:
-            return handler(args, ctx)
-        except Exception as exc:
-            return ToolResult(f"{name}: internal error ({type(exc).__name__}): {exc}", True)
 
     return handle
 
