@@ -27,6 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from runtime.fsopen import open_regular, open_regular_fd
+
 Clock = Callable[[], datetime]
 
 
@@ -70,7 +72,7 @@ class SessionLog:
         if self._mend_torn_tail:
             data = b"\n" + data
             self._mend_torn_tail = False
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_regular_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, data)
             os.fsync(fd)
@@ -81,7 +83,7 @@ class SessionLog:
 
 def _ends_mid_line(path: Path) -> bool:
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             size = handle.seek(0, os.SEEK_END)
             if size == 0:
                 return False
@@ -94,7 +96,7 @@ def _ends_mid_line(path: Path) -> bool:
 def read_events(path: Path) -> Iterator[Event]:
     """Yield the well-formed events of a log; a torn or foreign line is skipped, never half-read."""
     try:
-        handle = path.open("rb")
+        handle = open_regular(path)  # a FIFO here must not hang the agent
     except FileNotFoundError:
         return
     with handle:
