@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from continuity_support import SESSION, Logs, context, make_store, record_tool_call
 
@@ -114,9 +115,10 @@ def test_forty_kills_leave_a_store_that_works_at_once(tmp_path: Path) -> None:
     if leftovers:
         assert any("removed" in line and "interrupted write" in line for line in logs.lines)
 
-    # Every file is whole: the old bytes or the new, never a torn write.
-    focus = (scope / "focus.md").read_text(encoding="utf-8")
-    assert parse_focus(focus) is not None
+    # Every file is whole: the old bytes or the new, never a torn write. (A loaded machine may
+    # run the writers so slowly that some file was never written at all.)
+    if (scope / "focus.md").exists():
+        assert parse_focus((scope / "focus.md").read_text(encoding="utf-8")) is not None
     for plan_file in sorted((scope / "plans").glob("plan-*.md")):
         parse_plan(plan_file.read_text(encoding="utf-8"))
     assert store.unreadable_plans() == []
@@ -125,12 +127,12 @@ def test_forty_kills_leave_a_store_that_works_at_once(tmp_path: Path) -> None:
     # Every continuity tool works now, with no wait for any lock.
     record_tool_call(store.sessions_dir, SESSION, "tu_proof")
     tools = {tool.name: tool for tool in continuity_tools(store, "ladder", True)}
-    calls = [
+    calls: list[tuple[str, Any]] = [
         ("FocusRead", {}),
         ("FocusWrite", {"focus": "after the kills"}),
-        ("PlanRead", {}),
         ("PlanUpdate", {"action": "create", "title": "After", "steps": ["check"]}),
-        ("PlanUpdate", {"action": "set_active", "planId": _newest_plan(store)}),
+        ("PlanUpdate", lambda: {"action": "set_active", "planId": _newest_plan(store)}),
+        ("PlanRead", {}),
         ("PlanComplete", {"step": 1, "evidence": [{"toolUseId": "tu_proof"}]}),
         ("GoalWrite", {"title": "survive kill -9"}),
         ("GoalUpdate", {"goalId": "goal-0001", "status": "in_progress"}),
@@ -138,7 +140,7 @@ def test_forty_kills_leave_a_store_that_works_at_once(tmp_path: Path) -> None:
         ("MemoryClear", {"scope": "all", "justification": "start over after the test"}),
     ]
     for name, raw in calls:
-        result = tools[name].invoke(raw, context())
+        result = tools[name].invoke(raw() if callable(raw) else raw, context())
         assert not result.is_error, (name, result.text)
     assert not (scope / ".lock").exists()
 
