@@ -127,7 +127,7 @@ def _open_root(root: Path, *, create: bool, mode: int) -> int | None:
 def _open_child_dir(fd: int, part: str, *, create: bool, mode: int, label: str) -> int | None:
     """The directory ``part`` of ``fd`` (opened without following a link), None when missing
     and not ``create``d, or None when it is not a directory and we only read."""
-    for _ in range(8):  # a racing remover can make mkdir succeed and the open fail again
+    for _ in range(8):  # the entry may change between two calls: look again, a few times
         try:
             return os.open(part, DIR_FLAGS, dir_fd=fd)
         except FileNotFoundError:
@@ -138,12 +138,18 @@ def _open_child_dir(fd: int, part: str, *, create: bool, mode: int, label: str) 
         except OSError as exc:
             if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
                 raise
-            if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
+            try:
+                found = os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(found):
                 raise symlink_refused(label) from None
+            if stat.S_ISDIR(found):
+                continue  # replaced by a directory meanwhile: open it again
             if not create:
                 return None
             raise
-    raise FileNotFoundError(errno.ENOENT, "kept disappearing while being created", label)
+    raise FileNotFoundError(errno.ENOENT, "kept changing while it was being opened", label)
 
 
 def open_dir_beneath(
