@@ -106,7 +106,7 @@ from runtime.continuity.trash import (
     new_snapshot,
     restore_snapshot,
 )
-from runtime.errors import StoreError, UnsafeFileError
+from runtime.errors import MemoryServiceError, StoreError, UnsafeFileError
 from runtime.events import Clock, iso, utc_now
 from runtime.fragment import ProofMode
 from runtime.locking import DEFAULT_WAIT_S, FileLock
@@ -224,23 +224,22 @@ class ContinuityStore:
         return self._path(LOCK_FILE)
 
     def _sweep_stale_temps(self) -> None:
-        """Remove what writers killed mid-write left behind (see ``sweep_stale_temps``)."""
-        sweeps = (
-            (
-                self._lock(wait_s=0),
-                [(self.scope_dir, _is_state_file), (self.plans_dir, _is_plan_file)],
-            ),
-            (
-                FileLock(self.root / RETENTION_LOCK_NAME, wait_s=0, now=self._now),
-                [(self.root, retention_temp)],
-            ),
-        )
+        """Remove what writers killed mid-write left behind (see ``sweep_stale_temps``). Never
+        fails the open: a folder that cannot be checked is reported by the I/O that needs it."""
         removed: list[str] = []
-        for lock, targets in sweeps:
-            try:
-                removed += sweep_stale_temps(targets, root=self.root, lock=lock)
-            except (OSError, StoreError) as exc:
-                self._log(f"[memory] could not check for leftover temporary files: {exc}\n")
+        try:
+            removed += sweep_stale_temps(
+                [(self.scope_dir, _is_state_file), (self.plans_dir, _is_plan_file)],
+                root=self.root,
+                lock=self._lock(wait_s=0),
+            )
+            removed += sweep_stale_temps(
+                [(self.root, retention_temp)],
+                root=self.root,
+                lock=FileLock(self.root / RETENTION_LOCK_NAME, wait_s=0, now=self._now),
+            )
+        except (OSError, StoreError, MemoryServiceError) as exc:
+            self._log(f"[memory] could not check for leftover temporary files: {exc}\n")
         if removed:
             self._log(
                 f"[memory] removed {len(removed)} temporary file(s) an interrupted write left: "

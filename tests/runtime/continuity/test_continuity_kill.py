@@ -191,3 +191,16 @@ def test_temporaries_are_left_alone_while_a_writer_holds_the_lock(tmp_path: Path
 def test_opening_a_store_that_was_never_written_creates_nothing(tmp_path: Path) -> None:
     make_store(tmp_path)
     assert not (tmp_path / ".specwire").exists()
+
+
+def test_the_sweep_never_reaches_through_a_link_out_of_the_root(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".ACTIVE.0123abcd.tmp").write_text("not ours to remove", encoding="utf-8")
+    scope = tmp_path / ".specwire" / "state" / "demo"
+    scope.mkdir(parents=True)
+    (scope / "plans").symlink_to(outside, target_is_directory=True)
+    logs = Logs()
+    make_store(tmp_path, log=logs)  # opens all the same; the tools report the link when used
+    assert (outside / ".ACTIVE.0123abcd.tmp").exists()
+    assert "could not check for leftover temporary files" in "".join(logs.lines)
