@@ -1,23 +1,38 @@
 """Builtin tools a spec may list under ``tools:`` (read, write, ls, grep, bash).
 
-All of them work inside one working directory (``cwd``): a path that resolves outside it
-(``..``, an absolute path, a symlink pointing out) is refused. ``write`` also refuses
-``.specwire/``, where the agent's memory and session logs live: those change only through their
-own tools, so the model cannot forge the evidence the proof ladder reads. Outputs are capped.
+All of them work inside one working directory (``cwd``). The file tools resolve every path
+through ``runtime.beneath.Workspace``: component by component, relative to directory
+descriptors, with ``O_NOFOLLOW``, so a path that leads outside (``..``, an absolute path, a
+symlink pointing out) is refused and a directory swapped for a symlink while a tool runs cannot
+redirect it (no check-then-use). Symlinks that stay inside the working directory are followed;
+``ls`` marks them with ``@``; ``grep`` does not follow them while it walks a directory (as
+``grep -r``), only when they are named. Only regular files are read: a FIFO or a device is
+refused, never opened in a way that could hang. ``grep`` runs its pattern in a child process
+under a time limit (a pattern like ``(a+)+`` can take exponential time) and reports what it
+found before the limit. ``write`` refuses ``.specwire/``, where the agent's memory and session
+logs live: those change only through their own tools, so the model cannot forge the evidence
+the proof ladder reads. Outputs are capped.
 """
 
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
-from collections.abc import Callable, Sequence
+import stat
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runtime.atomic import replace_atomically
+from runtime.atomic import replace_at
+from runtime.beneath import Location, PathRefused, Workspace
+from runtime.errors import UnsafeFileError
+from runtime.fsopen import DIR_FLAGS, not_regular, open_dir_beneath, open_regular_fd
+from runtime.grep_search import RegexRun, search_lines
 from runtime.paths import SPECWIRE_DIRNAME
 from runtime.shell import BASH_MAX_OUTPUT_BYTES, BashInput, require_sandbox, run_bash
 from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
@@ -30,22 +45,14 @@ LS_MAX_ENTRIES = 1000
 GREP_MAX_MATCHES = 200
 GREP_MAX_FILE_BYTES = 1024 * 1024
 GREP_MAX_LINE_CHARS = 300
+GREP_TIME_LIMIT_S = 3.0
 GREP_SKIP_DIRS = frozenset({".git", SPECWIRE_DIRNAME, ".venv", "node_modules", "__pycache__"})
+# A name that turned into a symlink between resolving and opening is resolved again this often.
+OPEN_ATTEMPTS = 3
 
 
 class _Refused(Exception):
     """A request the tool turns down; the message is shown to the model."""
-
-
-def _inside(cwd: Path, raw: str) -> Path:
-    target = (cwd / raw).resolve()
-    if target != cwd and cwd not in target.parents:
-        raise _Refused(f"{raw!r} is outside the working directory")
-    return target
-
-
-def _relative(cwd: Path, path: Path) -> str:
-    return path.relative_to(cwd).as_posix() or "."
 
 
 def _decode_text(data: bytes) -> str | None:
@@ -58,6 +65,37 @@ def _decode_text(data: bytes) -> str | None:
         return None
 
 
+def _lstat_mode(loc: Location) -> int | None:
+    assert loc.name is not None
+    try:
+        return os.stat(loc.name, dir_fd=loc.dir_fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return None
+
+
+def _open_located(
+    ws: Workspace, raw: str, open_one: Callable[[Location], int]
+) -> tuple[Location, int]:
+    """Locate ``raw`` and open it with ``open_one`` (which opens with ``O_NOFOLLOW``); a name
+    that became a symlink in between is located again, a few times."""
+    for attempt in range(OPEN_ATTEMPTS):
+        loc = ws.locate(raw)
+        try:
+            return loc, open_one(loc)
+        except _Swapped:
+            loc.close()
+            if attempt == OPEN_ATTEMPTS - 1:
+                raise _Refused(f"{raw!r} kept changing while it was being opened") from None
+        except BaseException:
+            loc.close()
+            raise
+    raise AssertionError("unreachable")
+
+
+class _Swapped(Exception):
+    """The last component became a symlink after it was located."""
+
+
 # -- read ------------------------------------------------------------------------------------
 
 
@@ -66,12 +104,30 @@ class ReadInput(BaseModel):
     path: str = Field(min_length=1, description="A text file, relative to the working directory.")
 
 
+def _open_file(raw: str) -> Callable[[Location], int]:
+    def open_one(loc: Location) -> int:
+        if loc.name is None:
+            raise _Refused(f"{raw!r} is not a file")
+        try:
+            return open_regular_fd(loc.name, dir_fd=loc.dir_fd, label=repr(raw))
+        except FileNotFoundError:
+            raise _Refused(f"{raw!r} is not a file") from None
+        except UnsafeFileError as exc:
+            mode = _lstat_mode(loc)
+            if mode is not None and stat.S_ISLNK(mode):
+                raise _Swapped from None
+            if mode is not None and stat.S_ISDIR(mode):
+                raise _Refused(f"{raw!r} is not a file") from None
+            raise _Refused(str(exc)) from None
+
+    return open_one
+
+
 def _read(cwd: Path, parsed: ReadInput) -> ToolResult:
-    target = _inside(cwd, parsed.path)
-    if not target.is_file():
-        raise _Refused(f"{parsed.path!r} is not a file")
-    size = target.stat().st_size
-    with target.open("rb") as handle:
+    loc, fd = _open_located(Workspace(cwd), parsed.path, _open_file(parsed.path))
+    loc.close()
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
         data = handle.read(READ_MAX_BYTES)
     text = _decode_text(data)
     if text is None:
@@ -90,22 +146,28 @@ class WriteInput(BaseModel):
     content: str = Field(description="The complete new content of the file (UTF-8 text).")
 
 
-def _write(cwd: Path, parsed: WriteInput) -> ToolResult:
-    target = _inside(cwd, parsed.path)
-    relative = _relative(cwd, target)
-    if relative.split("/")[0] == SPECWIRE_DIRNAME:
-        raise _Refused(
+def _not_the_state_folder(parts: tuple[str, ...]) -> None:
+    if parts[0] == SPECWIRE_DIRNAME:
+        raise PathRefused(
             f"refusing to write under {SPECWIRE_DIRNAME}/: memory, plans and session logs "
             "change only through their own tools"
         )
-    if target.is_dir():
-        raise _Refused(f"{parsed.path!r} is a directory")
+
+
+def _write(cwd: Path, parsed: WriteInput) -> ToolResult:
     data = parsed.content.encode("utf-8")
     if len(data) > WRITE_MAX_BYTES:
         raise _Refused(f"content is {len(data)} bytes; the limit is {WRITE_MAX_BYTES}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    replace_atomically(target, data)
-    return ToolResult(f"wrote {len(data)} bytes to {relative}")
+    ws = Workspace(cwd)
+    with ws.locate(parsed.path, create_dirs=True, guard=_not_the_state_folder) as loc:
+        if loc.name is None:
+            raise _Refused(f"{parsed.path!r} is a directory")
+        mode = _lstat_mode(loc)
+        if mode is not None and stat.S_ISDIR(mode):
+            raise _Refused(f"{parsed.path!r} is a directory")
+        # The temporary is created and renamed inside the directory that was located.
+        replace_at(loc.dir_fd, loc.name, data)
+        return ToolResult(f"wrote {len(data)} bytes to {loc.shown}")
 
 
 # -- ls --------------------------------------------------------------------------------------
@@ -116,19 +178,44 @@ class LsInput(BaseModel):
     path: str = Field(default=".", description="A directory (default: the working directory).")
 
 
+def _open_directory(raw: str) -> Callable[[Location], int]:
+    def open_one(loc: Location) -> int:
+        if loc.name is None:
+            return os.dup(loc.dir_fd)
+        try:
+            return os.open(loc.name, DIR_FLAGS, dir_fd=loc.dir_fd)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                raise
+            mode = _lstat_mode(loc)
+            if mode is not None and stat.S_ISLNK(mode):
+                raise _Swapped from None
+            raise _Refused(f"{raw!r} is not a directory") from None
+
+    return open_one
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return f"{entry.name}@"
+    return f"{entry.name}/" if entry.is_dir(follow_symlinks=False) else entry.name
+
+
 def _ls(cwd: Path, parsed: LsInput) -> ToolResult:
-    target = _inside(cwd, parsed.path)
-    if not target.is_dir():
-        raise _Refused(f"{parsed.path!r} is not a directory")
-    entries = sorted(
-        f"{entry.name}/" if entry.is_dir() else entry.name for entry in target.iterdir()
-    )
+    loc, fd = _open_located(Workspace(cwd), parsed.path, _open_directory(parsed.path))
+    shown = loc.shown
+    loc.close()
+    try:
+        with os.scandir(fd) as listing:
+            entries = sorted(_entry_name(entry) for entry in listing)
+    finally:
+        os.close(fd)
     if not entries:
-        return ToolResult(f"{_relative(cwd, target)}: (empty directory)")
-    shown = entries[:LS_MAX_ENTRIES]
+        return ToolResult(f"{shown}: (empty directory)")
+    listed = entries[:LS_MAX_ENTRIES]
     if len(entries) > LS_MAX_ENTRIES:
-        shown.append(f"[{len(entries) - LS_MAX_ENTRIES} more entries not shown]")
-    return ToolResult("\n".join(shown))
+        listed.append(f"[{len(entries) - LS_MAX_ENTRIES} more entries not shown]")
+    return ToolResult("\n".join(listed))
 
 
 # -- grep ------------------------------------------------------------------------------------
@@ -140,50 +227,140 @@ class GrepInput(BaseModel):
     path: str = Field(default=".", description="A file or directory to search (default: all).")
 
 
-def _candidate_files(cwd: Path, root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in GREP_SKIP_DIRS)
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            resolved = path.resolve()
-            if resolved.is_file() and (cwd in resolved.parents):
-                found.append(path)
-    return sorted(found, key=lambda path: path.relative_to(root).as_posix())
+class _Search:
+    """What one grep searches: files (as parts below ``base_fd``) shown under ``prefix``."""
+
+    def __init__(self, base_fd: int, prefix: tuple[str, ...], files: list[tuple[str, ...]]):
+        self.base_fd = base_fd
+        self.prefix = prefix
+        self.files = files
+
+    def texts(self) -> Iterator[tuple[str, str]]:
+        """Each file's text, opened below ``base_fd`` without following any link."""
+        for parts in self.files:
+            text = self._text(parts)
+            if text is not None:
+                yield "/".join((*self.prefix, *parts)), text
+
+    def _text(self, parts: tuple[str, ...]) -> str | None:
+        try:
+            dir_fd = open_dir_beneath(self.base_fd, parts[:-1])
+            if dir_fd is None:
+                return None
+            try:
+                fd = open_regular_fd(parts[-1], dir_fd=dir_fd)
+            finally:
+                os.close(dir_fd)
+        except (OSError, UnsafeFileError):
+            return None  # gone, swapped for a link or a FIFO since it was listed: skipped
+        with os.fdopen(fd, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size > GREP_MAX_FILE_BYTES:
+                return None
+            return _decode_text(handle.read(GREP_MAX_FILE_BYTES + 1))
+
+
+def _list_files(base_fd: int, deadline: float) -> tuple[list[tuple[str, ...]], bool]:
+    """Regular files below ``base_fd`` (links are not followed), sorted by path; True when the
+    deadline cut the listing short."""
+    found: list[tuple[str, ...]] = []
+    pending: list[tuple[str, ...]] = [()]
+    while pending:
+        if time.monotonic() >= deadline:
+            return sorted(found, key="/".join), True
+        parts = pending.pop()
+        try:
+            dir_fd = open_dir_beneath(base_fd, parts)
+        except (OSError, UnsafeFileError):
+            continue
+        if dir_fd is None:
+            continue
+        try:
+            with os.scandir(dir_fd) as listing:
+                for entry in listing:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in GREP_SKIP_DIRS:
+                            pending.append((*parts, entry.name))
+                    elif entry.is_file(follow_symlinks=False):
+                        found.append((*parts, entry.name))
+        except OSError:
+            pass
+        finally:
+            os.close(dir_fd)
+    return sorted(found, key="/".join), False
+
+
+def _grep_base(raw: str) -> Callable[[Location], int]:
+    """Opens what to search: the located directory, or the directory of the one file named
+    (left as ``loc.name``; its directory is then ``loc.dir_fd`` itself, duplicated)."""
+    as_directory = _open_directory(raw)
+
+    def open_one(loc: Location) -> int:
+        if loc.name is None:
+            return os.dup(loc.dir_fd)
+        mode = _lstat_mode(loc)
+        if mode is None:
+            raise _Refused(f"{raw!r} does not exist")
+        if stat.S_ISDIR(mode) or stat.S_ISLNK(mode):
+            fd = as_directory(loc)
+            loc.name = None  # the search starts inside it
+            return fd
+        if not stat.S_ISREG(mode):
+            raise _Refused(str(not_regular(repr(raw), mode)))
+        return os.dup(loc.dir_fd)
+
+    return open_one
 
 
 def _grep(cwd: Path, parsed: GrepInput) -> ToolResult:
     try:
-        regex = re.compile(parsed.pattern)
+        re.compile(parsed.pattern)
     except re.error as exc:
         raise _Refused(f"invalid pattern: {exc}") from None
-    root = _inside(cwd, parsed.path)
-    if not root.exists():
-        raise _Refused(f"{parsed.path!r} does not exist")
-    matches: list[str] = []
-    truncated = False
-    for path in _candidate_files(cwd, root):
-        if path.stat().st_size > GREP_MAX_FILE_BYTES:
-            continue
-        text = _decode_text(path.read_bytes())
-        if text is None:
-            continue
-        for number, line in enumerate(text.splitlines(), start=1):
-            if regex.search(line):
-                if len(matches) == GREP_MAX_MATCHES:
-                    truncated = True
-                    break
-                shown = line if len(line) <= GREP_MAX_LINE_CHARS else line[:GREP_MAX_LINE_CHARS]
-                matches.append(f"{_relative(cwd, path.resolve())}:{number}: {shown}")
-        if truncated:
-            break
-    if not matches:
+    deadline = time.monotonic() + GREP_TIME_LIMIT_S
+    loc, base_fd = _open_located(Workspace(cwd), parsed.path, _grep_base(parsed.path))
+    loc.close()
+    try:
+        if loc.name is not None:  # one file
+            search, listing_cut = _Search(base_fd, loc.parts[:-1], [(loc.name,)]), False
+        else:
+            files, listing_cut = _list_files(base_fd, deadline)
+            search = _Search(base_fd, loc.parts, files)
+        run = (
+            search_lines(
+                parsed.pattern,
+                search.texts(),
+                max_matches=GREP_MAX_MATCHES,
+                max_line_chars=GREP_MAX_LINE_CHARS,
+                deadline=deadline,
+            )
+            if search.files
+            else RegexRun()
+        )
+    finally:
+        os.close(base_fd)
+    lines = [f"{m.source}:{m.line_no}: {m.line}" for m in run.matches]
+    if run.failure is not None:
+        return ToolResult("\n".join([*lines, f"grep: {run.failure}"]), True)
+    if run.timed_out or listing_cut:
+        return ToolResult("\n".join([*lines, _stopped_notice(len(lines), run.timed_out)]), True)
+    if not lines:
         return ToolResult(f"no matches for /{parsed.pattern}/ in {parsed.path}")
-    if truncated:
-        matches.append(f"[output capped at {GREP_MAX_MATCHES} matches; narrow the pattern or path]")
-    return ToolResult("\n".join(matches))
+    if run.capped:
+        lines.append(f"[output capped at {GREP_MAX_MATCHES} matches; narrow the pattern or path]")
+    return ToolResult("\n".join(lines))
+
+
+def _stopped_notice(found: int, slow_pattern: bool) -> str:
+    why = (
+        "the pattern is too slow on this input (nested repetition such as (a+)+ can take "
+        "exponential time)"
+        if slow_pattern
+        else "listing the files took too long"
+    )
+    return (
+        f"grep: stopped after the {GREP_TIME_LIMIT_S:g}s time limit: {why}; the {found} "
+        "match(es) above were found before it — simplify the pattern or narrow the path"
+    )
 
 
 # -- the catalog ------------------------------------------------------------------------------
@@ -204,14 +381,15 @@ _SPECS: dict[str, tuple[str, type[BaseModel], _Run, dict[str, Any]]] = {
         {"destructive": True},
     ),
     "ls": (
-        "List a directory under the working directory, sorted; directories end with '/'.",
+        "List a directory under the working directory, sorted; directories end with '/', "
+        "symbolic links with '@'.",
         LsInput,
         _ls,
         {"read_only": True},
     ),
     "grep": (
         f"Search files under the working directory for a regex; at most {GREP_MAX_MATCHES} "
-        "matching lines as path:line: text.",
+        f"matching lines as path:line: text, within {GREP_TIME_LIMIT_S:g}s.",
         GrepInput,
         _grep,
         {"read_only": True},
@@ -232,7 +410,7 @@ def _tool(name: str, cwd: Path) -> Tool:
     def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
         try:
             return run(cwd, parsed)
-        except _Refused as exc:
+        except (_Refused, PathRefused, UnsafeFileError) as exc:
             return ToolResult(f"{name}: {exc}", True)
         except OSError as exc:
             return ToolResult(f"{name}: {exc.strerror or exc}", True)

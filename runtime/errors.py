@@ -17,3 +17,14 @@ class StoreError(Exception):
 
 class LockTimeoutError(StoreError):
     """Another process holds a store lock past the wait budget."""
+
+
+class UnsafeFileError(StoreError):
+    """A path that is not a plain file where one is expected (a FIFO, a device, a socket, a
+    directory) or that is reached through a symbolic link where none may be followed. Refused
+    at once, never opened for I/O, so it cannot hang or redirect the caller."""
+
+    def __init__(self, label: str, reason: str) -> None:
+        super().__init__(f"{label} {reason}")
+        self.label = label
+        self.reason = reason  # "is a FIFO (named pipe), not a regular file; …"

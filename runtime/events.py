@@ -31,13 +31,13 @@ import hmac
 import json
 import os
 import secrets
-import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from runtime.fsopen import open_regular, open_regular_fd
 from runtime.safety.redaction import redact_data
 
 Clock = Callable[[], datetime]
@@ -144,7 +144,7 @@ class SessionLog:
         if self._mend_torn_tail:
             data = b"\n" + data
             self._mend_torn_tail = False
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_regular_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, data)
             os.fsync(fd)
@@ -155,7 +155,7 @@ class SessionLog:
 
 def _ends_mid_line(path: Path) -> bool:
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             size = handle.seek(0, os.SEEK_END)
             if size == 0:
                 return False
@@ -171,16 +171,14 @@ def read_events(path: Path) -> Iterator[Event]:
     A torn line, a foreign line or one whose seal does not verify is skipped, never half-read.
     The session id is the file's name; the key is the one beside it (no key: no events).
     """
-    key = evidence_key(path.parent)
-    if key is None:
-        return
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except (FileNotFoundError, NotADirectoryError):
+        handle = open_regular(path)  # a FIFO here must not hang the agent
+    except FileNotFoundError:
         return
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"not a regular file, refusing to read it: {path}")
+    with handle:
+        key = evidence_key(path.parent)
+        if key is None:
+            return
         for raw_line in handle:
             event = _parse_line(raw_line, key, path.stem)
             if event is not None:

@@ -6,8 +6,13 @@ Layout under the root (``<cwd>/.specwire`` or a tenant's root)::
     state/<spec>/               continuity (focus.md, plans/, goals.yaml, handoff.md, .lock)
     state/<spec>/sessions/<sess_…>/   continuity with session scope
     sessions/<sess_…>.jsonl     session event logs
+    sessions/<sess_…>.lock      held while a turn of that conversation runs (per-turn hosts)
     trash/<timestamp>/          cleared continuity files (restorable)
-    retention.json              session logs pinned as proof evidence
+    retention.json              session logs pinned as proof evidence (``.retention.lock``)
+
+Every ``.lock`` is a ``runtime.locking.FileLock`` (an ``flock``; the file exists only while
+held or after its holder was killed, and then blocks nobody). Only regular files are opened
+in these folders (``runtime.fsopen``).
 """
 
 from __future__ import annotations

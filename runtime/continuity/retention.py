@@ -2,25 +2,35 @@
 
 Shape ``{"version": 1, "pins": ["sess_…", …], …}``; other keys (and pins in shapes this module
 does not know) are preserved. The file is shared by every spec under the root, so updates hold
-their own lock, ``.retention.lock`` beside it. Writes are tmp+rename; the file is capped at 8 MiB.
+their own lock, ``.retention.lock`` beside it (``runtime.locking``). Writes are tmp+rename; the
+file is capped at 8 MiB. A temporary a killed writer left is removed by the next update (and by
+the next store open), under that lock.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from runtime.atomic import sweep_temps
 from runtime.continuity.atomic import read_text, write_atomic
-from runtime.continuity.lock import DEFAULT_WAIT_S, FileLock
 from runtime.errors import StoreError
 from runtime.events import Clock
+from runtime.locking import DEFAULT_WAIT_S, FileLock
 from runtime.tenancy import assert_inside
 
 RETENTION_VERSION = 1
 RETENTION_MAX_BYTES = 8 * 1024 * 1024
 LOCK_NAME = ".retention.lock"
+RETENTION_NAME = "retention.json"
+
+
+def retention_temp(name: str) -> bool:
+    """Whether a leftover temporary's target ``name`` is the retention file."""
+    return name == RETENTION_NAME
 
 
 def _load(path: Path, root: Path) -> dict[str, Any]:
@@ -48,14 +58,19 @@ def pin_sessions(
     wait_s: float = DEFAULT_WAIT_S,
 ) -> list[str]:
     """Add session ids to ``pins`` (once each); return the ids newly pinned."""
-    target = assert_inside(path, root)
+    assert_inside(path, root)
+    target = path  # opened as spelled, never through a link (runtime.continuity.atomic)
     wanted = list(dict.fromkeys(session_ids))
     if not wanted:
         return []
     lock = FileLock(
-        assert_inside(target.with_name(LOCK_NAME), root), wait_s=wait_s, log=log, now=now
+        assert_inside(target.with_name(LOCK_NAME), root),
+        wait_s=wait_s,
+        what=target.name,
+        now=now,
     )
     with lock:
+        _sweep(target.parent, log)
         data = _load(target, root)
         pins = data.get("pins")
         pins_list: list[Any] = list(pins) if isinstance(pins, list) else []
@@ -73,6 +88,18 @@ def pin_sessions(
     return added
 
 
+def _sweep(directory: Path, log: Callable[[str], None]) -> None:
+    """Under the lock: remove temporaries of ``retention.json`` a killed writer left."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        removed = sweep_temps(fd, retention_temp)
+    finally:
+        os.close(fd)
+    if removed:
+        log(f"[memory] removed temporary file(s) an interrupted write left: {', '.join(removed)}\n")
+
+
 def read_pins(path: Path, *, root: Path) -> list[str]:
-    pins = _load(assert_inside(path, root), root).get("pins")
+    assert_inside(path, root)
+    pins = _load(path, root).get("pins")
     return [p for p in pins if isinstance(p, str)] if isinstance(pins, list) else []

@@ -10,8 +10,13 @@ Files live in one scope directory (``<root>/state/<spec>/``, or
     handoff.md                    the note the last session left
     .lock                         held by mutations only
 
-Every path is fenced with ``assert_inside(path, layout.root)`` on every I/O. Writes are
-tmp+rename with mode 0600; reads never lock; every mutation re-reads its state under the lock.
+Every path is fenced with ``assert_inside(path, layout.root)`` on every I/O and then opened
+component by component with ``O_NOFOLLOW`` (``runtime.continuity.atomic``): no symlink is
+followed inside the state folder, and a FIFO, device or socket where a file belongs is refused
+at once, naming it, instead of hanging the agent. Writes are tmp+rename with mode 0600; reads
+never lock; every mutation re-reads its state under the lock (``runtime.locking``: an ``flock``
+the OS releases when its holder dies, so a killed writer never blocks the next one). Opening a
+store removes the temporaries a killed writer left (under the lock, only when it is free).
 Nothing is created on disk until the first write. Refusals raise ``StoreError`` with a message
 that is safe to show to the model.
 
@@ -38,7 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from runtime.continuity.atomic import read_text, write_atomic
+from runtime.continuity.atomic import read_text, sweep_stale_temps, write_atomic
 from runtime.continuity.focus import (
     DEFAULT_FOCUS_MAX_CHARS,
     FocusDoc,
@@ -65,7 +70,6 @@ from runtime.continuity.ledger import (
     append_entries,
     set_status,
 )
-from runtime.continuity.lock import DEFAULT_WAIT_S, FileLock
 from runtime.continuity.plans import (
     ACTIVE_FILE,
     PLAN_FILE_RE,
@@ -92,7 +96,8 @@ from runtime.continuity.proof import (
     merge_citations,
     merge_proofs,
 )
-from runtime.continuity.retention import pin_sessions
+from runtime.continuity.retention import LOCK_NAME as RETENTION_LOCK_NAME
+from runtime.continuity.retention import pin_sessions, retention_temp
 from runtime.continuity.tail import TAIL_MAX_CHARS, render_continuity_tail, render_plan_tail
 from runtime.continuity.trash import (
     Snapshot,
@@ -101,9 +106,10 @@ from runtime.continuity.trash import (
     new_snapshot,
     restore_snapshot,
 )
-from runtime.errors import StoreError
+from runtime.errors import MemoryServiceError, StoreError, UnsafeFileError
 from runtime.events import Clock, iso, utc_now
 from runtime.fragment import ProofMode
+from runtime.locking import DEFAULT_WAIT_S, FileLock
 from runtime.paths import StoreLayout
 from runtime.seams import HandoffInput, LedgerEntry
 from runtime.tenancy import assert_inside
@@ -121,6 +127,14 @@ LOCK_FILE = ".lock"
 
 def _drop(line: str) -> None:
     return None
+
+
+def _is_state_file(name: str) -> bool:
+    return name in (FOCUS_FILE, GOALS_FILE, HANDOFF_FILE)
+
+
+def _is_plan_file(name: str) -> bool:
+    return name == ACTIVE_FILE or PLAN_FILE_RE.match(name) is not None
 
 
 @dataclass(frozen=True)
@@ -178,11 +192,16 @@ class ContinuityStore:
         self._log = log
         self._held = threading.local()
         self._reported: set[tuple[str, str]] = set()
+        self._sweep_stale_temps()
 
     # ── paths (fenced on every access) ──────────────────────────────────────────────────────
 
     def _path(self, *parts: str) -> Path:
-        return assert_inside(self.scope_dir.joinpath(*parts), self.root)
+        """The path as spelled (checked to resolve inside the root): the I/O below opens it
+        component by component and never follows a link, so it is not resolved here."""
+        path = self.scope_dir.joinpath(*parts)
+        assert_inside(path, self.root)
+        return path
 
     @property
     def focus_path(self) -> Path:
@@ -203,6 +222,32 @@ class ContinuityStore:
     @property
     def lock_path(self) -> Path:
         return self._path(LOCK_FILE)
+
+    def _sweep_stale_temps(self) -> None:
+        """Remove what writers killed mid-write left behind (see ``sweep_stale_temps``). Never
+        fails the open: a folder that cannot be checked is reported by the I/O that needs it."""
+        removed: list[str] = []
+        try:
+            removed += sweep_stale_temps(
+                [(self.scope_dir, _is_state_file), (self.plans_dir, _is_plan_file)],
+                root=self.root,
+                lock=self._lock(wait_s=0),
+            )
+            removed += sweep_stale_temps(
+                [(self.root, retention_temp)],
+                root=self.root,
+                lock=FileLock(self.root / RETENTION_LOCK_NAME, wait_s=0, now=self._now),
+            )
+        except (OSError, StoreError, MemoryServiceError) as exc:
+            self._log(f"[memory] could not check for leftover temporary files: {exc}\n")
+        if removed:
+            self._log(
+                f"[memory] removed {len(removed)} temporary file(s) an interrupted write left: "
+                f"{', '.join(removed)}\n"
+            )
+
+    def _lock(self, *, wait_s: float) -> FileLock:
+        return FileLock(self.lock_path, wait_s=wait_s, now=self._now)
 
     def _relative(self, path: Path) -> str:
         try:
@@ -230,8 +275,7 @@ class ContinuityStore:
             finally:
                 self._held.depth = depth
             return
-        lock = FileLock(self.lock_path, wait_s=self.lock_wait_s, log=self._log, now=self._now)
-        with lock:
+        with self._lock(wait_s=self.lock_wait_s):
             self._held.depth = 1
             try:
                 yield
@@ -333,7 +377,8 @@ class ContinuityStore:
         for entry in sorted(directory.iterdir(), key=lambda p: p.name):
             match = PLAN_FILE_RE.match(entry.name)
             if match is not None and match.group(1) not in found:
-                found[match.group(1)] = assert_inside(entry, self.root)
+                assert_inside(entry, self.root)
+                found[match.group(1)] = entry
         return dict(sorted(found.items(), key=lambda kv: plan_number(kv[0])))
 
     def _trashed_plan_ids(self) -> list[str]:
@@ -358,6 +403,8 @@ class ContinuityStore:
             return self._unreadable(plan_id, path, "not UTF-8 text")
         except (IsADirectoryError, PermissionError) as exc:
             return self._unreadable(plan_id, path, f"cannot be read ({exc.strerror})")
+        except UnsafeFileError as exc:
+            return self._unreadable(plan_id, path, f"it {exc.reason}")
         if text is None:
             return None
         match = PLAN_FILE_RE.match(path.name)

@@ -1,9 +1,11 @@
 """The fact store's SQLite schema and its migrations.
 
-The schema version is ``PRAGMA user_version``. ``MIGRATIONS[v]`` upgrades a database from
-``v - 1`` to ``v``; ``migrate`` runs every missing step and stamps the version in one
-``BEGIN IMMEDIATE`` transaction, so two processes opening a fresh file never both create it and a
-failed step leaves the file at its old version.
+The file is marked as ours by ``PRAGMA application_id`` (``ownership.APPLICATION_ID``): a new
+file is stamped before anything else happens to it, and ``migrate`` stamps a store an earlier
+version created (no id) in its transaction. The schema version is ``PRAGMA user_version``.
+``MIGRATIONS[v]`` upgrades a database from ``v - 1`` to ``v``; ``migrate`` runs every missing
+step and stamps the version in one ``BEGIN IMMEDIATE`` transaction, so two processes opening a
+fresh file never both create it and a failed step leaves the file at its old version.
 
 Versions: 1 created the tables; 2 re-tokenized every fact's ``terms`` (and the FTS index) with the
 Unicode tokenizer of ``runtime.facts.text`` (version 1 split on ``[^a-z0-9]+``, so non-ASCII text
@@ -22,6 +24,7 @@ import sqlite3
 from collections.abc import Callable, Mapping
 
 from runtime.errors import StoreError
+from runtime.facts.ownership import APPLICATION_ID
 from runtime.facts.text import document_terms
 
 SCHEMA_VERSION = 2
@@ -144,6 +147,16 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(row[0])
 
 
+def _stamp_ownership(conn: sqlite3.Connection) -> None:
+    application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    if application_id == 0:
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    elif application_id != APPLICATION_ID:
+        raise StoreError(
+            f"not a specwire fact store (application_id {application_id:#x}); nothing was changed"
+        )
+
+
 def migrate(
     conn: sqlite3.Connection,
     migrations: Mapping[int, Migration] = MIGRATIONS,
@@ -155,6 +168,7 @@ def migrate(
     """
     conn.execute("BEGIN IMMEDIATE")
     try:
+        _stamp_ownership(conn)
         current = schema_version(conn)
         if current > target:
             raise StoreError(

@@ -5,6 +5,11 @@ end-of-turn capture) and each one is acknowledged to the model ("remembered (mem
 WAL is fsynced at every commit: an acknowledged fact survives a power loss, not only a process
 crash (``NORMAL`` would only guarantee the latter). The cost is one fsync per write.
 
+Ownership: the file at the path is checked to be a regular file and a fact store of ours
+(``runtime.facts.ownership``: SQLite's ``application_id``, or the schema of an earlier version)
+before SQLite opens it and before any setting (WAL…) changes; anything else is refused with its
+bytes untouched. A new file is stamped with the id before it is switched to WAL.
+
 Lazy creation: opening a store whose file does not exist creates nothing (so ``agent.py --help``
 or a session that never writes leaves no trace). Reads of a missing database answer as an empty
 store, writes that only change existing facts (forget, supersede, sweep) find nothing to change,
@@ -55,7 +60,8 @@ from runtime.facts.model import (
     from_ms,
     to_ms,
 )
-from runtime.facts.schema import migrate, schema_version
+from runtime.facts.ownership import check_ownership, claim_new, is_regular_identity
+from runtime.facts.schema import SCHEMA_VERSION, migrate, schema_version
 from runtime.facts.text import (
     MAX_QUERY_TERMS,
     document_terms,
@@ -694,6 +700,8 @@ def _connect(path: Path, *, create: bool) -> sqlite3.Connection:
 
 
 def _connect_once(path: Path) -> sqlite3.Connection:
+    # Whose file it is, decided before SQLite opens it and before any setting changes.
+    ownership = check_ownership(path, max_version=SCHEMA_VERSION)
     conn = sqlite3.connect(
         str(path),
         timeout=BUSY_TIMEOUT_MS / 1000,
@@ -701,8 +709,12 @@ def _connect_once(path: Path) -> sqlite3.Connection:
         check_same_thread=False,
     )
     try:
+        if not is_regular_identity(path, ownership.identity):
+            raise StoreError(f"the fact store at {path} was replaced while it was being opened")
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if ownership.verdict == "new":
+            claim_new(conn, path)
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             raise StoreError(f"the fact store at {path} cannot use WAL (got {mode})")

@@ -1,16 +1,16 @@
 """One routed message → one single-turn session run, for the per-turn hosts (channel, managed).
 
 Each message runs ``run_chat_loop`` once, appending to the conversation's session log and
-seeded with the conversation so far (read back from that log).
+seeded with the conversation so far (read back from that log). One turn of a conversation runs
+at a time, across processes, under ``runtime.locking.FileLock`` (``sessions/<sess_…>.lock``):
+a second turn waits up to ``CONVERSATION_WAIT_S`` and then fails with ``LockTimeoutError``; a
+killed host never leaves the conversation locked.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,13 @@ from typing import Any
 from runtime.events import SessionLog
 from runtime.hosts.console import stderr_log, stdout_line
 from runtime.hosts.types import TurnSetup
+from runtime.locking import FileLock
 from runtime.loop import LoopResult, run_chat_loop
 from runtime.loop.history import history_from_log
 from runtime.models import Model
+
+# A turn may run a model and tools for minutes; waiting longer means something is stuck.
+CONVERSATION_WAIT_S = 600.0
 
 _ROUTED = re.compile(r"^\s*([^\s:]+)\s*:\s*(.*?)\s*$", re.DOTALL)
 
@@ -55,13 +59,14 @@ def run_turn(
     target: str,
     info: dict[str, Any],
     log: Callable[[str], None],
+    lock_wait_s: float = CONVERSATION_WAIT_S,
 ) -> tuple[LoopResult, list[str]]:
     replies: list[str] = []
-    with _conversation_lock(sessions_dir, session_id):
-        # Opened under the lock: the log's sequence numbers and the history's turn numbers are
-        # read after any other process finished its turn of this conversation.
-        session_log = SessionLog(sessions_dir, session_id)
-        try:
+    try:  # the turn's wiring is released however the turn ends, a lock timeout included
+        with conversation_lock(sessions_dir, session_id, wait_s=lock_wait_s):
+            # Opened under the lock: the log's sequence numbers and the history's turn numbers
+            # are read after any other process finished its turn of this conversation.
+            session_log = SessionLog(sessions_dir, session_id)
             result = run_chat_loop(
                 model=model,
                 instructions=instructions,
@@ -77,21 +82,18 @@ def run_turn(
                 log=log,
                 **setup.options,
             )
-        finally:
-            setup.release()
+    finally:
+        setup.release()
     return result, replies
 
 
-@contextmanager
-def _conversation_lock(sessions_dir: Path, session_id: str) -> Iterator[None]:
+def conversation_lock(
+    sessions_dir: Path, session_id: str, *, wait_s: float = CONVERSATION_WAIT_S
+) -> FileLock:
     """One turn of a conversation at a time, across processes (two hosts may serve one)."""
-    sessions_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(sessions_dir / f"{session_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
+    return FileLock(
+        sessions_dir / f"{session_id}.lock", wait_s=wait_s, what=f"conversation {session_id}"
+    )
 
 
 class RefusedLine(Exception):

@@ -9,6 +9,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Literal
 
+from runtime.errors import UnsafeFileError
+from runtime.fsopen import read_regular_text
 from runtime.loop.commands import HOST_COMMANDS
 from runtime.paths import SPECWIRE_DIRNAME
 from runtime.seams import Skill, SlashCommand
@@ -49,8 +51,10 @@ def _read(entry: Traversable, warn: Warn) -> str | None:
     """The file's text, or None (with a warning) when it cannot be read as UTF-8 text: one bad
     file in a user's folder must not stop every agent from starting."""
     try:
+        if isinstance(entry, Path):  # a user's file: a FIFO there must not hang the start
+            return read_regular_text(entry, follow_symlinks=True)
         return entry.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, UnsafeFileError) as exc:
         warn(f"[skills] skipped {entry}: {type(exc).__name__}: {exc}\n")
         return None
 
@@ -63,13 +67,21 @@ def _front_matter(entry: Traversable, text: str, warn: Warn) -> tuple[dict[str, 
         return None
 
 
+def _present(entry: Traversable) -> bool:
+    """A file, or anything else that is not a directory: a FIFO or a device where a file
+    belongs is reported (and skipped) when it is read, not passed over in silence."""
+    if isinstance(entry, Path):
+        return entry.exists() and not entry.is_dir()
+    return entry.is_file()
+
+
 def _skill_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, dict[str, str], str]]:
     skills = root.joinpath("skills")
     if not skills.is_dir():
         return
     for entry in sorted(skills.iterdir(), key=lambda item: item.name):
         skill_file = entry.joinpath("SKILL.md")
-        if entry.is_dir() and skill_file.is_file():
+        if entry.is_dir() and _present(skill_file):
             text = _read(skill_file, warn)
             parsed = _front_matter(skill_file, text, warn) if text is not None else None
             if parsed is not None:
@@ -81,7 +93,7 @@ def _command_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, dict[st
     if not commands.is_dir():
         return
     for entry in sorted(commands.iterdir(), key=lambda item: item.name):
-        if not (entry.is_file() and entry.name.endswith(".md")):
+        if not (_present(entry) and entry.name.endswith(".md")):
             continue
         name = entry.name[: -len(".md")]
         if name in RESERVED_COMMANDS:

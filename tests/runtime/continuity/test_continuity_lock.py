@@ -1,24 +1,26 @@
-"""The store lock: O_EXCL file, contention between real processes, stale-lock stealing."""
+"""The store lock (``runtime.locking``, an ``flock``): contention between real processes, a
+killed holder's lock free at once, a live holder never taken over."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from continuity_support import Logs, make_store
+from continuity_support import make_store
 
-from runtime.continuity.lock import FileLock, read_holder
-from runtime.errors import LockTimeoutError
+from runtime.errors import LockTimeoutError, UnsafeFileError
+from runtime.locking import FileLock, read_holder
 
 HOLDER = """
 import sys
 from pathlib import Path
-from runtime.continuity.lock import FileLock
+from runtime.locking import FileLock
 
 lock = FileLock(Path(sys.argv[1]), wait_s=5)
 lock.acquire()
@@ -88,35 +90,96 @@ def test_a_store_mutation_times_out_against_another_process(tmp_path: Path) -> N
     store.write_focus("now it works")
 
 
-def test_a_lock_held_by_a_dead_process_is_stolen(tmp_path: Path) -> None:
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait(timeout=10)
+def test_a_killed_holders_lock_is_free_at_once(tmp_path: Path) -> None:
+    # Replaces "a lock held by a dead process is stolen": nothing is stolen any more, the OS
+    # releases an flock when its holder dies.
     lock_path = tmp_path / ".lock"
-    lock_path.write_text(json.dumps({"pid": dead.pid, "acquiredAt": "2026-01-01T00:00:00.000Z"}))
-    logs = Logs()
-    with FileLock(lock_path, wait_s=0.2, log=logs):
+    holder = _start_holder(lock_path)
+    with pytest.raises(LockTimeoutError):
+        FileLock(lock_path, wait_s=0).acquire()
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=10)
+    assert lock_path.exists()  # the killed holder could not remove its file: it blocks nobody
+    lock = FileLock(lock_path, wait_s=0)  # no waiting at all
+    lock.acquire()
+    assert read_holder(lock_path).pid == os.getpid()
+    lock.release()
+    assert not lock_path.exists()
+
+
+WAITER = """
+import sys
+from pathlib import Path
+from runtime.errors import LockTimeoutError
+from runtime.locking import FileLock
+
+try:
+    FileLock(Path(sys.argv[1]), wait_s=float(sys.argv[2])).acquire()
+except LockTimeoutError as exc:
+    print("timeout:", exc)
+else:
+    print("acquired")
+"""
+
+
+def test_a_live_holder_is_never_taken_over(tmp_path: Path) -> None:
+    # Replaces "an old lock is stolen even if its holder lives" (30 s takeover): a live holder
+    # keeps its lock however old the file looks; a second process waits, then gives up.
+    lock_path = tmp_path / ".lock"
+    holder = _start_holder(lock_path)
+    try:
+        old = time.time() - 3600
+        os.utime(lock_path, (old, old))
+        waiter = subprocess.run(
+            [sys.executable, "-c", WAITER, str(lock_path), "0.5"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        assert waiter.stdout.startswith("timeout: continuity store is locked by pid "), waiter
+        assert f"pid {holder.pid} since " in waiter.stdout and "gave up after 0.5s" in waiter.stdout
+        assert read_holder(lock_path).pid == holder.pid  # still the holder's
+    finally:
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "released"  # it held it all along
+        holder.wait(timeout=10)
+
+
+def test_a_leftover_lock_file_blocks_nobody(tmp_path: Path) -> None:
+    # Replaces "a fresh lock of a live process is respected": the lock is the flock, not the
+    # file, so a file naming a live pid (an earlier version's O_EXCL lock, or one a killed
+    # holder left) is simply locked and reused.
+    lock_path = tmp_path / ".lock"
+    lock_path.write_text(json.dumps({"pid": os.getppid(), "acquiredAt": "x"}))
+    with FileLock(lock_path, wait_s=0):
         assert read_holder(lock_path).pid == os.getpid()
-    assert len(logs.lines) == 1
-    assert "lock_stolen" in logs.lines[0] and f"pid {dead.pid} is dead" in logs.lines[0]
+    assert not lock_path.exists()
 
 
-def test_an_old_lock_is_stolen_even_if_its_holder_lives(tmp_path: Path) -> None:
+def test_two_locks_in_one_process_exclude_each_other(tmp_path: Path) -> None:
     lock_path = tmp_path / ".lock"
-    lock_path.write_text(json.dumps({"pid": os.getppid(), "acquiredAt": "x"}))
-    old = time.time() - 31
-    os.utime(lock_path, (old, old))
-    logs = Logs()
-    with FileLock(lock_path, wait_s=0.2, log=logs):
+    with (
+        FileLock(lock_path),
+        pytest.raises(LockTimeoutError, match=f"locked by pid {os.getpid()}"),
+    ):
+        FileLock(lock_path, wait_s=0.05).acquire()
+    with FileLock(lock_path, wait_s=0):
         pass
-    assert "lock_stolen" in logs.lines[0] and "stale after 30s" in logs.lines[0]
 
 
-def test_a_fresh_lock_of_a_live_process_is_respected(tmp_path: Path) -> None:
-    lock_path = tmp_path / ".lock"
-    lock_path.write_text(json.dumps({"pid": os.getppid(), "acquiredAt": "x"}))
-    with pytest.raises(LockTimeoutError, match=f"pid {os.getppid()}"):
-        FileLock(lock_path, wait_s=0.1).acquire()
-    assert lock_path.exists()
+def test_a_lock_path_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / ".lock"
+    os.mkfifo(fifo)
+    with pytest.raises(UnsafeFileError, match=r"\.lock is a FIFO \(named pipe\), not a regular"):
+        FileLock(fifo, wait_s=0).acquire()
+    link = tmp_path / "link.lock"
+    link.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UnsafeFileError, match="is a symbolic link"):
+        FileLock(link, wait_s=0).acquire()
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_release_never_removes_someone_elses_lock(tmp_path: Path) -> None:
