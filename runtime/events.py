@@ -65,7 +65,7 @@ _KEY_BYTES = 32
 
 def _read_key(path: Path) -> bytes | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_regular_fd(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
     try:
