@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from runtime.fsopen import DIR_FLAGS
+from runtime.tools import ToolRefusal
 
 MAX_LINKS = 40
 MAX_STEPS = 4096
@@ -36,7 +37,7 @@ MAX_STEPS = 4096
 Guard = Callable[[tuple[str, ...]], None]
 
 
-class PathRefused(Exception):
+class PathRefused(ToolRefusal):
     """A path the workspace will not resolve; the message is shown to the model."""
 
 

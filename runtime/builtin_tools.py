@@ -35,7 +35,7 @@ from runtime.fsopen import DIR_FLAGS, not_regular, open_dir_beneath, open_regula
 from runtime.grep_search import RegexRun, search_lines
 from runtime.paths import SPECWIRE_DIRNAME
 from runtime.shell import BASH_MAX_OUTPUT_BYTES, BashInput, require_sandbox, run_bash
-from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
+from runtime.tools import Tool, ToolCatalog, ToolContext, ToolRefusal, ToolResult, guarded
 
 BUILTIN_TOOL_NAMES: tuple[str, ...] = ("bash", "grep", "ls", "read", "write")
 
@@ -49,10 +49,6 @@ GREP_TIME_LIMIT_S = 3.0
 GREP_SKIP_DIRS = frozenset({".git", SPECWIRE_DIRNAME, ".venv", "node_modules", "__pycache__"})
 # A name that turned into a symlink between resolving and opening is resolved again this often.
 OPEN_ATTEMPTS = 3
-
-
-class _Refused(Exception):
-    """A request the tool turns down; the message is shown to the model."""
 
 
 def _decode_text(data: bytes) -> str | None:
@@ -85,7 +81,7 @@ def _open_located(
         except _Swapped:
             loc.close()
             if attempt == OPEN_ATTEMPTS - 1:
-                raise _Refused(f"{raw!r} kept changing while it was being opened") from None
+                raise ToolRefusal(f"{raw!r} kept changing while it was being opened") from None
         except BaseException:
             loc.close()
             raise
@@ -107,18 +103,18 @@ class ReadInput(BaseModel):
 def _open_file(raw: str) -> Callable[[Location], int]:
     def open_one(loc: Location) -> int:
         if loc.name is None:
-            raise _Refused(f"{raw!r} is not a file")
+            raise ToolRefusal(f"{raw!r} is not a file")
         try:
             return open_regular_fd(loc.name, dir_fd=loc.dir_fd, label=repr(raw))
         except FileNotFoundError:
-            raise _Refused(f"{raw!r} is not a file") from None
+            raise ToolRefusal(f"{raw!r} is not a file") from None
         except UnsafeFileError as exc:
             mode = _lstat_mode(loc)
             if mode is not None and stat.S_ISLNK(mode):
                 raise _Swapped from None
             if mode is not None and stat.S_ISDIR(mode):
-                raise _Refused(f"{raw!r} is not a file") from None
-            raise _Refused(str(exc)) from None
+                raise ToolRefusal(f"{raw!r} is not a file") from None
+            raise ToolRefusal(str(exc)) from None
 
     return open_one
 
@@ -131,7 +127,7 @@ def _read(cwd: Path, parsed: ReadInput) -> ToolResult:
         data = handle.read(READ_MAX_BYTES)
     text = _decode_text(data)
     if text is None:
-        raise _Refused(f"{parsed.path!r} is not a UTF-8 text file")
+        raise ToolRefusal(f"{parsed.path!r} is not a UTF-8 text file")
     if size > READ_MAX_BYTES:
         text += f"\n[truncated: showing the first {READ_MAX_BYTES} of {size} bytes]"
     return ToolResult(text)
@@ -157,14 +153,14 @@ def _not_the_state_folder(parts: tuple[str, ...]) -> None:
 def _write(cwd: Path, parsed: WriteInput) -> ToolResult:
     data = parsed.content.encode("utf-8")
     if len(data) > WRITE_MAX_BYTES:
-        raise _Refused(f"content is {len(data)} bytes; the limit is {WRITE_MAX_BYTES}")
+        raise ToolRefusal(f"content is {len(data)} bytes; the limit is {WRITE_MAX_BYTES}")
     ws = Workspace(cwd)
     with ws.locate(parsed.path, create_dirs=True, guard=_not_the_state_folder) as loc:
         if loc.name is None:
-            raise _Refused(f"{parsed.path!r} is a directory")
+            raise ToolRefusal(f"{parsed.path!r} is a directory")
         mode = _lstat_mode(loc)
         if mode is not None and stat.S_ISDIR(mode):
-            raise _Refused(f"{parsed.path!r} is a directory")
+            raise ToolRefusal(f"{parsed.path!r} is a directory")
         # The temporary is created and renamed inside the directory that was located.
         replace_at(loc.dir_fd, loc.name, data)
         return ToolResult(f"wrote {len(data)} bytes to {loc.shown}")
@@ -190,7 +186,7 @@ def _open_directory(raw: str) -> Callable[[Location], int]:
             mode = _lstat_mode(loc)
             if mode is not None and stat.S_ISLNK(mode):
                 raise _Swapped from None
-            raise _Refused(f"{raw!r} is not a directory") from None
+            raise ToolRefusal(f"{raw!r} is not a directory") from None
 
     return open_one
 
@@ -299,13 +295,13 @@ def _grep_base(raw: str) -> Callable[[Location], int]:
             return os.dup(loc.dir_fd)
         mode = _lstat_mode(loc)
         if mode is None:
-            raise _Refused(f"{raw!r} does not exist")
+            raise ToolRefusal(f"{raw!r} does not exist")
         if stat.S_ISDIR(mode) or stat.S_ISLNK(mode):
             fd = as_directory(loc)
             loc.name = None  # the search starts inside it
             return fd
         if not stat.S_ISREG(mode):
-            raise _Refused(str(not_regular(repr(raw), mode)))
+            raise ToolRefusal(str(not_regular(repr(raw), mode)))
         return os.dup(loc.dir_fd)
 
     return open_one
@@ -315,7 +311,7 @@ def _grep(cwd: Path, parsed: GrepInput) -> ToolResult:
     try:
         re.compile(parsed.pattern)
     except re.error as exc:
-        raise _Refused(f"invalid pattern: {exc}") from None
+        raise ToolRefusal(f"invalid pattern: {exc}") from None
     deadline = time.monotonic() + GREP_TIME_LIMIT_S
     loc, base_fd = _open_located(Workspace(cwd), parsed.path, _grep_base(parsed.path))
     loc.close()
@@ -408,14 +404,9 @@ def _tool(name: str, cwd: Path) -> Tool:
     description, input_model, run, flags = _SPECS[name]
 
     def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
-        try:
-            return run(cwd, parsed)
-        except (_Refused, PathRefused, UnsafeFileError) as exc:
-            return ToolResult(f"{name}: {exc}", True)
-        except OSError as exc:
-            return ToolResult(f"{name}: {exc.strerror or exc}", True)
+        return run(cwd, parsed)
 
-    return Tool(name, description, input_model, handle, **flags)
+    return Tool(name, description, input_model, guarded(name, handle), **flags)
 
 
 def builtin_catalog(names: Sequence[str], cwd: Path | None = None) -> ToolCatalog:
