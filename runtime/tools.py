@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import copy
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -87,7 +89,7 @@ class Tool:
             )
 
     def input_schema(self) -> dict[str, Any]:
-        return self.input_model.model_json_schema()
+        return copy.deepcopy(_schema_of(self.input_model))
 
     def invoke(self, raw_input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         """Validate the input at the boundary, then run the handler.
@@ -133,6 +135,12 @@ def guarded(name: str, handler: ToolHandler, *, name_refusals: bool = True) -> T
             return ToolResult(f"{name}: internal error ({type(exc).__name__}): {exc}", True)
 
     return handle
+
+
+@functools.cache
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON schema, computed once per process (per-turn hosts ask every turn)."""
+    return model.model_json_schema()
 
 
 def _has_text(value: object) -> bool:
