@@ -44,14 +44,44 @@ def py_literal(value: object) -> str:
     raise LiteralError(f"no literal for {type(value).__name__}")
 
 
+# Up to this many lines, text renders as one literal per line in parentheses (reads best in a
+# diff). libcst nests an implicit concatenation one level per literal, so a few hundred lines
+# exhaust the recursion limit when the bundle is verified: longer text renders as one block.
+MAX_CONCATENATED_LINES = 100
+
+_NOT_PLAIN_ASCII = re.compile(r"[^ -~\n]")
+_CLOSING_QUOTE = re.compile(r'"(?="|\Z)')
+
+
 def py_text(value: str) -> str:
-    """A string literal; multi-line text becomes one literal per line, parenthesized."""
+    """A string literal; multi-line text becomes one literal per line, parenthesized, and long
+    text one triple-quoted block."""
     if not isinstance(value, str):
         raise LiteralError(f"py_text expects a string (got {type(value).__name__})")
     lines = value.splitlines(keepends=True)
     if len(lines) <= 1:
         return repr(value)
+    if len(lines) > MAX_CONCATENATED_LINES:
+        return py_block(value)
     return "(\n" + "\n".join(repr(line) for line in lines) + "\n)"
+
+
+def py_block(value: str) -> str:
+    """One triple-quoted literal for ``value``, its lines kept as lines (a single token, so
+    neither black nor libcst recurses over it).
+
+    Backslashes are doubled, a quote that would end the literal early is escaped and every
+    non-printable character (carriage returns, tabs, line separators, lone surrogates) is
+    written as an escape, so only ``\\n`` breaks a line.
+    """
+    escaped = _CLOSING_QUOTE.sub(r'\\"', value.replace("\\", "\\\\"))
+    escaped = _NOT_PLAIN_ASCII.sub(_printable_or_escape, escaped)
+    return '"""\\\n' + escaped + '"""'
+
+
+def _printable_or_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return char if char.isprintable() else repr(char)[1:-1]
 
 
 _BACKTICKS = re.compile(r"`+")
