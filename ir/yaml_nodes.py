@@ -15,13 +15,24 @@ from typing import Any, Final
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    CollectionEndEvent,
+    CollectionStartEvent,
+    NodeEvent,
+)
+from ruamel.yaml.parser import RoundTripParser
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
 from ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
+from ir.limits import MAX_YAML_DEPTH, MAX_YAML_NODES
+from ir.values import quote
 
-# Aliases let a tiny document expand into a huge tree; stop well before that hurts.
-MAX_NODES: Final = 100_000
+TOO_MANY_NODES: Final = f"the document is too large (more than {MAX_YAML_NODES} keys and values)"
+TOO_MANY_EXPANDED: Final = (
+    f"aliases expand the document past {MAX_YAML_NODES} keys and values (an alias bomb?)"
+)
+TOO_DEEP: Final = f"the document is nested too deeply (more than {MAX_YAML_DEPTH} levels)"
 
 
 @dataclass(frozen=True)
@@ -61,12 +72,47 @@ class YamlProblem(Exception):
         self.message = message
 
 
+class _LimitedParser(RoundTripParser):
+    """ruamel's round-trip parser, stopping at the first node past the size or depth cap.
+
+    The composer pulls events one by one, so a huge or deeply nested document is refused
+    after at most ``MAX_YAML_NODES`` events, whatever its length.
+    """
+
+    def __init__(self, loader: Any) -> None:
+        super().__init__(loader)
+        self.nodes = 0
+        self.depth = 0
+
+    def get_event(self) -> Any:
+        event = super().get_event()
+        if isinstance(event, NodeEvent):
+            self.nodes += 1
+            if self.nodes > MAX_YAML_NODES:
+                raise YamlProblem(_event_mark(event), TOO_MANY_NODES)
+        if isinstance(event, CollectionStartEvent):
+            self.depth += 1
+            if self.depth > MAX_YAML_DEPTH:
+                raise YamlProblem(_event_mark(event), TOO_DEEP)
+        elif isinstance(event, CollectionEndEvent):
+            self.depth -= 1
+        return event
+
+
+def _event_mark(event: NodeEvent) -> Mark:
+    mark = event.start_mark
+    return Mark(mark.line + 1, mark.column + 1)
+
+
 def parse_yaml(text: str) -> YNode:
     """The document as a node tree, or ``YamlProblem`` with a located message."""
     loader = YAML(typ="rt")
     loader.allow_duplicate_keys = False
+    loader.Parser = _LimitedParser
     try:
         loaded = loader.load(text.removeprefix("\ufeff"))
+    except YamlProblem:
+        raise
     except MarkedYAMLError as exc:
         raise YamlProblem(_marked_position(exc), _marked_message(exc)) from None
     except ReaderError as exc:
@@ -101,7 +147,7 @@ def _marked_message(exc: MarkedYAMLError) -> str:
     if "duplicate key" in problem:
         # ruamel: 'found duplicate key "a" with value "3" (original value: "1")'
         key = problem.split('"')[1] if problem.count('"') >= 2 else "?"
-        return f'duplicate key "{key}"'
+        return f"duplicate key {quote(key)}"
     if "\\t" in problem or "\t" in problem:
         return "tab characters are not allowed here; indent YAML with spaces"
     if problem.startswith("found undefined alias"):
@@ -139,28 +185,42 @@ class _Converter:
     def __init__(self) -> None:
         self.count = 0
         self.active: set[int] = set()
+        self.built: set[int] = set()
+        # Where the outermost alias being expanded sits: a blow-up is reported there.
+        self.expansion: Mark | None = None
 
     def node(self, value: Any, mark: Mark) -> YNode:
-        self.count += 1
-        if self.count > MAX_NODES:
-            raise YamlProblem(
-                ROOT_MARK, f"the document is too large (more than {MAX_NODES} values)"
-            )
         if isinstance(value, dict):
             return self._guarded(value, mark, self._map)
         if isinstance(value, list):
             return self._guarded(value, mark, self._seq)
+        self._count(mark)
         return YScalar(_plain_scalar(value), mark)
+
+    def _count(self, mark: Mark) -> None:
+        """Aliases repeat what they name: the expanded tree is held to the parser's cap."""
+        self.count += 1
+        if self.count > MAX_YAML_NODES:
+            if self.expansion is None:
+                raise YamlProblem(mark, TOO_MANY_NODES)
+            raise YamlProblem(self.expansion, TOO_MANY_EXPANDED)
 
     def _guarded(self, value: Any, mark: Mark, build: Callable[[Any, Mark], YNode]) -> YNode:
         ident = id(value)
         if ident in self.active:
             raise YamlProblem(mark, "an alias refers to a value that contains it (recursive YAML)")
+        outermost_alias = ident in self.built and self.expansion is None
+        if outermost_alias:
+            self.expansion = mark
         self.active.add(ident)
         try:
+            self._count(mark)
             built = build(value, mark)
         finally:
             self.active.discard(ident)
+            if outermost_alias:
+                self.expansion = None
+        self.built.add(ident)
         return built
 
     def _map(self, value: dict[Any, Any], mark: Mark) -> YMap:
@@ -171,6 +231,7 @@ class _Converter:
             value_mark = _lc_mark(_lc_call(lc, "value", key), key_mark)
             if item is None:
                 value_mark = key_mark  # a missing value is best shown at its key
+            self._count(key_mark)
             entries.append(YEntry(_plain_key(key), key_mark, self.node(item, value_mark)))
         return YMap(mark, entries)
 

@@ -7,12 +7,15 @@ from textwrap import dedent
 import pytest
 
 from ir import SpecError, load_spec_text
+from ir.limits import MAX_ENTRIES, MAX_NAME_LENGTH, MAX_SPEC_BYTES, MAX_TENANTS, MAX_YAML_NODES
 
 AGENT = "agent: {model: m, instructions: i}\n"
 CLI = "name: s\ntarget: cli\n" + AGENT  # lines 1-3; rows append from line 4
 TARGET_NAMES = "cli, channel, managed, research, crew"
 FIVE = f"expected one of {TARGET_NAMES}"
 TOOLS = "expected one of bash, grep, ls, read, write"
+CHANNEL_HEAD = "name: s\ntarget: channel\n" + AGENT + "channels:\n"  # lines 1-4
+ROUTING = "routing: {sessionKey: thread}\n"
 
 # (id, spec text, expected issues as "line:col: key: message")
 BAD_SPECS: list[tuple[str, str, list[str]]] = [
@@ -641,6 +644,169 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
             '"openai/text-embedding-3-small" (got "/256")'
         ],
     ),
+    # -- hostile input: sizes (caps are checked before validation) -----------------------
+    (
+        "file-over-one-mebibyte",
+        CLI + "# " + "x" * MAX_SPEC_BYTES + "\n",
+        [
+            f"1:1: (root): the file is too large ({len(CLI) + MAX_SPEC_BYTES + 3:,} bytes): "
+            "a spec may be at most 1 MiB"
+        ],
+    ),
+    (
+        "too-many-yaml-nodes",
+        CLI + "tools: [" + ", ".join(["read"] * MAX_YAML_NODES) + "]\n",
+        # 13 nodes come before the list's items: tools[9987] is node 10,001.
+        [f"4:{9 + 6 * 9987}: (root): the document is too large (more than 10000 keys and values)"],
+    ),
+    (
+        "nested-too-deeply",
+        CLI + "memory: " + "[" * 40 + "]" * 40 + "\n",
+        ["4:40: (root): the document is nested too deeply (more than 32 levels)"],
+    ),
+    (
+        "too-many-tenants",
+        "name: s\ntarget: managed\n"
+        + AGENT
+        + "tenants: ["
+        + ", ".join(f"{{id: t{n}}}" for n in range(MAX_TENANTS + 1))
+        + "]\n",
+        ["4:10: tenants: has 501 items: at most 500 are allowed"],
+    ),
+    (
+        "too-many-tools",
+        CLI + "tools: [" + ", ".join(["read"] * (MAX_ENTRIES + 1)) + "]\n",
+        ["4:8: tools: has 101 items: at most 100 are allowed"],
+    ),
+    (
+        "too-many-channel-settings",
+        CHANNEL_HEAD
+        + "  slack: {"
+        + ", ".join(f"k{n}: v" for n in range(MAX_ENTRIES + 1))
+        + "}\n"
+        + ROUTING,
+        ["5:10: channels.slack: has 101 entries: at most 100 are allowed"],
+    ),
+    # -- hostile input: text that is not text, or not one line ----------------------------
+    (
+        "lone-surrogate-in-name",
+        'name: "bot\\ud800"\ntarget: cli\n' + AGENT,
+        ["1:7: name: is not valid text: it contains a lone surrogate (U+D800)"],
+    ),
+    (
+        "lone-surrogate-in-model",
+        'name: s\ntarget: cli\nagent: {model: "m\\udc00", instructions: i}\n',
+        ["3:16: agent.model: is not valid text: it contains a lone surrogate (U+DC00)"],
+    ),
+    (
+        "lone-surrogate-in-instructions",
+        'name: s\ntarget: cli\nagent:\n  model: m\n  instructions: "be kind \\ud83d"\n',
+        ["5:17: agent.instructions: is not valid text: it contains a lone surrogate (U+D83D)"],
+    ),
+    (
+        "lone-surrogate-inside-a-wrong-type",
+        'name: s\ntarget: cli\nagent: {model: [a, "\\udfff"], instructions: i}\n',
+        ["3:20: agent.model: is not valid text: it contains a lone surrogate (U+DFFF)"],
+    ),
+    (
+        "lone-surrogate-in-unknown-key",
+        CLI + '"k\\ud800": 1\n',
+        ['4:1: "k\\ud800": unknown key "k\\ud800"'],
+    ),
+    (
+        "lone-surrogate-in-tenant-id",
+        "name: s\ntarget: managed\n" + AGENT + 'tenants: [{id: "a\\ud800"}]\n',
+        ["4:16: tenants[0].id: is not valid text: it contains a lone surrogate (U+D800)"],
+    ),
+    (
+        "line-separator-in-a-key",
+        CLI + 'memory: {"a\\u2028b": 1}\n',
+        ['4:10: memory."a\\u2028b": unknown key "a\\u2028b"'],
+    ),
+    (
+        "duplicate-key-with-a-line-separator",
+        CLI + 'memory: {"a\\u2029": 1, "a\\u2029": 2}\n',
+        ['4:24: (root): duplicate key "a\\u2029"'],
+    ),
+    (
+        "next-line-in-a-setting-name",
+        CHANNEL_HEAD + '  slack: {"bot\\NToken": $SLACK_BOT_TOKEN}\n' + ROUTING,
+        [
+            '5:11: channels.slack."bot\\u0085Token": keys must be one line of printable text '
+            "(this one has U+0085)"
+        ],
+    ),
+    (
+        "escape-character-in-a-setting-value",
+        CHANNEL_HEAD + '  slack: {team: "acme\\e[31m"}\n' + ROUTING,
+        [
+            "5:17: channels.slack.team: must be one line of printable text (this one has "
+            'U+001B) (got "acme\\u001b[31m")'
+        ],
+    ),
+    (
+        "line-separator-in-a-model-id",
+        'name: s\ntarget: cli\nagent: {model: "claude\\Lx", instructions: i}\n',
+        [
+            "3:16: agent.model: must be one line of printable text (this one has U+2028 "
+            '(LINE SEPARATOR)) (got "claude\\u2028x")'
+        ],
+    ),
+    (
+        "newline-in-an-origin",
+        "name: s\ntarget: research\n"
+        + AGENT
+        + "goal: g\nbranchingFactor: 1\nmaxDurationMs: 9\n"
+        + 'retrieve: {allowedOrigins: ["https://a.example\\nX-Evil: 1"]}\n',
+        [
+            "7:29: retrieve.allowedOrigins[0]: must be one line of printable text (this one has "
+            'U+000A) (got "https://a.example\\nX-Evil: 1")'
+        ],
+    ),
+    # -- hostile input: numbers that are not numbers --------------------------------------
+    (
+        "nan-setting",
+        CHANNEL_HEAD + "  slack: {rate: .nan}\n" + ROUTING,
+        ["5:17: channels.slack.rate: must be a finite number (got .nan)"],
+    ),
+    (
+        "infinite-setting",
+        CHANNEL_HEAD + "  slack: {rate: -.inf}\n" + ROUTING,
+        ["5:17: channels.slack.rate: must be a finite number (got -.inf)"],
+    ),
+    (
+        "nan-for-an-integer",
+        CLI + "memory: {recallK: .NaN}\n",
+        ["4:19: memory.recallK: expected an integer (got .nan)"],
+    ),
+    # -- names that cannot name a directory -----------------------------------------------
+    (
+        "name-too-long",
+        "name: " + "a" * 256 + "\ntarget: cli\n" + AGENT,
+        [
+            "1:7: name: is 256 characters long: at most 128, because it names the bundle's "
+            'directory and its store files (got "' + "a" * 39 + '…")'
+        ],
+    ),
+    (
+        "name-one-past-the-cap",
+        "name: " + "b" * (MAX_NAME_LENGTH + 1) + "\ntarget: cli\n" + AGENT,
+        [
+            "1:7: name: is 129 characters long: at most 128, because it names the bundle's "
+            'directory and its store files (got "' + "b" * 39 + '…")'
+        ],
+    ),
+    *[
+        (
+            f"name-windows-device-{name}",
+            f"name: {name}\ntarget: cli\n" + AGENT,
+            [
+                f'1:7: name: "{name}" is a device name on Windows and cannot name the bundle\'s '
+                "directory there; choose another name"
+            ],
+        )
+        for name in ("con", "NUL", "com1", "lpt9.bot", "aux .x")
+    ],
     # -- several problems at once, reported in order --------------------------------------
     (
         "several-issues-sorted",
