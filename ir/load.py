@@ -10,6 +10,7 @@ from typing import Final
 from pydantic import TypeAdapter, ValidationError
 
 from ir.checks import check
+from ir.credentials import find_credentials
 from ir.errors import ROOT_KEY, ROOT_MARK, SpecError, SpecIssue
 from ir.limits import MAX_SPEC_BYTES, size_text
 from ir.model import IrSpec
@@ -67,6 +68,9 @@ def _load(text: str, display_path: str) -> IrSpec:
     issues = list(normalized.issues)
     if normalized.data is None or normalized.target is None:
         raise SpecError(issues)
+    credentials = find_credentials(normalized.data, normalized.locator, text)
+    issues += credentials.values()
+    refused = normalized.refused | credentials.keys()  # never echo a secret in a later message
     source: AnySource | None = None
     try:
         source = _SOURCE.validate_python(normalized.data)
@@ -76,9 +80,12 @@ def _load(text: str, display_path: str) -> IrSpec:
             normalized.locator,
             normalized.explained,
             normalized.target,
-            normalized.refused,
+            refused,
         )
-    issues += check(normalized.data, normalized.target, normalized.locator)
+    # A value refused already is not reported again (nor echoed: it may hold a secret).
+    refused_keys = {normalized.locator.display(loc) for loc in refused}
+    checked = check(normalized.data, normalized.target, normalized.locator)
+    issues += [issue for issue in checked if issue.key not in refused_keys]
     if issues or source is None:
         raise SpecError(issues)
     return resolve(source)

@@ -14,6 +14,17 @@ CLI = "name: s\ntarget: cli\n" + AGENT  # lines 1-3; rows append from line 4
 TARGET_NAMES = "cli, channel, managed, research, crew"
 FIVE = f"expected one of {TARGET_NAMES}"
 TOOLS = "expected one of bash, grep, ls, read, write"
+# Fake credentials, assembled from parts so that no secret scanner flags this file.
+SLACK_BOT = "xox" + "b-2048-1048576-" + "fakeFAKEfake0123"
+SLACK_APP = "xap" + "p-1-A0FAKE-1234-" + "abcdef0123"
+SLACK_HOOK = "https://hooks.slack.com/" + "services/T000FAKE/B000FAKE/" + "xxxxFAKExxxx"
+ANTHROPIC = "sk-" + "ant-api03-" + "FAKEfake0123456789abcd"
+OPENAI = "sk-" + "proj-" + "FAKEfake0123456789abcd"
+GITHUB = "gh" + "p_" + "FAKEfake0123456789" * 2
+GITHUB_PAT = "github" + "_pat_" + "11FAKE0123456789_abcdefghij"
+AWS_KEY_ID = "AKIA" + "FAKE0123456789AB"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYFAKEKEY012"
+PRIVATE_KEY = "-----BEGIN " + "PRIVATE KEY-----"
 CHANNEL_HEAD = "name: s\ntarget: channel\n" + AGENT + "channels:\n"  # lines 1-4
 ROUTING = "routing: {sessionKey: thread}\n"
 
@@ -807,6 +818,122 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         )
         for name in ("con", "NUL", "com1", "lpt9.bot", "aux .x")
     ],
+    # -- literal credentials (the fakes are assembled so no scanner mistakes this file) -----
+    (
+        "slack-bot-token-in-a-setting",
+        CHANNEL_HEAD + f"  slack:\n    botToken: {SLACK_BOT}\n" + ROUTING,
+        [
+            "6:15: channels.slack.botToken: looks like a literal credential (a Slack bot token); "
+            'put it in an environment variable and write "$SLACK_BOT_TOKEN" here'
+        ],
+    ),
+    (
+        "slack-app-token-under-another-name",
+        CHANNEL_HEAD + f"  support:\n    socket: {SLACK_APP}\n" + ROUTING,
+        [
+            "6:13: channels.support.socket: looks like a literal credential (a Slack app token); "
+            'put it in an environment variable and write "$SUPPORT_SOCKET" here'
+        ],
+    ),
+    (
+        "secret-named-setting-written-literally",
+        CHANNEL_HEAD + "  slack:\n    signingSecret: 8f3b2c\n" + ROUTING,
+        [
+            "6:20: channels.slack.signingSecret: looks like a literal credential; put it in an "
+            'environment variable and write "$SLACK_SIGNING_SECRET" here'
+        ],
+    ),
+    (
+        "api-key-named-setting-written-literally",
+        CHANNEL_HEAD + "  teams:\n    client_api_key: hunter2\n" + ROUTING,
+        [
+            "6:21: channels.teams.client_api_key: looks like a literal credential; put it in an "
+            'environment variable and write "$TEAMS_CLIENT_API_KEY" here'
+        ],
+    ),
+    (
+        "aws-secret-in-an-aws-named-setting",
+        CHANNEL_HEAD + f"  s3:\n    awsSecretAccess: {AWS_SECRET}\n" + ROUTING,
+        [
+            "6:22: channels.s3.awsSecretAccess: looks like a literal credential (an AWS secret "
+            'access key); put it in an environment variable and write "$S3_AWS_SECRET_ACCESS" here'
+        ],
+    ),
+    (
+        "aws-access-key-id-in-a-setting",
+        CHANNEL_HEAD + f"  s3:\n    keyId: {AWS_KEY_ID}\n" + ROUTING,
+        [
+            "6:12: channels.s3.keyId: looks like a literal credential (an AWS access key id); "
+            'put it in an environment variable and write "$S3_KEY_ID" here'
+        ],
+    ),
+    (
+        "slack-webhook-url-in-a-setting",
+        CHANNEL_HEAD + f"  slack:\n    webhook: {SLACK_HOOK}\n" + ROUTING,
+        [
+            "6:14: channels.slack.webhook: looks like a literal credential (a Slack webhook URL); "
+            'put it in an environment variable and write "$SLACK_WEBHOOK" here'
+        ],
+    ),
+    (
+        "anthropic-key-as-the-model",
+        f"name: s\ntarget: cli\nagent: {{model: {ANTHROPIC}, instructions: i}}\n",
+        [
+            "3:16: agent.model: looks like a literal credential (an Anthropic API key), not a "
+            "model id; keep it in an environment variable such as ANTHROPIC_API_KEY and write a "
+            'model id (or a "$MODEL_ID" reference) here'
+        ],
+    ),
+    (
+        "github-token-as-a-role-model",
+        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n"
+        f"  a: {{instructions: x, model: {GITHUB}}}\n",
+        [
+            "6:31: roles.a.model: looks like a literal credential (a GitHub token), not a model "
+            "id; keep it in an environment variable such as GITHUB_TOKEN and write a model id "
+            '(or a "$MODEL_ID" reference) here'
+        ],
+    ),
+    (
+        "private-key-pasted-into-instructions",
+        "name: s\ntarget: cli\nagent:\n  model: m\n  instructions: |\n    Deploy with this key:\n"
+        f"    {PRIVATE_KEY}\n    MIIEvQIBADANBg\n    -----END PRIVATE KEY-----\n",
+        [
+            "7:5: agent.instructions: contains what looks like a literal credential (a private "
+            "key), which would be baked into the bundle; remove it and keep the secret in an "
+            "environment variable such as PRIVATE_KEY"
+        ],
+    ),
+    (
+        "openai-key-in-the-middle-of-instructions",
+        "name: s\ntarget: cli\nagent:\n  model: m\n  instructions: >\n    Be brief.\n"
+        f"    Call the API with {OPENAI} when asked.\n",
+        [
+            "7:23: agent.instructions: contains what looks like a literal credential (an OpenAI "
+            "API key), which would be baked into the bundle; remove it and keep the secret in an "
+            "environment variable such as OPENAI_API_KEY"
+        ],
+    ),
+    (
+        "github-token-in-a-research-goal",
+        "name: s\ntarget: research\n"
+        + AGENT
+        + f'goal: "triage issues using {GITHUB_PAT}"\nbranchingFactor: 1\nmaxDurationMs: 9\n',
+        [
+            "4:28: goal: contains what looks like a literal credential (a GitHub token), which "
+            "would be baked into the bundle; remove it and keep the secret in an environment "
+            "variable such as GITHUB_TOKEN"
+        ],
+    ),
+    (
+        "credential-is-not-echoed-by-later-checks",
+        f"name: s\ntarget: crew\nmodel: m\nentry: {SLACK_BOT}\nroles: {{a: {{instructions: x}}}}\n",
+        [
+            "4:8: entry: contains what looks like a literal credential (a Slack bot token), "
+            "which would be baked into the bundle; remove it and keep the secret in an "
+            "environment variable such as SLACK_BOT_TOKEN",
+        ],
+    ),
     # -- several problems at once, reported in order --------------------------------------
     (
         "several-issues-sorted",
