@@ -48,9 +48,15 @@ def py_literal(value: object) -> str:
 # diff). libcst nests an implicit concatenation one level per literal, so a few hundred lines
 # exhaust the recursion limit when the bundle is verified: longer text renders as one block.
 MAX_CONCATENATED_LINES = 100
+# Text longer than this renders as a block too (wrapped, so no source line is wider than a
+# screen): black spends seconds normalizing the quotes of a very long one-line literal.
+MAX_LITERAL_CHARS = 10_000
+BLOCK_WIDTH = 96
 
 _NOT_PLAIN_ASCII = re.compile(r"[^ -~\n]")
 _CLOSING_QUOTE = re.compile(r'"(?="|\Z)')
+# Escaped text as runs of plain characters and single escape sequences (never cut in two).
+_RUNS = re.compile(r"[^\\]+|\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|.)")
 
 
 def py_text(value: str) -> str:
@@ -59,10 +65,10 @@ def py_text(value: str) -> str:
     if not isinstance(value, str):
         raise LiteralError(f"py_text expects a string (got {type(value).__name__})")
     lines = value.splitlines(keepends=True)
+    if len(lines) > MAX_CONCATENATED_LINES or len(value) > MAX_LITERAL_CHARS:
+        return py_block(value)
     if len(lines) <= 1:
         return repr(value)
-    if len(lines) > MAX_CONCATENATED_LINES:
-        return py_block(value)
     return "(\n" + "\n".join(repr(line) for line in lines) + "\n)"
 
 
@@ -72,11 +78,36 @@ def py_block(value: str) -> str:
 
     Backslashes are doubled, a quote that would end the literal early is escaped and every
     non-printable character (carriage returns, tabs, line separators, lone surrogates) is
-    written as an escape, so only ``\\n`` breaks a line.
+    written as an escape, so only ``\\n`` breaks a line. A line longer than ``BLOCK_WIDTH``
+    is wrapped with backslash-newline continuations, which are not part of the value.
     """
     escaped = _CLOSING_QUOTE.sub(r'\\"', value.replace("\\", "\\\\"))
     escaped = _NOT_PLAIN_ASCII.sub(_printable_or_escape, escaped)
-    return '"""\\\n' + escaped + '"""'
+    lines = [_wrapped(line) for line in escaped.split("\n")]
+    return '"""\\\n' + "\n".join(lines) + '"""'
+
+
+def _wrapped(line: str) -> str:
+    """``line`` cut into rows of at most ``BLOCK_WIDTH`` characters, joined by continuations."""
+    if len(line) <= BLOCK_WIDTH:
+        return line
+    rows: list[str] = []
+    row: list[str] = []
+    width = 0
+    for run in _RUNS.findall(line):
+        start = 0
+        while start < len(run):
+            room = BLOCK_WIDTH - width
+            take = len(run) if run.startswith("\\") else min(room, len(run) - start)
+            if take > room or take == 0:
+                rows.append("".join(row))
+                row, width = [], 0
+                continue
+            row.append(run[start : start + take])
+            width += take
+            start += take
+    rows.append("".join(row))
+    return "\\\n".join(rows)
 
 
 def _printable_or_escape(match: re.Match[str]) -> str:

@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from emitters.literals import (
+    BLOCK_WIDTH,
     MAX_CONCATENATED_LINES,
+    MAX_LITERAL_CHARS,
     LiteralError,
     md_code,
     md_text,
@@ -77,6 +79,25 @@ def test_py_block_round_trips(text: str) -> None:
 @given(st.text())
 def test_py_block_round_trips_any_text(text: str) -> None:
     assert ast.literal_eval(py_block(text)) == text
+
+
+def test_one_very_long_line_is_a_block_wrapped_to_the_block_width() -> None:
+    text = "word " * (MAX_LITERAL_CHARS // 5 + 1)
+    rendered = py_text(text)
+    assert rendered.startswith('"""\\\n')
+    assert max(len(line) for line in rendered.splitlines()) <= BLOCK_WIDTH + len('"""')
+    assert ast.literal_eval(rendered) == text
+
+
+@given(
+    st.lists(st.sampled_from([*TRICKY, "\\", '"', "\t", "x" * 50, "\U000e0001"]), min_size=5).map(
+        "".join
+    )
+)
+def test_wrapping_never_cuts_an_escape_in_two(pieces: str) -> None:
+    rendered = py_block(pieces * 3)
+    assert ast.literal_eval(rendered) == pieces * 3
+    assert max(len(line) for line in rendered.splitlines()) <= BLOCK_WIDTH + len('"""')
 
 
 @pytest.mark.parametrize(
