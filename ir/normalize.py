@@ -23,7 +23,6 @@ from ir.keys import (
     shape_of,
     table_for,
 )
-from ir.limits import MAX_ENTRIES, MAX_TENANTS
 from ir.positions import Loc, Located, Locator, join_display
 from ir.source import SOURCE_MODELS
 from ir.suggest import closest
@@ -49,8 +48,8 @@ class Normalized:
     issues: list[SpecIssue] = field(default_factory=list)
     # Required keys whose absence is already explained (a misspelling, a key without a value).
     explained: set[Loc] = field(default_factory=set)
-    # Values already refused here (too many items, not text): validation errors inside them are
-    # not reported again.
+    # Values already refused here (not text): validation errors inside them are not reported
+    # again.
     refused: set[Loc] = field(default_factory=set)
 
 
@@ -166,8 +165,6 @@ class _Normalizer:
         if isinstance(shape, MapShape) and isinstance(node, YMap):
             return self._free_mapping(node, shape, loc, display)
         if isinstance(shape, ListShape) and isinstance(node, YSeq):
-            if self._too_many(node.items, loc, display, node.mark, "items"):
-                return []
             items: list[Any] = []
             for index, item in enumerate(node.items):
                 item_loc = (*loc, index)
@@ -194,22 +191,8 @@ class _Normalizer:
         self.refused.add(loc)
         return scrub(value)
 
-    def _too_many(self, entries: list[Any], loc: Loc, display: str, mark: Mark, what: str) -> bool:
-        cap = MAX_TENANTS if loc == ("tenants",) else MAX_ENTRIES
-        if len(entries) <= cap:
-            return False
-        self.issues.append(
-            self.locator.at_mark(
-                mark, display, f"has {len(entries)} {what}: at most {cap} are allowed"
-            )
-        )
-        self.refused.add(loc)
-        return True
-
     def _free_mapping(self, node: YMap, shape: MapShape, loc: Loc, display: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if self._too_many(node.entries, loc, display, node.mark, "entries"):
-            return out
         for entry in node.entries:
             if not isinstance(entry.key, str):
                 self._bad_key(entry.key, entry.key_mark, display)

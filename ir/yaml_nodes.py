@@ -18,14 +18,18 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import (
     CollectionEndEvent,
     CollectionStartEvent,
+    MappingStartEvent,
     NodeEvent,
+    ScalarEvent,
 )
 from ruamel.yaml.parser import RoundTripParser
 from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scalarbool import ScalarBoolean
+from ruamel.yaml.scanner import RoundTripScanner
 
 from ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
-from ir.limits import MAX_YAML_DEPTH, MAX_YAML_NODES
+from ir.limits import MAX_ENTRIES, MAX_YAML_DEPTH, MAX_YAML_NODES
+from ir.positions import join_display
 from ir.values import quote
 
 TOO_MANY_NODES: Final = f"the document is too large (more than {MAX_YAML_NODES} keys and values)"
@@ -64,25 +68,37 @@ YNode = YScalar | YMap | YSeq
 
 
 class YamlProblem(Exception):
-    """A problem found while reading YAML, with its position."""
+    """A problem found while reading YAML, with its position (and key, when known)."""
 
-    def __init__(self, mark: Mark, message: str) -> None:
+    def __init__(self, mark: Mark, message: str, key: str = ROOT_KEY) -> None:
         super().__init__(message)
         self.mark = mark
         self.message = message
+        self.key = key
+
+
+@dataclass
+class _Open:
+    """A collection the parser is inside: how many nodes it holds so far, and the key (or index)
+    of the latest, which leads to the collection opened next."""
+
+    mapping: bool
+    nodes: int = 0
+    key: str | int = "?"
 
 
 class _LimitedParser(RoundTripParser):
-    """ruamel's round-trip parser, stopping at the first node past the size or depth cap.
+    """ruamel's round-trip parser, stopping at the first node past a cap (nodes in all, entries
+    in one list or mapping, depth).
 
-    The composer pulls events one by one, so a huge or deeply nested document is refused
-    after at most ``MAX_YAML_NODES`` events, whatever its length.
+    The composer pulls events one by one, so an oversized document is refused after at most
+    ``MAX_YAML_NODES`` events, whatever its length.
     """
 
     def __init__(self, loader: Any) -> None:
         super().__init__(loader)
         self.nodes = 0
-        self.depth = 0
+        self.open: list[_Open] = []
 
     def get_event(self) -> Any:
         event = super().get_event()
@@ -90,13 +106,47 @@ class _LimitedParser(RoundTripParser):
             self.nodes += 1
             if self.nodes > MAX_YAML_NODES:
                 raise YamlProblem(_event_mark(event), TOO_MANY_NODES)
+            if self.open:
+                self._count_entry(self.open[-1], event)
         if isinstance(event, CollectionStartEvent):
-            self.depth += 1
-            if self.depth > MAX_YAML_DEPTH:
+            self.open.append(_Open(mapping=isinstance(event, MappingStartEvent)))
+            if len(self.open) > MAX_YAML_DEPTH:
                 raise YamlProblem(_event_mark(event), TOO_DEEP)
         elif isinstance(event, CollectionEndEvent):
-            self.depth -= 1
+            self.open.pop()
         return event
+
+    def _count_entry(self, parent: _Open, event: NodeEvent) -> None:
+        parent.nodes += 1
+        if parent.mapping and parent.nodes % 2 == 0:
+            return  # a value
+        entries = (parent.nodes + 1) // 2 if parent.mapping else parent.nodes
+        if entries > MAX_ENTRIES:
+            display = ""
+            for outer in self.open[:-1]:
+                display = join_display(display, outer.key)
+            what = "keys" if parent.mapping else "items"
+            message = f"has more than {MAX_ENTRIES} {what} (at most {MAX_ENTRIES} are allowed)"
+            raise YamlProblem(_event_mark(event), message, display or ROOT_KEY)
+        if parent.mapping:
+            parent.key = event.value if isinstance(event, ScalarEvent) else "?"
+        else:
+            parent.key = entries - 1
+
+
+class _LimitedScanner(RoundTripScanner):
+    """ruamel's round-trip scanner, refusing flow collections nested past the depth cap as it
+    meets them. (The parser's own check comes too late for ``[[[[…``: the scanner looks up to
+    1,024 characters ahead for a possible key, once per open bracket, before the parser sees the
+    first event.)"""
+
+    def fetch_flow_collection_start(self, TokenClass: Any, to_push: str) -> None:  # noqa: N803
+        # Open block collections (one indent each) plus open flow collections: the depth the
+        # parser will count once this bracket's event reaches it.
+        if len(self.indents) + len(self.flow_context) >= MAX_YAML_DEPTH:
+            mark = self.reader.get_mark()
+            raise YamlProblem(Mark(mark.line + 1, mark.column + 1), TOO_DEEP)
+        super().fetch_flow_collection_start(TokenClass, to_push)
 
 
 def _event_mark(event: NodeEvent) -> Mark:
@@ -109,6 +159,7 @@ def parse_yaml(text: str) -> YNode:
     loader = YAML(typ="rt")
     loader.allow_duplicate_keys = False
     loader.Parser = _LimitedParser
+    loader.Scanner = _LimitedScanner
     try:
         loaded = loader.load(text.removeprefix("\ufeff"))
     except YamlProblem:
@@ -132,7 +183,9 @@ def parse_yaml(text: str) -> YNode:
 
 
 def problem_issue(problem: YamlProblem, display_path: str) -> SpecIssue:
-    return SpecIssue(display_path, problem.mark.line, problem.mark.col, ROOT_KEY, problem.message)
+    return SpecIssue(
+        display_path, problem.mark.line, problem.mark.col, problem.key, problem.message
+    )
 
 
 def _marked_position(exc: MarkedYAMLError) -> Mark:

@@ -7,7 +7,7 @@ from textwrap import dedent
 import pytest
 
 from ir import SpecError, load_spec_text
-from ir.limits import MAX_ENTRIES, MAX_NAME_LENGTH, MAX_SPEC_BYTES, MAX_TENANTS, MAX_YAML_NODES
+from ir.limits import MAX_ENTRIES, MAX_NAME_LENGTH, MAX_SPEC_BYTES
 
 AGENT = "agent: {model: m, instructions: i}\n"
 CLI = "name: s\ntarget: cli\n" + AGENT  # lines 1-3; rows append from line 4
@@ -657,18 +657,19 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     # -- hostile input: sizes (caps are checked before validation) -----------------------
     (
-        "file-over-one-mebibyte",
+        "file-over-the-size-cap",
         CLI + "# " + "x" * MAX_SPEC_BYTES + "\n",
         [
             f"1:1: (root): the file is too large ({len(CLI) + MAX_SPEC_BYTES + 3:,} bytes): "
-            "a spec may be at most 1 MiB"
+            "a spec may be at most 512 KiB"
         ],
     ),
     (
         "too-many-yaml-nodes",
-        CLI + "tools: [" + ", ".join(["read"] * MAX_YAML_NODES) + "]\n",
-        # 13 nodes come before the list's items: tools[9987] is node 10,001.
-        [f"4:{9 + 6 * 9987}: (root): the document is too large (more than 10000 keys and values)"],
+        CLI + "roles:\n" + "".join(f"  r{n}: [" + ", ".join(["x"] * 99) + "]\n" for n in range(60)),
+        # 13 nodes come before roles.r0; each role takes 101 (key, list, 99 items): the 5,001st
+        # node is the 37th item of roles.r49, on line 54.
+        ["54:117: (root): the document is too large (more than 5000 keys and values)"],
     ),
     (
         "nested-too-deeply",
@@ -679,24 +680,32 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         "too-many-tenants",
         "name: s\ntarget: managed\n"
         + AGENT
-        + "tenants: ["
-        + ", ".join(f"{{id: t{n}}}" for n in range(MAX_TENANTS + 1))
-        + "]\n",
-        ["4:10: tenants: has 501 items: at most 500 are allowed"],
+        + "tenants:\n"
+        + "".join(f"  - id: t{n}\n" for n in range(MAX_ENTRIES + 1)),
+        ["505:5: tenants: has more than 500 items (at most 500 are allowed)"],
     ),
     (
-        "too-many-tools",
+        "too-many-tools-in-a-flow-list",
         CLI + "tools: [" + ", ".join(["read"] * (MAX_ENTRIES + 1)) + "]\n",
-        ["4:8: tools: has 101 items: at most 100 are allowed"],
+        [f"4:{9 + 6 * MAX_ENTRIES}: tools: has more than 500 items (at most 500 are allowed)"],
     ),
     (
-        "too-many-channel-settings",
+        "too-many-keys-in-a-channel",
         CHANNEL_HEAD
         + "  slack: {"
         + ", ".join(f"k{n}: v" for n in range(MAX_ENTRIES + 1))
         + "}\n"
         + ROUTING,
-        ["5:10: channels.slack: has 101 entries: at most 100 are allowed"],
+        [
+            f"5:{11 + 7 * 10 + 8 * 90 + 9 * 400}: channels.slack: has more than 500 keys "
+            "(at most 500 are allowed)"
+        ],
+    ),
+    (
+        "too-many-top-level-keys",
+        CLI + "".join(f"unknown{n}: {n}\n" for n in range(MAX_ENTRIES)),
+        # name, target and agent are three of the 500 keys.
+        ["501:1: (root): has more than 500 keys (at most 500 are allowed)"],
     ),
     # -- hostile input: text that is not text, or not one line ----------------------------
     (

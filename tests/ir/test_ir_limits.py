@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ir import SpecError, load_spec, load_spec_text
-from ir.limits import MAX_NAME_LENGTH, MAX_SPEC_BYTES, MAX_TENANTS, MAX_YAML_DEPTH
+from ir.limits import MAX_ENTRIES, MAX_NAME_LENGTH, MAX_SPEC_BYTES, MAX_YAML_DEPTH
 from runtime.ids import storage_name
 
 AGENT = "agent: {model: m, instructions: i}\n"
@@ -36,7 +36,7 @@ def test_an_endless_file_is_refused_after_the_cap() -> None:
         load_spec(Path("/dev/zero"), display_path="zero.yaml")
     assert (
         str(caught.value)
-        == "zero.yaml:1:1: (root): the file is too large: a spec may be at most 1 MiB"
+        == "zero.yaml:1:1: (root): the file is too large: a spec may be at most 512 KiB"
     )
 
 
@@ -47,14 +47,18 @@ def test_a_big_file_reports_its_size(tmp_path: Path) -> None:
         load_spec(path, display_path="big.yaml")
     size = os.path.getsize(path)
     assert str(caught.value) == (
-        f"big.yaml:1:1: (root): the file is too large ({size:,} bytes): a spec may be at most 1 MiB"
+        f"big.yaml:1:1: (root): the file is too large ({size:,} bytes): "
+        "a spec may be at most 512 KiB"
     )
 
 
-def test_the_tenant_cap_itself_is_allowed() -> None:
-    tenants = ", ".join(f"{{id: t{n}, budget: {{maxInputTokens: 9}}}}" for n in range(MAX_TENANTS))
-    text = "name: s\ntarget: managed\n" + AGENT + f"tenants: [{tenants}]\n"
-    assert len(load_spec_text(text, "spec.yaml").model_dump()["tenants"]) == MAX_TENANTS
+def test_the_entry_cap_itself_is_allowed_even_for_tenants_with_budgets() -> None:
+    tenants = "".join(
+        f"  - {{id: t{n}, budget: {{maxInputTokens: 9, maxOutputTokens: 9}}}}\n"
+        for n in range(MAX_ENTRIES)
+    )
+    text = "name: s\ntarget: managed\n" + AGENT + f"tenants:\n{tenants}"
+    assert len(load_spec_text(text, "spec.yaml").model_dump()["tenants"]) == MAX_ENTRIES
 
 
 def test_nesting_up_to_the_depth_cap_is_only_a_type_error() -> None:

@@ -101,7 +101,7 @@ def test_alias_bomb_is_refused() -> None:
     with pytest.raises(SpecError) as caught:
         load_spec_text("\n".join(lines) + "\n", "bomb.yaml")
     assert messages(caught) == [
-        "bomb.yaml:3:5: (root): aliases expand the document past 10000 keys and values "
+        "bomb.yaml:3:5: (root): aliases expand the document past 5000 keys and values "
         "(an alias bomb?)"
     ]
 
