@@ -16,6 +16,8 @@ MAX_YAML_DEPTH: Final = 32
 # Items in one list, keys in one mapping (tenants are the longest list a spec needs: 500 with
 # budgets take 4,500 nodes).
 MAX_ENTRIES: Final = 500
+# A number longer than this is refused (Python will not read an integer of 4,300 digits).
+MAX_NUMBER_CHARS: Final = 1_000
 # The name is the bundle's directory and, with a hash and a suffix, the name of store files
 # (`<name>-<hash>.sqlite3-journal`): it must fit one 255-byte path component with room to spare.
 MAX_NAME_LENGTH: Final = 128

@@ -9,6 +9,7 @@ other tagged values stay as loaded and are refused later by type checks).
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -28,13 +29,17 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scanner import RoundTripScanner
 
 from ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
-from ir.limits import MAX_ENTRIES, MAX_YAML_DEPTH, MAX_YAML_NODES
+from ir.limits import MAX_ENTRIES, MAX_NUMBER_CHARS, MAX_YAML_DEPTH, MAX_YAML_NODES
 from ir.positions import join_display
 from ir.values import quote
 
 TOO_MANY_NODES: Final = f"the document is too large (more than {MAX_YAML_NODES} keys and values)"
 TOO_MANY_EXPANDED: Final = (
     f"aliases expand the document past {MAX_YAML_NODES} keys and values (an alias bomb?)"
+)
+# What YAML reads as a number: decimal, hex, octal or binary integers, decimals, exponents.
+_NUMBER: Final = re.compile(
+    r"[-+]?(?:0x[0-9a-fA-F_]+|0o[0-7_]+|0b[01_]+|[0-9_]*\.?[0-9_]*(?:[eE][-+]?[0-9]+)?)"
 )
 TOO_DEEP: Final = f"the document is nested too deeply (more than {MAX_YAML_DEPTH} levels)"
 
@@ -108,6 +113,8 @@ class _LimitedParser(RoundTripParser):
                 raise YamlProblem(_event_mark(event), TOO_MANY_NODES)
             if self.open:
                 self._count_entry(self.open[-1], event)
+            if isinstance(event, ScalarEvent):
+                self._check_number(event)
         if isinstance(event, CollectionStartEvent):
             self.open.append(_Open(mapping=isinstance(event, MappingStartEvent)))
             if len(self.open) > MAX_YAML_DEPTH:
@@ -115,6 +122,24 @@ class _LimitedParser(RoundTripParser):
         elif isinstance(event, CollectionEndEvent):
             self.open.pop()
         return event
+
+    def _check_number(self, event: ScalarEvent) -> None:
+        """Python refuses to read (or print) integers of more than 4,300 digits."""
+        value = event.value
+        if event.style is not None or len(value) <= MAX_NUMBER_CHARS:
+            return
+        if _NUMBER.fullmatch(value):
+            message = (
+                f"a number may be at most {MAX_NUMBER_CHARS} characters long "
+                f"(this one has {len(value)})"
+            )
+            raise YamlProblem(_event_mark(event), message, self._path())
+
+    def _path(self) -> str:
+        display = ""
+        for outer in self.open:
+            display = join_display(display, outer.key)
+        return display or ROOT_KEY
 
     def _count_entry(self, parent: _Open, event: NodeEvent) -> None:
         parent.nodes += 1

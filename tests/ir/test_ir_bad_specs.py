@@ -799,6 +799,21 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         CLI + "memory: {recallK: .NaN}\n",
         ["4:19: memory.recallK: expected an integer (got .nan)"],
     ),
+    (
+        "integer-of-5000-digits",
+        CLI + "memory: {recallK: " + "1" * 5000 + "}\n",
+        ["4:19: memory.recallK: a number may be at most 1000 characters long (this one has 5000)"],
+    ),
+    (
+        "hex-integer-too-long-to-print",
+        CLI + "memory:\n  recallK: 0x" + "f" * 4000 + "\n",
+        ["5:12: memory.recallK: a number may be at most 1000 characters long (this one has 4002)"],
+    ),
+    (
+        "long-digit-string-in-quotes-is-a-string",
+        CLI + "memory: {recallK: '" + "1" * 5000 + "'}\n",
+        ['4:19: memory.recallK: expected an integer (got "' + "1" * 39 + '…")'],
+    ),
     # -- names that cannot name a directory -----------------------------------------------
     (
         "name-too-long",
