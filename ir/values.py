@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Final
 
 _MAX_SHOWN: Final = 40
@@ -48,6 +48,8 @@ def show(value: object) -> str:
         return "a mapping"
     if isinstance(value, list | tuple):
         return "a list"
+    if isinstance(value, Set):
+        return "a set"
     return str(value)  # a date or a tagged value: shown as written, unquoted like a number
 
 

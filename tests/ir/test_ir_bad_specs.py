@@ -814,6 +814,11 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         CLI + "memory: {recallK: '" + "1" * 5000 + "'}\n",
         ['4:19: memory.recallK: expected an integer (got "' + "1" * 39 + '…")'],
     ),
+    (
+        "yaml-set-for-a-list",
+        CLI + "tools: !!set {read: null}\n",
+        ["4:8: tools: expected a list (got a set)"],
+    ),
     # -- names that cannot name a directory -----------------------------------------------
     (
         "name-too-long",
