@@ -96,6 +96,14 @@ def _long_line() -> str:
     )
 
 
+def _long_line_2mb() -> str:
+    return (
+        "name: bomb\ntarget: cli\nagent: {model: scripted, instructions: "
+        + "word " * 400_000
+        + "}\n"
+    )
+
+
 def _many_nodes() -> str:
     roles = "".join(f"  r{n}: [" + ", ".join(["x"] * 99) + "]\n" for n in range(100))
     return HEAD + "roles:\n" + roles
@@ -127,6 +135,7 @@ BOMBS: tuple[Bomb, ...] = (
     Bomb("nodes-10k", "100 lists of 99 items (10,000 nodes)", _many_nodes),
     Bomb("billion-laughs", "aliases nested 10 deep, 10 wide", _billion_laughs),
     Bomb("long-line", "a 524,000-character line of instructions (builds)", _long_line, BUILT),
+    Bomb("long-line-2MB", "a 2,000,000-character line of instructions", _long_line_2mb),
 )
 
 
@@ -261,10 +270,11 @@ def main() -> None:
     args = parser.parse_args()
     chosen = [b for b in BOMBS if not args.only or b.name in args.only.split(",")]
     timeout = None if args.no_baseline else args.baseline_timeout
+    load = ", ".join(f"{figure:.1f}" for figure in os.getloadavg())
     print(
-        f"python {platform.python_version()} on {platform.machine()}, "
-        f"{os.cpu_count()} CPUs; {len(chosen)} bombs",
-        file=sys.stderr,
+        f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load average {load}; {len(chosen)} bombs",
+        flush=True,
     )
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="specwire-bombs-") as tmp:
