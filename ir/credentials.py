@@ -24,7 +24,7 @@ class Kind:
     label: str  # "a Slack bot token"
     env: str  # the variable the secret usually lives in
     pattern: re.Pattern[str]
-    random: bool = False  # the body must look random (mixed letters and digits)
+    random: bool = False  # the match must look generated (digits, lower and upper case)
 
 
 def _kind(label: str, env: str, pattern: str, *, random: bool = False) -> Kind:
