@@ -21,12 +21,11 @@ from typing import Any, NoReturn
 import click
 
 from emitters.bundle import Bundle
-from emitters.common import AGENT_FILE
-from emitters.registry import emit
 from emitters.writer import BundleWriteError, diff, drift, write_bundle, write_problems
 from ir import IrSpec, SpecError, load_spec, lower, spec_json_schema
 
 DEBUG_ENV = "SPECWIRE_DEBUG"
+AGENT_FILE = "agent.py"  # emitters.common.AGENT_FILE (not imported: see ``emit``)
 DEFAULT_OUT = Path("build")
 EXIT_DRIFT = 1
 EXIT_INTERNAL = 1
@@ -67,6 +66,14 @@ def _load(paths: Sequence[Path]) -> list[tuple[Path, IrSpec]]:
     if problems:
         raise SpecFailure(problems)
     return loaded
+
+
+def emit(spec: IrSpec) -> Bundle:
+    """The target's bundle. The emitters (jinja2, black, libcst) are imported on first use, so a
+    spec refused while loading is refused without loading them."""
+    from emitters.registry import emit as emit_bundle
+
+    return emit_bundle(spec)
 
 
 def _compile(paths: Sequence[Path]) -> list[Compiled]:

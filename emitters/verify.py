@@ -41,9 +41,10 @@ class Finding:
 class _Scanner(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, exempt_comments: frozenset[str]) -> None:
+    def __init__(self, exempt_comments: frozenset[str], *, lines: bool) -> None:
         super().__init__()
         self.exempt_comments = exempt_comments
+        self.lines = lines
         self.wire_aliases: set[str] = {WIRE_CALL}
         self.wire_calls: list[int] = []
         self.memory_names: list[Finding] = []
@@ -51,7 +52,7 @@ class _Scanner(cst.CSTVisitor):
         self.memory_comments: list[Finding] = []
 
     def _line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
+        return self.get_metadata(PositionProvider, node).start.line if self.lines else 0
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         module = _dotted(node.module) if node.module is not None else ""
@@ -103,7 +104,7 @@ def _alias_target(alias: cst.ImportAlias) -> str:
 
 def count_wire_calls(source: str) -> int:
     """The number of ``wire_memory`` call sites in ``source`` (which must parse)."""
-    return len(_scan(source, "<source>", frozenset()).wire_calls)
+    return len(_scan(source, "<source>", frozenset(), lines=False).wire_calls)
 
 
 def verify_python(
@@ -114,7 +115,11 @@ def verify_python(
     exempt_comments: Iterable[str] = (),
 ) -> None:
     """Raise ``VerificationError`` unless ``source`` obeys the rules for its memory mode."""
-    scanner = _scan(source, path, frozenset(exempt_comments))
+    exempt = frozenset(exempt_comments)
+    # Line numbers cost a full position pass: computed only to explain a failure.
+    if _obeys(_scan(source, path, exempt, lines=False), memoryless=memoryless):
+        return
+    scanner = _scan(source, path, exempt, lines=True)
     calls = scanner.wire_calls
     if not memoryless:
         if len(calls) != 1:
@@ -136,6 +141,17 @@ def verify_python(
         )
 
 
+def _obeys(scanner: _Scanner, *, memoryless: bool) -> bool:
+    if not memoryless:
+        return len(scanner.wire_calls) == 1
+    return not (
+        scanner.wire_calls
+        or scanner.memory_imports
+        or scanner.memory_names
+        or scanner.memory_comments
+    )
+
+
 def verify_markdown(text: str, *, path: str, memoryless: bool, exempt: Iterable[str] = ()) -> None:
     """A memoryless README must not speak of memory (the user's own strings are exempt)."""
     if not memoryless:
@@ -150,13 +166,16 @@ def verify_markdown(text: str, *, path: str, memoryless: bool, exempt: Iterable[
             _fail(path, f"memoryless bundle must not mention memory: line {number} {line!r}")
 
 
-def _scan(source: str, path: str, exempt_comments: frozenset[str]) -> _Scanner:
+def _scan(source: str, path: str, exempt_comments: frozenset[str], *, lines: bool) -> _Scanner:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         _fail(path, f"does not parse: {exc.message} (line {exc.raw_line})")
-    scanner = _Scanner(exempt_comments)
-    MetadataWrapper(module).visit(scanner)
+    scanner = _Scanner(exempt_comments, lines=lines)
+    if lines:
+        MetadataWrapper(module, unsafe_skip_copy=True).visit(scanner)
+    else:
+        module.visit(scanner)
     return scanner
 
 

@@ -169,6 +169,26 @@ def _destination_problem(target: Path) -> BundleWriteError | None:
         return BundleWriteError(target, f"{parent} is not a directory")
     if not _writable(parent):
         return BundleWriteError(target, f"{parent} is not writable")
+    return _name_problem(target, parent)
+
+
+def _name_max(directory: Path) -> int:
+    try:
+        return os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def _name_problem(target: Path, existing: Path) -> BundleWriteError | None:
+    """A name the file system refuses (too long), among the parts that would be created."""
+    limit = _name_max(existing)
+    for part in target.relative_to(existing).parts:
+        size = len(os.fsencode(part))
+        if size > limit:
+            shown = part if len(part) <= 40 else part[:39] + "…"
+            return BundleWriteError(
+                target, f"the name {shown!r} is {size} bytes long: at most {limit} fit here"
+            )
     return None
 
 

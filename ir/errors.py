@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ir.values import one_line
+
 ROOT_KEY = "(root)"
 
 
@@ -30,7 +32,9 @@ class SpecIssue:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.key}: {self.message}"
+        # One issue, one line: nothing the user wrote may break it (values are quoted already;
+        # this also covers the file name and any text a library put into a message).
+        return one_line(f"{self.path}:{self.line}:{self.col}: {self.key}: {self.message}")
 
 
 def sort_issues(issues: Iterable[SpecIssue]) -> list[SpecIssue]:

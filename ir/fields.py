@@ -7,6 +7,7 @@ messages through unchanged.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Annotated, Any, Final, Literal, NoReturn
 
@@ -29,7 +30,9 @@ from ir.constants import (
     UNFENCEABLE_TOOLS,
 )
 from ir.durations import DAY_MS, DURATION_RE, HOUR_MS, parse_duration_ms
+from ir.limits import MAX_NAME_LENGTH
 from ir.suggest import did_you_mean
+from ir.text import code_point, line_breaker
 from ir.values import got, quote
 
 CUSTOM_ERROR = "spec"
@@ -98,6 +101,13 @@ def _non_blank(value: str) -> str:
     return value
 
 
+def _one_line(value: str) -> str:
+    bad = line_breaker(value)
+    if bad is not None:
+        fail(f"must be one line of printable text (this one has {code_point(bad)}) {got(value)}")
+    return value
+
+
 def _named(value: str) -> str:
     if NAME_RE.fullmatch(value) is None:
         fail(f'must contain only letters, digits, spaces, "_", ".", ":" and "-" {got(value)}')
@@ -106,14 +116,28 @@ def _named(value: str) -> str:
 
 # The spec's name is also its bundle's output directory (`<out>/<name>/`).
 SPEC_NAME_PATTERN: Final = r"^(?:[\w.:-][\w .:-]*)?[\w:-](?:[\w .:-]*[\w.:-])?$"
+# Names Windows keeps for devices, with or without an extension (`con`, `nul.txt`, `com1`).
+_DEVICE_NAMES: Final = frozenset(
+    {"con", "prn", "aux", "nul", *(f"{port}{n}" for port in ("com", "lpt") for n in range(10))}
+)
 
 
 def _spec_name(value: str) -> str:
+    if len(value) > MAX_NAME_LENGTH:
+        fail(
+            f"is {len(value)} characters long: at most {MAX_NAME_LENGTH}, because it names the "
+            f"bundle's directory and its store files {got(value)}"
+        )
     _named(value)
     if not value.strip(". "):
         fail(f"must not be only dots and spaces: it names the bundle's directory {got(value)}")
     if value != value.strip(" "):
         fail(f"must not start or end with a space: it names the bundle's directory {got(value)}")
+    if value.split(".", 1)[0].rstrip(" ").lower() in _DEVICE_NAMES:
+        fail(
+            f"{quote(value)} is a device name on Windows and cannot name the bundle's directory "
+            "there; choose another name"
+        )
     return value
 
 
@@ -148,6 +172,7 @@ def _secret_shape(value: str) -> None:
 
 def _model_id(value: str) -> str:
     _non_blank(value)
+    _one_line(value)
     _secret_shape(value)
     return value
 
@@ -199,6 +224,14 @@ NonEmptyStr = Annotated[
     AfterValidator(_non_blank),
     WithJsonSchema({"type": "string", "minLength": 1, "pattern": "\\S"}),
 ]
+# A short value on one line: a setting's name, an origin.
+_LINE: Final = "[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029]"
+OneLineStr = Annotated[
+    str,
+    AfterValidator(_non_blank),
+    AfterValidator(_one_line),
+    WithJsonSchema({"type": "string", "pattern": f"^{_LINE}*\\S{_LINE}*$"}),
+]
 Name = Annotated[
     str,
     AfterValidator(_named),
@@ -207,7 +240,7 @@ Name = Annotated[
 SpecName = Annotated[
     str,
     AfterValidator(_spec_name),
-    WithJsonSchema({"type": "string", "pattern": SPEC_NAME_PATTERN}),
+    WithJsonSchema({"type": "string", "pattern": SPEC_NAME_PATTERN, "maxLength": MAX_NAME_LENGTH}),
 ]
 ModelId = Annotated[
     str,
@@ -259,8 +292,11 @@ SessionKey = Literal["thread", "channel", "user"]
 
 def _setting(value: Any) -> str | int | float | bool:
     if isinstance(value, str):
+        _one_line(value)
         _secret_shape(value)
         return value
+    if isinstance(value, float) and not math.isfinite(value):
+        fail(f"must be a finite number {got(value)}")
     if isinstance(value, bool | int | float):
         return value
     fail(f"expected a string, number or boolean {got(value)}")
@@ -290,6 +326,7 @@ __all__ = [
     "Name",
     "NonEmptyStr",
     "NonNegativeInt",
+    "OneLineStr",
     "PositiveInt",
     "DurationMs",
     "MAX_DURATION_MS",

@@ -26,6 +26,7 @@ from ir.keys import (
 from ir.positions import Loc, Located, Locator, join_display
 from ir.source import SOURCE_MODELS
 from ir.suggest import closest
+from ir.text import code_point, line_breaker, lone_surrogate, scrub
 from ir.values import got, quote, show
 from ir.yaml_nodes import YMap, YNode, YScalar, YSeq
 
@@ -47,6 +48,9 @@ class Normalized:
     issues: list[SpecIssue] = field(default_factory=list)
     # Required keys whose absence is already explained (a misspelling, a key without a value).
     explained: set[Loc] = field(default_factory=set)
+    # Values already refused here (not text): validation errors inside them are not reported
+    # again.
+    refused: set[Loc] = field(default_factory=set)
 
 
 def normalize(root: YNode, display_path: str) -> Normalized:
@@ -58,6 +62,7 @@ class _Normalizer:
         self.locator = Locator(display_path)
         self.issues: list[SpecIssue] = []
         self.explained: set[Loc] = set()
+        self.refused: set[Loc] = set()
         self.target: str | None = None
 
     def run(self, root: YNode) -> Normalized:
@@ -74,7 +79,9 @@ class _Normalizer:
         return self._result(data)
 
     def _result(self, data: dict[str, Any] | None) -> Normalized:
-        return Normalized(data, self.target, self.locator, self.issues, self.explained)
+        return Normalized(
+            data, self.target, self.locator, self.issues, self.explained, self.refused
+        )
 
     # -- target ---------------------------------------------------------------------------
 
@@ -165,13 +172,40 @@ class _Normalizer:
                 self.locator.positions[item_loc] = Located(item_display, item.mark, item.mark)
                 items.append(self._value(item, shape.item, item_loc, item_display))
             return items
-        return _plain(node)
+        return self._leaf(node, loc, display)
+
+    def _leaf(self, node: YNode, loc: Loc, display: str) -> Any:
+        """The value as plain data; a lone surrogate anywhere in it refuses it."""
+        value = _plain(node)
+        found = _first_surrogate(node)
+        if found is None:
+            return value
+        mark, char = found
+        self.issues.append(
+            self.locator.at_mark(
+                mark,
+                display,
+                f"is not valid text: it contains a lone surrogate ({code_point(char)})",
+            )
+        )
+        self.refused.add(loc)
+        return scrub(value)
 
     def _free_mapping(self, node: YMap, shape: MapShape, loc: Loc, display: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for entry in node.entries:
             if not isinstance(entry.key, str):
                 self._bad_key(entry.key, entry.key_mark, display)
+                continue
+            bad = line_breaker(entry.key)
+            if bad is not None:
+                self.issues.append(
+                    self.locator.at_mark(
+                        entry.key_mark,
+                        join_display(display, entry.key),
+                        f"keys must be one line of printable text (this one has {code_point(bad)})",
+                    )
+                )
                 continue
             child_loc = (*loc, entry.key)
             child_display = join_display(display, entry.key)
@@ -208,6 +242,26 @@ def _root_message(root: YNode) -> str:
     if isinstance(root, YScalar) and root.value is None:
         return 'the spec is empty: expected a mapping with at least "name" and "target"'
     return f"expected a mapping at the top level {got(_plain(root))}"
+
+
+def _first_surrogate(node: YNode) -> tuple[Mark, str] | None:
+    if isinstance(node, YScalar):
+        char = lone_surrogate(node.value) if isinstance(node.value, str) else None
+        return (node.mark, char) if char is not None else None
+    if isinstance(node, YSeq):
+        children: list[tuple[Mark, object, YNode | None]] = [
+            (item.mark, None, item) for item in node.items
+        ]
+    else:
+        children = [(entry.key_mark, entry.key, entry.value) for entry in node.entries]
+    for mark, key, child in children:
+        char = lone_surrogate(key) if isinstance(key, str) else None
+        if char is not None:
+            return mark, char
+        found = _first_surrogate(child) if child is not None else None
+        if found is not None:
+            return found
+    return None
 
 
 def _plain(node: YNode) -> Any:

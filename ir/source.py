@@ -22,6 +22,7 @@ from ir.fields import (
     Name,
     NonEmptyStr,
     NonNegativeInt,
+    OneLineStr,
     PositiveInt,
     Proof,
     RecallK,
@@ -122,7 +123,7 @@ class TenantSource(_Source):
 
 
 class RetrieveSource(_Source):
-    allowed_origins: list[NonEmptyStr] = Field(default_factory=list)
+    allowed_origins: list[OneLineStr] = Field(default_factory=list)
 
 
 class RoleSource(_Source):
@@ -166,7 +167,7 @@ def _non_empty(value: Any, what: str) -> Any:
 class ChannelSource(_SpecSource):
     target: Literal["channel"]
     agent: AgentSource
-    channels: dict[Name, dict[NonEmptyStr, SettingValue]] = Field(min_length=1)
+    channels: dict[Name, dict[OneLineStr, SettingValue]] = Field(min_length=1)
     routing: RoutingSource
 
     @field_validator("channels", mode="before")

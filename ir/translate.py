@@ -29,18 +29,29 @@ _EXPECTED: dict[str, str] = {
 
 
 def translate(
-    error: ValidationError, locator: Locator, explained: set[Loc], tag: str | None
+    error: ValidationError,
+    locator: Locator,
+    explained: set[Loc],
+    tag: str | None,
+    refused: set[Loc],
 ) -> list[SpecIssue]:
-    return list(_issues(error.errors(include_url=False), locator, explained, tag))
+    """``refused``: values already reported (errors inside them are not reported again)."""
+    return list(_issues(error.errors(include_url=False), locator, explained, tag, refused))
 
 
 def _issues(
-    details: Iterable[ErrorDetails], locator: Locator, explained: set[Loc], tag: str | None
+    details: Iterable[ErrorDetails],
+    locator: Locator,
+    explained: set[Loc],
+    tag: str | None,
+    refused: set[Loc],
 ) -> Iterable[SpecIssue]:
     for detail in details:
         loc: Loc = tuple(detail["loc"])
         if tag is not None and loc[:1] == (tag,):
             loc = loc[1:]  # the discriminated union names its member first
+        if any(loc[:cut] in refused for cut in range(1, len(loc) + 1)):
+            continue
         kind = detail["type"]
         if kind == "missing":
             if loc in explained:

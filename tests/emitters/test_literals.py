@@ -8,7 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emitters.literals import LiteralError, md_code, md_text, py_literal, py_text
+from emitters.literals import (
+    BLOCK_WIDTH,
+    MAX_CONCATENATED_LINES,
+    MAX_LITERAL_CHARS,
+    LiteralError,
+    md_code,
+    md_text,
+    py_block,
+    py_literal,
+    py_text,
+)
 
 TRICKY = [
     "",
@@ -42,6 +52,52 @@ def test_py_text_round_trips_any_text(text: str) -> None:
 def test_py_text_puts_each_line_in_its_own_literal() -> None:
     assert py_text("one\ntwo\n") == "(\n'one\\n'\n'two\\n'\n)"
     assert py_text("single line") == "'single line'"
+
+
+def test_long_text_is_one_triple_quoted_block() -> None:
+    text = "".join(f"line {n}\n" for n in range(MAX_CONCATENATED_LINES + 1))
+    rendered = py_text(text)
+    assert rendered.startswith('"""\\\nline 0\nline 1\n')
+    assert rendered.endswith('line 100\n"""')
+    assert ast.literal_eval(rendered) == text
+
+
+def test_text_at_the_line_limit_stays_concatenated() -> None:
+    text = "x\n" * MAX_CONCATENATED_LINES
+    assert py_text(text).startswith("(\n'x\\n'\n")
+
+
+@pytest.mark.parametrize("text", [*TRICKY, 'ends in a quote"', '"""', "\\", '\\"', "a\\\nb"])
+def test_py_block_round_trips(text: str) -> None:
+    rendered = py_block(text)
+    assert ast.literal_eval(rendered) == text
+    assert "\r" not in rendered
+    assert "\u2028" not in rendered
+    assert "\ud800" not in rendered
+
+
+@given(st.text())
+def test_py_block_round_trips_any_text(text: str) -> None:
+    assert ast.literal_eval(py_block(text)) == text
+
+
+def test_one_very_long_line_is_a_block_wrapped_to_the_block_width() -> None:
+    text = "word " * (MAX_LITERAL_CHARS // 5 + 1)
+    rendered = py_text(text)
+    assert rendered.startswith('"""\\\n')
+    assert max(len(line) for line in rendered.splitlines()) <= BLOCK_WIDTH + len('"""')
+    assert ast.literal_eval(rendered) == text
+
+
+@given(
+    st.lists(st.sampled_from([*TRICKY, "\\", '"', "\t", "x" * 50, "\U000e0001"]), min_size=5).map(
+        "".join
+    )
+)
+def test_wrapping_never_cuts_an_escape_in_two(pieces: str) -> None:
+    rendered = py_block(pieces * 3)
+    assert ast.literal_eval(rendered) == pieces * 3
+    assert max(len(line) for line in rendered.splitlines()) <= BLOCK_WIDTH + len('"""')
 
 
 @pytest.mark.parametrize(

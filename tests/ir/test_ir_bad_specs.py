@@ -7,12 +7,26 @@ from textwrap import dedent
 import pytest
 
 from ir import SpecError, load_spec_text
+from ir.limits import MAX_ENTRIES, MAX_NAME_LENGTH, MAX_SPEC_BYTES
 
 AGENT = "agent: {model: m, instructions: i}\n"
 CLI = "name: s\ntarget: cli\n" + AGENT  # lines 1-3; rows append from line 4
 TARGET_NAMES = "cli, channel, managed, research, crew"
 FIVE = f"expected one of {TARGET_NAMES}"
 TOOLS = "expected one of bash, grep, ls, read, write"
+# Fake credentials, assembled from parts so that no secret scanner flags this file.
+SLACK_BOT = "xox" + "b-2048-1048576-" + "fakeFAKEfake0123"
+SLACK_APP = "xap" + "p-1-A0FAKE-1234-" + "abcdef0123"
+SLACK_HOOK = "https://hooks.slack.com/" + "services/T000FAKE/B000FAKE/" + "xxxxFAKExxxx"
+ANTHROPIC = "sk-" + "ant-api03-" + "FAKEfake0123456789abcd"
+OPENAI = "sk-" + "proj-" + "FAKEfake0123456789abcd"
+GITHUB = "gh" + "p_" + "FAKEfake0123456789" * 2
+GITHUB_PAT = "github" + "_pat_" + "11FAKE0123456789_abcdefghij"
+AWS_KEY_ID = "AKIA" + "FAKE0123456789AB"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYFAKEKEY012"
+PRIVATE_KEY = "-----BEGIN " + "PRIVATE KEY-----"
+CHANNEL_HEAD = "name: s\ntarget: channel\n" + AGENT + "channels:\n"  # lines 1-4
+ROUTING = "routing: {sessionKey: thread}\n"
 
 # (id, spec text, expected issues as "line:col: key: message")
 BAD_SPECS: list[tuple[str, str, list[str]]] = [
@@ -639,6 +653,314 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         [
             '6:15: memory.wiki.embedder: expected "provider/model" such as "hash/256" or '
             '"openai/text-embedding-3-small" (got "/256")'
+        ],
+    ),
+    # -- hostile input: sizes (caps are checked before validation) -----------------------
+    (
+        "file-over-the-size-cap",
+        CLI + "# " + "x" * MAX_SPEC_BYTES + "\n",
+        [
+            f"1:1: (root): the file is too large ({len(CLI) + MAX_SPEC_BYTES + 3:,} bytes): "
+            "a spec may be at most 512 KiB"
+        ],
+    ),
+    (
+        "too-many-yaml-nodes",
+        CLI + "roles:\n" + "".join(f"  r{n}: [" + ", ".join(["x"] * 99) + "]\n" for n in range(60)),
+        # 13 nodes come before roles.r0; each role takes 101 (key, list, 99 items): the 5,001st
+        # node is the 37th item of roles.r49, on line 54.
+        ["54:117: (root): the document is too large (more than 5000 keys and values)"],
+    ),
+    (
+        "nested-too-deeply",
+        CLI + "memory: " + "[" * 40 + "]" * 40 + "\n",
+        ["4:40: (root): the document is nested too deeply (more than 32 levels)"],
+    ),
+    (
+        "too-many-tenants",
+        "name: s\ntarget: managed\n"
+        + AGENT
+        + "tenants:\n"
+        + "".join(f"  - id: t{n}\n" for n in range(MAX_ENTRIES + 1)),
+        ["505:5: tenants: has more than 500 items (at most 500 are allowed)"],
+    ),
+    (
+        "too-many-tools-in-a-flow-list",
+        CLI + "tools: [" + ", ".join(["read"] * (MAX_ENTRIES + 1)) + "]\n",
+        [f"4:{9 + 6 * MAX_ENTRIES}: tools: has more than 500 items (at most 500 are allowed)"],
+    ),
+    (
+        "too-many-keys-in-a-channel",
+        CHANNEL_HEAD
+        + "  slack: {"
+        + ", ".join(f"k{n}: v" for n in range(MAX_ENTRIES + 1))
+        + "}\n"
+        + ROUTING,
+        [
+            f"5:{11 + 7 * 10 + 8 * 90 + 9 * 400}: channels.slack: has more than 500 keys "
+            "(at most 500 are allowed)"
+        ],
+    ),
+    (
+        "too-many-top-level-keys",
+        CLI + "".join(f"unknown{n}: {n}\n" for n in range(MAX_ENTRIES)),
+        # name, target and agent are three of the 500 keys.
+        ["501:1: (root): has more than 500 keys (at most 500 are allowed)"],
+    ),
+    # -- hostile input: text that is not text, or not one line ----------------------------
+    (
+        "lone-surrogate-in-name",
+        'name: "bot\\ud800"\ntarget: cli\n' + AGENT,
+        ["1:7: name: is not valid text: it contains a lone surrogate (U+D800)"],
+    ),
+    (
+        "lone-surrogate-in-model",
+        'name: s\ntarget: cli\nagent: {model: "m\\udc00", instructions: i}\n',
+        ["3:16: agent.model: is not valid text: it contains a lone surrogate (U+DC00)"],
+    ),
+    (
+        "lone-surrogate-in-instructions",
+        'name: s\ntarget: cli\nagent:\n  model: m\n  instructions: "be kind \\ud83d"\n',
+        ["5:17: agent.instructions: is not valid text: it contains a lone surrogate (U+D83D)"],
+    ),
+    (
+        "lone-surrogate-inside-a-wrong-type",
+        'name: s\ntarget: cli\nagent: {model: [a, "\\udfff"], instructions: i}\n',
+        ["3:20: agent.model: is not valid text: it contains a lone surrogate (U+DFFF)"],
+    ),
+    (
+        "lone-surrogate-in-unknown-key",
+        CLI + '"k\\ud800": 1\n',
+        ['4:1: "k\\ud800": unknown key "k\\ud800"'],
+    ),
+    (
+        "lone-surrogate-in-tenant-id",
+        "name: s\ntarget: managed\n" + AGENT + 'tenants: [{id: "a\\ud800"}]\n',
+        ["4:16: tenants[0].id: is not valid text: it contains a lone surrogate (U+D800)"],
+    ),
+    (
+        "line-separator-in-a-key",
+        CLI + 'memory: {"a\\u2028b": 1}\n',
+        ['4:10: memory."a\\u2028b": unknown key "a\\u2028b"'],
+    ),
+    (
+        "duplicate-key-with-a-line-separator",
+        CLI + 'memory: {"a\\u2029": 1, "a\\u2029": 2}\n',
+        ['4:24: (root): duplicate key "a\\u2029"'],
+    ),
+    (
+        "next-line-in-a-setting-name",
+        CHANNEL_HEAD + '  slack: {"bot\\NToken": $SLACK_BOT_TOKEN}\n' + ROUTING,
+        [
+            '5:11: channels.slack."bot\\u0085Token": keys must be one line of printable text '
+            "(this one has U+0085)"
+        ],
+    ),
+    (
+        "escape-character-in-a-setting-value",
+        CHANNEL_HEAD + '  slack: {team: "acme\\e[31m"}\n' + ROUTING,
+        [
+            "5:17: channels.slack.team: must be one line of printable text (this one has "
+            'U+001B) (got "acme\\u001b[31m")'
+        ],
+    ),
+    (
+        "line-separator-in-a-model-id",
+        'name: s\ntarget: cli\nagent: {model: "claude\\Lx", instructions: i}\n',
+        [
+            "3:16: agent.model: must be one line of printable text (this one has U+2028 "
+            '(LINE SEPARATOR)) (got "claude\\u2028x")'
+        ],
+    ),
+    (
+        "newline-in-an-origin",
+        "name: s\ntarget: research\n"
+        + AGENT
+        + "goal: g\nbranchingFactor: 1\nmaxDurationMs: 9\n"
+        + 'retrieve: {allowedOrigins: ["https://a.example\\nX-Evil: 1"]}\n',
+        [
+            "7:29: retrieve.allowedOrigins[0]: must be one line of printable text (this one has "
+            'U+000A) (got "https://a.example\\nX-Evil: 1")'
+        ],
+    ),
+    # -- hostile input: numbers that are not numbers --------------------------------------
+    (
+        "nan-setting",
+        CHANNEL_HEAD + "  slack: {rate: .nan}\n" + ROUTING,
+        ["5:17: channels.slack.rate: must be a finite number (got .nan)"],
+    ),
+    (
+        "infinite-setting",
+        CHANNEL_HEAD + "  slack: {rate: -.inf}\n" + ROUTING,
+        ["5:17: channels.slack.rate: must be a finite number (got -.inf)"],
+    ),
+    (
+        "nan-for-an-integer",
+        CLI + "memory: {recallK: .NaN}\n",
+        ["4:19: memory.recallK: expected an integer (got .nan)"],
+    ),
+    (
+        "integer-of-5000-digits",
+        CLI + "memory: {recallK: " + "1" * 5000 + "}\n",
+        ["4:19: memory.recallK: a number may be at most 1000 characters long (this one has 5000)"],
+    ),
+    (
+        "hex-integer-too-long-to-print",
+        CLI + "memory:\n  recallK: 0x" + "f" * 4000 + "\n",
+        ["5:12: memory.recallK: a number may be at most 1000 characters long (this one has 4002)"],
+    ),
+    (
+        "long-digit-string-in-quotes-is-a-string",
+        CLI + "memory: {recallK: '" + "1" * 5000 + "'}\n",
+        ['4:19: memory.recallK: expected an integer (got "' + "1" * 39 + '…")'],
+    ),
+    (
+        "yaml-set-for-a-list",
+        CLI + "tools: !!set {read: null}\n",
+        ["4:8: tools: expected a list (got a set)"],
+    ),
+    # -- names that cannot name a directory -----------------------------------------------
+    (
+        "name-too-long",
+        "name: " + "a" * 256 + "\ntarget: cli\n" + AGENT,
+        [
+            "1:7: name: is 256 characters long: at most 128, because it names the bundle's "
+            'directory and its store files (got "' + "a" * 39 + '…")'
+        ],
+    ),
+    (
+        "name-one-past-the-cap",
+        "name: " + "b" * (MAX_NAME_LENGTH + 1) + "\ntarget: cli\n" + AGENT,
+        [
+            "1:7: name: is 129 characters long: at most 128, because it names the bundle's "
+            'directory and its store files (got "' + "b" * 39 + '…")'
+        ],
+    ),
+    *[
+        (
+            f"name-windows-device-{name}",
+            f"name: {name}\ntarget: cli\n" + AGENT,
+            [
+                f'1:7: name: "{name}" is a device name on Windows and cannot name the bundle\'s '
+                "directory there; choose another name"
+            ],
+        )
+        for name in ("con", "NUL", "com1", "lpt9.bot", "aux .x")
+    ],
+    # -- literal credentials (the fakes are assembled so no scanner mistakes this file) -----
+    (
+        "slack-bot-token-in-a-setting",
+        CHANNEL_HEAD + f"  slack:\n    botToken: {SLACK_BOT}\n" + ROUTING,
+        [
+            "6:15: channels.slack.botToken: looks like a literal credential (a Slack bot token); "
+            'put it in an environment variable and write "$SLACK_BOT_TOKEN" here'
+        ],
+    ),
+    (
+        "slack-app-token-under-another-name",
+        CHANNEL_HEAD + f"  support:\n    socket: {SLACK_APP}\n" + ROUTING,
+        [
+            "6:13: channels.support.socket: looks like a literal credential (a Slack app token); "
+            'put it in an environment variable and write "$SUPPORT_SOCKET" here'
+        ],
+    ),
+    (
+        "secret-named-setting-written-literally",
+        CHANNEL_HEAD + "  slack:\n    signingSecret: 8f3b2c\n" + ROUTING,
+        [
+            "6:20: channels.slack.signingSecret: looks like a literal credential; put it in an "
+            'environment variable and write "$SLACK_SIGNING_SECRET" here'
+        ],
+    ),
+    (
+        "api-key-named-setting-written-literally",
+        CHANNEL_HEAD + "  teams:\n    client_api_key: hunter2\n" + ROUTING,
+        [
+            "6:21: channels.teams.client_api_key: looks like a literal credential; put it in an "
+            'environment variable and write "$TEAMS_CLIENT_API_KEY" here'
+        ],
+    ),
+    (
+        "aws-secret-in-an-aws-named-setting",
+        CHANNEL_HEAD + f"  s3:\n    awsSecretAccess: {AWS_SECRET}\n" + ROUTING,
+        [
+            "6:22: channels.s3.awsSecretAccess: looks like a literal credential (an AWS secret "
+            'access key); put it in an environment variable and write "$S3_AWS_SECRET_ACCESS" here'
+        ],
+    ),
+    (
+        "aws-access-key-id-in-a-setting",
+        CHANNEL_HEAD + f"  s3:\n    keyId: {AWS_KEY_ID}\n" + ROUTING,
+        [
+            "6:12: channels.s3.keyId: looks like a literal credential (an AWS access key id); "
+            'put it in an environment variable and write "$S3_KEY_ID" here'
+        ],
+    ),
+    (
+        "slack-webhook-url-in-a-setting",
+        CHANNEL_HEAD + f"  slack:\n    webhook: {SLACK_HOOK}\n" + ROUTING,
+        [
+            "6:14: channels.slack.webhook: looks like a literal credential (a Slack webhook URL); "
+            'put it in an environment variable and write "$SLACK_WEBHOOK" here'
+        ],
+    ),
+    (
+        "anthropic-key-as-the-model",
+        f"name: s\ntarget: cli\nagent: {{model: {ANTHROPIC}, instructions: i}}\n",
+        [
+            "3:16: agent.model: looks like a literal credential (an Anthropic API key), not a "
+            "model id; keep it in an environment variable such as ANTHROPIC_API_KEY and write a "
+            'model id (or a "$MODEL_ID" reference) here'
+        ],
+    ),
+    (
+        "github-token-as-a-role-model",
+        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n"
+        f"  a: {{instructions: x, model: {GITHUB}}}\n",
+        [
+            "6:31: roles.a.model: looks like a literal credential (a GitHub token), not a model "
+            "id; keep it in an environment variable such as GITHUB_TOKEN and write a model id "
+            '(or a "$MODEL_ID" reference) here'
+        ],
+    ),
+    (
+        "private-key-pasted-into-instructions",
+        "name: s\ntarget: cli\nagent:\n  model: m\n  instructions: |\n    Deploy with this key:\n"
+        f"    {PRIVATE_KEY}\n    MIIEvQIBADANBg\n    -----END PRIVATE KEY-----\n",
+        [
+            "7:5: agent.instructions: contains what looks like a literal credential (a private "
+            "key), which would be baked into the bundle; remove it and keep the secret in an "
+            "environment variable such as PRIVATE_KEY"
+        ],
+    ),
+    (
+        "openai-key-in-the-middle-of-instructions",
+        "name: s\ntarget: cli\nagent:\n  model: m\n  instructions: >\n    Be brief.\n"
+        f"    Call the API with {OPENAI} when asked.\n",
+        [
+            "7:23: agent.instructions: contains what looks like a literal credential (an OpenAI "
+            "API key), which would be baked into the bundle; remove it and keep the secret in an "
+            "environment variable such as OPENAI_API_KEY"
+        ],
+    ),
+    (
+        "github-token-in-a-research-goal",
+        "name: s\ntarget: research\n"
+        + AGENT
+        + f'goal: "triage issues using {GITHUB_PAT}"\nbranchingFactor: 1\nmaxDurationMs: 9\n',
+        [
+            "4:28: goal: contains what looks like a literal credential (a GitHub token), which "
+            "would be baked into the bundle; remove it and keep the secret in an environment "
+            "variable such as GITHUB_TOKEN"
+        ],
+    ),
+    (
+        "credential-is-not-echoed-by-later-checks",
+        f"name: s\ntarget: crew\nmodel: m\nentry: {SLACK_BOT}\nroles: {{a: {{instructions: x}}}}\n",
+        [
+            "4:8: entry: contains what looks like a literal credential (a Slack bot token), "
+            "which would be baked into the bundle; remove it and keep the secret in an "
+            "environment variable such as SLACK_BOT_TOKEN",
         ],
     ),
     # -- several problems at once, reported in order --------------------------------------

@@ -101,7 +101,8 @@ def test_alias_bomb_is_refused() -> None:
     with pytest.raises(SpecError) as caught:
         load_spec_text("\n".join(lines) + "\n", "bomb.yaml")
     assert messages(caught) == [
-        "bomb.yaml:1:1: (root): the document is too large (more than 100000 values)"
+        "bomb.yaml:3:5: (root): aliases expand the document past 5000 keys and values "
+        "(an alias bomb?)"
     ]
 
 
