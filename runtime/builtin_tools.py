@@ -75,7 +75,7 @@ def _open_located(
     """Locate ``raw`` and open it with ``open_one`` (which opens with ``O_NOFOLLOW``); a name
     that became a symlink in between is located again, a few times."""
     for attempt in range(OPEN_ATTEMPTS):
-        loc = ws.locate(raw)
+        loc = ws.locate(raw, guard=_outside_the_state_folder)
         try:
             return loc, open_one(loc)
         except _Swapped:
@@ -147,6 +147,16 @@ def _not_the_state_folder(parts: tuple[str, ...]) -> None:
         raise PathRefused(
             f"refusing to write under {SPECWIRE_DIRNAME}/: memory, plans and session logs "
             "change only through their own tools"
+        )
+
+
+def _outside_the_state_folder(parts: tuple[str, ...]) -> None:
+    # Session logs of every conversation (other threads' included), the facts and the
+    # evidence key live there: the memory tools are the only way in.
+    if parts[0] == SPECWIRE_DIRNAME:
+        raise PathRefused(
+            f"{SPECWIRE_DIRNAME}/ holds the agent's memory and session logs: use the memory "
+            "tools (Recall, FocusRead, PlanRead) instead"
         )
 
 

@@ -162,3 +162,26 @@ def test_bash_caps_its_output(work: Path) -> None:
 def test_bash_rejects_a_timeout_out_of_range(work: Path) -> None:
     result = call(work, "bash", command="true", timeoutMs=0)
     assert result.is_error and "timeoutMs" in result.text
+
+
+def test_no_file_tool_reads_the_state_folder(work: Path) -> None:
+    """Other conversations' session logs, the facts and the evidence key live there."""
+    sessions = work / ".specwire" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "sess_00000000000000aa.jsonl").write_text("other thread\n", encoding="utf-8")
+    (work / "state").symlink_to(".specwire")
+    for name, tool_input in [
+        ("read", {"path": ".specwire/sessions/sess_00000000000000aa.jsonl"}),
+        ("read", {"path": "state/sessions/sess_00000000000000aa.jsonl"}),
+        ("read", {"path": "docs/../.specwire/sessions/sess_00000000000000aa.jsonl"}),
+        ("ls", {"path": ".specwire/sessions"}),
+        ("ls", {"path": "state"}),
+        ("grep", {"pattern": "other", "path": ".specwire"}),
+        ("grep", {"pattern": "other", "path": "state/sessions"}),
+    ]:
+        result = call(work, name, **tool_input)
+        assert result.is_error, (name, tool_input, result.text)
+        assert "other thread" not in result.text
+        assert ".specwire/ holds the agent's memory" in result.text
+    listing = call(work, "ls")
+    assert ".specwire/" in listing.text.split("\n")  # visible, not readable
