@@ -14,6 +14,7 @@ from emitters.bundle import Bundle
 from emitters.literals import md_code
 from emitters.pipeline import BundlePlan, OutputFile, build_bundle
 from ir import lower
+from ir.durations import UNIT_MS
 from ir.model import IrAgent, IrSpec, ModelRef, SecretRef
 from runtime.fragment import MemoryWiringFragment
 
@@ -85,26 +86,46 @@ def env_vars(
 
 
 def memory_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
-    """Declared facts settings as ``key=value`` code spans (wiki flattened), fragment order."""
+    """Declared facts settings as ``key: value`` code spans in the spec's own spelling
+    (``ttl: 90d``, ``recallK: 5``; wiki flattened), fragment order."""
     data = fragment.to_data().get("memory", {})
-    return tuple(md_code(f"{key}={value}") for key, value in _flatten(data))
+    return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
 
 
 def continuity_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
     data = fragment.to_data().get("continuity", {})
-    return tuple(md_code(f"{key}={value}") for key, value in _flatten(data))
+    return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
     items: list[tuple[str, str]] = []
     for key, value in data.items():
+        spelled = f"{prefix}{_spec_key(key)}"
         if isinstance(value, Mapping):
-            items.extend(_flatten(value, f"{prefix}{key}."))
+            items.extend(_flatten(value, f"{spelled}."))
         elif isinstance(value, bool):
-            items.append((f"{prefix}{key}", "true" if value else "false"))
+            items.append((spelled, "true" if value else "false"))
+        elif key == "ttl_ms" and isinstance(value, int):
+            items.append((spelled, format_duration(value)))
         else:
-            items.append((f"{prefix}{key}", str(value)))
+            items.append((spelled, str(value)))
     return items
+
+
+def _spec_key(key: str) -> str:
+    """The spec's (CrewHaus) spelling of a fragment key: ``recall_k`` → ``recallK``."""
+    if key == "ttl_ms":
+        return "ttl"
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def format_duration(millis: int) -> str:
+    """The largest unit that states ``millis`` exactly: 7776000000 → ``90d``."""
+    for unit, size in sorted(UNIT_MS.items(), key=lambda item: -item[1]):
+        if millis % size == 0:
+            return f"{millis // size}{unit}"
+    return f"{millis}ms"
 
 
 def agent_context(agent: IrAgent, tools: tuple[str, ...]) -> dict[str, Any]:

@@ -1,4 +1,9 @@
-"""Fixed vocabularies of the spec language (kept here: ``ir`` may not import the runtime)."""
+"""Fixed vocabularies of the spec language.
+
+What the runtime shares with the compiler (tool names, tenant ids, recall and TTL bounds, what
+the runtime can wire) comes from the contract, ``runtime.fragment``, never a copy; what only the
+spec language knows (targets, session keys, name rules) is written here.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +11,29 @@ import re
 from typing import Final
 
 from ir.model import TARGETS
+from runtime.fragment import (
+    BUILTIN_TOOL_NAMES,
+    RECALL_K_MAX,
+    RECALL_K_MIN,
+    TENANT_ID_PATTERN,
+    TTL_MAX_DAYS,
+    UNFENCEABLE_TOOL_NAMES,
+    WIRABLE_BACKENDS,
+    WIRABLE_EMBEDDERS,
+)
 
-BUILTIN_TOOLS: Final[tuple[str, ...]] = ("bash", "grep", "ls", "read", "write")
-# Tools no tenant fence can confine (a shell reaches every path the process can): the managed
-# target does not offer them.
-UNFENCEABLE_TOOLS: Final[frozenset[str]] = frozenset({"bash"})
+BUILTIN_TOOLS: Final = BUILTIN_TOOL_NAMES
+UNFENCEABLE_TOOLS: Final = UNFENCEABLE_TOOL_NAMES
 MANAGED_TOOLS: Final[tuple[str, ...]] = tuple(
     tool for tool in BUILTIN_TOOLS if tool not in UNFENCEABLE_TOOLS
 )
-KNOWN_BACKENDS: Final[tuple[str, ...]] = ("file",)
+KNOWN_BACKENDS: Final = WIRABLE_BACKENDS
+KNOWN_EMBEDDERS: Final = WIRABLE_EMBEDDERS
 SESSION_KEYS: Final[tuple[str, ...]] = ("thread", "channel", "user")
 
 NAME_RE: Final = re.compile(r"[\w .:-]+", re.ASCII)
-TENANT_ID_RE: Final = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_\-]{0,63}")
+# Used with ``fullmatch``: the anchors of the shared pattern are dropped.
+TENANT_ID_RE: Final = re.compile(TENANT_ID_PATTERN.removeprefix("^").removesuffix("$"))
 SECRET_REF_RE: Final = re.compile(r"\$[A-Z][A-Z0-9_]*")
 EMBEDDER_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.:/+-]*")
 
@@ -27,13 +42,8 @@ EMBEDDER_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0
 # Targets whose host routes each conversation to its own session (so `scope: session` resolves).
 SESSION_ROUTED_TARGETS: Final[frozenset[str]] = frozenset({"channel"})
 
-RECALL_K_MIN: Final = 1
-RECALL_K_MAX: Final = 50
 BRANCHING_MIN: Final = 1
 BRANCHING_MAX: Final = 16
-# The longest fact TTL: the `Remember` tool's `ttlDays` cap (runtime/facts/tools.py
-# MAX_TTL_DAYS; ir may not import it, a test keeps the two equal).
-TTL_MAX_DAYS: Final = 3650
 
 __all__ = [
     "BRANCHING_MAX",
@@ -41,6 +51,7 @@ __all__ = [
     "BUILTIN_TOOLS",
     "EMBEDDER_RE",
     "KNOWN_BACKENDS",
+    "KNOWN_EMBEDDERS",
     "MANAGED_TOOLS",
     "NAME_RE",
     "RECALL_K_MAX",

@@ -7,7 +7,7 @@ from typing import Final
 
 DURATION_RE: Final = re.compile(r"([0-9]+)(ms|s|m|h|d)")
 
-_UNIT_MS: Final[dict[str, int]] = {
+UNIT_MS: Final[dict[str, int]] = {
     "ms": 1,
     "s": 1_000,
     "m": 60_000,
@@ -15,8 +15,8 @@ _UNIT_MS: Final[dict[str, int]] = {
     "d": 86_400_000,
 }
 
-HOUR_MS: Final = _UNIT_MS["h"]
-DAY_MS: Final = _UNIT_MS["d"]
+HOUR_MS: Final = UNIT_MS["h"]
+DAY_MS: Final = UNIT_MS["d"]
 
 # A count with more digits than this saturates at ``10**_MAX_DIGITS - 1``: far above every
 # ceiling the spec language sets, and clear of Python's limit on int() of long digit strings.
@@ -34,4 +34,4 @@ def parse_duration_ms(text: str) -> int | None:
     digits = match.group(1).lstrip("0") or "0"
     if len(digits) > _MAX_DIGITS:
         digits = "9" * _MAX_DIGITS
-    return int(digits) * _UNIT_MS[match.group(2)]
+    return int(digits) * UNIT_MS[match.group(2)]

@@ -20,6 +20,7 @@ from ir.constants import (
     BUILTIN_TOOLS,
     EMBEDDER_RE,
     KNOWN_BACKENDS,
+    KNOWN_EMBEDDERS,
     MANAGED_TOOLS,
     NAME_RE,
     RECALL_K_MAX,
@@ -188,6 +189,12 @@ def _embedder(value: str) -> str:
         fail(
             'expected "provider/model" such as "hash/256" or '
             f'"openai/text-embedding-3-small" {got(value)}'
+        )
+    if value not in KNOWN_EMBEDDERS:
+        # The runtime would ignore it: recall would silently be lexical only.
+        fail(
+            f"{quote(value)} cannot be wired by this specwire: it recalls with BM25 only and "
+            "has no embedders yet; remove `embedder`"
         )
     return value
 

@@ -2,6 +2,7 @@
 
 All models are frozen. ``None`` on an ``IrMemory`` field means the user did not declare it (the
 runtime applies its default); ``IrContinuity`` is fully resolved except ``focus_max_chars``.
+``IrMemory``, ``IrMemoryWiki`` and ``IrContinuity`` are the fragment's own types.
 Collections are tuples in a deterministic order (declaration order unless noted).
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from runtime.fragment import ContinuityFragment, MemoryFactsFragment, WikiFragment
 
 Target = Literal["cli", "channel", "managed", "research", "crew"]
 TARGETS: tuple[Target, ...] = ("cli", "channel", "managed", "research", "crew")
@@ -31,33 +34,11 @@ SettingValue = SecretRef | Scalar
 ModelRef = str | SecretRef
 
 
-class IrMemoryWiki(_Ir):
-    enabled: bool | None = None
-    recall_k: int | None = None
-    embedder: str | None = None
-    auto_recall: bool | None = None
-    require_sources: bool | None = None
-
-
-class IrMemory(_Ir):
-    enabled: bool | None = None
-    backend: str | None = None
-    embedder: str | None = None
-    ttl_ms: int | None = None
-    auto_capture: bool | None = None
-    auto_capture_threshold: int | None = None
-    auto_recall: bool | None = None
-    recall_k: int | None = None
-    wiki: IrMemoryWiki | None = None
-
-
-class IrContinuity(_Ir):
-    plan: bool
-    proof: Literal["ladder", "require", "off"]
-    ledger: bool
-    handoff: bool
-    scope: Literal["spec", "session"]
-    focus_max_chars: int | None = None
+# The memory and continuity settings are the contract's own types: the fragment is what the IR
+# lowers to, so the two shapes cannot drift.
+IrMemoryWiki = WikiFragment
+IrMemory = MemoryFactsFragment
+IrContinuity = ContinuityFragment
 
 
 class IrAgent(_Ir):

@@ -36,6 +36,7 @@ from ir.fields import (
     fail,
 )
 from ir.values import got
+from runtime.fragment import WIRABLE_TIERS
 
 
 def _block_flag(value: Any, key: str) -> Any:
@@ -89,6 +90,16 @@ class MemorySource(_Source):
     @classmethod
     def _wiki_flag(cls, value: Any) -> Any:
         return _block_flag(value, "wiki")
+
+    @field_validator("wiki", mode="after")
+    @classmethod
+    def _wiki_wirable(cls, value: WikiSource | None) -> WikiSource | None:
+        if value is not None and value.enabled is not False and "wiki" not in WIRABLE_TIERS:
+            fail(
+                "the wiki tier cannot be wired by this specwire (it wires facts and continuity); "
+                "remove `wiki` or set `enabled: false`"
+            )
+        return value
 
 
 class ContinuitySource(_Source):

@@ -31,13 +31,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from runtime.atomic import replace_at
 from runtime.beneath import Location, PathRefused, Workspace
 from runtime.errors import UnsafeFileError
+from runtime.fragment import BUILTIN_TOOL_NAMES
 from runtime.fsopen import DIR_FLAGS, not_regular, open_dir_beneath, open_regular_fd
 from runtime.grep_search import RegexRun, search_lines
 from runtime.paths import SPECWIRE_DIRNAME
 from runtime.shell import BASH_MAX_OUTPUT_BYTES, BashInput, require_sandbox, run_bash
 from runtime.tools import Tool, ToolCatalog, ToolContext, ToolRefusal, ToolResult, guarded
-
-BUILTIN_TOOL_NAMES: tuple[str, ...] = ("bash", "grep", "ls", "read", "write")
 
 READ_MAX_BYTES = 256 * 1024
 WRITE_MAX_BYTES = 1024 * 1024

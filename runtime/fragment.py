@@ -1,24 +1,81 @@
-"""The compiler ↔ runtime contract: the memory wiring fragment.
+"""The compiler ↔ runtime contract: the memory wiring fragment and every shared vocabulary.
 
 The compiler lowers a spec into a ``MemoryWiringFragment``; a generated bundle embeds it as a
 literal and hands it to ``wire_memory``. It carries only knobs the runtime really wires and only
 fields the user declared (``None`` means "not declared": the runtime applies its default), so
 adding a knob never changes the bytes of bundles that do not use it.
+
+This module is the one place each vocabulary and limit both sides need is written (tool names,
+id patterns, recall and TTL bounds, what the runtime can wire); ``ir`` imports them from here.
+``FRAGMENT_VERSION`` is the shape of the fragment: a bundle carries the version it was built
+for and the specwire that built it, and ``wire_memory`` refuses a newer one in one line.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# The release: pyproject.toml reads it from here, bundle headers name it.
+SPECWIRE_VERSION: Final = "0.2.0"
+# 1: specwire 0.1 (no version field); 2: ``version`` and ``specwire`` fields.
+FRAGMENT_VERSION: Final = 2
 
 ProofMode = Literal["ladder", "require", "off"]
 ContinuityScope = Literal["spec", "session"]
 
+# -- vocabularies ---------------------------------------------------------------------------
+
+BUILTIN_TOOL_NAMES: Final[tuple[str, ...]] = ("bash", "grep", "ls", "read", "write")
+# Tools no tenant fence can confine (a shell reaches every path the process can): the managed
+# target does not offer them.
+UNFENCEABLE_TOOL_NAMES: Final[frozenset[str]] = frozenset({"bash"})
+FACT_TOOL_NAMES: Final[tuple[str, ...]] = ("Remember", "Recall", "MemoryForget")
+# Registration order of the continuity tools.
+CONTINUITY_TOOL_NAMES: Final[tuple[str, ...]] = (
+    "FocusRead",
+    "FocusWrite",
+    "PlanRead",
+    "PlanUpdate",
+    "PlanComplete",
+    "GoalWrite",
+    "GoalUpdate",
+    "GoalList",
+    "MemoryClear",
+)
+WIKI_TOOL_NAMES: Final[tuple[str, ...]] = (
+    "wiki_recall",
+    "wiki_semantic_search",
+    "wiki_search",
+    "wiki_get",
+    "wiki_write",
+    "wiki_list",
+    "wiki_related",
+    "wiki_set_signals",
+    "wiki_stats",
+    "log_knowledge_gap",
+)
+
+# What this runtime can wire. ``check`` and ``build`` refuse anything else with a located error.
+WIRABLE_BACKENDS: Final[tuple[str, ...]] = ("file",)
+WIRABLE_EMBEDDERS: Final[tuple[str, ...]] = ()
+WIRABLE_TIERS: Final[tuple[str, ...]] = ("facts", "continuity")
+
+# -- ids and limits -------------------------------------------------------------------------
+
+TENANT_ID_PATTERN: Final = r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,63}$"
 # Ids the stores mint and the tools accept: four digits at least, more once 9999 is passed.
-PLAN_ID_PATTERN = r"^plan-(\d{4,})$"
-GOAL_ID_PATTERN = r"^goal-(\d{4,})$"
+PLAN_ID_PATTERN: Final = r"^plan-(\d{4,})$"
+GOAL_ID_PATTERN: Final = r"^goal-(\d{4,})$"
+PLAN_FILE_PATTERN: Final = r"^(plan-\d{4,})-([a-z0-9-]+)\.md$"
+RECALL_K_MIN: Final = 1
+RECALL_K_MAX: Final = 50
+MS_PER_HOUR: Final = 3_600_000
+MS_PER_DAY: Final = 24 * MS_PER_HOUR
+TTL_MIN_MS: Final = MS_PER_HOUR
+TTL_MAX_DAYS: Final = 3650
 
 # Runtime defaults for undeclared memory knobs (DESIGN §3).
 DEFAULT_AUTO_RECALL = True
@@ -35,7 +92,7 @@ class _Frozen(BaseModel):
 
 class WikiFragment(_Frozen):
     enabled: bool | None = None
-    recall_k: int | None = Field(default=None, ge=1, le=50)
+    recall_k: int | None = Field(default=None, ge=RECALL_K_MIN, le=RECALL_K_MAX)
     embedder: str | None = None
     auto_recall: bool | None = None
     require_sources: bool | None = None
@@ -50,7 +107,7 @@ class MemoryFactsFragment(_Frozen):
     auto_capture: bool | None = None
     auto_capture_threshold: int | None = Field(default=None, gt=0)
     auto_recall: bool | None = None
-    recall_k: int | None = Field(default=None, ge=1, le=50)
+    recall_k: int | None = Field(default=None, ge=RECALL_K_MIN, le=RECALL_K_MAX)
     wiki: WikiFragment | None = None
 
 
@@ -67,6 +124,9 @@ class ContinuityFragment(_Frozen):
 
 class MemoryWiringFragment(_Frozen):
     spec_name: str
+    # The fragment's shape and the specwire that built it (absent in specwire 0.1 bundles).
+    version: int = FRAGMENT_VERSION
+    specwire: str | None = None
     memory: MemoryFactsFragment | None = None
     continuity: ContinuityFragment | None = None
 

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.errors import TenancyError
+from runtime.fragment import TENANT_ID_PATTERN
 
-TENANT_ID_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,63}$")
+TENANT_ID_RE = re.compile(TENANT_ID_PATTERN)
 
 
 @dataclass(frozen=True)

@@ -12,34 +12,10 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ValidationError
 
 from runtime.errors import StoreError, TenancyError
+from runtime.fragment import CONTINUITY_TOOL_NAMES, FACT_TOOL_NAMES, WIKI_TOOL_NAMES
 
 EventSink = Callable[[str, Mapping[str, Any]], None]
 
-FACT_TOOL_NAMES: tuple[str, ...] = ("Remember", "Recall", "MemoryForget")
-# Registration order of the continuity tools.
-CONTINUITY_TOOL_NAMES: tuple[str, ...] = (
-    "FocusRead",
-    "FocusWrite",
-    "PlanRead",
-    "PlanUpdate",
-    "PlanComplete",
-    "GoalWrite",
-    "GoalUpdate",
-    "GoalList",
-    "MemoryClear",
-)
-WIKI_TOOL_NAMES: tuple[str, ...] = (
-    "wiki_recall",
-    "wiki_semantic_search",
-    "wiki_search",
-    "wiki_get",
-    "wiki_write",
-    "wiki_list",
-    "wiki_related",
-    "wiki_set_signals",
-    "wiki_stats",
-    "log_knowledge_gap",
-)
 # Tools that read or change the agent's own memory (facts, continuity, skills, wiki). Their calls
 # are never evidence that work was done: the proof ladder refuses them and capture ignores them.
 MEMORY_TOOL_NAMES: frozenset[str] = frozenset(

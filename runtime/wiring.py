@@ -19,6 +19,8 @@ from pydantic import ValidationError
 from runtime.errors import MemoryServiceError
 from runtime.events import Clock, utc_now
 from runtime.fragment import (
+    FRAGMENT_VERSION,
+    SPECWIRE_VERSION,
     MemoryWiringFragment,
     continuity_enabled,
     memory_enabled,
@@ -96,6 +98,7 @@ def parse_fragment(fragment: MemoryWiringFragment | Mapping[str, Any]) -> Memory
     if isinstance(fragment, MemoryWiringFragment):
         parsed = fragment
     else:
+        _check_version(fragment)
         try:
             parsed = MemoryWiringFragment.model_validate(dict(fragment))
         except ValidationError as exc:
@@ -105,6 +108,21 @@ def parse_fragment(fragment: MemoryWiringFragment | Mapping[str, Any]) -> Memory
     if not parsed.spec_name.strip():
         raise MemoryServiceError("memory-service: fragment.spec_name is required")
     return parsed
+
+
+def _check_version(fragment: Mapping[str, Any]) -> None:
+    """A fragment newer than this runtime is refused before its shape is looked at."""
+    version = fragment.get("version", 1)  # specwire 0.1 bundles carry no version
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise MemoryServiceError(f"memory-service: invalid fragment: version: {version!r}")
+    if version > FRAGMENT_VERSION:
+        built_by = fragment.get("specwire")
+        needs = f"specwire {built_by} or newer" if isinstance(built_by, str) else "a newer specwire"
+        raise MemoryServiceError(
+            f"this bundle needs {needs} (its memory fragment is version {version}; the installed "
+            f"specwire {SPECWIRE_VERSION} reads versions up to {FRAGMENT_VERSION}): "
+            f'pip install "specwire>={built_by or SPECWIRE_VERSION}"'
+        )
 
 
 def _layout(fragment: MemoryWiringFragment, deps: MemoryDeps) -> tuple[StoreLayout, Path]:

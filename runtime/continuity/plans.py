@@ -43,14 +43,14 @@ from typing import Any, Literal, cast
 
 from runtime.continuity.frontmatter import join_frontmatter, split_frontmatter
 from runtime.continuity.proof import Citation, FrozenProof
-from runtime.fragment import PLAN_ID_PATTERN
+from runtime.fragment import PLAN_FILE_PATTERN, PLAN_ID_PATTERN
 
 StepStatus = Literal["open", "in_progress", "claimed", "proven", "done"]
 STEP_STATUSES: tuple[StepStatus, ...] = ("open", "in_progress", "claimed", "proven", "done")
 SETTABLE_STEP_STATUSES: tuple[StepStatus, ...] = ("open", "in_progress", "claimed")
 COMPLETE_STATUSES: frozenset[str] = frozenset({"proven", "done"})
 PLAN_ID_RE = re.compile(PLAN_ID_PATTERN)
-PLAN_FILE_RE = re.compile(r"^(plan-\d{4,})-([a-z0-9-]+)\.md$")
+PLAN_FILE_RE = re.compile(PLAN_FILE_PATTERN)
 ACTIVE_FILE = "ACTIVE"
 SLUG_MAX = 40
 NO_STEPS = "_no steps yet_"

@@ -34,8 +34,8 @@ from runtime.continuity.plans import Plan, UnreadablePlan, plan_number
 from runtime.continuity.proof import EvidenceRef, ProofCheck
 from runtime.continuity.store import NO_ACTIVE_PLAN, ContinuityStore
 from runtime.continuity.tail import goal_line, user_focus_lines
-from runtime.fragment import ProofMode
-from runtime.tools import CONTINUITY_TOOL_NAMES, Tool, ToolContext, ToolResult, guarded
+from runtime.fragment import CONTINUITY_TOOL_NAMES, ProofMode
+from runtime.tools import Tool, ToolContext, ToolResult, guarded
 
 TOOL_NAMES = CONTINUITY_TOOL_NAMES
 FOCUS_ONLY_TOOL_NAMES: tuple[str, ...] = ("FocusRead", "FocusWrite", "MemoryClear")

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from runtime.errors import StoreError
+from runtime.fragment import RECALL_K_MAX
 
 Status = Literal["live", "expired", "superseded", "forgotten"]
 TombstoneKind = Literal["superseded", "expired", "forgotten"]
@@ -20,7 +21,7 @@ MAX_TAGS = 8
 MAX_TAG_CHARS = 64
 MAX_EVIDENCE = 64
 MAX_REASON_CHARS = 500
-MAX_RECALL_K = 50
+MAX_RECALL_K = RECALL_K_MAX
 # A model-facing forget by query takes at most this many facts at once; more is refused (a
 # one-word query must not tombstone half the store by accident).
 MAX_FORGET_AT_ONCE = 10

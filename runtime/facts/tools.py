@@ -25,14 +25,14 @@ from runtime.facts.model import (
 )
 from runtime.facts.store import FactStore
 from runtime.facts.text import collapse_whitespace
+from runtime.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
 from runtime.ids import MEMORY_ID_RE
 from runtime.tools import Tool, ToolContext, ToolHandler, ToolResult, guarded
 
-MS_PER_DAY = 86_400_000
 # The same bounds as the spec's `memory.ttl` (ir/fields.py: a 1h floor, a 3650d ceiling; ir may
 # not be imported here, a test keeps them equal).
-MIN_TTL_MS = 3_600_000
-MAX_TTL_DAYS = 3650
+MIN_TTL_MS = TTL_MIN_MS
+MAX_TTL_DAYS = TTL_MAX_DAYS
 
 
 def _storable(value: str) -> str:
@@ -92,7 +92,7 @@ class RememberInput(_Input):
     ttlDays: TtlDays | None = Field(
         default=None,
         description="Forget the fact automatically after this many days: at least 1 hour "
-        "(0.0417), at most 3650 (omit to keep the spec's default lifetime).",
+        f"(0.0417), at most {TTL_MAX_DAYS} (omit to keep the spec's default lifetime).",
     )
 
 

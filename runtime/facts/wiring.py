@@ -18,13 +18,14 @@ from runtime.fragment import (
     DEFAULT_AUTO_CAPTURE_THRESHOLD,
     DEFAULT_AUTO_RECALL,
     DEFAULT_RECALL_K,
+    WIRABLE_BACKENDS,
     MemoryFactsFragment,
 )
 from runtime.paths import StoreLayout
 from runtime.seams import MemorySeam
 from runtime.tools import Tool
 
-KNOWN_BACKENDS: tuple[str, ...] = ("file",)
+KNOWN_BACKENDS = WIRABLE_BACKENDS
 
 _T = TypeVar("_T")
 

@@ -23,6 +23,7 @@ from runtime.hosts.console import (
     stderr_log,
 )
 from runtime.hosts.interactive import run_console_session
+from runtime.hosts.types import SessionBuilder, session_setup
 from runtime.seams import LoopOptions
 from runtime.secrets import SecretRef
 from runtime.tools import ToolCatalog
@@ -33,10 +34,11 @@ def run_cli(
     spec_name: str,
     model: str | SecretRef,
     instructions: str,
-    catalog: ToolCatalog,
+    catalog: ToolCatalog | None = None,
     cwd: Path | None = None,
     options: LoopOptions | None = None,
     argv: Sequence[str] | None = None,
+    build_session: SessionBuilder | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(
         prog=spec_name, description=f"Chat with the {spec_name} agent."
@@ -46,18 +48,21 @@ def run_cli(
     if isinstance(started, int):
         return started
     args, chosen = started
-    opts = options if options is not None else LoopOptions()
-    stderr_log(
-        f"{spec_name} · model {chosen.model_id} · {describe(catalog, opts)} · "
-        "/help lists commands, /exit quits\n"
-    )
-    return run_console_session(
-        spec_name=spec_name,
-        target="cli",
-        model=chosen,
-        instructions=instructions,
-        catalog=catalog,
-        options=opts,
-        cwd=cwd,
-        messages=args.message,
-    )
+    setup = session_setup(build_session, catalog, options)
+    try:
+        stderr_log(
+            f"{spec_name} · model {chosen.model_id} · {describe(setup.catalog, setup.options)} · "
+            "/help lists commands, /exit quits\n"
+        )
+        return run_console_session(
+            spec_name=spec_name,
+            target="cli",
+            model=chosen,
+            instructions=instructions,
+            catalog=setup.catalog,
+            options=setup.options,
+            cwd=cwd,
+            messages=args.message,
+        )
+    finally:
+        setup.release()

@@ -23,7 +23,7 @@ from runtime.hosts.console import (
     stderr_log,
 )
 from runtime.hosts.interactive import run_console_session
-from runtime.hosts.types import RoleConfig
+from runtime.hosts.types import RoleConfig, SessionBuilder, session_setup
 from runtime.seams import LoopOptions
 from runtime.secrets import SecretRef
 from runtime.tools import ToolCatalog
@@ -35,10 +35,11 @@ def run_crew(
     model: str | SecretRef,
     entry: str,
     roles: Sequence[RoleConfig],
-    catalog: ToolCatalog,
+    catalog: ToolCatalog | None = None,
     cwd: Path | None = None,
     options: LoopOptions | None = None,
     argv: Sequence[str] | None = None,
+    build_session: SessionBuilder | None = None,
 ) -> int:
     by_name = {role.name: role for role in roles}
     parser = argparse.ArgumentParser(prog=spec_name, description=f"Work with the {spec_name} crew.")
@@ -55,21 +56,24 @@ def run_crew(
     chosen = load_model(role.model if role.model is not None else model, spec_name)
     if chosen is None:
         return 2
-    opts = options if options is not None else LoopOptions()
     others = [name for name in by_name if name != role.name]
-    stderr_log(
-        f"{spec_name} · crew role {role.name} · model {chosen.model_id} · "
-        f"{describe(catalog, opts)} · other roles: {', '.join(others) or 'none'} "
-        "(--role NAME) · /help lists commands, /exit quits\n"
-    )
-    return run_console_session(
-        spec_name=spec_name,
-        target="crew",
-        model=chosen,
-        instructions=role.instructions,
-        catalog=catalog,
-        options=opts,
-        cwd=cwd,
-        messages=args.message,
-        session_info={"role": role.name, "entry": entry},
-    )
+    setup = session_setup(build_session, catalog, options)
+    try:
+        stderr_log(
+            f"{spec_name} · crew role {role.name} · model {chosen.model_id} · "
+            f"{describe(setup.catalog, setup.options)} · other roles: "
+            f"{', '.join(others) or 'none'} (--role NAME) · /help lists commands, /exit quits\n"
+        )
+        return run_console_session(
+            spec_name=spec_name,
+            target="crew",
+            model=chosen,
+            instructions=role.instructions,
+            catalog=setup.catalog,
+            options=setup.options,
+            cwd=cwd,
+            messages=args.message,
+            session_info={"role": role.name, "entry": entry},
+        )
+    finally:
+        setup.release()

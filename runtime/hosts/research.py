@@ -24,6 +24,7 @@ from runtime.hosts.console import (
     stderr_log,
     stdout_line,
 )
+from runtime.hosts.types import SessionBuilder, session_setup
 from runtime.ids import new_session_id
 from runtime.loop import run_chat_loop
 from runtime.models import Model, ModelError
@@ -58,10 +59,11 @@ def run_research(
     branching_factor: int,
     max_duration_ms: int,
     allowed_origins: Sequence[str],
-    catalog: ToolCatalog,
+    catalog: ToolCatalog | None = None,
     cwd: Path | None = None,
     options: LoopOptions | None = None,
     argv: Sequence[str] | None = None,
+    build_session: SessionBuilder | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(prog=spec_name, description=f"Run the {spec_name} research.")
     parser.add_argument("--goal", default=None, help="research this goal instead of the spec's")
@@ -69,8 +71,36 @@ def run_research(
     if isinstance(started, int):
         return started
     args, chosen = started
-    opts = options if options is not None else LoopOptions()
-    the_goal = (args.goal or goal).strip()
+    setup = session_setup(build_session, catalog, options)
+    try:
+        return _research(
+            spec_name,
+            chosen,
+            instructions,
+            (args.goal or goal).strip(),
+            branching_factor,
+            max_duration_ms,
+            allowed_origins,
+            setup.catalog,
+            setup.options,
+            cwd,
+        )
+    finally:
+        setup.release()
+
+
+def _research(
+    spec_name: str,
+    chosen: Model,
+    instructions: str,
+    the_goal: str,
+    branching_factor: int,
+    max_duration_ms: int,
+    allowed_origins: Sequence[str],
+    catalog: ToolCatalog,
+    opts: LoopOptions,
+    cwd: Path | None,
+) -> int:
     stderr_log(
         f"{spec_name} · research · model {chosen.model_id} · {describe(catalog, opts)} · "
         f"{branching_factor} branch(es) within {max_duration_ms} ms\n"

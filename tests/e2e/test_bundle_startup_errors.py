@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from runtime.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -68,16 +70,35 @@ def test_a_corrupt_fact_store_is_reported_and_left_alone(tmp_path: Path) -> None
     assert (facts / "support-bot.sqlite3").read_bytes() == damaged
 
 
-def test_a_tier_the_runtime_does_not_have_yet_is_a_clean_error(tmp_path: Path) -> None:
-    spec = tmp_path / "wiki-bot.yaml"
-    spec.write_text(
-        "name: wiki-bot\ntarget: cli\nagent:\n  model: scripted\n  instructions: hi\n"
-        "memory:\n  wiki:\n    enabled: true\n",
-        encoding="utf-8",
-    )
-    agent = build(spec, tmp_path / "out")
+def test_a_bundle_from_a_newer_specwire_says_which_version_it_needs(tmp_path: Path) -> None:
+    agent = build(ROOT / "examples" / "support-bot.yaml", tmp_path / "out")
+    source = agent.read_text(encoding="utf-8")
+    stamp = f'"version": {FRAGMENT_VERSION},\n    "specwire": "{SPECWIRE_VERSION}",'
+    assert stamp in source
+    newer = f'"version": {FRAGMENT_VERSION + 1},\n    "specwire": "9.1.0",\n    "wiki_v9": {{}},'
+    agent.write_text(source.replace(stamp, newer), encoding="utf-8")
     workdir = tmp_path / "work"
     workdir.mkdir()
-    line = assert_clean_failure(run(agent, workdir), "wiki-bot")
-    assert "wiki" in line
+    line = assert_clean_failure(run(agent, workdir), "support-bot")
+    assert "this bundle needs specwire 9.1.0 or newer" in line
+    assert 'pip install "specwire>=9.1.0"' in line
     assert not (workdir / ".specwire").exists()
+
+
+def test_help_touches_nothing(tmp_path: Path) -> None:
+    agent = build(ROOT / "examples" / "support-bot.yaml", tmp_path / "out")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPECWIRE_")}
+    for args in (["--help"], ["--bogus"]):
+        done = subprocess.run(
+            [sys.executable, str(agent), *args],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            env={**env, "HOME": str(workdir)},
+            check=False,
+        )
+        assert done.returncode in (0, 2) and "usage:" in (done.stdout + done.stderr)
+        assert "memory" not in done.stderr.lower()
+        assert list(workdir.iterdir()) == []

@@ -58,8 +58,7 @@ def test_bundle_imports_without_running(stem: str, built: Path) -> None:
     assert stem == module.SPEC_NAME
     fragment = getattr(module, "MEMORY_FRAGMENT", None)
     if stem in MEMORY_EXAMPLES:
-        assert isinstance(fragment, MemoryWiringFragment)
-        assert fragment.spec_name == stem
+        assert MemoryWiringFragment.model_validate(fragment).spec_name == stem
     else:
         assert fragment is None
 

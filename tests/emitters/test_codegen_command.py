@@ -20,6 +20,7 @@ import emitters.command as command
 import emitters.writer as writer
 from emitters.command import codegen, run_agent_source
 from ir import load_spec, lower, spec_json_schema
+from runtime.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION
 
 SUPPORT = EXAMPLES_DIR / "support-bot.yaml"
 PLAIN = EXAMPLES_DIR / "cli-plain.yaml"
@@ -268,8 +269,12 @@ def test_fragment_prints_the_lowered_fragment_as_pretty_json() -> None:
     result = invoke("fragment", SUPPORT)
     assert result.exit_code == 0
     assert json.loads(result.output) == lower(load_spec(SUPPORT)).to_data()
-    assert result.output.startswith('{\n  "spec_name": "support-bot",\n  "memory": {')
-    assert invoke("fragment", PLAIN).output == '{\n  "spec_name": "cli-plain"\n}\n'
+    assert result.output.startswith('{\n  "spec_name": "support-bot",\n  "version": ')
+    assert json.loads(invoke("fragment", PLAIN).output) == {
+        "spec_name": "cli-plain",
+        "version": FRAGMENT_VERSION,
+        "specwire": SPECWIRE_VERSION,
+    }
 
 
 def test_schema_prints_the_spec_json_schema_with_sorted_keys() -> None:

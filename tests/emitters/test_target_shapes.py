@@ -47,9 +47,9 @@ def wire_sites(source: str) -> list[tuple[str, tuple[str, ...]]]:
 @pytest.mark.parametrize(
     ("stem", "function", "keywords"),
     [
-        ("support-bot", "main", ("catalog", "cwd")),
-        ("research-market", "main", ("catalog", "cwd")),
-        ("crew-newsroom", "main", ("catalog", "cwd")),
+        ("support-bot", "build_session", ("catalog", "cwd")),
+        ("research-market", "build_session", ("catalog", "cwd")),
+        ("crew-newsroom", "build_session", ("catalog", "cwd")),
         ("channel-helpdesk", "build_turn", ("catalog", "cwd", "session_scope")),
         ("managed-concierge", "build_turn", ("catalog", "cwd", "tenant", "session_scope")),
     ],

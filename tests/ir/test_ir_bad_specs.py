@@ -53,9 +53,9 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "unknown-wiki-key",
-        CLI + "memory:\n  wiki:\n    requireSource: true\n",
+        CLI + "memory:\n  wiki:\n    enabled: false\n    requireSource: true\n",
         [
-            '6:5: memory.wiki.requireSource: unknown key "requireSource" '
+            '7:5: memory.wiki.requireSource: unknown key "requireSource" '
             '(did you mean "requireSources"?)'
         ],
     ),

@@ -7,10 +7,13 @@ import json
 import pytest
 
 from ir import load_spec_text, lower
-from runtime.fragment import MemoryWiringFragment
+from runtime.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, MemoryWiringFragment
 
 CLI = "name: spec-a\ntarget: cli\nagent: {model: m, instructions: i}\n"
 DEFAULT_CONTINUITY = {"plan": True, "proof": "ladder", "ledger": True, "handoff": True}
+# Every fragment names its contract version and the specwire that built it.
+STAMP = {"version": FRAGMENT_VERSION, "specwire": SPECWIRE_VERSION}
+STAMP_JSON = f'"version":{FRAGMENT_VERSION},"specwire":"{SPECWIRE_VERSION}"'
 
 
 def fragment_data(text: str) -> dict[str, object]:
@@ -20,19 +23,20 @@ def fragment_data(text: str) -> dict[str, object]:
 def test_name_only_gives_spec_name_and_default_continuity() -> None:
     assert fragment_data(CLI) == {
         "spec_name": "spec-a",
+        **STAMP,
         "continuity": {**DEFAULT_CONTINUITY, "scope": "spec"},
     }
 
 
 def test_name_only_without_continuity_gives_just_the_name() -> None:
     fragment = lower(load_spec_text(CLI + "continuity: false\n", "spec.yaml"))
-    assert fragment.to_json() == '{"spec_name":"spec-a"}'
+    assert fragment.to_json() == '{"spec_name":"spec-a",' + STAMP_JSON + "}"
     assert fragment.is_memoryless
 
 
 def test_empty_memory_block_lowers_to_an_empty_object() -> None:
     fragment = lower(load_spec_text(CLI + "memory: {}\ncontinuity: false\n", "spec.yaml"))
-    assert fragment.to_json() == '{"spec_name":"spec-a","memory":{}}'
+    assert fragment.to_json() == '{"spec_name":"spec-a",' + STAMP_JSON + ',"memory":{}}'
     assert not fragment.is_memoryless
 
 
@@ -43,17 +47,17 @@ def test_empty_memory_block_lowers_to_an_empty_object() -> None:
         ("memory: {enabled: true}\n", {"enabled": True}),
         ("memory: {autoRecall: false}\n", {"auto_recall": False}),
         ("memory: {ttl: 2h}\n", {"ttl_ms": 7_200_000}),
-        ("memory: {wiki: {}}\n", {"wiki": {}}),
         ("memory: {wiki: {enabled: false}}\n", {"wiki": {"enabled": False}}),
         (
-            "memory: {backend: file, embedder: hash/256}\n",
-            {"backend": "file", "embedder": "hash/256"},
+            "memory: {backend: file, autoCaptureThreshold: 3}\n",
+            {"backend": "file", "auto_capture_threshold": 3},
         ),
     ],
 )
 def test_only_declared_memory_fields_are_copied(block: str, memory: dict[str, object]) -> None:
     assert fragment_data(CLI + block + "continuity: false\n") == {
         "spec_name": "spec-a",
+        **STAMP,
         "memory": memory,
     }
 
@@ -80,7 +84,7 @@ def test_channel_continuity_lowers_with_session_scope() -> None:
 def test_fragment_json_round_trip_is_exact() -> None:
     text = (
         CLI + "memory:\n  ttl: 90d\n  recallK: 5\n  autoCapture: true\n  autoCaptureThreshold: 2\n"
-        "  wiki: {recallK: 6, requireSources: true}\n"
+        "  wiki: {enabled: false, recallK: 6, requireSources: true}\n"
         "continuity: {proof: require, focusMaxChars: 100}\n"
     )
     fragment = lower(load_spec_text(text, "spec.yaml"))
@@ -98,5 +102,18 @@ def test_every_way_of_switching_memory_off_gives_the_same_fragment() -> None:
         + "memory:\n  enabled: false\n  recallK: 3\ncontinuity:\n  enabled: false\n  proof: off\n",
     ]
     assert {lower(load_spec_text(text, "spec.yaml")).to_json() for text in texts} == {
-        '{"spec_name":"spec-a"}'
+        '{"spec_name":"spec-a",' + STAMP_JSON + "}"
     }
+
+
+def test_check_refuses_what_the_runtime_cannot_wire() -> None:
+    from ir.errors import SpecError
+
+    for block, where in [
+        ("memory: {embedder: hash/256}\n", "spec.yaml:4:20: memory.embedder: "),
+        ("memory:\n  wiki: {recallK: 3}\n", "spec.yaml:5:"),
+    ]:
+        with pytest.raises(SpecError) as refused:
+            load_spec_text(CLI + block, "spec.yaml")
+        assert str(refused.value).startswith(where), str(refused.value)
+        assert "cannot be wired by this specwire" in str(refused.value)

@@ -6,6 +6,7 @@ import pytest
 
 from ir import TARGETS, IrSpec, load_spec_text, lower
 from ir.constants import TTL_MAX_DAYS
+from ir.errors import SpecError
 from ir.model import IrChannelSpec, IrContinuity, IrCrew, IrMemory, IrMemoryWiki, SecretRef
 from runtime.facts.tools import MAX_TTL_DAYS
 
@@ -110,25 +111,22 @@ def test_memory_block_present_means_on_with_nothing_declared(block: str) -> None
 
 def test_memory_fields_resolved() -> None:
     ir = load(
-        HEADERS["cli"]
-        + "memory:\n  enabled: true\n  backend: file\n  embedder: hash/256\n  ttl: 36h\n"
+        HEADERS["cli"] + "memory:\n  enabled: true\n  backend: file\n  ttl: 36h\n"
         "  autoCapture: true\n  autoCaptureThreshold: 3\n  autoRecall: false\n  recallK: 50\n"
-        "  wiki:\n    enabled: true\n    recallK: 1\n    embedder: openai/text-embedding-3-small\n"
+        "  wiki:\n    enabled: false\n    recallK: 1\n"
         "    autoRecall: true\n    requireSources: true\n"
     )
     assert ir.memory == IrMemory(
         enabled=True,
         backend="file",
-        embedder="hash/256",
         ttl_ms=36 * 3_600_000,
         auto_capture=True,
         auto_capture_threshold=3,
         auto_recall=False,
         recall_k=50,
         wiki=IrMemoryWiki(
-            enabled=True,
+            enabled=False,
             recall_k=1,
-            embedder="openai/text-embedding-3-small",
             auto_recall=True,
             require_sources=True,
         ),
@@ -157,9 +155,11 @@ def test_ttl_ceiling_is_the_remember_tools_cap() -> None:
     assert TTL_MAX_DAYS == MAX_TTL_DAYS
 
 
-def test_wiki_without_value_is_an_empty_wiki_block() -> None:
-    ir = load(HEADERS["cli"] + "memory:\n  wiki:\n")
-    assert ir.memory == IrMemory(wiki=IrMemoryWiki())
+def test_wiki_without_value_is_an_empty_wiki_block_which_this_release_cannot_wire() -> None:
+    with pytest.raises(SpecError, match="memory.wiki: the wiki tier cannot be wired"):
+        load(HEADERS["cli"] + "memory:\n  wiki:\n")
+    ir = load(HEADERS["cli"] + "memory:\n  wiki: {enabled: false}\n")
+    assert ir.memory == IrMemory(wiki=IrMemoryWiki(enabled=False))
 
 
 # -- spellings ----------------------------------------------------------------------------
@@ -170,7 +170,8 @@ def test_camel_and_snake_case_give_identical_ir() -> None:
         "name: s\ntarget: research\nagent: {model: m, instructions: i}\ngoal: g\n"
         "branchingFactor: 2\nmaxDurationMs: 10\nretrieve: {allowedOrigins: [a]}\n"
         "memory:\n  autoRecall: true\n  recallK: 3\n  autoCapture: true\n"
-        "  autoCaptureThreshold: 2\n  wiki: {recallK: 4, autoRecall: false, requireSources: true}\n"
+        "  autoCaptureThreshold: 2\n"
+        "  wiki: {enabled: false, recallK: 4, autoRecall: false, requireSources: true}\n"
         "continuity: {focusMaxChars: 10}\n"
     )
     snake = (
@@ -178,7 +179,7 @@ def test_camel_and_snake_case_give_identical_ir() -> None:
         "branching_factor: 2\nmax_duration_ms: 10\nretrieve: {allowed_origins: [a]}\n"
         "memory:\n  auto_recall: true\n  recall_k: 3\n  auto_capture: true\n"
         "  auto_capture_threshold: 2\n"
-        "  wiki: {recall_k: 4, auto_recall: false, require_sources: true}\n"
+        "  wiki: {enabled: false, recall_k: 4, auto_recall: false, require_sources: true}\n"
         "continuity: {focus_max_chars: 10}\n"
     )
     assert load(camel) == load(snake)

@@ -263,3 +263,29 @@ def test_a_callers_own_log_gets_every_announcement(tmp_path: Path) -> None:
         deps, _, _ = deps_for(tmp_path, log=lines.append)
         wire_memory({"spec_name": "bot", "memory": {}}, deps).close()
     assert len([line for line in lines if "wired" in line]) == 2
+
+
+def test_a_fragment_newer_than_the_runtime_fails_in_one_line_naming_the_specwire(
+    tmp_path: Path,
+) -> None:
+    from runtime.errors import MemoryServiceError
+    from runtime.fragment import FRAGMENT_VERSION
+
+    newer = {
+        "spec_name": "future",
+        "version": FRAGMENT_VERSION + 1,
+        "specwire": "9.0.0",
+        "memory": {"some_knob_from_the_future": True},
+    }
+    with pytest.raises(MemoryServiceError) as refused:
+        wire(tmp_path, newer)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith("this bundle needs specwire 9.0.0 or newer")
+    assert 'pip install "specwire>=9.0.0"' in message
+    assert not (tmp_path / ".specwire").exists()
+
+
+def test_a_fragment_without_a_version_is_a_specwire_0_1_fragment(tmp_path: Path) -> None:
+    wired, catalog, _ = wire(tmp_path, {"spec_name": "old", "continuity": CONTINUITY_ON})
+    assert catalog.names() == CONTINUITY
