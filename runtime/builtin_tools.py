@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from runtime.atomic import replace_at
 from runtime.beneath import Location, PathRefused, Workspace
@@ -36,7 +36,15 @@ from runtime.fsopen import DIR_FLAGS, not_regular, open_dir_beneath, open_regula
 from runtime.grep_search import RegexRun, search_lines
 from runtime.paths import SPECWIRE_DIRNAME
 from runtime.shell import BASH_MAX_OUTPUT_BYTES, BashInput, require_sandbox, run_bash
-from runtime.tools import Tool, ToolCatalog, ToolContext, ToolRefusal, ToolResult, guarded
+from runtime.tools import (
+    Tool,
+    ToolCatalog,
+    ToolContext,
+    ToolInput,
+    ToolRefusal,
+    ToolResult,
+    guarded,
+)
 
 READ_MAX_BYTES = 256 * 1024
 WRITE_MAX_BYTES = 1024 * 1024
@@ -94,8 +102,7 @@ class _Swapped(Exception):
 # -- read ------------------------------------------------------------------------------------
 
 
-class ReadInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ReadInput(ToolInput):
     path: str = Field(min_length=1, description="A text file, relative to the working directory.")
 
 
@@ -135,8 +142,7 @@ def _read(cwd: Path, parsed: ReadInput) -> ToolResult:
 # -- write -----------------------------------------------------------------------------------
 
 
-class WriteInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class WriteInput(ToolInput):
     path: str = Field(min_length=1, description="The file to create or replace.")
     content: str = Field(description="The complete new content of the file (UTF-8 text).")
 
@@ -178,8 +184,7 @@ def _write(cwd: Path, parsed: WriteInput) -> ToolResult:
 # -- ls --------------------------------------------------------------------------------------
 
 
-class LsInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class LsInput(ToolInput):
     path: str = Field(default=".", description="A directory (default: the working directory).")
 
 
@@ -226,8 +231,7 @@ def _ls(cwd: Path, parsed: LsInput) -> ToolResult:
 # -- grep ------------------------------------------------------------------------------------
 
 
-class GrepInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class GrepInput(ToolInput):
     pattern: str = Field(min_length=1, description="A Python regular expression.")
     path: str = Field(default=".", description="A file or directory to search (default: all).")
 

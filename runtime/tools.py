@@ -5,11 +5,13 @@ from __future__ import annotations
 import builtins
 import copy
 import functools
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from runtime.errors import StoreError, TenancyError
 from runtime.fragment import CONTINUITY_TOOL_NAMES, FACT_TOOL_NAMES, WIKI_TOOL_NAMES
@@ -113,9 +115,40 @@ def guarded(name: str, handler: ToolHandler, *, name_refusals: bool = True) -> T
     return handle
 
 
+class ToolInput(BaseModel):
+    """The base of every tool's input model: closed objects, validators built on first use.
+
+    Building a pydantic model's validator costs milliseconds, and a session declares a dozen
+    tools but calls few of them, so building waits for the first call (``defer_build``). The
+    schemas the model is shown come from ``tool_schemas.json`` (generated, checked by a test),
+    so listing the tools builds nothing either.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+SCHEMAS_FILE = Path(__file__).with_name("tool_schemas.json")
+
+
+def schema_key(model: type[BaseModel]) -> str:
+    return f"{model.__module__}.{model.__qualname__}"
+
+
+@functools.cache
+def _shipped_schemas() -> dict[str, dict[str, Any]]:
+    try:
+        loaded = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
 @functools.cache
 def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    """A model's JSON schema, computed once per process (per-turn hosts ask every turn)."""
+    """A model's JSON schema, once per process: the shipped copy, else computed."""
+    shipped = _shipped_schemas().get(schema_key(model))
+    if isinstance(shipped, dict):
+        return shipped
     return model.model_json_schema()
 
 

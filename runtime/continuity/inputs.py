@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from runtime.fragment import GOAL_ID_PATTERN, PLAN_ID_PATTERN
+from runtime.tools import ToolInput
 
 SESSION_ID_PATTERN = r"^sess_[0-9a-f]{16}$"
 
@@ -26,8 +27,8 @@ OptionalPlanId = Annotated[
 StepNumber = Annotated[int, Field(ge=1, description="The step number, starting at 1.")]
 
 
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Input(ToolInput):
+    pass
 
 
 class EvidenceRefInput(_Input):

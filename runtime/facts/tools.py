@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
 from runtime.events import iso
@@ -27,7 +27,7 @@ from runtime.facts.store import FactStore
 from runtime.facts.text import collapse_whitespace
 from runtime.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
 from runtime.ids import MEMORY_ID_RE
-from runtime.tools import Tool, ToolContext, ToolHandler, ToolResult, guarded
+from runtime.tools import Tool, ToolContext, ToolHandler, ToolInput, ToolResult, guarded
 
 # The same bounds as the spec's `memory.ttl` (ir/fields.py: a 1h floor, a 3650d ceiling; ir may
 # not be imported here, a test keeps them equal).
@@ -74,8 +74,8 @@ TtlDays = Annotated[
 ]
 
 
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Input(ToolInput):
+    pass
 
 
 class RememberInput(_Input):

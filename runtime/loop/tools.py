@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from runtime.events import SessionLog
 from runtime.ids import new_tool_use_id
 from runtime.models.types import ToolCall, ToolSpec
 from runtime.safety.redaction import redact, redact_data
 from runtime.seams import Skill
-from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
+from runtime.tools import Tool, ToolCatalog, ToolContext, ToolInput, ToolResult
 
 # Event kinds only the loop writes.
 LOOP_EVENT_KINDS = frozenset(
@@ -51,8 +51,7 @@ def _valid_tool_use_id(value: str) -> bool:
     )
 
 
-class _SkillInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _SkillInput(ToolInput):
     name: str = Field(min_length=1, description="The skill's name, as listed in the prompt.")
 
 

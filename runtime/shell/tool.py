@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from runtime.shell.sandbox import (
     SETUP_FAILED,
@@ -26,15 +26,14 @@ from runtime.shell.sandbox import (
     scrubbed_environment,
     shell_path,
 )
-from runtime.tools import ToolResult
+from runtime.tools import ToolInput, ToolResult
 
 BASH_DEFAULT_TIMEOUT_MS = 30_000
 BASH_MAX_TIMEOUT_MS = 600_000
 BASH_MAX_OUTPUT_BYTES = 32 * 1024
 
 
-class BashInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class BashInput(ToolInput):
     command: str = Field(min_length=1, description="A shell command, run in the working directory.")
     timeoutMs: int | None = Field(  # camelCase: the tool schema spelling
         default=None,
