@@ -3,8 +3,8 @@
 The store composes one module per concern: ``lifecycle`` (the file: lazy creation, ownership
 check, WAL, the shared connection, transactions), ``validation`` (the rules every input obeys,
 whoever calls), ``queries`` (the SQL and its row mapping) and ``schema`` (DDL and migrations).
-What is written down here is the order of things: validate, then open a transaction, then run
-the statements. Facts are never deleted: forgetting, superseding and expiring write tombstones.
+Each operation validates its input first, then runs its statements in one read or one
+transaction. Facts are never deleted: forgetting, superseding and expiring write tombstones.
 """
 
 from __future__ import annotations
