@@ -1,7 +1,8 @@
 """Continuity: working memory (focus, requirements ledger, plans, goals, handoff) as plain files.
 
-``build_continuity`` wires it from the fragment; ``ContinuityStore`` is the store; the tools are
-``continuity_tools``. See ``store.py`` for the layout and the proof modes.
+``build_continuity`` wires it from the fragment; ``ContinuityStore`` is the store (a façade over
+one module per concern, listed in ``store.py``); the tools are ``continuity_tools``. The folder
+layout is in ``state_folder.py``, the proof modes in ``proof_policy.py``.
 """
 
 from runtime.continuity.proof import EvidenceRef, FrozenProof

@@ -30,9 +30,10 @@ from runtime.continuity.inputs import (
     PlanReadInput,
     PlanUpdateInput,
 )
+from runtime.continuity.plan_book import NO_ACTIVE_PLAN
 from runtime.continuity.plans import Plan, UnreadablePlan, plan_number
 from runtime.continuity.proof import EvidenceRef, ProofCheck
-from runtime.continuity.store import NO_ACTIVE_PLAN, ContinuityStore
+from runtime.continuity.store import ContinuityStore
 from runtime.continuity.tail import goal_line, user_focus_lines
 from runtime.fragment import CONTINUITY_TOOL_NAMES, ProofMode
 from runtime.tools import Tool, ToolContext, ToolResult, guarded

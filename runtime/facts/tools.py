@@ -1,7 +1,10 @@
 """The facts tools the model sees: ``Remember``, ``Recall`` and ``MemoryForget``.
 
 Input models forbid extra fields and describe every field (they become the JSON schema the model
-reads). Store failures come back as error results, never as exceptions. Provenance is recorded
+reads). They declare the store's bounds and attach its ``unstorable`` rule; the store applies the
+rest of ``runtime.facts.validation`` itself (which layer owns what is written there). The TTL
+floor and ceiling, the required justification and the forget-at-once cap are this layer's own
+rules. Store failures come back as error results, never as exceptions. Provenance is recorded
 (the session id of the call) but never shown to the model.
 """
 
@@ -25,24 +28,21 @@ from runtime.facts.model import (
 )
 from runtime.facts.store import FactStore
 from runtime.facts.text import collapse_whitespace
+from runtime.facts.validation import unstorable
 from runtime.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
 from runtime.ids import MEMORY_ID_RE
 from runtime.tools import Tool, ToolContext, ToolHandler, ToolInput, ToolResult, guarded
 
-# The same bounds as the spec's `memory.ttl` (ir/fields.py: a 1h floor, a 3650d ceiling; ir may
-# not be imported here, a test keeps them equal).
+# The same bounds as the spec's `memory.ttl`: both come from the contract (runtime.fragment).
 MIN_TTL_MS = TTL_MIN_MS
 MAX_TTL_DAYS = TTL_MAX_DAYS
 
 
 def _storable(value: str) -> str:
-    """Text the store can keep as UTF-8: no NUL character, no lone surrogate."""
-    if "\x00" in value:
-        raise PydanticCustomError("storable_text", "must not contain a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise PydanticCustomError("storable_text", "is not valid Unicode text") from None
+    """The store's ``unstorable`` rule, reported as an input error naming the field."""
+    problem = unstorable(value)
+    if problem is not None:
+        raise PydanticCustomError("storable_text", problem)
     return value
 
 

@@ -1,0 +1,215 @@
+"""The fact store's SQL statements and the mapping of their rows to value types.
+
+Every function takes an open connection and the current time in epoch milliseconds; none opens,
+commits or validates anything (``lifecycle`` owns the connection and its transactions,
+``validation`` the input).
+
+Status is materialized at read time, in this order: superseded (``superseded_by`` or a superseded
+tombstone), forgotten (a forgotten tombstone), expired (an expired tombstone or
+``now >= expires_at``), live.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from runtime.facts import ranking
+from runtime.facts.model import (
+    Fact,
+    FactStatus,
+    Provenance,
+    RecallHit,
+    Tombstone,
+    TombstoneKind,
+    from_ms,
+)
+from runtime.facts.text import document_terms
+from runtime.facts.validation import NewFact
+from runtime.ids import new_memory_id
+
+_COLUMNS = (
+    "f.id, f.text, f.tags, f.created_at, f.expires_at, f.superseded_by, f.session_id, f.evidence"
+)
+_TOMBSTONE = "t.kind AS t_kind, t.at AS t_at, t.reason AS t_reason, t.superseded_by AS t_by"
+_FROM = "facts f LEFT JOIN tombstones t ON t.target = f.id"
+_LIVE = (
+    "f.superseded_by IS NULL AND t.target IS NULL AND (f.expires_at IS NULL OR f.expires_at > :now)"
+)
+_STATUS = """CASE
+    WHEN f.superseded_by IS NOT NULL OR t.kind = 'superseded' THEN 'superseded'
+    WHEN t.kind = 'forgotten' THEN 'forgotten'
+    WHEN t.kind = 'expired' OR f.expires_at <= :now THEN 'expired'
+    ELSE 'live' END"""
+_PROVEN = "(json_array_length(f.evidence) > 0)"
+_LEXICAL = f"""
+SELECT {_COLUMNS}, bm25(facts_fts) AS raw, {_PROVEN} AS proven
+FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid LEFT JOIN tombstones t ON t.target = f.id
+WHERE facts_fts MATCH :match AND {_LIVE}
+ORDER BY raw * (CASE WHEN {_PROVEN} THEN :factor ELSE 1.0 END), f.seq
+LIMIT :limit
+"""
+_SWEEP = f"""INSERT INTO tombstones (kind, target, at)
+SELECT 'expired', f.id, :now FROM {_FROM}
+WHERE t.target IS NULL AND f.superseded_by IS NULL
+AND f.expires_at IS NOT NULL AND f.expires_at <= :now
+ORDER BY f.seq"""
+
+# -- writes --------------------------------------------------------------------------------
+
+
+def insert(conn: sqlite3.Connection, new: NewFact, now: int) -> Fact:
+    """Write a new fact under a fresh id (drawn again on the rare 64-bit collision)."""
+    expires = None if new.ttl_ms is None else now + new.ttl_ms
+    for attempt in range(3):
+        fact_id = new_memory_id()
+        try:
+            conn.execute(
+                """INSERT INTO facts (id, text, norm_text, terms, tags, created_at,
+                expires_at, session_id, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (
+                    fact_id,
+                    new.text,
+                    new.norm_text,
+                    document_terms(new.text, new.tags),
+                    json.dumps(list(new.tags), ensure_ascii=False),
+                    now,
+                    expires,
+                    new.provenance.session_id,
+                    json.dumps(list(new.provenance.evidence), ensure_ascii=False),
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            if "facts.id" in str(exc) and attempt < 2:
+                continue
+            raise
+        return Fact(
+            id=fact_id,
+            text=new.text,
+            tags=new.tags,
+            created_at=from_ms(now),
+            expires_at=None if expires is None else from_ms(expires),
+            superseded_by=None,
+            provenance=new.provenance,
+        )
+    raise AssertionError("unreachable")
+
+
+def mark_superseded(conn: sqlite3.Connection, old_id: str, replacement_id: str) -> None:
+    conn.execute("UPDATE facts SET superseded_by = ? WHERE id = ?", (replacement_id, old_id))
+
+
+def tombstone(
+    conn: sqlite3.Connection,
+    kind: TombstoneKind,
+    target: str,
+    now: int,
+    reason: str | None,
+    superseded_by: str | None,
+) -> None:
+    conn.execute(
+        "INSERT INTO tombstones (kind, target, at, reason, superseded_by) VALUES (?, ?, ?, ?, ?)",
+        (kind, target, now, reason, superseded_by),
+    )
+
+
+def sweep_expired(conn: sqlite3.Connection, now: int) -> int:
+    """Tombstone every expired fact that has no tombstone yet; returns how many."""
+    return conn.execute(_SWEEP, {"now": now}).rowcount
+
+
+# -- reads ---------------------------------------------------------------------------------
+
+
+def lexical(conn: sqlite3.Connection, match: str, now: int, *, limit: int) -> list[RecallHit]:
+    """Live facts matching the FTS5 expression, best first (``limit`` -1: all of them)."""
+    rows = conn.execute(
+        _LEXICAL,
+        {"match": match, "now": now, "factor": ranking.EVIDENCE_FACTOR, "limit": limit},
+    ).fetchall()
+    return [
+        RecallHit(_fact(row), ranking.lexical_score(row["raw"], bool(row["proven"])))
+        for row in rows
+    ]
+
+
+def status_of(conn: sqlite3.Connection, fact_id: str, now: int) -> str | None:
+    row = conn.execute(
+        f"SELECT {_STATUS} AS status FROM {_FROM} WHERE f.id = :id",
+        {"id": fact_id, "now": now},
+    ).fetchone()
+    return None if row is None else str(row["status"])
+
+
+def fact_status(conn: sqlite3.Connection, fact_id: str, now: int) -> FactStatus | None:
+    row = conn.execute(
+        f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} WHERE f.id = :id",
+        {"id": fact_id, "now": now},
+    ).fetchone()
+    return None if row is None else _fact_status(row)
+
+
+def every_fact_status(conn: sqlite3.Connection, now: int) -> list[FactStatus]:
+    """Every fact ever written, oldest first, with its status."""
+    rows = conn.execute(
+        f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} ORDER BY f.seq",
+        {"now": now},
+    ).fetchall()
+    return [_fact_status(row) for row in rows]
+
+
+def live_by_id(conn: sqlite3.Connection, fact_id: str, now: int) -> Fact | None:
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM {_FROM} WHERE f.id = :id AND {_LIVE}",
+        {"id": fact_id, "now": now},
+    ).fetchone()
+    return None if row is None else _fact(row)
+
+
+def live_with_text(conn: sqlite3.Connection, norm: str, now: int) -> Fact | None:
+    """The oldest live fact whose normalized text is ``norm``."""
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM {_FROM} WHERE f.norm_text = :norm AND {_LIVE} "
+        "ORDER BY f.seq LIMIT 1",
+        {"norm": norm, "now": now},
+    ).fetchone()
+    return None if row is None else _fact(row)
+
+
+def count_live(conn: sqlite3.Connection, now: int) -> int:
+    row = conn.execute(f"SELECT count(*) FROM {_FROM} WHERE {_LIVE}", {"now": now}).fetchone()
+    return int(row[0])
+
+
+# -- row mapping ---------------------------------------------------------------------------
+
+
+def _fact(row: sqlite3.Row) -> Fact:
+    expires = row["expires_at"]
+    return Fact(
+        id=row["id"],
+        text=row["text"],
+        tags=tuple(_json_strings(row["tags"])),
+        created_at=from_ms(row["created_at"]),
+        expires_at=None if expires is None else from_ms(expires),
+        superseded_by=row["superseded_by"],
+        provenance=Provenance(row["session_id"], tuple(_json_strings(row["evidence"]))),
+    )
+
+
+def _fact_status(row: sqlite3.Row) -> FactStatus:
+    tombstone = None
+    if row["t_kind"] is not None:
+        tombstone = Tombstone(
+            kind=row["t_kind"],
+            at=from_ms(row["t_at"]),
+            reason=row["t_reason"],
+            superseded_by=row["t_by"],
+        )
+    return FactStatus(_fact(row), row["status"], tombstone)
+
+
+def _json_strings(raw: Any) -> list[str]:
+    value = json.loads(raw) if isinstance(raw, str) else []
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
