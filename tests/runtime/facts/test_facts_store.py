@@ -403,3 +403,17 @@ def test_writes_into_a_removed_file_are_refused_not_silently_lost(db_path: Path)
         shutil.rmtree(db_path.parent)
         with pytest.raises(StoreError, match="removed while open"):
             store.remember("would vanish")
+
+
+@pytest.mark.parametrize("text", ["a\x00b", "\x00ab", "lone \ud800 surrogate"])
+def test_the_store_refuses_text_it_cannot_store_whoever_calls(tmp_path: Path, text: str) -> None:
+    from runtime.errors import StoreError
+    from runtime.facts.store import FactStore
+
+    store = FactStore.open(tmp_path / "facts.sqlite3")
+    try:
+        with pytest.raises(StoreError):
+            store.remember(text)
+        assert store.size() == 0
+    finally:
+        store.close()
