@@ -23,6 +23,7 @@ import click
 from emitters.bundle import Bundle
 from emitters.writer import BundleWriteError, diff, drift, write_bundle, write_problems
 from ir import IrSpec, SpecError, load_spec, lower, spec_json_schema
+from runtime.fragment import storage_name
 
 DEBUG_ENV = "SPECWIRE_DEBUG"
 AGENT_FILE = "agent.py"  # emitters.common.AGENT_FILE (not imported: see ``emit``)
@@ -81,16 +82,15 @@ def _compile(paths: Sequence[Path]) -> list[Compiled]:
 
 
 def _bundle_dirs(out: Path, compiled: Sequence[Compiled]) -> dict[Path, Path]:
-    """Each spec's bundle directory, ``<out>/<spec name>/``; collisions are spec errors.
-
-    ``ir`` already refuses names that cannot name a directory (only dots, edge spaces).
-    """
+    """Each spec's bundle directory, ``<out>/<storage name>/`` (the spec's name, made safe as
+    one path component exactly as its stores are: "tenant svc:v1" → "tenant-svc-v1-<hash>");
+    collisions are spec errors."""
     dirs: dict[Path, Path] = {}
     owners: dict[Path, Path] = {}
     problems: list[str] = []
     for item in compiled:
         name = item.spec.name
-        target = out / name
+        target = out / storage_name(name)
         if target in owners:
             problems.append(
                 f"{item.path}: name: {name!r} is also the name of {owners[target]}; "
@@ -149,7 +149,7 @@ def codegen() -> None:
     "--out",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Output root; each spec is written to OUT/<spec name>/ (default: ./build).",
+    help="Output root; each spec is written to OUT/<spec name>/ (made path-safe) (default: ./build).",
 )
 @click.option("--check", "check_only", is_flag=True, help="Exit 1 if a bundle would change.")
 @click.option(

@@ -13,7 +13,9 @@ for and the specwire that built it, and ``wire_memory`` refuses a newer one in o
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -76,6 +78,20 @@ MS_PER_HOUR: Final = 3_600_000
 MS_PER_DAY: Final = 24 * MS_PER_HOUR
 TTL_MIN_MS: Final = MS_PER_HOUR
 TTL_MAX_DAYS: Final = 3650
+
+def storage_name(spec_name: str) -> str:
+    """A spec name made safe as one path component (names may hold spaces, dots and colons):
+    the bundle's folder and the spec's stores.
+
+    A name that is already safe is used as is; otherwise the safe form gets a short hash of
+    the original, so "support bot" and "support-bot" never share a store or a folder.
+    """
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", spec_name).strip("-.")
+    if safe == spec_name:
+        return safe
+    digest = hashlib.sha256(spec_name.encode("utf-8")).hexdigest()[:8]
+    return f"{safe or 'spec'}-{digest}"
+
 
 # Runtime defaults for undeclared memory knobs (DESIGN §3).
 DEFAULT_AUTO_RECALL = True

@@ -23,19 +23,6 @@ def new_memory_id() -> str:
     return f"mem_{secrets.token_hex(8)}"
 
 
-def storage_name(spec_name: str) -> str:
-    """A spec name made safe as one path component (names may hold spaces, dots and colons).
-
-    A name that is already safe is used as is; otherwise the safe form gets a short hash of
-    the original, so "support bot" and "support-bot" never share a store.
-    """
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", spec_name).strip("-.")
-    if safe == spec_name:
-        return safe
-    digest = hashlib.sha256(spec_name.encode("utf-8")).hexdigest()[:8]
-    return f"{safe or 'spec'}-{digest}"
-
-
 def conversation_session_id(*parts: str) -> str:
     """A stable session id for a routed conversation (e.g. spec, channel key, thread key).
 

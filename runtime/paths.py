@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.ids import storage_name
+from runtime.fragment import storage_name
 from runtime.tenancy import Tenant, assert_inside
 
 SPECWIRE_DIRNAME = ".specwire"

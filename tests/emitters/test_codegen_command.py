@@ -20,7 +20,7 @@ import emitters.command as command
 import emitters.writer as writer
 from emitters.command import codegen, run_agent_source
 from ir import load_spec, lower, spec_json_schema
-from runtime.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION
+from runtime.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, storage_name
 
 SUPPORT = EXAMPLES_DIR / "support-bot.yaml"
 PLAIN = EXAMPLES_DIR / "cli-plain.yaml"
@@ -382,3 +382,20 @@ def test_mutated_specs_build_or_fail_cleanly(example: Path, line: int, replaceme
         else:
             [bundle] = (Path(tmp) / "out").iterdir()
             assert sorted(p.name for p in bundle.iterdir()) == ["README.md", "agent.py"]
+
+
+def test_a_name_that_is_not_a_plain_folder_name_gets_its_safe_storage_name(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "svc.yaml"
+    spec.write_text(
+        "name: tenant svc:v1\ntarget: cli\nagent: {model: scripted, instructions: hi}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    result = invoke("build", str(spec), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    [folder] = [p.name for p in out.iterdir()]
+    assert folder == storage_name("tenant svc:v1")
+    assert folder.startswith("tenant-svc-v1-") and " " not in folder and ":" not in folder
+    assert 'SPEC_NAME = "tenant svc:v1"' in (out / folder / "agent.py").read_text()
