@@ -149,7 +149,10 @@ def codegen() -> None:
     "--out",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
-    help="Output root; each spec is written to OUT/<spec name>/ (made path-safe) (default: ./build).",
+    help=(
+        "Output root; each spec is written to OUT/<spec name>/, the name made path-safe "
+        "(default: ./build)."
+    ),
 )
 @click.option("--check", "check_only", is_flag=True, help="Exit 1 if a bundle would change.")
 @click.option(
