@@ -79,6 +79,7 @@ MS_PER_DAY: Final = 24 * MS_PER_HOUR
 TTL_MIN_MS: Final = MS_PER_HOUR
 TTL_MAX_DAYS: Final = 3650
 
+
 def storage_name(spec_name: str) -> str:
     """A spec name made safe as one path component (names may hold spaces, dots and colons):
     the bundle's folder and the spec's stores.
