@@ -381,6 +381,60 @@ def schema() -> None:
     click.echo(schema_text(), nl=False)
 
 
+@codegen.command()
+@click.option(
+    "--target",
+    "-t",
+    type=click.Choice(["cli", "channel", "managed", "research", "crew"]),
+    default="cli",
+    show_default=True,
+    help="The kind of agent.",
+)
+@click.option(
+    "--schema",
+    "schema_ref",
+    metavar="PATH|URL",
+    default=None,
+    help="What the spec's first line points editors at (default: specwire.schema.json beside "
+    "the spec, written there when it is missing).",
+)
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False), default="agent.yaml")
+def init(target: str, schema_ref: str | None, path: Path) -> None:
+    """Write a commented starter spec for TARGET to PATH (default: agent.yaml); never
+    overwrites a file."""
+    from emitters.init import DEFAULT_NAME, SCHEMA_FILE, name_for, starter
+    from ir import SpecError, load_spec_text
+
+    if os.path.lexists(path):
+        raise SpecFailure([f"codegen: {path} already exists; not overwriting it"])
+    ref = schema_ref if schema_ref is not None else SCHEMA_FILE
+    text = starter(target, name_for(path.stem), ref)
+    try:
+        load_spec_text(text, str(path))
+    except SpecError:  # a file name that makes no valid spec name
+        text = starter(target, DEFAULT_NAME, ref)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("x", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise SpecFailure([f"codegen: {path} already exists; not overwriting it"]) from None
+    except OSError as exc:
+        raise SpecFailure([f"codegen: cannot write {path}: {exc.strerror or exc}"]) from None
+    click.echo(f"wrote {path} (target {target})")
+    if schema_ref is None:
+        schema_path = path.parent / SCHEMA_FILE
+        if not os.path.lexists(schema_path):
+            try:
+                with schema_path.open("x", encoding="utf-8", newline="\n") as handle:
+                    handle.write(schema_text())
+            except OSError:
+                pass  # editors lose completion, nothing else
+            else:
+                click.echo(f"wrote {schema_path} (the spec's JSON Schema, for editors)")
+    click.echo(f"next: codegen check {path} && codegen build {path}")
+
+
 @codegen.command(
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
 )
