@@ -490,6 +490,11 @@ class Bench:
         self.python = Path(config.python)
         self.base_env = dict(os.environ)
         self.base_env.pop("SPECWIRE_MODEL", None)
+        # Every tool, peers too, may write and reuse its bytecode as it would on a user's
+        # machine (a machine that sets PYTHONDONTWRITEBYTECODE recompiles every module per run),
+        # and specwire's build cache follows XDG_CACHE_HOME like the peers' caches do.
+        self.base_env.pop("PYTHONDONTWRITEBYTECODE", None)
+        self.base_env.pop("SPECWIRE_CACHE_DIR", None)
         self.rows: list[Row] = []
         self.details: dict[str, Any] = {}
         self._runs = 0

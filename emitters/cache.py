@@ -7,7 +7,7 @@ have these SHA-256 digests". It is keyed on everything that shapes a bundle's by
 - the compiler's own code: every ``.py`` and ``.j2`` file of ``ir``, ``emitters`` and
   ``templates`` and ``runtime/fragment.py`` (the contract), hashed by content, so an edited
   template or a new specwire version is a new key;
-- the Python version and the distributions installed beside black, jinja2, libcst, pydantic and
+- the Python version and the distributions installed beside black, jinja2, pydantic and
   ruamel.yaml (their ``*.dist-info`` names, versions included: installing anything there starts
   a fresh cache, which is only slower, never wrong).
 
@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -46,7 +45,7 @@ _CODE_PACKAGES = ("ir", "emitters", "templates")
 _CODE_FILES = (("runtime", "fragment.py"),)
 _CODE_SUFFIXES = (".py", ".j2")
 # Libraries whose version can change what a bundle contains (or whether it verifies).
-_OUTPUT_LIBRARIES = ("black", "jinja2", "libcst", "pydantic", "pydantic_core", "ruamel.yaml")
+_OUTPUT_LIBRARIES = ("black", "jinja2", "pydantic", "pydantic_core", "ruamel.yaml")
 
 
 def sha256(data: bytes) -> str:
@@ -246,6 +245,8 @@ class BuildCache:
         payload = _payload(entry)
         text = json.dumps({"entry": payload, "seal": _seal(payload)}, sort_keys=True)
         path = self._path(key)
+        import tempfile  # only a store needs it
+
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)

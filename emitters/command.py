@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from emitters.writer import BundleWriteError
     from ir import IrSpec
 
-# Every heavy dependency (pydantic models, ruamel, jinja2, black, libcst) is imported inside the
+# Every heavy dependency (pydantic models, ruamel, jinja2, black) is imported inside the
 # command that needs it: `codegen --help` loads none, `codegen check` no emitter, and a build
 # served from the cache neither the emitters nor the spec models.
 

@@ -8,14 +8,16 @@ writes a file: the command writes only once every spec compiled.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from emitters.bundle import Bundle
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 Progress = Callable[[int, int, str], None]  # (done, total, shown path)
 
@@ -68,7 +70,9 @@ def available_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> BaseContext:
+    import multiprocessing
+
     # On Linux a forked worker inherits the compiler already imported by this process; elsewhere
     # the platform's default (spawn) is the safe choice.
     if sys.platform == "linux":
@@ -87,6 +91,8 @@ def compile_all(tasks: Sequence[Task], jobs: int, progress: Progress | None = No
             if progress is not None:
                 progress(done, total, task.shown)
         return results
+    from concurrent.futures import ProcessPoolExecutor  # only a pool needs it
+
     import emitters.registry  # noqa: F401  (imported once here, inherited by forked workers)
     import ir.load  # noqa: F401
 

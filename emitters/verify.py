@@ -1,4 +1,5 @@
-"""Verification of generated files with libcst (and a text scan for markdown).
+"""Verification of generated files: Python with the standard library's ``ast`` and ``tokenize``
+(and a text scan for markdown).
 
 A Python file must parse. With memory wired it must contain exactly one ``wire_memory`` call
 site. A memoryless file must contain no ``wire_memory`` call, no import of a memory module, no
@@ -10,13 +11,13 @@ text (the instructions may well mention memory). A failure is a template bug, re
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NoReturn
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 WIRE_CALL = "wire_memory"
 # What a memoryless bundle must never name (identifiers, comments, import modules).
@@ -38,73 +39,96 @@ class Finding:
     message: str
 
 
-class _Scanner(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+class _Scanner:
+    """Collects wire_memory call sites, memory imports, identifiers and comments with their
+    lines: identifiers from the syntax tree (f-string expressions included), comments from the
+    token stream. String literals are never looked at."""
 
-    def __init__(self, exempt_comments: frozenset[str], *, lines: bool) -> None:
-        super().__init__()
+    def __init__(self, exempt_comments: frozenset[str]) -> None:
         self.exempt_comments = exempt_comments
-        self.lines = lines
         self.wire_aliases: set[str] = {WIRE_CALL}
         self.wire_calls: list[int] = []
         self.memory_names: list[Finding] = []
         self.memory_imports: list[Finding] = []
         self.memory_comments: list[Finding] = []
 
-    def _line(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line if self.lines else 0
+    def scan(self, tree: ast.Module, source: str) -> None:
+        nodes = list(ast.walk(tree))
+        for node in nodes:  # aliases first: a call may come before its import in walk order
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name == WIRE_CALL:
+                        self.wire_aliases.add(alias.asname or alias.name)
+        for node in nodes:
+            self._visit(node)
+        self.wire_calls.sort()
+        self.memory_names.sort(key=lambda finding: finding.line)
+        self.memory_imports.sort(key=lambda finding: finding.line)
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type != tokenize.COMMENT:
+                continue
+            value = token.string.rstrip()
+            if value in self.exempt_comments:
+                continue
+            if MEMORY_WORDS.search(value):
+                self.memory_comments.append(Finding(token.start[0], f"comment {value!r}"))
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        module = _dotted(node.module) if node.module is not None else ""
-        if MEMORY_WORDS.search(module):
-            self.memory_imports.append(Finding(self._line(node), f"imports from {module}"))
-        if isinstance(node.names, cst.ImportStar):
+    def _name(self, name: str | None, line: int) -> None:
+        if name is None:
             return
-        for alias in node.names:
-            if _dotted(alias.name) == WIRE_CALL:
-                self.wire_aliases.add(_alias_target(alias))
+        for part in name.split("."):
+            if MEMORY_WORDS.search(part):
+                self.memory_names.append(Finding(line, f"names {part}"))
 
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            module = _dotted(alias.name)
+    def _visit(self, node: ast.AST) -> None:
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
             if MEMORY_WORDS.search(module):
-                self.memory_imports.append(Finding(self._line(node), f"imports {module}"))
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if (isinstance(func, cst.Name) and func.value in self.wire_aliases) or (
-            isinstance(func, cst.Attribute) and func.attr.value == WIRE_CALL
-        ):
-            self.wire_calls.append(self._line(node))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if MEMORY_WORDS.search(node.value):
-            self.memory_names.append(Finding(self._line(node), f"names {node.value}"))
-
-    def visit_Comment(self, node: cst.Comment) -> None:
-        if node.value in self.exempt_comments:
-            return
-        if MEMORY_WORDS.search(node.value):
-            self.memory_comments.append(Finding(self._line(node), f"comment {node.value!r}"))
+                self.memory_imports.append(Finding(line, f"imports from {module}"))
+            self._name(node.module, line)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if MEMORY_WORDS.search(alias.name):
+                    self.memory_imports.append(Finding(line, f"imports {alias.name}"))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id in self.wire_aliases) or (
+                isinstance(func, ast.Attribute) and func.attr == WIRE_CALL
+            ):
+                self.wire_calls.append(line)
+        for name in _identifiers(node):
+            self._name(name, line)
 
 
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
-
-
-def _alias_target(alias: cst.ImportAlias) -> str:
-    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-        return alias.asname.name.value
-    return _dotted(alias.name)
+def _identifiers(node: ast.AST) -> list[str | None]:
+    """The identifiers ``node`` itself holds (not its children's)."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.keyword):
+        return [node.arg]
+    if isinstance(node, ast.alias):
+        return [node.name, node.asname]
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return list(node.names)
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+        return [node.name]
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest]
+    if isinstance(node, ast.MatchClass):
+        return list(node.kwd_attrs)
+    return []
 
 
 def count_wire_calls(source: str) -> int:
     """The number of ``wire_memory`` call sites in ``source`` (which must parse)."""
-    return len(_scan(source, "<source>", frozenset(), lines=False).wire_calls)
+    return len(_scan(source, "<source>", frozenset()).wire_calls)
 
 
 def verify_python(
@@ -115,11 +139,9 @@ def verify_python(
     exempt_comments: Iterable[str] = (),
 ) -> None:
     """Raise ``VerificationError`` unless ``source`` obeys the rules for its memory mode."""
-    exempt = frozenset(exempt_comments)
-    # Line numbers cost a full position pass: computed only to explain a failure.
-    if _obeys(_scan(source, path, exempt, lines=False), memoryless=memoryless):
+    scanner = _scan(source, path, frozenset(exempt_comments))
+    if _obeys(scanner, memoryless=memoryless):
         return
-    scanner = _scan(source, path, exempt, lines=True)
     calls = scanner.wire_calls
     if not memoryless:
         if len(calls) != 1:
@@ -166,16 +188,18 @@ def verify_markdown(text: str, *, path: str, memoryless: bool, exempt: Iterable[
             _fail(path, f"memoryless bundle must not mention memory: line {number} {line!r}")
 
 
-def _scan(source: str, path: str, exempt_comments: frozenset[str], *, lines: bool) -> _Scanner:
+def _scan(source: str, path: str, exempt_comments: frozenset[str]) -> _Scanner:
     try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        _fail(path, f"does not parse: {exc.message} (line {exc.raw_line})")
-    scanner = _Scanner(exempt_comments, lines=lines)
-    if lines:
-        MetadataWrapper(module, unsafe_skip_copy=True).visit(scanner)
-    else:
-        module.visit(scanner)
+        tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        reason = getattr(exc, "msg", None) or str(exc)
+        _fail(path, f"does not parse: {reason}" + (f" (line {line})" if line else ""))
+    scanner = _Scanner(exempt_comments)
+    try:
+        scanner.scan(tree, source)
+    except (tokenize.TokenError, SyntaxError) as exc:
+        _fail(path, f"does not tokenize: {exc}")
     return scanner
 
 

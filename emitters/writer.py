@@ -15,7 +15,6 @@ into a ``BundleWriteError`` naming the path.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,6 +218,8 @@ def write_problems(bundle: Bundle, out: Path) -> list[BundleWriteError]:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
+    import tempfile  # only a write needs it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)

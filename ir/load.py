@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
+from typing import cast
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from ir.checks import check
 from ir.credentials import find_credentials
@@ -15,11 +15,9 @@ from ir.model import IrSpec
 from ir.normalize import normalize
 from ir.read import decode_spec, read_spec_bytes, root_issue, too_large
 from ir.resolve import AnySource, resolve
-from ir.source import SpecSource
+from ir.source import SOURCE_MODELS
 from ir.translate import translate
 from ir.yaml_nodes import YamlProblem, parse_yaml, problem_issue
-
-_SOURCE: Final[TypeAdapter[AnySource]] = TypeAdapter(SpecSource)
 
 
 def load_spec(path: Path, display_path: str | None = None) -> IrSpec:
@@ -61,15 +59,12 @@ def _load(text: str, display_path: str) -> IrSpec:
     refused = normalized.refused | credentials.keys()  # never echo a secret in a later message
     source: AnySource | None = None
     try:
-        source = _SOURCE.validate_python(normalized.data)
+        # The target's own model, not the union of all five: the same errors (without the
+        # union's member name first), and only this target's validator is ever built.
+        validated = SOURCE_MODELS[normalized.target].model_validate(normalized.data)
+        source = cast("AnySource", validated)  # SOURCE_MODELS holds the union's members
     except ValidationError as error:
-        issues += translate(
-            error,
-            normalized.locator,
-            normalized.explained,
-            normalized.target,
-            refused,
-        )
+        issues += translate(error, normalized.locator, normalized.explained, None, refused)
     # A value refused already is not reported again (nor echoed: it may hold a secret).
     refused_keys = {normalized.locator.display(loc) for loc in refused}
     checked = check(normalized.data, normalized.target, normalized.locator)
