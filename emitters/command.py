@@ -1,4 +1,8 @@
-"""The ``codegen`` command: build, check, fragment, schema, run.
+"""The ``codegen`` command: init, build, check, fragment, schema, run.
+
+``build`` reads every spec, serves the ones whose bundle the cache (``emitters.cache``) knows to
+be on disk already, compiles the rest (``emitters.jobs``: here or in ``--jobs`` worker
+processes, results in spec order) and writes once everything compiled.
 
 Spec errors print every issue (``file:line:col: key: message``) on stderr and exit 2 with
 nothing written. A bundle file that cannot be written (``codegen: cannot write PATH: reason``)
