@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 
 DEBUG_ENV = "SPECWIRE_DEBUG"
 # pydantic looks for plugins in every installed distribution's entry points when it builds its
-# first model (a few ms in a small venv, more in a large environment); specwire uses none. `main` turns the scan off unless the user set the
-# variable (pydantic honours "__all__", "1", "true" or a comma-separated list of plugin names).
+# first model (a few ms in a small venv, more in a large environment); specwire uses none. `main`
+# turns the scan off unless the user set the variable (pydantic honours "__all__", "1", "true"
+# or a comma-separated list of plugin names).
 PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
 AGENT_FILE = "agent.py"  # emitters.common.AGENT_FILE (not imported: it loads the emitters)
 DEFAULT_OUT = Path("build")
