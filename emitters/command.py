@@ -1,4 +1,8 @@
-"""The ``codegen`` command: build, check, fragment, schema, run.
+"""The ``codegen`` command: init, build, check, fragment, schema, run.
+
+``build`` reads every spec, serves the ones whose bundle the cache (``emitters.cache``) knows to
+be on disk already, compiles the rest (``emitters.jobs``: here or in ``--jobs`` worker
+processes, results in spec order) and writes once everything compiled.
 
 Spec errors print every issue (``file:line:col: key: message``) on stderr and exit 2 with
 nothing written. A bundle file that cannot be written (``codegen: cannot write PATH: reason``)
@@ -16,21 +20,34 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from emitters.bundle import Bundle
-from emitters.writer import BundleWriteError, diff, drift, write_bundle, write_problems
-from ir import IrSpec, SpecError, load_spec, lower, spec_json_schema
-from runtime.fragment import storage_name
+from emitters.terminal import ProgressLine, Style
+
+if TYPE_CHECKING:
+    from emitters.bundle import Bundle
+    from emitters.cache import BuildCache, Entry
+    from emitters.writer import BundleWriteError
+    from ir import IrSpec
+
+# Every heavy dependency (pydantic models, ruamel, jinja2, black) is imported inside the
+# command that needs it: `codegen --help` loads none, `codegen check` no emitter, and a build
+# served from the cache neither the emitters nor the spec models.
 
 DEBUG_ENV = "SPECWIRE_DEBUG"
-AGENT_FILE = "agent.py"  # emitters.common.AGENT_FILE (not imported: see ``emit``)
+# pydantic looks for plugins in every installed distribution's entry points when it builds its
+# first model (a few ms in a small venv, more in a large environment); specwire uses none. `main`
+# turns the scan off unless the user set the variable (pydantic honours "__all__", "1", "true"
+# or a comma-separated list of plugin names).
+PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
+AGENT_FILE = "agent.py"  # emitters.common.AGENT_FILE (not imported: it loads the emitters)
 DEFAULT_OUT = Path("build")
 EXIT_DRIFT = 1
 EXIT_INTERNAL = 1
 EXIT_SPEC = 2
+_plugins_env_set_by_us = False
 
 
 class SpecFailure(Exception):
@@ -48,15 +65,22 @@ class WriteFailure(SpecFailure):
         super().__init__(list(dict.fromkeys(f"codegen: {error}" for error in errors)))
 
 
-@dataclass(frozen=True)
+@dataclass
 class Compiled:
+    """A spec on its way to disk: from the cache (``entry``, already on disk) or compiled
+    (``bundle``)."""
+
     path: Path
-    spec: IrSpec
-    bundle: Bundle
+    name: str
+    bundle: Bundle | None = None
+    entry: Entry | None = None
+    key: str | None = None
 
 
 def _load(paths: Sequence[Path]) -> list[tuple[Path, IrSpec]]:
     """Load every spec; raise one ``SpecFailure`` with every issue of every failing spec."""
+    from ir import SpecError, load_spec
+
     loaded: list[tuple[Path, IrSpec]] = []
     problems: list[str] = []
     for path in paths:
@@ -69,28 +93,79 @@ def _load(paths: Sequence[Path]) -> list[tuple[Path, IrSpec]]:
     return loaded
 
 
-def emit(spec: IrSpec) -> Bundle:
-    """The target's bundle. The emitters (jinja2, black, libcst) are imported on first use, so a
-    spec refused while loading is refused without loading them."""
-    from emitters.registry import emit as emit_bundle
+def _compile(
+    paths: Sequence[Path],
+    *,
+    jobs: int = 1,
+    cache: BuildCache | None = None,
+    out: Path | None = None,
+) -> list[Compiled]:
+    """Every spec compiled, or taken from the cache when its bundle is already on disk under
+    ``out``; one ``SpecFailure`` with every problem of every failing spec."""
+    from emitters.jobs import Compiled as Done
+    from emitters.jobs import Task, compile_all
+    from ir.errors import SpecError
+    from ir.read import read_spec_bytes
 
-    return emit_bundle(spec)
+    problems: dict[int, list[str]] = {}
+    cached: dict[int, Compiled] = {}
+    keys: dict[int, str] = {}
+    tasks: dict[int, Task] = {}
+    for index, path in enumerate(paths):
+        shown = str(path)
+        try:
+            raw = read_spec_bytes(path, shown)
+        except SpecError as exc:
+            problems[index] = [str(issue) for issue in exc.issues]
+            continue
+        if cache is not None:
+            from emitters.cache import entry_key
+
+            keys[index] = key = entry_key(raw, shown)
+            entry = cache.lookup(key)
+            if entry is not None and out is not None and entry.on_disk(out / entry.name):
+                cached[index] = Compiled(path, entry.name, entry=entry, key=key)
+                continue
+        tasks[index] = Task(raw, shown)
+    progress = ProgressLine(sys.stderr)
+    try:
+        results = dict(zip(tasks, compile_all(list(tasks.values()), jobs, progress), strict=True))
+    finally:
+        progress.clear()
+    compiled: list[Compiled] = []
+    for index, path in enumerate(paths):
+        result = results.get(index)
+        if index in cached:
+            compiled.append(cached[index])
+        elif isinstance(result, Done):
+            compiled.append(Compiled(path, result.name, result.bundle, key=keys.get(index)))
+        elif result is not None:
+            problems[index] = list(result.lines)
+    if problems:
+        raise SpecFailure([line for index in sorted(problems) for line in problems[index]])
+    return compiled
 
 
-def _compile(paths: Sequence[Path]) -> list[Compiled]:
-    return [Compiled(path, spec, emit(spec)) for path, spec in _load(paths)]
+def _remember(cache: BuildCache | None, compiled: Sequence[Compiled]) -> None:
+    """Record every freshly compiled bundle (the cache is a memo: what the spec compiles to)."""
+    if cache is None:
+        return
+    for item in compiled:
+        if item.bundle is not None and item.key is not None:
+            bundle = item.bundle
+            cache.store(item.key, item.name, [(rel, bundle.encoded(rel)) for rel in bundle])
 
 
 def _bundle_dirs(out: Path, compiled: Sequence[Compiled]) -> dict[Path, Path]:
-    """Each spec's bundle directory, ``<out>/<storage name>/`` (the spec's name, made safe as
-    one path component exactly as its stores are: "tenant svc:v1" → "tenant-svc-v1-<hash>");
+    """Each spec's bundle directory, ``<out>/<storage name>/`` (the spec's name made safe as one
+    path component exactly as its stores are: "tenant svc:v1" → "tenant-svc-v1-<hash>");
     collisions are spec errors."""
     dirs: dict[Path, Path] = {}
     owners: dict[Path, Path] = {}
     problems: list[str] = []
     for item in compiled:
-        name = item.spec.name
-        target = out / storage_name(name)
+        name = item.name
+        target = out / name
         if target in owners:
             problems.append(
                 f"{item.path}: name: {name!r} is also the name of {owners[target]}; "
@@ -113,8 +188,9 @@ class _Codegen(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except SpecFailure as failure:
+            style = Style.for_stream(sys.stderr)
             for line in failure.lines:
-                click.echo(line, err=True)
+                click.echo(style.error(line), err=True)
             ctx.exit(EXIT_SPEC)
         except Exception as exc:
             if os.environ.get(DEBUG_ENV) == "1":
@@ -143,6 +219,21 @@ def codegen() -> None:
     """Compile YAML agent specs into runnable agent bundles."""
 
 
+def _jobs(ctx: click.Context, param: click.Parameter, value: str) -> int:
+    """A positive number of worker processes, or ``auto`` (one per available CPU)."""
+    if value.strip().lower() == "auto":
+        from emitters.jobs import available_cpus
+
+        return available_cpus()
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise click.BadParameter(f"{value!r} is not a positive integer nor auto")
+    return number
+
+
 @codegen.command()
 @SPEC_PATHS
 @click.option(
@@ -162,34 +253,79 @@ def codegen() -> None:
     help="Print what would change as a unified diff; writes nothing and exits 0 even when "
     "something would change (use --check to fail on drift).",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    metavar="N|auto",
+    default="1",
+    callback=_jobs,
+    show_default=True,
+    help="Compile specs in N worker processes ('auto': one per CPU). Output and messages "
+    "are the same for every N.",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Compile every spec, neither reading nor writing the build cache "
+    "($SPECWIRE_CACHE_DIR, else $XDG_CACHE_HOME/specwire).",
+)
 @click.pass_context
 def build(
-    ctx: click.Context, specs: tuple[Path, ...], out: Path | None, check_only: bool, show_diff: bool
+    ctx: click.Context,
+    specs: tuple[Path, ...],
+    out: Path | None,
+    check_only: bool,
+    show_diff: bool,
+    jobs: int,
+    no_cache: bool,
 ) -> None:
-    """Compile SPEC… into bundles (unchanged files are not rewritten)."""
-    compiled = _compile(specs)
-    dirs = _bundle_dirs(out if out is not None else DEFAULT_OUT, compiled)
+    """Compile SPEC… into bundles (unchanged files are not rewritten; a spec whose bundle is
+    already on disk, as the cache remembers it, is not even compiled)."""
+    from emitters.cache import BuildCache
+
+    root = out if out is not None else DEFAULT_OUT
+    cache = None if no_cache else BuildCache.default()
+    compiled = _compile(specs, jobs=jobs, cache=cache, out=root)
+    dirs = _bundle_dirs(root, compiled)
+    style = Style.for_stream(sys.stdout)
     if check_only or show_diff:
+        from emitters.writer import diff, drift
+
         drifted = False
         for item in compiled:
             target = dirs[item.path]
+            if item.bundle is None:  # from the cache: verified on disk, no drift
+                if check_only:
+                    click.echo(style.ok(_drift_line(target, (), (), ())))
+                continue
             if show_diff:
                 click.echo(diff(item.bundle, target), nl=False)
             found = drift(item.bundle, target)
             drifted = drifted or bool(found)
             if check_only:
-                click.echo(_drift_line(target, found.changed, found.missing, found.stale))
+                line = _drift_line(target, found.changed, found.missing, found.stale)
+                click.echo(style.warn(line) if found else style.ok(line))
+        _remember(cache, compiled)
         if check_only and drifted:
             ctx.exit(EXIT_DRIFT)
         return
+    from emitters.writer import BundleWriteError, write_bundle, write_problems
+
     # Every destination of every spec is checked first: a build writes all or nothing.
     problems = [
-        problem for item in compiled for problem in write_problems(item.bundle, dirs[item.path])
+        problem
+        for item in compiled
+        if item.bundle is not None
+        for problem in write_problems(item.bundle, dirs[item.path])
     ]
     if problems:
         raise WriteFailure(problems)
     for item in compiled:
         target = dirs[item.path]
+        if item.bundle is None:
+            assert item.entry is not None
+            click.echo(f"{target}: 0 written, {len(item.entry.files)} unchanged")
+            continue
         try:
             result = write_bundle(item.bundle, target)
         except BundleWriteError as error:  # the disk changed under us, or filled up
@@ -198,6 +334,7 @@ def build(
         if result.removed:
             line += f", {len(result.removed)} stale removed"
         click.echo(line)
+    _remember(cache, compiled)
 
 
 def _drift_line(
@@ -214,23 +351,95 @@ def _drift_line(
 @codegen.command()
 @SPEC_PATHS
 def check(specs: tuple[Path, ...]) -> None:
-    """Validate SPEC… (load, resolve, lower and emit in memory; write nothing)."""
-    for item in _compile(specs):
-        click.echo(f"ok {item.path}")
+    """Validate SPEC… (load, resolve and lower; write nothing).
+
+    The emitters are not run: emitting is a pure function of a valid IR, and its failures are
+    compiler bugs, not spec errors (`codegen build --check` runs them)."""
+    from ir import lower
+
+    loaded = _load(specs)
+    for _, spec in loaded:
+        lower(spec)
+    style = Style.for_stream(sys.stdout)
+    for path, _ in loaded:
+        click.echo(style.ok(f"ok {path}"))
 
 
 @codegen.command()
 @click.argument("spec", type=click.Path(path_type=Path, dir_okay=False))
 def fragment(spec: Path) -> None:
     """Print SPEC's memory wiring fragment as JSON."""
+    from ir import lower
+
     [(_, ir)] = _load([spec])
     click.echo(json.dumps(lower(ir).to_data(), indent=2, ensure_ascii=False))
+
+
+def schema_text() -> str:
+    """The JSON Schema of the spec language, as `codegen schema` prints it (sorted keys)."""
+    from ir import spec_json_schema
+
+    return json.dumps(spec_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 @codegen.command()
 def schema() -> None:
     """Print the JSON Schema of the spec language (for editors)."""
-    click.echo(json.dumps(spec_json_schema(), indent=2, sort_keys=True, ensure_ascii=False))
+    click.echo(schema_text(), nl=False)
+
+
+@codegen.command()
+@click.option(
+    "--target",
+    "-t",
+    type=click.Choice(["cli", "channel", "managed", "research", "crew"]),
+    default="cli",
+    show_default=True,
+    help="The kind of agent.",
+)
+@click.option(
+    "--schema",
+    "schema_ref",
+    metavar="PATH|URL",
+    default=None,
+    help="What the spec's first line points editors at (default: specwire.schema.json beside "
+    "the spec, written there when it is missing).",
+)
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False), default="agent.yaml")
+def init(target: str, schema_ref: str | None, path: Path) -> None:
+    """Write a commented starter spec for TARGET to PATH (default: agent.yaml); never
+    overwrites a file."""
+    from emitters.init import DEFAULT_NAME, SCHEMA_FILE, name_for, starter
+    from ir import SpecError, load_spec_text
+
+    if os.path.lexists(path):
+        raise SpecFailure([f"codegen: {path} already exists; not overwriting it"])
+    ref = schema_ref if schema_ref is not None else SCHEMA_FILE
+    text = starter(target, name_for(path.stem), ref)
+    try:
+        load_spec_text(text, str(path))
+    except SpecError:  # a file name that makes no valid spec name
+        text = starter(target, DEFAULT_NAME, ref)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("x", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise SpecFailure([f"codegen: {path} already exists; not overwriting it"]) from None
+    except OSError as exc:
+        raise SpecFailure([f"codegen: cannot write {path}: {exc.strerror or exc}"]) from None
+    click.echo(f"wrote {path} (target {target})")
+    if schema_ref is None:
+        schema_path = path.parent / SCHEMA_FILE
+        if not os.path.lexists(schema_path):
+            try:
+                with schema_path.open("x", encoding="utf-8", newline="\n") as handle:
+                    handle.write(schema_text())
+            except OSError:
+                pass  # editors lose completion, nothing else
+            else:
+                click.echo(f"wrote {schema_path} (the spec's JSON Schema, for editors)")
+    click.echo(f"next: codegen check {path} && codegen build {path}")
 
 
 @codegen.command(
@@ -242,7 +451,10 @@ def schema() -> None:
 def run(ctx: click.Context, spec: Path, args: tuple[str, ...]) -> None:
     """Run SPEC directly: the bundle's agent.py, emitted in memory (ARGS go to the agent)."""
     [item] = _compile([spec])
-    ctx.exit(run_agent_source(item.bundle[AGENT_FILE], item.spec.name, args))
+    assert item.bundle is not None
+    if _plugins_env_set_by_us:  # the agent runs as its bundle would: pydantic as configured
+        os.environ.pop(PLUGINS_ENV, None)
+    ctx.exit(run_agent_source(item.bundle[AGENT_FILE], item.name, args))
 
 
 @contextmanager
@@ -278,6 +490,10 @@ def _exit_status(code: object) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    global _plugins_env_set_by_us
+    if PLUGINS_ENV not in os.environ:
+        os.environ[PLUGINS_ENV] = "__all__"
+        _plugins_env_set_by_us = True
     codegen.main(args=list(argv) if argv is not None else None, prog_name="codegen")
 
 

@@ -14,9 +14,8 @@ into a ``BundleWriteError`` naming the path.
 
 from __future__ import annotations
 
-import difflib
 import os
-import tempfile
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,8 +70,9 @@ def is_generated(path: Path) -> bool:
     return head.startswith(GENERATED_MARKERS)
 
 
-def stale_files(bundle: Bundle, out: Path) -> tuple[str, ...]:
-    """Generated files under ``out`` that ``bundle`` does not contain (sorted POSIX paths)."""
+def stale_files(bundle: Container[str], out: Path) -> tuple[str, ...]:
+    """Generated files under ``out`` that ``bundle`` (a bundle, or its paths) does not contain
+    (sorted POSIX paths)."""
     if not out.is_dir():
         return ()
     found: list[str] = []
@@ -131,6 +131,8 @@ def diff(bundle: Bundle, out: Path, *, label: str | None = None) -> str:
 
 
 def _diff_lines(old: str, new: str, fromfile: str, tofile: str) -> list[str]:
+    import difflib  # only a diff needs it
+
     lines = difflib.unified_diff(
         old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile, tofile
     )
@@ -219,6 +221,8 @@ def write_problems(bundle: Bundle, out: Path) -> list[BundleWriteError]:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
+    import tempfile  # only a write needs it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)

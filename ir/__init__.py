@@ -2,15 +2,35 @@
 memory wiring fragment.
 
 ``ir`` imports only ``runtime.fragment`` from the runtime (the compiler ↔ runtime contract).
+
+The names below are imported on first use (PEP 562), so importing a light submodule
+(``ir.limits``, ``ir.errors``) does not build the pydantic models: ``codegen --help`` and a
+build served from the cache never pay for them.
 """
 
 from __future__ import annotations
 
-from ir.errors import SpecError, SpecIssue
-from ir.load import load_spec, load_spec_text
-from ir.lower import lower
-from ir.model import TARGETS, IrSpec, Target
-from ir.schema import spec_json_schema
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ir.errors import SpecError, SpecIssue
+    from ir.load import load_spec, load_spec_text
+    from ir.lower import lower
+    from ir.model import TARGETS, IrSpec, Target
+    from ir.schema import spec_json_schema
+
+_EXPORTS = {
+    "TARGETS": "ir.model",
+    "IrSpec": "ir.model",
+    "Target": "ir.model",
+    "SpecError": "ir.errors",
+    "SpecIssue": "ir.errors",
+    "load_spec": "ir.load",
+    "load_spec_text": "ir.load",
+    "lower": "ir.lower",
+    "spec_json_schema": "ir.schema",
+}
 
 __all__ = [
     "TARGETS",
@@ -23,3 +43,16 @@ __all__ = [
     "lower",
     "spec_json_schema",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ir' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -64,6 +64,9 @@ class _Source(BaseModel):
         frozen=True,
         alias_generator=to_camel,
         populate_by_name=False,
+        # Built on first use: a spec validates against its target's model only, so the other
+        # targets' validators are never built (a spec model costs milliseconds to build).
+        defer_build=True,
     )
 
 

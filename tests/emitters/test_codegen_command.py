@@ -16,7 +16,7 @@ from emitter_cases import EXAMPLES_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import emitters.command as command
+import emitters.registry as registry
 import emitters.writer as writer
 from emitters.command import codegen, run_agent_source
 from ir import load_spec, lower, spec_json_schema
@@ -288,7 +288,7 @@ def test_internal_error_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch) 
     def explode(spec: object) -> None:
         raise RuntimeError("template exploded\nsecond line")
 
-    monkeypatch.setattr(command, "emit", explode)
+    monkeypatch.setattr(registry, "emit", explode)
     monkeypatch.delenv("SPECWIRE_DEBUG", raising=False)
     result = invoke("build", SUPPORT, "--check")
     assert result.exit_code == 1

@@ -17,10 +17,12 @@ def tree(path: Path) -> dict[str, bytes]:
     return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
 
 
-def start_build(cwd: Path, specs: list[str], out: str, seed: str) -> subprocess.Popen[str]:
+def start_build(
+    cwd: Path, specs: list[str], out: str, seed: str, *extra: str
+) -> subprocess.Popen[str]:
     cwd.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
-        [sys.executable, "-m", "emitters.command", "build", *specs, "--out", out],
+        [sys.executable, "-m", "emitters.command", "build", *specs, "--out", out, *extra],
         cwd=cwd,
         env={**os.environ, "PYTHONHASHSEED": seed},
         stdout=subprocess.PIPE,
@@ -42,7 +44,7 @@ def test_builds_are_byte_identical_across_seeds_and_directories(
     tmp_path: Path, example_bundles: dict[str, Bundle]
 ) -> None:
     # Run 1: absolute spec paths from the repository root. Run 2: a copy of the examples,
-    # relative paths, another working directory and another hash seed.
+    # relative paths, another working directory, another hash seed and two worker processes.
     copies = tmp_path / "b" / "specs" / "nested"
     copies.mkdir(parents=True)
     for path in EXAMPLES:
@@ -50,7 +52,12 @@ def test_builds_are_byte_identical_across_seeds_and_directories(
     builds = [
         start_build(tmp_path / "a", [str(p) for p in EXAMPLES], "out-one", "0"),
         start_build(
-            tmp_path / "b", [f"specs/nested/{p.name}" for p in EXAMPLES], "elsewhere/out", "1"
+            tmp_path / "b",
+            [f"specs/nested/{p.name}" for p in EXAMPLES],
+            "elsewhere/out",
+            "1",
+            "--jobs",
+            "2",
         ),
     ]
     for build in builds:
