@@ -1,0 +1,24 @@
+"""The benchmarks are scripts a person runs: a bad argument is a usage error, not a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_recall_bench_refuses_a_missing_dir(tmp_path: Path) -> None:
+    missing = tmp_path / "not-there"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "recall_bench.py"), "--dir", str(missing)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"--dir {missing}: not an existing directory" in done.stderr
+    assert not missing.exists()
