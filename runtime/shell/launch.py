@@ -4,9 +4,11 @@ Run as ``python -I -S launch.py <config JSON>``; it imports nothing but the stan
 it starts fast and cannot be steered by the workspace (``-I``: no cwd on ``sys.path``, no
 ``PYTHON*`` variables). Steps, all before ``execve``:
 
-1. a new user + mount namespace, in which each ``mask`` directory (the state folder holding
-   session logs, facts and continuity) is covered by an empty read-only tmpfs, so the shell can
-   neither read nor write what lies beneath;
+1. a new user + mount + PID namespace, in which each ``mask`` directory (the state folder
+   holding session logs, facts and continuity) is covered by an empty read-only tmpfs, so the
+   shell can neither read nor write what lies beneath. The shell is the namespace's first
+   process: when it ends (or the host kills the call), every process it started ends with it,
+   ``setsid`` or not;
 2. Landlock: the workspace and a private temp folder read-write, the system folders read and
    execute, a few device files, nothing else; signals and abstract unix sockets scoped to the
    sandbox (Landlock ABI 6+). A Landlocked process cannot mount or unmount, so the masks hold.
@@ -35,6 +37,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
+_CLONE_NEWPID = 0x20000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REC, _MS_PRIVATE = 1 << 14, 1 << 18
 
@@ -98,8 +101,8 @@ def _write_proc(path: str, text: str) -> None:
 def mask_directories(masks: list[str]) -> None:
     """Cover each directory with an empty read-only tmpfs, in a namespace of our own."""
     uid, gid = os.getuid(), os.getgid()
-    if _libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
-        raise _fail("cannot create a user and mount namespace")
+    if _libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID) != 0:
+        raise _fail("cannot create a user, mount and PID namespace")
     _write_proc("/proc/self/setgroups", "deny")
     _write_proc("/proc/self/uid_map", f"{uid} {uid} 1")
     _write_proc("/proc/self/gid_map", f"{gid} {gid} 1")
@@ -164,15 +167,35 @@ def restrict_filesystem(config: dict[str, Any]) -> None:
         os.close(ruleset_fd)
 
 
+def _confine_and_exec(config: dict[str, Any]) -> None:
+    restrict_filesystem(config)
+    os.chdir(config["workspace"])
+    command: list[str] = config["argv"]
+    os.execve(command[0], command, config["env"])
+
+
+def _wait(child: int) -> int:
+    """The exit status of the namespace's first process, as a shell reports it."""
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
 def main(argv: list[str]) -> int:
     try:
         config = json.loads(argv[1])
-        if config["masks"]:
-            mask_directories(config["masks"])
-        restrict_filesystem(config)
-        os.chdir(config["workspace"])
-        command: list[str] = config["argv"]
-        os.execve(command[0], command, config["env"])
+        if not config["masks"]:
+            _confine_and_exec(config)
+        mask_directories(config["masks"])
+        child = os.fork()  # the first process of the new PID namespace
+        if child == 0:
+            try:
+                _confine_and_exec(config)
+            except (SetupError, OSError, KeyError, TypeError, ValueError) as exc:
+                sys.stderr.write(f"specwire-sandbox: {exc}\n")
+            os._exit(SETUP_FAILED)
+        return _wait(child)
     except (SetupError, OSError, KeyError, IndexError, TypeError, ValueError) as exc:
         sys.stderr.write(f"specwire-sandbox: {exc}\n")
     return SETUP_FAILED

@@ -127,25 +127,18 @@ def test_bash_runs_in_cwd_and_reports_the_exit_code(work: Path) -> None:
     assert failed == ToolResult("oops\n[exit code 3]", True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is dead, just not reaped yet
-
-
 def test_bash_kills_a_command_that_overruns_its_timeout(work: Path) -> None:
     result = call(
-        work, "bash", command="echo started; sleep 30 & echo $! > child.pid; wait", timeoutMs=300
+        work,
+        "bash",
+        command="echo started; (sleep 1; echo late > late.txt) & wait",
+        timeoutMs=300,
     )
     assert result == ToolResult("started\n[timed out after 300 ms; the command was killed]", True)
-    # The background child was in the killed process group too: it does not outlive the call.
-    child = int((work / "child.pid").read_text(encoding="utf-8"))
-    deadline = time.monotonic() + 5
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(child)
+    # The background child was killed with the call: it does not outlive it. (Its pid is not
+    # a host pid — the shell runs in a PID namespace of its own — so the test watches its work.)
+    time.sleep(2)
+    assert not (work / "late.txt").exists()
 
 
 def test_bash_caps_its_output(work: Path) -> None:

@@ -69,7 +69,10 @@ def test_a_private_temp_folder_is_writable_and_removed_after_the_call(tmp_path: 
 
 
 def test_the_shell_cannot_signal_its_host(tmp_path: Path) -> None:
-    text, _ = run(tmp_path, "kill -0 $PPID && echo reachable || echo refused")
+    import os
+
+    # The host's pid means nothing in the shell's PID namespace, and Landlock scopes signals.
+    text, _ = run(tmp_path, f"kill -0 {os.getpid()} && echo reachable || echo refused")
     assert "refused" in text
 
 
@@ -112,3 +115,17 @@ def test_without_a_sandbox_bash_is_refused_at_start_unless_opted_out(
         assert catalog.get("bash") is not None
     finally:
         sandbox._cached_probe.cache_clear()
+
+
+def test_nothing_the_command_started_outlives_the_call(tmp_path: Path) -> None:
+    """A process that left the group (setsid) still dies with the call: the shell is the first
+    process of its own PID namespace."""
+    import time
+
+    text, error = run(
+        tmp_path,
+        'setsid sh -c "sleep 1; echo late > late.txt" </dev/null >/dev/null 2>&1 & echo started',
+    )
+    assert not error and text.startswith("started")
+    time.sleep(2.5)
+    assert not (tmp_path / "late.txt").exists()
