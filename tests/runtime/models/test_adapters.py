@@ -365,14 +365,17 @@ def test_5xx_until_the_retries_run_out_is_a_clear_error(provider: str) -> None:
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 def test_a_persistent_429_and_a_rejected_key_are_clear_errors(provider: str) -> None:
     make, _, error = PROVIDERS[provider]
-    with serve([Reply(error(429), status=429)]) as fake:
-        with pytest.raises(ModelRateLimitError, match="rate limited"):
-            make(fake.url, SPECWIRE_MODEL_MAX_RETRIES="0").complete(
-                ModelRequest(SYSTEM, [UserMessage("hi")], [])
-            )
-    with serve([Reply(error(401), status=401)]) as fake:
-        with pytest.raises(ModelAuthError, match="rejected the API key"):
-            make(fake.url).complete(ModelRequest(SYSTEM, [UserMessage("hi")], []))
+    request = ModelRequest(SYSTEM, [UserMessage("hi")], [])
+    with (
+        serve([Reply(error(429), status=429)]) as fake,
+        pytest.raises(ModelRateLimitError, match="rate limited"),
+    ):
+        make(fake.url, SPECWIRE_MODEL_MAX_RETRIES="0").complete(request)
+    with (
+        serve([Reply(error(401), status=401)]) as fake,
+        pytest.raises(ModelAuthError, match="rejected the API key"),
+    ):
+        make(fake.url).complete(request)
     assert len(fake.requests) == 1  # a 401 is not retried
 
 
