@@ -134,3 +134,21 @@ def test_smoke_against_the_real_api(tmp_path: Path, model: str, key: str) -> Non
     log = events(tmp_path / "work")
     [answer] = [e["payload"] for e in log if e["type"] == "assistant_message"]
     assert answer["text"] and answer["usage"]["input"] > 0
+
+
+def test_a_failing_provider_ends_the_session_in_one_line(tmp_path: Path) -> None:
+    failure = {"error": {"message": "overloaded", "type": "server_error", "code": None}}
+    with serve([Reply(failure, status=503)]) as fake:
+        done = run_spec(
+            tmp_path,
+            "openai-compatible/test-model",
+            {"OPENAI_BASE_URL": fake.url + "/v1", "SPECWIRE_MODEL_MAX_RETRIES": "1"},
+            "hello",
+        )
+    assert len(fake.requests) == 2  # one retry, then give up
+    assert done.returncode == 1, (done.stdout, done.stderr)  # the session failed mid-way
+    assert "Traceback" not in done.stderr
+    [line] = [ln for ln in done.stderr.splitlines() if ln.startswith("adapter-demo: ")]
+    assert "503" in line and "overloaded" in line and "try again later" in line
+    log = events(tmp_path / "work")
+    assert log[-1]["type"] == "session_end" and log[-1]["payload"]["stopReason"] == "abort"
