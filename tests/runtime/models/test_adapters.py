@@ -21,6 +21,7 @@ from runtime.models.errors import (
     ContextTooLongError,
     ModelAuthError,
     ModelConfigError,
+    ModelConnectionError,
     ModelNotFoundError,
     ModelRateLimitError,
     ModelRefusalError,
@@ -393,3 +394,13 @@ def test_a_timeout_is_a_clear_error(provider: str) -> None:
 def test_bad_settings_are_start_up_errors() -> None:
     with pytest.raises(ModelConfigError, match="SPECWIRE_MODEL_TIMEOUT must be"):
         select_model("gpt-x", environ={"OPENAI_API_KEY": "o", "SPECWIRE_MODEL_TIMEOUT": "soon"})
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_an_unreachable_provider_is_a_clear_error(provider: str) -> None:
+    make, _, _ = PROVIDERS[provider]
+    with serve([Reply({})]) as fake:
+        url = fake.url  # the port is free again once the server has closed
+    model = make(url, SPECWIRE_MODEL_MAX_RETRIES="0", SPECWIRE_MODEL_TIMEOUT="2")
+    with pytest.raises(ModelConnectionError, match="cannot reach the provider"):
+        model.complete(ModelRequest(SYSTEM, [UserMessage("hi")], []))
