@@ -7,7 +7,8 @@ store. One session log (JSONL) records the session:
 ``session_start`` → ``recall`` (when auto-recall ran) → ``context`` (the system blocks exactly as
 injected) → per turn ``user_message`` (+ a ``synthetic`` one for a slash command), ``tool_use`` /
 ``tool_result`` pairs, tool events, ``context_refresh`` (the prompt after the plan tail changed),
-``context_evicted`` (user messages leaving the window), ``assistant_message`` → ``session_end``.
+``context_evicted`` (user messages leaving the window), ``assistant_message`` (with ``usage``:
+the turn's input/output/cached tokens, when the model reports them) → ``session_end``.
 
 Teardown always runs, once: ``continuity.on_handoff``, then ``memory.on_capture``, then
 ``session_end``. The stop reason is ``exit`` (end of input or ``/exit``), ``complete`` (a
@@ -43,6 +44,7 @@ from runtime.models.types import (
     ModelRequest,
     SystemBlock,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
 from runtime.safety.redaction import redact
@@ -294,27 +296,33 @@ class _Session:
         if not self._context_open:
             self._open_context(prompt)
         self.window.add(UserMessage(prompt, synthetic=synthetic), turn, typed)
-        reply = self._answer(turn)
+        reply, usage = self._answer(turn)
         self.window.add(AssistantMessage(reply), turn)
-        self.session_log.append("assistant_message", {"text": reply, "turn": turn})
+        event: dict[str, Any] = {"text": reply, "turn": turn}
+        if usage is not None:  # the turn's model calls, summed (tool rounds included)
+            event["usage"] = usage.payload()
+        self.session_log.append("assistant_message", event)
         self.completed_turns += 1
         if reply:
             self.output(reply)
 
-    def _answer(self, turn: int) -> str:
+    def _answer(self, turn: int) -> tuple[str, Usage | None]:
         rounds = 0
+        usage: Usage | None = None
         while True:
             self._evict()
             request = ModelRequest(self.system(), self.window.messages(), self.runner.specs())
             response = self.model.complete(request)
+            if response.usage is not None:
+                usage = response.usage if usage is None else usage + response.usage
             if not response.tool_calls:
-                return response.text
+                return response.text, usage
             if rounds >= self.max_tool_rounds:
                 note = f"[stopped: the tool-round limit ({self.max_tool_rounds}) was reached]"
                 self.log(
                     f"[loop] warning: turn {turn} hit max_tool_rounds={self.max_tool_rounds}\n"
                 )
-                return f"{response.text}\n{note}" if response.text else note
+                return (f"{response.text}\n{note}" if response.text else note), usage
             rounds += 1
             calls = [self.runner.assign_id(call) for call in response.tool_calls]
             self.window.add(AssistantMessage(response.text, tuple(calls)), turn)

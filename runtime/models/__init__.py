@@ -2,8 +2,10 @@
 
 ``select_model(model_id)`` honours ``$SPECWIRE_MODEL`` over the spec's id. ``scripted`` (or
 ``scripted/<anything>``) is the offline, deterministic scripted model; with ``$SPECWIRE_SCRIPT``
-pointing at a JSON file it replays those responses in order instead. Any other id raises
-``ModelUnavailableError``: real adapters (OpenAI-compatible, Anthropic) land in a later release.
+pointing at a JSON file it replays those responses in order instead. ``anthropic/<m>`` /
+``claude-*`` use the Anthropic adapter, ``openai/<m>`` / ``gpt-*`` / ``o<digit>…`` the OpenAI one,
+``openai-compatible/<m>`` the OpenAI SDK at ``$OPENAI_BASE_URL``; the SDKs are imported only
+then. Any other id raises ``ModelUnavailableError``.
 
 The scripted model follows one directive per user message (details in ``scripted.py``):
 
@@ -21,7 +23,12 @@ The scripted model follows one directive per user message (details in ``scripted
 After a tool result it answers ``Done: <first line>`` or ``That failed: <first line>``.
 """
 
-from runtime.models.errors import ModelError, ModelUnavailableError
+from runtime.models.errors import (
+    ModelCallError,
+    ModelConfigError,
+    ModelError,
+    ModelUnavailableError,
+)
 from runtime.models.replay import ReplayModel
 from runtime.models.scripted import ScriptedModel
 from runtime.models.select import select_model
@@ -36,6 +43,7 @@ from runtime.models.types import (
     ToolCall,
     ToolResultMessage,
     ToolSpec,
+    Usage,
     UserMessage,
 )
 
@@ -43,6 +51,8 @@ __all__ = [
     "AssistantMessage",
     "Message",
     "Model",
+    "ModelCallError",
+    "ModelConfigError",
     "ModelError",
     "ModelRequest",
     "ModelResponse",
@@ -54,6 +64,7 @@ __all__ = [
     "ToolCall",
     "ToolResultMessage",
     "ToolSpec",
+    "Usage",
     "UserMessage",
     "select_model",
 ]

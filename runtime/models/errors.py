@@ -8,13 +8,53 @@ class ModelError(Exception):
 
 
 class ModelUnavailableError(ModelError):
-    """The requested model id has no adapter in this release."""
+    """The requested model id matches no adapter."""
 
     def __init__(self, model_id: str, *, from_env: bool = False) -> None:
         self.model_id = model_id
         origin = " (from SPECWIRE_MODEL)" if from_env else ""
         super().__init__(
-            f'model "{model_id}"{origin} is not available: this release ships only the offline '
-            "scripted model; real adapters (OpenAI-compatible, Anthropic) land in a later "
-            "release. Set SPECWIRE_MODEL=scripted to run offline."
+            f'model "{model_id}"{origin} is not available: use anthropic/<model> or claude-*, '
+            "openai/<model>, gpt-* or o<digit>…, openai-compatible/<model> (with "
+            "OPENAI_BASE_URL), or scripted. Set SPECWIRE_MODEL=scripted to run offline."
         )
+
+
+class ModelConfigError(ModelError):
+    """A real model was selected but cannot start: a missing key, base URL or SDK."""
+
+
+class ModelCallError(ModelError):
+    """A call to a real model failed after the SDK's bounded retries."""
+
+
+class ModelTimeoutError(ModelCallError):
+    """The provider did not answer in time."""
+
+
+class ModelConnectionError(ModelCallError):
+    """The provider could not be reached."""
+
+
+class ModelRateLimitError(ModelCallError):
+    """The provider kept answering 429 (rate limited or out of quota)."""
+
+
+class ModelServerError(ModelCallError):
+    """The provider kept answering with a server error (5xx)."""
+
+
+class ModelAuthError(ModelCallError):
+    """The provider rejected the API key."""
+
+
+class ModelNotFoundError(ModelCallError):
+    """The provider does not know the model id."""
+
+
+class ContextTooLongError(ModelCallError):
+    """The prompt is longer than the model's context window."""
+
+
+class ModelRefusalError(ModelCallError):
+    """The model refused to answer."""

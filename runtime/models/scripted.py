@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from runtime.ids import new_tool_use_id
@@ -46,6 +47,7 @@ from runtime.models.types import (
     SystemBlockKind,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
 from runtime.tools import MEMORY_TOOL_NAMES
@@ -85,6 +87,10 @@ class ScriptedModel:
         return self._model_id
 
     def complete(self, request: ModelRequest) -> ModelResponse:
+        response = self._respond(request)
+        return replace(response, usage=estimate_usage(request, response))
+
+    def _respond(self, request: ModelRequest) -> ModelResponse:
         if not request.messages:
             return _say("Hello. Tell me what to do, or try `remember: <fact>`.")
         last = request.messages[-1]
@@ -93,6 +99,24 @@ class ScriptedModel:
         if isinstance(last, UserMessage):
             return _answer(last.text.strip(), request)
         return _say("(waiting for a message)")
+
+
+def _chars(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def estimate_usage(request: ModelRequest, response: ModelResponse) -> Usage:
+    """A deterministic estimate (about four characters a token) so budgets test offline."""
+    prompt = sum(len(block.text) for block in request.system)
+    for message in request.messages:
+        prompt += len(message.text)
+        if isinstance(message, AssistantMessage):
+            prompt += sum(_chars(call.input) + len(call.name) for call in message.tool_calls)
+    prompt += sum(len(t.name) + len(t.description) + _chars(t.input_schema) for t in request.tools)
+    answer = len(response.text) + sum(
+        _chars(call.input) + len(call.name) for call in response.tool_calls
+    )
+    return Usage(input=(prompt + 3) // 4, output=(answer + 3) // 4, cached=0)
 
 
 def _summarize(messages: list[Message]) -> str:

@@ -8,10 +8,13 @@ A spec may give its model id as a secret reference (``model: $MODEL_ID``): the b
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from runtime.models.anthropic_model import AnthropicModel
 from runtime.models.errors import ModelError, ModelUnavailableError
+from runtime.models.openai_model import OpenAIModel
 from runtime.models.replay import ReplayModel
 from runtime.models.scripted import ScriptedModel
 from runtime.models.types import Model
@@ -63,18 +66,46 @@ def select_spec_model(model: ModelRef, *, environ: Mapping[str, str] | None = No
     return select_model(resolve_model_id(model, environ=env), environ=env)
 
 
+_OPENAI_BARE = re.compile(r"^(gpt-|o\d)")
+
+
+def provider_of(model_id: str) -> tuple[str, str] | None:
+    """``(provider, wire model)`` for a real model id, ``None`` when the id has no adapter.
+
+    ``anthropic/<m>`` and bare ``claude-*`` → Anthropic; ``openai/<m>``, bare ``gpt-*`` and
+    ``o<digit>…`` → OpenAI; ``openai-compatible/<m>`` → the OpenAI SDK at ``$OPENAI_BASE_URL``.
+    """
+    prefix, slash, rest = model_id.partition("/")
+    if slash:
+        if prefix in ("anthropic", "openai", "openai-compatible") and rest.strip():
+            return prefix, rest.strip()
+        return None
+    if model_id.startswith("claude-"):
+        return "anthropic", model_id
+    if _OPENAI_BARE.match(model_id):
+        return "openai", model_id
+    return None
+
+
 def select_model(model_id: str, *, environ: Mapping[str, str] | None = None) -> Model:
     """The model for ``model_id`` (or ``$SPECWIRE_MODEL`` when set).
 
     ``scripted`` / ``scripted/<anything>`` is the offline scripted model; with
-    ``$SPECWIRE_SCRIPT`` set it replays that file instead. Any other id raises
-    ``ModelUnavailableError``: real adapters land in a later release.
+    ``$SPECWIRE_SCRIPT`` set it replays that file instead. Real ids (see ``provider_of``) get
+    the Anthropic or OpenAI adapter, which raise ``ModelConfigError`` at once for a missing key,
+    base URL or SDK. Any other id raises ``ModelUnavailableError``.
     """
     env = os.environ if environ is None else environ
     override = env.get(MODEL_ENV, "").strip()
     chosen = override or model_id.strip()
     if not is_scripted(chosen):
-        raise ModelUnavailableError(chosen, from_env=bool(override))
+        found = provider_of(chosen)
+        if found is None:
+            raise ModelUnavailableError(chosen, from_env=bool(override))
+        provider, wire = found
+        if provider == "anthropic":
+            return AnthropicModel(chosen, wire, environ=env)
+        return OpenAIModel(chosen, wire, compatible=provider == "openai-compatible", environ=env)
     script = env.get(SCRIPT_ENV, "").strip()
     if script:
         return ReplayModel(Path(script), model_id=chosen)

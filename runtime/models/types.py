@@ -76,9 +76,28 @@ class ModelRequest:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """Tokens one model call used: ``input`` (all prompt tokens, cached ones included),
+    ``output``, and ``cached`` (prompt tokens read from the provider's cache)."""
+
+    input: int = 0
+    output: int = 0
+    cached: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input + other.input, self.output + other.output, self.cached + other.cached
+        )
+
+    def payload(self) -> dict[str, int]:
+        return {"input": self.input, "output": self.output, "cached": self.cached}
+
+
+@dataclass(frozen=True)
 class ModelResponse:
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage | None = None  # None when the model does not report it
 
 
 class Model(Protocol):

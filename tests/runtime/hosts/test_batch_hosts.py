@@ -126,7 +126,7 @@ def test_research_summary_reports_the_budget(
 ROLES = [
     RoleConfig("researcher", "You gather facts."),
     RoleConfig("writer", "You write the story.", model="scripted/writer"),
-    RoleConfig("editor", "You edit.", model="openai/gpt-4o"),
+    RoleConfig("editor", "You edit.", model="mystery/gpt-4o"),
 ]
 
 
@@ -179,5 +179,5 @@ def test_unknown_role_and_unavailable_role_model_exit_2(
     assert crew(tmp_path, "--role", "intern", "-m", "hi") == 2
     assert 'unknown role "intern" (roles: researcher, writer, editor)' in capsys.readouterr().err
     assert crew(tmp_path, "--role", "editor", "-m", "hi") == 2
-    assert 'model "openai/gpt-4o" is not available' in capsys.readouterr().err
+    assert 'model "mystery/gpt-4o" is not available' in capsys.readouterr().err
     assert not (tmp_path / ".specwire").exists()

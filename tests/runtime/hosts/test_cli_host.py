@@ -110,23 +110,23 @@ def test_messages_from_argv_run_without_reading_stdin(tmp_path: Path) -> None:
 
 def test_an_unavailable_model_is_a_clear_error_without_traceback(tmp_path: Path) -> None:
     agent, work = setup(tmp_path)
-    done = run_agent(agent, work, "model=openai/gpt-4o", stdin="hello\n")
+    done = run_agent(agent, work, "model=mystery/gpt-4o", stdin="hello\n")
     assert done.returncode == 2
     assert done.stdout == ""
     assert "Traceback" not in done.stderr
-    assert 'demo: model "openai/gpt-4o" is not available' in done.stderr
+    assert 'demo: model "mystery/gpt-4o" is not available' in done.stderr
     assert "SPECWIRE_MODEL=scripted" in done.stderr
     assert not (work / ".specwire").exists()
 
 
 def test_specwire_model_overrides_the_spec_model_both_ways(tmp_path: Path) -> None:
     agent, work = setup(tmp_path)
-    rescued = run_agent(agent, work, "model=openai/gpt-4o", env={"SPECWIRE_MODEL": "scripted/x"})
+    rescued = run_agent(agent, work, "model=mystery/gpt-4o", env={"SPECWIRE_MODEL": "scripted/x"})
     assert rescued.returncode == 0, rescued.stderr
     assert "model scripted/x" in rescued.stderr
-    broken = run_agent(agent, work, env={"SPECWIRE_MODEL": "claude-9"})
+    broken = run_agent(agent, work, env={"SPECWIRE_MODEL": "mystery-9"})
     assert broken.returncode == 2
-    assert '"claude-9" (from SPECWIRE_MODEL)' in broken.stderr
+    assert '"mystery-9" (from SPECWIRE_MODEL)' in broken.stderr
 
 
 def test_a_bad_argument_is_a_usage_error(tmp_path: Path) -> None:

@@ -109,9 +109,9 @@ def test_channel_reads_stdin_lines_and_keeps_serving_after_a_failed_turn(
 def test_channel_with_an_unavailable_model_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SPECWIRE_MODEL", "gpt-x")
+    monkeypatch.setenv("SPECWIRE_MODEL", "mystery-x")
     assert channel(tmp_path, ["t1: hi"], []) == 2
-    assert '"gpt-x" (from SPECWIRE_MODEL) is not available' in capsys.readouterr().err
+    assert '"mystery-x" (from SPECWIRE_MODEL) is not available' in capsys.readouterr().err
 
 
 TENANTS = [TenantConfig("acme"), TenantConfig("globex", max_input_tokens=1000)]

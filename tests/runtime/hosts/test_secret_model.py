@@ -201,6 +201,6 @@ def test_resolution_and_selection() -> None:
     assert isinstance(chosen, ScriptedModel) and chosen.model_id == "scripted/y"
     override = select_spec_model(MODEL_ID, environ={"SPECWIRE_MODEL": "scripted/z"})
     assert override.model_id == "scripted/z"
-    with pytest.raises(ModelUnavailableError, match='"gpt-5" is not available'):
-        select_spec_model(MODEL_ID, environ={"DEMO_MODEL_ID": "gpt-5"})
+    with pytest.raises(ModelUnavailableError, match='"mystery-5" is not available'):
+        select_spec_model(MODEL_ID, environ={"DEMO_MODEL_ID": "mystery-5"})
     assert select_spec_model("scripted", environ={}).model_id == "scripted"

@@ -108,7 +108,14 @@ def test_a_session_logs_every_step_in_order(tmp_path: Path) -> None:
         {"text": "hello", "turn": 1},
         {"text": 'call Echo {"text": "hi"}', "turn": 2},
     ]
-    assert payloads(log, "assistant_message")[1] == {"text": "Done: echo: hi", "turn": 2}
+    answer = payloads(log, "assistant_message")[1]
+    assert {k: v for k, v in answer.items() if k != "usage"} == {
+        "text": "Done: echo: hi",
+        "turn": 2,
+    }
+    # The turn's two model calls (the tool call, then the answer), summed: a chars/4 estimate.
+    assert set(answer["usage"]) == {"input", "output", "cached"}
+    assert answer["usage"]["input"] > 0 and answer["usage"]["output"] > 0
     assert by_kind["session_end"] == {"stopReason": "exit", "turns": 2}
 
 

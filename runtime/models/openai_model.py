@@ -1,0 +1,192 @@
+"""OpenAI Chat Completions through the official ``openai`` SDK (imported lazily).
+
+With a base URL the same adapter serves OpenAI-compatible servers (Ollama, vLLM, llama.cpp,
+LiteLLM). The system blocks become one system message, stable blocks first (the provider's
+automatic prefix caching sees the same start every time), volatile ones after. Tool errors go
+back as ``role: tool`` messages whose content starts with ``ERROR:`` (the API has no error
+field). Tool calls keep the loop's ``tu_…`` ids on the wire: the API accepts any id as long as
+each tool message names a call of the assistant message before it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from runtime.models.errors import ModelConfigError, ModelRefusalError
+from runtime.models.provider import (
+    cache_order,
+    load_sdk,
+    map_sdk_error,
+    require_env,
+    retries_setting,
+    timeout_setting,
+)
+from runtime.models.types import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+)
+from runtime.safety.redaction import register_secret
+
+KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+ERROR_PREFIX = "ERROR: "
+# Local OpenAI-compatible servers usually ignore the key; the SDK still wants one.
+NO_KEY = "no-key"
+
+
+def system_text(request: ModelRequest) -> str:
+    stable, volatile = cache_order(request.system)
+    return "\n\n".join(block.text for block in [*stable, *volatile])
+
+
+def tools_payload(request: ModelRequest) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema,
+            },
+        }
+        for t in request.tools
+    ]
+
+
+def messages_payload(request: ModelRequest) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    system = system_text(request)
+    if system:
+        out.append({"role": "system", "content": system})
+    for message in request.messages:
+        out.append(_message(message))
+    return out
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if isinstance(message, AssistantMessage):
+        entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        if message.tool_calls:
+            entry["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.input)},
+                }
+                for c in message.tool_calls
+            ]
+        elif not message.text:
+            entry["content"] = ""
+        return entry
+    if isinstance(message, ToolResultMessage):
+        text = message.text or "(no output)"
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_use_id,
+            "content": ERROR_PREFIX + text if message.is_error else text,
+        }
+    return {"role": "user", "content": message.text}
+
+
+def _arguments(raw: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class OpenAIModel:
+    """A ``Model`` over ``client.chat.completions.create``; ``compatible`` needs a base URL."""
+
+    def __init__(
+        self,
+        model_id: str,
+        wire_model: str,
+        *,
+        compatible: bool = False,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        env = os.environ if environ is None else environ
+        self._model_id = model_id
+        self._wire_model = wire_model
+        base_url = env.get(BASE_URL_ENV, "").strip() or None
+        if compatible and base_url is None:
+            raise ModelConfigError(
+                f'model "{model_id}" needs the server\'s URL in {BASE_URL_ENV}, which is not '
+                f"set; set e.g. {BASE_URL_ENV}=http://127.0.0.1:11434/v1"
+            )
+        self._sdk = load_sdk("openai")
+        if compatible:
+            key = env.get(KEY_ENV, "").strip() or NO_KEY
+            if key != NO_KEY:
+                register_secret(KEY_ENV, key)
+        else:
+            key = require_env(env, KEY_ENV, model_id)
+        self._retries = retries_setting(env)
+        self._client = self._sdk.OpenAI(
+            api_key=key,
+            base_url=base_url,
+            timeout=timeout_setting(env),
+            max_retries=self._retries,
+        )
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The ``chat.completions.create`` arguments for ``request``."""
+        body: dict[str, Any] = {
+            "model": self._wire_model,
+            "messages": messages_payload(request),
+        }
+        if request.tools:
+            body["tools"] = tools_payload(request)
+        return body
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        try:
+            reply = self._client.chat.completions.create(**self.body(request))
+        except self._sdk.APIError as exc:
+            raise map_sdk_error(
+                self._sdk, exc, model_id=self._model_id, key_env=KEY_ENV, retries=self._retries
+            ) from None
+        if not reply.choices:
+            return ModelResponse(usage=_usage(reply))
+        choice = reply.choices[0]
+        message = choice.message
+        refusal = getattr(message, "refusal", None)
+        if refusal or choice.finish_reason == "content_filter":
+            reason = f": {' '.join(str(refusal).split())[:200]}" if refusal else ""
+            raise ModelRefusalError(
+                f'model "{self._model_id}" refused to answer this request{reason}; rephrase it '
+                "or start a new session"
+            )
+        calls = [
+            ToolCall(call.id, call.function.name, _arguments(call.function.arguments))
+            for call in (message.tool_calls or [])
+            if getattr(call, "type", "function") == "function"
+        ]
+        return ModelResponse(text=message.content or "", tool_calls=calls, usage=_usage(reply))
+
+
+def _usage(reply: Any) -> Usage | None:
+    usage = getattr(reply, "usage", None)
+    if usage is None:
+        return None
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = int(getattr(details, "cached_tokens", None) or 0) if details is not None else 0
+    return Usage(
+        input=int(usage.prompt_tokens or 0),
+        output=int(usage.completion_tokens or 0),
+        cached=cached,
+    )
