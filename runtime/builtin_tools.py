@@ -147,22 +147,25 @@ class WriteInput(ToolInput):
     content: str = Field(description="The complete new content of the file (UTF-8 text).")
 
 
-def _not_the_state_folder(parts: tuple[str, ...]) -> None:
-    if parts[0] == SPECWIRE_DIRNAME:
-        raise PathRefused(
-            f"refusing to write under {SPECWIRE_DIRNAME}/: memory, plans and session logs "
-            "change only through their own tools"
-        )
+def _state_folder_guard(refusal: str) -> Callable[[tuple[str, ...]], None]:
+    """A ``locate`` guard refusing any path into the state folder: every conversation's session
+    log, the facts and the evidence key live there, and only the memory tools go in."""
+
+    def guard(parts: tuple[str, ...]) -> None:
+        if parts[0] == SPECWIRE_DIRNAME:
+            raise PathRefused(refusal)
+
+    return guard
 
 
-def _outside_the_state_folder(parts: tuple[str, ...]) -> None:
-    # Session logs of every conversation (other threads' included), the facts and the
-    # evidence key live there: the memory tools are the only way in.
-    if parts[0] == SPECWIRE_DIRNAME:
-        raise PathRefused(
-            f"{SPECWIRE_DIRNAME}/ holds the agent's memory and session logs: use the memory "
-            "tools (Recall, FocusRead, PlanRead) instead"
-        )
+_not_the_state_folder = _state_folder_guard(
+    f"refusing to write under {SPECWIRE_DIRNAME}/: memory, plans and session logs change only "
+    "through their own tools"
+)
+_outside_the_state_folder = _state_folder_guard(
+    f"{SPECWIRE_DIRNAME}/ holds the agent's memory and session logs: use the memory tools "
+    "(Recall, FocusRead, PlanRead) instead"
+)
 
 
 def _write(cwd: Path, parsed: WriteInput) -> ToolResult:

@@ -94,7 +94,7 @@ class SandboxPolicy:
         return self.workspace / SPECWIRE_DIRNAME
 
     def launcher_argv(self, command: str, tmpdir: Path, environ: Mapping[str, str]) -> list[str]:
-        self.state_dir.mkdir(mode=0o700, exist_ok=True)
+        self.state_dir.mkdir(mode=0o700, exist_ok=True)  # the mask needs its mount point
         env = scrubbed_environment(environ, home=self.workspace, tmpdir=tmpdir)
         config = {
             "workspace": str(self.workspace),
