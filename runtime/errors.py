@@ -28,3 +28,7 @@ class UnsafeFileError(StoreError):
         super().__init__(f"{label} {reason}")
         self.label = label
         self.reason = reason  # "is a FIFO (named pipe), not a regular file; …"
+
+
+class ServeConfigError(Exception):
+    """A bundle cannot serve as configured (no channel to serve, no tenant key, a port in use)."""

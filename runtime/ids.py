@@ -9,6 +9,16 @@ import secrets
 SESSION_ID_RE = re.compile(r"^sess_[0-9a-f]{16}$")
 TOOL_USE_ID_RE = re.compile(r"^tu_[0-9a-zA-Z_]{1,64}$")
 MEMORY_ID_RE = re.compile(r"^mem_[0-9a-f]{16}$")
+# A conversation or session key a client names over HTTP (webhook conversation, managed
+# X-Session-Id): no slash, no whitespace, no control character, no "..".
+CLIENT_KEY_RE = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
+CLIENT_KEY_RULE = "1-200 letters, digits or ._:@+=- starting with a letter or digit, no '..'"
+
+
+def check_client_key(value: str) -> str:
+    if not CLIENT_KEY_RE.fullmatch(value):
+        raise ValueError(f"must be {CLIENT_KEY_RULE}")
+    return value
 
 
 def new_session_id() -> str:

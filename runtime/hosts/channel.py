@@ -1,33 +1,33 @@
 """The channel host: routes each conversation to a session and runs one turn per message.
 
-This release ships a local console adapter (real chat adapters such as Slack land in a later
-release): each stdin line (or ``--message``) is ``<conversation-key>: <message>``. A conversation
-key always maps to the same session id (stable across restarts); every message calls
-``build_turn(session id)`` (memory is wired per turn, scoped to the conversation), runs one
-single-turn loop seeded with the conversation so far, and prints ``<key>: <reply>``. Malformed
-lines and failed turns are reported on stderr and the adapter keeps serving. The channels'
-settings (secret references such as ``$SLACK_BOT_TOKEN``) are not resolved by the console
-adapter: it never connects anywhere.
+``agent.py serve`` answers Slack (Events API) and a JSON webhook over HTTP (see
+``runtime.serve.channel_app``); ``agent.py`` or ``agent.py console`` is the local console
+adapter: each stdin line (or ``--message``) is ``<conversation-key>: <message>``.
+
+Either way a conversation key always maps to the same session id (stable across restarts);
+every message calls ``build_turn(session id)`` (memory is wired per turn, scoped to the
+conversation), runs one single-turn loop seeded with the conversation so far, and replies.
+Malformed lines and failed turns are reported on stderr and the host keeps serving. The console
+adapter never resolves the channels' secret references: it connects nowhere.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from runtime.hosts.console import (
-    message_option,
-    parse_and_load,
-    stderr_log,
-    stdin_reader,
-)
+from runtime.errors import ServeConfigError
+from runtime.hosts.console import load_model, stderr_log, stdin_reader
+from runtime.hosts.serving import check_serve_extra, per_turn_argv, run_server
 from runtime.hosts.turns import RoutedLine, run_turn, serve_routed_lines
 from runtime.hosts.types import ChannelConfig, ChannelTurnBuilder
 from runtime.ids import conversation_session_id
 from runtime.loop import iter_messages
+from runtime.models import Model
 from runtime.paths import StoreLayout
-from runtime.secrets import SecretRef
+from runtime.secrets import SecretRef, SettingValue
 
 LINE_SHAPE = "<conversation-key>: <message>"
 
@@ -43,46 +43,161 @@ def serve_channel(
     root: Path | None = None,
     argv: Sequence[str] | None = None,
 ) -> int:
-    parser = argparse.ArgumentParser(
-        prog=spec_name, description=f"Serve the {spec_name} bot on the local console."
+    parser = argparse.ArgumentParser(prog=spec_name, description=f"The {spec_name} chat bot.")
+    args = per_turn_argv(
+        parser,
+        argv,
+        console_help="answer lines typed on the console (the default)",
+        line_what=f'a line "{LINE_SHAPE}"',
+        serve_help="answer Slack events and the JSON webhook over HTTP",
     )
-    message_option(parser, f'a line "{LINE_SHAPE}"')
-    started = parse_and_load(parser, argv, model, spec_name)
-    if isinstance(started, int):
-        return started
-    args, chosen = started
-    sessions_dir = StoreLayout.for_cwd((root or Path.cwd()).resolve(), spec_name).sessions_dir
+    if isinstance(args, int):
+        return args
+    if args.command == "serve" and not check_serve_extra(spec_name):
+        return 2
+    chosen = load_model(model, spec_name)
+    if chosen is None:
+        return 2
+    bot = _ChannelBot(spec_name, chosen, instructions, build_turn, root)
+    if args.command == "serve":
+        return _serve_http(bot, args, channels, session_key)
+    return _serve_console(bot, args, channels, session_key)
+
+
+class _ChannelBot:
+    """One turn of one conversation, whichever adapter delivered the message."""
+
+    def __init__(
+        self,
+        spec_name: str,
+        model: Model,
+        instructions: str,
+        build_turn: ChannelTurnBuilder,
+        root: Path | None,
+    ) -> None:
+        self.spec_name = spec_name
+        self.model = model
+        self.instructions = instructions
+        self.build_turn = build_turn
+        self.sessions_dir = StoreLayout.for_cwd(
+            (root or Path.cwd()).resolve(), spec_name
+        ).sessions_dir
+
+    def answer(self, key: str, message: str, info: Mapping[str, Any]) -> tuple[str, list[str]]:
+        session_id = conversation_session_id(self.spec_name, "channel", key)
+        _, replies = run_turn(
+            model=self.model,
+            instructions=self.instructions,
+            setup=self.build_turn(session_id),
+            sessions_dir=self.sessions_dir,
+            session_id=session_id,
+            message=message,
+            spec_name=self.spec_name,
+            target="channel",
+            info={"conversation": key, **info},
+            log=stderr_log,
+        )
+        return session_id, replies
+
+
+def _serve_console(
+    bot: _ChannelBot,
+    args: argparse.Namespace,
+    channels: Sequence[ChannelConfig],
+    session_key: str,
+) -> int:
     names = ", ".join(channel.name for channel in channels) or "none"
     stderr_log(
-        f"{spec_name} · channel bot on the local console · model {chosen.model_id} · "
-        f"one session per {session_key} · configured channels: {names} (not connected: chat "
-        f"adapters land in a later release) · send lines as {LINE_SHAPE}\n"
+        f"{bot.spec_name} · channel bot on the local console · model {bot.model.model_id} · "
+        f"one session per {session_key} · configured channels: {names} (`serve` connects "
+        f"them) · send lines as {LINE_SHAPE}\n"
     )
 
     def handle(routed: RoutedLine) -> list[str]:
-        session_id = conversation_session_id(spec_name, "channel", routed.key)
-        _, replies = run_turn(
-            model=chosen,
-            instructions=instructions,
-            setup=build_turn(session_id),
-            sessions_dir=sessions_dir,
-            session_id=session_id,
-            message=routed.message,
-            spec_name=spec_name,
-            target="channel",
-            info={"conversation": routed.key},
-            log=stderr_log,
-        )
-        return replies
+        return bot.answer(routed.key, routed.message, {})[1]
 
     messages: list[str] = args.message
     status = serve_routed_lines(
         iter_messages(messages if messages else stdin_reader()),
-        spec_name=spec_name,
+        spec_name=bot.spec_name,
         line_shape=LINE_SHAPE,
         handle=handle,
     )
     if status != 0:
         return status
-    stderr_log(f"session logs: {sessions_dir}\n")
+    stderr_log(f"session logs: {bot.sessions_dir}\n")
     return 0
+
+
+def _serve_http(
+    bot: _ChannelBot,
+    args: argparse.Namespace,
+    channels: Sequence[ChannelConfig],
+    session_key: str,
+) -> int:
+    from runtime.serve.channel_app import (
+        ChannelReply,
+        ChannelService,
+        SlackSettings,
+        build_channel_app,
+    )
+    from runtime.serve.http import listen_address, max_body_bytes
+    from runtime.serve.slack_replies import SlackPoster
+
+    try:
+        host, port = listen_address(args)
+        limit = max_body_bytes()
+    except ValueError as exc:
+        raise ServeConfigError(str(exc)) from None
+    by_name = {channel.name: channel.settings for channel in channels}
+    slack = None
+    if "slack" in by_name:
+        settings = by_name["slack"]
+        slack = SlackSettings(
+            signing_secret=_setting(settings, "slack", "signingSecret"),
+            poster=SlackPoster(_setting(settings, "slack", "botToken")),
+        )
+    webhook_token = (
+        _setting(by_name["webhook"], "webhook", "token") if "webhook" in by_name else None
+    )
+    if slack is None and webhook_token is None:
+        raise ServeConfigError(
+            "nothing to serve: add channels.slack {botToken, signingSecret} or "
+            "channels.webhook {token} to the spec (as $SECRET references)"
+        )
+
+    def turn(key: str, message: str, info: Mapping[str, Any]) -> ChannelReply:
+        session_id, replies = bot.answer(key, message, info)
+        return ChannelReply(session_id, replies)
+
+    service = ChannelService(
+        spec_name=bot.spec_name,
+        session_key=session_key,
+        run_turn=turn,
+        max_body=limit,
+        log=stderr_log,
+        slack=slack,
+        webhook_token=webhook_token,
+    )
+    endpoints = (["POST /slack/events"] if slack else []) + (
+        ["POST /v1/turns"] if webhook_token else []
+    )
+    banner = (
+        f"{bot.spec_name} · channel bot · model {bot.model.model_id} · one session per "
+        f"{session_key} · {', '.join([*endpoints, 'GET /healthz'])}"
+    )
+    return run_server(build_channel_app(service), host, port, banner)
+
+
+def _setting(settings: Mapping[str, SettingValue], channel: str, key: str) -> str:
+    """A channel setting as text; a secret reference is read from the environment now."""
+    snake = "".join(f"_{char.lower()}" if char.isupper() else char for char in key)
+    value = settings.get(key, settings.get(snake))
+    if value is None:
+        raise ServeConfigError(f"channels.{channel}.{key} is not set in the spec")
+    if isinstance(value, SecretRef):
+        return value.resolve()
+    text = str(value).strip()
+    if not text:
+        raise ServeConfigError(f"channels.{channel}.{key} is empty")
+    return text

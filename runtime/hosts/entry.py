@@ -12,7 +12,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 
-from runtime.errors import MemoryServiceError, StoreError
+from runtime.errors import MemoryServiceError, ServeConfigError, StoreError
 from runtime.hosts.console import stderr_log
 from runtime.models import ModelError
 from runtime.secrets import MissingSecretError
@@ -20,6 +20,7 @@ from runtime.shell import SandboxUnavailableError
 
 STARTUP_FAILURES: tuple[type[BaseException], ...] = (
     MemoryServiceError,
+    ServeConfigError,
     StoreError,
     MissingSecretError,
     ModelError,

@@ -1,33 +1,35 @@
 """The managed host: a multi-tenant service; every turn runs fenced inside its tenant's root.
 
-This release ships a local console adapter: each stdin line (or ``--message``) is
-``<tenant-id>/<session-key>: <message>``. A tenant not declared in the spec gets a clear error
-line and nothing runs. The tenant's root is ``<tenants root>/<tenant-id>``, where the tenants
-root is ``$SPECWIRE_TENANTS_ROOT`` or ``<root or cwd>/.specwire/tenants``; every store and the
-session logs (``<tenant root>/sessions/``) live under it. Each message calls
-``build_turn(tenant, session id)`` (memory wired per turn, fenced to the tenant), runs one
-single-turn loop seeded with the conversation so far, and prints ``<tenant>/<key>: <reply>``.
+``agent.py serve`` is an OpenAI-compatible HTTP service (``runtime.serve.managed_app``): each
+tenant calls it with its own API key, within its token budget. ``agent.py`` or
+``agent.py console`` is the local console adapter: each stdin line (or ``--message``) is
+``<tenant-id>/<session-key>: <message>``; a tenant not declared in the spec gets a clear error
+line and nothing runs.
 
-The tenants' token budgets are carried but not enforced yet: the loop does no token accounting.
+The tenant's root is ``<tenants root>/<tenant-id>``, where the tenants root is
+``$SPECWIRE_TENANTS_ROOT`` or ``<root or cwd>/.specwire/tenants``; every store, the session logs
+(``<tenant root>/sessions/``) and the usage ledger (``<tenant root>/usage/``) live under it.
+Each message calls ``build_turn(tenant, session id)`` (memory wired per turn, fenced to the
+tenant) and runs one single-turn loop seeded with the conversation so far. Token budgets are
+enforced by ``serve`` from the recorded usage; the console adapter records usage too.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from runtime.hosts.console import (
-    message_option,
-    parse_and_load,
-    stderr_log,
-    stdin_reader,
-)
+from runtime.errors import ServeConfigError
+from runtime.hosts.console import load_model, stderr_log, stdin_reader
+from runtime.hosts.serving import check_serve_extra, per_turn_argv, run_server
 from runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serve_routed_lines
 from runtime.hosts.types import ManagedTurnBuilder, TenantConfig
 from runtime.ids import conversation_session_id
-from runtime.loop import iter_messages
+from runtime.loop import LoopResult, iter_messages
+from runtime.models import Model
 from runtime.paths import SPECWIRE_DIRNAME, StoreLayout
 from runtime.secrets import SecretRef
 from runtime.tenancy import Tenant, build_tenant
@@ -54,58 +56,152 @@ def serve_managed(
     argv: Sequence[str] | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(
-        prog=spec_name, description=f"Serve the {spec_name} agent for its tenants (console)."
+        prog=spec_name, description=f"The {spec_name} agent, serving its tenants."
     )
-    message_option(parser, f'a line "{LINE_SHAPE}"')
-    started = parse_and_load(parser, argv, model, spec_name)
-    if isinstance(started, int):
-        return started
-    args, chosen = started
-    base = tenants_root(root)
-    known = [tenant.id for tenant in tenants]
-    stderr_log(
-        f"{spec_name} · managed on the local console · model {chosen.model_id} · "
-        f"tenants: {', '.join(known) or 'none'} under {base} · send lines as {LINE_SHAPE}\n"
+    args = per_turn_argv(
+        parser,
+        argv,
+        console_help="answer lines typed on the console (the default)",
+        line_what=f'a line "{LINE_SHAPE}"',
+        serve_help="serve the OpenAI-compatible chat completions API over HTTP",
     )
-    built: dict[str, Tenant] = {}
+    if isinstance(args, int):
+        return args
+    if args.command == "serve" and not check_serve_extra(spec_name):
+        return 2
+    chosen = load_model(model, spec_name)
+    if chosen is None:
+        return 2
+    agent = _TenantAgent(spec_name, chosen, instructions, tenants, build_turn, root)
+    if args.command == "serve":
+        return _serve_http(agent, args)
+    return _serve_console(agent, args)
 
-    def tenant_for(tenant_id: str) -> Tenant:
-        if tenant_id not in built:
-            tenant = build_tenant(tenant_id, base)
-            tenant.workspace.mkdir(parents=True, exist_ok=True)
-            built[tenant_id] = tenant
-        return built[tenant_id]
+
+class _TenantAgent:
+    """One turn of one tenant's session, whichever adapter delivered the message."""
+
+    def __init__(
+        self,
+        spec_name: str,
+        model: Model,
+        instructions: str,
+        tenants: Sequence[TenantConfig],
+        build_turn: ManagedTurnBuilder,
+        root: Path | None,
+    ) -> None:
+        self.spec_name = spec_name
+        self.model = model
+        self.instructions = instructions
+        self.tenants = {tenant.id: tenant for tenant in tenants}
+        self.build_turn = build_turn
+        self.base = tenants_root(root)
+        self._built: dict[str, Tenant] = {}
+        self._lock = threading.Lock()
+
+    def tenant(self, tenant_id: str) -> Tenant:
+        with self._lock:
+            if tenant_id not in self._built:
+                tenant = build_tenant(tenant_id, self.base)
+                tenant.workspace.mkdir(parents=True, exist_ok=True)
+                self._built[tenant_id] = tenant
+            return self._built[tenant_id]
+
+    def answer(self, tenant_id: str, key: str, message: str) -> tuple[LoopResult, list[str]]:
+        if tenant_id not in self.tenants:
+            raise ValueError(f"unknown tenant {tenant_id!r}")
+        tenant = self.tenant(tenant_id)
+        session_id = conversation_session_id(self.spec_name, "managed", tenant_id, key)
+        return run_turn(
+            model=self.model,
+            instructions=self.instructions,
+            setup=self.build_turn(tenant, session_id),
+            sessions_dir=StoreLayout(tenant.root, self.spec_name).sessions_dir,
+            session_id=session_id,
+            message=message,
+            spec_name=self.spec_name,
+            target="managed",
+            info={"tenant": tenant_id, "sessionKey": key},
+            log=stderr_log,
+        )
+
+
+def _serve_console(agent: _TenantAgent, args: argparse.Namespace) -> int:
+    from runtime.serve.usage_ledger import UsageLedger
+
+    known = list(agent.tenants)
+    stderr_log(
+        f"{agent.spec_name} · managed on the local console · model {agent.model.model_id} · "
+        f"tenants: {', '.join(known) or 'none'} under {agent.base} · send lines as "
+        f"{LINE_SHAPE}\n"
+    )
 
     def handle(routed: RoutedLine) -> list[str]:
         tenant_id, _, key = routed.key.partition("/")
         if not tenant_id or not key:
             line = f"{routed.key}: {routed.message}"
-            raise RefusedLine(f'{spec_name}: expected "{LINE_SHAPE}", got {line!r}')
-        if tenant_id not in known:
+            raise RefusedLine(f'{agent.spec_name}: expected "{LINE_SHAPE}", got {line!r}')
+        if tenant_id not in agent.tenants:
             raise RefusedLine(
                 f'{routed.key}: error: unknown tenant "{tenant_id}" (tenants: '
                 f"{', '.join(known) or 'none'}); nothing was run"
             )
-        tenant = tenant_for(tenant_id)
-        session_id = conversation_session_id(spec_name, "managed", tenant_id, key)
-        _, replies = run_turn(
-            model=chosen,
-            instructions=instructions,
-            setup=build_turn(tenant, session_id),
-            sessions_dir=StoreLayout(tenant.root, spec_name).sessions_dir,
-            session_id=session_id,
-            message=routed.message,
-            spec_name=spec_name,
-            target="managed",
-            info={"tenant": tenant_id, "sessionKey": key},
-            log=stderr_log,
-        )
+        result, replies = agent.answer(tenant_id, key, routed.message)
+        if result.usage is not None:
+            UsageLedger(agent.tenant(tenant_id).root, agent.spec_name).add(result.usage)
         return replies
 
     messages: list[str] = args.message
     return serve_routed_lines(
         iter_messages(messages if messages else stdin_reader()),
-        spec_name=spec_name,
+        spec_name=agent.spec_name,
         line_shape=LINE_SHAPE,
         handle=handle,
     )
+
+
+def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
+    from runtime.serve.http import listen_address, max_body_bytes
+    from runtime.serve.managed_app import ManagedReply, ManagedService, build_managed_app
+    from runtime.serve.tenant_keys import key_variable, load_tenant_keys
+    from runtime.serve.usage_ledger import UsageLedger
+
+    try:
+        host, port = listen_address(args)
+        limit = max_body_bytes()
+    except ValueError as exc:
+        raise ServeConfigError(str(exc)) from None
+    keys, keyless = load_tenant_keys(list(agent.tenants))
+    for tenant_id in keyless:
+        stderr_log(
+            f"{agent.spec_name}: tenant {tenant_id!r} has no API key "
+            f"(${key_variable(tenant_id)} is not set): its calls get 401\n"
+        )
+    ledgers: dict[str, UsageLedger] = {}
+    ledgers_lock = threading.Lock()
+
+    def ledger_for(tenant_id: str) -> UsageLedger:
+        with ledgers_lock:
+            if tenant_id not in ledgers:
+                ledgers[tenant_id] = UsageLedger(agent.tenant(tenant_id).root, agent.spec_name)
+            return ledgers[tenant_id]
+
+    def turn(tenant_id: str, key: str, message: str) -> ManagedReply:
+        result, replies = agent.answer(tenant_id, key, message)
+        return ManagedReply(result.session_id, replies, result.usage)
+
+    service = ManagedService(
+        spec_name=agent.spec_name,
+        keys=keys,
+        tenants=agent.tenants,
+        run_turn=turn,
+        ledger_for=ledger_for,
+        max_body=limit,
+        log=stderr_log,
+    )
+    banner = (
+        f"{agent.spec_name} · managed (OpenAI-compatible) · model {agent.model.model_id} · "
+        f"{len(keys.digests)} of {len(agent.tenants)} tenant(s) with a key under {agent.base} · "
+        "POST /v1/chat/completions, GET /v1/models, GET /healthz"
+    )
+    return run_server(build_managed_app(service), host, port, banner)

@@ -72,6 +72,8 @@ class LoopResult:
     session_id: str
     turns: int  # completed turns: user messages the model answered
     stop_reason: StopReason
+    # The model calls' tokens summed over the run; None when the model reported none.
+    usage: Usage | None = None
 
 
 def run_chat_loop(
@@ -125,7 +127,7 @@ def run_chat_loop(
         stop = session.converse(iter_messages(inputs), single_turn=single_turn)
     finally:
         session.teardown(stop)
-    return LoopResult(session_log.session_id, session.completed_turns, stop)
+    return LoopResult(session_log.session_id, session.completed_turns, stop, session.usage)
 
 
 def iter_messages(inputs: InputSource) -> Iterator[str]:
@@ -176,6 +178,7 @@ class _Session:
         self.log = log
         self.turn = 0
         self.completed_turns = 0
+        self.usage: Usage | None = None
         self.ledger: list[LedgerEntry] = []
         self.prefix: list[SystemBlock] = []
         self.tail: SystemBlock | None = None
@@ -301,6 +304,7 @@ class _Session:
         event: dict[str, Any] = {"text": reply, "turn": turn}
         if usage is not None:  # the turn's model calls, summed (tool rounds included)
             event["usage"] = usage.payload()
+            self.usage = usage if self.usage is None else self.usage + usage
         self.session_log.append("assistant_message", event)
         self.completed_turns += 1
         if reply:

@@ -74,7 +74,7 @@ def test_channel_routes_each_conversation_to_its_own_session(
         {"stopReason": "complete", "turns": 1},
         {"stopReason": "complete", "turns": 1},
     ]
-    assert "slack" in err and "not connected" in err
+    assert "slack" in err and "`serve` connects them" in err
 
 
 def test_channel_reads_stdin_lines_and_keeps_serving_after_a_failed_turn(

@@ -81,7 +81,13 @@ def test_a_session_logs_every_step_in_order(tmp_path: Path) -> None:
         spec_name="support-bot",
         target="cli",
     )
-    assert result == LoopResult(log.session_id, 2, "exit")
+    assert (result.session_id, result.turns, result.stop_reason) == (log.session_id, 2, "exit")
+    # The run's usage is the sum of the turns' usage, as logged on each assistant message.
+    logged = [payload["usage"] for payload in payloads(log, "assistant_message")]
+    assert result.usage is not None
+    assert result.usage.payload() == {
+        key: sum(item[key] for item in logged) for key in ("input", "output", "cached")
+    }
     assert out == ["Noted: hello.", "Done: echo: hi"]
     assert kinds(log) == [
         "session_start",

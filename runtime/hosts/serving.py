@@ -1,0 +1,78 @@
+"""What the per-turn hosts share on the command line: ``console`` / ``serve`` and the server.
+
+``agent.py`` with no command (or ``agent.py console``) runs the console adapter, as before;
+``agent.py serve`` starts the HTTP host. The HTTP parts (Starlette, uvicorn, slack_sdk) are the
+``specwire[serve]`` extra and are imported only by ``serve``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import socket
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from runtime.errors import ServeConfigError
+from runtime.hosts.console import message_option, parse_argv, stderr_log
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+SERVE_EXTRA_MODULES = ("starlette", "uvicorn", "slack_sdk")
+
+
+def per_turn_argv(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    *,
+    console_help: str,
+    line_what: str,
+    serve_help: str,
+) -> argparse.Namespace | int:
+    """Parse ``[console] [-m TEXT]...`` or ``serve [--host H] [--port P]``."""
+    from runtime.serve.http import listen_options
+
+    message_option(parser, line_what)
+    commands = parser.add_subparsers(dest="command", metavar="{serve,console}")
+    serve = commands.add_parser("serve", help=serve_help, description=serve_help)
+    listen_options(serve)
+    console = commands.add_parser("console", help=console_help, description=console_help)
+    message_option(console, line_what)
+    return parse_argv(parser, argv)
+
+
+def check_serve_extra(prog: str) -> bool:
+    missing = [name for name in SERVE_EXTRA_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        stderr_log(f"{prog}: `serve` needs {', '.join(missing)}: pip install 'specwire[serve]'\n")
+        return False
+    return True
+
+
+def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
+    """Serve ``app`` until SIGINT/SIGTERM (then finish the requests in flight), keeping the
+    fact stores open across turns. The listening socket is bound first so the banner names
+    the real port (``--port 0`` picks a free one)."""
+    from contextlib import nullcontext as keep_stores_warm
+
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ServeConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    bound_port = sock.getsockname()[1]
+    shown_host = f"[{host}]" if family == socket.AF_INET6 else host
+    stderr_log(f"{banner} · listening on http://{shown_host}:{bound_port}\n")
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=30
+    )
+    with keep_stores_warm():
+        uvicorn.Server(config).run(sockets=[sock])
+    stderr_log("stopped\n")
+    return 0

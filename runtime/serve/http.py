@@ -1,0 +1,136 @@
+"""What both HTTP hosts share: bounded bodies, JSON errors, bearer tokens, the listen options."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import json
+import os
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ValidationError
+from starlette.requests import Request
+
+from runtime.ids import check_client_key
+from runtime.tools import format_validation_error
+
+HOST_ENV = "SPECWIRE_HOST"
+PORT_ENV = "SPECWIRE_PORT"
+MAX_BODY_ENV = "SPECWIRE_MAX_BODY_BYTES"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+# Slack events are a few kilobytes; a chat completion carries one new message (the agent's
+# memory holds the rest), so 1 MiB leaves room for a client that resends a long history.
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+Parsed = TypeVar("Parsed", bound=BaseModel)
+# A conversation or session key named by a client (see ``runtime.ids.CLIENT_KEY_RE``).
+ClientKey = Annotated[str, AfterValidator(check_client_key)]
+
+
+class BadRequest(Exception):
+    """A request refused before anything ran: ``status`` and a message naming what is wrong."""
+
+    def __init__(self, status: int, message: str, *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+
+
+def max_body_bytes() -> int:
+    raw = os.environ.get(MAX_BODY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BODY_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1024:
+        raise ValueError(f"${MAX_BODY_ENV} must be a whole number of bytes >= 1024 (got {raw!r})")
+    return value
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 past ``limit`` bytes (read no further than that)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BadRequest(413, f"the request body is larger than the limit of {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest(413, f"the request body is larger than the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parse_json(body: bytes) -> Any:
+    try:
+        return json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadRequest(400, "the request body is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise BadRequest(
+            400, f"the request body is not valid JSON (line {exc.lineno}, column {exc.colno})"
+        ) from None
+
+
+def parse_model(body: bytes, model: type[Parsed]) -> Parsed:
+    """The body as ``model``; a wrong shape is a 400 naming the offending field."""
+    data = parse_json(body)
+    if not isinstance(data, dict):
+        raise BadRequest(400, "the request body must be a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else None
+        param = ".".join(str(part) for part in first["loc"]) if first else None
+        raise BadRequest(400, format_validation_error(exc), param=param or None) from None
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest()
+
+
+def tokens_match(given: str, expected: str) -> bool:
+    """Constant-time comparison (of digests, so the length of the secret does not leak)."""
+    return hmac.compare_digest(_digest(given), _digest(expected))
+
+
+def listen_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host",
+        default=None,
+        help=f"interface to listen on (default: ${HOST_ENV} or {DEFAULT_HOST})",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"port to listen on (default: ${PORT_ENV} or {DEFAULT_PORT}; 0 picks a free one)",
+    )
+
+
+def listen_address(args: argparse.Namespace) -> tuple[str, int]:
+    host = args.host or os.environ.get(HOST_ENV, "").strip() or DEFAULT_HOST
+    if args.port is not None:
+        port = args.port
+    else:
+        raw = os.environ.get(PORT_ENV, "").strip()
+        if raw and not raw.isdigit():
+            raise ValueError(f"${PORT_ENV} must be a port number (got {raw!r})")
+        port = int(raw) if raw else DEFAULT_PORT
+    if not 0 <= port <= 65535:
+        raise ValueError(f"the port must be between 0 and 65535 (got {port})")
+    return host, port

@@ -1,0 +1,93 @@
+"""Each tenant's API key, from a documented environment variable per tenant.
+
+``SPECWIRE_TENANT_KEY_<TENANT ID>`` — the id upper-cased, every character other than a letter or
+a digit turned into ``_`` (``tenant-acme`` → ``SPECWIRE_TENANT_KEY_TENANT_ACME``). Keys never
+appear in the spec or the bundle. A tenant without a key cannot be reached; a key is at least
+``MIN_KEY_CHARS`` characters, and two tenants never share one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from runtime.errors import ServeConfigError
+from runtime.safety.redaction import register_secret
+
+KEY_ENV_PREFIX = "SPECWIRE_TENANT_KEY_"
+MIN_KEY_CHARS = 16
+
+
+def key_variable(tenant_id: str) -> str:
+    return KEY_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
+
+
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest()
+
+
+@dataclass(frozen=True)
+class TenantKeys:
+    digests: tuple[tuple[str, bytes], ...]  # (tenant id, sha256 of its key)
+
+    def tenant_for(self, given: str) -> str | None:
+        """The tenant whose key ``given`` is. Every key is compared, in constant time, so the
+        time taken says nothing about which tenant (or how much of a key) matched."""
+        digest = _digest(given)
+        found: str | None = None
+        for tenant_id, expected in self.digests:
+            if hmac.compare_digest(digest, expected):
+                found = tenant_id
+        return found
+
+    @property
+    def tenant_ids(self) -> list[str]:
+        return [tenant_id for tenant_id, _ in self.digests]
+
+
+def load_tenant_keys(
+    tenant_ids: Sequence[str], environ: Mapping[str, str] | None = None
+) -> tuple[TenantKeys, list[str]]:
+    """The keys that are set, and the tenants left without one (they get 401 on every call)."""
+    env = os.environ if environ is None else environ
+    variables: dict[str, str] = {}
+    for tenant_id in tenant_ids:
+        variable = key_variable(tenant_id)
+        if variable in variables:
+            raise ServeConfigError(
+                f"tenants {variables[variable]!r} and {tenant_id!r} would share the key "
+                f"variable ${variable}; rename one of them"
+            )
+        variables[variable] = tenant_id
+    digests: list[tuple[str, bytes]] = []
+    owners: dict[bytes, str] = {}
+    missing: list[str] = []
+    for variable, tenant_id in variables.items():
+        key = env.get(variable, "").strip()
+        if not key:
+            missing.append(tenant_id)
+            continue
+        if len(key) < MIN_KEY_CHARS:
+            raise ServeConfigError(
+                f"${variable} is too short to be an API key (at least {MIN_KEY_CHARS} characters)"
+            )
+        register_secret(variable, key)
+        digest = _digest(key)
+        if digest in owners:
+            raise ServeConfigError(
+                f"tenants {owners[digest]!r} and {tenant_id!r} have the same API key; "
+                "give each tenant its own"
+            )
+        owners[digest] = tenant_id
+        digests.append((tenant_id, digest))
+    if not digests:
+        first = key_variable(tenant_ids[0]) if tenant_ids else f"{KEY_ENV_PREFIX}<TENANT>"
+        raise ServeConfigError(
+            f"no tenant has an API key: set ${first} (one variable per tenant, "
+            f"{KEY_ENV_PREFIX}<TENANT ID>)"
+        )
+    return TenantKeys(tuple(digests)), missing
