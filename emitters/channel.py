@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from emitters.bundle import Bundle
-from emitters.common import EnvVar, agent_context, emit_plan
+from emitters.common import EnvVar, agent_context, emit_plan, serve_env
 from emitters.literals import md_code
 from ir.model import IrChannelSpec, SecretRef
 
@@ -42,12 +42,15 @@ def emit(spec: IrChannelSpec) -> Bundle:
         "session_key": spec.session_key,
         "channels": _settings(spec),
         "channel_names": [channel.name for channel in spec.channels],
+        "slack": any(channel.name == "slack" for channel in spec.channels),
+        "webhook": any(channel.name == "webhook" for channel in spec.channels),
     }
     return emit_plan(
         spec=spec,
         context=context,
         model=spec.agent.model,
         secrets=_secrets(spec),
+        extra_env=serve_env(slack=any(channel.name == "slack" for channel in spec.channels)),
         user_strings=(
             spec.session_key,
             *(channel.name for channel in spec.channels),

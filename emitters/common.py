@@ -16,7 +16,13 @@ from emitters.pipeline import BundlePlan, OutputFile, build_bundle
 from ir import lower
 from ir.durations import UNIT_MS
 from ir.model import IrAgent, IrSpec, ModelRef, SecretRef
-from runtime.fragment import MemoryWiringFragment
+from runtime.fragment import (
+    MAX_BODY_ENV,
+    SERVE_HOST_ENV,
+    SERVE_PORT_ENV,
+    SLACK_API_URL_ENV,
+    MemoryWiringFragment,
+)
 
 MODEL_ENV = "SPECWIRE_MODEL"
 AGENT_FILE = "agent.py"
@@ -27,6 +33,31 @@ README_FILE = "README.md"
 class EnvVar:
     name: str
     purpose: str  # markdown, already escaped
+
+
+def serve_env(*, slack: bool = False) -> tuple[EnvVar, ...]:
+    """The rows every ``agent.py serve`` host reads (the Slack one only for a Slack bot)."""
+    rows = [
+        EnvVar(
+            SERVE_HOST_ENV,
+            f"the interface {md_code('serve')} listens on (default {md_code('127.0.0.1')})",
+        ),
+        EnvVar(
+            SERVE_PORT_ENV, f"the port {md_code('serve')} listens on (default {md_code('8000')})"
+        ),
+        EnvVar(
+            MAX_BODY_ENV,
+            f"the largest request body {md_code('serve')} accepts, in bytes (default 1 MiB)",
+        ),
+    ]
+    if slack:
+        rows.append(
+            EnvVar(
+                SLACK_API_URL_ENV,
+                "another base URL for the Slack Web API (optional; a proxy, a test double)",
+            )
+        )
+    return tuple(rows)
 
 
 def output_files(target: str) -> tuple[OutputFile, ...]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from emitters.bundle import Bundle
-from emitters.common import EnvVar, agent_context, emit_plan
+from emitters.common import EnvVar, agent_context, emit_plan, serve_env
 from emitters.literals import md_code
 from ir.model import IrManaged
+from runtime.fragment import TENANTS_ROOT_ENV, tenant_key_variable
 
-TENANTS_ROOT_ENV = "SPECWIRE_TENANTS_ROOT"
 TENANTS_ROOT_VAR = EnvVar(
     TENANTS_ROOT_ENV,
     f"where tenant roots live (optional; default {md_code('.specwire/tenants/')} "
@@ -30,11 +30,21 @@ def emit(spec: IrManaged) -> Bundle:
         **agent_context(spec.agent, spec.tools),
         "tenants": tenants,
         "tenant_ids": [tenant.id for tenant in spec.tenants],
+        "first_key_var": tenant_key_variable(spec.tenants[0].id),
     }
+    keys = [
+        EnvVar(
+            tenant_key_variable(tenant.id),
+            f"secret: tenant {md_code(tenant.id)}'s API key for {md_code('serve')} "
+            "(16 characters or more; without it the tenant is refused)",
+        )
+        for tenant in spec.tenants
+    ]
     return emit_plan(
         spec=spec,
         context=context,
         model=spec.agent.model,
-        extra_env=(TENANTS_ROOT_VAR,),
+        extra_env=(TENANTS_ROOT_VAR, *serve_env()),
+        secrets=keys,
         user_strings=[tenant.id for tenant in spec.tenants],
     )

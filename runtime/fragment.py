@@ -94,6 +94,22 @@ def storage_name(spec_name: str) -> str:
     return f"{safe or 'spec'}-{digest}"
 
 
+# -- the serving hosts' environment (bundle READMEs list these) -----------------------------
+
+TENANTS_ROOT_ENV: Final = "SPECWIRE_TENANTS_ROOT"
+SERVE_HOST_ENV: Final = "SPECWIRE_HOST"
+SERVE_PORT_ENV: Final = "SPECWIRE_PORT"
+MAX_BODY_ENV: Final = "SPECWIRE_MAX_BODY_BYTES"
+SLACK_API_URL_ENV: Final = "SPECWIRE_SLACK_API_URL"
+TENANT_KEY_ENV_PREFIX: Final = "SPECWIRE_TENANT_KEY_"
+
+
+def tenant_key_variable(tenant_id: str) -> str:
+    """The variable holding a tenant's API key (``tenant-acme`` →
+    ``SPECWIRE_TENANT_KEY_TENANT_ACME``)."""
+    return TENANT_KEY_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
+
+
 # Runtime defaults for undeclared memory knobs (DESIGN §3).
 DEFAULT_AUTO_RECALL = True
 DEFAULT_AUTO_CAPTURE = False

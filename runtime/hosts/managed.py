@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runtime.errors import ServeConfigError
+from runtime.fragment import TENANTS_ROOT_ENV, tenant_key_variable
 from runtime.hosts.console import load_model, stderr_log, stdin_reader
 from runtime.hosts.serving import check_serve_extra, per_turn_argv, run_server
 from runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serve_routed_lines
@@ -34,7 +35,6 @@ from runtime.paths import SPECWIRE_DIRNAME, StoreLayout
 from runtime.secrets import SecretRef
 from runtime.tenancy import Tenant, build_tenant
 
-TENANTS_ROOT_ENV = "SPECWIRE_TENANTS_ROOT"
 LINE_SHAPE = "<tenant-id>/<session-key>: <message>"
 
 
@@ -163,7 +163,7 @@ def _serve_console(agent: _TenantAgent, args: argparse.Namespace) -> int:
 def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
     from runtime.serve.http import listen_address, max_body_bytes
     from runtime.serve.managed_app import ManagedReply, ManagedService, build_managed_app
-    from runtime.serve.tenant_keys import key_variable, load_tenant_keys
+    from runtime.serve.tenant_keys import load_tenant_keys
     from runtime.serve.usage_ledger import UsageLedger
 
     try:
@@ -175,7 +175,7 @@ def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
     for tenant_id in keyless:
         stderr_log(
             f"{agent.spec_name}: tenant {tenant_id!r} has no API key "
-            f"(${key_variable(tenant_id)} is not set): its calls get 401\n"
+            f"(${tenant_key_variable(tenant_id)} is not set): its calls get 401\n"
         )
     ledgers: dict[str, UsageLedger] = {}
     ledgers_lock = threading.Lock()

@@ -12,12 +12,12 @@ from typing import Annotated, Any, TypeVar
 from pydantic import AfterValidator, BaseModel, ValidationError
 from starlette.requests import Request
 
+from runtime.fragment import MAX_BODY_ENV
+from runtime.fragment import SERVE_HOST_ENV as HOST_ENV
+from runtime.fragment import SERVE_PORT_ENV as PORT_ENV
 from runtime.ids import check_client_key
 from runtime.tools import format_validation_error
 
-HOST_ENV = "SPECWIRE_HOST"
-PORT_ENV = "SPECWIRE_PORT"
-MAX_BODY_ENV = "SPECWIRE_MAX_BODY_BYTES"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 # Slack events are a few kilobytes; a chat completion carries one new message (the agent's

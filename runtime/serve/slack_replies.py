@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from runtime.fragment import SLACK_API_URL_ENV
+
 if TYPE_CHECKING:
     from slack_sdk import WebClient
 
-SLACK_API_URL_ENV = "SPECWIRE_SLACK_API_URL"
 # Slack cuts a message's text at 40,000 characters; longer replies are split.
 MAX_TEXT = 39_000
 

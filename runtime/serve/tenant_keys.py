@@ -11,19 +11,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from runtime.errors import ServeConfigError
+from runtime.fragment import TENANT_KEY_ENV_PREFIX, tenant_key_variable
 from runtime.safety.redaction import register_secret
 
-KEY_ENV_PREFIX = "SPECWIRE_TENANT_KEY_"
 MIN_KEY_CHARS = 16
-
-
-def key_variable(tenant_id: str) -> str:
-    return KEY_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
 
 
 def _digest(value: str) -> bytes:
@@ -56,7 +51,7 @@ def load_tenant_keys(
     env = os.environ if environ is None else environ
     variables: dict[str, str] = {}
     for tenant_id in tenant_ids:
-        variable = key_variable(tenant_id)
+        variable = tenant_key_variable(tenant_id)
         if variable in variables:
             raise ServeConfigError(
                 f"tenants {variables[variable]!r} and {tenant_id!r} would share the key "
@@ -85,9 +80,11 @@ def load_tenant_keys(
         owners[digest] = tenant_id
         digests.append((tenant_id, digest))
     if not digests:
-        first = key_variable(tenant_ids[0]) if tenant_ids else f"{KEY_ENV_PREFIX}<TENANT>"
+        first = (
+            tenant_key_variable(tenant_ids[0]) if tenant_ids else f"{TENANT_KEY_ENV_PREFIX}<TENANT>"
+        )
         raise ServeConfigError(
             f"no tenant has an API key: set ${first} (one variable per tenant, "
-            f"{KEY_ENV_PREFIX}<TENANT ID>)"
+            f"{TENANT_KEY_ENV_PREFIX}<TENANT ID>)"
         )
     return TenantKeys(tuple(digests)), missing

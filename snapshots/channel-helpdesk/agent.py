@@ -23,6 +23,12 @@ CHANNELS: tuple[ChannelConfig, ...] = (
             "signingSecret": SecretRef("HELPDESK_SLACK_SIGNING_SECRET"),
         },
     ),
+    ChannelConfig(
+        name="webhook",
+        settings={
+            "token": SecretRef("HELPDESK_WEBHOOK_TOKEN"),
+        },
+    ),
 )
 MEMORY_FRAGMENT = {
     "spec_name": "channel-helpdesk",

@@ -54,12 +54,14 @@ def test_channel_helpdesk_resolves_secrets_and_session_scope() -> None:
     ir = load_spec(EXAMPLES / "channel-helpdesk.yaml")
     assert isinstance(ir, IrChannelSpec)
     assert ir.session_key == "thread"
-    (slack,) = ir.channels
+    (slack, webhook) = ir.channels
     assert slack.name == "slack"
     assert slack.settings == (
         ("botToken", SecretRef(env="HELPDESK_SLACK_BOT_TOKEN")),
         ("signingSecret", SecretRef(env="HELPDESK_SLACK_SIGNING_SECRET")),
     )
+    assert webhook.name == "webhook"
+    assert webhook.settings == (("token", SecretRef(env="HELPDESK_WEBHOOK_TOKEN")),)
     assert ir.continuity is not None and ir.continuity.scope == "session"
 
 
