@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from runtime.fragment import TENANTS_ROOT_ENV, tenant_key_variable
 from runtime.hosts.console import load_model, stderr_log, stdin_reader
 from runtime.hosts.serving import check_serve_extra, per_turn_argv, run_server
 from runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serve_routed_lines
-from runtime.hosts.types import ManagedTurnBuilder, TenantConfig
+from runtime.hosts.types import ManagedTurnBuilder, TenantConfig, TurnSetup
 from runtime.ids import conversation_session_id
 from runtime.loop import LoopResult, iter_messages
 from runtime.models import Model
@@ -107,15 +108,37 @@ class _TenantAgent:
                 self._built[tenant_id] = tenant
             return self._built[tenant_id]
 
-    def answer(self, tenant_id: str, key: str, message: str) -> tuple[LoopResult, list[str]]:
+    def answer(
+        self, tenant_id: str, key: str, message: str, timings: dict[str, float] | None = None
+    ) -> tuple[LoopResult, list[str]]:
+        """Run the turn; ``timings`` receives milliseconds spent wiring and in the turn."""
         if tenant_id not in self.tenants:
             raise ValueError(f"unknown tenant {tenant_id!r}")
         tenant = self.tenant(tenant_id)
         session_id = conversation_session_id(self.spec_name, "managed", tenant_id, key)
+        started = time.perf_counter()
+        setup = self.build_turn(tenant, session_id)
+        wired = time.perf_counter()
+        try:
+            return self._run(tenant, tenant_id, key, session_id, message, setup)
+        finally:
+            if timings is not None:
+                timings["wire"] = (wired - started) * 1000
+                timings["turn"] = (time.perf_counter() - wired) * 1000
+
+    def _run(
+        self,
+        tenant: Tenant,
+        tenant_id: str,
+        key: str,
+        session_id: str,
+        message: str,
+        setup: TurnSetup,
+    ) -> tuple[LoopResult, list[str]]:
         return run_turn(
             model=self.model,
             instructions=self.instructions,
-            setup=self.build_turn(tenant, session_id),
+            setup=setup,
             sessions_dir=StoreLayout(tenant.root, self.spec_name).sessions_dir,
             session_id=session_id,
             message=message,
@@ -187,8 +210,9 @@ def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
             return ledgers[tenant_id]
 
     def turn(tenant_id: str, key: str, message: str) -> ManagedReply:
-        result, replies = agent.answer(tenant_id, key, message)
-        return ManagedReply(result.session_id, replies, result.usage)
+        timings: dict[str, float] = {}
+        result, replies = agent.answer(tenant_id, key, message, timings)
+        return ManagedReply(result.session_id, replies, result.usage, timings)
 
     service = ManagedService(
         spec_name=agent.spec_name,

@@ -45,6 +45,9 @@ class ManagedReply:
     session_id: str
     replies: list[str]
     usage: Usage | None
+    # Milliseconds by phase ("wire": memory wiring, "turn": the loop and its tools), sent back
+    # in a Server-Timing header.
+    timings: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def text(self) -> str:
@@ -153,6 +156,10 @@ def build_managed_app(service: ManagedService) -> Starlette:
             reply = await service.turns.run(conversation, turn)
         except Exception as exc:
             return _turn_failed(service, conversation, exc)
+        if reply.timings:
+            headers["Server-Timing"] = ", ".join(
+                f"{name};dur={ms:.2f}" for name, ms in reply.timings.items()
+            )
         return JSONResponse(
             wire.completion(wire.completion_id(), service.spec_name, reply.text, reply.usage),
             headers=headers,

@@ -15,8 +15,8 @@ TOOLS: tuple[str, ...] = ("read", "ls", "write")
 TENANTS: tuple[TenantConfig, ...] = (
     TenantConfig(
         id="tenant-acme",
-        max_input_tokens=100000,
-        max_output_tokens=20000,
+        max_input_tokens=2000000,
+        max_output_tokens=200000,
     ),
     TenantConfig(
         id="tenant-globex",

@@ -84,7 +84,7 @@ def test_managed_tenants_and_fenced_turns(example_bundles: dict[str, Bundle]) ->
     assert "    cwd = tenant.workspace\n" in source
     assert "builtin_catalog(TOOLS, cwd)" in source
     assert "MemoryDeps(catalog=catalog, cwd=cwd, tenant=tenant, session_scope=session_id)" in source
-    acme = 'id="tenant-acme",\n        max_input_tokens=100000,\n        max_output_tokens=20000,'
+    acme = 'id="tenant-acme",\n        max_input_tokens=2000000,\n        max_output_tokens=200000,'
     assert acme in source
     assert 'TenantConfig(\n        id="tenant-globex",\n    ),' in source
 

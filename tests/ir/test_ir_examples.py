@@ -71,7 +71,7 @@ def test_managed_concierge_tenants_in_declaration_order() -> None:
     assert [tenant.id for tenant in ir.tenants] == ["tenant-acme", "tenant-globex"]
     budget = ir.tenants[0].budget
     assert budget is not None
-    assert (budget.max_input_tokens, budget.max_output_tokens) == (100_000, 20_000)
+    assert (budget.max_input_tokens, budget.max_output_tokens) == (2_000_000, 200_000)
     assert ir.tenants[1].budget is None
 
 
