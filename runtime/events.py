@@ -31,11 +31,13 @@ import hmac
 import json
 import os
 import secrets
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from runtime.fsopen import open_regular, open_regular_fd
 from runtime.safety.redaction import redact_data
@@ -114,8 +116,16 @@ def _canonical(body: Mapping[str, Any]) -> str:
     return json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
+# Appends reach the file with one write(2) each, so a killed process never loses or tears an
+# event the host wrote. Surviving a power cut needs an fsync; the log takes one at the end of
+# each turn and of the session, which also covers every event written before it — an event
+# per fsync made a turn spend most of its time waiting for the disk.
+_SYNCED_KINDS = frozenset({"assistant_message", "session_end"})
+
+
 class SessionLog:
-    """Append-only JSONL writer for one session. Each append is sealed, flushed and fsynced."""
+    """Append-only JSONL writer for one session. Each append is sealed and written at once;
+    the file is fsynced when a turn or the session ends."""
 
     def __init__(self, sessions_dir: Path, session_id: str, now: Clock = utc_now) -> None:
         self.session_id = session_id
@@ -147,7 +157,8 @@ class SessionLog:
         fd = open_regular_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, data)
-            os.fsync(fd)
+            if kind in _SYNCED_KINDS:
+                os.fsync(fd)
         finally:
             os.close(fd)
         return event
@@ -179,10 +190,82 @@ def read_events(path: Path) -> Iterator[Event]:
         key = evidence_key(path.parent)
         if key is None:
             return
-        for raw_line in handle:
-            event = _parse_line(raw_line, key, path.stem)
-            if event is not None:
-                yield event
+        events = _read_verified(handle, path, key)
+    yield from events
+
+
+@dataclass(frozen=True)
+class _VerifiedPrefix:
+    """The events of a log's first ``offset`` bytes (whole lines), already verified."""
+
+    file: tuple[int, int]  # st_dev, st_ino
+    key: bytes
+    offset: int
+    digest: bytes  # sha256 of those bytes: an edit in place is noticed, and read again
+    events: tuple[Event, ...]
+
+
+# Per-turn hosts reopen a conversation's log on every turn; parsing and verifying every seal of
+# a long log again each time makes a conversation quadratic. Logs only grow, so a reader keeps
+# what it verified and parses only the bytes appended since, after checking (one sha256, far
+# cheaper than a seal per line) that the bytes it verified are still there unchanged. A log
+# that shrank, was replaced, edited or is keyed differently is read again from the start.
+# Bounded: the most recently read logs.
+_PREFIX_LIMIT = 256
+_prefixes: OrderedDict[str, _VerifiedPrefix] = OrderedDict()
+_prefixes_lock = threading.Lock()
+
+
+def _read_verified(handle: BinaryIO, path: Path, key: bytes) -> list[Event]:
+    stat = os.fstat(handle.fileno())
+    file = (stat.st_dev, stat.st_ino)
+    name = str(path)
+    with _prefixes_lock:
+        known = _prefixes.get(name)
+    hasher = hashlib.sha256()
+    reusable = (
+        known is not None
+        and known.file == file
+        and known.key == key
+        and stat.st_size >= known.offset
+        and _hash_prefix(handle, known.offset, hasher) == known.digest
+    )
+    if known is None or not reusable:
+        known = _VerifiedPrefix(file, key, 0, b"", ())
+        hasher = hashlib.sha256()
+    events = list(known.events)
+    handle.seek(known.offset)
+    offset = known.offset
+    last_whole = len(events)
+    for raw_line in handle:
+        event = _parse_line(raw_line, key, path.stem)
+        if event is not None:
+            events.append(event)
+        if raw_line.endswith(b"\n"):  # a torn last line is read again next time
+            offset += len(raw_line)
+            last_whole = len(events)
+            hasher.update(raw_line)
+    if offset != known.offset:
+        prefix = _VerifiedPrefix(file, key, offset, hasher.digest(), tuple(events[:last_whole]))
+        with _prefixes_lock:
+            _prefixes[name] = prefix
+            _prefixes.move_to_end(name)
+            while len(_prefixes) > _PREFIX_LIMIT:
+                _prefixes.popitem(last=False)
+    return events
+
+
+def _hash_prefix(handle: BinaryIO, size: int, hasher: Any) -> bytes:
+    """Feed the first ``size`` bytes of ``handle`` to ``hasher``; its digest."""
+    handle.seek(0)
+    remaining = size
+    while remaining > 0:
+        chunk = handle.read(min(remaining, 1 << 20))
+        if not chunk:
+            break
+        hasher.update(chunk)
+        remaining -= len(chunk)
+    return bytes(hasher.digest())
 
 
 def _parse_line(raw_line: bytes, key: bytes, session_id: str) -> Event | None:

@@ -59,7 +59,9 @@ def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
     import uvicorn
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP spelt out: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto
+    # says TCP, and with Nagle on every keep-alive response waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
