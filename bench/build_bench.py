@@ -17,11 +17,11 @@ imports nothing from specwire: every tool runs as a fresh subprocess, as a user 
    directory and ``XDG_CACHE_HOME``. Median and p90 wall times, and codegen's median over each
    peer's (goal: at most 0.6x).
 3. **specwire only**: ``codegen --help`` and ``codegen check`` (and whether they load libcst,
-   black or jinja2); 100 specs (the examples copied with new ``name:`` values, all five targets) built into
-   an empty folder, then built again unchanged, and with ``--jobs 2`` when ``codegen build``
-   offers it; a built bundle's time to first prompt (``agent.py --message hello`` with
-   ``SPECWIRE_MODEL=scripted`` in a fresh working directory), and with ``--importtime`` where
-   its import time goes.
+   black or jinja2); 100 specs (the examples copied with new ``name:`` values, all five
+   targets) built into an empty folder, then built again unchanged, and with ``--jobs 2``
+   when ``codegen build`` offers it; a built bundle's time to first prompt
+   (``agent.py --message hello`` with ``SPECWIRE_MODEL=scripted`` in a fresh working
+   directory), and with ``--importtime`` where its import time goes.
 
 Run from the repository root:
 
