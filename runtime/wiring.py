@@ -87,11 +87,13 @@ class WiredMemory:
     stores: WiredStores = field(default_factory=WiredStores)
     tools: list[Tool] = field(default_factory=list)
     options: LoopOptions = field(default_factory=lambda: LoopOptions())
+    _releases: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     def close(self) -> None:
-        """Release open stores (the fact store's SQLite connection). Idempotent."""
-        if self.stores.memory is not None:
-            self.stores.memory.close()
+        """Release open stores: close the fact store's SQLite connection, or give it back to the
+        warm pool while ``runtime.warm.keep_stores_warm`` is active. Idempotent."""
+        while self._releases:
+            self._releases.pop()()
 
 
 def parse_fragment(fragment: MemoryWiringFragment | Mapping[str, Any]) -> MemoryWiringFragment:
@@ -204,6 +206,7 @@ def _wire_tiers(
 
         facts = wire_facts(parsed.memory, layout, sessions_dir=sessions_dir, now=now, log=log)
         wired.stores.memory = facts.store
+        wired._releases.append(facts.release)
         wired.tools.extend(facts.tools)
         wired.options["memory"] = facts.seam
 
