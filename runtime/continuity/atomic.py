@@ -29,7 +29,7 @@ from runtime.fsopen import (
     text_mode,
 )
 from runtime.locking import FileLock
-from runtime.tenancy import assert_inside
+from runtime.tenancy import resolve_inside
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -40,8 +40,7 @@ IsOurs = Callable[[str], bool]
 def _below(path: Path, root: Path) -> tuple[Path, tuple[str, ...]]:
     """(the resolved root, the parts of ``path`` below it, as spelled: a link among them is
     refused when it is opened, never resolved here)."""
-    assert_inside(path, root)
-    root_resolved = root.resolve()
+    root_resolved = resolve_inside(path, root)[1]
     spelled = Path(os.path.normpath(path.absolute()))
     for base in (root_resolved, Path(os.path.normpath(root.absolute()))):
         if spelled.is_relative_to(base):
@@ -112,17 +111,18 @@ def _each_dir(
 
 
 def sweep_stale_temps(
-    targets: Sequence[tuple[Path, IsOurs]], *, root: Path, lock: FileLock
+    targets: Sequence[tuple[Path, IsOurs]], *, root: Path, lock: Callable[[], FileLock]
 ) -> list[str]:
     """Remove the temporaries killed writers left in each directory (only names ``is_ours``
-    accepts), holding ``lock`` — the lock every writer there holds — so no live writer's
+    accepts), holding ``lock()`` — the lock every writer there holds — so no live writer's
     temporary is taken. Never waits: with the lock busy, nothing is done (the next open
     sweeps). Returns the removed files, relative to ``root``."""
     opened = _each_dir(targets, root)
     try:
         if not any(has_temps(fd, is_ours) for fd, is_ours, _ in opened):
             return []
-        if not lock.try_acquire():
+        held = lock()
+        if not held.try_acquire():
             return []
         try:
             return [
@@ -131,7 +131,7 @@ def sweep_stale_temps(
                 for name in sweep_temps(fd, is_ours)
             ]
         finally:
-            lock.release()
+            held.release()
     finally:
         for fd, _, _ in opened:
             os.close(fd)
