@@ -85,23 +85,24 @@ class FolderCache(Generic[_T]):
         """None when the folder cannot be listed now (it is read, and nothing is kept)."""
         if not isinstance(folder, Path):
             return _UNCHANGING
-        top = _file_signature(folder)
+        where = str(folder)  # plain strings: this runs on every turn
+        top = _file_signature(where)
         if isinstance(top, str) or not stat.S_ISDIR(top[0]):
             return (("", top),)
         try:
-            names = sorted(os.listdir(folder))
+            names = sorted(os.listdir(where))
         except OSError:
             return None
         parts: list[tuple[str, FileSignature]] = [("", top)]
         for name in names:
-            parts.append((name, _file_signature(folder / name)))
+            parts.append((name, _file_signature(f"{where}/{name}")))
             if self._inner_file is not None:
                 inner = f"{name}/{self._inner_file}"
-                parts.append((inner, _file_signature(folder / inner)))
+                parts.append((inner, _file_signature(f"{where}/{inner}")))
         return tuple(parts)
 
 
-def _file_signature(path: Path) -> FileSignature:
+def _file_signature(path: str) -> FileSignature:
     try:
         info = os.stat(path)
     except OSError as exc:
