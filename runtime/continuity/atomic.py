@@ -111,18 +111,17 @@ def _each_dir(
 
 
 def sweep_stale_temps(
-    targets: Sequence[tuple[Path, IsOurs]], *, root: Path, lock: Callable[[], FileLock]
+    targets: Sequence[tuple[Path, IsOurs]], *, root: Path, lock: FileLock
 ) -> list[str]:
     """Remove the temporaries killed writers left in each directory (only names ``is_ours``
-    accepts), holding ``lock()`` — the lock every writer there holds — so no live writer's
+    accepts), holding ``lock`` — the lock every writer there holds — so no live writer's
     temporary is taken. Never waits: with the lock busy, nothing is done (the next open
     sweeps). Returns the removed files, relative to ``root``."""
     opened = _each_dir(targets, root)
     try:
         if not any(has_temps(fd, is_ours) for fd, is_ours, _ in opened):
             return []
-        held = lock()
-        if not held.try_acquire():
+        if not lock.try_acquire():
             return []
         try:
             return [
@@ -131,7 +130,7 @@ def sweep_stale_temps(
                 for name in sweep_temps(fd, is_ours)
             ]
         finally:
-            held.release()
+            lock.release()
     finally:
         for fd, _, _ in opened:
             os.close(fd)

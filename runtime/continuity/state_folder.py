@@ -124,16 +124,16 @@ class StateFolder:
         fails: a folder that cannot be checked is reported by the I/O that needs it."""
         removed: list[str] = []
         try:
-            # Fenced by the sweep itself; the locks are only made when there is work to do.
             removed += sweep_stale_temps(
+                # The sweep fences each folder itself.
                 [(self.scope_dir, _is_state_file), (self.scope_dir / PLANS_DIR, _is_plan_file)],
                 root=self.root,
-                lock=lambda: self.lock(wait_s=0),
+                lock=self.lock(wait_s=0),
             )
             removed += sweep_stale_temps(
                 [(self.root, retention_temp)],
                 root=self.root,
-                lock=lambda: FileLock(self.root / RETENTION_LOCK_NAME, wait_s=0, now=self.clock),
+                lock=FileLock(self.root / RETENTION_LOCK_NAME, wait_s=0, now=self.clock),
             )
         except (OSError, StoreError, MemoryServiceError) as exc:
             self.log(f"[memory] could not check for leftover temporary files: {exc}\n")
