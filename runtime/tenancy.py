@@ -39,8 +39,15 @@ def build_tenant(tenant_id: str, tenants_root: Path) -> Tenant:
 
 def assert_inside(path: Path, root: Path) -> Path:
     """Resolve ``path`` and refuse it unless it stays inside ``root`` (symlinks followed)."""
-    resolved = path.resolve()
+    return resolve_inside(path, root)[0]
+
+
+def resolve_inside(path: Path, root: Path) -> tuple[Path, Path]:
+    """``assert_inside``, also returning the resolved root: ``(path, root)``, both resolved."""
     root_resolved = root.resolve()
-    if resolved != root_resolved and root_resolved not in resolved.parents:
+    resolved = root_resolved if path == root else path.resolve()
+    # Both are absolute and normalized: inside means the root's parts begin the path's (what
+    # ``root_resolved in resolved.parents`` says, without building every parent).
+    if resolved.parts[: len(root_resolved.parts)] != root_resolved.parts:
         raise TenancyError(f"cross-tenant access denied: {resolved} is outside {root_resolved}")
-    return resolved
+    return resolved, root_resolved

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,8 +40,23 @@ def _stderr(line: str) -> None:
 
 # Wiring announcements this process already wrote to its stderr. Per-turn hosts wire on every
 # turn; saying "continuity on — <dir>" once per process is information, every turn it is noise.
-# A caller that passes its own ``deps.log`` gets every line.
-_ANNOUNCED: set[str] = set()
+# A caller that passes its own ``deps.log`` gets every line. Bounded (least recently repeated
+# out first): with session-scoped continuity every conversation announces its own folder, and a
+# serving process must not keep one line per conversation forever.
+ANNOUNCED_MAX = 4096
+_announced: OrderedDict[str, None] = OrderedDict()
+_announced_lock = threading.Lock()
+
+
+def _first_announcement(line: str) -> bool:
+    with _announced_lock:
+        if line in _announced:
+            _announced.move_to_end(line)
+            return False
+        _announced[line] = None
+        if len(_announced) > ANNOUNCED_MAX:
+            _announced.popitem(last=False)
+        return True
 
 
 class _AnnounceOnce:
@@ -51,10 +68,8 @@ class _AnnounceOnce:
         self.wiring = True
 
     def __call__(self, line: str) -> None:
-        if self.wiring:
-            if line in _ANNOUNCED:
-                return
-            _ANNOUNCED.add(line)
+        if self.wiring and not _first_announcement(line):
+            return
         self._log(line)
 
 
@@ -87,11 +102,13 @@ class WiredMemory:
     stores: WiredStores = field(default_factory=WiredStores)
     tools: list[Tool] = field(default_factory=list)
     options: LoopOptions = field(default_factory=lambda: LoopOptions())
+    _releases: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     def close(self) -> None:
-        """Release open stores (the fact store's SQLite connection). Idempotent."""
-        if self.stores.memory is not None:
-            self.stores.memory.close()
+        """Release open stores: close the fact store's SQLite connection, or give it back to the
+        warm pool while ``runtime.warm.keep_stores_warm`` is active. Idempotent."""
+        while self._releases:
+            self._releases.pop()()
 
 
 def parse_fragment(fragment: MemoryWiringFragment | Mapping[str, Any]) -> MemoryWiringFragment:
@@ -204,6 +221,7 @@ def _wire_tiers(
 
         facts = wire_facts(parsed.memory, layout, sessions_dir=sessions_dir, now=now, log=log)
         wired.stores.memory = facts.store
+        wired._releases.append(facts.release)
         wired.tools.extend(facts.tools)
         wired.options["memory"] = facts.seam
 

@@ -29,7 +29,7 @@ from runtime.fsopen import (
     text_mode,
 )
 from runtime.locking import FileLock
-from runtime.tenancy import assert_inside
+from runtime.tenancy import resolve_inside
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -40,8 +40,7 @@ IsOurs = Callable[[str], bool]
 def _below(path: Path, root: Path) -> tuple[Path, tuple[str, ...]]:
     """(the resolved root, the parts of ``path`` below it, as spelled: a link among them is
     refused when it is opened, never resolved here)."""
-    assert_inside(path, root)
-    root_resolved = root.resolve()
+    root_resolved = resolve_inside(path, root)[1]
     spelled = Path(os.path.normpath(path.absolute()))
     for base in (root_resolved, Path(os.path.normpath(root.absolute()))):
         if spelled.is_relative_to(base):

@@ -125,7 +125,8 @@ class StateFolder:
         removed: list[str] = []
         try:
             removed += sweep_stale_temps(
-                [(self.scope_dir, _is_state_file), (self.path(PLANS_DIR), _is_plan_file)],
+                # The sweep fences each folder itself.
+                [(self.scope_dir, _is_state_file), (self.scope_dir / PLANS_DIR, _is_plan_file)],
                 root=self.root,
                 lock=self.lock(wait_s=0),
             )

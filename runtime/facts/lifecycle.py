@@ -75,6 +75,14 @@ class FactFile:
                     conn.execute("PRAGMA optimize")
                 conn.close()
 
+    def replaced(self) -> bool:
+        """Whether the file this connection opened was removed or replaced at the path since
+        (False while nothing is connected): such a connection must not be reused."""
+        # Read without the lock, which a running query may hold for milliseconds: both
+        # attributes are set once, when connecting, to the file that connection opened.
+        identity = self._identity if self._conn is not None else None
+        return identity is not None and _identity_problem(self.path, identity) is not None
+
     @contextmanager
     def reading(self, action: str) -> Iterator[sqlite3.Connection | None]:
         """A read; None when no database file exists (the caller answers as an empty store)."""

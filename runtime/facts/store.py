@@ -80,6 +80,11 @@ class FactStore:
     def closed(self) -> bool:
         return self._file.closed
 
+    def file_replaced(self) -> bool:
+        """Whether the file the store opened was removed or replaced at its path since (an owner
+        moved a damaged file aside): reopen instead of reusing this store."""
+        return self._file.replaced()
+
     @property
     def _lock(self) -> RLock:
         """The lock every operation holds (one connection is shared by threads)."""

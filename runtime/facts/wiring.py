@@ -10,6 +10,7 @@ from typing import TypeVar
 from runtime.errors import MemoryServiceError, StoreError
 from runtime.events import Clock
 from runtime.facts.capture import capture_session
+from runtime.facts.pool import FactStoreLease
 from runtime.facts.provider import LocalFactProvider
 from runtime.facts.store import FactStore
 from runtime.facts.tools import fact_tools
@@ -24,6 +25,7 @@ from runtime.fragment import (
 from runtime.paths import StoreLayout
 from runtime.seams import MemorySeam
 from runtime.tools import Tool
+from runtime.warm import fact_store_lease
 
 KNOWN_BACKENDS = WIRABLE_BACKENDS
 
@@ -36,6 +38,8 @@ class FactsWiring:
     provider: LocalFactProvider
     tools: list[Tool]
     seam: MemorySeam
+    # Closes ``store``, or gives it back to the warm pool (``runtime.warm``). Idempotent.
+    release: Callable[[], None]
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,8 @@ def wire_facts(
     now: Clock,
     log: Callable[[str], None],
 ) -> FactsWiring:
-    """Open the spec's fact store and build its tools and seam. The caller owns ``store``.
+    """Open the spec's fact store (or borrow it from the warm pool, ``runtime.warm``) and build
+    its tools and seam. The caller calls ``release`` when done, not ``store.close``.
 
     Creates nothing on disk: the store's directory and file appear with the first fact written
     (``FactStore`` opens lazily), so a host that only parses its arguments leaves no trace.
@@ -77,9 +82,25 @@ def wire_facts(
     check_backend(memory.backend)
     settings = FactsSettings.resolve(memory)
     try:
-        store = FactStore.open(layout.facts_db, now=now)
+        lease = fact_store_lease(layout.facts_db, now)
     except StoreError as exc:
         raise MemoryServiceError(f"memory-service: {exc}") from exc
+    try:
+        return _wire_store(memory, lease, settings, sessions_dir=sessions_dir, log=log)
+    except BaseException:
+        lease.release()
+        raise
+
+
+def _wire_store(
+    memory: MemoryFactsFragment,
+    lease: FactStoreLease,
+    settings: FactsSettings,
+    *,
+    sessions_dir: Path,
+    log: Callable[[str], None],
+) -> FactsWiring:
+    store = lease.store
     if memory.embedder is not None:
         log(
             f'[memory] memory.embedder "{memory.embedder}" is set but hybrid recall is not wired '
@@ -100,7 +121,13 @@ def wire_facts(
         "[memory] Remember/Recall/MemoryForget wired "
         f"(autoRecall={_flag(settings.auto_recall)}, autoCapture={_flag(settings.auto_capture)})\n"
     )
-    return FactsWiring(store=store, provider=LocalFactProvider(store), tools=tools, seam=seam)
+    return FactsWiring(
+        store=store,
+        provider=LocalFactProvider(store),
+        tools=tools,
+        seam=seam,
+        release=lease.release,
+    )
 
 
 def check_backend(backend: str | None) -> None:

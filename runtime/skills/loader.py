@@ -1,9 +1,13 @@
 """Skills and slash commands: builtins shipped as package data, overridden by the user's home
-(``~/.specwire/``) and then by the project (``<cwd>/.specwire/``)."""
+(``~/.specwire/``) and then by the project (``<cwd>/.specwire/``).
+
+Each folder is read and parsed again only when a file in it changed (``folder_cache``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+import functools
+from collections.abc import Callable, Collection, Iterator, Mapping
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -14,6 +18,7 @@ from runtime.fsopen import read_regular_text
 from runtime.loop.commands import HOST_COMMANDS
 from runtime.paths import SPECWIRE_DIRNAME
 from runtime.seams import Skill, SlashCommand
+from runtime.skills.folder_cache import FolderCache
 from runtime.skills.frontmatter import split_front_matter
 
 Source = Literal["builtin", "home", "project"]
@@ -31,6 +36,15 @@ CONTINUITY_COMMANDS = FOCUS_COMMANDS | PLAN_COMMANDS
 FACTS_COMMANDS = frozenset({"forget"})
 
 
+# A file in a folder: (name, front matter fields, body).
+Entry = tuple[str, Mapping[str, str], str]
+
+# Shared by every wiring in the process (per-turn hosts wire on every turn).
+_SKILL_FOLDERS: FolderCache[Entry] = FolderCache(inner_file="SKILL.md")
+_COMMAND_FOLDERS: FolderCache[Entry] = FolderCache()
+
+
+@functools.cache
 def _builtin_root() -> Traversable:
     return resources.files("runtime.skills").joinpath("builtin")
 
@@ -75,8 +89,15 @@ def _present(entry: Traversable) -> bool:
     return entry.is_file()
 
 
-def _skill_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, dict[str, str], str]]:
-    skills = root.joinpath("skills")
+def _skill_files(root: Traversable, warn: Warn) -> tuple[Entry, ...]:
+    return _SKILL_FOLDERS.read(root.joinpath("skills"), _read_skills, warn)
+
+
+def _command_files(root: Traversable, warn: Warn) -> tuple[Entry, ...]:
+    return _COMMAND_FOLDERS.read(root.joinpath("commands"), _read_commands, warn)
+
+
+def _read_skills(skills: Traversable, warn: Warn) -> Iterator[Entry]:
     if not skills.is_dir():
         return
     for entry in sorted(skills.iterdir(), key=lambda item: item.name):
@@ -88,8 +109,7 @@ def _skill_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, dict[str,
                 yield entry.name, *parsed
 
 
-def _command_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, dict[str, str], str]]:
-    commands = root.joinpath("commands")
+def _read_commands(commands: Traversable, warn: Warn) -> Iterator[Entry]:
     if not commands.is_dir():
         return
     for entry in sorted(commands.iterdir(), key=lambda item: item.name):
@@ -105,11 +125,11 @@ def _command_files(root: Traversable, warn: Warn) -> Iterator[tuple[str, dict[st
             yield name, *parsed
 
 
-def _skill(name: str, fields: dict[str, str], body: str, source: Source) -> Skill:
+def _skill(name: str, fields: Mapping[str, str], body: str, source: Source) -> Skill:
     return Skill(fields.get("name", name), fields.get("description", ""), body, source)
 
 
-def _command(name: str, fields: dict[str, str], body: str, source: Source) -> SlashCommand:
+def _command(name: str, fields: Mapping[str, str], body: str, source: Source) -> SlashCommand:
     return SlashCommand(
         name, fields.get("description", ""), fields.get("argument-hint", ""), body, source
     )

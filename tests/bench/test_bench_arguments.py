@@ -22,3 +22,21 @@ def test_recall_bench_refuses_a_missing_dir(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert f"--dir {missing}: not an existing directory" in done.stderr
     assert not missing.exists()
+
+
+def test_turn_wiring_bench_refuses_a_missing_dir_and_a_missing_spec(tmp_path: Path) -> None:
+    script = str(ROOT / "bench" / "turn_wiring_bench.py")
+    for args, message in (
+        (["--dir", str(tmp_path / "not-there")], "not an existing directory"),
+        (["--spec", str(tmp_path / "none.yaml")], "not a file"),
+    ):
+        done = subprocess.run(
+            [sys.executable, script, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert done.returncode == 2
+        assert "Traceback" not in done.stderr
+        assert message in done.stderr

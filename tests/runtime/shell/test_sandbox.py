@@ -129,3 +129,25 @@ def test_nothing_the_command_started_outlives_the_call(tmp_path: Path) -> None:
     assert not error and text.startswith("started")
     time.sleep(2.5)
     assert not (tmp_path / "late.txt").exists()
+
+
+def test_per_turn_catalogs_probe_the_sandbox_once_per_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probed: list[Path] = []
+
+    def probe(workspace: Path) -> None:
+        probed.append(workspace)
+
+    sandbox._cached_probe.cache_clear()
+    monkeypatch.setattr(sandbox, "_probe", probe)
+    monkeypatch.delenv(sandbox.UNSANDBOXED_ENV, raising=False)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    try:
+        for _ in range(3):  # a channel host builds the catalog on every turn
+            builtin_catalog(["read", "bash"], tmp_path / "a")
+        builtin_catalog(["bash"], tmp_path / "b")
+        assert probed == [(tmp_path / "a").resolve(), (tmp_path / "b").resolve()]
+    finally:
+        sandbox._cached_probe.cache_clear()

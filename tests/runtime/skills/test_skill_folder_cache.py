@@ -1,0 +1,133 @@
+"""Skill and command folders are parsed again only when a file in them changed."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import runtime.skills.folder_cache as folder_cache
+import runtime.skills.loader as loader
+from runtime.fsopen import read_regular_text
+from runtime.skills.loader import load_commands, load_skills
+
+
+@pytest.fixture(autouse=True)
+def _no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files written by a test are seconds old at most: trust their timestamps at once."""
+    monkeypatch.setattr(folder_cache, "RACY_NS", 0)
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every file the loader opens, by path."""
+    opened: list[str] = []
+    real = read_regular_text
+
+    def counting(path: Path, *, follow_symlinks: bool) -> str:
+        opened.append(str(path))
+        return real(path, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(loader, "read_regular_text", counting)
+    yield opened
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def bump(path: Path, text: str) -> None:
+    """Rewrite with the same size and the same mtime: only the ctime says it changed."""
+    before = os.stat(path)
+    assert len(text.encode()) == before.st_size
+    while True:
+        path.write_text(text)
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        if os.stat(path).st_ctime_ns != before.st_ctime_ns:
+            return
+        time.sleep(0.01)  # the file system's clock has not ticked since the first write
+
+
+def commands(tmp_path: Path) -> dict[str, str]:
+    found = load_commands(set(), cwd=tmp_path, home_dir=None)
+    return {name: command.body for name, command in found.items()}
+
+
+def test_an_unchanged_folder_is_not_read_again(tmp_path: Path, reads: list[str]) -> None:
+    write(tmp_path / ".specwire" / "commands" / "triage.md", "---\ndescription: t\n---\nOne\n")
+    write(tmp_path / ".specwire" / "skills" / "tone" / "SKILL.md", "---\nname: t\n---\nBe kind\n")
+    assert commands(tmp_path) == {"triage": "One\n"}
+    assert [s.body for s in load_skills(set(), cwd=tmp_path, home_dir=None)] == ["Be kind\n"]
+    first = len(reads)
+    assert commands(tmp_path) == {"triage": "One\n"}
+    assert [s.body for s in load_skills(set(), cwd=tmp_path, home_dir=None)] == ["Be kind\n"]
+    assert len(reads) == first
+
+
+def test_an_edited_command_is_seen_on_the_next_call(tmp_path: Path) -> None:
+    path = tmp_path / ".specwire" / "commands" / "triage.md"
+    write(path, "One\n")
+    assert commands(tmp_path) == {"triage": "One\n"}
+    write(path, "Two, longer\n")
+    assert commands(tmp_path) == {"triage": "Two, longer\n"}
+    bump(path, "Six, longer\n")
+    assert commands(tmp_path) == {"triage": "Six, longer\n"}
+
+
+def test_an_edited_skill_is_seen_on_the_next_call(tmp_path: Path) -> None:
+    path = tmp_path / ".specwire" / "skills" / "tone" / "SKILL.md"
+    write(path, "Be kind\n")
+    assert [s.body for s in load_skills(set(), cwd=tmp_path, home_dir=None)] == ["Be kind\n"]
+    bump(path, "Be calm\n")
+    assert [s.body for s in load_skills(set(), cwd=tmp_path, home_dir=None)] == ["Be calm\n"]
+
+
+def test_added_removed_and_renamed_files_are_seen(tmp_path: Path) -> None:
+    folder = tmp_path / ".specwire" / "commands"
+    assert commands(tmp_path) == {}
+    write(folder / "a.md", "A\n")
+    assert commands(tmp_path) == {"a": "A\n"}
+    write(folder / "b.md", "B\n")
+    assert commands(tmp_path) == {"a": "A\n", "b": "B\n"}
+    (folder / "a.md").rename(folder / "c.md")
+    assert commands(tmp_path) == {"b": "B\n", "c": "A\n"}
+    (folder / "b.md").unlink()
+    assert commands(tmp_path) == {"c": "A\n"}
+
+
+def test_a_skill_folder_swapped_for_another_is_seen(tmp_path: Path) -> None:
+    skills = tmp_path / ".specwire" / "skills"
+    write(tmp_path / "one" / "tone" / "SKILL.md", "Be kind\n")
+    write(tmp_path / "two" / "tone" / "SKILL.md", "Be calm\n")
+    skills.parent.mkdir(parents=True)
+    skills.symlink_to(tmp_path / "one")
+    assert [s.body for s in load_skills(set(), cwd=tmp_path, home_dir=None)] == ["Be kind\n"]
+    skills.unlink()
+    skills.symlink_to(tmp_path / "two")
+    assert [s.body for s in load_skills(set(), cwd=tmp_path, home_dir=None)] == ["Be calm\n"]
+
+
+def test_a_recently_changed_file_is_read_every_time(
+    tmp_path: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(folder_cache, "RACY_NS", 3600 * 10**9)
+    write(tmp_path / ".specwire" / "commands" / "triage.md", "One\n")
+    commands(tmp_path)
+    commands(tmp_path)
+    assert reads.count(str(tmp_path / ".specwire" / "commands" / "triage.md")) == 2
+
+
+def test_warnings_are_repeated_when_a_folder_is_reused(tmp_path: Path, reads: list[str]) -> None:
+    write(tmp_path / ".specwire" / "commands" / "broken.md", "---\nkey: [unclosed\n---\nx\n")
+    write(tmp_path / ".specwire" / "commands" / "help.md", "reserved\n")
+    first: list[str] = []
+    second: list[str] = []
+    load_commands(set(), cwd=tmp_path, home_dir=None, warn=first.append)
+    opened = len(reads)
+    load_commands(set(), cwd=tmp_path, home_dir=None, warn=second.append)
+    assert len(reads) == opened
+    assert len(first) == 2 and second == first
