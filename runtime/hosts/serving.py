@@ -54,9 +54,9 @@ def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
     """Serve ``app`` until SIGINT/SIGTERM (then finish the requests in flight), keeping the
     fact stores open across turns. The listening socket is bound first so the banner names
     the real port (``--port 0`` picks a free one)."""
-    from contextlib import nullcontext as keep_stores_warm
-
     import uvicorn
+
+    from runtime.warm import keep_stores_warm
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP spelt out: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto
