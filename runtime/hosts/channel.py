@@ -141,7 +141,8 @@ def _serve_http(
         SlackSettings,
         build_channel_app,
     )
-    from runtime.serve.http import listen_address, max_body_bytes
+    from runtime.serve.http import max_body_bytes
+    from runtime.serve.options import listen_address
     from runtime.serve.slack_replies import SlackPoster
 
     try:

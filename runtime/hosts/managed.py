@@ -184,8 +184,9 @@ def _serve_console(agent: _TenantAgent, args: argparse.Namespace) -> int:
 
 
 def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
-    from runtime.serve.http import listen_address, max_body_bytes
+    from runtime.serve.http import max_body_bytes
     from runtime.serve.managed_app import ManagedReply, ManagedService, build_managed_app
+    from runtime.serve.options import listen_address
     from runtime.serve.tenant_keys import load_tenant_keys
     from runtime.serve.usage_ledger import UsageLedger
 

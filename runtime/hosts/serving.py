@@ -8,18 +8,22 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import socket
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from runtime.errors import ServeConfigError
 from runtime.hosts.console import message_option, parse_argv, stderr_log
+from runtime.serve import DRAIN_S
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
 SERVE_EXTRA_MODULES = ("starlette", "uvicorn", "slack_sdk")
+# Connections beyond this get 503 at once instead of piling up (run several behind a proxy).
+MAX_CONNECTIONS = 1000
 
 
 def per_turn_argv(
@@ -31,7 +35,7 @@ def per_turn_argv(
     serve_help: str,
 ) -> argparse.Namespace | int:
     """Parse ``[console] [-m TEXT]...`` or ``serve [--host H] [--port P]``."""
-    from runtime.serve.http import listen_options
+    from runtime.serve.options import listen_options
 
     message_option(parser, line_what)
     commands = parser.add_subparsers(dest="command", metavar="{serve,console}")
@@ -58,6 +62,8 @@ def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
 
     from runtime.warm import keep_stores_warm
 
+    _GracefulServer = _graceful_server_class()
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP spelt out: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto
     # says TCP, and with Nagle on every keep-alive response waits ~40 ms for a delayed ACK.
@@ -65,6 +71,7 @@ def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(2048)  # from now on connections queue until the server accepts them
     except OSError as exc:
         sock.close()
         raise ServeConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
@@ -72,9 +79,32 @@ def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
     shown_host = f"[{host}]" if family == socket.AF_INET6 else host
     stderr_log(f"{banner} · listening on http://{shown_host}:{bound_port}\n")
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=30
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=int(DRAIN_S),  # requests in flight
+        limit_concurrency=MAX_CONNECTIONS,
     )
     with keep_stores_warm():
-        uvicorn.Server(config).run(sockets=[sock])
+        _GracefulServer(config).run(sockets=[sock])
     stderr_log("stopped\n")
     return 0
+
+
+def _graceful_server_class() -> type[Any]:
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        """A SIGINT/SIGTERM ends the server gracefully and the process normally (exit 0, the
+        stores closed); uvicorn would re-raise the signal and kill the process at once."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                captured = getattr(self, "_captured_signals", None)
+                if isinstance(captured, list):
+                    captured.clear()
+
+    return GracefulServer

@@ -4,3 +4,6 @@ Starlette apps served by uvicorn (the ``specwire[serve]`` extra). Each request's
 worker thread through the same ``run_turn`` the console adapters use, so memory wiring, the
 conversation lock and the session logs are the console's, unchanged.
 """
+
+# How long a stopping server lets requests in flight and background turns finish.
+DRAIN_S = 120.0

@@ -30,6 +30,7 @@ from runtime.serve.http import (
     BadRequest,
     ClientKey,
     bearer_token,
+    drain,
     parse_json,
     parse_model,
     read_body,
@@ -81,7 +82,7 @@ class WebhookTurn(BaseModel):
 
     conversation: ClientKey
     user: ClientKey | None = None
-    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, pattern=r"\S")
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -135,9 +136,11 @@ def build_channel_app(service: ChannelService) -> Starlette:
             turn = parse_model(await read_body(request, service.max_body), WebhookTurn)
         except BadRequest as refused:
             return error(refused.status, refused.message)
-        key = turn.conversation
+        # Webhook conversations live in their own namespace: a caller naming a conversation
+        # "slack:T1:C1:123.4" must not reach that Slack thread's session.
+        key = f"webhook:{turn.conversation}"
         if service.session_key == "user" and turn.user is not None:
-            key = f"user:{turn.user}"
+            key = f"webhook:user:{turn.user}"
         info: dict[str, Any] = {"channel": "webhook", "conversation": turn.conversation}
         if turn.user is not None:
             info["user"] = turn.user
@@ -145,7 +148,7 @@ def build_channel_app(service: ChannelService) -> Starlette:
             reply = await service.turns.run(key, lambda: service.run_turn(key, turn.text, info))
         except Exception as exc:  # the turn failed: say so, the next turn may work
             service.log(f"[serve] webhook {key}: error: {type(exc).__name__}: {exc}\n")
-            return error(502, f"the turn failed: {type(exc).__name__}: {exc}")
+            return error(502, "the turn failed; the service log has the details")
         return JSONResponse({"reply": reply.text, "session_id": reply.session_id})
 
     async def healthz(request: Request) -> Response:
@@ -156,15 +159,13 @@ def build_channel_app(service: ChannelService) -> Starlette:
                 "target": "channel",
                 "slack": service.slack is not None,
                 "webhook": service.webhook_token is not None,
-                "activeConversations": service.turns.active,
             }
         )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        if service.background:  # let answers being written finish before the process exits
-            await asyncio.wait(set(service.background), timeout=30)
+        await drain(service.background, service.log, what="Slack answer(s)")
 
     return Starlette(
         routes=[

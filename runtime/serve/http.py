@@ -1,30 +1,30 @@
-"""What both HTTP hosts share: bounded bodies, JSON errors, bearer tokens, the listen options."""
+"""What both HTTP hosts share: bounded bodies, JSON errors, bearer tokens, draining."""
 
 from __future__ import annotations
 
-import argparse
+import asyncio
 import hashlib
 import hmac
 import json
 import os
+from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ValidationError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from runtime.fragment import MAX_BODY_ENV
-from runtime.fragment import SERVE_HOST_ENV as HOST_ENV
-from runtime.fragment import SERVE_PORT_ENV as PORT_ENV
 from runtime.ids import check_client_key
+from runtime.serve import DRAIN_S
+from runtime.serve.options import DIGITS
 from runtime.tools import format_validation_error
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
 # Slack events are a few kilobytes; a chat completion carries one new message (the agent's
 # memory holds the rest), so 1 MiB leaves room for a client that resends a long history.
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 Parsed = TypeVar("Parsed", bound=BaseModel)
+BODY_DEADLINE_S = 30.0
 # A conversation or session key named by a client (see ``runtime.ids.CLIENT_KEY_RE``).
 ClientKey = Annotated[str, AfterValidator(check_client_key)]
 
@@ -52,18 +52,27 @@ def max_body_bytes() -> int:
     return value
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 past ``limit`` bytes (read no further than that)."""
+async def read_body(request: Request, limit: int, *, deadline_s: float = BODY_DEADLINE_S) -> bytes:
+    """The request body, refused with 413 past ``limit`` bytes (read no further than that) and
+    with 408 when it does not arrive within ``deadline_s`` (a client trickling bytes)."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and DIGITS.fullmatch(declared) and int(declared) > limit:
         raise BadRequest(413, f"the request body is larger than the limit of {limit} bytes")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BadRequest(413, f"the request body is larger than the limit of {limit} bytes")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(deadline_s):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise BadRequest(
+                        413, f"the request body is larger than the limit of {limit} bytes"
+                    )
+                chunks.append(chunk)
+    except TimeoutError:
+        raise BadRequest(408, f"the request body did not arrive within {deadline_s:g} s") from None
+    except ClientDisconnect:
+        raise BadRequest(499, "the client went away before sending its body") from None
     return b"".join(chunks)
 
 
@@ -76,6 +85,10 @@ def parse_json(body: bytes) -> Any:
         raise BadRequest(
             400, f"the request body is not valid JSON (line {exc.lineno}, column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise BadRequest(400, "the request body nests too deeply") from None
+    except ValueError as exc:  # e.g. an integer past Python's digit limit
+        raise BadRequest(400, f"the request body cannot be read: {exc}") from None
 
 
 def parse_model(body: bytes, model: type[Parsed]) -> Parsed:
@@ -108,29 +121,12 @@ def tokens_match(given: str, expected: str) -> bool:
     return hmac.compare_digest(_digest(given), _digest(expected))
 
 
-def listen_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--host",
-        default=None,
-        help=f"interface to listen on (default: ${HOST_ENV} or {DEFAULT_HOST})",
-    )
-    parser.add_argument(
-        "--port",
-        type=int,
-        default=None,
-        help=f"port to listen on (default: ${PORT_ENV} or {DEFAULT_PORT}; 0 picks a free one)",
-    )
-
-
-def listen_address(args: argparse.Namespace) -> tuple[str, int]:
-    host = args.host or os.environ.get(HOST_ENV, "").strip() or DEFAULT_HOST
-    if args.port is not None:
-        port = args.port
-    else:
-        raw = os.environ.get(PORT_ENV, "").strip()
-        if raw and not raw.isdigit():
-            raise ValueError(f"${PORT_ENV} must be a port number (got {raw!r})")
-        port = int(raw) if raw else DEFAULT_PORT
-    if not 0 <= port <= 65535:
-        raise ValueError(f"the port must be between 0 and 65535 (got {port})")
-    return host, port
+async def drain(tasks: set[asyncio.Task[Any]], log: Callable[[str], None], *, what: str) -> None:
+    """Let background turns finish before the process exits (a Slack event was already
+    acknowledged, a streamed turn's client may be gone); say what was cut off after ``DRAIN_S``."""
+    if not tasks:
+        return
+    log(f"[serve] stopping: waiting up to {DRAIN_S:g} s for {len(tasks)} {what}\n")
+    _, pending = await asyncio.wait(set(tasks), timeout=DRAIN_S)
+    if pending:
+        log(f"[serve] stopped with {len(pending)} {what} unfinished\n")

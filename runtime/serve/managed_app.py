@@ -17,10 +17,11 @@ and ``x-should-retry: false`` where retrying cannot help, so the client raises a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -32,11 +33,12 @@ from runtime.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE
 from runtime.models import ModelError, Usage
 from runtime.serve import openai_wire as wire
 from runtime.serve.conversations import ConversationTurns
-from runtime.serve.http import BadRequest, bearer_token, parse_model, read_body
+from runtime.serve.http import BadRequest, bearer_token, drain, parse_model, read_body
 from runtime.serve.tenant_keys import TenantKeys
-from runtime.serve.usage_ledger import UsageLedger, budget_problem
+from runtime.serve.usage_ledger import TenantUsage, UsageLedger, budget_problem
 
 SESSION_HEADER = "x-session-id"
+Result = TypeVar("Result")
 KEEPALIVE_S = 15.0
 
 
@@ -69,6 +71,7 @@ class ManagedService:
     log: Callable[[str], None]
     turns: ConversationTurns = field(default_factory=ConversationTurns)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
+    gates: dict[str, _TenantGate] = field(default_factory=dict)
 
 
 def openai_error(
@@ -131,7 +134,7 @@ def build_managed_app(service: ManagedService) -> Starlette:
                     openai_error(400, message[0], "invalid_request_error", param=message[1])
                 )
             session_key = _session_key(request, body)
-            _check_budget(service, tenant_id)
+            await _admit(service, tenant_id)
         except _Refused as refused:
             return refused.response
         headers = {"X-Session-Id": session_key}
@@ -144,7 +147,9 @@ def build_managed_app(service: ManagedService) -> Starlette:
 
         if body.stream:
             include_usage = body.stream_options is not None and body.stream_options.include_usage
-            task = asyncio.get_running_loop().create_task(service.turns.run(conversation, turn))
+            task = asyncio.get_running_loop().create_task(
+                _admitted(service, tenant_id, service.turns.run(conversation, turn))
+            )
             service.background.add(task)  # the turn finishes even if the client goes away
             task.add_done_callback(service.background.discard)
             return StreamingResponse(
@@ -153,7 +158,7 @@ def build_managed_app(service: ManagedService) -> Starlette:
                 headers={**headers, "Cache-Control": "no-cache"},
             )
         try:
-            reply = await service.turns.run(conversation, turn)
+            reply = await _admitted(service, tenant_id, service.turns.run(conversation, turn))
         except Exception as exc:
             return _turn_failed(service, conversation, exc)
         if reply.timings:
@@ -171,10 +176,13 @@ def build_managed_app(service: ManagedService) -> Starlette:
                 "status": "ok",
                 "spec": service.spec_name,
                 "target": "managed",
-                "tenants": len(service.keys.digests),
-                "activeSessions": service.turns.active,
             }
         )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await drain(service.background, service.log, what="streamed turn(s)")
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return openai_error(404, f"no route {request.method} {request.url.path}", "not_found")
@@ -191,6 +199,7 @@ def build_managed_app(service: ManagedService) -> Starlette:
             Route("/healthz", healthz, methods=["GET"]),
         ],
         exception_handlers={404: not_found, 405: wrong_method},
+        lifespan=lifespan,
     )
 
 
@@ -235,24 +244,75 @@ def _session_key(request: Request, body: wire.ChatCompletionRequest) -> str:
     return f"chat-{secrets.token_hex(8)}"
 
 
-def _check_budget(service: ManagedService, tenant_id: str) -> None:
+class _TenantGate:
+    """A tenant's turns in flight, so concurrent requests cannot all pass one budget check."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.changed = asyncio.Condition()
+
+
+async def _admit(service: ManagedService, tenant_id: str) -> None:
+    """Admit one turn of the tenant, or refuse it (429) when its budget is spent.
+
+    A budgeted tenant's turn starts only when the recorded usage plus the turns in flight
+    (each reserved at the tenant's average turn) stays within the budget; otherwise it waits
+    for a running turn to finish and looks again. The first turn of a tenant without usage
+    history runs alone. So concurrent requests overshoot a budget by one turn at most.
+    """
+    tenant = service.tenants[tenant_id]
+    gate = service.gates.setdefault(tenant_id, _TenantGate())
+    budgeted = tenant.max_input_tokens is not None or tenant.max_output_tokens is not None
+    async with gate.changed:
+        while True:
+            used = _recorded_usage(service, tenant_id)
+            problem = budget_problem(used, tenant) if budgeted else None
+            if problem is not None:
+                raise _Refused(
+                    openai_error(
+                        429,
+                        f"You exceeded your current quota: {problem}.",
+                        "insufficient_quota",
+                        code="insufficient_quota",
+                    )
+                )
+            if not budgeted or gate.in_flight == 0 or _fits(used, gate.in_flight + 1, tenant):
+                gate.in_flight += 1
+                return
+            await gate.changed.wait()
+
+
+async def _admitted(service: ManagedService, tenant_id: str, turn: Awaitable[Result]) -> Result:
+    """Run an admitted turn; its place is given back however it ends."""
+    gate = service.gates[tenant_id]
     try:
-        used = service.ledger_for(tenant_id).read()
+        return await turn
+    finally:
+        async with gate.changed:
+            gate.in_flight -= 1
+            gate.changed.notify_all()
+
+
+def _fits(used: TenantUsage, turns: int, tenant: TenantConfig) -> bool:
+    if used.turns == 0:
+        return False
+    checks = (
+        (tenant.max_input_tokens, used.input),
+        (tenant.max_output_tokens, used.output),
+    )
+    return all(
+        limit is None or spent + turns * spent / used.turns <= limit for limit, spent in checks
+    )
+
+
+def _recorded_usage(service: ManagedService, tenant_id: str) -> TenantUsage:
+    try:
+        return service.ledger_for(tenant_id).read()
     except Exception as exc:  # a damaged ledger fails closed
         service.log(f"[serve] {tenant_id}: {exc}\n")
         raise _Refused(
             openai_error(503, "the tenant's usage ledger cannot be read", "server_error")
         ) from None
-    problem = budget_problem(used, service.tenants[tenant_id])
-    if problem is not None:
-        raise _Refused(
-            openai_error(
-                429,
-                f"You exceeded your current quota: {problem}.",
-                "insufficient_quota",
-                code="insufficient_quota",
-            )
-        )
 
 
 def _failure(exc: Exception) -> tuple[int, str, str]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_SKEW_S = 5 * 60
+_UNIX_TIME = re.compile(r"[0-9]{1,12}")  # not str.isdigit(): it takes "²", which int() refuses
 _MENTION = re.compile(r"<@[A-Z0-9]+>")
 # Message subtypes that are edits, deletions, joins and the like: not something said to the bot.
 _SAID = frozenset({None, "thread_broadcast", "file_share"})
@@ -32,7 +33,7 @@ def signature_problem(
     """Why the request is not Slack's, or None when its signature checks out."""
     if not timestamp or not signature:
         return "missing X-Slack-Request-Timestamp or X-Slack-Signature"
-    if not timestamp.isdigit():
+    if not _UNIX_TIME.fullmatch(timestamp):
         return "X-Slack-Request-Timestamp is not a Unix time"
     if abs(now - int(timestamp)) > MAX_SKEW_S:
         return "the request timestamp is more than 5 minutes away from now (a replay?)"

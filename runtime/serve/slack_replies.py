@@ -25,6 +25,7 @@ class SlackPoster:
         from slack_sdk.http_retry.builtin_handlers import (
             ConnectionErrorRetryHandler,
             RateLimitErrorRetryHandler,
+            ServerErrorRetryHandler,
         )
 
         base_url = os.environ.get(SLACK_API_URL_ENV, "").strip() or WebClient.BASE_URL
@@ -35,6 +36,7 @@ class SlackPoster:
             retry_handlers=[
                 ConnectionErrorRetryHandler(max_retry_count=2),
                 RateLimitErrorRetryHandler(max_retry_count=2),
+                ServerErrorRetryHandler(max_retry_count=2),
             ],
         )
 

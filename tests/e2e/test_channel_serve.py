@@ -185,6 +185,13 @@ def test_the_webhook_answers_with_the_reply_and_session(helpdesk: tuple[Served, 
         ),
         (None, b"{not json", 400, "not valid JSON"),
         (None, {"conversation": "c1"}, 400, "text"),
+        (None, {"conversation": "c1", "text": "  \n "}, 400, "text"),
+        (
+            None,
+            b'{"conversation": "c1", "text": "x", "deep": ' + b"[" * 50000 + b"]" * 50000 + b"}",
+            400,
+            "nests too deeply",
+        ),
         (None, {"conversation": 7, "text": "remember: typed"}, 400, "conversation"),
         (None, {"conversation": "../../etc", "text": "remember: traversal"}, 400, "conversation"),
         (None, {"conversation": "a/b", "text": "remember: slash"}, 400, "conversation"),
@@ -232,3 +239,25 @@ def test_concurrent_conversations_each_keep_their_order(helpdesk: tuple[Served, 
         assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
         turns = [e["payload"]["turn"] for e in events if e["type"] == "user_message"]
         assert turns == sorted(turns)
+
+
+def test_a_webhook_conversation_cannot_name_a_slack_thread(
+    helpdesk: tuple[Served, FakeSlack],
+) -> None:
+    server, slack = helpdesk
+    before = len(slack.posts)
+    body = message_event(
+        "EvPrivate",
+        "plan: private payroll: rotate PAYROLLSTEP; notify",
+        ts="900.1",
+        channel="CPRIV",
+    )
+    assert post_event(server, body, **slack_headers(SECRET, body)) == 200
+    slack.wait_for_posts(before + 1)
+    auth = {"authorization": f"Bearer {WEBHOOK_TOKEN}"}
+    with server.client(headers=auth) as client:
+        answer = client.post(
+            "/v1/turns", json={"conversation": "slack:T1:CPRIV:900.1", "text": "call PlanRead {}"}
+        )
+    assert answer.status_code == 200
+    assert "PAYROLLSTEP" not in answer.text and "payroll" not in answer.text

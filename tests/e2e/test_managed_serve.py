@@ -135,6 +135,8 @@ def test_tenants_are_fenced(concierge: Served) -> None:
     [
         (b"{not json", 400, "not valid JSON"),
         (b"[]", 400, "JSON object"),
+        (b'{"model": "x", "deep": ' + b"[" * 50000 + b"]" * 50000 + b"}", 400, "nests too deeply"),
+        (b'{"model": "x", "n": ' + b"9" * 5000 + b"}", 400, "cannot be read"),
         ({"model": MODEL}, 400, "messages"),
         ({"model": MODEL, "messages": []}, 400, "messages"),
         ({"model": MODEL, "messages": "hi"}, 400, "messages"),
@@ -225,3 +227,39 @@ def test_an_exhausted_budget_is_a_quota_error_and_runs_nothing(tmp_path: Path) -
         assert json.loads(ledger.read_text(encoding="utf-8")) == used
         assert "over budget" not in files_text(tmp_path / "work" / ".specwire")
     assert "Traceback" not in server.stderr
+
+
+def test_concurrent_requests_overshoot_a_budget_by_one_turn_at_most(tmp_path: Path) -> None:
+    spec = tmp_path / "burst.yaml"
+    spec.write_text(
+        "name: burst\ntarget: managed\nagent:\n  model: scripted\n  instructions: Be brief.\n"
+        "tenants:\n  - id: small\n    budget:\n      maxInputTokens: 3000\n",
+        encoding="utf-8",
+    )
+    agent = build_bundle(spec, tmp_path / "out")
+    key = "sk-small-0123456789abcdef0"
+
+    def attempt(n: int) -> str:
+        try:
+            return say(server, key, f"s{n % 4}", f"note {n}", model="burst")
+        except openai.RateLimitError:
+            return "429"
+
+    env = clean_env(SPECWIRE_TENANT_KEY_SMALL=key)
+    with served(agent, tmp_path / "work", env) as server, ThreadPoolExecutor(20) as pool:
+        answers = list(pool.map(attempt, range(20)))
+    ledger = tmp_path / "work" / ".specwire" / "tenants" / "small" / "usage" / "burst.json"
+    used = json.loads(ledger.read_text(encoding="utf-8"))
+    per_turn = used["input"] / used["turns"]
+    assert answers.count("429") == 20 - used["turns"] > 0
+    assert used["input"] <= 3000 + per_turn  # one turn of overshoot at most
+    assert "Traceback" not in server.stderr
+
+
+def test_sigterm_stops_gracefully_with_status_0(tmp_path: Path) -> None:
+    agent = build_bundle(ROOT / "examples" / "managed-concierge.yaml", tmp_path / "out")
+    env = clean_env(SPECWIRE_TENANT_KEY_TENANT_ACME=ACME_KEY)
+    with served(agent, tmp_path / "work", env) as server:
+        assert say(server, ACME_KEY, "s", "remember: before the stop").startswith("Done")
+    assert server.process.returncode == 0
+    assert server.stderr.rstrip().endswith("stopped")

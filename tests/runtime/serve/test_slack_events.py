@@ -35,6 +35,8 @@ def test_a_correctly_signed_fresh_request_passes() -> None:
         (None, sign(BODY, NOW), BODY, "missing"),
         (str(NOW), None, BODY, "missing"),
         ("yesterday", sign(BODY, NOW), BODY, "not a Unix time"),
+        ("\u00b2", sign(BODY, NOW), BODY, "not a Unix time"),  # isdigit() says yes, int() no
+        ("9" * 5000, sign(BODY, NOW), BODY, "not a Unix time"),
         (str(NOW - 301), sign(BODY, NOW - 301), BODY, "5 minutes"),
         (str(NOW + 301), sign(BODY, NOW + 301), BODY, "5 minutes"),
         (str(NOW), sign(BODY, NOW, "another-secret"), BODY, "does not match"),
