@@ -84,6 +84,8 @@ class Workspace:
         """Resolve ``raw`` (relative to the root, or absolute inside it). ``create_dirs``
         creates missing directories on the way; ``guard`` sees every path prefix before it is
         opened or created, and may raise ``PathRefused``."""
+        if "\x00" in raw:
+            raise PathRefused(f"{raw!r}: a path cannot contain a NUL character")
         outside = PathRefused(f"{raw!r} is outside the working directory")
         pending = list(reversed(self._start(raw, outside)))
         fds = [os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]

@@ -247,3 +247,11 @@ def test_grep_still_answers_a_plain_pattern_in_full(work: Path) -> None:
     assert call(work, "grep", pattern="gam+a").text == (
         "b.txt:1: one gamma\nb.txt:3: three gamma\ndocs/notes.md:2: beta gamma"
     )
+
+
+@pytest.mark.parametrize("name", ["read", "write", "ls", "grep"])
+def test_a_nul_in_a_path_is_a_clear_refusal(work: Path, name: str) -> None:
+    extra = {"content": "x"} if name == "write" else {"pattern": "x"} if name == "grep" else {}
+    result = call(work, name, path="notes\x00.txt", **extra)
+    assert result.is_error
+    assert "NUL character" in result.text and "internal error" not in result.text
