@@ -1,0 +1,360 @@
+"""The prompt-injection scanner every memory write and every read into the prompt goes through.
+
+``scan(text)`` returns the first rule that fires, or None. The rule set is Crewship's
+(``prompt_injection``, ``exfiltration``, ``persistence``, ``invisible_unicode``,
+``base64_obfuscation``) with its passes, in its order, plus the evasions it learned later:
+
+1. invisible characters: any Unicode format (Cf) character or Hangul filler, except a zero-width
+   joiner inside an emoji sequence (family emoji are text people write);
+2. the rules on the raw text;
+3. the rules again after NFKD, dropping combining marks and folding Cyrillic/Greek look-alikes
+   to Latin (rule suffix ``_homoglyph``);
+4. compact forms: letters and digits only, lower case, so ``i-g-n-o-r-e``, a phrase split across
+   lines or padded with punctuation still reads as itself (suffix ``_compact``);
+5. base64 (20+ chars) and hex (32+ digits) blocks that decode to text, at most 256 of them,
+   re-scanned whole (category ``base64_obfuscation``, suffix ``_base64`` / ``_hex``).
+
+A hit names its rule and category only: callers show labels, never the matched text.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Final
+
+MAX_SCAN_CHARS: Final = 200_000
+MAX_DECODED_BLOCKS: Final = 256
+
+
+@dataclass(frozen=True)
+class InjectionHit:
+    rule: str  # e.g. "ignore_previous_instructions_homoglyph"
+    category: str  # prompt_injection | exfiltration | persistence | invisible_unicode | …
+
+    @property
+    def label(self) -> str:
+        return f"{self.category}/{self.rule}"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    name: str
+    category: str
+    pattern: re.Pattern[str]
+
+
+def _rule(name: str, category: str, pattern: str) -> _Rule:
+    return _Rule(name, category, re.compile(pattern, re.IGNORECASE | re.DOTALL))
+
+
+_ANY = r"(?:(?:all|any|every|each|of|the|your|my|these|those|earlier|other)\s+)*"
+_RULES: Final = (
+    _rule(
+        "ignore_previous_instructions",
+        "prompt_injection",
+        rf"\b(?:ignore|forget|override|bypass)\s+{_ANY}(?:previous|prior|above|preceding|former|"
+        r"earlier|system|original|developer)\s+(?:instructions?|prompts?|rules|directions|"
+        r"directives|guidelines|messages|context)\b",
+    ),
+    _rule(
+        "ignore_all_instructions",
+        "prompt_injection",
+        rf"\b(?:ignore|forget|disregard)\s+(?:all|everything|any)\s+{_ANY}"
+        r"(?:instructions?|rules|you\s+(?:were|have\s+been)\s+told)\b",
+    ),
+    _rule(
+        "disregard_rules",
+        "prompt_injection",
+        r"\bdisregard\s+(?:(?:all|any|your|the|of)\s+)*(?:rules|instructions|guidelines|"
+        r"the\s+(?:above|system|previous))\b",
+    ),
+    _rule(
+        "you_are_now",
+        "prompt_injection",
+        r"\byou\s+are\s+now\s+(?:a|an|in|no\s+longer|dan|jailbroken|unrestricted|free|"
+        r"developer\s+mode|acting\s+as)\b",
+    ),
+    _rule(
+        "new_system_prompt",
+        "prompt_injection",
+        r"(?:^|\n)\s*(?:new\s+)?(?:system\s+(?:prompt|message|instructions?)|"
+        r"new\s+instructions?)\s*:",
+    ),
+    _rule(
+        "reveal_system_prompt",
+        "exfiltration",
+        r"\b(?:reveal|print|show|output|repeat|leak)\s+(?:me\s+)?(?:your|the)\s+(?:system|hidden|"
+        r"initial|original)\s+(?:prompt|instructions?)\b",
+    ),
+    _rule("html_ignore_comment", "prompt_injection", r"<!--.*?\bignore\b.*?-->"),
+    _rule(
+        "curl_with_token",
+        "exfiltration",
+        r"(?:curl|wget)[^\n]*\$\{?(?:[A-Z_]*_)?(?:TOKEN|API_KEY|SECRET|PASSWORD|CREDENTIALS?|AUTH)",
+    ),
+    _rule(
+        "cat_env_pipe_network",
+        "exfiltration",
+        r"\b(?:cat|printenv|env|set)\b[^\n|]*(?:\|\s*(?:base64\s*\|\s*)?)(?:curl|wget|nc|ncat|"
+        r"netcat|socat)\b",
+    ),
+    _rule(
+        "read_secret_files",
+        "exfiltration",
+        r"\b(?:cat|print|read|send|upload|show|dump|exfiltrate)\b[^\n]{0,40}(?:~|\$HOME|/root|"
+        r"/home/\w+)?/\.(?:ssh|aws|gnupg|netrc|docker/config)",
+    ),
+    _rule(
+        "aws_s3_exfil_ssh",
+        "exfiltration",
+        r"\baws\s+s3\s+(?:cp|sync|mv)\b[^\n]*(?:\.ssh|\.aws|id_rsa|credentials)",
+    ),
+    _rule(
+        "authorized_keys_append", "persistence", r">>\s*~?/?(?:[\w./-]*/)?\.ssh/authorized_keys\b"
+    ),
+    _rule("crontab_register", "persistence", r"\|\s*crontab\s+-(?:\s|$)"),
+    _rule(
+        "url_exfil_query_token",
+        "exfiltration",
+        r"https?://\S*[?&](?:token|api_?key|secret|password|passwd|auth|session|cookie|key)="
+        r"(?:\$\{?[A-Z_]+|\{\{)",
+    ),
+    _rule(
+        "url_exfil_path_token",
+        "exfiltration",
+        r"https?://\S*/\$\{?(?:[A-Z_]*_)?(?:TOKEN|API_KEY|SECRET|PASSWORD|KEY)\b",
+    ),
+)
+
+# The same phrases with every non-alphanumeric character removed (pass 4).
+_COMPACT_RULES: Final = (
+    _rule(
+        "ignore_previous_instructions",
+        "prompt_injection",
+        r"(?:ignore|forget|disregard|override)(?:all|any|the|your|of|every)*(?:previous|prior|"
+        r"above|preceding|earlier|system|original)(?:instructions?|prompts?|rules|directions|"
+        r"guidelines)",
+    ),
+    _rule(
+        "ignore_all_instructions",
+        "prompt_injection",
+        r"(?:ignore|forget|disregard)(?:all|everything)(?:the|your|of)*(?:instructions?|rules|"
+        r"youweretold)",
+    ),
+    _rule("you_are_now", "prompt_injection", r"youarenow(?:dan|jailbroken|unrestricted|nolonger)"),
+    _rule(
+        "reveal_system_prompt",
+        "exfiltration",
+        r"(?:reveal|print|show|leak|repeat)(?:me)?(?:your|the)(?:system|hidden|initial)"
+        r"(?:prompt|instructions?)",
+    ),
+    _rule("authorized_keys_append", "persistence", r"sshauthorizedkeys"),
+)
+
+# Pass 1: invisible characters. Hangul fillers are letters (Lo), used as blanks by evaders.
+_HANGUL_FILLERS: Final = frozenset("\u115f\u1160\u3164\uffa0")
+_ZWJ: Final = "\u200d"
+
+# Pass 3: letters from other scripts that look like Latin ones (NFKD does not fold these).
+_HOMOGLYPHS: Final = str.maketrans(
+    {
+        # Cyrillic
+        "а": "a",
+        "в": "b",
+        "е": "e",
+        "ё": "e",
+        "к": "k",
+        "м": "m",
+        "н": "h",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "т": "t",
+        "у": "y",
+        "х": "x",
+        "ѕ": "s",
+        "і": "i",
+        "ї": "i",
+        "ј": "j",
+        "ԁ": "d",
+        "ɡ": "g",
+        "ԛ": "q",
+        "ԝ": "w",
+        "һ": "h",
+        "ӏ": "l",
+        "ո": "n",
+        "А": "A",
+        "В": "B",
+        "Е": "E",
+        "К": "K",
+        "М": "M",
+        "Н": "H",
+        "О": "O",
+        "Р": "P",
+        "С": "C",
+        "Т": "T",
+        "У": "Y",
+        "Х": "X",
+        "Ѕ": "S",
+        "І": "I",
+        "Ј": "J",
+        # Greek
+        "α": "a",
+        "β": "b",
+        "ε": "e",
+        "ι": "i",
+        "κ": "k",
+        "ν": "v",
+        "ο": "o",
+        "ρ": "p",
+        "τ": "t",
+        "υ": "u",
+        "χ": "x",
+        "γ": "y",
+        "Α": "A",
+        "Β": "B",
+        "Ε": "E",
+        "Ζ": "Z",
+        "Η": "H",
+        "Ι": "I",
+        "Κ": "K",
+        "Μ": "M",
+        "Ν": "N",
+        "Ο": "O",
+        "Ρ": "P",
+        "Τ": "T",
+        "Υ": "Y",
+        "Χ": "X",
+        # Latin look-alikes outside ASCII that NFKD keeps
+        "ı": "i",
+        "ł": "l",
+        "ø": "o",
+        "đ": "d",
+        "ħ": "h",
+        "ŀ": "l",
+    }
+)
+
+_BASE64_BLOCK: Final = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
+_HEX_BLOCK: Final = re.compile(r"(?:0x)?((?:[0-9a-fA-F]{2}){16,})")
+_NOT_ALNUM: Final = re.compile(r"[\W_]+")
+
+
+def scan(text: str) -> InjectionHit | None:
+    """The first rule ``text`` trips, or None. Never raises."""
+    text = text[:MAX_SCAN_CHARS]
+    invisible = None if text.isascii() else _invisible_char(text)
+    if invisible is not None:
+        return InjectionHit(invisible, "invisible_unicode")
+    hit = _scan_text(text)
+    if hit is not None:
+        return hit
+    return _scan_encoded(text)
+
+
+def _scan_text(text: str, suffix: str = "") -> InjectionHit | None:
+    for rule in _RULES:
+        if rule.pattern.search(text):
+            return InjectionHit(rule.name + suffix, rule.category)
+    folded = text if text.isascii() else _fold(text)
+    if folded != text:
+        for rule in _RULES:
+            if rule.pattern.search(folded):
+                return InjectionHit(f"{rule.name}{suffix}_homoglyph", rule.category)
+    compact = _NOT_ALNUM.sub("", folded).lower()
+    for rule in _COMPACT_RULES:
+        if rule.pattern.search(compact):
+            return InjectionHit(f"{rule.name}{suffix}_compact", rule.category)
+    return None
+
+
+def _invisible_char(text: str) -> str | None:
+    for index, char in enumerate(text):
+        if char in _HANGUL_FILLERS:
+            return "hangul_filler"
+        if unicodedata.category(char) != "Cf":
+            continue
+        if char == _ZWJ and _emoji_join(text, index):
+            continue
+        return "format_character"
+    return None
+
+
+def _emoji_join(text: str, index: int) -> bool:
+    """A zero-width joiner between two pictographs (👨‍👩‍👧), as emoji sequences use it."""
+    before = text[index - 1] if index > 0 else ""
+    if before == "\ufe0f" and index > 1:  # a variation selector may sit before the joiner
+        before = text[index - 2]
+    after = text[index + 1] if index + 1 < len(text) else ""
+    return _pictograph(before) and _pictograph(after)
+
+
+def _pictograph(char: str) -> bool:
+    return bool(char) and (unicodedata.category(char) == "So" or ord(char) >= 0x1F000)
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(char for char in decomposed if not unicodedata.combining(char))
+    return stripped.translate(_HOMOGLYPHS)
+
+
+def _scan_encoded(text: str) -> InjectionHit | None:
+    blocks = 0
+    for match in _BASE64_BLOCK.finditer(text):
+        blocks += 1
+        if blocks > MAX_DECODED_BLOCKS:
+            return None
+        decoded = _decode_base64(match.group())
+        hit = _scan_decoded(decoded, "_base64")
+        if hit is not None:
+            return hit
+    for match in _HEX_BLOCK.finditer(text):
+        blocks += 1
+        if blocks > MAX_DECODED_BLOCKS:
+            return None
+        try:
+            decoded = _printable(bytes.fromhex(match.group(1)))
+        except ValueError:
+            decoded = None
+        hit = _scan_decoded(decoded, "_hex")
+        if hit is not None:
+            return hit
+    return None
+
+
+def _scan_decoded(decoded: str | None, suffix: str) -> InjectionHit | None:
+    if not decoded:
+        return None
+    invisible = _invisible_char(decoded)
+    if invisible is not None:
+        return InjectionHit(invisible + suffix, "base64_obfuscation")
+    hit = _scan_text(decoded, suffix)
+    return None if hit is None else InjectionHit(hit.rule, "base64_obfuscation")
+
+
+def _decode_base64(block: str) -> str | None:
+    body = block.rstrip("=")
+    alphabet_urlsafe = "-" in body or "_" in body
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        raw = (base64.urlsafe_b64decode if alphabet_urlsafe else base64.b64decode)(padded)
+    except (binascii.Error, ValueError):
+        return None
+    return _printable(raw)
+
+
+def _printable(raw: bytes) -> str | None:
+    """The bytes as text when they are mostly printable UTF-8 (a payload), else None."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not text:
+        return None
+    printable = sum(1 for char in text if char.isprintable() or char in "\n\t")
+    return text if printable / len(text) >= 0.9 else None
