@@ -13,6 +13,7 @@ one line on stderr, exit 1 (the traceback only with ``SPECWIRE_DEBUG=1``).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -455,6 +456,25 @@ def run(ctx: click.Context, spec: Path, args: tuple[str, ...]) -> None:
     if _plugins_env_set_by_us:  # the agent runs as its bundle would: pydantic as configured
         os.environ.pop(PLUGINS_ENV, None)
     ctx.exit(run_agent_source(item.bundle[AGENT_FILE], item.name, args))
+
+
+@codegen.command(
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_interspersed_args": False,
+        "help_option_names": [],
+    }
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def memory(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """See, export, correct and delete what an agent remembers (ARGS: `codegen memory --help`)."""
+    if _plugins_env_set_by_us:
+        os.environ.pop(PLUGINS_ENV, None)
+    # The owner's command belongs to the runtime (it works on the stores as the runtime does);
+    # the compiler's CLI only hands it the arguments, as ``run`` hands a bundle its own.
+    owner = importlib.import_module("runtime.owner.command")
+    ctx.exit(owner.main(list(args)))
 
 
 @contextmanager

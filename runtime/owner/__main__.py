@@ -1,0 +1,3 @@
+from runtime.owner.command import main
+
+raise SystemExit(main())

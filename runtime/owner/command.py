@@ -1,0 +1,157 @@
+"""``codegen memory``: see, export, correct and delete what an agent remembers.
+
+    codegen memory [--root DIR] [--spec NAME] [--tenant ID] [--session SESS] [--json] VERB
+
+Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``sweep``,
+``export``, ``import FILE``. Continuity: ``continuity show``, ``continuity clear [SCOPE]``,
+``continuity restore [STAMP]``. Verbs that change memory show what they will do and ask first
+unless ``--yes``; without a terminal to ask on they refuse. Exit status: 0 done, 1 declined,
+2 an error (one line on stderr, nothing changed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from runtime.errors import MemoryServiceError, StoreError
+from runtime.facts.model import InvalidRequestError
+from runtime.owner import continuity_verbs, fact_verbs
+from runtime.owner.selection import Selection, SelectionError, select
+from runtime.safety.redaction import redact
+
+PROG = "codegen memory"
+
+
+class Declined(Exception):
+    """The owner said no (or could not be asked): nothing was changed."""
+
+
+def confirm(preview: str, *, assume_yes: bool) -> None:
+    sys.stdout.write(preview.rstrip("\n") + "\n")
+    if assume_yes:
+        return
+    if not sys.stdin.isatty():
+        raise Declined("not changed: pass --yes to confirm without a terminal")
+    answer = input("Proceed? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        raise Declined("not changed")
+
+
+def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=argparse.SUPPRESS if suppress else Path("."),
+        help="the directory the agent runs in (default: here)",
+    )
+    parser.add_argument(
+        "--spec", default=default, help="the spec whose memory (needed when several)"
+    )
+    parser.add_argument("--tenant", default=default, help="a managed bundle's tenant id")
+    parser.add_argument("--session", default=default, help="a conversation's session id (sess_…)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="machine-readable output",
+    )
+    parser.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="do not ask before changing memory",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="See, export, correct and delete what an agent remembers.",
+        epilog="Exit status: 0 done, 1 declined, 2 an error (nothing changed).",
+    )
+    _common(parser, suppress=False)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    def verb(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = verbs.add_parser(name, help=help_text, description=help_text)
+        _common(sub, suppress=True)
+        return sub
+
+    listing = verb("list", "list facts (live by default)")
+    listing.add_argument(
+        "--status", choices=("live", "expired", "superseded", "forgotten", "all"), default="live"
+    )
+    listing.add_argument("--tag", help="only facts with this tag")
+    listing.add_argument("--text", help="only facts whose text contains this (case-insensitive)")
+    show = verb("show", "one fact, with its provenance and tombstone")
+    show.add_argument("id")
+    search = verb("search", "recall as the agent would (best first)")
+    search.add_argument("query")
+    search.add_argument("-k", type=int, default=10)
+    forget = verb("forget", "forget a fact by id, or every live fact matching all words of a query")
+    forget.add_argument("id", nargs="?")
+    forget.add_argument("--query")
+    forget.add_argument("--reason", default="forgotten by the owner")
+    sweep = verb("sweep", "tombstone expired facts (--compact also reclaims file space)")
+    sweep.add_argument("--compact", action="store_true")
+    export = verb("export", "every fact as JSONL (stdout, or --out FILE)")
+    export.add_argument("--out", type=Path)
+    importing = verb("import", "add the live facts of a JSONL export")
+    importing.add_argument("file", type=Path)
+    continuity = verb("continuity", "focus, plans, goals and handoff")
+    continuity.add_argument("action", choices=("show", "clear", "restore"))
+    continuity.add_argument(
+        "target",
+        nargs="?",
+        help="clear: focus|plans|goals|all (default all); restore: a trash stamp",
+    )
+    return parser
+
+
+Handler = Callable[[argparse.Namespace, Selection], int]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    handlers: dict[str, Handler] = {
+        "list": fact_verbs.list_facts,
+        "show": fact_verbs.show,
+        "search": fact_verbs.search,
+        "forget": fact_verbs.forget,
+        "sweep": fact_verbs.sweep,
+        "export": fact_verbs.export,
+        "import": fact_verbs.import_facts,
+        "continuity": continuity_verbs.run,
+    }
+    try:
+        selection = select(args.root, args.spec, args.tenant, args.session)
+        return handlers[args.verb](args, selection)
+    except Declined as declined:
+        sys.stderr.write(f"{PROG}: {declined}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted\n")
+        return 130
+    except (
+        SelectionError,
+        StoreError,
+        MemoryServiceError,
+        InvalidRequestError,
+        OSError,
+        ValueError,
+    ) as exc:
+        sys.stderr.write(redact(f"{PROG}: {exc}\n"))
+        return 2
+
+
+def cli() -> None:
+    raise SystemExit(main())

@@ -1,0 +1,250 @@
+"""The owner's fact verbs: list, show, search, forget, sweep, export, import."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from runtime.events import utc_now
+from runtime.facts.model import Provenance, to_ms
+from runtime.facts.store import FactStore
+from runtime.owner.output import FACT_COLUMNS, fact_record, fact_rows, print_json, print_table
+from runtime.owner.selection import Selection, SelectionError
+
+MAX_IMPORT_LINE_BYTES = 1 << 20
+
+
+@contextmanager
+def opened(selection: Selection) -> Iterator[FactStore]:
+    if not selection.facts_db.exists():
+        raise SelectionError(f"no fact store at {selection.facts_db}")
+    store = FactStore.open(selection.facts_db)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _from_cli() -> Any:
+    from runtime.owner.command import confirm
+
+    return confirm
+
+
+def list_facts(args: argparse.Namespace, selection: Selection) -> int:
+    with opened(selection) as store:
+        statuses = store.list_facts()
+    wanted = [
+        status
+        for status in statuses
+        if (args.status == "all" or status.status == args.status)
+        and (args.tag is None or args.tag in status.fact.tags)
+        and (args.text is None or args.text.casefold() in status.fact.text.casefold())
+    ]
+    if args.json:
+        print_json([fact_record(status) for status in wanted])
+    else:
+        print_table(fact_rows(wanted), FACT_COLUMNS)
+    return 0
+
+
+def show(args: argparse.Namespace, selection: Selection) -> int:
+    with opened(selection) as store:
+        status = store.get(args.id)
+    if status is None:
+        raise SelectionError(f"no fact {args.id!r} in {selection.facts_db}")
+    record = fact_record(status)
+    if args.json:
+        print_json(record)
+    else:
+        for key, value in record.items():
+            sys.stdout.write(f"{key}: {json.dumps(value, ensure_ascii=False)}\n")
+    return 0
+
+
+def search(args: argparse.Namespace, selection: Selection) -> int:
+    if not 1 <= args.k <= 100:
+        raise SelectionError(f"-k {args.k}: between 1 and 100")
+    with opened(selection) as store:
+        hits = store.recall(args.query, k=args.k)
+        statuses = [status for hit in hits if (status := store.get(hit.fact.id)) is not None]
+    if args.json:
+        print_json(
+            [
+                {**fact_record(status), "score": round(hit.score, 4)}
+                for hit, status in zip(hits, statuses, strict=True)
+            ]
+        )
+    else:
+        print_table(fact_rows(statuses), FACT_COLUMNS)
+    return 0
+
+
+def forget(args: argparse.Namespace, selection: Selection) -> int:
+    if (args.id is None) == (args.query is None):
+        raise SelectionError("forget needs a fact id or --query (one of them)")
+    confirm = _from_cli()
+    with opened(selection) as store:
+        if args.id is not None:
+            status = store.get(args.id)
+            if status is None:
+                raise SelectionError(f"no fact {args.id!r} in {selection.facts_db}")
+            if status.status != "live":
+                raise SelectionError(f"{args.id} is already {status.status}")
+            targets = [status]
+        else:
+            words = args.query.casefold().split()
+            targets = [
+                status
+                for status in store.list_facts()
+                if status.status == "live"
+                and all(word in status.fact.text.casefold() for word in words)
+            ]
+            if not targets:
+                sys.stdout.write("no live fact matches; nothing to forget\n")
+                return 0
+        preview = "\n".join(f"forget {s.fact.id}: {s.fact.text}" for s in targets)
+        confirm(preview, assume_yes=args.yes)
+        forgotten = []
+        for status in targets:
+            forgotten += store.forget_id(status.fact.id, reason=args.reason)
+    _report(
+        args, {"forgotten": [fact.id for fact in forgotten]}, f"forgot {len(forgotten)} fact(s)"
+    )
+    return 0
+
+
+def sweep(args: argparse.Namespace, selection: Selection) -> int:
+    with opened(selection) as store:
+        result = store.sweep()
+    freed = _compact(selection.facts_db) if args.compact else None
+    summary = f"swept {result.swept} expired fact(s); {result.live} live"
+    if freed is not None:
+        summary += f"; compacted, {freed} bytes reclaimed"
+    _report(args, {"swept": result.swept, "live": result.live, "bytesReclaimed": freed}, summary)
+    return 0
+
+
+def _compact(path: Path) -> int:
+    before = path.stat().st_size
+    conn = sqlite3.connect(path, timeout=10, isolation_level=None)
+    try:
+        conn.execute("PRAGMA secure_delete = ON")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    return max(0, before - path.stat().st_size)
+
+
+def export(args: argparse.Namespace, selection: Selection) -> int:
+    with opened(selection) as store:
+        statuses = store.list_facts()
+    lines = "".join(json.dumps(fact_record(s), ensure_ascii=False) + "\n" for s in statuses)
+    if args.out is None:
+        sys.stdout.write(lines)
+    else:
+        args.out.write_text(lines, encoding="utf-8")
+        sys.stderr.write(f"exported {len(statuses)} fact(s) to {args.out}\n")
+    return 0
+
+
+def import_facts(args: argparse.Namespace, selection: Selection) -> int:
+    records = list(_read_export(args.file))
+    now = utc_now()
+    live = [record for record in records if _importable(record, now)]
+    confirm = _from_cli()
+    confirm(
+        f"import {len(live)} live fact(s) of {len(records)} from {args.file} into "
+        f"{selection.facts_db}",
+        assume_yes=args.yes,
+    )
+    selection.facts_db.parent.mkdir(parents=True, exist_ok=True)
+    store = FactStore.open(selection.facts_db)
+    added = 0
+    try:
+        for record in live:
+            _, created = store.remember_if_new(
+                record["text"],
+                record.get("tags") or (),
+                ttl_ms=_ttl_ms(record, now),
+                provenance=_provenance(record),
+            )
+            added += created
+    finally:
+        store.close()
+    summary = f"imported {added} fact(s); {len(live) - added} already known; "
+    summary += f"{len(records) - len(live)} not live (skipped)"
+    _report(args, {"imported": added, "known": len(live) - added}, summary)
+    return 0
+
+
+def _read_export(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise SelectionError(f"{path}: {exc.strerror or exc}") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            if len(raw) > MAX_IMPORT_LINE_BYTES:
+                raise SelectionError(f"{path}:{number}: a line longer than 1 MiB")
+            try:
+                record = json.loads(raw)
+            except (ValueError, RecursionError):
+                raise SelectionError(f"{path}:{number}: not a JSON object") from None
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise SelectionError(f'{path}:{number}: a fact needs a "text" string')
+            tags = record.get("tags", [])
+            if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+                raise SelectionError(f'{path}:{number}: "tags" must be a list of strings')
+            yield record
+
+
+def _importable(record: dict[str, Any], now: datetime) -> bool:
+    if record.get("status", "live") != "live":
+        return False
+    expires = _when(record.get("expiresAt"))
+    return expires is None or expires > now
+
+
+def _ttl_ms(record: dict[str, Any], now: datetime) -> int | None:
+    expires = _when(record.get("expiresAt"))
+    return None if expires is None else to_ms(expires) - to_ms(now)
+
+
+def _when(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _provenance(record: dict[str, Any]) -> Provenance | None:
+    raw = record.get("provenance")
+    if not isinstance(raw, dict):
+        return None
+    session = raw.get("sessionId")
+    evidence = raw.get("evidence") or []
+    return Provenance(
+        session if isinstance(session, str) else None,
+        tuple(item for item in evidence if isinstance(item, str)),
+    )
+
+
+def _report(args: argparse.Namespace, data: dict[str, Any], summary: str) -> None:
+    if args.json:
+        print_json(data)
+    else:
+        sys.stdout.write(summary + "\n")

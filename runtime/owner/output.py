@@ -1,0 +1,84 @@
+"""What the owner sees: a table in a terminal, JSON for scripts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from runtime.facts.model import FactStatus
+
+
+def fact_record(status: FactStatus) -> dict[str, Any]:
+    fact = status.fact
+    record: dict[str, Any] = {
+        "id": fact.id,
+        "text": fact.text,
+        "tags": list(fact.tags),
+        "status": status.status,
+        "createdAt": _iso(fact.created_at),
+        "expiresAt": _iso(fact.expires_at),
+        "supersededBy": fact.superseded_by,
+        "provenance": {
+            "sessionId": fact.provenance.session_id,
+            "evidence": list(fact.provenance.evidence),
+        },
+    }
+    if status.tombstone is not None:
+        record["tombstone"] = {
+            "kind": status.tombstone.kind,
+            "at": _iso(status.tombstone.at),
+            "reason": status.tombstone.reason,
+        }
+    return record
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat().replace("+00:00", "Z")
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def print_table(rows: Sequence[Mapping[str, str]], columns: Sequence[str]) -> None:
+    if not rows:
+        sys.stdout.write("(none)\n")
+        return
+    cells = [[_cell(row.get(column, "")) for column in columns] for row in rows]
+    widths = [
+        max(len(column), *(len(line[i]) for line in cells)) for i, column in enumerate(columns)
+    ]
+    widths[-1] = len(columns[-1])  # the last column is not padded
+    header = "  ".join(
+        column.upper().ljust(width) for column, width in zip(columns, widths, strict=True)
+    )
+    sys.stdout.write(header.rstrip() + "\n")
+    for line in cells:
+        sys.stdout.write(
+            "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+            + "\n"
+        )
+
+
+def _cell(value: str, limit: int = 72) -> str:
+    flat = " ".join(value.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def fact_rows(statuses: Sequence[FactStatus]) -> list[dict[str, str]]:
+    return [
+        {
+            "id": status.fact.id,
+            "status": status.status,
+            "created": status.fact.created_at.strftime("%Y-%m-%d %H:%M"),
+            "tags": ",".join(status.fact.tags),
+            "text": status.fact.text,
+        }
+        for status in statuses
+    ]
+
+
+FACT_COLUMNS = ("id", "status", "created", "tags", "text")

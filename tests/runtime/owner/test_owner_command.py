@@ -1,0 +1,186 @@
+"""`codegen memory`: the owner sees, exports, imports, forgets and sweeps facts, and shows,
+clears and restores continuity — on the stores the agent uses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from runtime.continuity.store import ContinuityStore
+from runtime.facts.model import Provenance
+from runtime.facts.store import FactStore
+from runtime.owner.command import main
+from runtime.paths import StoreLayout
+
+SPEC = "support-bot"
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    def invoke(*argv: str) -> tuple[int, str, str]:
+        status = main(list(argv))
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return invoke
+
+
+def seed(root: Path, *texts: str, spec: str = SPEC) -> FactStore:
+    layout = StoreLayout(root / ".specwire", spec)
+    store = FactStore.open(layout.facts_db)
+    for text in texts:
+        store.remember(text, ["crm"], provenance=Provenance("sess_00000000000000aa", ("tu_1",)))
+    return store
+
+
+def test_list_show_and_search(tmp_path: Path, run: Run) -> None:
+    seed(tmp_path, "the billing plan is Enterprise", "the deploy target is Kubernetes").close()
+    status, out, _ = run("--root", str(tmp_path), "list")
+    assert status == 0 and "billing plan is Enterprise" in out and out.startswith("ID")
+    status, out, _ = run("--root", str(tmp_path), "--json", "search", "billing")
+    [hit] = json.loads(out)
+    assert hit["text"] == "the billing plan is Enterprise" and hit["provenance"]["evidence"] == [
+        "tu_1"
+    ]
+    status, out, _ = run("--root", str(tmp_path), "show", hit["id"], "--json")
+    assert json.loads(out)["status"] == "live"
+
+
+def test_export_then_import_into_an_empty_root_gives_the_same_live_facts(
+    tmp_path: Path, run: Run
+) -> None:
+    store = seed(tmp_path / "a", "alpha fact one", "beta fact two", "gamma fact three")
+    [gamma] = [s.fact for s in store.list_facts() if s.fact.text.startswith("gamma")]
+    store.forget_id(gamma.id, reason="wrong")
+    store.close()
+    exported = tmp_path / "facts.jsonl"
+    assert run("--root", str(tmp_path / "a"), "export", "--out", str(exported))[0] == 0
+    assert len(exported.read_text().splitlines()) == 3
+    (tmp_path / "b" / ".specwire").mkdir(parents=True)
+    status, out, _ = run(
+        "--root", str(tmp_path / "b"), "--spec", SPEC, "import", str(exported), "--yes"
+    )
+    assert status == 0 and "imported 2 fact(s)" in out and "1 not live" in out
+    live = {
+        (s.fact.text, s.fact.tags, s.fact.provenance)
+        for s in FactStore.open(
+            StoreLayout(tmp_path / "b" / ".specwire", SPEC).facts_db
+        ).list_facts()
+        if s.status == "live"
+    }
+    assert live == {
+        ("alpha fact one", ("crm",), Provenance("sess_00000000000000aa", ("tu_1",))),
+        ("beta fact two", ("crm",), Provenance("sess_00000000000000aa", ("tu_1",))),
+    }
+    # Importing again adds nothing.
+    assert (
+        "imported 0 fact(s); 2 already known"
+        in run("--root", str(tmp_path / "b"), "--spec", SPEC, "import", str(exported), "--yes")[1]
+    )
+
+
+def test_forget_asks_first_and_needs_yes_without_a_terminal(tmp_path: Path, run: Run) -> None:
+    seed(tmp_path, "the deploy target is Kubernetes", "the billing plan is Enterprise").close()
+    status, out, err = run("--root", str(tmp_path), "forget", "--query", "deploy kubernetes")
+    assert status == 1 and "pass --yes" in err and "forget mem_" in out
+    status, out, _ = run("--root", str(tmp_path), "forget", "--query", "deploy kubernetes", "--yes")
+    assert status == 0 and "forgot 1 fact(s)" in out
+    listed = json.loads(run("--root", str(tmp_path), "--json", "list", "--status", "all")[1])
+    assert {(f["text"], f["status"]) for f in listed} == {
+        ("the deploy target is Kubernetes", "forgotten"),
+        ("the billing plan is Enterprise", "live"),
+    }
+
+
+def test_sweep_tombstones_expired_facts_and_compacts(tmp_path: Path, run: Run) -> None:
+    past = datetime(2020, 1, 1, tzinfo=UTC)
+    layout = StoreLayout(tmp_path / ".specwire", SPEC)
+    store = FactStore.open(layout.facts_db, now=lambda: past)
+    store.remember("an old fact", ttl_ms=int(timedelta(hours=2).total_seconds() * 1000))
+    store.close()
+    seed(tmp_path, "a current fact").close()
+    status, out, _ = run("--root", str(tmp_path), "sweep", "--compact")
+    assert status == 0 and "swept 1 expired fact(s); 1 live; compacted" in out
+    assert "an old fact" in run("--root", str(tmp_path), "list", "--status", "expired")[1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (("show", "mem_0000000000000000"), "no fact 'mem_0000000000000000'"),
+        (("--spec", "other", "list"), "no fact store at"),
+        (("--tenant", "../x", "list"), "is not a tenant id"),
+        (("--session", "../../etc", "continuity", "show"), "a session id looks like"),
+        (("forget",), "needs a fact id or --query"),
+        (("search", "x", "-k", "0"), "between 1 and 100"),
+        (("import", "/nonexistent.jsonl", "--yes"), "No such file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, run: Run, argv: tuple[str, ...], says: str
+) -> None:
+    seed(tmp_path, "a fact").close()
+    status, out, err = run("--root", str(tmp_path), *argv)
+    assert status == 2 and says in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_damaged_import_file_names_its_line(tmp_path: Path, run: Run) -> None:
+    seed(tmp_path, "a fact").close()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine"}\n{"tags": []}\n', encoding="utf-8")
+    status, _, err = run("--root", str(tmp_path), "import", str(bad), "--yes")
+    assert status == 2 and f'{bad}:2: a fact needs a "text" string' in err
+
+
+def test_an_unreadable_store_is_one_line(tmp_path: Path, run: Run) -> None:
+    layout = StoreLayout(tmp_path / ".specwire", SPEC)
+    layout.facts_db.parent.mkdir(parents=True)
+    layout.facts_db.write_bytes(b"not a database at all" * 100)
+    status, _, err = run("--root", str(tmp_path), "list")
+    assert status == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_continuity_show_clear_restore(tmp_path: Path, run: Run) -> None:
+    seed(tmp_path, "a fact").close()
+    store = ContinuityStore(StoreLayout(tmp_path / ".specwire", SPEC))
+    store.create_plan("Fix export", ["reproduce", "patch"])
+    status, out, _ = run("--root", str(tmp_path), "continuity", "show")
+    assert status == 0 and "plan-0001 — Fix export" in out and "[open] reproduce" in out
+    assert run("--root", str(tmp_path), "continuity", "clear", "plans")[0] == 1  # not confirmed
+    status, out, _ = run("--root", str(tmp_path), "continuity", "clear", "plans", "--yes")
+    assert status == 0 and "to the trash as" in out
+    assert (
+        json.loads(run("--root", str(tmp_path), "--json", "continuity", "show")[1])["activePlan"]
+        is None
+    )
+    assert run("--root", str(tmp_path), "continuity", "restore", "--yes")[0] == 0
+    assert "Fix export" in run("--root", str(tmp_path), "continuity", "show")[1]
+
+
+def test_a_tenant_selects_its_own_root(tmp_path: Path, run: Run) -> None:
+    tenant_root = tmp_path / ".specwire" / "tenants" / "acme"
+    store = FactStore.open(StoreLayout(tenant_root, "concierge").facts_db)
+    store.remember("acme's lobby code is 2468")
+    store.close()
+    out = run("--root", str(tmp_path), "--tenant", "acme", "list")[1]
+    assert "lobby code is 2468" in out
+    assert run("--root", str(tmp_path), "--tenant", "globex", "list")[0] == 2
+
+
+def test_codegen_memory_passes_its_arguments_through(tmp_path: Path) -> None:
+    seed(tmp_path, "the billing plan is Enterprise").close()
+    done = subprocess.run(
+        [sys.executable, "-m", "emitters.command", "memory", "--root", str(tmp_path), "list"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and "billing plan is Enterprise" in done.stdout
