@@ -101,8 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--compact", action="store_true")
     export = verb("export", "every fact as JSONL (stdout, or --out FILE)")
     export.add_argument("--out", type=Path)
-    importing = verb("import", "add the live facts of a JSONL export")
+    importing = verb(
+        "import", "add facts from a JSONL export, or a CrewHaus .crewhaus/memories/<spec>.jsonl"
+    )
     importing.add_argument("file", type=Path)
+    importing.add_argument("--format", choices=("auto", "specwire", "crewhaus"), default="auto")
     continuity = verb("continuity", "focus, plans, goals and handoff")
     continuity.add_argument("action", choices=("show", "clear", "restore"))
     continuity.add_argument(

@@ -15,6 +15,7 @@ from typing import Any
 from runtime.events import utc_now
 from runtime.facts.model import Provenance, to_ms
 from runtime.facts.store import FactStore
+from runtime.owner.crewhaus_facts import looks_like_crewhaus, read_crewhaus
 from runtime.owner.output import FACT_COLUMNS, fact_record, fact_rows, print_json, print_table
 from runtime.owner.selection import Selection, SelectionError
 
@@ -157,6 +158,13 @@ def export(args: argparse.Namespace, selection: Selection) -> int:
 
 
 def import_facts(args: argparse.Namespace, selection: Selection) -> int:
+    if not args.file.is_file():
+        raise SelectionError(f"{args.file}: not a readable file")
+    crewhaus = args.format == "crewhaus" or (
+        args.format == "auto" and looks_like_crewhaus(args.file)
+    )
+    if crewhaus:
+        return _import_crewhaus(args, selection)
     records = list(_read_export(args.file))
     now = utc_now()
     live = [record for record in records if _importable(record, now)]
@@ -183,6 +191,52 @@ def import_facts(args: argparse.Namespace, selection: Selection) -> int:
     summary = f"imported {added} fact(s); {len(live) - added} already known; "
     summary += f"{len(records) - len(live)} not live (skipped)"
     _report(args, {"imported": added, "known": len(live) - added}, summary)
+    return 0
+
+
+def _import_crewhaus(args: argparse.Namespace, selection: Selection) -> int:
+    """CrewHaus entries keep their text, tags, expiry and provenance; superseded and expired
+    ones are kept too, as tombstoned history (forgotten, the reason naming what they were)."""
+    now = utc_now()
+    read = read_crewhaus(args.file, now)
+    live = [fact for fact in read.facts if fact.status == "live"]
+    confirm = _from_cli()
+    confirm(
+        f"import {len(read.facts)} CrewHaus fact(s) ({len(live)} live, "
+        f"{len(read.facts) - len(live)} as tombstoned history; {read.malformed} malformed "
+        f"line(s) skipped) from {args.file} into {selection.facts_db}",
+        assume_yes=args.yes,
+    )
+    selection.facts_db.parent.mkdir(parents=True, exist_ok=True)
+    store = FactStore.open(selection.facts_db)
+    added = history = 0
+    try:
+        for fact in read.facts:
+            ttl = None
+            if fact.status == "live" and fact.expires_at is not None:
+                ttl = to_ms(fact.expires_at) - to_ms(now)
+            stored, created = store.remember_if_new(
+                fact.text, fact.tags, ttl_ms=ttl, provenance=fact.provenance
+            )
+            if not created:
+                continue
+            if fact.status == "live":
+                added += 1
+                continue
+            why = f"imported from CrewHaus as {fact.status} ({fact.id})"
+            store.forget_id(stored.id, reason=f"{why}: {fact.reason}" if fact.reason else why)
+            history += 1
+    finally:
+        store.close()
+    summary = (
+        f"imported {added} live fact(s) and {history} as history from CrewHaus; "
+        f"{len(read.facts) - added - history} already known; {read.malformed} malformed line(s)"
+    )
+    _report(
+        args,
+        {"imported": added, "history": history, "malformed": read.malformed},
+        summary,
+    )
     return 0
 
 

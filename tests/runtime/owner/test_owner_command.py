@@ -121,7 +121,7 @@ def test_sweep_tombstones_expired_facts_and_compacts(tmp_path: Path, run: Run) -
         (("--session", "../../etc", "continuity", "show"), "a session id looks like"),
         (("forget",), "needs a fact id or --query"),
         (("search", "x", "-k", "0"), "between 1 and 100"),
-        (("import", "/nonexistent.jsonl", "--yes"), "No such file"),
+        (("import", "/nonexistent.jsonl", "--yes"), "not a readable file"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -184,3 +184,72 @@ def test_codegen_memory_passes_its_arguments_through(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0 and "billing plan is Enterprise" in done.stdout
+
+
+def test_a_crewhaus_v2_file_imports_with_its_tombstones_and_provenance(
+    tmp_path: Path, run: Run
+) -> None:
+    source = tmp_path / ".crewhaus" / "memories" / "pinned.jsonl"
+    source.parent.mkdir(parents=True)
+    future_ms = int((datetime.now(UTC) + timedelta(days=30)).timestamp() * 1000)
+    lines = [
+        {
+            "id": "mem_00000000000000a1",
+            "text": "the deploy target is Kubernetes",
+            "tags": ["infra"],
+            "createdAt": "2026-01-02T03:04:05.000Z",
+            "schemaVersion": 2,
+            "expiresAt": future_ms,
+            "provenance": {"sessionId": "sess_00000000000000b1", "evidence": ["tu_abc"]},
+        },
+        {
+            "id": "mem_00000000000000a2",
+            "text": "the deploy target is Nomad",
+            "tags": [],
+            "createdAt": "2025-01-02T03:04:05.000Z",
+            "schemaVersion": 2,
+        },
+        {
+            "tombstone": "superseded",
+            "target": "mem_00000000000000a2",
+            "at": "2026-01-02T03:04:05Z",
+            "schemaVersion": 2,
+            "supersededBy": "mem_00000000000000a1",
+            "reason": "moved",
+        },
+        {
+            "id": "mem_00000000000000a3",
+            "text": "an old promo code",
+            "tags": [],
+            "createdAt": "2024-01-01T00:00:00Z",
+            "schemaVersion": 2,
+            "expiresAt": 1700000000000,
+        },
+        {
+            "id": "mem_00000000000000a4",
+            "text": "a v1 captured fact",
+            "tags": ["auto-capture", "session:sess_00000000000000c1"],
+            "createdAt": "2024-05-01T00:00:00Z",
+        },
+        {"id": "mem_bad", "text": 7, "createdAt": "x"},
+    ]
+    source.write_text("\n".join(json.dumps(line) for line in lines) + "\n{torn", encoding="utf-8")
+    (tmp_path / ".specwire").mkdir()
+    status, out, err = run(
+        "--root", str(tmp_path), "--spec", "pinned", "import", str(source), "--yes"
+    )
+    assert status == 0, err
+    assert "imported 2 live fact(s) and 2 as history" in out and "2 malformed" in out
+    facts = {
+        f["text"]: f
+        for f in json.loads(run("--root", str(tmp_path), "--json", "list", "--status", "all")[1])
+    }
+    kube = facts["the deploy target is Kubernetes"]
+    assert kube["status"] == "live" and kube["tags"] == ["infra"]
+    assert kube["provenance"] == {"sessionId": "sess_00000000000000b1", "evidence": ["tu_abc"]}
+    assert kube["expiresAt"] is not None
+    assert facts["a v1 captured fact"]["provenance"]["sessionId"] == "sess_00000000000000c1"
+    nomad = facts["the deploy target is Nomad"]
+    assert nomad["status"] == "forgotten" and "superseded" in nomad["tombstone"]["reason"]
+    assert "moved" in nomad["tombstone"]["reason"]
+    assert facts["an old promo code"]["status"] == "forgotten"
