@@ -107,11 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     importing.add_argument("file", type=Path)
     importing.add_argument("--format", choices=("auto", "specwire", "crewhaus"), default="auto")
     continuity = verb("continuity", "focus, plans, goals and handoff")
-    continuity.add_argument("action", choices=("show", "clear", "restore"))
+    continuity.add_argument("action", choices=("show", "clear", "restore", "migrate"))
     continuity.add_argument(
         "target",
         nargs="?",
-        help="clear: focus|plans|goals|all (default all); restore: a trash stamp",
+        help="clear: focus|plans|goals|all (default all); restore: a trash stamp; "
+        "migrate: a .crewhaus folder (default: ROOT/.crewhaus)",
     )
     return parser
 

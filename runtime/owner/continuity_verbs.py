@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from pathlib import Path
 from typing import Any, cast
 
+from runtime.atomic import replace_atomically
 from runtime.continuity.store import ContinuityStore
 from runtime.continuity.trash_bin import ClearScope
 from runtime.owner.output import print_json
@@ -28,6 +31,8 @@ def run(args: argparse.Namespace, selection: Selection) -> int:
         return _show(args, store)
     if args.action == "clear":
         return _clear(args, store)
+    if args.action == "migrate":
+        return _migrate(args, selection, store)
     return _restore(args, store)
 
 
@@ -110,3 +115,68 @@ def _restore(args: argparse.Namespace, store: ContinuityStore) -> int:
     else:
         sys.stdout.write(f"restored {len(restored)} item(s) from {stamp}\n")
     return 0
+
+
+_MARKERS = (b"<!-- crewhaus:", b"<!-- specwire:")
+MAX_MIGRATED_BYTES = 8 << 20
+
+
+def _migrate(args: argparse.Namespace, selection: Selection, store: ContinuityStore) -> int:
+    """Copy a CrewHaus ``.crewhaus/state/<spec>/`` folder into this spec's state folder.
+
+    The formats are the same but for the markers (``<!-- crewhaus:… -->`` becomes
+    ``<!-- specwire:… -->``), so files are copied, never parsed and rewritten; the copy is then
+    read back through the store and a plan it cannot read is named. Refused when the
+    destination already holds continuity files (nothing is overwritten).
+    """
+    from runtime.owner.command import confirm
+
+    crewhaus = Path(args.target) if args.target else args.root / ".crewhaus"
+    spec_dir = crewhaus / "state" / selection.layout.state_dir.name
+    if not spec_dir.is_dir():
+        raise SelectionError(f"no CrewHaus continuity folder at {spec_dir}")
+    files = [
+        path
+        for path in sorted(spec_dir.rglob("*"))
+        if path.is_file() and not path.is_symlink() and path.name != ".lock"
+    ]
+    destination = store.scope_dir
+    clashes = [path for path in files if (destination / path.relative_to(spec_dir)).exists()]
+    if clashes:
+        raise SelectionError(
+            f"{destination} already holds {clashes[0].relative_to(spec_dir)}: clear it first "
+            "(`continuity clear all`); nothing was copied"
+        )
+    if sum(path.stat().st_size for path in files) > MAX_MIGRATED_BYTES:
+        raise SelectionError(f"{spec_dir} holds more than 8 MiB: not a continuity folder?")
+    confirm(f"copy {len(files)} file(s) from {spec_dir} into {destination}", assume_yes=args.yes)
+    for path in files:
+        target = destination / path.relative_to(spec_dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        replace_atomically(target, path.read_bytes().replace(*_MARKERS), mode=0o600)
+    _carry_active_plan(store, destination)
+    unreadable = store.unreadable_plans()
+    if args.json:
+        print_json({"copied": len(files), "unreadablePlans": [p.path for p in unreadable]})
+    else:
+        sys.stdout.write(f"migrated {len(files)} file(s) into {destination}\n")
+        for plan in unreadable:
+            sys.stdout.write(f"warning: {plan.path} cannot be read: {plan.reason}\n")
+    return 0
+
+
+_ACTIVE_LINE = re.compile(r"<!-- specwire:active-plan -->\s*\n\s*(plan-\d{4,})\s*$", re.MULTILINE)
+
+
+def _carry_active_plan(store: ContinuityStore, destination: Path) -> None:
+    """CrewHaus names the active plan in focus.md (else the first plan is active); specwire
+    keeps it in ``plans/ACTIVE``."""
+    if store.active_plan_id() is not None:
+        return
+    plans = sorted(plan.id for plan in store.list_plans())
+    if not plans:
+        return
+    focus = destination / "focus.md"
+    named = _ACTIVE_LINE.search(focus.read_text(encoding="utf-8")) if focus.is_file() else None
+    chosen = named.group(1) if named and named.group(1) in plans else plans[0]
+    store.set_active(chosen)

@@ -253,3 +253,58 @@ def test_a_crewhaus_v2_file_imports_with_its_tombstones_and_provenance(
     assert nomad["status"] == "forgotten" and "superseded" in nomad["tombstone"]["reason"]
     assert "moved" in nomad["tombstone"]["reason"]
     assert facts["an old promo code"]["status"] == "forgotten"
+
+
+def test_a_crewhaus_continuity_folder_migrates_and_the_next_run_resumes_its_plan(
+    tmp_path: Path, run: Run
+) -> None:
+    state = tmp_path / ".crewhaus" / "state" / SPEC
+    (state / "plans").mkdir(parents=True)
+    (state / "plans" / "plan-0001-fix-export.md").write_text(
+        "---\nid: plan-0001\nslug: fix-export\ntitle: Fix export\n"
+        "createdAt: '2026-01-02T03:04:05.000Z'\nupdatedAt: '2026-01-02T03:04:05.000Z'\n---\n\n"
+        "# Fix export\n\n## Steps\n\n1. [open] reproduce\n2. [open] patch the exporter\n",
+        encoding="utf-8",
+    )
+    (state / "focus.md").write_text(
+        "<!-- crewhaus:focus -->\n# Focus\n\nShip the exporter fix\n\n## Active plan\n"
+        "<!-- crewhaus:active-plan -->\nplan-0001\n\n## Requirements\n"
+        "<!-- crewhaus:requirements -->\n_none_\n",
+        encoding="utf-8",
+    )
+    (state / ".lock").write_text("{}", encoding="utf-8")
+    (tmp_path / ".specwire").mkdir()
+    status, out, err = run(
+        "--root", str(tmp_path), "--spec", SPEC, "continuity", "migrate", "--yes"
+    )
+    assert status == 0 and "migrated 2 file(s)" in out, err
+    shown = run("--root", str(tmp_path), "--spec", SPEC, "continuity", "show")[1]
+    assert "focus: Ship the exporter fix" in shown and "plan-0001 — Fix export" in shown
+    # Migrating twice would overwrite: refused, nothing copied.
+    again = run("--root", str(tmp_path), "--spec", SPEC, "continuity", "migrate", "--yes")
+    assert again[0] == 2 and "already holds" in again[2]
+
+    out_dir = tmp_path / "bundle"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "emitters.command",
+            "build",
+            str(Path(__file__).resolve().parents[3] / "examples" / "support-bot.yaml"),
+            "--out",
+            str(out_dir),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    [agent] = sorted(out_dir.rglob("agent.py"))
+    done = subprocess.run(
+        [sys.executable, str(agent), "--message", "hello"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**__import__("os").environ, "HOME": str(tmp_path)},
+    )
+    assert "Resuming: 1. [open] reproduce" in done.stdout  # the migrated active plan
