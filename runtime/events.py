@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from runtime.atomic import replace_atomically
 from runtime.fsopen import open_regular, open_regular_fd
 from runtime.safety.redaction import redact_data
 
@@ -287,6 +288,55 @@ def _parse_line(raw_line: bytes, key: bytes, session_id: str) -> Event | None:
         at if isinstance(at, str) else "",
         payload,
     )
+
+
+def rewrite_log(path: Path, edit: Callable[[str], str]) -> int:
+    """Apply ``edit`` to every string of every event in a log, in place; the lines it changes.
+
+    For erasure: host-written lines are edited inside their JSON and sealed again (they stay
+    evidence, with the text gone); any other line is edited as text. The file is replaced
+    atomically, keeping every line's order and sequence number.
+    """
+    key = evidence_key(path.parent)
+    try:
+        with open_regular(path) as handle:
+            lines = handle.read().split(b"\n")
+    except FileNotFoundError:
+        return 0
+    changed = 0
+    for index, raw in enumerate(lines):
+        if not raw:
+            continue
+        event = _parse_line(raw, key, path.stem) if key is not None else None
+        if event is None or key is None:
+            text = raw.decode("utf-8", "surrogateescape")
+            edited_text = edit(text)
+            if edited_text != text:
+                lines[index] = edited_text.encode("utf-8", "surrogateescape")
+                changed += 1
+            continue
+        body = {"seq": event.seq, "type": event.type, "at": event.at, "payload": event.payload}
+        edited = _edit_strings(body, edit)
+        if edited == body:
+            continue
+        line = json.dumps(
+            {**edited, "mac": _seal(key, path.stem, edited)}, ensure_ascii=False, sort_keys=True
+        )
+        lines[index] = line.encode("utf-8")
+        changed += 1
+    if changed:
+        replace_atomically(path, b"\n".join(lines), mode=0o600)
+    return changed
+
+
+def _edit_strings(value: Any, edit: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return edit(value)
+    if isinstance(value, dict):
+        return {key: _edit_strings(item, edit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_edit_strings(item, edit) for item in value]
+    return value
 
 
 def session_log_path(sessions_dir: Path, session_id: str) -> Path:

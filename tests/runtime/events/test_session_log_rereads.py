@@ -59,3 +59,36 @@ def test_a_torn_last_line_is_read_again_once_completed(tmp_path: Path) -> None:
     assert texts(log.path) == ["first"]
     log.path.write_bytes(whole)
     assert texts(log.path) == ["first", "second"]
+
+
+def test_rewriting_a_log_erases_text_and_keeps_it_sealed(tmp_path: Path) -> None:
+    import re
+
+    from runtime.events import rewrite_log
+
+    log = SessionLog(tmp_path, SESSION, now=at_noon)
+    log.append("user_message", {"text": "my card is 4111-1111 please"})
+    log.append("tool_result", {"toolUseId": "tu_a", "name": "read", "text": "card 4111-1111"})
+    log.append("user_message", {"text": "unrelated"})
+    with log.path.open("ab") as handle:
+        handle.write(b'{"forged": "4111-1111"}\n')
+    assert texts_or_results(log.path) == [
+        "my card is 4111-1111 please",
+        "card 4111-1111",
+        "unrelated",
+    ]
+
+    changed = rewrite_log(log.path, lambda text: re.sub(r"4111-1111", "[erased]", text))
+    assert changed == 3
+    assert b"4111-1111" not in log.path.read_bytes()
+    assert texts_or_results(log.path) == [
+        "my card is [erased] please",
+        "card [erased]",
+        "unrelated",
+    ]
+    assert [event.seq for event in read_events(log.path)] == [1, 2, 3]
+    assert SessionLog(tmp_path, SESSION, now=at_noon).append("user_message", {"text": "x"}).seq == 4
+
+
+def texts_or_results(path: Path) -> list[str]:
+    return [event.payload["text"] for event in read_events(path)]
