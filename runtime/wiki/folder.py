@@ -14,15 +14,25 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.continuity.atomic import read_text, sweep_stale_temps, write_atomic
+from runtime.errors import UnsafeFileError
 from runtime.events import Clock, utc_now
-from runtime.fsopen import open_dir_beneath
+from runtime.fsopen import open_dir_beneath, open_regular_fd, text_mode
 from runtime.locking import FileLock
 from runtime.wiki.article import SLUG_RE, check_slug
 
 ARTICLE_SUFFIX = ".md"
+
+
+@dataclass(frozen=True)
+class UnreadableFile:
+    reason: str
+
+
 # What identifies one state of an article file: (inode, size, mtime in ns).
 Stamp = tuple[int, int, int]
 
@@ -51,6 +61,15 @@ class WikiFolder:
     def _parts(self, directory: Path) -> tuple[str, ...]:
         return directory.relative_to(self.root).parts
 
+    def folder_stamp(self) -> Stamp | None:
+        """The stamp of ``articles/`` itself (changes when a file is added, renamed in or
+        removed), None when it does not exist."""
+        try:
+            info = os.stat(self.articles_dir, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return (info.st_ino, info.st_size, info.st_mtime_ns)
+
     def scan(self) -> dict[str, Stamp]:
         """``{slug: stamp}`` of every article file (nothing when the folder does not exist)."""
         fd = open_dir_beneath(self.root, self._parts(self.articles_dir))
@@ -69,6 +88,33 @@ class WikiFolder:
         finally:
             os.close(fd)
         return found
+
+    def read_articles(self, slugs: Sequence[str]) -> dict[str, str | UnreadableFile]:
+        """Each article file's text, opening the folder once (a file that vanished meanwhile
+        is left out; one that cannot be read maps to why)."""
+        fd = open_dir_beneath(self.root, self._parts(self.articles_dir))
+        if fd is None:
+            return {}
+        texts: dict[str, str | UnreadableFile] = {}
+        try:
+            for slug in slugs:
+                name = f"{check_slug(slug)}{ARTICLE_SUFFIX}"
+                try:
+                    file_fd = open_regular_fd(name, dir_fd=fd, label=f"articles/{name}")
+                except FileNotFoundError:
+                    continue
+                except UnsafeFileError as exc:
+                    texts[slug] = UnreadableFile(exc.reason)
+                    continue
+                with os.fdopen(file_fd, "rb") as handle:
+                    data = handle.read()
+                try:
+                    texts[slug] = text_mode(data)
+                except UnicodeDecodeError:
+                    texts[slug] = UnreadableFile("is not UTF-8 text")
+        finally:
+            os.close(fd)
+        return texts
 
     def read_article(self, slug: str) -> str | None:
         return read_text(self.article_path(slug), root=self.root)

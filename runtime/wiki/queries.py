@@ -34,15 +34,12 @@ class Hit:
     via: Literal["match", "link"] = "match"
 
 
-def _live(snap: WikiSnapshot) -> dict[str, Article]:
-    return {slug: a for slug, a in snap.articles.items() if a.status != "archived"}
-
-
 def primary_ranking(
     snap: WikiSnapshot, query: str, vectors: VectorCache | None, *, live_only: bool = True
 ) -> dict[str, float]:
-    pool = _live(snap) if live_only else dict(snap.articles)
-    keyword = [slug for slug, _ in snap.index.rank(query, allowed=frozenset(pool))]
+    pool = snap.live if live_only else snap.articles
+    allowed = None if len(pool) == len(snap.articles) else frozenset(pool)
+    keyword = [slug for slug, _ in snap.index.rank(query, allowed=allowed)]
     rankings = [keyword]
     if vectors is not None:
         rankings.append([slug for slug, _ in vectors.rank(query, pool)])
@@ -50,7 +47,7 @@ def primary_ranking(
 
 
 def recall(snap: WikiSnapshot, query: str, k: int, vectors: VectorCache | None) -> list[Hit]:
-    live = _live(snap)
+    live = snap.live
     scores = primary_ranking(snap, query, vectors)
     order = sorted(scores, key=lambda slug: (-scores[slug], slug))
     via: dict[str, Literal["match", "link"]] = dict.fromkeys(order, "match")
@@ -74,7 +71,7 @@ def search(snap: WikiSnapshot, query: str, limit: int = SEARCH_LIMIT) -> list[Hi
 def semantic_search(
     snap: WikiSnapshot, query: str, limit: int, min_score: float, vectors: VectorCache
 ) -> list[Hit]:
-    ranked = vectors.rank(query, _live(snap))
+    ranked = vectors.rank(query, snap.live)
     return [Hit(snap.articles[s], score) for s, score in ranked if score >= min_score][:limit]
 
 

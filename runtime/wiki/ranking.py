@@ -1,9 +1,11 @@
-"""Ranking articles: BM25 over an in-memory inverted index, cosine over embedder vectors, and
+"""Ranking articles: BM25 over per-article term counts, cosine over embedder vectors, and
 reciprocal-rank fusion of the two.
 
 BM25 (k1 = 1.5, b = 0.75, idf = ln((N − df + 0.5)/(df + 0.5) + 1)) scores only the articles that
-hold a query term, through postings built once per change of the article set, so a query costs
-what its terms match, not what the wiki holds. Ties are broken by slug, so rankings are stable.
+hold a query term. Each article's term counts are computed once per version of its file
+(``runtime.wiki.snapshot``); the postings of a term are gathered the first time a query asks for
+it and kept for the life of the index, so a change to one article costs one article's
+tokenizing, not a rebuild of the whole index. Ties are broken by slug: rankings are stable.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
 
 K1: Final = 1.5
@@ -21,53 +22,80 @@ RRF_K: Final = 60
 
 _TOKEN_RE: Final = re.compile(r"[a-z0-9]+")
 
+Posting = tuple[str, int]  # (slug, term frequency)
+
 
 def tokenize(text: str) -> list[str]:
     return _TOKEN_RE.findall(text.lower())
 
 
-@dataclass(frozen=True)
-class _Posting:
-    doc: int
-    tf: int
+def term_counts(text: str) -> Counter[str]:
+    return Counter(tokenize(text))
 
 
 class Bm25Index:
-    """An immutable BM25 index of ``{slug: text}``."""
+    """A BM25 index of ``{slug: term counts}`` (the counts are shared, never changed).
 
-    def __init__(self, documents: Mapping[str, str]) -> None:
-        self._slugs: list[str] = sorted(documents)
-        self._lengths: list[int] = []
-        postings: dict[str, list[_Posting]] = {}
-        for doc, slug in enumerate(self._slugs):
-            terms = Counter(tokenize(documents[slug]))
-            self._lengths.append(sum(terms.values()))
-            for term, tf in terms.items():
-                postings.setdefault(term, []).append(_Posting(doc, tf))
-        self._postings = postings
-        total = sum(self._lengths)
+    ``previous`` is the index this one replaces and ``changed`` the slugs whose counts differ
+    between the two (added, edited or gone): a term the previous index already gathered is
+    carried over by patching those slugs only, instead of looking through every article.
+    """
+
+    def __init__(
+        self,
+        documents: Mapping[str, Counter[str]],
+        previous: Bm25Index | None = None,
+        changed: frozenset[str] = frozenset(),
+    ) -> None:
+        self._documents = documents
+        self._lengths = {slug: counts.total() for slug, counts in documents.items()}
+        total = sum(self._lengths.values())
         self._avgdl = total / len(self._lengths) if self._lengths else 0.0
+        self._postings: dict[str, list[Posting]] = {}
+        self._previous = previous
+        self._changed = changed
+        if previous is not None:
+            previous._previous = None  # one step back only: no chain of old indexes is kept
 
     def __len__(self) -> int:
-        return len(self._slugs)
+        return len(self._documents)
+
+    def _postings_of(self, term: str) -> list[Posting]:
+        postings = self._postings.get(term)
+        if postings is not None:
+            return postings
+        previous = self._previous
+        carried = previous._postings.get(term) if previous is not None else None
+        if carried is not None:
+            postings = [p for p in carried if p[0] not in self._changed]
+            postings += [
+                (slug, counts[term])
+                for slug in self._changed
+                if (counts := self._documents.get(slug)) is not None and term in counts
+            ]
+        else:
+            postings = [(slug, c[term]) for slug, c in self._documents.items() if term in c]
+        self._postings[term] = postings  # the same value whichever thread writes it
+        return postings
 
     def rank(self, query: str, *, allowed: frozenset[str] | None = None) -> list[tuple[str, float]]:
         """``(slug, score)`` with a positive score, best first (ties by slug)."""
-        n = len(self._slugs)
-        scores: dict[int, float] = {}
+        n = len(self._documents)
+        scores: dict[str, float] = {}
+        avgdl = self._avgdl or 1.0
         for term in set(tokenize(query)):
-            postings = self._postings.get(term)
+            postings = self._postings_of(term)
             if not postings:
                 continue
             idf = math.log((n - len(postings) + 0.5) / (len(postings) + 0.5) + 1)
-            for posting in postings:
-                norm = 1 - B + B * self._lengths[posting.doc] / (self._avgdl or 1.0)
-                gain = idf * posting.tf * (K1 + 1) / (posting.tf + K1 * norm)
-                scores[posting.doc] = scores.get(posting.doc, 0.0) + gain
+            for slug, tf in postings:
+                norm = 1 - B + B * self._lengths[slug] / avgdl
+                gain = idf * tf * (K1 + 1) / (tf + K1 * norm)
+                scores[slug] = scores.get(slug, 0.0) + gain
         ranked = [
-            (self._slugs[doc], score)
-            for doc, score in scores.items()
-            if score > 0 and (allowed is None or self._slugs[doc] in allowed)
+            (slug, score)
+            for slug, score in scores.items()
+            if score > 0 and (allowed is None or slug in allowed)
         ]
         ranked.sort(key=lambda item: (-item[1], item[0]))
         return ranked

@@ -4,14 +4,17 @@ The wiki only needs what ``runtime.embedders.Embedder`` offers (``id``, ``dim``,
 is typed here as a local protocol so the wiki works with any object of that shape and imports
 no embedder code (numpy included) unless a spec asks for one.
 
-Vectors are cached per (embedder id, slug, version): an edit re-embeds that article only, and a
-different embedder never reuses, or ranks against, another model's vectors.
+Vectors are cached per (wiki folder, embedder id, slug, version, content), shared by every
+store on the folder in this process (per-turn hosts open one each turn): an edit re-embeds that
+article only, a different embedder never reuses, or ranks against, another model's vectors, and
+two tenants' articles never share a vector.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from runtime.wiki.article import Article
@@ -35,14 +38,23 @@ Vector = Sequence[float]
 MAX_CACHED_VECTORS = 100_000
 
 
-class VectorCache:
-    def __init__(self, embedder: WikiEmbedder) -> None:
-        self.embedder = embedder
-        self._vectors: dict[tuple[str, str, int], Vector] = {}
-        self._lock = threading.Lock()
+# (folder, embedder id, slug, version, hash of the embedded fields: a person may edit a file
+# in place without bumping its version)
+Key = tuple[Path, str, str, int, int]
+_vectors: dict[Key, Vector] = {}
+_lock = threading.Lock()
 
-    def _key(self, article: Article) -> tuple[str, str, int]:
-        return (self.embedder.id, article.slug, article.version)
+
+class VectorCache:
+    def __init__(self, embedder: WikiEmbedder, scope: Path) -> None:
+        self.embedder = embedder
+        self.scope = scope
+        self._vectors = _vectors
+        self._lock = _lock
+
+    def _key(self, article: Article) -> Key:
+        content = hash((article.title, article.tags, article.body))
+        return (self.scope, self.embedder.id, article.slug, article.version, content)
 
     def vectors(self, articles: Iterable[Article]) -> dict[str, Vector]:
         wanted = list(articles)

@@ -1,9 +1,12 @@
 """What the wiki holds right now, read once per change: parsed articles, damaged files, the
 BM25 index and the link graph.
 
-Reading is incremental: each query scans the article folder's file stamps (inode, size,
-mtime) and re-parses only the files that changed since the last look, in this process or any
-other (a person's edit included). The parsed state is shared by every store instance on the same
+Reading is incremental: a query re-reads, re-parses and re-tokenizes only the article files
+that changed since the last look, in this process or any other (a person's edit included),
+found by their stamps (inode, size, mtime). Stat-ing every file costs milliseconds per thousand
+articles, so while the folder's own stamp is unchanged (every write here renames a file into
+it) the file stamps are re-checked at most every ``RESCAN_S`` seconds: an in-place edit by a
+person is seen within that time. The parsed state is shared by every store instance on the same
 folder in this process — per-turn hosts open a store every turn — and bounded (least recently
 used folders out first).
 """
@@ -11,18 +14,19 @@ used folders out first).
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from runtime.errors import StoreError
 from runtime.wiki.article import Article, DamagedArticle, parse_article
-from runtime.wiki.folder import Stamp, WikiFolder
-from runtime.wiki.ranking import Bm25Index
+from runtime.wiki.folder import Stamp, UnreadableFile, WikiFolder
+from runtime.wiki.ranking import Bm25Index, term_counts
 
 MAX_CACHED_FOLDERS: Final = 64
+RESCAN_S: float = 1.0
 
 
 def contextual_text(article: Article) -> str:
@@ -34,6 +38,8 @@ def contextual_text(article: Article) -> str:
 @dataclass(frozen=True)
 class WikiSnapshot:
     articles: Mapping[str, Article]
+    # the articles recall may return (every status but archived)
+    live: Mapping[str, Article]
     # slug -> why its file is not readable as an article
     damaged: Mapping[str, str]
     index: Bm25Index
@@ -47,11 +53,19 @@ class WikiSnapshot:
         return tuple(dict.fromkeys([*out, *self.backlinks.get(slug, ())]))
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    article: Article
+    terms: Counter[str]
+
+
 @dataclass
 class _Cached:
     stamps: dict[str, Stamp] = field(default_factory=dict)
-    parsed: dict[str, Article | str] = field(default_factory=dict)
+    parsed: dict[str, _Parsed | str] = field(default_factory=dict)
     snapshot: WikiSnapshot | None = None
+    folder_stamp: Stamp | None = None
+    scanned_at: float = 0.0
 
 
 _cache: OrderedDict[Path, _Cached] = OrderedDict()
@@ -70,52 +84,72 @@ def _entry(directory: Path) -> _Cached:
         return cached
 
 
-def _read(folder: WikiFolder, slug: str) -> Article | str:
+def _parse(slug: str, text: str | UnreadableFile) -> _Parsed | str:
+    if isinstance(text, UnreadableFile):
+        return text.reason
     try:
-        text = folder.read_article(slug)
-    except StoreError as exc:
-        return str(exc)
-    except UnicodeDecodeError:
-        return "is not UTF-8 text"
-    if text is None:
-        return "disappeared while it was being read"
-    try:
-        return parse_article(text, expected_slug=slug)
+        article = parse_article(text, expected_slug=slug)
     except DamagedArticle as exc:
         return str(exc)
+    return _Parsed(article, term_counts(contextual_text(article)))
 
 
 def load_snapshot(folder: WikiFolder) -> WikiSnapshot:
-    stamps = folder.scan()
     cached = _entry(folder.directory)
+    folder_stamp = folder.folder_stamp()
+    started = time.monotonic()
     with _cache_lock:
+        recent = started - cached.scanned_at < RESCAN_S
+        if cached.snapshot is not None and folder_stamp == cached.folder_stamp and recent:
+            return cached.snapshot
+    stamps = folder.scan()
+    with _cache_lock:
+        cached.folder_stamp, cached.scanned_at = folder_stamp, started
         if cached.snapshot is not None and cached.stamps == stamps:
             return cached.snapshot
         previous_stamps, previous = dict(cached.stamps), dict(cached.parsed)
-    parsed = {
-        slug: previous[slug] if previous_stamps.get(slug) == stamp else _read(folder, slug)
-        for slug, stamp in stamps.items()
-    }
-    snapshot = _build(parsed)
+        # taken with ``previous``: the index those parsed articles were indexed into
+        old = cached.snapshot.index if cached.snapshot is not None else None
+    unchanged = {s for s, stamp in stamps.items() if previous_stamps.get(s) == stamp}
+    texts = folder.read_articles(sorted(set(stamps) - unchanged))
+    parsed = {slug: previous[slug] for slug in unchanged}
+    parsed.update((slug, _parse(slug, text)) for slug, text in texts.items())
+    changed = frozenset((set(previous) ^ set(parsed)) | set(texts))
+    snapshot = _build(parsed, old, changed)
     with _cache_lock:
-        cached.stamps, cached.parsed, cached.snapshot = stamps, parsed, snapshot
+        cached.stamps = {slug: stamps[slug] for slug in parsed}
+        cached.parsed, cached.snapshot = parsed, snapshot
     return snapshot
 
 
-def _build(parsed: Mapping[str, Article | str]) -> WikiSnapshot:
-    articles = {slug: a for slug, a in sorted(parsed.items()) if isinstance(a, Article)}
-    damaged = {slug: why for slug, why in sorted(parsed.items()) if isinstance(why, str)}
+def _build(
+    parsed: Mapping[str, _Parsed | str], previous: Bm25Index | None, changed: frozenset[str]
+) -> WikiSnapshot:
+    ordered = sorted(parsed.items())
+    articles = {slug: p.article for slug, p in ordered if isinstance(p, _Parsed)}
+    damaged = {slug: why for slug, why in ordered if isinstance(why, str)}
     backlinks: dict[str, list[str]] = {}
     for slug, article in articles.items():
         for target in article.links:
             backlinks.setdefault(target, []).append(slug)
-    index = Bm25Index({slug: contextual_text(a) for slug, a in articles.items()})
+    terms = {slug: p.terms for slug, p in ordered if isinstance(p, _Parsed)}
+    index = Bm25Index(terms, previous, changed)
     return WikiSnapshot(
         articles=articles,
+        live={slug: a for slug, a in articles.items() if a.status != "archived"},
         damaged=damaged,
         index=index,
         backlinks={slug: tuple(sources) for slug, sources in backlinks.items()},
     )
+
+
+def mark_changed(directory: Path) -> None:
+    """This process wrote into ``directory``: look at every file's stamp on the next read
+    (the folder's own mtime is too coarse to tell two quick writes apart)."""
+    with _cache_lock:
+        cached = _cache.get(directory)
+        if cached is not None:
+            cached.scanned_at = 0.0
 
 
 def forget_cached(directory: Path) -> None:

@@ -43,7 +43,7 @@ from runtime.wiki.article import (
 )
 from runtime.wiki.folder import WikiFolder
 from runtime.wiki.semantic import VectorCache, WikiEmbedder
-from runtime.wiki.snapshot import WikiSnapshot, load_snapshot
+from runtime.wiki.snapshot import WikiSnapshot, load_snapshot, mark_changed
 
 SOURCES_REQUIRED: Final = (
     "wiki_write rejected: the body has no `## Sources` section. This wiki requires cited "
@@ -137,7 +137,9 @@ class WikiStore:
         self.layout = layout
         self.folder = WikiFolder(layout.root, layout.wiki_dir, now=now)
         self.require_sources = require_sources
-        self.vectors = VectorCache(embedder) if embedder is not None else None
+        self.vectors = (
+            VectorCache(embedder, self.folder.directory) if embedder is not None else None
+        )
         self._now = now
 
     @property
@@ -205,6 +207,7 @@ class WikiStore:
             if current is not None:
                 self._keep(current)
             self.folder.write_article(slug, article.render())
+            mark_changed(self.folder.directory)
         return WriteOutcome(article, created=current is None)
 
     def _current(self, slug: str) -> Article | None:
@@ -276,6 +279,7 @@ class WikiStore:
                 confidence=current.confidence if confidence is None else confidence,
             )
             self.folder.write_article(slug, changed.render())
+            mark_changed(self.folder.directory)
         return changed
 
     def log_gap(

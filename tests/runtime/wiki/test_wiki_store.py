@@ -10,8 +10,10 @@ import pytest
 from wiki_support import SOURCES, ConceptEmbedder, draft, make_store
 
 from runtime.errors import StoreError, TenancyError
-from runtime.wiki import queries
+from runtime.wiki import queries, snapshot
 from runtime.wiki.article import DamagedArticle, WikiRefusal, extract_links, extract_sources
+from runtime.wiki.ranking import Bm25Index, term_counts
+from runtime.wiki.snapshot import contextual_text
 from runtime.wiki.store import SOURCES_REQUIRED, WikiConflict
 
 
@@ -210,10 +212,39 @@ def test_a_symlinked_article_is_never_followed(tmp_path: Path) -> None:
     assert secret.read_text().endswith("secret\n")
 
 
-def test_a_person_edit_is_seen_without_reopening(tmp_path: Path) -> None:
+def test_a_person_edit_is_seen_without_reopening(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot, "RESCAN_S", 0.0)  # an in-place edit: seen at the next rescan
     store = make_store(tmp_path)
     store.write(draft("deploy", "Helm"), expected_version=None)
     assert queries.search(store.snapshot(), "argo") == []
     path = store.folder.directory / "articles" / "deploy.md"
     path.write_text(path.read_text().replace("Helm", "Argo"))
     assert [h.article.slug for h in queries.search(store.snapshot(), "argo")] == ["deploy"]
+
+
+def test_a_write_by_another_store_is_seen_at_once(tmp_path: Path) -> None:
+    a, b = make_store(tmp_path), make_store(tmp_path, spec="kb")
+    a.write(draft("deploy", "Helm"), expected_version=None)
+    assert [h.article.slug for h in queries.search(b.snapshot(), "helm")] == ["deploy"]
+    a.write(draft("deploy", "Argo"), expected_version=1)  # renamed in: the folder stamp changes
+    assert [h.article.slug for h in queries.search(b.snapshot(), "argo")] == ["deploy"]
+
+
+def test_an_index_carried_over_a_change_ranks_as_a_fresh_one(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    for i, body in enumerate(["alpha beta", "beta gamma", "gamma alpha alpha", "delta"]):
+        store.write(draft(f"a{i}", body), expected_version=None)
+    queries_ = ["alpha", "beta gamma", "delta alpha", "epsilon"]
+    for q in queries_:  # gather these terms' postings in the old index
+        store.snapshot().index.rank(q)
+    store.write(draft("a0", "epsilon only"), expected_version=1)
+    store.write(draft("a4", "alpha epsilon"), expected_version=None)
+    (store.folder.directory / "articles" / "a3.md").unlink()
+    carried = store.snapshot().index
+    fresh = Bm25Index(
+        {s: term_counts(contextual_text(a)) for s, a in store.snapshot().articles.items()}
+    )
+    for q in queries_:
+        assert carried.rank(q) == fresh.rank(q), q
