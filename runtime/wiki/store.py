@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Final, Literal
 
 from runtime.errors import StoreError
 from runtime.events import Clock, iso, utc_now
@@ -51,7 +51,7 @@ SOURCES_REQUIRED: Final = (
     "Nothing was written."
 )
 GAP_PREFIX: Final = "gap-"
-GapPriority = str
+GapPriority = Literal["low", "medium", "high"]
 
 
 class WikiConflict(WikiRefusal):
@@ -199,31 +199,27 @@ class WikiStore:
         if sources_required and not has_sources_section(body):
             raise WikiRefusal(SOURCES_REQUIRED)
         with self.folder.lock:
-            current = self._current(slug)
+            current, on_disk = self._current_file(slug)
             found = current.version if current is not None else 0
             if (expected_version or 0) != found:
                 raise WikiConflict(slug, found, expected_version)
             article = self._next(current, draft, slug, title, body, session_id)
-            if current is not None:
-                self._keep(current)
+            if current is not None and on_disk is not None:
+                self.folder.keep_version(slug, current.version, on_disk)
             self.folder.write_article(slug, article.render())
             mark_changed(self.folder.directory)
         return WriteOutcome(article, created=current is None)
 
-    def _current(self, slug: str) -> Article | None:
-        """The article as it is on disk now (read under the lock, never from the cache)."""
+    def _current_file(self, slug: str) -> tuple[Article | None, str | None]:
+        """The article as it is on disk now, with its file's text (read under the lock, never
+        from the cache)."""
         text = self.folder.read_article(slug)
         if text is None:
-            return None
+            return None, None
         try:
-            return parse_article(text, expected_slug=slug)
+            return parse_article(text, expected_slug=slug), text
         except DamagedArticle as exc:
             raise self._damaged(slug, str(exc)) from None
-
-    def _keep(self, current: Article) -> None:
-        text = self.folder.read_article(current.slug)
-        if text is not None:
-            self.folder.keep_version(current.slug, current.version, text)
 
     def _next(
         self,
@@ -270,7 +266,7 @@ class WikiStore:
         if confidence is not None and not 0 <= confidence <= 1:
             raise WikiRefusal("confidenceScore must be between 0 and 1")
         with self.folder.lock:
-            current = self._current(slug)
+            current, _ = self._current_file(slug)
             if current is None:
                 raise WikiRefusal(f"no article {slug} — list them with wiki_list")
             changed = replace(
@@ -315,5 +311,6 @@ class WikiStore:
                 expected = current.version if current else None
                 return self._write(draft, expected, None, False)
             except WikiConflict:
+                mark_changed(self.folder.directory)  # read the files again, not the cache
                 continue
         raise StoreError(f"{slug} kept changing while the gap was being logged; retry")

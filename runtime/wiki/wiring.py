@@ -5,8 +5,10 @@ The wiki folder is created by the first write, not here: wiring leaves no trace 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from runtime.events import Clock
 from runtime.fragment import DEFAULT_WIKI_RECALL_K, WikiFragment
@@ -39,7 +41,7 @@ def build_wiki(
     store = WikiStore(
         layout, require_sources=wiki.require_sources is True, embedder=embedder, now=now
     )
-    store.folder.sweep_temps()
+    _sweep_once(store)
     recall_k = wiki.recall_k or DEFAULT_WIKI_RECALL_K
     log(f"[memory] wiki on — {store.path}\n")
     return WikiWiring(
@@ -48,6 +50,20 @@ def build_wiki(
         recall=_recall_lines(store) if wiki.auto_recall is True else None,
         recall_k=recall_k,
     )
+
+
+_swept: set[Path] = set()
+_swept_lock = threading.Lock()
+
+
+def _sweep_once(store: WikiStore) -> None:
+    """Remove a killed writer's temporaries, once per folder per process (per-turn hosts wire
+    on every turn; listing a large folder every turn is waste)."""
+    with _swept_lock:
+        if store.folder.directory in _swept:
+            return
+        _swept.add(store.folder.directory)
+    store.folder.sweep_temps()
 
 
 def _recall_lines(store: WikiStore) -> Callable[[str, int], list[str]]:

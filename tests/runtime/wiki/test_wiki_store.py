@@ -248,3 +248,39 @@ def test_an_index_carried_over_a_change_ranks_as_a_fresh_one(tmp_path: Path) -> 
     )
     for q in queries_:
         assert carried.rank(q) == fresh.rank(q), q
+
+
+def test_two_writers_on_the_same_version_one_wins(tmp_path: Path) -> None:
+    import threading
+
+    store = make_store(tmp_path)
+    store.write(draft("deploy", "v1"), expected_version=None)
+    start = threading.Barrier(4)
+    outcomes: list[str] = []
+
+    def writer(n: int) -> None:
+        other = make_store(tmp_path)
+        start.wait()
+        try:
+            other.write(draft("deploy", f"edit {n}"), expected_version=1)
+            outcomes.append("written")
+        except WikiConflict as exc:
+            assert exc.current_version == 2
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["conflict"] * 3 + ["written"]
+    assert store.folder.count_versions() == 1
+
+
+def test_a_killed_writers_temporary_is_swept(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.write(draft("deploy", "v1"), expected_version=None)
+    leftover = store.folder.articles_dir / ".deploy.md.0123abcd.tmp"
+    leftover.write_text("half")
+    assert store.folder.sweep_temps() == ["wiki/kb/articles/.deploy.md.0123abcd.tmp"]
+    assert not leftover.exists() and store.get("deploy") is not None
