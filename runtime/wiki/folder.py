@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.continuity.atomic import read_text, sweep_stale_temps, write_atomic
-from runtime.errors import UnsafeFileError
+from runtime.errors import StoreError, UnsafeFileError
 from runtime.events import Clock, utc_now
 from runtime.fsopen import open_dir_beneath, open_regular_fd, text_mode
 from runtime.locking import FileLock
@@ -125,8 +125,18 @@ class WikiFolder:
     def read_version(self, slug: str, version: int) -> str | None:
         return read_text(self.version_path(slug, version), root=self.root)
 
-    def keep_version(self, slug: str, version: int, text: str) -> None:
-        write_atomic(self.version_path(slug, version), text, root=self.root)
+    def keep_version(self, slug: str, version: int, text: str) -> Path:
+        """Keep ``text`` as ``versions/<slug>/<version>.md``. A different file already there
+        (a person set an article's version back by hand) is never replaced: the text goes to
+        ``<version>-2.md``, ``<version>-3.md``, … instead."""
+        path = self.version_path(slug, version)
+        for copy in range(2, 1000):
+            existing = read_text(path, root=self.root)
+            if existing is None or existing == text:
+                write_atomic(path, text, root=self.root)
+                return path
+            path = path.with_name(f"{version}-{copy}{ARTICLE_SUFFIX}")
+        raise StoreError(f"versions/{slug}/ has too many copies of version {version}")
 
     def count_versions(self) -> int:
         fd = open_dir_beneath(self.root, self._parts(self.versions_dir))

@@ -284,3 +284,16 @@ def test_a_killed_writers_temporary_is_swept(tmp_path: Path) -> None:
     leftover.write_text("half")
     assert store.folder.sweep_temps() == ["wiki/kb/articles/.deploy.md.0123abcd.tmp"]
     assert not leftover.exists() and store.get("deploy") is not None
+
+
+def test_a_kept_version_is_never_replaced(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    store.write(draft("deploy", "first"), expected_version=None)
+    store.write(draft("deploy", "second"), expected_version=1)
+    path = store.folder.directory / "articles" / "deploy.md"
+    path.write_text(path.read_text().replace('"version": 2', '"version": 1'))  # a person's edit
+    store.write(draft("deploy", "third"), expected_version=1)
+    versions = store.folder.directory / "versions" / "deploy"
+    assert sorted(p.name for p in versions.iterdir()) == ["1-2.md", "1.md"]
+    assert "first" in (versions / "1.md").read_text()
+    assert "second" in (versions / "1-2.md").read_text()
