@@ -22,6 +22,7 @@ from runtime.fragment import (
     SERVE_PORT_ENV,
     SLACK_API_URL_ENV,
     MemoryWiringFragment,
+    wiki_enabled,
 )
 
 MODEL_ENV = "SPECWIRE_MODEL"
@@ -118,8 +119,16 @@ def env_vars(
 
 def memory_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
     """Declared facts settings as ``key: value`` code spans in the spec's own spelling
-    (``ttl: 90d``, ``recallK: 5``; wiki flattened), fragment order."""
-    data = fragment.to_data().get("memory", {})
+    (``ttl: 90d``, ``recallK: 5``), fragment order; a disabled wiki block is listed flattened
+    (``wiki.enabled: false``), an enabled one has its own line (``wiki_settings``)."""
+    data = dict(fragment.to_data().get("memory", {}))
+    if wiki_enabled(fragment):
+        data.pop("wiki", None)
+    return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
+
+
+def wiki_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
+    data = fragment.to_data().get("memory", {}).get("wiki", {})
     return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
 
 
@@ -187,6 +196,7 @@ def emit_plan(
         "env_vars": env_vars(model, secret_vars, extra_env),
         "secrets": bool(secret_vars),
         "memory_settings": memory_settings(fragment),
+        "wiki_settings": wiki_settings(fragment),
         "continuity_settings": continuity_settings(fragment),
     }
     plan = BundlePlan(

@@ -20,7 +20,7 @@ from emitters.imports import ImportRegistry
 from emitters.literals import md_text
 from emitters.render import render
 from emitters.verify import verify_markdown, verify_python
-from runtime.fragment import SPECWIRE_VERSION, MemoryWiringFragment
+from runtime.fragment import SPECWIRE_VERSION, MemoryWiringFragment, wiki_enabled
 
 PY_HEADER_TEMPLATE = "_shared/header.py.j2"
 MD_HEADER_TEMPLATE = "_shared/header.md.j2"
@@ -81,6 +81,7 @@ def base_context(plan: BundlePlan) -> dict[str, Any]:
         "fragment": None if fragment.is_memoryless else fragment.to_data(),
         "has_memory": fragment.memory is not None and fragment.memory.enabled is not False,
         "has_continuity": fragment.continuity is not None,
+        "has_wiki": wiki_enabled(fragment),
         **plan.context,
     }
 

@@ -63,7 +63,7 @@ WIKI_TOOL_NAMES: Final[tuple[str, ...]] = (
 # What this runtime can wire. ``check`` and ``build`` refuse anything else with a located error.
 WIRABLE_BACKENDS: Final[tuple[str, ...]] = ("file",)
 WIRABLE_EMBEDDERS: Final[tuple[str, ...]] = ()
-WIRABLE_TIERS: Final[tuple[str, ...]] = ("facts", "continuity")
+WIRABLE_TIERS: Final[tuple[str, ...]] = ("facts", "continuity", "wiki")
 
 # -- ids and limits -------------------------------------------------------------------------
 
@@ -72,6 +72,8 @@ TENANT_ID_PATTERN: Final = r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,63}$"
 PLAN_ID_PATTERN: Final = r"^plan-(\d{4,})$"
 GOAL_ID_PATTERN: Final = r"^goal-(\d{4,})$"
 PLAN_FILE_PATTERN: Final = r"^(plan-\d{4,})-([a-z0-9-]+)\.md$"
+# A wiki article's slug: its file name, so no dot, slash or upper case ever reaches a path.
+WIKI_SLUG_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,127}$"
 RECALL_K_MIN: Final = 1
 RECALL_K_MAX: Final = 50
 MS_PER_HOUR: Final = 3_600_000

@@ -5,6 +5,7 @@ Layout under the root (``<cwd>/.specwire`` or a tenant's root)::
     facts/<spec>.sqlite3        episodic facts
     state/<spec>/               continuity (focus.md, plans/, goals.yaml, handoff.md, .lock)
     state/<spec>/sessions/<sess_…>/   continuity with session scope
+    wiki/<spec>/                wiki (articles/<slug>.md, versions/<slug>/<n>.md, .lock)
     sessions/<sess_…>.jsonl     session event logs
     sessions/<sess_…>.lock      held while a turn of that conversation runs (per-turn hosts)
     trash/<timestamp>/          cleared continuity files (restorable)
@@ -49,6 +50,10 @@ class StoreLayout:
 
     def session_state_dir(self, session_scope: str) -> Path:
         return self._inside(self.state_dir / "sessions" / storage_name(session_scope))
+
+    @property
+    def wiki_dir(self) -> Path:
+        return self._inside(self.root / "wiki" / storage_name(self.spec_name))
 
     @property
     def sessions_dir(self) -> Path:

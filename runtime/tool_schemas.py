@@ -22,6 +22,7 @@ INPUT_MODULES = (
     "runtime.facts.tools",
     "runtime.loop.tools",
     "runtime.shell.tool",
+    "runtime.wiki.inputs",
 )
 
 

@@ -1,8 +1,8 @@
 """The composition root: ``wire_memory(fragment, deps)`` wires every enabled memory tier.
 
-Order of operations: validate the fragment, then facts, continuity, skills and slash commands.
-Tools are registered into ``deps.catalog`` in that order. A memoryless fragment touches nothing:
-no directory is created and nothing is registered.
+Order of operations: validate the fragment, then facts, continuity, wiki, skills and slash
+commands. Tools are registered into ``deps.catalog`` in that order. A memoryless fragment
+touches nothing: no directory is created and nothing is registered.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from runtime.fragment import (
     wiki_enabled,
 )
 from runtime.paths import StoreLayout
-from runtime.seams import LoopOptions
+from runtime.seams import LoopOptions, MemorySeam
 from runtime.tenancy import Tenant, assert_inside
 from runtime.tools import Catalog, EventSink, Tool, ToolContext, ToolResult, format_validation_error
 
@@ -82,8 +82,11 @@ class MemoryDeps:
     session_root_dir: Path | None = None
     # The conversation's session id; required by continuity with scope "session".
     session_scope: str | None = None
-    # Also receives every event the memory tools emit (plan_update, goal_update, action_proof).
+    # Also receives every event the memory tools emit (plan_update, goal_update, action_proof,
+    # wiki_write).
     append_event: EventSink | None = None
+    # An object with ``id``, ``dim`` and ``embed(texts)`` (``runtime.embedders.Embedder``):
+    # the wiki ranks by meaning too when one is given.
     embedder: Any = None
     log: Callable[[str], None] = _stderr
     home_dir: Path | None = None
@@ -174,15 +177,16 @@ def _check_supported(fragment: MemoryWiringFragment) -> None:
         from runtime.facts.wiring import check_backend
 
         check_backend(memory.backend)
-    if wiki_enabled(fragment):
-        raise MemoryServiceError(
-            "memory-service: memory.wiki is declared but the wiki tier is not available in this "
-            "runtime yet; remove memory.wiki or set memory.wiki.enabled: false"
-        )
 
 
 def wire_memory(
     fragment: MemoryWiringFragment | Mapping[str, Any], deps: MemoryDeps
+) -> WiredMemory:
+    return _wire(fragment, deps, facts=True)
+
+
+def _wire(
+    fragment: MemoryWiringFragment | Mapping[str, Any], deps: MemoryDeps, *, facts: bool
 ) -> WiredMemory:
     parsed = parse_fragment(fragment)
     _check_supported(parsed)
@@ -194,7 +198,7 @@ def wire_memory(
     now = deps.now or utc_now
     announce = _AnnounceOnce(deps.log) if deps.log is _stderr else None
     try:
-        _wire_tiers(parsed, deps, wired, layout, sessions_dir, now, announce or deps.log)
+        _wire_tiers(parsed, deps, wired, layout, sessions_dir, now, announce or deps.log, facts)
     except BaseException:
         wired.close()
         raise
@@ -212,9 +216,11 @@ def _wire_tiers(
     sessions_dir: Path,
     now: Clock,
     log: Callable[[str], None],
+    with_facts: bool,
 ) -> None:
-    facts_on = memory_enabled(parsed)
+    facts_on = with_facts and memory_enabled(parsed)
     continuity_on = continuity_enabled(parsed)
+    wiki_on = wiki_enabled(parsed)
 
     if facts_on and parsed.memory is not None:
         from runtime.facts.wiring import wire_facts
@@ -231,15 +237,71 @@ def _wire_tiers(
         wired.tools.extend(continuity.tools)
         wired.options["continuity"] = continuity.seam
 
+    if wiki_on:
+        _wire_wiki_tier(parsed, deps, wired, layout, now, log)
+
     plans_on = continuity_on and parsed.continuity is not None and parsed.continuity.plan
     _wire_skills_and_commands(
-        wired, deps, facts_on=facts_on, continuity_on=continuity_on, plans_on=plans_on
+        wired,
+        deps,
+        facts_on=facts_on,
+        continuity_on=continuity_on,
+        plans_on=plans_on,
+        wiki_on=wiki_on,
     )
 
     if deps.append_event is not None:
         wired.tools = [_teeing(tool, deps.append_event) for tool in wired.tools]
     for tool in wired.tools:
         deps.catalog.register(tool)
+
+
+def _wire_wiki_tier(
+    parsed: MemoryWiringFragment,
+    deps: MemoryDeps,
+    wired: WiredMemory,
+    layout: StoreLayout,
+    now: Clock,
+    log: Callable[[str], None],
+) -> None:
+    from runtime.wiki.wiring import build_wiki
+
+    assert parsed.memory is not None and parsed.memory.wiki is not None
+    wiki_fragment = parsed.memory.wiki
+    declared = wiki_fragment.embedder or parsed.memory.embedder
+    if declared is not None and deps.embedder is None:
+        log(
+            f'[memory] wiki embedder "{declared}" is set but no embedder was provided — '
+            "ranking the wiki with BM25 only\n"
+        )
+    plans_on = parsed.continuity is not None and parsed.continuity.plan
+    goals = wired.stores.continuity if plans_on else None
+    wiki = build_wiki(
+        wiki_fragment, layout, embedder=deps.embedder, goals=goals, now=now, log=log
+    )
+    wired.stores.wiki = wiki.store
+    wired.tools.extend(wiki.tools)
+    if wiki.recall is not None:
+        wired.options["memory"] = _fused_seam(
+            wired.options.get("memory"), wiki.recall, wiki.recall_k
+        )
+
+
+def _fused_seam(
+    facts: MemorySeam | None, wiki_recall: Callable[[str, int], list[str]], wiki_k: int
+) -> MemorySeam:
+    """The facts seam with the top ``wiki_k`` articles' lines after the fact lines
+    (``recall(q, k) = [...fact lines, ...wiki lines]``). Auto-recall is on even when fact
+    auto-recall is off."""
+    fact_recall = facts.recall if facts is not None and facts.auto_recall else None
+    fact_k = facts.recall_k if fact_recall is not None and facts is not None else 0
+
+    def recall(query: str, k: int) -> list[str]:
+        lines = fact_recall(query, fact_k) if fact_recall is not None else []
+        return [*lines, *wiki_recall(query, wiki_k)]
+
+    base = facts if facts is not None else MemorySeam()
+    return dataclasses.replace(base, auto_recall=True, recall_k=fact_k + wiki_k, recall=recall)
 
 
 def _build_continuity(
@@ -270,21 +332,24 @@ def _wire_skills_and_commands(
     facts_on: bool,
     continuity_on: bool,
     plans_on: bool,
+    wiki_on: bool,
 ) -> None:
     from runtime.skills.loader import (
         FACTS_COMMANDS,
         FOCUS_COMMANDS,
         PLAN_COMMANDS,
+        WIKI_COMMANDS,
         load_commands,
         load_skills,
     )
 
     home_dir = deps.home_dir if deps.home_dir is not None else Path.home()
-    builtin_skills = {"continuity"} if continuity_on else set()
+    builtin_skills = ({"continuity"} if continuity_on else set()) | ({"wiki"} if wiki_on else set())
     allowed_commands = (
         (FOCUS_COMMANDS if continuity_on else frozenset())
         | (PLAN_COMMANDS if plans_on else frozenset())
         | (FACTS_COMMANDS if facts_on else frozenset())
+        | (WIKI_COMMANDS if wiki_on else frozenset())
     )
     skills = load_skills(builtin_skills, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)
     commands = load_commands(allowed_commands, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)
@@ -303,3 +368,15 @@ def wire_continuity(
         return None
     only_continuity = parsed.model_copy(update={"memory": None})
     return wire_memory(only_continuity, deps)
+
+
+def wire_wiki(
+    fragment: MemoryWiringFragment | Mapping[str, Any], deps: MemoryDeps
+) -> WiredMemory | None:
+    """Wire only the wiki tier (None when the fragment has no enabled wiki). Without
+    continuity, knowledge gaps are recorded in the wiki itself."""
+    parsed = parse_fragment(fragment)
+    if not wiki_enabled(parsed):
+        return None
+    only_wiki = parsed.model_copy(update={"continuity": None})
+    return _wire(only_wiki, deps, facts=False)

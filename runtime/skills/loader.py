@@ -34,6 +34,7 @@ FOCUS_COMMANDS = frozenset({"focus", "clear-focus"})
 PLAN_COMMANDS = frozenset({"plan", "next", "handoff", "clear-plan"})
 CONTINUITY_COMMANDS = FOCUS_COMMANDS | PLAN_COMMANDS
 FACTS_COMMANDS = frozenset({"forget"})
+WIKI_COMMANDS = frozenset({"wiki", "gap"})
 
 
 # A file in a folder: (name, front matter fields, body).

@@ -15,6 +15,7 @@ EXAMPLES: tuple[Path, ...] = tuple(sorted(EXAMPLES_DIR.glob("*.yaml")))
 EXAMPLE_STEMS: tuple[str, ...] = tuple(path.stem for path in EXAMPLES)
 MEMORY_EXAMPLES: tuple[str, ...] = (
     "channel-helpdesk",
+    "cli-wiki",
     "crew-newsroom",
     "managed-concierge",
     "research-market",

@@ -203,6 +203,16 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         ["5:19: memory.wiki.recallK: must be between 1 and 50 (got 0)"],
     ),
     (
+        "wiki-recallK-51",
+        CLI + "memory:\n  wiki:\n    recallK: 51\n",
+        ["6:14: memory.wiki.recallK: must be between 1 and 50 (got 51)"],
+    ),
+    (
+        "wiki-requireSources-string",
+        CLI + "memory:\n  wiki:\n    requireSources: yes please\n",
+        ['6:21: memory.wiki.requireSources: expected true or false (got "yes please")'],
+    ),
+    (
         "autoCaptureThreshold-0",
         CLI + "memory: {autoCaptureThreshold: 0}\n",
         ["4:32: memory.autoCaptureThreshold: must be greater than 0 (got 0)"],

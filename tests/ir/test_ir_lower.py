@@ -106,12 +106,19 @@ def test_every_way_of_switching_memory_off_gives_the_same_fragment() -> None:
     }
 
 
+def test_wiki_knobs_lower_only_when_declared() -> None:
+    text = CLI + "memory:\n  wiki: {recallK: 3, requireSources: true, autoRecall: true}\n"
+    data = lower(load_spec_text(text, "spec.yaml")).to_data()
+    assert data["memory"] == {"wiki": {"recall_k": 3, "require_sources": True, "auto_recall": True}}
+    bare = lower(load_spec_text(CLI + "memory:\n  wiki: {}\n", "spec.yaml")).to_data()
+    assert bare["memory"] == {"wiki": {}}
+
+
 def test_check_refuses_what_the_runtime_cannot_wire() -> None:
     from ir.errors import SpecError
 
     for block, where in [
         ("memory: {embedder: hash/256}\n", "spec.yaml:4:20: memory.embedder: "),
-        ("memory:\n  wiki: {recallK: 3}\n", "spec.yaml:5:"),
     ]:
         with pytest.raises(SpecError) as refused:
             load_spec_text(CLI + block, "spec.yaml")

@@ -6,7 +6,6 @@ import pytest
 
 from ir import TARGETS, IrSpec, load_spec_text, lower
 from ir.constants import TTL_MAX_DAYS
-from ir.errors import SpecError
 from ir.model import IrChannelSpec, IrContinuity, IrCrew, IrMemory, IrMemoryWiki, SecretRef
 from runtime.facts.tools import MAX_TTL_DAYS
 
@@ -155,9 +154,8 @@ def test_ttl_ceiling_is_the_remember_tools_cap() -> None:
     assert TTL_MAX_DAYS == MAX_TTL_DAYS
 
 
-def test_wiki_without_value_is_an_empty_wiki_block_which_this_release_cannot_wire() -> None:
-    with pytest.raises(SpecError, match="memory.wiki: the wiki tier cannot be wired"):
-        load(HEADERS["cli"] + "memory:\n  wiki:\n")
+def test_wiki_without_value_is_an_empty_wiki_block() -> None:
+    assert load(HEADERS["cli"] + "memory:\n  wiki:\n").memory == IrMemory(wiki=IrMemoryWiki())
     ir = load(HEADERS["cli"] + "memory:\n  wiki: {enabled: false}\n")
     assert ir.memory == IrMemory(wiki=IrMemoryWiki(enabled=False))
 

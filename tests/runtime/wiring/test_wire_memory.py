@@ -156,12 +156,11 @@ def test_session_scope_without_a_session_fails_fast(tmp_path: Path) -> None:
     assert catalog.names() == []
 
 
-def test_wiki_fails_with_a_clear_message_until_the_tier_exists(tmp_path: Path) -> None:
+def test_a_disabled_wiki_wires_facts_only(tmp_path: Path) -> None:
     deps, _, _ = deps_for(tmp_path)
-    with pytest.raises(MemoryServiceError, match="wiki"):
-        wire_memory({"spec_name": "x", "memory": {"wiki": {}}}, deps)
     disabled = {"spec_name": "x", "memory": {"wiki": {"enabled": False}}}
-    assert wire_memory(disabled, deps).tools
+    wired = wire_memory(disabled, deps)
+    assert [t.name for t in wired.tools] == FACTS and wired.stores.wiki is None
 
 
 def test_invalid_fragment_names_the_field(tmp_path: Path) -> None:
