@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 from typing import Any, cast
 
 from runtime.atomic import replace_atomically
+from runtime.continuity.focus import ACTIVE_PLAN_MARKER
+from runtime.continuity.plans import PLAN_ID_RE
 from runtime.continuity.store import ContinuityStore
 from runtime.continuity.trash_bin import ClearScope
 from runtime.owner.output import print_json
@@ -165,9 +166,6 @@ def _migrate(args: argparse.Namespace, selection: Selection, store: ContinuitySt
     return 0
 
 
-_ACTIVE_LINE = re.compile(r"<!-- specwire:active-plan -->\s*\n\s*(plan-\d{4,})\s*$", re.MULTILINE)
-
-
 def _carry_active_plan(store: ContinuityStore, destination: Path) -> None:
     """CrewHaus names the active plan in focus.md (else the first plan is active); specwire
     keeps it in ``plans/ACTIVE``."""
@@ -177,6 +175,15 @@ def _carry_active_plan(store: ContinuityStore, destination: Path) -> None:
     if not plans:
         return
     focus = destination / "focus.md"
-    named = _ACTIVE_LINE.search(focus.read_text(encoding="utf-8")) if focus.is_file() else None
-    chosen = named.group(1) if named and named.group(1) in plans else plans[0]
-    store.set_active(chosen)
+    named = _named_active_plan(focus.read_text(encoding="utf-8")) if focus.is_file() else None
+    store.set_active(named if named in plans else plans[0])
+
+
+def _named_active_plan(focus: str) -> str | None:
+    """The plan id on the line after focus.md's active-plan marker, if it is one."""
+    lines = [line.strip() for line in focus.splitlines()]
+    if ACTIVE_PLAN_MARKER not in lines:
+        return None
+    following = lines[lines.index(ACTIVE_PLAN_MARKER) + 1 :]
+    named = next((line for line in following if line), "")
+    return named if PLAN_ID_RE.match(named) else None
