@@ -84,6 +84,8 @@ class MemoryDeps:
     session_scope: str | None = None
     # Also receives every event the memory tools emit (plan_update, goal_update, action_proof).
     append_event: EventSink | None = None
+    # A ready ``runtime.embedders.Embedder`` (tests); otherwise the spec's ``memory.embedder``
+    # is loaded by name.
     embedder: Any = None
     log: Callable[[str], None] = _stderr
     home_dir: Path | None = None
@@ -219,7 +221,14 @@ def _wire_tiers(
     if facts_on and parsed.memory is not None:
         from runtime.facts.wiring import wire_facts
 
-        facts = wire_facts(parsed.memory, layout, sessions_dir=sessions_dir, now=now, log=log)
+        facts = wire_facts(
+            parsed.memory,
+            layout,
+            sessions_dir=sessions_dir,
+            now=now,
+            log=log,
+            embedder=deps.embedder,
+        )
         wired.stores.memory = facts.store
         wired._releases.append(facts.release)
         wired.tools.extend(facts.tools)
