@@ -17,6 +17,7 @@ from ir import lower
 from ir.durations import UNIT_MS
 from ir.model import IrAgent, IrSpec, ModelRef, SecretRef
 from runtime.fragment import (
+    EMBEDDER_EXTRAS,
     MAX_BODY_ENV,
     SERVE_HOST_ENV,
     SERVE_PORT_ENV,
@@ -123,6 +124,14 @@ def memory_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
     return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
 
 
+def embedder_extra(fragment: MemoryWiringFragment) -> str | None:
+    """The pip extra the declared facts embedder needs, or None without one."""
+    memory = fragment.memory
+    if memory is None or memory.embedder is None:
+        return None
+    return EMBEDDER_EXTRAS.get(memory.embedder.partition("/")[0])
+
+
 def continuity_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
     data = fragment.to_data().get("continuity", {})
     return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
@@ -187,6 +196,7 @@ def emit_plan(
         "env_vars": env_vars(model, secret_vars, extra_env),
         "secrets": bool(secret_vars),
         "memory_settings": memory_settings(fragment),
+        "embedder_extra": embedder_extra(fragment),
         "continuity_settings": continuity_settings(fragment),
     }
     plan = BundlePlan(

@@ -72,6 +72,13 @@ WIRABLE_EMBEDDER_PROVIDERS: Final[tuple[str, ...]] = (
 HASH_EMBEDDER_DIM_MIN: Final = 16
 HASH_EMBEDDER_DIM_MAX: Final = 4096
 LOCAL_EMBEDDER_MODELS: Final[tuple[str, ...]] = ("all-minilm-l6-v2",)
+# The pip extra (``specwire[<extra>]``) each provider's embedder needs.
+EMBEDDER_EXTRAS: Final[dict[str, str]] = {
+    "hash": "embed",
+    "local": "embed-local",
+    "openai": "embed-openai",
+    "openai-compatible": "embed-openai",
+}
 WIRABLE_TIERS: Final[tuple[str, ...]] = ("facts", "continuity")
 
 # -- ids and limits -------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from runtime.embedders.base import Embedder, EmbedderError
-from runtime.fragment import embedder_problem
+from runtime.fragment import EMBEDDER_EXTRAS, embedder_problem
 
 OPENAI_BASE_URL_ENV = "OPENAI_BASE_URL"
 OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
@@ -46,14 +46,11 @@ def load_embedder(spec: str) -> Embedder:
     return OpenAIEmbedder(spec, model, api_key=api_key, base_url=base_url)
 
 
-_EXTRAS = {"hash": "embed", "local": "embed-local", "openai": "embed-openai"}
-
-
 def _require(module: str, package: str, provider: str) -> None:
     import importlib.util
 
     if importlib.util.find_spec(module) is None:
-        extra = _EXTRAS.get(provider, "embed-openai")
+        extra = EMBEDDER_EXTRAS[provider]
         raise EmbedderError(
             f"memory.embedder: the {provider} embedder needs {package}: "
             f'pip install "specwire[{extra}]"'

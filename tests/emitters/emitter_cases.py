@@ -17,6 +17,7 @@ MEMORY_EXAMPLES: tuple[str, ...] = (
     "channel-helpdesk",
     "crew-newsroom",
     "managed-concierge",
+    "ops-notes",
     "research-market",
     "support-bot",
 )
