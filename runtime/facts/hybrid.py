@@ -18,7 +18,8 @@ from runtime.facts.semantic import SemanticIndex
 if TYPE_CHECKING:
     from runtime.facts.store import FactStore
 
-MIN_DEPTH = 50
+# Candidates taken from each ranking: RRF's top k hardly moves past a few times k.
+MIN_DEPTH = 20
 
 
 def hybrid_recall(store: FactStore, semantic: SemanticIndex, query: str, k: int) -> list[RecallHit]:

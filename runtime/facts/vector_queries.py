@@ -38,8 +38,10 @@ def vectors_since(
     return conn.execute(
         "SELECT v.rowid, v.fact_seq, v.vector, f.expires_at, json_array_length(f.evidence) > 0 "
         "FROM fact_vectors v JOIN facts f ON f.seq = v.fact_seq "
-        "WHERE v.embedder = ? AND v.dim = ? AND v.rowid > ? ORDER BY v.rowid",
-        (embedder, dim, after),
+        # ``+v.embedder``: walk the rowid range, never the (embedder, fact_seq) index, which
+        # would visit every vector of this embedder to find the few new ones.
+        "WHERE v.rowid > ? AND +v.embedder = ? AND v.dim = ? ORDER BY v.rowid",
+        (after, embedder, dim),
     ).fetchall()
 
 
