@@ -19,10 +19,14 @@ import numpy as np
 import numpy.typing as npt
 
 from runtime.embedders.base import Embedder
-from runtime.facts import vector_queries
+from runtime.facts import sketch, vector_queries
 from runtime.facts.lifecycle import FactFile
 
 CATCH_UP_BATCH = 256
+# From this many rows a query scans sign sketches first and rescores SKETCH_CANDIDATES rows
+# exactly (``sketch``); below it, every row is scored exactly.
+SKETCH_FROM_ROWS = 50_000
+SKETCH_CANDIDATES = 2_000
 _NEVER = np.iinfo(np.int64).max
 
 
@@ -39,6 +43,8 @@ class SemanticIndex:
         self._dim: int | None = None
         self._n = 0
         self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._sketches = np.zeros((0, sketch.SKETCH_BITS // 64), dtype=np.uint64)
+        self._planes: npt.NDArray[np.float32] | None = None
         self._seqs = np.zeros(0, dtype=np.int64)
         self._alive = np.zeros(0, dtype=bool)
         self._expires = np.zeros(0, dtype=np.int64)
@@ -127,7 +133,9 @@ class SemanticIndex:
         self._grow(len(rows))
         start = self._n
         block = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32)
-        self._matrix[start : start + len(rows)] = block.reshape(len(rows), self.dim)
+        vectors = block.reshape(len(rows), self.dim)
+        self._matrix[start : start + len(rows)] = vectors
+        self._sketches[start : start + len(rows)] = sketch.sketch(vectors, self._planes_of())
         for offset, (_, seq, _, expires, proven) in enumerate(rows):
             row = start + offset
             self._seqs[row] = seq
@@ -147,6 +155,10 @@ class SemanticIndex:
         if self._n:
             matrix[: self._n] = self._matrix[: self._n]
         self._matrix = matrix
+        sketches = np.zeros((capacity, self._sketches.shape[1]), dtype=np.uint64)
+        if self._n:
+            sketches[: self._n] = self._sketches[: self._n]
+        self._sketches = sketches
         self._seqs = _resized(self._seqs, capacity)
         self._alive = _resized(self._alive, capacity)
         self._expires = _resized(self._expires, capacity)
@@ -154,18 +166,41 @@ class SemanticIndex:
 
     # -- ranking --------------------------------------------------------------------------
 
+    def _planes_of(self) -> npt.NDArray[np.float32]:
+        if self._planes is None:
+            self._planes = sketch.projections(self.dim)
+        return self._planes
+
     def nearest(self, query: npt.NDArray[np.float32], now_ms: int, limit: int) -> list[int]:
         """Seqs of the live facts most similar to ``query`` (cosine > 0 only), best first."""
         n = self._n
         if n == 0 or limit < 1:
             return []
+        usable = self._alive[:n] & (self._expires[:n] > now_ms)
+        if n >= SKETCH_FROM_ROWS:
+            return self._nearest_sketched(query, usable, limit)
         scores = self._matrix[:n] @ query
-        usable = self._alive[:n] & (self._expires[:n] > now_ms) & (scores > 0)
-        scores = np.where(usable, scores, -np.inf)
+        scores = np.where(usable & (scores > 0), scores, -np.inf)
         top = np.argpartition(-scores, limit)[:limit] if limit < n else np.arange(n)
         # Ties broken by row order (write order), so the ranking is deterministic.
         order = top[np.lexsort((top, -scores[top]))]
         return [int(self._seqs[row]) for row in order if scores[row] > -np.inf]
+
+    def _nearest_sketched(
+        self, query: npt.NDArray[np.float32], usable: npt.NDArray[np.bool_], limit: int
+    ) -> list[int]:
+        n = self._n
+        query_sketch = sketch.sketch(query[None, :], self._planes_of())
+        distance = sketch.differing_bits(self._sketches[:n], query_sketch)
+        distance[~usable] = sketch.SKETCH_BITS + 1
+        wanted = min(n, max(SKETCH_CANDIDATES, limit))
+        candidates = np.argpartition(distance, wanted - 1)[:wanted] if wanted < n else np.arange(n)
+        candidates = candidates[usable[candidates]]
+        scores = self._matrix[candidates] @ query
+        keep = scores > 0
+        candidates, scores = candidates[keep], scores[keep]
+        order = np.lexsort((candidates, -scores))[:limit]
+        return [int(self._seqs[row]) for row in candidates[order]]
 
 
 def _resized(array: npt.NDArray[Any], capacity: int) -> npt.NDArray[Any]:

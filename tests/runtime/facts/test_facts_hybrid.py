@@ -20,6 +20,15 @@ from runtime.facts.text import match_expression, query_terms
 KUBE = "the deploy target is Kubernetes"
 
 
+@pytest.fixture(autouse=True, params=["exact", "sketched"])
+def cosine_scan(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with every row scored exactly, and again through the sign-sketch first
+    pass that big stores use (here it keeps every row as a candidate, so results are equal)."""
+    if request.param == "sketched":
+        monkeypatch.setattr(semantic, "SKETCH_FROM_ROWS", 1)
+    return str(request.param)
+
+
 def texts(store: FactStore, query: str, k: int = 5) -> list[str]:
     return [hit.fact.text for hit in store.recall(query, k)]
 
@@ -182,3 +191,26 @@ def test_changing_the_embedder_reembeds_lazily_and_never_mixes(
     with FactStore.open(db_path, now=clock, embedder=v1) as store:
         assert len(texts(store, "container", 10)) == 5
         assert v1.calls == [["container"]]
+
+
+def test_the_sketch_pass_finds_the_exact_neighbours_of_real_embeddings() -> None:
+    import numpy as np
+
+    from runtime.embedders import load_embedder
+    from runtime.facts.sketch import SKETCH_BITS, differing_bits, projections, sketch
+
+    embedder = load_embedder("hash/256")
+    texts_ = [
+        f"invoice {n} for customer {n % 97} is overdue since day {n % 31}" for n in range(3000)
+    ]
+    vectors = embedder.embed(texts_)
+    planes = projections(256)
+    sketches = sketch(vectors, planes)
+    assert sketches.shape == (3000, SKETCH_BITS // 64)
+    assert differing_bits(sketches[:1], sketches[:1]).tolist() == [0]
+    query = embedder.embed(["overdue invoice for customer 42"])[0]
+    exact = set(np.argsort(-(vectors @ query), kind="stable")[:5].tolist())
+    distance = differing_bits(sketches, sketch(query[None, :], planes))
+    candidates = set(np.argsort(distance, kind="stable")[:300].tolist())
+    # Approximate by design: the true best row, and most of the top 5, survive the first pass.
+    assert 42 in candidates and len(exact & candidates) >= 4
