@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from facts_support import FakeClock
+from facts_support import ConceptEmbedder, FakeClock
 
 from runtime.errors import MemoryServiceError
 from runtime.events import SessionLog
@@ -128,6 +128,29 @@ def test_a_declared_embedder_wires_hybrid_recall(tmp_path: Path, clock: FakeCloc
         assert [hit.fact.text for hit in wiring.store.recall("deployments")] == [
             "the deploy target is Kubernetes"
         ]
+    finally:
+        wiring.store.close()
+
+
+def test_a_ready_embedder_from_the_deps_wins_over_the_spec_name(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    layout = StoreLayout(tmp_path / ".specwire", "support-bot")
+    lines: list[str] = []
+    wiring = wire_facts(
+        MemoryFactsFragment.model_validate({"embedder": "hash/256"}),
+        layout,
+        sessions_dir=layout.sessions_dir,
+        now=clock,
+        log=lines.append,
+        embedder=ConceptEmbedder(),
+    )
+    try:
+        assert lines[0] == "[memory] hybrid recall wired: BM25 + cosine (test/concepts, RRF k=60)\n"
+        wiring.store.remember("the deploy target is Kubernetes")
+        recall = wiring.seam.recall
+        assert recall is not None
+        assert recall("container orchestration", 5) == ["the deploy target is Kubernetes"]
     finally:
         wiring.store.close()
 
