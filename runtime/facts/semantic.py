@@ -43,7 +43,8 @@ class SemanticIndex:
         self._dim: int | None = None
         self._n = 0
         self._matrix = np.zeros((0, 0), dtype=np.float32)
-        self._sketches = np.zeros((0, sketch.SKETCH_BITS // 64), dtype=np.uint64)
+        # Word-major (``sketch.differing_bits``): one row per 64-bit word, one column per fact.
+        self._sketches = np.zeros((sketch.SKETCH_BITS // 64, 0), dtype=np.uint64)
         self._planes: npt.NDArray[np.float32] | None = None
         self._seqs = np.zeros(0, dtype=np.int64)
         self._alive = np.zeros(0, dtype=bool)
@@ -135,7 +136,7 @@ class SemanticIndex:
         block = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32)
         vectors = block.reshape(len(rows), self.dim)
         self._matrix[start : start + len(rows)] = vectors
-        self._sketches[start : start + len(rows)] = sketch.sketch(vectors, self._planes_of())
+        self._sketches[:, start : start + len(rows)] = sketch.sketch(vectors, self._planes_of()).T
         for offset, (_, seq, _, expires, proven) in enumerate(rows):
             row = start + offset
             self._seqs[row] = seq
@@ -155,9 +156,9 @@ class SemanticIndex:
         if self._n:
             matrix[: self._n] = self._matrix[: self._n]
         self._matrix = matrix
-        sketches = np.zeros((capacity, self._sketches.shape[1]), dtype=np.uint64)
+        sketches = np.zeros((self._sketches.shape[0], capacity), dtype=np.uint64)
         if self._n:
-            sketches[: self._n] = self._sketches[: self._n]
+            sketches[:, : self._n] = self._sketches[:, : self._n]
         self._sketches = sketches
         self._seqs = _resized(self._seqs, capacity)
         self._alive = _resized(self._alive, capacity)
@@ -191,7 +192,7 @@ class SemanticIndex:
     ) -> list[int]:
         n = self._n
         query_sketch = sketch.sketch(query[None, :], self._planes_of())
-        distance = sketch.differing_bits(self._sketches[:n], query_sketch)
+        distance = sketch.differing_bits(self._sketches[:, :n], query_sketch)
         distance[~usable] = sketch.SKETCH_BITS + 1
         wanted = min(n, max(SKETCH_CANDIDATES, limit))
         candidates = np.argpartition(distance, wanted - 1)[:wanted] if wanted < n else np.arange(n)

@@ -207,10 +207,10 @@ def test_the_sketch_pass_finds_the_exact_neighbours_of_real_embeddings() -> None
     planes = projections(256)
     sketches = sketch(vectors, planes)
     assert sketches.shape == (3000, SKETCH_BITS // 64)
-    assert differing_bits(sketches[:1], sketches[:1]).tolist() == [0]
+    assert differing_bits(sketches[:1].T, sketches[:1]).tolist() == [0]
     query = embedder.embed(["overdue invoice for customer 42"])[0]
     exact = set(np.argsort(-(vectors @ query), kind="stable")[:5].tolist())
-    distance = differing_bits(sketches, sketch(query[None, :], planes))
+    distance = differing_bits(np.ascontiguousarray(sketches.T), sketch(query[None, :], planes))
     candidates = set(np.argsort(distance, kind="stable")[:300].tolist())
     # Approximate by design: the true best row, and most of the top 5, survive the first pass.
     assert 42 in candidates and len(exact & candidates) >= 4
