@@ -17,6 +17,7 @@ from ir import lower
 from ir.durations import UNIT_MS
 from ir.model import IrAgent, IrSpec, ModelRef, SecretRef
 from runtime.fragment import (
+    EMBEDDER_EXTRAS,
     MAX_BODY_ENV,
     SERVE_HOST_ENV,
     SERVE_PORT_ENV,
@@ -132,6 +133,14 @@ def wiki_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
     return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
 
 
+def embedder_extra(fragment: MemoryWiringFragment) -> str | None:
+    """The pip extra the declared facts embedder needs, or None without one."""
+    memory = fragment.memory
+    if memory is None or memory.embedder is None:
+        return None
+    return EMBEDDER_EXTRAS.get(memory.embedder.partition("/")[0])
+
+
 def continuity_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
     data = fragment.to_data().get("continuity", {})
     return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
@@ -197,6 +206,7 @@ def emit_plan(
         "secrets": bool(secret_vars),
         "memory_settings": memory_settings(fragment),
         "wiki_settings": wiki_settings(fragment),
+        "embedder_extra": embedder_extra(fragment),
         "continuity_settings": continuity_settings(fragment),
     }
     plan = BundlePlan(

@@ -19,7 +19,7 @@ from runtime.fragment import (
     TTL_MAX_DAYS,
     UNFENCEABLE_TOOL_NAMES,
     WIRABLE_BACKENDS,
-    WIRABLE_EMBEDDERS,
+    embedder_problem,
 )
 
 BUILTIN_TOOLS: Final = BUILTIN_TOOL_NAMES
@@ -28,7 +28,6 @@ MANAGED_TOOLS: Final[tuple[str, ...]] = tuple(
     tool for tool in BUILTIN_TOOLS if tool not in UNFENCEABLE_TOOLS
 )
 KNOWN_BACKENDS: Final = WIRABLE_BACKENDS
-KNOWN_EMBEDDERS: Final = WIRABLE_EMBEDDERS
 SESSION_KEYS: Final[tuple[str, ...]] = ("thread", "channel", "user")
 
 NAME_RE: Final = re.compile(r"[\w .:-]+", re.ASCII)
@@ -50,8 +49,8 @@ __all__ = [
     "BRANCHING_MIN",
     "BUILTIN_TOOLS",
     "EMBEDDER_RE",
+    "embedder_problem",
     "KNOWN_BACKENDS",
-    "KNOWN_EMBEDDERS",
     "MANAGED_TOOLS",
     "NAME_RE",
     "RECALL_K_MAX",

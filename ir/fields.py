@@ -20,7 +20,6 @@ from ir.constants import (
     BUILTIN_TOOLS,
     EMBEDDER_RE,
     KNOWN_BACKENDS,
-    KNOWN_EMBEDDERS,
     MANAGED_TOOLS,
     NAME_RE,
     RECALL_K_MAX,
@@ -29,6 +28,7 @@ from ir.constants import (
     TENANT_ID_RE,
     TTL_MAX_DAYS,
     UNFENCEABLE_TOOLS,
+    embedder_problem,
 )
 from ir.durations import DAY_MS, DURATION_RE, HOUR_MS, parse_duration_ms
 from ir.limits import MAX_NAME_LENGTH
@@ -190,12 +190,9 @@ def _embedder(value: str) -> str:
             'expected "provider/model" such as "hash/256" or '
             f'"openai/text-embedding-3-small" {got(value)}'
         )
-    if value not in KNOWN_EMBEDDERS:
-        # The runtime would ignore it: recall would silently be lexical only.
-        fail(
-            f"{quote(value)} cannot be wired by this specwire: it recalls with BM25 only and "
-            "has no embedders yet; remove `embedder`"
-        )
+    problem = embedder_problem(value)
+    if problem is not None:
+        fail(problem)
     return value
 
 

@@ -62,7 +62,23 @@ WIKI_TOOL_NAMES: Final[tuple[str, ...]] = (
 
 # What this runtime can wire. ``check`` and ``build`` refuse anything else with a located error.
 WIRABLE_BACKENDS: Final[tuple[str, ...]] = ("file",)
-WIRABLE_EMBEDDERS: Final[tuple[str, ...]] = ()
+# Embedders are named ``provider/model``; ``hash/<dim>`` takes a dimension within these bounds.
+WIRABLE_EMBEDDER_PROVIDERS: Final[tuple[str, ...]] = (
+    "hash",
+    "local",
+    "openai",
+    "openai-compatible",
+)
+HASH_EMBEDDER_DIM_MIN: Final = 16
+HASH_EMBEDDER_DIM_MAX: Final = 4096
+LOCAL_EMBEDDER_MODELS: Final[tuple[str, ...]] = ("all-minilm-l6-v2",)
+# The pip extra (``specwire[<extra>]``) each provider's embedder needs.
+EMBEDDER_EXTRAS: Final[dict[str, str]] = {
+    "hash": "embed",
+    "local": "embed-local",
+    "openai": "embed-openai",
+    "openai-compatible": "embed-openai",
+}
 WIRABLE_TIERS: Final[tuple[str, ...]] = ("facts", "continuity", "wiki")
 
 # -- ids and limits -------------------------------------------------------------------------
@@ -104,6 +120,34 @@ SERVE_PORT_ENV: Final = "SPECWIRE_PORT"
 MAX_BODY_ENV: Final = "SPECWIRE_MAX_BODY_BYTES"
 SLACK_API_URL_ENV: Final = "SPECWIRE_SLACK_API_URL"
 TENANT_KEY_ENV_PREFIX: Final = "SPECWIRE_TENANT_KEY_"
+
+
+def embedder_problem(spec: str) -> str | None:
+    """Why this runtime cannot wire the embedder ``provider/model``, or None.
+
+    Only what the name itself decides (provider, dimension, model); a missing extra or API key is
+    found when the embedder loads.
+    """
+    provider, _, model = spec.partition("/")
+    if provider not in WIRABLE_EMBEDDER_PROVIDERS:
+        return (
+            f'unknown embedder provider "{provider}": known providers: '
+            f"{', '.join(WIRABLE_EMBEDDER_PROVIDERS)}"
+        )
+    if not model:
+        return f'embedder "{spec}" names no model: use "{provider}/<model>"'
+    if provider == "hash":
+        if not model.isdigit() or not HASH_EMBEDDER_DIM_MIN <= int(model) <= HASH_EMBEDDER_DIM_MAX:
+            return (
+                f'bad dimension "{model}" for the hash embedder: use hash/<dim> with dim from '
+                f"{HASH_EMBEDDER_DIM_MIN} to {HASH_EMBEDDER_DIM_MAX}, such as hash/256"
+            )
+    elif provider == "local" and model not in LOCAL_EMBEDDER_MODELS:
+        return (
+            f'unknown local embedder model "{model}": known models: '
+            f"{', '.join(LOCAL_EMBEDDER_MODELS)}"
+        )
+    return None
 
 
 def tenant_key_variable(tenant_id: str) -> str:

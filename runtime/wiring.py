@@ -85,8 +85,8 @@ class MemoryDeps:
     # Also receives every event the memory tools emit (plan_update, goal_update, action_proof,
     # wiki_write).
     append_event: EventSink | None = None
-    # An object with ``id``, ``dim`` and ``embed(texts)`` (``runtime.embedders.Embedder``):
-    # the wiki ranks by meaning too when one is given.
+    # A ready ``runtime.embedders.Embedder`` (tests); otherwise the spec's ``memory.embedder``
+    # (and ``memory.wiki.embedder``) is loaded by name. Facts and the wiki rank by meaning with it.
     embedder: Any = None
     log: Callable[[str], None] = _stderr
     home_dir: Path | None = None
@@ -225,7 +225,14 @@ def _wire_tiers(
     if facts_on and parsed.memory is not None:
         from runtime.facts.wiring import wire_facts
 
-        facts = wire_facts(parsed.memory, layout, sessions_dir=sessions_dir, now=now, log=log)
+        facts = wire_facts(
+            parsed.memory,
+            layout,
+            sessions_dir=sessions_dir,
+            now=now,
+            log=log,
+            embedder=deps.embedder,
+        )
         wired.stores.memory = facts.store
         wired._releases.append(facts.release)
         wired.tools.extend(facts.tools)
@@ -269,16 +276,14 @@ def _wire_wiki_tier(
     assert parsed.memory is not None and parsed.memory.wiki is not None
     wiki_fragment = parsed.memory.wiki
     declared = wiki_fragment.embedder or parsed.memory.embedder
-    if declared is not None and deps.embedder is None:
-        log(
-            f'[memory] wiki embedder "{declared}" is set but no embedder was provided — '
-            "ranking the wiki with BM25 only\n"
-        )
+    embedder = deps.embedder
+    if embedder is None and declared is not None:
+        from runtime.embedders import load_embedder
+
+        embedder = load_embedder(declared)
     plans_on = parsed.continuity is not None and parsed.continuity.plan
     goals = wired.stores.continuity if plans_on else None
-    wiki = build_wiki(
-        wiki_fragment, layout, embedder=deps.embedder, goals=goals, now=now, log=log
-    )
+    wiki = build_wiki(wiki_fragment, layout, embedder=embedder, goals=goals, now=now, log=log)
     wired.stores.wiki = wiki.store
     wired.tools.extend(wiki.tools)
     if wiki.recall is not None:

@@ -9,7 +9,9 @@ fresh file never both create it and a failed step leaves the file at its old ver
 
 Versions: 1 created the tables; 2 re-tokenized every fact's ``terms`` (and the FTS index) with the
 Unicode tokenizer of ``runtime.facts.text`` (version 1 split on ``[^a-z0-9]+``, so non-ASCII text
-was unsearchable or only matched through fragments).
+was unsearchable or only matched through fragments); 3 added ``fact_vectors``, the embeddings of
+hybrid recall (derived data: one row per fact and embedder, tagged with the embedder's id and
+dimension, so vectors of two models are never mixed).
 
 Invariants the schema itself enforces (a bug elsewhere cannot break them):
 - facts are never deleted and never edited; the only update is setting ``superseded_by`` once;
@@ -27,7 +29,7 @@ from runtime.errors import StoreError
 from runtime.facts.ownership import APPLICATION_ID
 from runtime.facts.text import document_terms
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -139,7 +141,24 @@ def _json_tags(raw: object) -> list[str]:
     return [tag for tag in value if isinstance(tag, str)] if isinstance(value, list) else []
 
 
-MIGRATIONS: Mapping[int, Migration] = {1: _create_v1, 2: _retokenize}
+_V3 = """
+CREATE TABLE fact_vectors (
+    rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+    fact_seq INTEGER NOT NULL REFERENCES facts(seq),
+    embedder TEXT NOT NULL,
+    dim INTEGER NOT NULL CHECK (dim > 0),
+    vector BLOB NOT NULL CHECK (length(vector) = 4 * dim),
+    UNIQUE (embedder, fact_seq)
+);
+"""
+
+
+def _add_vectors(conn: sqlite3.Connection) -> None:
+    for statement in _split_script(_V3):
+        conn.execute(statement)
+
+
+MIGRATIONS: Mapping[int, Migration] = {1: _create_v1, 2: _retokenize, 3: _add_vectors}
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -9,10 +9,13 @@ transaction. Facts are never deleted: forgetting, superseding and expiring write
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sqlite3
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from threading import RLock
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from runtime.errors import StoreError
 from runtime.events import Clock, utc_now
@@ -32,6 +35,10 @@ from runtime.facts.text import MAX_QUERY_TERMS, match_expression, normalize_text
 from runtime.facts.validation import NewFact
 from runtime.ids import MEMORY_ID_RE
 
+if TYPE_CHECKING:
+    from runtime.embedders import Embedder
+    from runtime.facts.semantic import SemanticIndex
+
 
 class FactStore:
     """Open with ``FactStore.open(path)``; usable as a context manager."""
@@ -39,20 +46,41 @@ class FactStore:
     def __init__(self, path: Path, now: Clock) -> None:
         self._file = FactFile(path)
         self._now = now
+        self._semantic: SemanticIndex | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path, *, now: Clock = utc_now) -> FactStore:
+    def open(
+        cls, path: Path, *, now: Clock = utc_now, embedder: Embedder | None = None
+    ) -> FactStore:
         """Open the store at ``path``: an existing file is opened and migrated now.
 
         A missing file is not created (see ``runtime.facts.lifecycle``); opening fails early,
         creating nothing, when it could never be created (an ancestor is a file or is not
-        writable).
+        writable). With ``embedder``, recall is hybrid (see ``use_embedder``).
         """
         store = cls(Path(path), now)
         store._file.open()
+        if embedder is not None:
+            store.use_embedder(embedder)
         return store
+
+    def use_embedder(
+        self, embedder: Embedder | None, *, log: Callable[[str], None] | None = None
+    ) -> None:
+        """Recall by BM25 fused with cosine similarity under ``embedder`` (None: BM25 only).
+
+        Keeps the in-memory vectors when the embedder's id is unchanged (a warm store reused).
+        """
+        if embedder is None:
+            self._semantic = None
+            return
+        if self._semantic is not None and self._semantic.embedder.id == embedder.id:
+            return
+        from runtime.facts.semantic import SemanticIndex
+
+        self._semantic = SemanticIndex(embedder, log or _stderr)
 
     def close(self) -> None:
         self._file.close()
@@ -114,8 +142,11 @@ class FactStore:
         provenance: Provenance | None = None,
     ) -> Fact:
         new = NewFact(text, tags, ttl_ms, provenance)
+        vector = self._vector_of(new)
         with self._file.writing("remember") as conn:
-            return queries.insert(conn, new, self._now_ms())
+            fact = queries.insert(conn, new, self._now_ms())
+            self._store_vector(conn, fact.id, vector)
+            return fact
 
     def remember_if_new(
         self,
@@ -131,12 +162,15 @@ class FactStore:
         Returns ``(fact, created)``.
         """
         new = NewFact(text, tags, ttl_ms, provenance)
+        vector = self._vector_of(new)
         with self._file.writing("remember") as conn:
             now = self._now_ms()
             existing = queries.live_with_text(conn, new.norm_text, now)
             if existing is not None:
                 return existing, False
-            return queries.insert(conn, new, now), True
+            fact = queries.insert(conn, new, now)
+            self._store_vector(conn, fact.id, vector)
+            return fact, True
 
     def supersede(
         self,
@@ -152,6 +186,7 @@ class FactStore:
         validation.memory_id(old_id)
         reason = validation.reason(reason)
         new = NewFact(text, tags, ttl_ms, provenance)
+        vector = self._vector_of(new)
         with self._file.updating("supersede") as conn:
             now = self._now_ms()
             status = None if conn is None else queries.status_of(conn, old_id, now)
@@ -161,6 +196,7 @@ class FactStore:
                 raise StoreError(f"cannot supersede {old_id}: it is {status}, not live")
             assert conn is not None
             replacement = queries.insert(conn, new, now)
+            self._store_vector(conn, replacement.id, vector)
             queries.mark_superseded(conn, old_id, replacement.id)
             queries.tombstone(conn, "superseded", old_id, now, reason, replacement.id)
             return replacement
@@ -226,17 +262,23 @@ class FactStore:
     # -- reads -----------------------------------------------------------------------------
 
     def recall(self, query: str, k: int = 5) -> list[RecallHit]:
-        """The ``k`` best live matches by BM25 (OR over non-stop-word tokens), best first.
-
-        Lexical only for now; a hybrid ranker would fuse this list with a cosine ranking here.
-        """
+        """The ``k`` best live matches, best first: by BM25 (OR over non-stop-word tokens), or
+        with an embedder by BM25 fused with cosine similarity (``runtime.facts.hybrid``)."""
         if k < 1:
             raise InvalidRequestError(f"k must be at least 1 (got {k})")
+        if self._semantic is not None:
+            from runtime.facts.hybrid import hybrid_recall
+
+            return hybrid_recall(self, self._semantic, query, k)
+        return self._lexical_ranking(query, k)
+
+    def _lexical_ranking(self, query: str, limit: int) -> list[RecallHit]:
+        """The ``limit`` best live BM25 matches, best first (evidence-boosted)."""
         match = match_expression(query_terms(query))
         if match is None:
             return []
         with self._file.reading("recall") as conn:
-            return [] if conn is None else queries.lexical(conn, match, self._now_ms(), limit=k)
+            return [] if conn is None else queries.lexical(conn, match, self._now_ms(), limit=limit)
 
     def get(self, fact_id: str) -> FactStatus | None:
         with self._file.reading("read a memory") as conn:
@@ -272,3 +314,26 @@ class FactStore:
 
     def _now_ms(self) -> int:
         return to_ms(self._now())
+
+    # -- vectors (hybrid recall) -------------------------------------------------------------
+
+    def _vector_of(self, new: NewFact) -> bytes | None:
+        """The new fact's embedding, computed before the write transaction; None without an
+        embedder or when it fails (the fact is then embedded later, at recall)."""
+        if self._semantic is None:
+            return None
+        from runtime.facts.semantic import embedding_text
+
+        vectors = self._semantic.embed_or_none([embedding_text(new.text, new.tags)])
+        return None if vectors is None else vectors[0].tobytes()
+
+    def _store_vector(self, conn: sqlite3.Connection, fact_id: str, vector: bytes | None) -> None:
+        if self._semantic is not None and vector is not None:
+            from runtime.facts.vector_queries import insert_vector
+
+            semantic = self._semantic
+            insert_vector(conn, fact_id, semantic.embedder.id, semantic.dim, vector)
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(line)

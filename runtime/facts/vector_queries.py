@@ -1,0 +1,86 @@
+"""The SQL of hybrid recall's vectors (``fact_vectors``, schema version 3).
+
+Every read is incremental: it takes a cursor (the last row it saw) so that keeping the in-memory
+matrix in step with the file never re-reads every row.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from runtime.facts.model import Fact
+from runtime.facts.queries import _COLUMNS, _FROM, _LIVE, _fact
+
+
+def insert_vector(
+    conn: sqlite3.Connection, fact_id: str, embedder: str, dim: int, vector: bytes
+) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO fact_vectors (fact_seq, embedder, dim, vector) "
+        "SELECT seq, ?, ?, ? FROM facts WHERE id = ?",
+        (embedder, dim, vector, fact_id),
+    )
+
+
+def insert_vectors(
+    conn: sqlite3.Connection, embedder: str, dim: int, rows: list[tuple[int, bytes]]
+) -> None:
+    conn.executemany(
+        "INSERT OR IGNORE INTO fact_vectors (fact_seq, embedder, dim, vector) VALUES (?, ?, ?, ?)",
+        [(seq, embedder, dim, vector) for seq, vector in rows],
+    )
+
+
+def vectors_since(
+    conn: sqlite3.Connection, embedder: str, dim: int, after: int
+) -> list[tuple[int, int, bytes, int | None, int]]:
+    """``(rowid, fact_seq, vector, expires_at, proven)`` of this embedder's new vectors."""
+    return conn.execute(
+        "SELECT v.rowid, v.fact_seq, v.vector, f.expires_at, json_array_length(f.evidence) > 0 "
+        "FROM fact_vectors v JOIN facts f ON f.seq = v.fact_seq "
+        # ``+v.embedder``: walk the rowid range, never the (embedder, fact_seq) index, which
+        # would visit every vector of this embedder to find the few new ones.
+        "WHERE v.rowid > ? AND +v.embedder = ? AND v.dim = ? ORDER BY v.rowid",
+        (after, embedder, dim),
+    ).fetchall()
+
+
+def tombstoned_since(conn: sqlite3.Connection, after: int) -> list[tuple[int, int]]:
+    """``(tombstone seq, fact seq)`` of tombstones written after ``after``."""
+    return conn.execute(
+        "SELECT t.seq, f.seq FROM tombstones t JOIN facts f ON f.id = t.target "
+        "WHERE t.seq > ? ORDER BY t.seq",
+        (after,),
+    ).fetchall()
+
+
+def newest_seq(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT max(seq) FROM facts").fetchone()
+    return 0 if row[0] is None else int(row[0])
+
+
+def unembedded_since(
+    conn: sqlite3.Connection, embedder: str, after: int, limit: int
+) -> list[tuple[int, str, str]]:
+    """``(seq, text, tags)`` of facts after ``after`` without a tombstone or a vector of this
+    embedder, oldest first."""
+    return conn.execute(
+        "SELECT f.seq, f.text, f.tags FROM facts f "
+        "WHERE f.seq > ? AND f.superseded_by IS NULL "
+        "AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.target = f.id) "
+        "AND NOT EXISTS (SELECT 1 FROM fact_vectors v WHERE v.embedder = ? AND v.fact_seq = f.seq) "
+        "ORDER BY f.seq LIMIT ?",
+        (after, embedder, limit),
+    ).fetchall()
+
+
+def live_by_seqs(conn: sqlite3.Connection, seqs: list[int], now: int) -> dict[int, Fact]:
+    if not seqs:
+        return {}
+    marks = ", ".join("?" * len(seqs))
+    rows = conn.execute(
+        f"SELECT f.seq AS seq, {_COLUMNS} FROM {_FROM} WHERE f.seq IN ({marks}) AND "
+        + _LIVE.replace(":now", "?"),
+        (*seqs, now),
+    ).fetchall()
+    return {int(row["seq"]): _fact(row) for row in rows}

@@ -1,0 +1,216 @@
+"""Hybrid recall: RRF of BM25 and cosine, its filters, its vectors and their embedder."""
+
+from __future__ import annotations
+
+import sqlite3
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from facts_support import ConceptEmbedder, FakeClock
+
+from runtime.facts import semantic
+from runtime.facts.fusion import RRF_K, reciprocal_rank_fusion
+from runtime.facts.model import Provenance
+from runtime.facts.queries import lexical
+from runtime.facts.ranking import PROOF_BOOST
+from runtime.facts.store import FactStore
+from runtime.facts.text import match_expression, query_terms
+
+KUBE = "the deploy target is Kubernetes"
+
+
+@pytest.fixture(autouse=True, params=["exact", "sketched"])
+def cosine_scan(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with every row scored exactly, and again through the sign-sketch first
+    pass that big stores use (here it keeps every row as a candidate, so results are equal)."""
+    if request.param == "sketched":
+        monkeypatch.setattr(semantic, "SKETCH_FROM_ROWS", 1)
+    return str(request.param)
+
+
+def texts(store: FactStore, query: str, k: int = 5) -> list[str]:
+    return [hit.fact.text for hit in store.recall(query, k)]
+
+
+def vector_rows(path: Path) -> list[tuple[str, int]]:
+    with sqlite3.connect(path) as conn:
+        return conn.execute(
+            "SELECT embedder, count(*) FROM fact_vectors GROUP BY embedder ORDER BY embedder"
+        ).fetchall()
+
+
+# -- fusion ------------------------------------------------------------------------------------
+
+
+def test_rrf_order_on_a_hand_checked_example() -> None:
+    lexical_ranking, cosine_ranking = ["a", "b", "c"], ["c", "d", "a"]
+    # a: 1/61 + 1/63; c: 1/63 + 1/61 (a tie: a was seen first); b: 1/62; d: 1/62 (b first).
+    fused = reciprocal_rank_fusion([lexical_ranking, cosine_ranking])
+    assert [item for item, _ in fused] == ["a", "c", "b", "d"]
+    expected = {"a": Fraction(1, 61) + Fraction(1, 63), "b": Fraction(1, 62)}
+    scores = dict(fused)
+    assert RRF_K == 60
+    assert scores["a"] == pytest.approx(float(expected["a"]))
+    assert scores["b"] == pytest.approx(float(expected["b"]))
+
+
+def test_rrf_adds_the_proof_boost_once() -> None:
+    fused = reciprocal_rank_fusion([["a", "b", "c"], ["c", "d", "a"]], proven={"d"})
+    # d: 1/62 + 1/61 beats a and c (1/61 + 1/63).
+    assert [item for item, _ in fused] == ["d", "a", "c", "b"]
+    assert dict(fused)["d"] == pytest.approx(1 / 62 + PROOF_BOOST)
+
+
+# -- without an embedder ------------------------------------------------------------------------
+
+
+def test_without_an_embedder_recall_is_exactly_the_bm25_ranking(
+    store: FactStore, db_path: Path
+) -> None:
+    store.remember("deploys go to Kubernetes on Fridays", ["ops"])
+    store.remember("the billing plan is annual")
+    store.remember("kubernetes clusters run in two regions")
+    store.remember("we deploy on Fridays", provenance=Provenance("sess_0123456789abcdef", ("tu",)))
+    query = "when do we deploy to kubernetes?"
+    match = match_expression(query_terms(query))
+    assert match is not None
+    conn = sqlite3.connect(db_path)
+    conn.row_factory = sqlite3.Row
+    now = store._now_ms()
+    assert store.recall(query, 3) == lexical(conn, match, now, limit=3)
+    assert store.recall(query, 3) == store._lexical_ranking(query, 3)
+    assert vector_rows(db_path) == []
+
+
+# -- hybrid ------------------------------------------------------------------------------------
+
+
+def test_hybrid_recall_finds_by_meaning_what_bm25_misses(db_path: Path, clock: FakeClock) -> None:
+    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
+        store.remember(KUBE)
+        store.remember("my cat is called Tom")
+        assert store._lexical_ranking("container orchestration", 5) == []
+        assert texts(store, "container orchestration") == [KUBE]
+        assert vector_rows(db_path) == [("test/concepts", 2)]
+
+
+def test_filters_hold_in_hybrid_mode(db_path: Path, clock: FakeClock) -> None:
+    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
+        forgotten = store.remember("kubernetes runs the batch jobs")
+        old = store.remember("k8s hosts the website")
+        store.remember("kubernetes container for the cron", ttl_ms=3_600_000)
+        store.remember("container orchestration is kubernetes")
+        assert len(store.recall("kubernetes", 10)) == 4
+        store.forget_id(forgotten.id)
+        store.supersede(old.id, "the website moved to a static host")
+        clock.advance(hours=2)
+        assert texts(store, "kubernetes container orchestration", 10) == [
+            "container orchestration is kubernetes"
+        ]
+
+
+def test_the_scope_is_the_store_file(tmp_path: Path, clock: FakeClock) -> None:
+    embedder = ConceptEmbedder()
+    with FactStore.open(tmp_path / "a.sqlite3", now=clock, embedder=embedder) as a:
+        a.remember(KUBE)
+        with FactStore.open(tmp_path / "b.sqlite3", now=clock, embedder=embedder) as b:
+            b.remember("my kitten sleeps")
+            assert texts(b, "container orchestration") == []
+            assert texts(a, "container orchestration") == [KUBE]
+
+
+def test_evidence_backed_facts_get_the_boost(db_path: Path, clock: FakeClock) -> None:
+    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
+        store.remember("kubernetes one")
+        store.remember("kubernetes two", provenance=Provenance(None, ("toolu_1",)))
+        hits = store.recall("kubernetes", 2)
+        assert [hit.fact.text for hit in hits] == ["kubernetes two", "kubernetes one"]
+        assert hits[0].score - hits[1].score > PROOF_BOOST / 2
+
+
+def test_writes_from_a_second_store_on_the_same_file_are_seen(
+    db_path: Path, clock: FakeClock
+) -> None:
+    with (
+        FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as reader,
+        FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as writer,
+    ):
+        writer.remember("my cat is called Tom")
+        assert texts(reader, "container orchestration") == []
+        fact = writer.remember(KUBE)
+        assert texts(reader, "container orchestration") == [KUBE]
+        writer.forget_id(fact.id)
+        assert texts(reader, "container orchestration") == []
+
+
+def test_a_failing_embedder_loses_no_fact(db_path: Path, clock: FakeClock) -> None:
+    embedder = ConceptEmbedder()
+    lines: list[str] = []
+    with FactStore.open(db_path, now=clock) as store:
+        store.use_embedder(embedder, log=lines.append)
+        embedder.fail = True
+        fact = store.remember(KUBE)
+        store.remember("kubernetes is the deploy target, again")
+        assert store.get(fact.id) is not None
+        assert len(lines) == 1
+        assert "test/concepts failed (the embedding service is down)" in lines[0]
+        # Recall answers by BM25 meanwhile.
+        assert texts(store, "kubernetes") == [KUBE, "kubernetes is the deploy target, again"]
+        assert vector_rows(db_path) == []
+        embedder.fail = False
+        assert texts(store, "container orchestration") == [
+            KUBE,
+            "kubernetes is the deploy target, again",
+        ]
+        assert vector_rows(db_path) == [("test/concepts", 2)]
+
+
+def test_changing_the_embedder_reembeds_lazily_and_never_mixes(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(semantic, "CATCH_UP_BATCH", 2)
+    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder("v1")) as store:
+        for n in range(5):
+            store.remember(f"kubernetes cluster {n}")
+    assert vector_rows(db_path) == [("test/v1", 5)]
+    v2 = ConceptEmbedder("v2", dim=16)
+    with FactStore.open(db_path, now=clock, embedder=v2) as store:
+        # One batch of two facts is re-embedded per recall; v1's vectors are never read, so only
+        # facts that have a v2 vector can come from the cosine side.
+        assert texts(store, "container", 10) == ["kubernetes cluster 0", "kubernetes cluster 1"]
+        assert vector_rows(db_path) == [("test/v1", 5), ("test/v2", 2)]
+        assert len(texts(store, "container", 10)) == 4
+        assert len(texts(store, "container", 10)) == 5
+        assert vector_rows(db_path) == [("test/v1", 5), ("test/v2", 5)]
+        embedded = [text for call in v2.calls for text in call if text != "container"]
+        assert sorted(embedded) == [f"kubernetes cluster {n}" for n in range(5)]
+        assert len(texts(store, "container", 10)) == 5
+    # Back to v1: its vectors are still there, nothing is embedded again.
+    v1 = ConceptEmbedder("v1")
+    with FactStore.open(db_path, now=clock, embedder=v1) as store:
+        assert len(texts(store, "container", 10)) == 5
+        assert v1.calls == [["container"]]
+
+
+def test_the_sketch_pass_finds_the_exact_neighbours_of_real_embeddings() -> None:
+    import numpy as np
+
+    from runtime.embedders import load_embedder
+    from runtime.facts.sketch import SKETCH_BITS, differing_bits, projections, sketch
+
+    embedder = load_embedder("hash/256")
+    texts_ = [
+        f"invoice {n} for customer {n % 97} is overdue since day {n % 31}" for n in range(3000)
+    ]
+    vectors = embedder.embed(texts_)
+    planes = projections(256)
+    sketches = sketch(vectors, planes)
+    assert sketches.shape == (3000, SKETCH_BITS // 64)
+    assert differing_bits(sketches[:1].T, sketches[:1]).tolist() == [0]
+    query = embedder.embed(["overdue invoice for customer 42"])[0]
+    exact = set(np.argsort(-(vectors @ query), kind="stable")[:5].tolist())
+    distance = differing_bits(np.ascontiguousarray(sketches.T), sketch(query[None, :], planes))
+    candidates = set(np.argsort(distance, kind="stable")[:300].tolist())
+    # Approximate by design: the true best row, and most of the top 5, survive the first pass.
+    assert 42 in candidates and len(exact & candidates) >= 4
