@@ -226,17 +226,23 @@ class FactStore:
     # -- reads -----------------------------------------------------------------------------
 
     def recall(self, query: str, k: int = 5) -> list[RecallHit]:
-        """The ``k`` best live matches by BM25 (OR over non-stop-word tokens), best first.
+        """The ``k`` best live matches, best first.
 
-        Lexical only for now; a hybrid ranker would fuse this list with a cosine ranking here.
+        Lexical (BM25) only for now: a hybrid ranker fuses ``_lexical_ranking`` with a cosine
+        ranking here when an embedder is set.
         """
         if k < 1:
             raise InvalidRequestError(f"k must be at least 1 (got {k})")
+        return self._lexical_ranking(query, k)
+
+    def _lexical_ranking(self, query: str, limit: int) -> list[RecallHit]:
+        """The ``limit`` best live BM25 matches (OR over non-stop-word tokens), best first; ties
+        go to the older fact (see ``runtime.facts.ranking``)."""
         match = match_expression(query_terms(query))
         if match is None:
             return []
         with self._file.reading("recall") as conn:
-            return [] if conn is None else queries.lexical(conn, match, self._now_ms(), limit=k)
+            return [] if conn is None else queries.lexical(conn, match, self._now_ms(), limit=limit)
 
     def get(self, fact_id: str) -> FactStatus | None:
         with self._file.reading("read a memory") as conn:
