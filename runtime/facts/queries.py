@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from runtime.facts import ranking
@@ -132,6 +133,22 @@ def lexical(conn: sqlite3.Connection, match: str, now: int, *, limit: int) -> li
         RecallHit(_fact(row), ranking.lexical_score(row["raw"], bool(row["proven"])))
         for row in rows
     ]
+
+
+def live_hits_by_seq(
+    conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], now: int
+) -> list[RecallHit]:
+    """The live facts among the ranked ``(seq, score)`` pairs, as hits in the given order."""
+    if not ranked:
+        return []
+    marks = ", ".join("?" * len(ranked))
+    rows = conn.execute(
+        f"SELECT f.seq, {_COLUMNS} FROM {_FROM} WHERE f.seq IN ({marks}) AND "
+        + _LIVE.replace(":now", "?"),
+        [seq for seq, _ in ranked] + [now],
+    ).fetchall()
+    by_seq = {int(row["seq"]): row for row in rows}
+    return [RecallHit(_fact(by_seq[seq]), score) for seq, score in ranked if seq in by_seq]
 
 
 def status_of(conn: sqlite3.Connection, fact_id: str, now: int) -> str | None:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from threading import RLock
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from runtime.errors import StoreError
 from runtime.events import Clock, utc_now
@@ -32,6 +33,9 @@ from runtime.facts.text import MAX_QUERY_TERMS, match_expression, normalize_text
 from runtime.facts.validation import NewFact
 from runtime.ids import MEMORY_ID_RE
 
+if TYPE_CHECKING:
+    from runtime.facts.lexical_recall import LexicalRecall
+
 
 class FactStore:
     """Open with ``FactStore.open(path)``; usable as a context manager."""
@@ -39,6 +43,7 @@ class FactStore:
     def __init__(self, path: Path, now: Clock) -> None:
         self._file = FactFile(path)
         self._now = now
+        self._lexical: LexicalRecall | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -238,11 +243,18 @@ class FactStore:
     def _lexical_ranking(self, query: str, limit: int) -> list[RecallHit]:
         """The ``limit`` best live BM25 matches (OR over non-stop-word tokens), best first; ties
         go to the older fact (see ``runtime.facts.ranking``)."""
-        match = match_expression(query_terms(query))
-        if match is None:
+        terms = query_terms(query)
+        if not terms:
             return []
         with self._file.reading("recall") as conn:
-            return [] if conn is None else queries.lexical(conn, match, self._now_ms(), limit=limit)
+            if conn is None:
+                return []
+            if self._lexical is None:
+                # Imported here: numpy loads only when a store actually recalls.
+                from runtime.facts.lexical_recall import LexicalRecall
+
+                self._lexical = LexicalRecall()
+            return self._lexical.recall(conn, terms, limit, self._now_ms())
 
     def get(self, fact_id: str) -> FactStatus | None:
         with self._file.reading("read a memory") as conn:

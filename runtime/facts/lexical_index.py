@@ -1,0 +1,339 @@
+"""``LexicalIndex``: an in-memory BM25 index over the fact store's rows, scored exactly as FTS5.
+
+SQLite stays the source of truth; ``runtime.facts.lexical_recall`` keeps this index in step with
+it. The index holds, per fact sequence number (``facts.seq``): its token count, expiry, whether it
+is backed by evidence and whether it is *indexed* (no tombstone: the rows FTS5 holds). Postings
+are a CSR base (term → ascending seqs and term frequencies, in numpy arrays) plus a small tail
+of postings added since, merged into the base when it grows.
+
+Scoring reproduces SQLite's ``bm25()`` (fts5_aux.c) operation by operation, so the order is
+identical, not merely close: over the indexed rows, ``N`` rows and ``avgdl = tokens / N``; per
+query term in query order, ``idf = log((N - df + 0.5) / (df + 0.5))`` clamped to ``1e-6`` when not
+positive, and ``score += idf * ((tf * (k1 + 1)) / (tf + k1 * (1 - b + b * dl / avgdl)))`` with
+``k1 = 1.2``, ``b = 0.75``. Only the query terms' postings are touched: contributions are
+accumulated into a scratch array at those positions and reset afterwards, so a recall costs the
+query's postings plus a partial selection of the best ``limit``, never a pass over the table.
+
+Order: score (with ``ranking.EVIDENCE_FACTOR`` for facts backed by evidence) descending, ties
+broken by ``seq`` ascending (the older fact first), as the FTS5 query's ``ORDER BY`` does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from runtime.facts.ranking import EVIDENCE_FACTOR
+
+K1 = 1.2
+B = 0.75
+NO_EXPIRY = np.iinfo(np.int64).max
+# The tail is merged into the base once it holds this many postings, or an eighth of the base.
+TAIL_MERGE_MIN = 1 << 16
+
+Ints = npt.NDArray[np.int64]
+Seqs = npt.NDArray[np.int32]
+Freqs = npt.NDArray[np.uint16]
+Floats = npt.NDArray[np.float64]
+Flags = npt.NDArray[np.bool_]
+G = TypeVar("G", bound=np.generic)
+
+
+@dataclass(frozen=True)
+class NewDoc:
+    """One fact as the index sees it."""
+
+    seq: int
+    terms: str  # ``facts.terms``: the document's tokens joined by spaces
+    expires_at: int | None
+    proven: bool
+
+
+@dataclass
+class IndexArrays:
+    """Everything the index is, as plain arrays (what a snapshot saves and loads)."""
+
+    vocab: list[str]
+    indptr: Ints  # len(vocab) + 1 offsets into docs/tfs
+    docs: Seqs
+    tfs: Freqs
+    df: Ints  # per term: indexed rows containing it
+    doc_len: npt.NDArray[np.int32]  # per seq
+    expires: Ints  # per seq, NO_EXPIRY when the fact never expires
+    proven: Flags  # per seq
+    indexed: Flags  # per seq: no tombstone (FTS5 holds the row)
+    n_indexed: int
+    total_tokens: int
+
+
+class LexicalIndex:
+    def __init__(self, arrays: IndexArrays | None = None) -> None:
+        a = arrays or _empty_arrays()
+        self._vocab: dict[str, int] = {term: tid for tid, term in enumerate(a.vocab)}
+        self._terms = a.vocab
+        self._indptr, self._docs, self._tfs = a.indptr, a.docs, a.tfs
+        self._df = a.df
+        self._doc_len, self._expires = a.doc_len, a.expires
+        self._proven, self._indexed = a.proven, a.indexed
+        self.n_indexed, self.total_tokens = a.n_indexed, a.total_tokens
+        self._tail: dict[int, tuple[list[int], list[int]]] = {}
+        self._tail_postings = 0
+        self._scratch = np.zeros(len(self._doc_len), dtype=np.float64)
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def add(self, docs: Iterable[NewDoc]) -> None:
+        """Index new facts (each ``seq`` above every seq indexed so far)."""
+        for doc in docs:
+            tokens = doc.terms.split()
+            self._ensure_capacity(doc.seq)
+            self._doc_len[doc.seq] = len(tokens)
+            self._expires[doc.seq] = NO_EXPIRY if doc.expires_at is None else doc.expires_at
+            self._proven[doc.seq] = doc.proven
+            self._indexed[doc.seq] = True
+            self.n_indexed += 1
+            self.total_tokens += len(tokens)
+            for term, tf in Counter(tokens).items():
+                tid = self._term_id(term)
+                self._df[tid] += 1
+                seqs, tfs = self._tail.setdefault(tid, ([], []))
+                seqs.append(doc.seq)
+                tfs.append(tf)
+                self._tail_postings += 1
+        if self._tail_postings >= max(TAIL_MERGE_MIN, len(self._docs) // 8):
+            self._merge_tail()
+
+    def remove(self, seq: int, terms: str) -> None:
+        """Unindex a tombstoned fact (its ``terms`` as stored); a no-op unless it is indexed."""
+        if seq >= len(self._indexed) or not self._indexed[seq]:
+            return
+        tokens = terms.split()
+        self._indexed[seq] = False
+        self.n_indexed -= 1
+        self.total_tokens -= len(tokens)
+        for term in set(tokens):
+            tid = self._vocab.get(term)
+            if tid is not None:
+                self._df[tid] -= 1
+
+    def is_indexed(self, seq: int) -> bool:
+        return seq < len(self._indexed) and bool(self._indexed[seq])
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def rank(self, terms: Sequence[str], limit: int, now_ms: int) -> list[tuple[int, float]]:
+        """The best ``limit`` live facts for the query terms: ``(seq, score)``, best first."""
+        n = self.n_indexed
+        if n == 0 or self.total_tokens == 0:
+            return []
+        avgdl = self.total_tokens / n
+        touched: list[Seqs] = []
+        for term in terms:
+            tid = self._vocab.get(term)
+            if tid is None:
+                continue
+            df = int(self._df[tid])
+            idf = math.log((n - df + 0.5) / (df + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            seqs, tfs = self.postings(tid)
+            if len(seqs) == 0:
+                continue
+            tf = tfs.astype(np.float64)
+            dl = self._doc_len[seqs].astype(np.float64)
+            # Operation for operation as fts5_aux.c, so every score is bit-identical to bm25().
+            norm = K1 * ((1.0 - B) + (B * dl) / avgdl)
+            self._scratch[seqs] += idf * ((tf * (K1 + 1.0)) / (tf + norm))
+            touched.append(seqs)
+        if not touched:
+            return []
+        seqs = np.concatenate(touched) if len(touched) > 1 else touched[0]
+        scores = self._scratch[seqs]
+        self._scratch[seqs] = 0.0
+        keep = self._indexed[seqs] & (self._expires[seqs] > now_ms)
+        seqs, scores = seqs[keep], scores[keep]
+        scores = np.where(self._proven[seqs], scores * EVIDENCE_FACTOR, scores)
+        return _best(seqs, scores, limit, len(touched))
+
+    def postings(self, tid: int) -> tuple[Seqs, Freqs]:
+        """The term's postings, ascending seq (dead facts included: callers filter)."""
+        if tid + 1 < len(self._indptr):
+            start, end = int(self._indptr[tid]), int(self._indptr[tid + 1])
+            seqs, tfs = self._docs[start:end], self._tfs[start:end]
+        else:
+            seqs, tfs = _NO_SEQS, _NO_FREQS
+        tail = self._tail.get(tid)
+        if tail is None:
+            return seqs, tfs
+        return (
+            np.concatenate([seqs, np.asarray(tail[0], dtype=np.int32)]),
+            np.concatenate([tfs, np.asarray(tail[1], dtype=np.uint16)]),
+        )
+
+    def arrays(self) -> IndexArrays:
+        """The index as plain arrays (the tail merged first)."""
+        self._merge_tail()
+        return IndexArrays(
+            vocab=self._terms,
+            indptr=self._indptr,
+            docs=self._docs,
+            tfs=self._tfs,
+            df=self._df[: len(self._terms)],
+            doc_len=self._doc_len,
+            expires=self._expires,
+            proven=self._proven,
+            indexed=self._indexed,
+            n_indexed=self.n_indexed,
+            total_tokens=self.total_tokens,
+        )
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the arrays (not the vocabulary's Python strings)."""
+        arrays = (self._indptr, self._docs, self._tfs, self._df, self._doc_len, self._expires)
+        flags = (self._proven, self._indexed, self._scratch)
+        return sum(int(array.nbytes) for array in (*arrays, *flags))
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _term_id(self, term: str) -> int:
+        tid = self._vocab.get(term)
+        if tid is None:
+            tid = len(self._terms)
+            self._vocab[term] = tid
+            self._terms.append(term)
+            if tid >= len(self._df):
+                self._df = _grown(self._df, max(tid + 1, 2 * len(self._df)), 0)
+        return tid
+
+    def _ensure_capacity(self, seq: int) -> None:
+        if seq < len(self._doc_len):
+            return
+        size = max(seq + 1, len(self._doc_len) * 2, 1024)
+        self._doc_len = _grown(self._doc_len, size, 0)
+        self._expires = _grown(self._expires, size, NO_EXPIRY)
+        self._proven = _grown(self._proven, size, False)
+        self._indexed = _grown(self._indexed, size, False)
+        self._scratch = _grown(self._scratch, size, 0.0)
+
+    def _merge_tail(self) -> None:
+        if not self._tail:
+            return
+        n_terms = len(self._terms)
+        base_terms = np.repeat(
+            np.arange(len(self._indptr) - 1, dtype=np.int64), np.diff(self._indptr)
+        )
+        tail_terms: list[int] = []
+        tail_seqs: list[int] = []
+        tail_tfs: list[int] = []
+        for tid, (seqs, tfs) in self._tail.items():
+            tail_terms.extend([tid] * len(seqs))
+            tail_seqs.extend(seqs)
+            tail_tfs.extend(tfs)
+        all_terms = np.concatenate([base_terms, np.asarray(tail_terms, dtype=np.int64)])
+        # Stable: within a term, base postings (older seqs) stay ahead of the tail's.
+        order = np.argsort(all_terms, kind="stable")
+        self._docs = np.concatenate([self._docs, np.asarray(tail_seqs, dtype=np.int32)])[order]
+        self._tfs = np.concatenate([self._tfs, np.asarray(tail_tfs, dtype=np.uint16)])[order]
+        counts = np.bincount(all_terms, minlength=n_terms)
+        self._indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self._tail.clear()
+        self._tail_postings = 0
+
+
+def build(docs: Sequence[NewDoc]) -> LexicalIndex:
+    """An index of ``docs`` (ascending seq, all indexed), built in bulk."""
+    vocab: dict[str, int] = {}
+    term_ids: list[int] = []
+    doc_ids: list[int] = []
+    top = docs[-1].seq + 1 if docs else 0
+    doc_len = np.zeros(top, dtype=np.int32)
+    expires = np.full(top, NO_EXPIRY, dtype=np.int64)
+    proven = np.zeros(top, dtype=np.bool_)
+    indexed = np.zeros(top, dtype=np.bool_)
+    intern = vocab.setdefault
+    for doc in docs:
+        tokens = doc.terms.split()
+        doc_len[doc.seq] = len(tokens)
+        if doc.expires_at is not None:
+            expires[doc.seq] = doc.expires_at
+        proven[doc.seq] = doc.proven
+        indexed[doc.seq] = True
+        term_ids.extend([intern(token, len(vocab)) for token in tokens])
+        doc_ids.extend([doc.seq] * len(tokens))
+    keys = np.asarray(term_ids, dtype=np.int64) * max(top, 1) + np.asarray(doc_ids, np.int64)
+    unique, tf = np.unique(keys, return_counts=True)
+    terms = unique // max(top, 1)
+    df = np.bincount(terms, minlength=len(vocab)).astype(np.int64)
+    return LexicalIndex(
+        IndexArrays(
+            vocab=list(vocab),
+            indptr=np.concatenate([[0], np.cumsum(df)]).astype(np.int64),
+            docs=(unique % max(top, 1)).astype(np.int32),
+            tfs=np.minimum(tf, np.iinfo(np.uint16).max).astype(np.uint16),
+            df=df,
+            doc_len=doc_len,
+            expires=expires,
+            proven=proven,
+            indexed=indexed,
+            n_indexed=len(docs),
+            total_tokens=int(doc_len.sum(dtype=np.int64)),
+        )
+    )
+
+
+def _best(seqs: Seqs, scores: Floats, limit: int, n_terms: int) -> list[tuple[int, float]]:
+    """The ``limit`` best distinct seqs by (score desc, seq asc); ``seqs`` may repeat a seq (once
+    per matching term, always with the same score)."""
+    if len(seqs) == 0:
+        return []
+    # A seq appears at most n_terms times, so the best limit * n_terms entries hold at least
+    # limit distinct seqs; every entry tied with the last of them is kept for the seq tie-break.
+    wanted = limit * n_terms
+    if len(scores) > wanted:
+        cut = -np.partition(-scores, wanted - 1)[wanted - 1]
+        chosen = scores >= cut
+        seqs, scores = seqs[chosen], scores[chosen]
+    order = np.lexsort((seqs, -scores))
+    out: list[tuple[int, float]] = []
+    last = -1
+    for index in order.tolist():
+        seq = int(seqs[index])
+        if seq == last:
+            continue
+        last = seq
+        out.append((seq, float(scores[index])))
+        if len(out) == limit:
+            break
+    return out
+
+
+def _empty_arrays() -> IndexArrays:
+    return IndexArrays(
+        vocab=[],
+        indptr=np.zeros(1, dtype=np.int64),
+        docs=_NO_SEQS,
+        tfs=_NO_FREQS,
+        df=np.zeros(0, dtype=np.int64),
+        doc_len=np.zeros(0, dtype=np.int32),
+        expires=np.zeros(0, dtype=np.int64),
+        proven=np.zeros(0, dtype=np.bool_),
+        indexed=np.zeros(0, dtype=np.bool_),
+        n_indexed=0,
+        total_tokens=0,
+    )
+
+
+def _grown(array: npt.NDArray[G], size: int, fill: object) -> npt.NDArray[G]:
+    out: npt.NDArray[G] = np.full(size, fill, dtype=array.dtype)
+    out[: len(array)] = array
+    return out
+
+
+_NO_SEQS: Seqs = np.zeros(0, dtype=np.int32)
+_NO_FREQS: Freqs = np.zeros(0, dtype=np.uint16)
