@@ -60,41 +60,67 @@ ORDER BY f.seq"""
 # -- writes --------------------------------------------------------------------------------
 
 
+_INSERT = """INSERT INTO facts (id, text, norm_text, terms, tags, created_at, expires_at,
+session_id, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+
+
 def insert(conn: sqlite3.Connection, new: NewFact, now: int) -> Fact:
     """Write a new fact under a fresh id (drawn again on the rare 64-bit collision)."""
-    expires = None if new.ttl_ms is None else now + new.ttl_ms
+    return insert_many(conn, [new], now)[0]
+
+
+def insert_many(conn: sqlite3.Connection, news: Sequence[NewFact], now: int) -> list[Fact]:
+    """Write new facts, in order, under fresh ids (all drawn again on the rare 64-bit
+    collision). Call inside a transaction."""
     for attempt in range(3):
-        fact_id = new_memory_id()
+        ids = [new_memory_id() for _ in news]
+        rows = [_row(fact_id, new, now) for fact_id, new in zip(ids, news, strict=True)]
         try:
-            conn.execute(
-                """INSERT INTO facts (id, text, norm_text, terms, tags, created_at,
-                expires_at, session_id, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (
-                    fact_id,
-                    new.text,
-                    new.norm_text,
-                    document_terms(new.text, new.tags),
-                    json.dumps(list(new.tags), ensure_ascii=False),
-                    now,
-                    expires,
-                    new.provenance.session_id,
-                    json.dumps(list(new.provenance.evidence), ensure_ascii=False),
-                ),
-            )
+            if len(rows) == 1:
+                conn.execute(_INSERT, rows[0])
+            else:
+                conn.execute("SAVEPOINT insert_many")
+                conn.executemany(_INSERT, rows)
+                conn.execute("RELEASE insert_many")
         except sqlite3.IntegrityError as exc:
+            if len(rows) > 1:
+                conn.execute("ROLLBACK TO insert_many")
+                conn.execute("RELEASE insert_many")
             if "facts.id" in str(exc) and attempt < 2:
                 continue
             raise
-        return Fact(
-            id=fact_id,
-            text=new.text,
-            tags=new.tags,
-            created_at=from_ms(now),
-            expires_at=None if expires is None else from_ms(expires),
-            superseded_by=None,
-            provenance=new.provenance,
-        )
+        created = from_ms(now)
+        return [
+            Fact(
+                id=fact_id,
+                text=new.text,
+                tags=new.tags,
+                created_at=created,
+                expires_at=None if new.ttl_ms is None else from_ms(now + new.ttl_ms),
+                superseded_by=None,
+                provenance=new.provenance,
+            )
+            for fact_id, new in zip(ids, news, strict=True)
+        ]
     raise AssertionError("unreachable")
+
+
+def _row(fact_id: str, new: NewFact, now: int) -> tuple[object, ...]:
+    return (
+        fact_id,
+        new.text,
+        new.norm_text,
+        document_terms(new.text, new.tags),
+        _json_list(new.tags),
+        now,
+        None if new.ttl_ms is None else now + new.ttl_ms,
+        new.provenance.session_id,
+        _json_list(new.provenance.evidence),
+    )
+
+
+def _json_list(items: tuple[str, ...]) -> str:
+    return json.dumps(list(items), ensure_ascii=False) if items else "[]"
 
 
 def mark_superseded(conn: sqlite3.Connection, old_id: str, replacement_id: str) -> None:

@@ -9,7 +9,7 @@ transaction. Facts are never deleted: forgetting, superseding and expiring write
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from threading import RLock
 from types import TracebackType
@@ -23,6 +23,7 @@ from runtime.facts.model import (
     Fact,
     FactStatus,
     InvalidRequestError,
+    NewFactItem,
     Provenance,
     RecallHit,
     SweepResult,
@@ -121,6 +122,36 @@ class FactStore:
         new = NewFact(text, tags, ttl_ms, provenance)
         with self._file.writing("remember") as conn:
             return queries.insert(conn, new, self._now_ms())
+
+    def retain_many(self, items: Iterable[NewFactItem], *, if_new: bool = False) -> list[Fact]:
+        """Write several facts in one transaction: all of them, or none.
+
+        Every item is validated before anything is written; a bad one is refused with its
+        position, and nothing is written. With ``if_new``, an item whose normalized text is
+        already live (or earlier in the batch) is skipped, in the same transaction. Returns the
+        facts written, in order.
+        """
+        news: list[NewFact] = []
+        for index, item in enumerate(items):
+            if not isinstance(item, NewFactItem):
+                kind = type(item).__name__
+                raise InvalidRequestError(
+                    f"item {index} is not a NewFactItem ({kind}); nothing was written"
+                )
+            try:
+                news.append(NewFact(item.text, item.tags, item.ttl_ms, item.provenance))
+            except InvalidRequestError as exc:
+                raise InvalidRequestError(f"item {index}: {exc}; nothing was written") from exc
+        if not news:
+            return []
+        with self._file.writing("remember") as conn:
+            now = self._now_ms()
+            if if_new:
+                news = _first_of_each_text(news)
+                news = [
+                    new for new in news if queries.live_with_text(conn, new.norm_text, now) is None
+                ]
+            return queries.insert_many(conn, news, now) if news else []
 
     def remember_if_new(
         self,
@@ -290,3 +321,13 @@ class FactStore:
 
     def _now_ms(self) -> int:
         return to_ms(self._now())
+
+
+def _first_of_each_text(news: Sequence[NewFact]) -> list[NewFact]:
+    seen: set[str] = set()
+    out: list[NewFact] = []
+    for new in news:
+        if new.norm_text not in seen:
+            seen.add(new.norm_text)
+            out.append(new)
+    return out

@@ -12,7 +12,7 @@ import pytest
 from facts_support import FakeClock
 
 from runtime.facts import queries
-from runtime.facts.model import Provenance, RecallHit
+from runtime.facts.model import InvalidRequestError, NewFactItem, Provenance, RecallHit
 from runtime.facts.store import FactStore
 from runtime.facts.text import match_expression, query_terms
 
@@ -233,3 +233,47 @@ def test_numpy_loads_only_when_a_store_recalls(db_path: Path) -> None:
         "assert 'numpy' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_retain_many_writes_every_item_in_one_transaction(store: FactStore) -> None:
+    written = store.retain_many(
+        [
+            NewFactItem("the deploy target is Kubernetes", ("infra",)),
+            NewFactItem("Maria prefers email", ttl_ms=3_600_000),
+            NewFactItem("Maria prefers email", provenance=Provenance("s1", ("toolu_9",))),
+        ]
+    )
+    assert [fact.text for fact in written] == [
+        "the deploy target is Kubernetes",
+        "Maria prefers email",
+        "Maria prefers email",
+    ]
+    assert written[1].expires_at is not None and written[2].has_evidence
+    assert [hit.fact.id for hit in store.recall("kubernetes deploy")] == [written[0].id]
+    assert store.size() == 3
+
+
+def test_retain_many_with_a_bad_item_writes_nothing_and_names_it(store: FactStore) -> None:
+    store.remember("already here")
+    with pytest.raises(InvalidRequestError, match=r"item 2: memory text is too long.*nothing"):
+        store.retain_many(
+            [NewFactItem("fine one"), NewFactItem("fine two"), NewFactItem("x" * 5000)]
+        )
+    with pytest.raises(InvalidRequestError, match="item 1 is not a NewFactItem"):
+        store.retain_many([NewFactItem("fine"), "not an item"])  # type: ignore[list-item]
+    assert [status.fact.text for status in store.list_facts()] == ["already here"]
+    assert store.recall("fine") == []
+
+
+def test_retain_many_if_new_skips_live_texts_and_repeats(store: FactStore) -> None:
+    old = store.remember("Maria prefers email")
+    written = store.retain_many(
+        [
+            NewFactItem("maria  PREFERS email"),
+            NewFactItem("Leo uses Slack"),
+            NewFactItem("leo uses slack"),
+        ],
+        if_new=True,
+    )
+    assert [fact.text for fact in written] == ["Leo uses Slack"]
+    assert {hit.fact.id for hit in store.recall("maria email")} == {old.id}
