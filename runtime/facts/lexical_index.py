@@ -21,6 +21,7 @@ broken by ``seq`` ascending (the older fact first), as the FTS5 query's ``ORDER 
 from __future__ import annotations
 
 import math
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ Seqs = npt.NDArray[np.int32]
 Freqs = npt.NDArray[np.uint16]
 Floats = npt.NDArray[np.float64]
 Flags = npt.NDArray[np.bool_]
+Crcs = npt.NDArray[np.uint32]
 G = TypeVar("G", bound=np.generic)
 
 
@@ -72,10 +74,18 @@ class IndexArrays:
     total_tokens: int
 
 
+class DamagedIndexError(Exception):
+    """Postings loaded from a snapshot fail their checksum: the index must not answer."""
+
+
 class LexicalIndex:
-    def __init__(self, arrays: IndexArrays | None = None) -> None:
+    def __init__(
+        self, arrays: IndexArrays | None = None, *, posting_crcs: Crcs | None = None
+    ) -> None:
+        """``posting_crcs``: one CRC-32 per term of the base postings (from a snapshot), each
+        checked the first time the term is used."""
         a = arrays or _empty_arrays()
-        self._vocab: dict[str, int] = {term: tid for tid, term in enumerate(a.vocab)}
+        self._vocab: dict[str, int] = dict(zip(a.vocab, range(len(a.vocab)), strict=True))
         self._terms = a.vocab
         self._indptr, self._docs, self._tfs = a.indptr, a.docs, a.tfs
         self._df = a.df
@@ -85,11 +95,16 @@ class LexicalIndex:
         self._tail: dict[int, tuple[list[int], list[int]]] = {}
         self._tail_postings = 0
         self._scratch = np.zeros(len(self._doc_len), dtype=np.float64)
+        self._norm: Floats = self._scratch
+        self._crcs = posting_crcs
+        self._verified = np.zeros(0 if posting_crcs is None else len(posting_crcs), np.bool_)
+        self._norm_key: tuple[int, int] | None = None
 
     # -- writes ----------------------------------------------------------------------------
 
     def add(self, docs: Iterable[NewDoc]) -> None:
         """Index new facts (each ``seq`` above every seq indexed so far)."""
+        self._norm_key = None  # the new facts have no norm yet, whatever N and avgdl are now
         for doc in docs:
             tokens = doc.terms.split()
             self._ensure_capacity(doc.seq)
@@ -132,7 +147,7 @@ class LexicalIndex:
         n = self.n_indexed
         if n == 0 or self.total_tokens == 0:
             return []
-        avgdl = self.total_tokens / n
+        norm_of = self._norms()
         touched: list[Seqs] = []
         for term in terms:
             tid = self._vocab.get(term)
@@ -146,10 +161,8 @@ class LexicalIndex:
             if len(seqs) == 0:
                 continue
             tf = tfs.astype(np.float64)
-            dl = self._doc_len[seqs].astype(np.float64)
             # Operation for operation as fts5_aux.c, so every score is bit-identical to bm25().
-            norm = K1 * ((1.0 - B) + (B * dl) / avgdl)
-            self._scratch[seqs] += idf * ((tf * (K1 + 1.0)) / (tf + norm))
+            self._scratch[seqs] += idf * ((tf * (K1 + 1.0)) / (tf + norm_of[seqs]))
             touched.append(seqs)
         if not touched:
             return []
@@ -161,11 +174,23 @@ class LexicalIndex:
         scores = np.where(self._proven[seqs], scores * EVIDENCE_FACTOR, scores)
         return _best(seqs, scores, limit, len(touched))
 
+    def _norms(self) -> Floats:
+        """Per seq, ``k1 * (1 - b + b * dl / avgdl)``: recomputed only when N or the token total
+        changed since the last recall (any write does)."""
+        key = (self.n_indexed, self.total_tokens)
+        if self._norm_key != key:
+            avgdl = self.total_tokens / self.n_indexed
+            self._norm = K1 * ((1.0 - B) + (B * self._doc_len.astype(np.float64)) / avgdl)
+            self._norm_key = key
+        return self._norm
+
     def postings(self, tid: int) -> tuple[Seqs, Freqs]:
         """The term's postings, ascending seq (dead facts included: callers filter)."""
         if tid + 1 < len(self._indptr):
             start, end = int(self._indptr[tid]), int(self._indptr[tid + 1])
             seqs, tfs = self._docs[start:end], self._tfs[start:end]
+            if self._crcs is not None and not self._verified[tid]:
+                self._verify(tid, seqs, tfs)
         else:
             seqs, tfs = _NO_SEQS, _NO_FREQS
         tail = self._tail.get(tid)
@@ -178,6 +203,7 @@ class LexicalIndex:
 
     def arrays(self) -> IndexArrays:
         """The index as plain arrays (the tail merged first)."""
+        self._verify_all()
         self._merge_tail()
         return IndexArrays(
             vocab=self._terms,
@@ -221,27 +247,48 @@ class LexicalIndex:
         self._indexed = _grown(self._indexed, size, False)
         self._scratch = _grown(self._scratch, size, 0.0)
 
+    def _verify(self, tid: int, seqs: Seqs, tfs: Freqs) -> None:
+        assert self._crcs is not None
+        if zlib.crc32(tfs.data, zlib.crc32(seqs.data)) != int(self._crcs[tid]):
+            raise DamagedIndexError(f"the postings of term {tid} fail their checksum")
+        self._verified[tid] = True
+
+    def _verify_all(self) -> None:
+        """Check every base term not checked yet (before the postings are copied elsewhere)."""
+        if self._crcs is None:
+            return
+        for tid in np.flatnonzero(~self._verified).tolist():
+            start, end = int(self._indptr[tid]), int(self._indptr[tid + 1])
+            self._verify(tid, self._docs[start:end], self._tfs[start:end])
+        self._crcs = None
+
     def _merge_tail(self) -> None:
+        """Fold the tail into the base: one linear pass, no sort (within a term, the tail's
+        seqs are all newer than the base's)."""
         if not self._tail:
             return
+        self._verify_all()
         n_terms = len(self._terms)
-        base_terms = np.repeat(
-            np.arange(len(self._indptr) - 1, dtype=np.int64), np.diff(self._indptr)
-        )
-        tail_terms: list[int] = []
-        tail_seqs: list[int] = []
-        tail_tfs: list[int] = []
-        for tid, (seqs, tfs) in self._tail.items():
-            tail_terms.extend([tid] * len(seqs))
-            tail_seqs.extend(seqs)
-            tail_tfs.extend(tfs)
-        all_terms = np.concatenate([base_terms, np.asarray(tail_terms, dtype=np.int64)])
-        # Stable: within a term, base postings (older seqs) stay ahead of the tail's.
-        order = np.argsort(all_terms, kind="stable")
-        self._docs = np.concatenate([self._docs, np.asarray(tail_seqs, dtype=np.int32)])[order]
-        self._tfs = np.concatenate([self._tfs, np.asarray(tail_tfs, dtype=np.uint16)])[order]
-        counts = np.bincount(all_terms, minlength=n_terms)
-        self._indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        base_counts = np.zeros(n_terms, dtype=np.int64)
+        base_counts[: len(self._indptr) - 1] = np.diff(self._indptr)
+        tail_counts = np.zeros(n_terms, dtype=np.int64)
+        tail_terms = np.fromiter(self._tail.keys(), dtype=np.int64, count=len(self._tail))
+        tail_counts[tail_terms] = [len(seqs) for seqs, _ in self._tail.values()]
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(base_counts + tail_counts, out=indptr[1:])
+        total = int(indptr[-1])
+        docs = np.empty(total, dtype=np.int32)
+        tfs = np.empty(total, dtype=np.uint16)
+        # A base posting moves right by the tail postings of every term before its own.
+        shift = np.repeat(np.cumsum(tail_counts) - tail_counts, base_counts)
+        base_at = np.arange(len(self._docs), dtype=np.int64) + shift
+        docs[base_at] = self._docs
+        tfs[base_at] = self._tfs
+        for tid, (seqs, freqs) in self._tail.items():
+            at = int(indptr[tid] + base_counts[tid])
+            docs[at : at + len(seqs)] = seqs
+            tfs[at : at + len(seqs)] = freqs
+        self._indptr, self._docs, self._tfs = indptr, docs, tfs
         self._tail.clear()
         self._tail_postings = 0
 

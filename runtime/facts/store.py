@@ -10,6 +10,7 @@ transaction. Facts are never deleted: forgetting, superseding and expiring write
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from threading import RLock
 from types import TracebackType
@@ -61,7 +62,25 @@ class FactStore:
         return store
 
     def close(self) -> None:
+        if self._lexical is not None and not self._file.closed:
+            self._save_lexical_snapshot()
         self._file.close()
+
+    def _save_lexical_snapshot(self) -> None:
+        # A snapshot is an optimization: failing to write one must never fail a close.
+        assert self._lexical is not None
+        from runtime.facts.lexical_index import DamagedIndexError
+
+        quiet = suppress(StoreError, OSError, DamagedIndexError)
+        with quiet, self._file.reading("save the index") as conn:
+            if conn is None:
+                return
+            conn.execute("BEGIN")
+            try:
+                self._lexical.catch_up(conn)
+                self._lexical.save_snapshot(conn)
+            finally:
+                conn.execute("COMMIT")
 
     def __enter__(self) -> FactStore:
         return self
@@ -284,7 +303,7 @@ class FactStore:
                 # Imported here: numpy loads only when a store actually recalls.
                 from runtime.facts.lexical_recall import LexicalRecall
 
-                self._lexical = LexicalRecall()
+                self._lexical = LexicalRecall(self._file.path)
             return self._lexical.recall(conn, terms, limit, self._now_ms())
 
     def get(self, fact_id: str) -> FactStatus | None:

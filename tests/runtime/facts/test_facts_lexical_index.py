@@ -277,3 +277,22 @@ def test_retain_many_if_new_skips_live_texts_and_repeats(store: FactStore) -> No
     )
     assert [fact.text for fact in written] == ["Leo uses Slack"]
     assert {hit.fact.id for hit in store.recall("maria email")} == {old.id}
+
+
+def test_a_bulk_import_by_another_store_is_indexed_by_a_rebuild(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runtime.facts import lexical_recall
+
+    monkeypatch.setattr(lexical_recall, "REBUILD_AFTER", 5)
+    with (
+        FactStore.open(db_path, now=clock) as writer,
+        FactStore.open(db_path, now=clock) as reader,
+    ):
+        fill_varied(writer, random.Random(4), 20)
+        reader.recall("plan")
+        writer.retain_many([NewFactItem(f"bulk plan fact {i} Osaka") for i in range(60)])
+        for query in QUERIES:
+            assert ids_and_scores(indexed_recall(reader, query, 30)) == ids_and_scores(
+                fts5_ranking(reader, query, 30, now_ms(clock))
+            )
