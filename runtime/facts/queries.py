@@ -120,7 +120,15 @@ def _row(fact_id: str, new: NewFact, now: int) -> tuple[object, ...]:
 
 
 def _json_list(items: tuple[str, ...]) -> str:
-    return json.dumps(list(items), ensure_ascii=False) if items else "[]"
+    """``json.dumps(list(items), ensure_ascii=False)``, without the encoder for plain strings."""
+    if not items:
+        return "[]"
+    if all(item.isascii() and item.isprintable() and _PLAIN.isdisjoint(item) for item in items):
+        return '["' + '", "'.join(items) + '"]'
+    return json.dumps(list(items), ensure_ascii=False)
+
+
+_PLAIN = frozenset('"\\')
 
 
 def mark_superseded(conn: sqlite3.Connection, old_id: str, replacement_id: str) -> None:
