@@ -22,14 +22,17 @@ from __future__ import annotations
 
 import math
 import zlib
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from runtime.facts.lexical_vocab import FrozenVocab
 from runtime.facts.ranking import EVIDENCE_FACTOR
 
 K1 = 1.2
@@ -61,7 +64,7 @@ class NewDoc:
 class IndexArrays:
     """Everything the index is, as plain arrays (what a snapshot saves and loads)."""
 
-    vocab: list[str]
+    vocab: list[str] | FrozenVocab  # a snapshot's is frozen: terms added since go to a dict
     indptr: Ints  # len(vocab) + 1 offsets into docs/tfs
     docs: Seqs
     tfs: Freqs
@@ -85,8 +88,14 @@ class LexicalIndex:
         """``posting_crcs``: one CRC-32 per term of the base postings (from a snapshot), each
         checked the first time the term is used."""
         a = arrays or _empty_arrays()
-        self._vocab: dict[str, int] = dict(zip(a.vocab, range(len(a.vocab)), strict=True))
-        self._terms = a.vocab
+        if isinstance(a.vocab, FrozenVocab):
+            self._frozen: FrozenVocab | None = a.vocab
+            self._terms: list[str] = []
+        else:
+            self._frozen, self._terms = None, a.vocab
+        self._n_frozen = 0 if self._frozen is None else len(self._frozen)
+        # Terms not in the frozen vocabulary, numbered after it.
+        self._vocab = {term: self._n_frozen + i for i, term in enumerate(self._terms)}
         self._indptr, self._docs, self._tfs = a.indptr, a.docs, a.tfs
         self._df = a.df
         self._doc_len, self._expires = a.doc_len, a.expires
@@ -133,7 +142,7 @@ class LexicalIndex:
         self.n_indexed -= 1
         self.total_tokens -= len(tokens)
         for term in set(tokens):
-            tid = self._vocab.get(term)
+            tid = self._lookup(term)
             if tid is not None:
                 self._df[tid] -= 1
 
@@ -150,7 +159,7 @@ class LexicalIndex:
         norm_of = self._norms()
         touched: list[Seqs] = []
         for term in terms:
-            tid = self._vocab.get(term)
+            tid = self._lookup(term)
             if tid is None:
                 continue
             df = int(self._df[tid])
@@ -206,11 +215,11 @@ class LexicalIndex:
         self._verify_all()
         self._merge_tail()
         return IndexArrays(
-            vocab=self._terms,
+            vocab=self._all_terms(),
             indptr=self._indptr,
             docs=self._docs,
             tfs=self._tfs,
-            df=self._df[: len(self._terms)],
+            df=self._df[: self._n_terms()],
             doc_len=self._doc_len,
             expires=self._expires,
             proven=self._proven,
@@ -227,10 +236,23 @@ class LexicalIndex:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _term_id(self, term: str) -> int:
+    def _lookup(self, term: str) -> int | None:
         tid = self._vocab.get(term)
+        if tid is None and self._frozen is not None:
+            tid = self._frozen.lookup(term)
+        return tid
+
+    def _n_terms(self) -> int:
+        return self._n_frozen + len(self._terms)
+
+    def _all_terms(self) -> list[str]:
+        frozen = [] if self._frozen is None else self._frozen.terms()
+        return frozen + self._terms
+
+    def _term_id(self, term: str) -> int:
+        tid = self._lookup(term)
         if tid is None:
-            tid = len(self._terms)
+            tid = self._n_terms()
             self._vocab[term] = tid
             self._terms.append(term)
             if tid >= len(self._df):
@@ -268,7 +290,7 @@ class LexicalIndex:
         if not self._tail:
             return
         self._verify_all()
-        n_terms = len(self._terms)
+        n_terms = self._n_terms()
         base_counts = np.zeros(n_terms, dtype=np.int64)
         base_counts[: len(self._indptr) - 1] = np.diff(self._indptr)
         tail_counts = np.zeros(n_terms, dtype=np.int64)
@@ -293,42 +315,55 @@ class LexicalIndex:
         self._tail_postings = 0
 
 
-def build(docs: Sequence[NewDoc]) -> LexicalIndex:
-    """An index of ``docs`` (ascending seq, all indexed), built in bulk."""
+def build(docs: Iterable[NewDoc]) -> LexicalIndex:
+    """An index of ``docs`` (ascending seq, all indexed), built in bulk from a stream of rows
+    (compact C arrays while reading: a million facts never become a million Python objects)."""
     vocab: dict[str, int] = {}
-    term_ids: list[int] = []
-    doc_ids: list[int] = []
-    top = docs[-1].seq + 1 if docs else 0
-    doc_len = np.zeros(top, dtype=np.int32)
-    expires = np.full(top, NO_EXPIRY, dtype=np.int64)
-    proven = np.zeros(top, dtype=np.bool_)
-    indexed = np.zeros(top, dtype=np.bool_)
     intern = vocab.setdefault
+    term_ids, doc_ids = array("i"), array("i")
+    seqs, lengths, expiries, proofs = array("i"), array("i"), array("q"), array("b")
     for doc in docs:
         tokens = doc.terms.split()
-        doc_len[doc.seq] = len(tokens)
-        if doc.expires_at is not None:
-            expires[doc.seq] = doc.expires_at
-        proven[doc.seq] = doc.proven
-        indexed[doc.seq] = True
+        seqs.append(doc.seq)
+        lengths.append(len(tokens))
+        expiries.append(NO_EXPIRY if doc.expires_at is None else doc.expires_at)
+        proofs.append(doc.proven)
         term_ids.extend([intern(token, len(vocab)) for token in tokens])
-        doc_ids.extend([doc.seq] * len(tokens))
-    keys = np.asarray(term_ids, dtype=np.int64) * max(top, 1) + np.asarray(doc_ids, np.int64)
+        doc_ids.extend(repeat(doc.seq, len(tokens)))
+    top = seqs[-1] + 1 if seqs else 0
+    at = np.frombuffer(seqs, dtype=np.int32) if seqs else np.zeros(0, np.int32)
+    doc_len = np.zeros(top, dtype=np.int32)
+    doc_len[at] = np.frombuffer(lengths, dtype=np.int32) if lengths else 0
+    expires = np.full(top, NO_EXPIRY, dtype=np.int64)
+    expires[at] = np.frombuffer(expiries, dtype=np.int64) if expiries else 0
+    proven = np.zeros(top, dtype=np.bool_)
+    proven[at] = np.frombuffer(proofs, dtype=np.int8).astype(np.bool_) if proofs else False
+    indexed = np.zeros(top, dtype=np.bool_)
+    indexed[at] = True
+    width = max(top, 1)
+    keys = (
+        np.frombuffer(term_ids, dtype=np.int32).astype(np.int64)
+        if term_ids
+        else np.zeros(0, np.int64)
+    )
+    keys *= width
+    keys += np.frombuffer(doc_ids, dtype=np.int32) if doc_ids else 0
+    del term_ids, doc_ids
     unique, tf = np.unique(keys, return_counts=True)
-    terms = unique // max(top, 1)
-    df = np.bincount(terms, minlength=len(vocab)).astype(np.int64)
+    del keys
+    df = np.bincount(unique // width, minlength=len(vocab)).astype(np.int64)
     return LexicalIndex(
         IndexArrays(
             vocab=list(vocab),
             indptr=np.concatenate([[0], np.cumsum(df)]).astype(np.int64),
-            docs=(unique % max(top, 1)).astype(np.int32),
+            docs=(unique % width).astype(np.int32),
             tfs=np.minimum(tf, np.iinfo(np.uint16).max).astype(np.uint16),
             df=df,
             doc_len=doc_len,
             expires=expires,
             proven=proven,
             indexed=indexed,
-            n_indexed=len(docs),
+            n_indexed=len(seqs),
             total_tokens=int(doc_len.sum(dtype=np.int64)),
         )
     )

@@ -102,7 +102,7 @@ class LexicalRecall:
         self.last_fact = _max_seq(cursor, "facts")
         self.last_tombstone = _max_seq(cursor, "tombstones")
         self.loaded_snapshot = False
-        self.index = build([_doc(row) for row in cursor.execute(_INDEXED_FACTS)])
+        self.index = build(_doc(row) for row in cursor.execute(_INDEXED_FACTS))
         return self.index
 
     def save_snapshot(self, conn: sqlite3.Connection) -> bool:

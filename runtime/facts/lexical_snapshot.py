@@ -31,11 +31,22 @@ import numpy as np
 import numpy.typing as npt
 
 from runtime.facts.lexical_index import IndexArrays, LexicalIndex
+from runtime.facts.lexical_vocab import FrozenVocab
 
 MAGIC = b"specwire-lexical\x00\x01"
 FORMAT = 1
 _ALIGN = 64
-_SMALL = ("indptr", "df", "doc_len", "expires", "proven", "indexed", "posting_crcs")
+_SMALL = (
+    "indptr",
+    "df",
+    "doc_len",
+    "expires",
+    "proven",
+    "indexed",
+    "posting_crcs",
+    "vocab_starts",
+    "vocab_order",
+)
 _DTYPES = {
     "indptr": np.int64,
     "docs": np.int32,
@@ -46,6 +57,8 @@ _DTYPES = {
     "proven": np.bool_,
     "indexed": np.bool_,
     "posting_crcs": np.uint32,
+    "vocab_starts": np.int64,
+    "vocab_order": np.int32,
 }
 
 
@@ -70,6 +83,7 @@ def snapshot_path(db_path: Path) -> Path:
 
 def save(path: Path, index: LexicalIndex, position: Position) -> None:
     arrays = index.arrays()
+    vocab, vocab_starts, vocab_order = FrozenVocab.of(list(_terms(arrays.vocab))).parts()
     sections: dict[str, npt.NDArray[Any]] = {
         "indptr": arrays.indptr,
         "docs": arrays.docs,
@@ -80,8 +94,9 @@ def save(path: Path, index: LexicalIndex, position: Position) -> None:
         "proven": arrays.proven,
         "indexed": arrays.indexed,
         "posting_crcs": posting_crcs(arrays.indptr, arrays.docs, arrays.tfs),
+        "vocab_starts": vocab_starts,
+        "vocab_order": vocab_order,
     }
-    vocab = "\n".join(arrays.vocab).encode("utf-8")
     layout: dict[str, list[Any]] = {}
     offset = 0
     for name, array in sections.items():
@@ -93,7 +108,7 @@ def save(path: Path, index: LexicalIndex, position: Position) -> None:
         "position": position.__dict__,
         "n_indexed": arrays.n_indexed,
         "total_tokens": arrays.total_tokens,
-        "n_terms": len(arrays.vocab),
+        "n_terms": len(vocab_order),
         "vocab": [offset, len(vocab), zlib.crc32(vocab)],
         "sections": layout,
     }
@@ -177,8 +192,8 @@ def _parse(data: mmap.mmap) -> tuple[LexicalIndex, Position]:
     raw_vocab = data[start + v_offset : start + v_offset + v_len]
     if zlib.crc32(raw_vocab) != v_crc:
         raise SnapshotError("vocabulary fails its checksum")
-    vocab = raw_vocab.decode("utf-8").split("\n") if v_len else []
-    _check_shapes(arrays, vocab, header)
+    _check_shapes(arrays, len(raw_vocab), header)
+    vocab = FrozenVocab(raw_vocab, arrays["vocab_starts"], arrays["vocab_order"])
     index = LexicalIndex(
         IndexArrays(
             vocab=vocab,
@@ -199,12 +214,19 @@ def _parse(data: mmap.mmap) -> tuple[LexicalIndex, Position]:
 
 
 def _check_shapes(
-    arrays: dict[str, npt.NDArray[Any]], vocab: list[str], header: dict[str, Any]
+    arrays: dict[str, npt.NDArray[Any]], vocab_bytes: int, header: dict[str, Any]
 ) -> None:
-    n_terms = len(vocab)
+    n_terms = int(header["n_terms"])
+    starts, order = arrays["vocab_starts"], arrays["vocab_order"]
+    if len(starts) != n_terms + 1 or len(order) != n_terms or starts[0] != 0:
+        raise SnapshotError("vocabulary offsets disagree")
+    if n_terms and (starts[-1] != vocab_bytes + 1 or bool(np.any(np.diff(starts) < 1))):
+        raise SnapshotError("vocabulary offsets disagree")
+    if n_terms and bool(np.any(np.bincount(order, minlength=n_terms) != 1)):
+        raise SnapshotError("vocabulary order is not a permutation")
     indptr = arrays["indptr"]
     n_docs = len(arrays["doc_len"])
-    if n_terms != header["n_terms"] or len(arrays["df"]) != n_terms:
+    if len(arrays["df"]) != n_terms:
         raise SnapshotError("vocabulary and term arrays disagree")
     if len(arrays["posting_crcs"]) != n_terms or len(indptr) != n_terms + 1:
         raise SnapshotError("term offsets disagree")
@@ -217,6 +239,10 @@ def _check_shapes(
         raise SnapshotError("per-fact arrays disagree")
     if int(np.count_nonzero(arrays["indexed"])) != header["n_indexed"]:
         raise SnapshotError("indexed count disagrees")
+
+
+def _terms(vocab: list[str] | FrozenVocab) -> list[str]:
+    return vocab.terms() if isinstance(vocab, FrozenVocab) else vocab
 
 
 def _aligned(offset: int) -> int:

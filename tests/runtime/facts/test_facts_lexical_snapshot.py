@@ -131,3 +131,14 @@ def test_a_damaged_snapshot_never_crashes_and_never_answers_wrong(
         assert_same_as_fts5(store, clock)
     with FactStore.open(db_path, now=clock) as store:  # saved afresh, and sound
         assert_same_as_fts5(store, clock)
+
+
+def test_a_frozen_vocabulary_finds_every_term_and_nothing_else() -> None:
+    from runtime.facts.lexical_vocab import FrozenVocab
+
+    terms = ["plan", "東京", "zürich", "a", "42", "plan2", "京都", "strasse"]
+    vocab = FrozenVocab.of(terms)
+    assert [vocab.lookup(term) for term in terms] == list(range(len(terms)))
+    assert [vocab.lookup(term) for term in ("", "pla", "plan3", "zurich", "東")] == [None] * 5
+    assert vocab.terms() == terms
+    assert FrozenVocab.of([]).lookup("plan") is None and FrozenVocab.of([]).terms() == []
