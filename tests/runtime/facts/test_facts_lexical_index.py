@@ -296,3 +296,16 @@ def test_a_bulk_import_by_another_store_is_indexed_by_a_rebuild(
             assert ids_and_scores(indexed_recall(reader, query, 30)) == ids_and_scores(
                 fts5_ranking(reader, query, 30, now_ms(clock))
             )
+
+
+def test_catching_up_never_scans_the_facts_after_analyze(store: FactStore) -> None:
+    from runtime.facts import lexical_recall
+
+    store.retain_many([NewFactItem(f"fact number {i}") for i in range(50)])
+    store.recall("fact")
+    with store._file.reading("plan") as conn:
+        assert conn is not None
+        conn.execute("ANALYZE")  # what PRAGMA optimize may run at close
+        for sql in (lexical_recall._NEW_TOMBSTONES, lexical_recall._NEW_FACTS):
+            plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, (1,)))
+            assert "SCAN" not in plan, plan
