@@ -1248,7 +1248,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
     parser.add_argument("--sizes", type=_parse_sizes, help="corpus sizes, e.g. 1000,10000,50000")
     parser.add_argument("--quick", action="store_true", help="small sizes, short budgets (~10 s)")
     parser.add_argument(
-        "--million", action="store_true", help="sizes 10k, 100k and 1M (about 10 minutes)"
+        "--million", action="store_true", help="sizes 10k, 100k and 1M (about 6 minutes)"
     )
     parser.add_argument(
         "--baseline-max",

@@ -2,7 +2,9 @@
 
 The store composes one module per concern: ``lifecycle`` (the file: lazy creation, ownership
 check, WAL, the shared connection, transactions), ``validation`` (the rules every input obeys,
-whoever calls), ``queries`` (the SQL and its row mapping) and ``schema`` (DDL and migrations).
+whoever calls), ``queries`` (the SQL and its row mapping), ``schema`` (DDL and migrations) and
+``lexical_recall`` (the in-memory BM25 index recall ranks through, kept in step with the rows
+and saved beside the file at close; loaded, with numpy, only when the store first recalls).
 Each operation validates its input first, then runs its statements in one read or one
 transaction. Facts are never deleted: forgetting, superseding and expiring write tombstones.
 """
