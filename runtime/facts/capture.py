@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime.events import Event, read_events, session_log_path
-from runtime.facts.model import MAX_EVIDENCE, InvalidRequestError, Provenance
+from runtime.facts.model import MAX_EVIDENCE, InvalidRequestError, NewFactItem, Provenance
 from runtime.facts.store import FactStore
 from runtime.facts.text import clip, collapse_whitespace, fold, normalize_text
 from runtime.tools import MEMORY_TOOL_NAMES
@@ -292,16 +292,16 @@ def capture_session(
         read_events(session_log_path(sessions_dir, session_id)),
         repeats_memory=_repeats_stored_fact(store, session_id),
     )
-    written = 0
-    for fact in facts:
-        _, created = store.remember_if_new(
+    items = [
+        NewFactItem(
             fact.text,
             (AUTO_CAPTURE_TAG, session_id),
             ttl_ms=ttl_ms,
             provenance=Provenance(session_id, fact.evidence),
         )
-        written += created
-    return written
+        for fact in facts
+    ]
+    return len(store.retain_many(items, if_new=True))
 
 
 def _repeats_stored_fact(store: FactStore, session_id: str) -> Callable[[str], bool]:

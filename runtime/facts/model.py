@@ -46,6 +46,16 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class NewFactItem:
+    """One fact of a ``FactStore.retain_many`` batch (the arguments of ``remember``)."""
+
+    text: str
+    tags: tuple[str, ...] = ()
+    ttl_ms: int | None = None
+    provenance: Provenance | None = None
+
+
+@dataclass(frozen=True)
 class Fact:
     id: str
     text: str

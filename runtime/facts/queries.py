@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from runtime.facts import ranking
@@ -59,41 +60,75 @@ ORDER BY f.seq"""
 # -- writes --------------------------------------------------------------------------------
 
 
+_INSERT = """INSERT INTO facts (id, text, norm_text, terms, tags, created_at, expires_at,
+session_id, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+
+
 def insert(conn: sqlite3.Connection, new: NewFact, now: int) -> Fact:
     """Write a new fact under a fresh id (drawn again on the rare 64-bit collision)."""
-    expires = None if new.ttl_ms is None else now + new.ttl_ms
+    return insert_many(conn, [new], now)[0]
+
+
+def insert_many(conn: sqlite3.Connection, news: Sequence[NewFact], now: int) -> list[Fact]:
+    """Write new facts, in order, under fresh ids (all drawn again on the rare 64-bit
+    collision). Call inside a transaction."""
     for attempt in range(3):
-        fact_id = new_memory_id()
+        ids = [new_memory_id() for _ in news]
+        rows = [_row(fact_id, new, now) for fact_id, new in zip(ids, news, strict=True)]
         try:
-            conn.execute(
-                """INSERT INTO facts (id, text, norm_text, terms, tags, created_at,
-                expires_at, session_id, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (
-                    fact_id,
-                    new.text,
-                    new.norm_text,
-                    document_terms(new.text, new.tags),
-                    json.dumps(list(new.tags), ensure_ascii=False),
-                    now,
-                    expires,
-                    new.provenance.session_id,
-                    json.dumps(list(new.provenance.evidence), ensure_ascii=False),
-                ),
-            )
+            if len(rows) == 1:
+                conn.execute(_INSERT, rows[0])
+            else:
+                conn.execute("SAVEPOINT insert_many")
+                conn.executemany(_INSERT, rows)
+                conn.execute("RELEASE insert_many")
         except sqlite3.IntegrityError as exc:
+            if len(rows) > 1:
+                conn.execute("ROLLBACK TO insert_many")
+                conn.execute("RELEASE insert_many")
             if "facts.id" in str(exc) and attempt < 2:
                 continue
             raise
-        return Fact(
-            id=fact_id,
-            text=new.text,
-            tags=new.tags,
-            created_at=from_ms(now),
-            expires_at=None if expires is None else from_ms(expires),
-            superseded_by=None,
-            provenance=new.provenance,
-        )
+        created = from_ms(now)
+        return [
+            Fact(
+                id=fact_id,
+                text=new.text,
+                tags=new.tags,
+                created_at=created,
+                expires_at=None if new.ttl_ms is None else from_ms(now + new.ttl_ms),
+                superseded_by=None,
+                provenance=new.provenance,
+            )
+            for fact_id, new in zip(ids, news, strict=True)
+        ]
     raise AssertionError("unreachable")
+
+
+def _row(fact_id: str, new: NewFact, now: int) -> tuple[object, ...]:
+    return (
+        fact_id,
+        new.text,
+        new.norm_text,
+        document_terms(new.text, new.tags),
+        _json_list(new.tags),
+        now,
+        None if new.ttl_ms is None else now + new.ttl_ms,
+        new.provenance.session_id,
+        _json_list(new.provenance.evidence),
+    )
+
+
+def _json_list(items: tuple[str, ...]) -> str:
+    """``json.dumps(list(items), ensure_ascii=False)``, without the encoder for plain strings."""
+    if not items:
+        return "[]"
+    if all(item.isascii() and item.isprintable() and _PLAIN.isdisjoint(item) for item in items):
+        return '["' + '", "'.join(items) + '"]'
+    return json.dumps(list(items), ensure_ascii=False)
+
+
+_PLAIN = frozenset('"\\')
 
 
 def mark_superseded(conn: sqlite3.Connection, old_id: str, replacement_id: str) -> None:
@@ -132,6 +167,22 @@ def lexical(conn: sqlite3.Connection, match: str, now: int, *, limit: int) -> li
         RecallHit(_fact(row), ranking.lexical_score(row["raw"], bool(row["proven"])))
         for row in rows
     ]
+
+
+def live_hits_by_seq(
+    conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], now: int
+) -> list[RecallHit]:
+    """The live facts among the ranked ``(seq, score)`` pairs, as hits in the given order."""
+    if not ranked:
+        return []
+    marks = ", ".join("?" * len(ranked))
+    rows = conn.execute(
+        f"SELECT f.seq, {_COLUMNS} FROM {_FROM} WHERE f.seq IN ({marks}) AND "
+        + _LIVE.replace(":now", "?"),
+        [seq for seq, _ in ranked] + [now],
+    ).fetchall()
+    by_seq = {int(row["seq"]): row for row in rows}
+    return [RecallHit(_fact(by_seq[seq]), score) for seq, score in ranked if seq in by_seq]
 
 
 def status_of(conn: sqlite3.Connection, fact_id: str, now: int) -> str | None:

@@ -2,7 +2,9 @@
 
 The store composes one module per concern: ``lifecycle`` (the file: lazy creation, ownership
 check, WAL, the shared connection, transactions), ``validation`` (the rules every input obeys,
-whoever calls), ``queries`` (the SQL and its row mapping) and ``schema`` (DDL and migrations).
+whoever calls), ``queries`` (the SQL and its row mapping), ``schema`` (DDL and migrations) and
+``lexical_recall`` (the in-memory BM25 index recall ranks through, kept in step with the rows
+and saved beside the file at close; loaded, with numpy, only when the store first recalls).
 Each operation validates its input first, then runs its statements in one read or one
 transaction. Facts are never deleted: forgetting, superseding and expiring write tombstones.
 """
@@ -11,7 +13,8 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from threading import RLock
 from types import TracebackType
@@ -25,6 +28,7 @@ from runtime.facts.model import (
     Fact,
     FactStatus,
     InvalidRequestError,
+    NewFactItem,
     Provenance,
     RecallHit,
     SweepResult,
@@ -37,6 +41,7 @@ from runtime.ids import MEMORY_ID_RE
 
 if TYPE_CHECKING:
     from runtime.embedders import Embedder
+    from runtime.facts.lexical_recall import LexicalRecall
     from runtime.facts.semantic import SemanticIndex
 
 
@@ -47,6 +52,7 @@ class FactStore:
         self._file = FactFile(path)
         self._now = now
         self._semantic: SemanticIndex | None = None
+        self._lexical: LexicalRecall | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -83,7 +89,25 @@ class FactStore:
         self._semantic = SemanticIndex(embedder, log or _stderr)
 
     def close(self) -> None:
+        if self._lexical is not None and not self._file.closed:
+            self._save_lexical_snapshot()
         self._file.close()
+
+    def _save_lexical_snapshot(self) -> None:
+        # A snapshot is an optimization: failing to write one must never fail a close.
+        assert self._lexical is not None
+        from runtime.facts.lexical_index import DamagedIndexError
+
+        quiet = suppress(StoreError, OSError, DamagedIndexError)
+        with quiet, self._file.reading("save the index") as conn:
+            if conn is None:
+                return
+            conn.execute("BEGIN")
+            try:
+                self._lexical.catch_up(conn)
+                self._lexical.save_snapshot(conn)
+            finally:
+                conn.execute("COMMIT")
 
     def __enter__(self) -> FactStore:
         return self
@@ -147,6 +171,36 @@ class FactStore:
             fact = queries.insert(conn, new, self._now_ms())
             self._store_vector(conn, fact.id, vector)
             return fact
+
+    def retain_many(self, items: Iterable[NewFactItem], *, if_new: bool = False) -> list[Fact]:
+        """Write several facts in one transaction: all of them, or none.
+
+        Every item is validated before anything is written; a bad one is refused with its
+        position, and nothing is written. With ``if_new``, an item whose normalized text is
+        already live (or earlier in the batch) is skipped, in the same transaction. Returns the
+        facts written, in order.
+        """
+        news: list[NewFact] = []
+        for index, item in enumerate(items):
+            if not isinstance(item, NewFactItem):
+                kind = type(item).__name__
+                raise InvalidRequestError(
+                    f"item {index} is not a NewFactItem ({kind}); nothing was written"
+                )
+            try:
+                news.append(NewFact(item.text, item.tags, item.ttl_ms, item.provenance))
+            except InvalidRequestError as exc:
+                raise InvalidRequestError(f"item {index}: {exc}; nothing was written") from exc
+        if not news:
+            return []
+        with self._file.writing("remember") as conn:
+            now = self._now_ms()
+            if if_new:
+                news = _first_of_each_text(news)
+                news = [
+                    new for new in news if queries.live_with_text(conn, new.norm_text, now) is None
+                ]
+            return queries.insert_many(conn, news, now) if news else []
 
     def remember_if_new(
         self,
@@ -273,12 +327,20 @@ class FactStore:
         return self._lexical_ranking(query, k)
 
     def _lexical_ranking(self, query: str, limit: int) -> list[RecallHit]:
-        """The ``limit`` best live BM25 matches, best first (evidence-boosted)."""
-        match = match_expression(query_terms(query))
-        if match is None:
+        """The ``limit`` best live BM25 matches (OR over non-stop-word tokens), best first; ties
+        go to the older fact (see ``runtime.facts.ranking``)."""
+        terms = query_terms(query)
+        if not terms:
             return []
         with self._file.reading("recall") as conn:
-            return [] if conn is None else queries.lexical(conn, match, self._now_ms(), limit=limit)
+            if conn is None:
+                return []
+            if self._lexical is None:
+                # Imported here: numpy loads only when a store actually recalls.
+                from runtime.facts.lexical_recall import LexicalRecall
+
+                self._lexical = LexicalRecall(self._file.path)
+            return self._lexical.recall(conn, terms, limit, self._now_ms())
 
     def get(self, fact_id: str) -> FactStatus | None:
         with self._file.reading("read a memory") as conn:
@@ -337,3 +399,13 @@ class FactStore:
 
 def _stderr(line: str) -> None:
     sys.stderr.write(line)
+
+
+def _first_of_each_text(news: Sequence[NewFact]) -> list[NewFact]:
+    seen: set[str] = set()
+    out: list[NewFact] = []
+    for new in news:
+        if new.norm_text not in seen:
+            seen.add(new.norm_text)
+            out.append(new)
+    return out

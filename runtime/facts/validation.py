@@ -42,6 +42,8 @@ def unstorable(value: str) -> str | None:
     None. (SQLite's ``length()`` stops at a NUL, and a surrogate cannot be encoded.)"""
     if "\x00" in value:
         return "must not contain a NUL character"
+    if value.isascii():
+        return None
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -100,7 +102,8 @@ def ttl_ms(value: int | None) -> int | None:
 
 def provenance(given: Provenance | None) -> Provenance:
     """Provenance with a non-empty session id (or none) and distinct, non-empty evidence ids."""
-    given = given or Provenance()
+    if given is None or given == _NO_PROVENANCE:
+        return _NO_PROVENANCE
     session_id = given.session_id
     if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
         raise InvalidRequestError("provenance.session_id must be a non-empty string")
@@ -114,6 +117,9 @@ def provenance(given: Provenance | None) -> Provenance:
     if len(evidence) > MAX_EVIDENCE:
         raise InvalidRequestError(f"too much evidence ({len(evidence)}; at most {MAX_EVIDENCE})")
     return Provenance(session_id, evidence)
+
+
+_NO_PROVENANCE = Provenance()
 
 
 def reason(value: str | None) -> str | None:
