@@ -28,6 +28,7 @@ from runtime.loop import iter_messages
 from runtime.models import Model
 from runtime.paths import StoreLayout
 from runtime.secrets import SecretRef, SettingValue
+from runtime.warm import keep_stores_warm
 
 LINE_SHAPE = "<conversation-key>: <message>"
 
@@ -117,12 +118,13 @@ def _serve_console(
         return bot.answer(routed.key, routed.message, {})[1]
 
     messages: list[str] = args.message
-    status = serve_routed_lines(
-        iter_messages(messages if messages else stdin_reader()),
-        spec_name=bot.spec_name,
-        line_shape=LINE_SHAPE,
-        handle=handle,
-    )
+    with keep_stores_warm():  # one fact store (and its recall index) for every turn
+        status = serve_routed_lines(
+            iter_messages(messages if messages else stdin_reader()),
+            spec_name=bot.spec_name,
+            line_shape=LINE_SHAPE,
+            handle=handle,
+        )
     if status != 0:
         return status
     stderr_log(f"session logs: {bot.sessions_dir}\n")

@@ -35,6 +35,7 @@ from runtime.models import Model
 from runtime.paths import SPECWIRE_DIRNAME, StoreLayout
 from runtime.secrets import SecretRef
 from runtime.tenancy import Tenant, build_tenant
+from runtime.warm import keep_stores_warm
 
 LINE_SHAPE = "<tenant-id>/<session-key>: <message>"
 
@@ -175,12 +176,13 @@ def _serve_console(agent: _TenantAgent, args: argparse.Namespace) -> int:
         return replies
 
     messages: list[str] = args.message
-    return serve_routed_lines(
-        iter_messages(messages if messages else stdin_reader()),
-        spec_name=agent.spec_name,
-        line_shape=LINE_SHAPE,
-        handle=handle,
-    )
+    with keep_stores_warm():  # each tenant's fact store (and its recall index) across turns
+        return serve_routed_lines(
+            iter_messages(messages if messages else stdin_reader()),
+            spec_name=agent.spec_name,
+            line_shape=LINE_SHAPE,
+            handle=handle,
+        )
 
 
 def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
