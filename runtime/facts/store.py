@@ -193,14 +193,23 @@ class FactStore:
                 raise InvalidRequestError(f"item {index}: {exc}; nothing was written") from exc
         if not news:
             return []
+        if if_new:
+            news = _first_of_each_text(news)
+        vectors = self._vectors_of(news)  # embedded before the transaction, like remember()
         with self._file.writing("remember") as conn:
             now = self._now_ms()
             if if_new:
-                news = _first_of_each_text(news)
-                news = [
-                    new for new in news if queries.live_with_text(conn, new.norm_text, now) is None
+                kept = [
+                    index
+                    for index, new in enumerate(news)
+                    if queries.live_with_text(conn, new.norm_text, now) is None
                 ]
-            return queries.insert_many(conn, news, now) if news else []
+                news = [news[index] for index in kept]
+                vectors = [vectors[index] for index in kept]
+            facts = queries.insert_many(conn, news, now) if news else []
+            for fact, vector in zip(facts, vectors, strict=True):
+                self._store_vector(conn, fact.id, vector)
+            return facts
 
     def remember_if_new(
         self,
@@ -388,6 +397,18 @@ class FactStore:
 
         vectors = self._semantic.embed_or_none([embedding_text(new.text, new.tags)])
         return None if vectors is None else vectors[0].tobytes()
+
+    def _vectors_of(self, news: Sequence[NewFact]) -> list[bytes | None]:
+        """One embedding per new fact, in one batch; all None without an embedder or when it
+        fails (those facts are embedded later, at recall)."""
+        if self._semantic is None:
+            return [None] * len(news)
+        from runtime.facts.semantic import embedding_text
+
+        vectors = self._semantic.embed_or_none([embedding_text(n.text, n.tags) for n in news])
+        if vectors is None:
+            return [None] * len(news)
+        return [vector.tobytes() for vector in vectors]
 
     def _store_vector(self, conn: sqlite3.Connection, fact_id: str, vector: bytes | None) -> None:
         if self._semantic is not None and vector is not None:

@@ -214,3 +214,39 @@ def test_the_sketch_pass_finds_the_exact_neighbours_of_real_embeddings() -> None
     candidates = set(np.argsort(distance, kind="stable")[:300].tolist())
     # Approximate by design: the true best row, and most of the top 5, survive the first pass.
     assert 42 in candidates and len(exact & candidates) >= 4
+
+
+def test_retain_many_embeds_its_batch_in_the_write(db_path: Path, clock: FakeClock) -> None:
+    from runtime.facts.model import NewFactItem
+
+    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
+        written = store.retain_many(
+            [
+                NewFactItem("the deploy target is Kubernetes"),
+                NewFactItem("lunch is at noon"),
+                NewFactItem("the deploy target is Kubernetes"),
+            ],
+            if_new=True,
+        )
+        assert [fact.text for fact in written] == [
+            "the deploy target is Kubernetes",
+            "lunch is at noon",
+        ]
+        # Vectors were written with the facts (no lazy embedding needed at recall).
+        assert vector_rows(db_path) == [(ConceptEmbedder().id, 2)]
+        assert texts(store, "container orchestration", k=1) == ["the deploy target is Kubernetes"]
+
+
+def test_retain_many_with_a_failing_embedder_stores_the_batch(
+    db_path: Path, clock: FakeClock
+) -> None:
+    from runtime.facts.model import NewFactItem
+
+    embedder = ConceptEmbedder()
+    with FactStore.open(db_path, now=clock) as store:
+        store.use_embedder(embedder, log=lambda line: None)
+        embedder.fail = True
+        written = store.retain_many([NewFactItem(KUBE), NewFactItem("my cat is called Tom")])
+        assert len(written) == 2 and vector_rows(db_path) == []
+        embedder.fail = False
+        assert texts(store, "container orchestration", k=1) == [KUBE]  # embedded later
