@@ -13,6 +13,7 @@ from runtime.facts.capture import capture_session
 from runtime.facts.pool import FactStoreLease
 from runtime.facts.provider import LocalFactProvider
 from runtime.facts.store import FactStore
+from runtime.facts.sweeping import sweep_if_due
 from runtime.facts.tools import fact_tools
 from runtime.fragment import (
     DEFAULT_AUTO_CAPTURE,
@@ -96,6 +97,7 @@ def wire_facts(
         lease = fact_store_lease(layout.facts_db, now)
     except StoreError as exc:
         raise MemoryServiceError(f"memory-service: {exc}") from exc
+    sweep_if_due(layout.facts_db, now, log)
     try:
         return _wire_store(lease, settings, embedder, sessions_dir=sessions_dir, log=log)
     except BaseException:
