@@ -19,25 +19,11 @@ from pathlib import Path
 from runtime.errors import MemoryServiceError, StoreError
 from runtime.facts.model import InvalidRequestError
 from runtime.owner import continuity_verbs, fact_verbs
+from runtime.owner.asking import Declined
 from runtime.owner.selection import Selection, SelectionError, select
 from runtime.safety.redaction import redact
 
 PROG = "codegen memory"
-
-
-class Declined(Exception):
-    """The owner said no (or could not be asked): nothing was changed."""
-
-
-def confirm(preview: str, *, assume_yes: bool) -> None:
-    sys.stdout.write(preview.rstrip("\n") + "\n")
-    if assume_yes:
-        return
-    if not sys.stdin.isatty():
-        raise Declined("not changed: pass --yes to confirm without a terminal")
-    answer = input("Proceed? [y/N] ").strip().lower()
-    if answer not in ("y", "yes"):
-        raise Declined("not changed")
 
 
 def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:

@@ -12,6 +12,7 @@ from runtime.continuity.focus import ACTIVE_PLAN_MARKER
 from runtime.continuity.plans import PLAN_ID_RE
 from runtime.continuity.store import ContinuityStore
 from runtime.continuity.trash_bin import ClearScope
+from runtime.owner.asking import confirm
 from runtime.owner.output import print_json
 from runtime.owner.selection import Selection, SelectionError
 
@@ -79,8 +80,6 @@ def _show(args: argparse.Namespace, store: ContinuityStore) -> int:
 
 
 def _clear(args: argparse.Namespace, store: ContinuityStore) -> int:
-    from runtime.owner.command import confirm
-
     scope = args.target or "all"
     if scope not in SCOPES:
         raise SelectionError(f"clear {scope!r}: one of {', '.join(SCOPES)}")
@@ -100,8 +99,6 @@ def _clear(args: argparse.Namespace, store: ContinuityStore) -> int:
 
 
 def _restore(args: argparse.Namespace, store: ContinuityStore) -> int:
-    from runtime.owner.command import confirm
-
     snapshots = store.list_trash()
     if not snapshots:
         raise SelectionError("the trash is empty: nothing to restore")
@@ -130,8 +127,6 @@ def _migrate(args: argparse.Namespace, selection: Selection, store: ContinuitySt
     read back through the store and a plan it cannot read is named. Refused when the
     destination already holds continuity files (nothing is overwritten).
     """
-    from runtime.owner.command import confirm
-
     crewhaus = Path(args.target) if args.target else args.root / ".crewhaus"
     spec_dir = crewhaus / "state" / selection.layout.state_dir.name
     if not spec_dir.is_dir():

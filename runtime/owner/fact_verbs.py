@@ -15,6 +15,7 @@ from typing import Any
 from runtime.events import utc_now
 from runtime.facts.model import Provenance, to_ms
 from runtime.facts.store import FactStore
+from runtime.owner.asking import confirm
 from runtime.owner.crewhaus_facts import looks_like_crewhaus, read_crewhaus
 from runtime.owner.output import FACT_COLUMNS, fact_record, fact_rows, print_json, print_table
 from runtime.owner.selection import Selection, SelectionError
@@ -31,12 +32,6 @@ def opened(selection: Selection) -> Iterator[FactStore]:
         yield store
     finally:
         store.close()
-
-
-def _from_cli() -> Any:
-    from runtime.owner.command import confirm
-
-    return confirm
 
 
 def list_facts(args: argparse.Namespace, selection: Selection) -> int:
@@ -91,7 +86,6 @@ def search(args: argparse.Namespace, selection: Selection) -> int:
 def forget(args: argparse.Namespace, selection: Selection) -> int:
     if (args.id is None) == (args.query is None):
         raise SelectionError("forget needs a fact id or --query (one of them)")
-    confirm = _from_cli()
     with opened(selection) as store:
         if args.id is not None:
             status = store.get(args.id)
@@ -168,7 +162,6 @@ def import_facts(args: argparse.Namespace, selection: Selection) -> int:
     records = list(_read_export(args.file))
     now = utc_now()
     live = [record for record in records if _importable(record, now)]
-    confirm = _from_cli()
     confirm(
         f"import {len(live)} live fact(s) of {len(records)} from {args.file} into "
         f"{selection.facts_db}",
@@ -200,7 +193,6 @@ def _import_crewhaus(args: argparse.Namespace, selection: Selection) -> int:
     now = utc_now()
     read = read_crewhaus(args.file, now)
     live = [fact for fact in read.facts if fact.status == "live"]
-    confirm = _from_cli()
     confirm(
         f"import {len(read.facts)} CrewHaus fact(s) ({len(live)} live, "
         f"{len(read.facts) - len(live)} as tombstoned history; {read.malformed} malformed "

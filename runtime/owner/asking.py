@@ -1,0 +1,20 @@
+"""Asking the owner before memory changes: a preview, then yes or no (``--yes`` skips it)."""
+
+from __future__ import annotations
+
+import sys
+
+
+class Declined(Exception):
+    """The owner said no (or could not be asked): nothing was changed."""
+
+
+def confirm(preview: str, *, assume_yes: bool) -> None:
+    sys.stdout.write(preview.rstrip("\n") + "\n")
+    if assume_yes:
+        return
+    if not sys.stdin.isatty():
+        raise Declined("not changed: pass --yes to confirm without a terminal")
+    answer = input("Proceed? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        raise Declined("not changed")
