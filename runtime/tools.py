@@ -6,7 +6,7 @@ import builtins
 import copy
 import functools
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -113,6 +113,27 @@ def guarded(name: str, handler: ToolHandler, *, name_refusals: bool = True) -> T
             return ToolResult(f"{name}: internal error ({type(exc).__name__}): {exc}", True)
 
     return handle
+
+
+# A tool family's declaration: name → (input model, handler, Tool flags such as read_only).
+ToolTable = Mapping[str, tuple[type[BaseModel], ToolHandler, Mapping[str, Any]]]
+
+
+def tools_from_table(
+    names: Iterable[str], descriptions: Mapping[str, str], table: ToolTable
+) -> list[Tool]:
+    """The named tools of a family, in ``names`` order, each under ``guarded`` (the tools'
+    messages already say what refused)."""
+    return [
+        Tool(
+            name,
+            descriptions[name],
+            table[name][0],
+            guarded(name, table[name][1], name_refusals=False),
+            **table[name][2],
+        )
+        for name in names
+    ]
 
 
 class ToolInput(BaseModel):

@@ -10,7 +10,7 @@ refusal. Events go out through ``ctx.emit``: ``plan_update``, ``goal_update``, a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -36,7 +36,7 @@ from runtime.continuity.proof import EvidenceRef, ProofCheck
 from runtime.continuity.store import ContinuityStore
 from runtime.continuity.tail import goal_line, user_focus_lines
 from runtime.fragment import CONTINUITY_TOOL_NAMES, ProofMode
-from runtime.tools import Tool, ToolContext, ToolResult, guarded
+from runtime.tools import Tool, ToolContext, ToolResult, ToolTable, tools_from_table
 
 TOOL_NAMES = CONTINUITY_TOOL_NAMES
 FOCUS_ONLY_TOOL_NAMES: tuple[str, ...] = ("FocusRead", "FocusWrite", "MemoryClear")
@@ -304,7 +304,7 @@ def continuity_tools(
         PlanCompleteUnverifiedInput if proof_mode == "off" else PlanCompleteInput
     )
     read, write = {"read_only": True}, {"destructive": True}
-    table: dict[str, tuple[type[BaseModel], Callable[[Any, ToolContext], ToolResult], Any]] = {
+    table: ToolTable = {
         "FocusRead": (FocusReadInput, h.focus_read, read),
         "FocusWrite": (FocusWriteInput, h.focus_write, write),
         "PlanRead": (PlanReadInput, h.plan_read, read),
@@ -315,14 +315,6 @@ def continuity_tools(
         "GoalList": (GoalListInput, h.goal_list, read),
         "MemoryClear": (MemoryClearInput, h.memory_clear, {**write, "require_justification": True}),
     }
-    names = TOOL_NAMES if plan_enabled else FOCUS_ONLY_TOOL_NAMES
-    return [
-        Tool(
-            name,
-            descriptions[name],
-            table[name][0],
-            guarded(name, table[name][1], name_refusals=False),
-            **table[name][2],
-        )
-        for name in names
-    ]
+    return tools_from_table(
+        TOOL_NAMES if plan_enabled else FOCUS_ONLY_TOOL_NAMES, descriptions, table
+    )

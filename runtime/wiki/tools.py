@@ -9,15 +9,12 @@ Events: ``wiki_write {slug, version, action: write|set_signals|gap, editMessage?
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final, Protocol
-
-from pydantic import BaseModel
 
 from runtime.continuity.goals import Goal
 from runtime.fragment import DEFAULT_WIKI_RECALL_K, WIKI_TOOL_NAMES
 from runtime.safety.framing import frame
-from runtime.tools import Tool, ToolContext, ToolResult, guarded
+from runtime.tools import Tool, ToolContext, ToolResult, ToolTable, tools_from_table
 from runtime.wiki import queries
 from runtime.wiki.article import Article, WikiRefusal
 from runtime.wiki.inputs import (
@@ -280,7 +277,7 @@ def wiki_tools(store: WikiStore, goals: GoalWriter | None = None) -> list[Tool]:
     h = _Handlers(store, goals)
     read: dict[str, Any] = {"read_only": True}
     change: dict[str, Any] = {"destructive": True, "require_justification": True}
-    table: dict[str, tuple[type[BaseModel], Callable[[Any, ToolContext], ToolResult], Any]] = {
+    table: ToolTable = {
         "wiki_recall": (WikiRecallInput, h.recall, read),
         "wiki_semantic_search": (WikiSemanticSearchInput, h.semantic_search, read),
         "wiki_search": (WikiSearchInput, h.search, read),
@@ -292,13 +289,4 @@ def wiki_tools(store: WikiStore, goals: GoalWriter | None = None) -> list[Tool]:
         "wiki_stats": (WikiStatsInput, h.stats, read),
         "log_knowledge_gap": (LogKnowledgeGapInput, h.log_gap, {"destructive": True}),
     }
-    return [
-        Tool(
-            name,
-            _DESCRIPTIONS[name],
-            table[name][0],
-            guarded(name, table[name][1], name_refusals=False),
-            **table[name][2],
-        )
-        for name in WIKI_TOOL_NAMES
-    ]
+    return tools_from_table(WIKI_TOOL_NAMES, _DESCRIPTIONS, table)

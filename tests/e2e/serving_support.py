@@ -26,12 +26,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def build_bundle(spec: Path, out: Path) -> Path:
-    subprocess.run(
+    """``codegen build SPEC --out OUT``; the built ``agent.py``."""
+    built = subprocess.run(
         [sys.executable, "-m", "emitters.command", "build", str(spec), "--out", str(out)],
-        check=True,
         capture_output=True,
+        text=True,
+        check=False,
         cwd=ROOT,
     )
+    assert built.returncode == 0, built.stderr
     [agent] = sorted(out.rglob("agent.py"))
     return agent
 

@@ -17,23 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from serving_support import ROOT, build_bundle
 
-ROOT = Path(__file__).resolve().parents[2]
 KUBE = "the deploy target is Kubernetes"
 BILLING = "the billing plan is annual"
-
-
-def build(spec: Path, out: Path) -> Path:
-    built = subprocess.run(
-        [sys.executable, "-m", "emitters.command", "build", str(spec), "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert built.returncode == 0, built.stderr
-    [agent] = sorted(out.rglob("agent.py"))
-    return agent
 
 
 def run(agent: Path, workdir: Path, *messages: str) -> subprocess.CompletedProcess[str]:
@@ -66,7 +53,7 @@ def recall_results(workdir: Path) -> list[str]:
 
 
 def remember_then_recall(tmp_path: Path, spec: Path, query: str) -> tuple[str, str]:
-    agent = build(spec, tmp_path / "out")
+    agent = build_bundle(spec, tmp_path / "out")
     workdir = tmp_path / "work"
     (workdir / "home").mkdir(parents=True)
     first = run(agent, workdir, f"remember: {KUBE}", f"remember: {BILLING}")
