@@ -301,7 +301,7 @@ def capture_session(
         )
         for fact in facts
     ]
-    return len(store.retain_many(items, if_new=True))
+    return sum(fact.quarantined is None for fact in store.retain_many(items, if_new=True))
 
 
 def _repeats_stored_fact(store: FactStore, session_id: str) -> Callable[[str], bool]:

@@ -64,10 +64,31 @@ class Fact:
     expires_at: datetime | None
     superseded_by: str | None
     provenance: Provenance
+    # Set on a write the injection scanner flagged: the text was held in quarantine, not stored
+    # as a fact (``FactStore``); the label of the rule that fired.
+    quarantined: str | None = None
 
     @property
     def has_evidence(self) -> bool:
         return bool(self.provenance.evidence)
+
+
+@dataclass(frozen=True)
+class QuarantinedFact:
+    """A write the injection scanner flagged, held apart from the facts until the owner decides.
+
+    ``found_on`` is ``write`` (flagged when written) or ``read`` (a stored fact a later rule
+    flagged when it was about to be recalled; that fact was forgotten and moved here).
+    """
+
+    id: str
+    text: str
+    tags: tuple[str, ...]
+    created_at: datetime
+    ttl_ms: int | None
+    provenance: Provenance
+    rule: str
+    found_on: Literal["write", "read"]
 
 
 @dataclass(frozen=True)

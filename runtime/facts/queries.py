@@ -105,6 +105,11 @@ def insert_many(conn: sqlite3.Connection, news: Sequence[NewFact], now: int) -> 
     raise AssertionError("unreachable")
 
 
+def insert_with_id(conn: sqlite3.Connection, fact_id: str, new: NewFact, now: int) -> None:
+    """Write a new fact under a given id (a released quarantined write keeps its id)."""
+    conn.execute(_INSERT, _row(fact_id, new, now))
+
+
 def _row(fact_id: str, new: NewFact, now: int) -> tuple[object, ...]:
     return (
         fact_id,

@@ -11,7 +11,10 @@ Versions: 1 created the tables; 2 re-tokenized every fact's ``terms`` (and the F
 Unicode tokenizer of ``runtime.facts.text`` (version 1 split on ``[^a-z0-9]+``, so non-ASCII text
 was unsearchable or only matched through fragments); 3 added ``fact_vectors``, the embeddings of
 hybrid recall (derived data: one row per fact and embedder, tagged with the embedder's id and
-dimension, so vectors of two models are never mixed).
+dimension, so vectors of two models are never mixed); 4 added ``quarantine``, the writes the
+injection scanner flagged (``runtime.safety.injection``): held apart from ``facts`` so no recall
+path, index or embedding can ever read them, until the owner releases or forgets them; and
+``released``, the facts the owner released, which recall no longer screens.
 
 Invariants the schema itself enforces (a bug elsewhere cannot break them):
 - facts are never deleted and never edited; the only update is setting ``superseded_by`` once;
@@ -29,7 +32,7 @@ from runtime.errors import StoreError
 from runtime.facts.ownership import APPLICATION_ID
 from runtime.facts.text import document_terms
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -158,7 +161,39 @@ def _add_vectors(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: Mapping[int, Migration] = {1: _create_v1, 2: _retokenize, 3: _add_vectors}
+_V4 = f"""
+CREATE TABLE quarantine (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE CHECK (id GLOB '{_ID_GLOB}'),
+    text TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(tags) AND json_type(tags) = 'array'),
+    created_at INTEGER NOT NULL,
+    ttl_ms INTEGER CHECK (ttl_ms IS NULL OR ttl_ms > 0),
+    session_id TEXT,
+    evidence TEXT NOT NULL DEFAULT '[]'
+        CHECK (json_valid(evidence) AND json_type(evidence) = 'array'),
+    rule TEXT NOT NULL,
+    found_on TEXT NOT NULL CHECK (found_on IN ('write', 'read'))
+);
+CREATE TABLE released (
+    id TEXT PRIMARY KEY,
+    rule TEXT NOT NULL,
+    at INTEGER NOT NULL
+);
+"""
+
+
+def _add_quarantine(conn: sqlite3.Connection) -> None:
+    for statement in _split_script(_V4):
+        conn.execute(statement)
+
+
+MIGRATIONS: Mapping[int, Migration] = {
+    1: _create_v1,
+    2: _retokenize,
+    3: _add_vectors,
+    4: _add_quarantine,
+}
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

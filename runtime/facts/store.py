@@ -7,6 +7,12 @@ whoever calls), ``queries`` (the SQL and its row mapping), ``schema`` (DDL and m
 and saved beside the file at close; loaded, with numpy, only when the store first recalls).
 Each operation validates its input first, then runs its statements in one read or one
 transaction. Facts are never deleted: forgetting, superseding and expiring write tombstones.
+
+Every write is screened by the injection scanner (``runtime.safety.injection``): a flagged one
+is held in the ``quarantine`` table instead (``quarantine_queries``), returned with
+``Fact.quarantined`` set, and never ranked, embedded or recalled. Recall screens again what it
+is about to return, so a rule added later also protects old facts: a stored fact it flags is
+forgotten and moved to quarantine, and recall answers without it.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from runtime.errors import StoreError
 from runtime.events import Clock, utc_now
-from runtime.facts import queries, validation
+from runtime.facts import quarantine_queries, queries, validation
 from runtime.facts.lifecycle import FactFile
 from runtime.facts.model import (
     Fact,
@@ -30,6 +36,7 @@ from runtime.facts.model import (
     InvalidRequestError,
     NewFactItem,
     Provenance,
+    QuarantinedFact,
     RecallHit,
     SweepResult,
     to_ms,
@@ -38,6 +45,11 @@ from runtime.facts.schema import schema_version
 from runtime.facts.text import MAX_QUERY_TERMS, match_expression, normalize_text, query_terms
 from runtime.facts.validation import NewFact
 from runtime.ids import MEMORY_ID_RE
+from runtime.safety.injection import InjectionHit, scan
+
+Screen = Callable[[str], InjectionHit | None]
+# Ids recall found clean; facts are immutable, so a verdict holds for the process's life.
+_MAX_SCREENED_IDS = 200_000
 
 if TYPE_CHECKING:
     from runtime.embedders import Embedder
@@ -48,9 +60,11 @@ if TYPE_CHECKING:
 class FactStore:
     """Open with ``FactStore.open(path)``; usable as a context manager."""
 
-    def __init__(self, path: Path, now: Clock) -> None:
+    def __init__(self, path: Path, now: Clock, screen: Screen | None = scan) -> None:
         self._file = FactFile(path)
         self._now = now
+        self._screen = screen
+        self._clean: set[str] = set()
         self._semantic: SemanticIndex | None = None
         self._lexical: LexicalRecall | None = None
 
@@ -58,15 +72,22 @@ class FactStore:
 
     @classmethod
     def open(
-        cls, path: Path, *, now: Clock = utc_now, embedder: Embedder | None = None
+        cls,
+        path: Path,
+        *,
+        now: Clock = utc_now,
+        embedder: Embedder | None = None,
+        screen: Screen | None = scan,
     ) -> FactStore:
         """Open the store at ``path``: an existing file is opened and migrated now.
 
         A missing file is not created (see ``runtime.facts.lifecycle``); opening fails early,
         creating nothing, when it could never be created (an ancestor is a file or is not
-        writable). With ``embedder``, recall is hybrid (see ``use_embedder``).
+        writable). With ``embedder``, recall is hybrid (see ``use_embedder``). ``screen`` is the
+        injection scanner writes and recalls go through (None: no screening, for benchmarks of
+        the store alone).
         """
-        store = cls(Path(path), now)
+        store = cls(Path(path), now, screen)
         store._file.open()
         if embedder is not None:
             store.use_embedder(embedder)
@@ -166,6 +187,9 @@ class FactStore:
         provenance: Provenance | None = None,
     ) -> Fact:
         new = NewFact(text, tags, ttl_ms, provenance)
+        hit = self._screened(new)
+        if hit is not None:
+            return self._hold(new, hit)
         vector = self._vector_of(new)
         with self._file.writing("remember") as conn:
             fact = queries.insert(conn, new, self._now_ms())
@@ -178,7 +202,8 @@ class FactStore:
         Every item is validated before anything is written; a bad one is refused with its
         position, and nothing is written. With ``if_new``, an item whose normalized text is
         already live (or earlier in the batch) is skipped, in the same transaction. Returns the
-        facts written, in order.
+        facts written, in order; items the scanner flagged are held in quarantine in the same
+        transaction and returned in their place with ``quarantined`` set.
         """
         news: list[NewFact] = []
         for index, item in enumerate(items):
@@ -195,6 +220,10 @@ class FactStore:
             return []
         if if_new:
             news = _first_of_each_text(news)
+        order = list(news)
+        hits = [self._screened(new) for new in news]
+        flagged = [(new, hit) for new, hit in zip(news, hits, strict=True) if hit is not None]
+        news = [new for new, hit in zip(news, hits, strict=True) if hit is None]
         vectors = self._vectors_of(news)  # embedded before the transaction, like remember()
         with self._file.writing("remember") as conn:
             now = self._now_ms()
@@ -209,7 +238,12 @@ class FactStore:
             facts = queries.insert_many(conn, news, now) if news else []
             for fact, vector in zip(facts, vectors, strict=True):
                 self._store_vector(conn, fact.id, vector)
+            held = [quarantine_queries.hold(conn, new, hit.label, now) for new, hit in flagged]
+        if not held:
             return facts
+        by_new = dict(zip(map(id, news), facts, strict=True))
+        by_new.update(zip((id(new) for new, _ in flagged), held, strict=True))
+        return [by_new[id(new)] for new in order if id(new) in by_new]
 
     def remember_if_new(
         self,
@@ -225,6 +259,9 @@ class FactStore:
         Returns ``(fact, created)``.
         """
         new = NewFact(text, tags, ttl_ms, provenance)
+        hit = self._screened(new)
+        if hit is not None:
+            return self._hold(new, hit), True
         vector = self._vector_of(new)
         with self._file.writing("remember") as conn:
             now = self._now_ms()
@@ -245,10 +282,16 @@ class FactStore:
         provenance: Provenance | None = None,
         reason: str | None = None,
     ) -> Fact:
-        """Write a replacement and tombstone the original, in one transaction."""
+        """Write a replacement and tombstone the original, in one transaction.
+
+        A replacement the scanner flags is held in quarantine and the original stays live.
+        """
         validation.memory_id(old_id)
         reason = validation.reason(reason)
         new = NewFact(text, tags, ttl_ms, provenance)
+        hit = self._screened(new)
+        if hit is not None:
+            return self._hold(new, hit)
         vector = self._vector_of(new)
         with self._file.updating("supersede") as conn:
             now = self._now_ms()
@@ -326,9 +369,24 @@ class FactStore:
 
     def recall(self, query: str, k: int = 5) -> list[RecallHit]:
         """The ``k`` best live matches, best first: by BM25 (OR over non-stop-word tokens), or
-        with an embedder by BM25 fused with cosine similarity (``runtime.facts.hybrid``)."""
+        with an embedder by BM25 fused with cosine similarity (``runtime.facts.hybrid``).
+
+        Never returns a fact the scanner flags: such a fact is moved to quarantine and the
+        ranking is asked again (a few times at most; anything still flagged is left out).
+        """
         if k < 1:
             raise InvalidRequestError(f"k must be at least 1 (got {k})")
+        for _ in range(3):
+            hits = self._ranking(query, k)
+            flagged = self._flagged_on_read(hits)
+            if flagged:
+                self._hold_on_read(flagged)
+                flagged = {key: value for key, value in flagged.items() if key not in self._clean}
+            if not flagged:
+                return hits
+        return [hit for hit in hits if hit.fact.id not in flagged]
+
+    def _ranking(self, query: str, k: int) -> list[RecallHit]:
         if self._semantic is not None:
             from runtime.facts.hybrid import hybrid_recall
 
@@ -385,6 +443,97 @@ class FactStore:
 
     def _now_ms(self) -> int:
         return to_ms(self._now())
+
+    # -- quarantine (writes the injection scanner flags) --------------------------------------
+
+    def _screened(self, new: NewFact) -> InjectionHit | None:
+        if self._screen is None:
+            return None
+        return self._screen("\n".join([new.text, *new.tags]))
+
+    def _hold(self, new: NewFact, hit: InjectionHit) -> Fact:
+        with self._file.writing("quarantine a memory") as conn:
+            return quarantine_queries.hold(conn, new, hit.label, self._now_ms())
+
+    def _flagged_on_read(self, hits: Sequence[RecallHit]) -> dict[str, tuple[Fact, str]]:
+        flagged: dict[str, tuple[Fact, str]] = {}
+        if self._screen is None:
+            return flagged
+        for hit in hits:
+            fact = hit.fact
+            if fact.id in self._clean:
+                continue
+            found = self._screen("\n".join([fact.text, *fact.tags]))
+            if found is None:
+                if len(self._clean) >= _MAX_SCREENED_IDS:
+                    self._clean.clear()
+                self._clean.add(fact.id)
+            else:
+                flagged[fact.id] = (fact, found.label)
+        return flagged
+
+    def _hold_on_read(self, flagged: dict[str, tuple[Fact, str]]) -> None:
+        """Move the flagged facts to quarantine, except those the owner released (clean now)."""
+        with self._file.updating("quarantine a memory") as conn:
+            if conn is None:
+                return
+            released = quarantine_queries.released_among(conn, list(flagged))
+            self._clean.update(released)
+            now = self._now_ms()
+            held = 0
+            for fact, rule in flagged.values():
+                if fact.id in released or queries.live_by_id(conn, fact.id, now) is None:
+                    continue
+                quarantine_queries.hold_stored(conn, fact, rule, now)
+                queries.tombstone(conn, "forgotten", fact.id, now, f"quarantined: {rule}", None)
+                held += 1
+        if not held:
+            return
+        _stderr(
+            f"[memory] {held} stored memory(ies) flagged by the injection scanner on "
+            "recall were moved to quarantine (see `codegen memory list --quarantined`)\n"
+        )
+
+    def quarantined(self) -> list[QuarantinedFact]:
+        """Every held write, oldest first (owner operation)."""
+        with self._file.reading("list quarantined memories") as conn:
+            return [] if conn is None else quarantine_queries.every(conn)
+
+    def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None:
+        validation.memory_id(fact_id)
+        with self._file.reading("read a quarantined memory") as conn:
+            return None if conn is None else quarantine_queries.by_id(conn, fact_id)
+
+    def release(self, fact_id: str) -> Fact:
+        """Store a held write as a live fact (the owner vouched for it), without screening.
+
+        It keeps its id unless a fact already has it (one flagged on read, which was forgotten):
+        then it is written under a fresh id. Its TTL, if any, starts now.
+        """
+        validation.memory_id(fact_id)
+        with self._file.updating("release a quarantined memory") as conn:
+            held = None if conn is None else quarantine_queries.by_id(conn, fact_id)
+            if conn is None or held is None:
+                raise StoreError(f"no quarantined memory with id {fact_id}")
+            new = NewFact(held.text, held.tags, held.ttl_ms, held.provenance)
+            now = self._now_ms()
+            taken = queries.status_of(conn, fact_id, now) is not None
+            if taken:
+                fact = queries.insert(conn, new, now)
+            else:
+                queries.insert_with_id(conn, fact_id, new, now)
+                stored = queries.live_by_id(conn, fact_id, now)
+                assert stored is not None
+                fact = stored
+            quarantine_queries.drop(conn, fact_id)
+            quarantine_queries.mark_released(conn, fact.id, held.rule, now)
+            return fact
+
+    def drop_quarantined(self, fact_id: str) -> bool:
+        """Delete a held write for good (the owner forgot it); False when there is none."""
+        validation.memory_id(fact_id)
+        with self._file.updating("forget a quarantined memory") as conn:
+            return conn is not None and quarantine_queries.drop(conn, fact_id)
 
     # -- vectors (hybrid recall) -------------------------------------------------------------
 

@@ -186,6 +186,8 @@ def _remember_handler(store: FactStore, default_ttl_ms: int | None) -> ToolHandl
             ttl_ms=ttl_ms,
             provenance=Provenance(ctx.session_id or None),
         )
+        if fact.quarantined is not None:
+            return ToolResult(render_quarantined(fact.id, fact.quarantined), is_error=True)
         if not created:
             return ToolResult(f"already remembered ({fact.id}){_tags(fact)}: {fact.text}")
         return ToolResult(render_remembered(fact))
@@ -236,6 +238,14 @@ def _forget_handler(store: FactStore) -> ToolHandler:
 
 def _relevance(ratio: float) -> str:
     return f"{ratio:.2f}" if ratio >= 0.005 else "<0.01"
+
+
+def render_quarantined(fact_id: str, rule: str) -> str:
+    """What the agent is told about a write the scanner held (never the text itself)."""
+    return (
+        f"not remembered: quarantined ({fact_id}) by the injection scanner, rule {rule}. "
+        "It will not be recalled; the owner reviews it with `codegen memory list --quarantined`."
+    )
 
 
 def render_remembered(fact: Fact) -> str:

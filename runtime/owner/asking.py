@@ -10,11 +10,14 @@ class Declined(Exception):
 
 
 def confirm(preview: str, *, assume_yes: bool) -> None:
-    sys.stdout.write(preview.rstrip("\n") + "\n")
+    # The preview goes to stderr: stdout carries the verb's result (JSON with --json).
+    sys.stderr.write(preview.rstrip("\n") + "\n")
     if assume_yes:
         return
     if not sys.stdin.isatty():
         raise Declined("not changed: pass --yes to confirm without a terminal")
-    answer = input("Proceed? [y/N] ").strip().lower()
+    sys.stderr.write("Proceed? [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
     if answer not in ("y", "yes"):
         raise Declined("not changed")

@@ -70,7 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = verb("list", "list facts (live by default)")
     listing.add_argument(
-        "--status", choices=("live", "expired", "superseded", "forgotten", "all"), default="live"
+        "--status",
+        choices=("live", "expired", "superseded", "forgotten", "quarantined", "all"),
+        default="live",
+    )
+    listing.add_argument(
+        "--quarantined",
+        action="store_true",
+        help="writes the injection scanner held (same as --status quarantined)",
     )
     listing.add_argument("--tag", help="only facts with this tag")
     listing.add_argument("--text", help="only facts whose text contains this (case-insensitive)")
@@ -79,10 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     search = verb("search", "recall as the agent would (best first)")
     search.add_argument("query")
     search.add_argument("-k", type=int, default=10)
-    forget = verb("forget", "forget a fact by id, or every live fact matching all words of a query")
+    forget = verb(
+        "forget",
+        "forget a fact by id (a quarantined one is deleted), or every live fact matching all "
+        "words of a query",
+    )
     forget.add_argument("id", nargs="?")
     forget.add_argument("--query")
     forget.add_argument("--reason", default="forgotten by the owner")
+    release = verb("release", "store a quarantined write as a live fact (you vouch for it)")
+    release.add_argument("id")
     sweep = verb("sweep", "tombstone expired facts (--compact also reclaims file space)")
     sweep.add_argument("--compact", action="store_true")
     export = verb("export", "every fact as JSONL (stdout, or --out FILE)")
@@ -117,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "show": fact_verbs.show,
         "search": fact_verbs.search,
         "forget": fact_verbs.forget,
+        "release": fact_verbs.release,
         "sweep": fact_verbs.sweep,
         "export": fact_verbs.export,
         "import": fact_verbs.import_facts,

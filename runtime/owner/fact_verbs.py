@@ -1,4 +1,4 @@
-"""The owner's fact verbs: list, show, search, forget, sweep, export, import."""
+"""The owner's fact verbs: list, show, search, forget, release, sweep, export, import."""
 
 from __future__ import annotations
 
@@ -15,9 +15,17 @@ from typing import Any
 from runtime.events import utc_now
 from runtime.facts.model import Provenance, to_ms
 from runtime.facts.store import FactStore
+from runtime.owner import quarantine_verbs
 from runtime.owner.asking import confirm
 from runtime.owner.crewhaus_facts import looks_like_crewhaus, read_crewhaus
-from runtime.owner.output import FACT_COLUMNS, fact_record, fact_rows, print_json, print_table
+from runtime.owner.output import (
+    FACT_COLUMNS,
+    fact_record,
+    fact_rows,
+    print_json,
+    print_table,
+    report,
+)
 from runtime.owner.selection import Selection, SelectionError
 
 MAX_IMPORT_LINE_BYTES = 1 << 20
@@ -35,6 +43,9 @@ def opened(selection: Selection) -> Iterator[FactStore]:
 
 
 def list_facts(args: argparse.Namespace, selection: Selection) -> int:
+    if args.quarantined or args.status == "quarantined":
+        with opened(selection) as store:
+            return quarantine_verbs.list_held(args, store)
     with opened(selection) as store:
         statuses = store.list_facts()
     wanted = [
@@ -54,6 +65,9 @@ def list_facts(args: argparse.Namespace, selection: Selection) -> int:
 def show(args: argparse.Namespace, selection: Selection) -> int:
     with opened(selection) as store:
         status = store.get(args.id)
+        held = store.quarantined_by_id(args.id) if status is None else None
+    if held is not None:
+        return quarantine_verbs.show_held(args, held)
     if status is None:
         raise SelectionError(f"no fact {args.id!r} in {selection.facts_db}")
     record = fact_record(status)
@@ -89,6 +103,9 @@ def forget(args: argparse.Namespace, selection: Selection) -> int:
     with opened(selection) as store:
         if args.id is not None:
             status = store.get(args.id)
+            held = store.quarantined_by_id(args.id) if status is None else None
+            if held is not None:
+                return quarantine_verbs.forget_held(args, store, held)
             if status is None:
                 raise SelectionError(f"no fact {args.id!r} in {selection.facts_db}")
             if status.status != "live":
@@ -110,10 +127,13 @@ def forget(args: argparse.Namespace, selection: Selection) -> int:
         forgotten = []
         for status in targets:
             forgotten += store.forget_id(status.fact.id, reason=args.reason)
-    _report(
-        args, {"forgotten": [fact.id for fact in forgotten]}, f"forgot {len(forgotten)} fact(s)"
-    )
+    report(args, {"forgotten": [fact.id for fact in forgotten]}, f"forgot {len(forgotten)} fact(s)")
     return 0
+
+
+def release(args: argparse.Namespace, selection: Selection) -> int:
+    with opened(selection) as store:
+        return quarantine_verbs.release(args, store, selection)
 
 
 def sweep(args: argparse.Namespace, selection: Selection) -> int:
@@ -123,7 +143,7 @@ def sweep(args: argparse.Namespace, selection: Selection) -> int:
     summary = f"swept {result.swept} expired fact(s); {result.live} live"
     if freed is not None:
         summary += f"; compacted, {freed} bytes reclaimed"
-    _report(args, {"swept": result.swept, "live": result.live, "bytesReclaimed": freed}, summary)
+    report(args, {"swept": result.swept, "live": result.live, "bytesReclaimed": freed}, summary)
     return 0
 
 
@@ -169,21 +189,25 @@ def import_facts(args: argparse.Namespace, selection: Selection) -> int:
     )
     selection.facts_db.parent.mkdir(parents=True, exist_ok=True)
     store = FactStore.open(selection.facts_db)
-    added = 0
+    added = held = 0
     try:
         for record in live:
-            _, created = store.remember_if_new(
+            fact, created = store.remember_if_new(
                 record["text"],
                 record.get("tags") or (),
                 ttl_ms=_ttl_ms(record, now),
                 provenance=_provenance(record),
             )
-            added += created
+            if fact.quarantined is not None:
+                held += 1
+            else:
+                added += created
     finally:
         store.close()
-    summary = f"imported {added} fact(s); {len(live) - added} already known; "
+    known = len(live) - added - held
+    summary = f"imported {added} fact(s); {known} already known; {held} quarantined; "
     summary += f"{len(records) - len(live)} not live (skipped)"
-    _report(args, {"imported": added, "known": len(live) - added}, summary)
+    report(args, {"imported": added, "known": known, "quarantined": held}, summary)
     return 0
 
 
@@ -201,7 +225,7 @@ def _import_crewhaus(args: argparse.Namespace, selection: Selection) -> int:
     )
     selection.facts_db.parent.mkdir(parents=True, exist_ok=True)
     store = FactStore.open(selection.facts_db)
-    added = history = 0
+    added = history = held = 0
     try:
         for fact in read.facts:
             ttl = None
@@ -210,6 +234,9 @@ def _import_crewhaus(args: argparse.Namespace, selection: Selection) -> int:
             stored, created = store.remember_if_new(
                 fact.text, fact.tags, ttl_ms=ttl, provenance=fact.provenance
             )
+            if stored.quarantined is not None:
+                held += 1
+                continue
             if not created:
                 continue
             if fact.status == "live":
@@ -222,11 +249,12 @@ def _import_crewhaus(args: argparse.Namespace, selection: Selection) -> int:
         store.close()
     summary = (
         f"imported {added} live fact(s) and {history} as history from CrewHaus; "
-        f"{len(read.facts) - added - history} already known; {read.malformed} malformed line(s)"
+        f"{len(read.facts) - added - history - held} already known; {held} quarantined; "
+        f"{read.malformed} malformed line(s)"
     )
-    _report(
+    report(
         args,
-        {"imported": added, "history": history, "malformed": read.malformed},
+        {"imported": added, "history": history, "quarantined": held, "malformed": read.malformed},
         summary,
     )
     return 0
@@ -287,10 +315,3 @@ def _provenance(record: dict[str, Any]) -> Provenance | None:
         session if isinstance(session, str) else None,
         tuple(item for item in evidence if isinstance(item, str)),
     )
-
-
-def _report(args: argparse.Namespace, data: dict[str, Any], summary: str) -> None:
-    if args.json:
-        print_json(data)
-    else:
-        sys.stdout.write(summary + "\n")

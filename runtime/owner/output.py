@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from runtime.facts.model import FactStatus
+from runtime.facts.model import FactStatus, QuarantinedFact
 
 
 def fact_record(status: FactStatus) -> dict[str, Any]:
@@ -43,6 +44,14 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
+def report(args: argparse.Namespace, data: dict[str, Any], summary: str) -> None:
+    """A verb's outcome: ``data`` as JSON with ``--json``, else the one-line summary."""
+    if args.json:
+        print_json(data)
+    else:
+        sys.stdout.write(summary + "\n")
+
+
 def print_table(rows: Sequence[Mapping[str, str]], columns: Sequence[str]) -> None:
     if not rows:
         sys.stdout.write("(none)\n")
@@ -64,7 +73,10 @@ def print_table(rows: Sequence[Mapping[str, str]], columns: Sequence[str]) -> No
 
 
 def _cell(value: str, limit: int = 72) -> str:
-    flat = " ".join(value.split())
+    # Escaped: a remembered text (a quarantined one above all) must not drive the terminal.
+    flat = "".join(
+        char if char.isprintable() else f"\\u{ord(char):04x}" for char in " ".join(value.split())
+    )
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -82,3 +94,36 @@ def fact_rows(statuses: Sequence[FactStatus]) -> list[dict[str, str]]:
 
 
 FACT_COLUMNS = ("id", "status", "created", "tags", "text")
+
+
+def quarantined_record(held: QuarantinedFact) -> dict[str, Any]:
+    return {
+        "id": held.id,
+        "text": held.text,
+        "tags": list(held.tags),
+        "status": "quarantined",
+        "rule": held.rule,
+        "foundOn": held.found_on,
+        "createdAt": _iso(held.created_at),
+        "ttlMs": held.ttl_ms,
+        "provenance": {
+            "sessionId": held.provenance.session_id,
+            "evidence": list(held.provenance.evidence),
+        },
+    }
+
+
+def quarantined_rows(held: Sequence[QuarantinedFact]) -> list[dict[str, str]]:
+    return [
+        {
+            "id": item.id,
+            "rule": item.rule,
+            "found": item.found_on,
+            "created": item.created_at.strftime("%Y-%m-%d %H:%M"),
+            "text": item.text,
+        }
+        for item in held
+    ]
+
+
+QUARANTINE_COLUMNS = ("id", "rule", "found", "created", "text")

@@ -11,6 +11,7 @@ from facts_support import FakeClock
 
 from runtime.errors import StoreError
 from runtime.facts.provider import LocalFactProvider
+from runtime.facts.schema import SCHEMA_VERSION
 from runtime.facts.store import FactStore
 
 
@@ -39,7 +40,7 @@ def test_reads_and_no_op_writes_on_a_missing_store_create_nothing(
         assert (health.ok, health.message) == (True, None)
         assert tree(tmp_path) == []
         fact = store.remember("the first fact creates the file")
-        assert path.is_file() and store.schema_version == 3
+        assert path.is_file() and store.schema_version == SCHEMA_VERSION
         assert [h.fact for h in store.recall("first fact")] == [fact]
     assert tree(tmp_path) != []
 

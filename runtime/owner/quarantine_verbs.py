@@ -1,0 +1,68 @@
+"""The owner's verbs for writes the injection scanner held: list, show, release, forget."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from runtime.facts.model import QuarantinedFact
+from runtime.facts.store import FactStore
+from runtime.owner.asking import confirm
+from runtime.owner.output import (
+    QUARANTINE_COLUMNS,
+    print_json,
+    print_table,
+    quarantined_record,
+    quarantined_rows,
+    report,
+)
+from runtime.owner.selection import Selection
+
+
+def list_held(args: argparse.Namespace, store: FactStore) -> int:
+    held = [
+        item
+        for item in store.quarantined()
+        if (args.tag is None or args.tag in item.tags)
+        and (args.text is None or args.text.casefold() in item.text.casefold())
+    ]
+    if args.json:
+        print_json([quarantined_record(item) for item in held])
+    else:
+        print_table(quarantined_rows(held), QUARANTINE_COLUMNS)
+    return 0
+
+
+def show_held(args: argparse.Namespace, held: QuarantinedFact) -> int:
+    record = quarantined_record(held)
+    if args.json:
+        print_json(record)
+    else:
+        for key, value in record.items():
+            sys.stdout.write(f"{key}: {json.dumps(value, ensure_ascii=True)}\n")
+    return 0
+
+
+def release(args: argparse.Namespace, store: FactStore, selection: Selection) -> int:
+    held = store.quarantined_by_id(args.id)
+    if held is None:
+        raise ValueError(f"no quarantined fact {args.id!r} in {selection.facts_db}")
+    confirm(
+        f"release {held.id} (held by {held.rule}) as a live fact the agent will recall:\n"
+        f"  {json.dumps(held.text, ensure_ascii=True)}",
+        assume_yes=args.yes,
+    )
+    fact = store.release(held.id)
+    report(args, {"released": held.id, "id": fact.id}, f"released {held.id} as {fact.id}")
+    return 0
+
+
+def forget_held(args: argparse.Namespace, store: FactStore, held: QuarantinedFact) -> int:
+    confirm(
+        f"delete quarantined {held.id} for good: {json.dumps(held.text, ensure_ascii=True)}",
+        assume_yes=args.yes,
+    )
+    store.drop_quarantined(held.id)
+    report(args, {"forgotten": [held.id]}, "forgot 1 quarantined fact")
+    return 0
