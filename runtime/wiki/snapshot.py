@@ -24,6 +24,7 @@ from typing import Final
 from runtime.wiki.article import Article, DamagedArticle, parse_article
 from runtime.wiki.folder import Stamp, UnreadableFile, WikiFolder
 from runtime.wiki.ranking import Bm25Index, term_counts
+from runtime.wiki.screening import screen_article
 
 MAX_CACHED_FOLDERS: Final = 64
 RESCAN_S: float = 1.0
@@ -91,6 +92,9 @@ def _parse(slug: str, text: str | UnreadableFile) -> _Parsed | str:
         article = parse_article(text, expected_slug=slug)
     except DamagedArticle as exc:
         return str(exc)
+    flagged = screen_article(article)
+    if flagged is not None:
+        return flagged
     return _Parsed(article, term_counts(contextual_text(article)))
 
 

@@ -22,6 +22,7 @@ from typing import Final, Literal
 from runtime.errors import StoreError
 from runtime.events import Clock, iso, utc_now
 from runtime.paths import StoreLayout
+from runtime.safety.injection import scan
 from runtime.wiki.article import (
     MAX_BODY_CHARS,
     MAX_CATEGORY_CHARS,
@@ -42,6 +43,7 @@ from runtime.wiki.article import (
     slugify,
 )
 from runtime.wiki.folder import WikiFolder
+from runtime.wiki.screening import WITHHELD, article_text, screen_article
 from runtime.wiki.semantic import VectorCache, WikiEmbedder
 from runtime.wiki.snapshot import WikiSnapshot, load_snapshot, mark_changed
 
@@ -164,9 +166,17 @@ class WikiStore:
         text = self.folder.read_version(slug, version)
         if text is None:
             return None
-        return parse_article(text, expected_slug=slug)
+        article = parse_article(text, expected_slug=slug)
+        withheld = screen_article(article)
+        if withheld is not None:
+            raise self._damaged(slug, withheld)
+        return article
 
     def _damaged(self, slug: str, why: str) -> DamagedArticle:
+        if why.startswith(WITHHELD):
+            return DamagedArticle(
+                f"the article {slug} is {why}; it is not shown until a clean version replaces it"
+            )
         return DamagedArticle(
             f"the article file articles/{slug}.md is damaged ({why}) — a person must fix it or "
             "move it away; nothing was changed"
@@ -204,6 +214,12 @@ class WikiStore:
             if (expected_version or 0) != found:
                 raise WikiConflict(slug, found, expected_version)
             article = self._next(current, draft, slug, title, body, session_id)
+            flagged = scan(article_text(article))
+            if flagged is not None:
+                raise WikiRefusal(
+                    f"wiki_write quarantined by the injection scanner (rule {flagged.label}): "
+                    "nothing was written"
+                )
             if current is not None and on_disk is not None:
                 self.folder.keep_version(slug, current.version, on_disk)
             self.folder.write_article(slug, article.render())
