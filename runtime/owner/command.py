@@ -4,9 +4,10 @@
 
 Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``sweep``,
 ``export``, ``import FILE``. Continuity: ``continuity show``, ``continuity clear [SCOPE]``,
-``continuity restore [STAMP]``. Verbs that change memory show what they will do and ask first
-unless ``--yes``; without a terminal to ask on they refuse. Exit status: 0 done, 1 declined,
-2 an error (one line on stderr, nothing changed).
+``continuity restore [STAMP]``. Erasure: ``erase --subject TEXT | --regex RE | --id ID``.
+Verbs that change memory show what they will do and ask first unless ``--yes``; without a
+terminal to ask on they refuse. Exit status: 0 done, 1 declined, 2 an error (one line on
+stderr, nothing changed), 3 erasure incomplete (occurrences remain).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from runtime.erasure.subject import SubjectError
 from runtime.errors import MemoryServiceError, StoreError
 from runtime.facts.model import InvalidRequestError
-from runtime.owner import continuity_verbs, fact_verbs
+from runtime.owner import continuity_verbs, erase_verb, fact_verbs
 from runtime.owner.asking import Declined
-from runtime.owner.selection import Selection, SelectionError, select
+from runtime.owner.selection import Selection, SelectionError, select, state_root
 from runtime.safety.redaction import redact
 
 PROG = "codegen memory"
@@ -58,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="See, export, correct and delete what an agent remembers.",
-        epilog="Exit status: 0 done, 1 declined, 2 an error (nothing changed).",
+        epilog="Exit status: 0 done, 1 declined, 2 an error (nothing changed), 3 erasure "
+        "incomplete (occurrences remain).",
     )
     _common(parser, suppress=False)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
@@ -105,6 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     importing.add_argument("file", type=Path)
     importing.add_argument("--format", choices=("auto", "specwire", "crewhaus"), default="auto")
+    erase = verb(
+        "erase",
+        "erase a subject everywhere (facts, indexes, session logs, continuity, wiki, trash), "
+        "write a receipt and verify; exit 3 if any occurrence remains",
+    )
+    erase.add_argument("--subject", help="text to erase (case-insensitive, also its slug form)")
+    erase.add_argument("--regex", help="a regular expression to erase (case-insensitive)")
+    erase.add_argument("--id", help="erase this fact's text wherever it was copied")
     continuity = verb("continuity", "focus, plans, goals and handoff")
     continuity.add_argument("action", choices=("show", "clear", "restore", "migrate"))
     continuity.add_argument(
@@ -137,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "continuity": continuity_verbs.run,
     }
     try:
+        if args.verb == "erase":
+            return _erase(args)
         selection = select(args.root, args.spec, args.tenant, args.session)
         return handlers[args.verb](args, selection)
     except Declined as declined:
@@ -150,11 +163,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         StoreError,
         MemoryServiceError,
         InvalidRequestError,
+        SubjectError,
         OSError,
         ValueError,
     ) as exc:
         sys.stderr.write(redact(f"{PROG}: {exc}\n"))
         return 2
+
+
+def _erase(args: argparse.Namespace) -> int:
+    root = state_root(args.root, args.tenant)
+    facts_db = None
+    if args.id is not None:
+        facts_db = select(args.root, args.spec, args.tenant, None).facts_db
+    return erase_verb.run(args, root, facts_db)
 
 
 def cli() -> None:

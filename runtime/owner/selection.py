@@ -25,6 +25,14 @@ class Selection:
         return self.layout.facts_db
 
 
+def state_root(root: Path, tenant: str | None) -> Path:
+    """The state directory the selectors name (it must exist)."""
+    state = _state_root(root, tenant)
+    if not state.is_dir():
+        raise SelectionError(f"no state directory at {state} (run the agent there first)")
+    return state
+
+
 def select(root: Path, spec: str | None, tenant: str | None, session: str | None) -> Selection:
     state = _state_root(root, tenant)
     if not state.is_dir():

@@ -1,0 +1,82 @@
+"""``codegen memory erase``: the right to be forgotten, across every tier, with a receipt.
+
+``--subject TEXT`` (literal, case-insensitive, also its slug form), ``--regex PATTERN`` or
+``--id mem_…`` (that fact's text, wherever it was copied). Erasure covers the whole state root
+(every spec and store in it; with ``--tenant``, that tenant's root). Stop the agent first: a
+running one keeps what it already read in memory until it restarts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from runtime.erasure.erase import erase_subject, preview
+from runtime.erasure.subject import Subject
+from runtime.facts.store import FactStore
+from runtime.owner.asking import confirm
+from runtime.owner.output import print_json
+from runtime.owner.selection import SelectionError
+
+EXIT_INCOMPLETE = 3
+
+
+def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
+    subject = _subject(args, facts_db)
+    found = preview(root, subject)
+    if not found.hits:
+        sys.stderr.write(
+            f"the subject is in none of the {found.files_searched} file(s) under {root}\n"
+        )
+    else:
+        listing = "\n".join(f"  {path}: {count}" for path, count in sorted(found.hits.items()))
+        confirm(
+            f"erase the subject from {len(found.hits)} file(s) under {root} (occurrences):\n"
+            f"{listing}\nFacts that mention it are deleted; every other copy is redacted to "
+            "[erased]. This cannot be undone.",
+            assume_yes=args.yes,
+        )
+    receipt = erase_subject(root, subject)
+    if args.json:
+        print_json({**receipt.to_json(), "receipt": str(receipt.path)})
+    else:
+        facts = receipt.tiers["facts"]
+        sessions = receipt.tiers["sessions"]
+        files = receipt.tiers["files"]
+        sys.stdout.write(
+            f"erased: {facts['facts']} fact(s), {facts['quarantined']} quarantined, "
+            f"{facts['vectors']} vector(s) in {facts['stores']} store(s); "
+            f"{sessions['lines']} line(s) in {sessions['logs']} session log(s); "
+            f"{files['continuityWikiTrash']} other file(s), {files['renamed']} renamed\n"
+            f"receipt: {receipt.path}\n"
+        )
+    verification = receipt.verification
+    if not verification.clean:
+        sys.stderr.write(
+            f"{sum(verification.hits.values())} occurrence(s) remain in: "
+            + ", ".join(sorted(verification.hits))
+            + "\n"
+        )
+        return EXIT_INCOMPLETE
+    sys.stderr.write(f"verified: 0 occurrences in {verification.files_searched} file(s)\n")
+    return 0
+
+
+def _subject(args: argparse.Namespace, facts_db: Path | None) -> Subject:
+    given = [value for value in (args.subject, args.regex, args.id) if value is not None]
+    if len(given) != 1:
+        raise SelectionError("erase needs exactly one of --subject, --regex or --id")
+    if args.subject is not None:
+        return Subject.literal(args.subject)
+    if args.regex is not None:
+        return Subject.regex(args.regex)
+    if facts_db is None or not facts_db.exists():
+        raise SelectionError(f"no fact store to look up {args.id!r} in (pass --spec)")
+    with FactStore.open(facts_db) as store:
+        status = store.get(args.id)
+        held = store.quarantined_by_id(args.id) if status is None else None
+    text = status.fact.text if status is not None else held.text if held is not None else None
+    if text is None:
+        raise SelectionError(f"no fact {args.id!r} in {facts_db}")
+    return Subject.literal(text)

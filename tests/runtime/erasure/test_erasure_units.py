@@ -1,0 +1,105 @@
+"""Erasure pieces: matching and redaction, the fact tier (rows, history links, indexes, guards
+restored), renamed slugs, and the owner verb's refusals."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from runtime.erasure.erase import erase_subject, verify
+from runtime.erasure.fact_tier import erase_from_store
+from runtime.erasure.subject import Subject, SubjectError
+from runtime.facts.store import FactStore
+from runtime.owner.command import main
+from runtime.paths import StoreLayout
+
+
+def test_a_literal_subject_matches_across_case_spacing_and_its_slug() -> None:
+    subject = Subject.literal("Alice  Smith")
+    assert subject.redact("ALICE\nsmith called; see alice-smith.md") == (
+        "[erased] called; see erased.md"
+    )
+    assert subject.redact_name("plan-0001-renewal-for-alice-smith.md") == (
+        "plan-0001-renewal-for-erased.md"
+    )
+    assert subject.count_in(b"x Alice Smith y alice-smith z") == 2
+    assert Subject.literal("Zoë Ünal").count_in(b'"Zo\\u00eb \\u00dcnal"') == 1
+    assert subject.digest.startswith("sha256:") and "alice" not in subject.digest.lower()
+
+
+@pytest.mark.parametrize("bad", ["", "  ", "ab"])
+def test_a_too_short_subject_is_refused(bad: str) -> None:
+    with pytest.raises(SubjectError, match="at least 3 characters"):
+        Subject.literal(bad)
+
+
+@pytest.mark.parametrize("bad", ["(", ".*", "x?"])
+def test_a_regex_that_is_invalid_or_matches_nothing_in_particular_is_refused(bad: str) -> None:
+    with pytest.raises(SubjectError):
+        Subject.regex(bad)
+
+
+def test_the_fact_tier_deletes_rows_keeps_history_consistent_and_restores_the_guards(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "facts.sqlite3"
+    with FactStore.open(db) as store:
+        old = store.remember("the contact is Bob")
+        new = store.supersede(old.id, "the contact is Alice Smith", reason="changed")
+        store.remember("Alice Smith likes tea", ["crm"])
+        kept = store.remember("the renewal is in May")
+        other = store.remember("the office is in Lyon")
+        store.forget_id(other.id, reason="Alice Smith asked to drop it")
+    for sidecar in (".lexical", ".vectors", ".vectors.matrix"):  # index snapshots: rebuilt later
+        (db.parent / (db.name + sidecar)).write_bytes(b"alice smith")
+    counts = erase_from_store(db, Subject.literal("alice smith"))
+    assert counts["facts"] == 2 and counts["tombstoneReasons"] == 1 and counts["snapshots"] == 3
+    assert b"alice" not in db.read_bytes().lower()
+    with FactStore.open(db) as store:
+        assert store.get(new.id) is None
+        assert store.get(old.id).status == "forgotten"  # type: ignore[union-attr]
+        assert [hit.fact.id for hit in store.recall("renewal may", 5)] == [kept.id]
+        assert store.remember("still writable").id
+    with sqlite3.connect(db) as conn, pytest.raises(sqlite3.DatabaseError, match="never deleted"):
+        conn.execute("DELETE FROM facts")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_erase_subject_renames_and_verifies(tmp_path: Path) -> None:
+    root = tmp_path / ".specwire"
+    plan = root / "state" / "spec" / "plans" / "plan-0001-call-alice-smith.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text('---\n{"slug": "call-alice-smith", "title": "Call Alice Smith"}\n---\n')
+    (root / "state" / "spec" / "goals.json").write_text('{"goals": [{"title": "Alice Smith"}]}')
+    (root / "blob.bin").write_bytes(b"\xff\xfeAlice Smith")  # not text: reported, not edited
+    receipt = erase_subject(root, Subject.literal("alice smith"))
+    assert (plan.parent / "plan-0001-call-erased.md").read_text() == (
+        '---\n{"slug": "call-erased", "title": "Call [erased]"}\n---\n'
+    )
+    assert receipt.verification.hits == {"blob.bin": 1}
+    assert receipt.path is not None and receipt.path.parent.name == "erasures"
+    assert verify(root, Subject.literal("alice smith")).hits == {"blob.bin": 1}
+
+
+def test_the_owner_verb_refuses_bad_selectors_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    layout = StoreLayout(tmp_path / ".specwire", "spec")
+    with FactStore.open(layout.facts_db) as store:
+        store.remember("a fact")
+    root = ["--root", str(tmp_path)]
+    for argv in (
+        ["erase", "--yes"],
+        ["erase", "--subject", "abc", "--regex", "abc", "--yes"],
+        ["erase", "--subject", "ab", "--yes"],
+        ["erase", "--regex", "(", "--yes"],
+        ["erase", "--id", "mem_0123456789abcdef", "--yes"],
+    ):
+        assert main([*root, *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("codegen memory: "), (argv, err)
+    assert main([*root, "erase", "--subject", "a fact"]) == 1  # no terminal, no --yes
+    assert "pass --yes" in capsys.readouterr().err
