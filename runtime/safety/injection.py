@@ -23,7 +23,7 @@ import base64
 import binascii
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 MAX_SCAN_CHARS: Final = 200_000
@@ -45,6 +45,12 @@ class _Rule:
     name: str
     category: str
     pattern: re.Pattern[str]
+    # Words the pattern cannot match without (each group: one of them), tested on the casefolded
+    # text first: substring tests cost ~50x less than the regexes on a 2,000-character fact.
+    needs: tuple[tuple[str, ...], ...] = ()
+
+    def may_match(self, cased: str) -> bool:
+        return all(any(word in cased for word in group) for group in self.needs)
 
 
 def _rule(name: str, category: str, pattern: str) -> _Rule:
@@ -155,6 +161,38 @@ _COMPACT_RULES: Final = (
     _rule("authorized_keys_append", "persistence", r"sshauthorizedkeys"),
 )
 
+_NEEDS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
+    "ignore_previous_instructions": (("ignore", "forget", "override", "bypass"),),
+    "ignore_all_instructions": (("ignore", "forget", "disregard"),),
+    "disregard_rules": (("disregard",),),
+    "you_are_now": (("you",), ("are",), ("now",)),
+    "new_system_prompt": ((":",), ("system", "instruction")),
+    "reveal_system_prompt": (
+        ("reveal", "print", "show", "output", "repeat", "leak"),
+        ("prompt", "instruction"),
+    ),
+    "html_ignore_comment": (("<!--",), ("ignore",)),
+    "curl_with_token": (("curl", "wget"),),
+    "cat_env_pipe_network": (("|",), ("curl", "wget", "nc", "socat")),
+    "read_secret_files": (("/.",), ("ssh", "aws", "gnupg", "netrc", "docker")),
+    "aws_s3_exfil_ssh": (("aws",), ("s3",)),
+    "authorized_keys_append": ((">>",), ("authorized_keys",)),
+    "crontab_register": (("crontab",),),
+    "url_exfil_query_token": (("http",), ("=",)),
+    "url_exfil_path_token": (("http",), ("$",)),
+}
+_COMPACT_NEEDS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
+    "ignore_previous_instructions": (("ignore", "forget", "disregard", "override"),),
+    "ignore_all_instructions": (("ignore", "forget", "disregard"),),
+    "you_are_now": (("youarenow",),),
+    "reveal_system_prompt": (("reveal", "print", "show", "leak", "repeat"),),
+    "authorized_keys_append": (("sshauthorizedkeys",),),
+}
+_SCREENED_RULES: Final = tuple(replace(rule, needs=_NEEDS[rule.name]) for rule in _RULES)
+_SCREENED_COMPACT: Final = tuple(
+    replace(rule, needs=_COMPACT_NEEDS[rule.name]) for rule in _COMPACT_RULES
+)
+
 # Pass 1: invisible characters. Hangul fillers are letters (Lo), used as blanks by evaders.
 _HANGUL_FILLERS: Final = frozenset("\u115f\u1160\u3164\uffa0")
 _ZWJ: Final = "\u200d"
@@ -257,17 +295,19 @@ def scan(text: str) -> InjectionHit | None:
 
 
 def _scan_text(text: str, suffix: str = "") -> InjectionHit | None:
-    for rule in _RULES:
-        if rule.pattern.search(text):
+    cased = text.casefold()
+    for rule in _SCREENED_RULES:
+        if rule.may_match(cased) and rule.pattern.search(text):
             return InjectionHit(rule.name + suffix, rule.category)
     folded = text if text.isascii() else _fold(text)
     if folded != text:
-        for rule in _RULES:
-            if rule.pattern.search(folded):
+        cased = folded.casefold()
+        for rule in _SCREENED_RULES:
+            if rule.may_match(cased) and rule.pattern.search(folded):
                 return InjectionHit(f"{rule.name}{suffix}_homoglyph", rule.category)
     compact = _NOT_ALNUM.sub("", folded).lower()
-    for rule in _COMPACT_RULES:
-        if rule.pattern.search(compact):
+    for rule in _SCREENED_COMPACT:
+        if rule.may_match(compact) and rule.pattern.search(compact):
             return InjectionHit(f"{rule.name}{suffix}_compact", rule.category)
     return None
 
