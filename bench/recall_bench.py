@@ -685,9 +685,11 @@ class WriteFigures:
     block: int
     batch: int
     remember_per_s: float
+    unscreened_per_s: float  # remember() on a store opened with screen=None (no injection scan)
     raw_per_s: float  # rows prepared before timing: SQLite alone
     raw_built_per_s: float  # the raw loop builds the same row values (id, tokens, JSON) itself
     retain_many_per_s: float
+    unscreened_batch_per_s: float
     raw_batch_per_s: float
     raw_batch_built_per_s: float
 
@@ -698,9 +700,10 @@ def compare_writes(
     from runtime.facts.model import NewFactItem
 
     ours = FactStore.open(root / "writes-ours" / "facts.db")
+    plain = FactStore.open(root / "writes-unscreened" / "facts.db", screen=None)
     raw = raw_connection(root / "writes-raw" / "facts.db")
     rows = raw_rows(facts)
-    ours_ns = raw_ns = built_ns = 0
+    ours_ns = plain_ns = raw_ns = built_ns = 0
     try:
         with _no_gc():
             for start in range(0, len(facts), block):
@@ -708,6 +711,10 @@ def compare_writes(
                 for fact in facts[start : start + block]:
                     ours.remember(fact.text, fact.tags)
                 ours_ns += time.perf_counter_ns() - begin
+                begin = time.perf_counter_ns()
+                for fact in facts[start : start + block]:
+                    plain.remember(fact.text, fact.tags)
+                plain_ns += time.perf_counter_ns() - begin
                 begin = time.perf_counter_ns()
                 for row in rows[start : start + block]:
                     raw.execute("BEGIN IMMEDIATE")
@@ -722,12 +729,14 @@ def compare_writes(
                 built_ns += time.perf_counter_ns() - begin
     finally:
         ours.close()
+        plain.close()
         raw.close()
     ours = FactStore.open(root / "batches-ours" / "facts.db")
+    plain = FactStore.open(root / "batches-unscreened" / "facts.db", screen=None)
     raw = raw_connection(root / "batches-raw" / "facts.db")
     rounds = max(1, 20_000 // batch)
     sample = list(facts[:batch])
-    batch_ours_ns = batch_raw_ns = batch_built_ns = 0
+    batch_ours_ns = batch_plain_ns = batch_raw_ns = batch_built_ns = 0
     try:
         with _no_gc():
             for _ in range(rounds):
@@ -735,6 +744,9 @@ def compare_writes(
                 begin = time.perf_counter_ns()
                 ours.retain_many(items)
                 batch_ours_ns += time.perf_counter_ns() - begin
+                begin = time.perf_counter_ns()
+                plain.retain_many(items)
+                batch_plain_ns += time.perf_counter_ns() - begin
                 batch_rows = raw_rows(sample)
                 begin = time.perf_counter_ns()
                 raw.execute("BEGIN IMMEDIATE")
@@ -748,15 +760,18 @@ def compare_writes(
                 batch_built_ns += time.perf_counter_ns() - begin
     finally:
         ours.close()
+        plain.close()
         raw.close()
     return WriteFigures(
         writes=len(facts),
         block=block,
         batch=batch,
         remember_per_s=len(facts) / (ours_ns / 1e9),
+        unscreened_per_s=len(facts) / (plain_ns / 1e9),
         raw_per_s=len(facts) / (raw_ns / 1e9),
         raw_built_per_s=len(facts) / (built_ns / 1e9),
         retain_many_per_s=rounds * batch / (batch_ours_ns / 1e9),
+        unscreened_batch_per_s=rounds * batch / (batch_plain_ns / 1e9),
         raw_batch_per_s=rounds * batch / (batch_raw_ns / 1e9),
         raw_batch_built_per_s=rounds * batch / (batch_built_ns / 1e9),
     )
@@ -1218,6 +1233,13 @@ def render(
         f"{writes.raw_batch_built_per_s:,.0f}/s -> ours/raw "
         f"{_x(_ratio(writes.retain_many_per_s, writes.raw_batch_per_s))} | "
         f"{_x(_ratio(writes.retain_many_per_s, writes.raw_batch_built_per_s))}",
+        "  the same without the injection scanner (a store opened with screen=None): "
+        f"remember() {writes.unscreened_per_s:,.0f}/s -> "
+        f"{_x(_ratio(writes.unscreened_per_s, writes.raw_per_s))} | "
+        f"{_x(_ratio(writes.unscreened_per_s, writes.raw_built_per_s))}; "
+        f"retain_many {writes.unscreened_batch_per_s:,.0f} facts/s -> "
+        f"{_x(_ratio(writes.unscreened_batch_per_s, writes.raw_batch_per_s))} | "
+        f"{_x(_ratio(writes.unscreened_batch_per_s, writes.raw_batch_built_per_s))}",
         f"same durability as the JSONL baseline (it fsyncs each append), {durable.writes:,} "
         f"writes per store: ours {durable.ours_per_s:,.0f}/s (p50 {_ms(durable.ours_p50_ms)} ms, "
         f"p99 {_ms(durable.ours_p99_ms)} ms), baseline {durable.baseline_per_s:,.0f}/s, "
