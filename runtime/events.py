@@ -352,6 +352,7 @@ class ToolUseResolution:
     tool_name: str | None = None
     input: Any = None
     result_text: str | None = None
+    session_id: str | None = None  # the log it was found in (the cited one or a sub-session)
 
 
 def resolve_tool_use(sessions_dir: Path, session_id: str, tool_use_id: str) -> ToolUseResolution:
@@ -386,5 +387,23 @@ def resolve_tool_use(sessions_dir: Path, session_id: str, tool_use_id: str) -> T
                 name if isinstance(name, str) else None,
                 use.payload.get("input"),
                 text if isinstance(text, str) else None,
+                current,
             )
     return ToolUseResolution("missing")
+
+
+# Targets whose sessions form runs: a research run's branches, a crew's delegated sub-sessions.
+RUN_TARGETS = frozenset({"research", "crew"})
+
+
+def run_of(sessions_dir: Path, session_id: str) -> str | None:
+    """The run a session belongs to: its ``runId`` (a research branch, a crew sub-session), its
+    own id for the root session of a research or crew run, None for any other session."""
+    for event in read_events(session_log_path(sessions_dir, session_id)):
+        if event.type != "session_start":
+            return None
+        run = event.payload.get("runId")
+        if isinstance(run, str) and run:
+            return run
+        return session_id if event.payload.get("target") in RUN_TARGETS else None
+    return None

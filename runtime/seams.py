@@ -10,7 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-StopReason = Literal["complete", "exit", "abort"]
+# "deadline": the host's deadline passed (a research run); the turn stopped before its next
+# model call.
+StopReason = Literal["complete", "exit", "abort", "deadline"]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ INPUT_MODULES = (
     "runtime.builtin_tools",
     "runtime.continuity.inputs",
     "runtime.facts.tools",
+    "runtime.hosts.delegation",
     "runtime.loop.tools",
     "runtime.shell.tool",
     "runtime.wiki.inputs",

@@ -17,12 +17,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from runtime.events import iso, resolve_tool_use
+from runtime.events import iso, resolve_tool_use, run_of
 from runtime.ids import SESSION_ID_RE
 from runtime.tools import MEMORY_TOOL_NAMES
 
 # not_evidence: the cited call exists but is one of the agent's own memory tools.
-ProofVerdict = Literal["verified", "missing", "error_result", "not_evidence"]
+# unrelated: the cited session is not part of the citing session's research or crew run.
+ProofVerdict = Literal["verified", "missing", "error_result", "not_evidence", "unrelated"]
 RESULT_DIGEST_MAX = 240
 
 
@@ -113,6 +114,12 @@ class ProofCheck:
         tu = self.ref.tool_use_id
         if self.verdict == "verified":
             return None
+        if self.verdict == "unrelated":
+            return (
+                f"{tu} was cited in session {self.session_id}, which is not part of this run: "
+                "only a tool call made in this run (this session or one of its branches or "
+                "sub-sessions) can prove its steps."
+            )
         if self.verdict == "not_evidence":
             return (
                 f"{tu} is a call to {self.tool_name}, one of the agent's own memory tools — that "
@@ -167,12 +174,23 @@ def check_evidence(
 ) -> list[ProofCheck]:
     """Resolve each citation in the session logs. Never locks, never writes."""
     checks: list[ProofCheck] = []
+    caller_run = None
+    if default_session_id and SESSION_ID_RE.match(default_session_id):
+        caller_run = run_of(sessions_dir, default_session_id)
     for ref in refs:
         session_id = evidence_session(ref, default_session_id)
         if session_id is None or not SESSION_ID_RE.match(session_id):
             checks.append(ProofCheck(ref, None, "missing"))
             continue
+        if (
+            caller_run is not None
+            and session_id != default_session_id
+            and run_of(sessions_dir, session_id) != caller_run
+        ):
+            checks.append(ProofCheck(ref, session_id, "unrelated"))
+            continue
         found = resolve_tool_use(sessions_dir, session_id, ref.tool_use_id)
+        session_id = found.session_id or session_id
         if found.verdict == "verified" and found.tool_name in MEMORY_TOOL_NAMES:
             checks.append(ProofCheck(ref, session_id, "not_evidence", None, found.tool_name))
             continue

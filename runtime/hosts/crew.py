@@ -3,8 +3,9 @@
 Each run is one session of one role: the entry role by default, another with ``--role NAME``.
 The role's instructions are its system prompt and its model is ``role.model`` or the crew's.
 Every role shares the catalog and the wired options, so the plan one role writes is the plan
-the next role reads: the plan is the coordination surface. Roles do not call each other (no
-delegation tool exists yet); run the next role yourself when the plan is ready for it.
+the next role reads: the plan is the coordination surface. Roles hand work to each other with
+the ``Delegate`` tool (``runtime.hosts.delegation``): the named role runs as a linked
+sub-session and its answer comes back as the tool result.
 
 Input is the same as the cli host: stdin lines (``> `` prompt on a TTY) or ``--message TEXT``.
 """
@@ -22,8 +23,11 @@ from runtime.hosts.console import (
     parse_argv,
     stderr_log,
 )
+from runtime.hosts.delegation import DELEGATE_TOOL_NAME, Crew
 from runtime.hosts.interactive import run_console_session
 from runtime.hosts.types import RoleConfig, SessionBuilder, session_setup
+from runtime.models import Model
+from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
 from runtime.secrets import SecretRef
 from runtime.tools import ToolCatalog
@@ -58,6 +62,27 @@ def run_crew(
         return 2
     others = [name for name in by_name if name != role.name]
     setup = session_setup(build_session, catalog, options)
+    models: dict[str, Model | None] = {role.name: chosen}
+
+    def model_for(config: RoleConfig) -> Model | None:
+        if config.name not in models:
+            models[config.name] = load_model(
+                config.model if config.model is not None else model, spec_name
+            )
+        return models[config.name]
+
+    crew = Crew(
+        spec_name=spec_name,
+        entry=entry,
+        roles=by_name,
+        model_for=model_for,
+        options=setup.options,
+        sessions_dir=StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name).sessions_dir,
+        log=stderr_log,
+    )
+    crew.root_role = role.name
+    if len(by_name) > 1 and setup.catalog.get(DELEGATE_TOOL_NAME) is None:
+        setup.catalog.register(crew.tool(setup.catalog))
     try:
         stderr_log(
             f"{spec_name} · crew role {role.name} · model {chosen.model_id} · "

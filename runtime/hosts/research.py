@@ -1,53 +1,41 @@
-"""The research host: a batch run that explores ``branching_factor`` branches toward a goal.
+"""The research host: a batch run that fans a goal out into concurrent branches and reports.
 
-Branches run one after another, each a single-turn ``run_chat_loop`` in its own session with the
-goal as the user message; they share the catalog and the wired options (so the same stores).
-``max_duration_ms`` is a budget for starting branches: once it has passed no new branch starts,
-and the summary says how many were skipped (a running branch is not interrupted).
+``python agent.py [--goal TEXT] [--out DIR]``: the goal is split into ``branching_factor``
+sub-goals, the branches run concurrently under the ``max_duration_ms`` deadline, a synthesis
+session summarizes them, and ``report.md`` is written to ``<out>/<run id>/`` (default
+``research-runs/`` in the working directory) and its path printed. See
+``runtime.hosts.research_run`` for the run and ``runtime.hosts.research_report`` for the report.
 
-``allowed_origins`` is carried for the retrieval policy, but no network tool exists yet, so
-nothing consults it; it is printed in the summary so the run says what it would allow.
+With ``retrieve.allowedOrigins`` the branches get the ``fetch`` tool (``runtime.research.fetch``:
+HTTP GET within those origins only, redirects included).
+
+Exit status: 0 complete (every branch and the synthesis finished), 3 partial (the deadline cut
+something off, or a session failed: the report says which), 2 a start-up error (one line), 130
+interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
-from runtime.events import SessionLog
-from runtime.hosts.console import (
-    describe,
-    parse_and_load,
-    stderr_log,
-    stdout_line,
-)
+from runtime.atomic import replace_atomically
+from runtime.continuity.plans import Plan
+from runtime.continuity.store import ContinuityStore
+from runtime.errors import StoreError
+from runtime.hosts.console import describe, parse_and_load, stderr_log, stdout_line
+from runtime.hosts.research_report import render
+from runtime.hosts.research_run import ResearchRun, RunContext, first_line, run_research_goal
 from runtime.hosts.types import SessionBuilder, session_setup
-from runtime.ids import new_session_id
-from runtime.loop import run_chat_loop
-from runtime.models import Model, ModelError
 from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
 from runtime.secrets import SecretRef
-from runtime.tools import ToolCatalog
+from runtime.tools import Tool, ToolCatalog
 
-Clock = Callable[[], float]  # monotonic seconds
-
-
-@dataclass(frozen=True)
-class BranchOutcome:
-    index: int
-    session_id: str
-    reply: str
-    stop_reason: str
-
-
-@dataclass(frozen=True)
-class ResearchOutcome:
-    branches: list[BranchOutcome]
-    skipped: int  # branches not started because the budget ran out
+EXIT_PARTIAL = 3
+DEFAULT_OUT = "research-runs"
 
 
 def run_research(
@@ -65,133 +53,103 @@ def run_research(
     argv: Sequence[str] | None = None,
     build_session: SessionBuilder | None = None,
 ) -> int:
-    parser = argparse.ArgumentParser(prog=spec_name, description=f"Run the {spec_name} research.")
+    parser = argparse.ArgumentParser(
+        prog=spec_name,
+        description=f"Run the {spec_name} research.",
+        epilog="Exit status: 0 complete, 3 partial (the report says what was cut off), "
+        "2 a start-up error.",
+    )
     parser.add_argument("--goal", default=None, help="research this goal instead of the spec's")
+    parser.add_argument(
+        "--out", type=Path, default=None, help=f"where reports go (default: ./{DEFAULT_OUT})"
+    )
     started = parse_and_load(parser, argv, model, spec_name)
     if isinstance(started, int):
         return started
     args, chosen = started
+    fetch = _fetch_tool(allowed_origins, spec_name)
+    if isinstance(fetch, int):
+        return fetch
+    base = (cwd or Path.cwd()).resolve()
     setup = session_setup(build_session, catalog, options)
     try:
-        return _research(
-            spec_name,
-            chosen,
-            instructions,
-            (args.goal or goal).strip(),
-            branching_factor,
-            max_duration_ms,
-            allowed_origins,
-            setup.catalog,
-            setup.options,
-            cwd,
+        if fetch is not None and setup.catalog.get(fetch.name) is None:
+            setup.catalog.register(fetch)
+        the_goal = (args.goal or goal).strip()
+        stderr_log(
+            f"{spec_name} · research · model {chosen.model_id} · "
+            f"{describe(setup.catalog, setup.options)} · {branching_factor} concurrent "
+            f"branch(es) within {max_duration_ms} ms · fetch: "
+            f"{', '.join(allowed_origins) if fetch is not None else 'off'}\n"
         )
-    finally:
-        setup.release()
-
-
-def _research(
-    spec_name: str,
-    chosen: Model,
-    instructions: str,
-    the_goal: str,
-    branching_factor: int,
-    max_duration_ms: int,
-    allowed_origins: Sequence[str],
-    catalog: ToolCatalog,
-    opts: LoopOptions,
-    cwd: Path | None,
-) -> int:
-    stderr_log(
-        f"{spec_name} · research · model {chosen.model_id} · {describe(catalog, opts)} · "
-        f"{branching_factor} branch(es) within {max_duration_ms} ms\n"
-    )
-    layout = StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name)
-    try:
-        outcome = explore(
+        layout = StoreLayout.for_cwd(base, spec_name)
+        ctx = RunContext(
             model=chosen,
             instructions=instructions,
-            goal=the_goal,
-            branching_factor=branching_factor,
-            max_duration_ms=max_duration_ms,
-            catalog=catalog,
+            catalog=setup.catalog,
+            options=setup.options,
             sessions_dir=layout.sessions_dir,
-            options=opts,
             spec_name=spec_name,
-            clock=time.monotonic,
+            deadline=time.monotonic() + max_duration_ms / 1000,
+            log=stderr_log,
         )
-    except KeyboardInterrupt:
-        stderr_log("\ninterrupted\n")
-        return 130
-    except ModelError as exc:
-        stderr_log(f"{spec_name}: {exc}\n")
-        return 1
-    for line in summary(the_goal, branching_factor, max_duration_ms, allowed_origins, outcome):
+        try:
+            run = run_research_goal(ctx, the_goal, branching_factor, max_duration_ms)
+        except KeyboardInterrupt:
+            stderr_log("\ninterrupted\n")
+            return 130
+        out = args.out if args.out is not None else base / DEFAULT_OUT
+        report = _write_report(run, layout, out if out.is_absolute() else base / out)
+    finally:
+        setup.release()
+    for line in summary_lines(run):
         stdout_line(line)
+    stdout_line(f"report: {report}")
     stderr_log(f"session logs: {layout.sessions_dir}\n")
-    return 0
+    return 0 if run.complete else EXIT_PARTIAL
 
 
-def explore(
-    *,
-    model: Model,
-    instructions: str,
-    goal: str,
-    branching_factor: int,
-    max_duration_ms: int,
-    catalog: ToolCatalog,
-    sessions_dir: Path,
-    options: LoopOptions,
-    spec_name: str,
-    clock: Clock,
-    log: Callable[[str], None] = stderr_log,
-) -> ResearchOutcome:
-    """Run the branches in order; the first always starts, later ones only within budget."""
-    deadline = clock() + max_duration_ms / 1000
-    branches: list[BranchOutcome] = []
-    for index in range(1, branching_factor + 1):
-        if index > 1 and clock() >= deadline:
-            return ResearchOutcome(branches, branching_factor - len(branches))
-        session_log = SessionLog(sessions_dir, new_session_id())
-        replies: list[str] = []
-        result = run_chat_loop(
-            model=model,
-            instructions=instructions,
-            catalog=catalog,
-            session_log=session_log,
-            inputs=[goal],
-            output=replies.append,
-            single_turn=True,
-            spec_name=spec_name,
-            target="research",
-            session_info={"branch": index, "branches": branching_factor},
-            log=log,
-            **options,
-        )
-        branches.append(
-            BranchOutcome(index, result.session_id, "\n".join(replies), result.stop_reason)
-        )
-    return ResearchOutcome(branches, 0)
+def _fetch_tool(origins: Sequence[str], spec_name: str) -> Tool | int | None:
+    if not origins:
+        return None
+    from runtime.research.fetch import fetch_problem, fetch_tool
+
+    problem = fetch_problem()
+    if problem is not None:
+        stderr_log(f"{spec_name}: {problem}\n")
+        return 2
+    try:
+        return fetch_tool(origins)
+    except ValueError as exc:
+        stderr_log(f"{spec_name}: retrieve.allowedOrigins: {exc}\n")
+        return 2
 
 
-def summary(
-    goal: str,
-    branching_factor: int,
-    max_duration_ms: int,
-    allowed_origins: Sequence[str],
-    outcome: ResearchOutcome,
-) -> list[str]:
-    lines = [f"research goal: {goal.splitlines()[0] if goal else '(none)'}"]
-    for branch in outcome.branches:
-        reply = branch.reply.splitlines()[0] if branch.reply else "(no answer)"
-        lines.append(f"[branch {branch.index}/{branching_factor}] {branch.session_id}: {reply}")
-    ran = len(outcome.branches)
-    if outcome.skipped:
-        lines.append(
-            f"research: the {max_duration_ms} ms budget ran out after {ran} of "
-            f"{branching_factor} branch(es); {outcome.skipped} not started"
-        )
-    else:
-        lines.append(f"research: {ran} of {branching_factor} branch(es) ran")
-    origins = ", ".join(allowed_origins) or "none"
-    lines.append(f"allowed origins: {origins} (no network tool is available yet)")
+def _write_report(run: ResearchRun, layout: StoreLayout, out: Path) -> Path:
+    folder = out / run.run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "report.md"
+    text = render(run, layout.sessions_dir, _active_plan(layout))
+    replace_atomically(path, text.encode("utf-8"))
+    return path
+
+
+def _active_plan(layout: StoreLayout) -> Plan | None:
+    if not layout.state_dir.is_dir():
+        return None
+    try:
+        return ContinuityStore(layout).active_plan()
+    except (StoreError, OSError):
+        return None
+
+
+def summary_lines(run: ResearchRun) -> list[str]:
+    lines = [f"research goal: {first_line(run.goal) or '(none)'}"]
+    for branch in run.branches:
+        reply = first_line(branch.reply) or "(no answer)"
+        lines.append(f"[{branch.label}] {branch.session_id} ({branch.stop_reason}): {reply}")
+    if run.synthesis is not None:
+        lines.append(f"[synthesis] {first_line(run.synthesis.reply) or '(no answer)'}")
+    state = "complete" if run.complete else "partial"
+    lines.append(f"research: {state} — {len(run.branches)} branch(es), run {run.run_id}")
     return lines

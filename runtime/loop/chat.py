@@ -18,6 +18,7 @@ single-turn session answered) or ``abort`` (an exception; it is re-raised after 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -97,13 +98,16 @@ def run_chat_loop(
     target: str = "",
     session_info: Mapping[str, Any] | None = None,
     log: Callable[[str], None] = _stderr,
+    deadline: float | None = None,
 ) -> LoopResult:
     """Run one session until the input ends, ``/exit``, or (``single_turn``) one answer.
 
     ``inputs`` is an iterable of messages or a callable returning the next one (``None`` or
     ``EOFError`` at the end). ``output`` receives each reply; ``log`` receives diagnostic lines
     (each ending in a newline). ``history`` seeds earlier turns of the conversation (see
-    ``runtime.loop.history``); new turns are numbered after its last turn.
+    ``runtime.loop.history``); new turns are numbered after its last turn. ``deadline`` (a
+    ``time.monotonic()`` instant) stops the session before any model call after it: the turn
+    answers with a note and the stop reason is ``deadline``.
     """
     if max_tool_rounds < 0:
         raise ValueError("max_tool_rounds must be >= 0")
@@ -120,6 +124,7 @@ def run_chat_loop(
         window=ContextWindow(context_max_messages, context_max_chars),
         runner=ToolRunner(catalog, session_log, log, [skill_tool(skills)] if skills else []),
         log=log,
+        deadline=deadline,
     )
     stop: StopReason = "abort"
     try:
@@ -162,8 +167,11 @@ class _Session:
         window: ContextWindow,
         runner: ToolRunner,
         log: Callable[[str], None],
+        deadline: float | None = None,
     ) -> None:
         self.model = model
+        self.deadline = deadline
+        self.deadline_passed = False
         self.instructions = instructions
         self.session_log = session_log
         self.session_id = session_log.session_id
@@ -284,6 +292,8 @@ class _Session:
                 prompt = found.render(command.arguments).strip()
                 synthetic = True
             self._turn(text, prompt, synthetic)
+            if self.deadline_passed:
+                return "deadline"
             if single_turn:
                 return "complete"
         return "exit"
@@ -314,6 +324,10 @@ class _Session:
         rounds = 0
         usage: Usage | None = None
         while True:
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                self.deadline_passed = True
+                self.log(f"[loop] turn {turn} stopped: the run's deadline passed\n")
+                return "[stopped: the run's deadline passed]", usage
             self._evict()
             request = ModelRequest(self.system(), self.window.messages(), self.runner.specs())
             response = self.model.complete(request)

@@ -17,6 +17,12 @@ message                                         what the model does
 ``call <ToolName> <json>``                      calls any tool with that JSON object as input
 ``forget: <query>``                             calls ``MemoryForget {query, reason,
                                                 justification}``
+``steps:`` then one directive per line          follows the directives in order, one tool call
+                                                after another (``call fetch {…}`` then
+                                                ``prove 1``), then answers one line per result
+``split into <n> sub-goals: <goal>`` (a line)   answers a JSON array of ``n`` sub-goals: the
+                                                goal's blank-line-separated parts (else its
+                                                lines), numbered angles of the goal when fewer
 anything else                                   answers ``Noted: <message>.``, adding
                                                 ``From memory: <first recalled fact>.`` when a
                                                 recalled-memory block is in the prompt and
@@ -58,6 +64,10 @@ _MAX_ECHO = 200
 _KEYED = re.compile(r"^(remember|recall|focus|plan|forget)\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _NUMBERED = re.compile(r"^(claim|prove)\s+(\d+)\s*\.?$", re.IGNORECASE)
 _CALL = re.compile(r"^call\s+([A-Za-z_][\w.-]*)\s*(.*)$", re.IGNORECASE | re.DOTALL)
+_STEPS = re.compile(r"^steps\s*:\s*\n", re.IGNORECASE)
+_SPLIT = re.compile(
+    r"^split into (\d+) sub-goals\s*:\s*(.*)\Z", re.IGNORECASE | re.DOTALL | re.MULTILINE
+)
 _STEP_LINE = re.compile(r"^\s*\d+\.\s*\[([^\]]+)\]\s*\S")
 _HEADING = re.compile(r"^\s*#+\s*(.*?)\s*$")
 
@@ -95,10 +105,43 @@ class ScriptedModel:
             return _say("Hello. Tell me what to do, or try `remember: <fact>`.")
         last = request.messages[-1]
         if isinstance(last, ToolResultMessage):
-            return _say(_summarize(request.messages))
+            chained = _next_chained_step(request)
+            return chained if chained is not None else _say(_summarize(request.messages))
         if isinstance(last, UserMessage):
-            return _answer(last.text.strip(), request)
+            text = last.text.strip()
+            steps = _chain(text)
+            return _answer(steps[0] if steps else text, request)
         return _say("(waiting for a message)")
+
+
+def _chain(text: str) -> list[str]:
+    """The directives of a ``steps:`` message, one per non-blank line (else none)."""
+    if not _STEPS.match(text):
+        return []
+    return [line.strip() for line in text.splitlines()[1:] if line.strip()]
+
+
+def _next_chained_step(request: ModelRequest) -> ModelResponse | None:
+    """In a ``steps:`` turn, the next directive after the tool results so far (None when the
+    chain is done: the turn then ends with a summary of every result)."""
+    rounds = 0
+    for message in reversed(request.messages):
+        if isinstance(message, UserMessage):
+            steps = _chain(message.text.strip())
+            return _answer(steps[rounds], request) if rounds < len(steps) else None
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            rounds += 1
+    return None
+
+
+def _split(count: int, goal: str) -> ModelResponse:
+    parts = [part.strip() for part in re.split(r"\n\s*\n", goal.strip()) if part.strip()]
+    if len(parts) < 2:
+        parts = [line.strip() for line in goal.splitlines() if line.strip()]
+    subject = first_line(goal) or "the goal"
+    while len(parts) < count:
+        parts.append(f"{subject} (angle {len(parts) + 1} of {count})")
+    return _say(json.dumps(parts[:count], ensure_ascii=False))
 
 
 def _chars(value: object) -> int:
@@ -120,12 +163,13 @@ def estimate_usage(request: ModelRequest, response: ModelResponse) -> Usage:
 
 
 def _summarize(messages: list[Message]) -> str:
-    """One line for the tool results after the last assistant message."""
+    """One line for the tool results of the turn (after its user message)."""
     results: list[ToolResultMessage] = []
     for message in reversed(messages):
-        if not isinstance(message, ToolResultMessage):
+        if isinstance(message, UserMessage):
             break
-        results.append(message)
+        if isinstance(message, ToolResultMessage):
+            results.append(message)
     parts = [
         f"That failed: {first_line(r.text)}" if r.is_error else f"Done: {first_line(r.text)}"
         for r in reversed(results)
@@ -134,6 +178,9 @@ def _summarize(messages: list[Message]) -> str:
 
 
 def _answer(text: str, request: ModelRequest) -> ModelResponse:
+    split = _SPLIT.search(text)
+    if split:
+        return _split(max(1, min(int(split.group(1)), 32)), split.group(2))
     keyed = _KEYED.match(text)
     if keyed:
         return _keyed_directive(keyed.group(1).lower(), keyed.group(2).strip(), request)
