@@ -21,6 +21,7 @@ INPUT_MODULES = (
     "runtime.continuity.inputs",
     "runtime.facts.tools",
     "runtime.loop.tools",
+    "runtime.research.fetch",
     "runtime.shell.tool",
     "runtime.wiki.inputs",
 )
