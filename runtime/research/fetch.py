@@ -51,6 +51,7 @@ _TEXT_TYPES: Final = frozenset({"application/json", "application/xml"})
 _HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _MIME: Final = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
 _SHOWN_TYPE_CHARS: Final = 80
+_ERROR_CHARS: Final = 300
 _NOT_CHARSETS: Final = frozenset({"idna", "punycode", "unicode-escape", "raw-unicode-escape"})
 _USER_AGENT: Final = "specwire-fetch"
 _ACCEPT: Final = (
@@ -300,16 +301,20 @@ class _Fetcher:
                 return self._follow(client, url, deadline)
         except httpx.TimeoutException:
             return _failed(f"timed out after {self.timeout_s:g}s fetching {_shown(url)}")
-        except httpx.TooManyRedirects:  # not raised with follow_redirects=False; kept for safety
-            return _failed(f"more than {self.max_redirects} redirects from {_shown(url)}")
         except httpx.HTTPError as exc:
-            return _failed(f"{type(exc).__name__} fetching {_shown(url)}: {exc}")
+            # The message may quote what the server sent: one line, capped, tags escaped.
+            reason = neutralize(" ".join(str(exc).split())[:_ERROR_CHARS])
+            return _failed(f"{type(exc).__name__} fetching {_shown(url)}: {reason}")
 
     def _follow(self, client: httpx.Client, url: httpx.URL, deadline: float) -> ToolResult:
         import httpx
 
         for hop in range(self.max_redirects + 1):
-            with client.stream("GET", url) as response:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise httpx.TimeoutException("the fetch's time budget is spent")
+            # Every hop gets what is left of the one budget, not a fresh timeout.
+            with client.stream("GET", url, timeout=httpx.Timeout(remaining)) as response:
                 location = response.headers.get("location")
                 if response.status_code in REDIRECT_STATUSES and location is not None:
                     try:
