@@ -22,6 +22,7 @@ INPUT_MODULES = (
     "runtime.facts.tools",
     "runtime.hosts.delegation",
     "runtime.loop.tools",
+    "runtime.research.fetch",
     "runtime.shell.tool",
     "runtime.wiki.inputs",
 )

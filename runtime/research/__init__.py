@@ -1,0 +1,1 @@
+"""Research tools: reading the web from an allow-list of origins (``fetch``)."""
