@@ -8,6 +8,7 @@ messages through unchanged.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, Final, Literal, NoReturn
 
@@ -321,8 +322,36 @@ SettingValue = Annotated[
     ),
 ]
 
+# -- web origins (research's retrieve.allowedOrigins) -----------------------------------------
+
+_ORIGIN_RE: Final = re.compile(
+    r"(?P<scheme>https?)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
+    r"(?::(?P<port>[0-9]{1,5}))?/?"
+)
+
+
+def _origin(value: str) -> str:
+    found = _ORIGIN_RE.fullmatch(value.strip())
+    port = found.group("port") if found else None
+    if found is None or (port is not None and not 0 < int(port) < 65536):
+        fail(
+            "must be an origin: http:// or https://, a host and an optional port, nothing "
+            f"else (like https://example.org or http://127.0.0.1:8080) {got(value)}"
+        )
+    return value.strip().rstrip("/")
+
+
+Origin = Annotated[
+    str,
+    AfterValidator(_non_blank),
+    AfterValidator(_one_line),
+    AfterValidator(_origin),
+    WithJsonSchema({"type": "string", "pattern": "^https?://[^/?#@\\s]+/?$"}),
+]
+
 __all__ = [
     "Backend",
+    "Origin",
     "BranchingFactor",
     "Embedder",
     "ManagedToolName",

@@ -23,6 +23,7 @@ from ir.fields import (
     NonEmptyStr,
     NonNegativeInt,
     OneLineStr,
+    Origin,
     PositiveInt,
     Proof,
     RecallK,
@@ -137,7 +138,7 @@ class TenantSource(_Source):
 
 
 class RetrieveSource(_Source):
-    allowed_origins: list[OneLineStr] = Field(default_factory=list)
+    allowed_origins: list[Origin] = Field(default_factory=list, max_length=64)
 
 
 class RoleSource(_Source):

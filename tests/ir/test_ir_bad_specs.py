@@ -27,6 +27,13 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYFAKEKEY012"
 PRIVATE_KEY = "-----BEGIN " + "PRIVATE KEY-----"
 CHANNEL_HEAD = "name: s\ntarget: channel\n" + AGENT + "channels:\n"  # lines 1-4
 ROUTING = "routing: {sessionKey: thread}\n"
+ORIGIN = (
+    "must be an origin: http:// or https://, a host and an optional port, nothing else "
+    "(like https://example.org or http://127.0.0.1:8080)"
+)
+RESEARCH = (
+    "name: s\ntarget: research\n" + AGENT + "goal: g\nbranchingFactor: 2\nmaxDurationMs: 1000\n"
+)
 
 # (id, spec text, expected issues as "line:col: key: message")
 BAD_SPECS: list[tuple[str, str, list[str]]] = [
@@ -232,6 +239,26 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         "maxDurationMs-0",
         "name: s\ntarget: research\n" + AGENT + "goal: g\nbranchingFactor: 2\nmaxDurationMs: 0\n",
         ["6:16: maxDurationMs: must be between 1 and 604800000 (got 0)"],
+    ),
+    (
+        "retrieve-origin-with-path",
+        RESEARCH + "retrieve:\n  allowedOrigins: [https://example.org/docs]\n",
+        ["8:20: retrieve.allowedOrigins[0]: " + ORIGIN + ' (got "https://example.org/docs")'],
+    ),
+    (
+        "retrieve-origin-not-http",
+        RESEARCH + "retrieve:\n  allowedOrigins: [ftp://example.org]\n",
+        ["8:20: retrieve.allowedOrigins[0]: " + ORIGIN + ' (got "ftp://example.org")'],
+    ),
+    (
+        "retrieve-origins-not-a-list",
+        RESEARCH + "retrieve:\n  allowedOrigins: https://example.org\n",
+        ['8:19: retrieve.allowedOrigins: expected a list (got "https://example.org")'],
+    ),
+    (
+        "retrieve-origin-credentials",
+        RESEARCH + "retrieve:\n  allowedOrigins: ['https://u:p@example.org']\n",
+        ["8:20: retrieve.allowedOrigins[0]: " + ORIGIN + ' (got "https://u:p@example.org")'],
     ),
     (
         "maxDurationMs-huge",

@@ -166,7 +166,7 @@ def test_wiki_without_value_is_an_empty_wiki_block() -> None:
 def test_camel_and_snake_case_give_identical_ir() -> None:
     camel = (
         "name: s\ntarget: research\nagent: {model: m, instructions: i}\ngoal: g\n"
-        "branchingFactor: 2\nmaxDurationMs: 10\nretrieve: {allowedOrigins: [a]}\n"
+        "branchingFactor: 2\nmaxDurationMs: 10\nretrieve: {allowedOrigins: [https://a.example]}\n"
         "memory:\n  autoRecall: true\n  recallK: 3\n  autoCapture: true\n"
         "  autoCaptureThreshold: 2\n"
         "  wiki: {enabled: false, recallK: 4, autoRecall: false, requireSources: true}\n"
@@ -174,7 +174,7 @@ def test_camel_and_snake_case_give_identical_ir() -> None:
     )
     snake = (
         "name: s\ntarget: research\nagent: {model: m, instructions: i}\ngoal: g\n"
-        "branching_factor: 2\nmax_duration_ms: 10\nretrieve: {allowed_origins: [a]}\n"
+        "branching_factor: 2\nmax_duration_ms: 10\nretrieve: {allowed_origins: [https://a.example]}\n"
         "memory:\n  auto_recall: true\n  recall_k: 3\n  auto_capture: true\n"
         "  auto_capture_threshold: 2\n"
         "  wiki: {enabled: false, recall_k: 4, auto_recall: false, require_sources: true}\n"
