@@ -24,6 +24,9 @@ anything else                                   answers ``Noted: <message>.``, a
                                                 block names an unfinished step
 ==============================================  ==================================================
 
+``scripted/failing`` is the scripted model that never answers: every call raises a retryable
+``ModelServerError`` (a simulated 503), so a role's ``modelFallbacks`` can be shown offline.
+
 Keywords are case-insensitive. After a tool call the model is called again with the result and
 answers one line: ``Done: <first line of the result>`` or ``That failed: <first line>``. A
 directive naming a tool that is not offered in the request is answered with a line saying the
@@ -39,6 +42,7 @@ from dataclasses import replace
 from typing import Any
 
 from runtime.ids import new_tool_use_id
+from runtime.models.errors import ModelServerError
 from runtime.models.types import (
     AssistantMessage,
     Message,
@@ -99,6 +103,27 @@ class ScriptedModel:
         if isinstance(last, UserMessage):
             return _answer(last.text.strip(), request)
         return _say("(waiting for a message)")
+
+
+FAILING_MODEL_ID = "scripted/failing"
+
+
+class FailingModel:
+    """The ``scripted/failing`` model: every call fails with a retryable error (a simulated
+    503), so fallbacks can be exercised offline."""
+
+    def __init__(self, model_id: str = FAILING_MODEL_ID) -> None:
+        self._model_id = model_id
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        raise ModelServerError(
+            f'model "{self._model_id}" failed on purpose (a simulated 503, retryable): it never '
+            "answers; use it to try a role's modelFallbacks"
+        )
 
 
 def _chars(value: object) -> int:
