@@ -2,42 +2,63 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from emitters.bundle import Bundle
-from emitters.common import emit_plan, model_secret, model_value
+from emitters.common import EnvVar, emit_plan, model_secret, model_value
 from emitters.literals import md_code
-from ir.model import IrCrew
+from ir.model import IrCrew, IrRole, ModelRef
 
 
 def emit(spec: IrCrew) -> Bundle:
-    roles = [
-        {
-            "name": role.name,
-            "instructions": role.instructions,
-            "model": model_value(role.model) if role.model is not None else None,
-        }
-        for role in spec.roles
-    ]
     context = {
         "entry": spec.entry,
         "tools": spec.tools,
-        "roles": roles,
+        "roles": [_role(role) for role in spec.roles],
     }
     role_strings = [
         text
         for role in spec.roles
-        for text in (
-            role.name,
-            *((model_value(role.model).spelling,) if role.model is not None else ()),
-        )
+        for text in (role.name, *(model_value(model).spelling for model in _models(role)))
     ]
     return emit_plan(
         spec=spec,
         context=context,
         model=spec.model,
-        secrets=[
-            var
-            for role in spec.roles
-            for var in model_secret(role.model, f" of role {md_code(role.name)}")
-        ],
+        secrets=[var for role in spec.roles for var in _role_secrets(role)],
         user_strings=(spec.entry, *role_strings),
     )
+
+
+def _role(role: IrRole) -> dict[str, Any]:
+    """The template's view of a role; ``model_pool`` / ``model_fallbacks`` are empty lists when
+    the spec does not declare them (and the template writes nothing for them then)."""
+    return {
+        "name": role.name,
+        "instructions": role.instructions,
+        "model": model_value(role.model) if role.model is not None else None,
+        "model_pool": [model_value(model) for model in role.model_pool],
+        "model_fallbacks": [model_value(model) for model in role.model_fallbacks],
+    }
+
+
+def _models(role: IrRole) -> tuple[ModelRef, ...]:
+    own = (role.model,) if role.model is not None else ()
+    return (*own, *role.model_pool, *role.model_fallbacks)
+
+
+def _role_secrets(role: IrRole) -> list[EnvVar]:
+    name = md_code(role.name)
+    return [
+        *model_secret(role.model, f" of role {name}"),
+        *(
+            var
+            for model in role.model_pool
+            for var in model_secret(model, f" in role {name}'s pool")
+        ),
+        *(
+            var
+            for model in role.model_fallbacks
+            for var in model_secret(model, f" among role {name}'s fallbacks")
+        ),
+    ]

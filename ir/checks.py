@@ -25,6 +25,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
         issues += _duplicate_tenants(data, locator)
     if target == "crew":
         issues += _entry_names_a_role(data, locator)
+        issues += _role_models(data, locator)
     return issues
 
 
@@ -93,3 +94,65 @@ def _entry_names_a_role(data: dict[str, Any], locator: Locator) -> Iterable[Spec
         return
     hint = did_you_mean(entry, names) or f" (roles: {', '.join(names)})"
     yield locator.at_value(("entry",), f"no role named {quote(entry)}{hint}")
+
+
+def _role_models(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """``modelPool`` / ``modelFallbacks``: no pool beside ``model``, no id twice in a list, no
+    fallback that repeats a model it backs up (the pool, the role's model or the crew's)."""
+    roles = data.get("roles")
+    if not isinstance(roles, dict):
+        return
+    crew_model = data.get("model")
+    for name, role in roles.items():
+        if not isinstance(name, str) or not isinstance(role, dict):
+            continue
+        pool = role.get("modelPool")
+        model = role.get("model")
+        if pool is not None and model is not None:
+            spelt = _last_key(locator, ("roles", name, "modelPool"))
+            yield locator.at_key(
+                ("roles", name, "modelPool"),
+                f"use one of model / {spelt}: a role runs one model, or takes the pool's "
+                "models in turn",
+            )
+        yield from _duplicate_ids(pool, ("roles", name, "modelPool"), locator)
+        fallbacks = role.get("modelFallbacks")
+        yield from _duplicate_ids(fallbacks, ("roles", name, "modelFallbacks"), locator)
+        if not isinstance(fallbacks, list):
+            continue
+        backed: dict[str, str] = {}  # model id → where it is already used
+        if isinstance(pool, list) and pool:
+            for index, item in enumerate(pool):
+                if isinstance(item, str):
+                    where = locator.display(("roles", name, "modelPool", index))
+                    backed.setdefault(item, f"in the role's pool ({where})")
+        elif isinstance(model, str):
+            backed[model] = "the role's model"
+        elif model is None and isinstance(crew_model, str):
+            backed[crew_model] = "the role's model (the crew's model)"
+        for index, item in enumerate(fallbacks):
+            if isinstance(item, str) and item in backed:
+                yield locator.at_value(
+                    ("roles", name, "modelFallbacks", index),
+                    f"{quote(item)} is already {backed[item]}: a fallback must differ from "
+                    "the models it backs up",
+                )
+
+
+def _duplicate_ids(items: Any, loc: tuple[str, str, str], locator: Locator) -> Iterable[SpecIssue]:
+    if not isinstance(items, list):
+        return
+    seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            continue
+        if item in seen:
+            first = locator.display((*loc, seen[item]))
+            yield locator.at_value((*loc, index), f"duplicate model id {quote(item)} (see {first})")
+            continue
+        seen[item] = index
+
+
+def _last_key(locator: Locator, loc: tuple[str, ...]) -> str:
+    """A key as the user spelt it (``modelPool`` or ``model_pool``)."""
+    return locator.display(loc).rsplit(".", 1)[-1]

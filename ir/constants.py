@@ -41,6 +41,9 @@ EMBEDDER_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0
 # Targets whose host routes each conversation to its own session (so `scope: session` resolves).
 SESSION_ROUTED_TARGETS: Final[frozenset[str]] = frozenset({"channel"})
 
+# A crew role's lists of model ids (canonical keys): each item takes a model id or a secret ref.
+ROLE_MODEL_LISTS: Final[tuple[str, ...]] = ("modelPool", "modelFallbacks")
+
 BRANCHING_MIN: Final = 1
 BRANCHING_MAX: Final = 16
 
@@ -55,6 +58,7 @@ __all__ = [
     "NAME_RE",
     "RECALL_K_MAX",
     "RECALL_K_MIN",
+    "ROLE_MODEL_LISTS",
     "SECRET_REF_RE",
     "SESSION_KEYS",
     "SESSION_ROUTED_TARGETS",

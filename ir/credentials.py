@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ir.constants import SECRET_REF_RE
+from ir.constants import ROLE_MODEL_LISTS, SECRET_REF_RE
 from ir.errors import Mark, SpecIssue
 from ir.positions import Loc, Locator
 
@@ -105,6 +105,8 @@ def _role(loc: Loc) -> str:
     if loc in (("model",), ("agent", "model")) or (
         len(loc) == 3 and loc[0] == "roles" and loc[2] == "model"
     ):
+        return "model"
+    if len(loc) == 4 and loc[0] == "roles" and loc[2] in ROLE_MODEL_LISTS:
         return "model"
     return "text"
 

@@ -260,6 +260,39 @@ ModelId = Annotated[
         }
     ),
 ]
+# A crew role's `modelPool` / `modelFallbacks`: 1..MAX_ROLE_MODELS model ids (duplicates and
+# ids that repeat the role's own model are reported by ``ir.checks``, at the item).
+MAX_ROLE_MODELS: Final = 8
+
+
+def _model_list(value: Any) -> Any:
+    if isinstance(value, list):
+        if not value:
+            fail("must list at least one model id")
+        if len(value) > MAX_ROLE_MODELS:
+            fail(f"must list at most {MAX_ROLE_MODELS} model ids (got {len(value)})")
+    return value
+
+
+ModelIdList = Annotated[
+    list[ModelId],
+    BeforeValidator(_model_list),
+    WithJsonSchema(
+        {
+            "type": "array",
+            "items": {
+                "type": "string",
+                "minLength": 1,
+                "pattern": "\\S",
+                "description": "a model id, or a $UPPER_SNAKE secret reference read from the "
+                "environment at run time",
+            },
+            "minItems": 1,
+            "maxItems": MAX_ROLE_MODELS,
+            "uniqueItems": True,
+        }
+    ),
+]
 ToolName = Annotated[
     str, AfterValidator(_tool), WithJsonSchema({"type": "string", "enum": list(BUILTIN_TOOLS)})
 ]
@@ -355,7 +388,9 @@ __all__ = [
     "BranchingFactor",
     "Embedder",
     "ManagedToolName",
+    "MAX_ROLE_MODELS",
     "ModelId",
+    "ModelIdList",
     "Name",
     "NonEmptyStr",
     "NonNegativeInt",

@@ -108,6 +108,9 @@ class IrRole(_Ir):
     name: str
     instructions: str
     model: ModelRef | None = None
+    # Declared only: empty when the spec does not give them (never both `model` and a pool).
+    model_pool: tuple[ModelRef, ...] = ()
+    model_fallbacks: tuple[ModelRef, ...] = ()
 
 
 class IrCrew(_IrSpecBase):

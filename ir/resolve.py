@@ -96,6 +96,8 @@ def resolve(source: AnySource) -> IrSpec:
                     name=name,
                     instructions=role.instructions,
                     model=_model(role.model) if role.model is not None else None,
+                    model_pool=tuple(_model(model) for model in role.model_pool or ()),
+                    model_fallbacks=tuple(_model(model) for model in role.model_fallbacks or ()),
                 )
                 for name, role in source.roles.items()
             ),

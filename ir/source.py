@@ -19,6 +19,7 @@ from ir.fields import (
     Embedder,
     ManagedToolName,
     ModelId,
+    ModelIdList,
     Name,
     NonEmptyStr,
     NonNegativeInt,
@@ -142,8 +143,20 @@ class RetrieveSource(_Source):
 
 
 class RoleSource(_Source):
+    # For editors: `model` and `modelPool` exclude each other (``ir.checks`` says so on load).
+    model_config = ConfigDict(json_schema_extra={"not": {"required": ["model", "modelPool"]}})
+
     instructions: str
     model: ModelId | None = None
+    model_pool: ModelIdList | None = Field(
+        default=None,
+        description="models the role's sessions take in turn (round-robin), instead of model",
+    )
+    model_fallbacks: ModelIdList | None = Field(
+        default=None,
+        description="models tried in order when the chosen model fails with a retryable error "
+        "(rate limited, overloaded, a server error, a timeout)",
+    )
 
 
 class _SpecSource(_Source):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from runtime.models import Model, ModelError
 from runtime.models.select import ModelRef, select_spec_model
@@ -62,13 +62,23 @@ def message_option(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def load_model(model: ModelRef, prog: str) -> Model | None:
+def load_model(
+    model: ModelRef,
+    prog: str,
+    *,
+    log: Callable[[str], None] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Model | None:
     """The selected model, or ``None`` after a clear message on stderr (an unavailable model,
-    or a model id given as a secret reference whose variable is not set)."""
+    or a model id given as a secret reference whose variable is not set).
+
+    ``log`` (default ``stderr_log``) receives the message as one line ending in a newline;
+    ``environ`` (default ``os.environ``) is where ``SPECWIRE_MODEL`` and secrets are read.
+    """
     try:
-        return select_spec_model(model)
+        return select_spec_model(model, environ=environ)
     except ModelError as exc:
-        stderr_log(f"{prog}: {exc}\n")
+        (stderr_log if log is None else log)(f"{prog}: {exc}\n")
         return None
 
 

@@ -1,7 +1,8 @@
 """The crew host: several roles sharing one catalog and one set of stores.
 
 Each run is one session of one role: the entry role by default, another with ``--role NAME``.
-The role's instructions are its system prompt and its model is ``role.model`` or the crew's.
+The role's instructions are its system prompt; its model is the next of its ``model_pool``, else
+``role.model``, else the crew's, tried with its ``model_fallbacks`` (``runtime.hosts.role_models``).
 Every role shares the catalog and the wired options, so the plan one role writes is the plan
 the next role reads: the plan is the coordination surface. Roles hand work to each other with
 the ``Delegate`` tool (``runtime.hosts.delegation``): the named role runs as a linked
@@ -18,15 +19,14 @@ from pathlib import Path
 
 from runtime.hosts.console import (
     describe,
-    load_model,
     message_option,
     parse_argv,
     stderr_log,
 )
 from runtime.hosts.delegation import DELEGATE_TOOL_NAME, Crew
 from runtime.hosts.interactive import run_console_session
+from runtime.hosts.role_models import RoleModels
 from runtime.hosts.types import RoleConfig, SessionBuilder, session_setup
-from runtime.models import Model
 from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
 from runtime.secrets import SecretRef
@@ -57,25 +57,17 @@ def run_crew(
         known = ", ".join(by_name) or "none"
         stderr_log(f'{spec_name}: unknown role "{args.role}" (roles: {known})\n')
         return 2
-    chosen = load_model(role.model if role.model is not None else model, spec_name)
+    role_models = RoleModels(model, spec_name)
+    chosen = role_models.for_role(role)
     if chosen is None:
         return 2
     others = [name for name in by_name if name != role.name]
     setup = session_setup(build_session, catalog, options)
-    models: dict[str, Model | None] = {role.name: chosen}
-
-    def model_for(config: RoleConfig) -> Model | None:
-        if config.name not in models:
-            models[config.name] = load_model(
-                config.model if config.model is not None else model, spec_name
-            )
-        return models[config.name]
-
     crew = Crew(
         spec_name=spec_name,
         entry=entry,
         roles=by_name,
-        model_for=model_for,
+        model_for=role_models.for_role,
         options=setup.options,
         sessions_dir=StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name).sessions_dir,
         log=stderr_log,

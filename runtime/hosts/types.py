@@ -62,6 +62,10 @@ class RoleConfig:
     name: str
     instructions: str
     model: str | SecretRef | None = None  # a secret reference is read when the role starts
+    # The role's sessions take these in turn instead of ``model`` (``RoleModels.for_role``).
+    model_pool: tuple[str | SecretRef, ...] = ()
+    # Tried in order when the chosen model fails with a retryable error.
+    model_fallbacks: tuple[str | SecretRef, ...] = ()
 
 
 SessionBuilder = Callable[[], TurnSetup]

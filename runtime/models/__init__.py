@@ -5,7 +5,8 @@
 pointing at a JSON file it replays those responses in order instead. ``anthropic/<m>`` /
 ``claude-*`` use the Anthropic adapter, ``openai/<m>`` / ``gpt-*`` / ``o<digit>…`` the OpenAI one,
 ``openai-compatible/<m>`` the OpenAI SDK at ``$OPENAI_BASE_URL``; the SDKs are imported only
-then. Any other id raises ``ModelUnavailableError``.
+then. Any other id raises ``ModelUnavailableError``. ``scripted/failing`` fails every call with a
+retryable error, to show a ``FallbackModel`` (``runtime.models.fallback``) at work offline.
 
 The scripted model follows one directive per user message (details in ``scripted.py``):
 

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class ModelError(Exception):
-    """A model could not be used; the message is meant for the person running the agent."""
+    """A model could not be used; the message is meant for the person running the agent.
+
+    ``retryable`` marks the failures another try (or another model) may get past: rate limited,
+    overloaded or failing servers (5xx), timeouts and unreachable providers. A rejected key, an
+    unknown model, a prompt too long or a refusal is not retryable.
+    """
+
+    retryable: ClassVar[bool] = False
 
 
 class ModelUnavailableError(ModelError):
@@ -31,17 +40,25 @@ class ModelCallError(ModelError):
 class ModelTimeoutError(ModelCallError):
     """The provider did not answer in time."""
 
+    retryable: ClassVar[bool] = True
+
 
 class ModelConnectionError(ModelCallError):
     """The provider could not be reached."""
+
+    retryable: ClassVar[bool] = True
 
 
 class ModelRateLimitError(ModelCallError):
     """The provider kept answering 429 (rate limited or out of quota)."""
 
+    retryable: ClassVar[bool] = True
+
 
 class ModelServerError(ModelCallError):
-    """The provider kept answering with a server error (5xx)."""
+    """The provider kept answering with a server error (5xx, an overloaded API's 529 too)."""
+
+    retryable: ClassVar[bool] = True
 
 
 class ModelAuthError(ModelCallError):
@@ -58,3 +75,8 @@ class ContextTooLongError(ModelCallError):
 
 class ModelRefusalError(ModelCallError):
     """The model refused to answer."""
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Whether ``error`` is a model failure another try or another model may get past."""
+    return isinstance(error, ModelError) and error.retryable

@@ -30,6 +30,9 @@ anything else                                   answers ``Noted: <message>.``, a
                                                 block names an unfinished step
 ==============================================  ==================================================
 
+``scripted/failing`` is the scripted model that never answers: every call raises a retryable
+``ModelServerError`` (a simulated 503), so a role's ``modelFallbacks`` can be shown offline.
+
 Keywords are case-insensitive. After a tool call the model is called again with the result and
 answers one line: ``Done: <first line of the result>`` or ``That failed: <first line>``. A
 directive naming a tool that is not offered in the request is answered with a line saying the
@@ -45,6 +48,7 @@ from dataclasses import replace
 from typing import Any
 
 from runtime.ids import new_tool_use_id
+from runtime.models.errors import ModelServerError
 from runtime.models.types import (
     AssistantMessage,
     Message,
@@ -142,6 +146,27 @@ def _split(count: int, goal: str) -> ModelResponse:
     while len(parts) < count:
         parts.append(f"{subject} (angle {len(parts) + 1} of {count})")
     return _say(json.dumps(parts[:count], ensure_ascii=False))
+
+
+FAILING_MODEL_ID = "scripted/failing"
+
+
+class FailingModel:
+    """The ``scripted/failing`` model: every call fails with a retryable error (a simulated
+    503), so fallbacks can be exercised offline."""
+
+    def __init__(self, model_id: str = FAILING_MODEL_ID) -> None:
+        self._model_id = model_id
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        raise ModelServerError(
+            f'model "{self._model_id}" failed on purpose (a simulated 503, retryable): it never '
+            "answers; use it to try a role's modelFallbacks"
+        )
 
 
 def _chars(value: object) -> int:

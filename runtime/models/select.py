@@ -16,7 +16,7 @@ from runtime.models.anthropic_model import AnthropicModel
 from runtime.models.errors import ModelError, ModelUnavailableError
 from runtime.models.openai_model import OpenAIModel
 from runtime.models.replay import ReplayModel
-from runtime.models.scripted import ScriptedModel
+from runtime.models.scripted import FAILING_MODEL_ID, FailingModel, ScriptedModel
 from runtime.models.types import Model
 from runtime.safety.redaction import register_secret
 from runtime.secrets import SecretRef
@@ -91,7 +91,8 @@ def select_model(model_id: str, *, environ: Mapping[str, str] | None = None) -> 
     """The model for ``model_id`` (or ``$SPECWIRE_MODEL`` when set).
 
     ``scripted`` / ``scripted/<anything>`` is the offline scripted model; with
-    ``$SPECWIRE_SCRIPT`` set it replays that file instead. Real ids (see ``provider_of``) get
+    ``$SPECWIRE_SCRIPT`` set it replays that file instead. ``scripted/failing`` fails every call
+    with a retryable error (to show fallbacks), script or not. Real ids (see ``provider_of``) get
     the Anthropic or OpenAI adapter, which raise ``ModelConfigError`` at once for a missing key,
     base URL or SDK. Any other id raises ``ModelUnavailableError``.
     """
@@ -106,6 +107,8 @@ def select_model(model_id: str, *, environ: Mapping[str, str] | None = None) -> 
         if provider == "anthropic":
             return AnthropicModel(chosen, wire, environ=env)
         return OpenAIModel(chosen, wire, compatible=provider == "openai-compatible", environ=env)
+    if chosen == FAILING_MODEL_ID:
+        return FailingModel(chosen)
     script = env.get(SCRIPT_ENV, "").strip()
     if script:
         return ReplayModel(Path(script), model_id=chosen)

@@ -3,7 +3,8 @@
 The entry role delegates to the writer, which delegates to the checker; the checker runs a real
 tool and proves the plan step the entry role created: the proof names the checker's
 sub-session, and the answer comes back up the chain. A cycle and an unknown role are tool
-errors; a later run cannot prove a step with a tool call of an earlier, unrelated run.
+errors; the checker's failing primary model falls back to the next in ``model_fallbacks``; a
+later run cannot prove a step with a tool call of an earlier, unrelated run.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ roles:
     instructions: You write stories.
   checker:
     instructions: You check facts with tools.
+    model: scripted/failing
+    model_fallbacks: [scripted]
 tools: [ls]
 memory: {}
 continuity: true
@@ -83,6 +86,9 @@ def test_roles_delegate_down_a_chain_and_a_sub_session_proves_the_step(tmp_path:
         delegate("intern", "hello"),
     )
     assert done.returncode == 0, done.stderr
+    # The checker's primary model fails on purpose; its fallback answers.
+    assert "[model] scripted/failing failed" in done.stderr
+    assert "falling back to scripted" in done.stderr
     found = logs(work)
     by_role = {start_of(events)["role"]: sid for sid, events in found.items()}
     assert set(by_role) == {"chief", "writer", "checker"}

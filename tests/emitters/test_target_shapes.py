@@ -114,6 +114,27 @@ def test_role_model_is_rendered_only_when_declared() -> None:
     assert 'model="scripted/other"' in source
 
 
+def test_role_model_pool_and_fallbacks_are_rendered_only_when_declared() -> None:
+    spec = load_spec_text(
+        "name: c\ntarget: crew\nmodel: scripted\nentry: a\nroles:\n"
+        "  a: {instructions: A, modelPool: [scripted/one, $POOL_TWO]}\n"
+        "  b: {instructions: B, model: scripted/failing, modelFallbacks: [scripted]}\n"
+        "  c: {instructions: C}\n"
+        "continuity: false\n",
+        "c.yaml",
+    )
+    bundle = emit(spec)
+    source = bundle["agent.py"]
+    assert source.count("model_pool=") == 1 and source.count("model_fallbacks=") == 1
+    assert 'model_pool=("scripted/one", SecretRef("POOL_TWO")),' in source
+    assert 'model_fallbacks=("scripted",),' in source
+    role_c = source[source.index('name="c"') :]
+    assert "model" not in role_c[: role_c.index(")")]
+    readme = bundle["README.md"]
+    assert "| `POOL_TWO` | secret: the model id in role `a`'s pool" in readme
+    assert "falls back to `scripted`" in readme
+
+
 def test_registry_covers_every_target_and_checks_the_ir_type(
     example_specs: dict[str, IrSpec],
 ) -> None:

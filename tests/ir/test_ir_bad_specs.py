@@ -35,6 +35,9 @@ RESEARCH = (
     "name: s\ntarget: research\n" + AGENT + "goal: g\nbranchingFactor: 2\nmaxDurationMs: 1000\n"
 )
 
+
+CREW_ROLES = "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n"  # lines 1-5
+
 # (id, spec text, expected issues as "line:col: key: message")
 BAD_SPECS: list[tuple[str, str, list[str]]] = [
     # -- unknown keys, with and without a suggestion -------------------------------------
@@ -664,6 +667,129 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         "malformed-secret-role-model",
         "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n  a: {instructions: x, model: $}\n",
         ['6:31: roles.a.model: malformed secret reference "$": use $UPPER_SNAKE'],
+    ),
+    # -- crew roles: modelPool / modelFallbacks ------------------------------------------
+    (
+        "role-model-and-model-pool",
+        CREW_ROLES + "  a: {instructions: x, model: m1, modelPool: [p1, p2]}\n",
+        [
+            "6:35: roles.a.modelPool: use one of model / modelPool: a role runs one model, or "
+            "takes the pool's models in turn"
+        ],
+    ),
+    (
+        "role-model-and-model-pool-snake-case",
+        CREW_ROLES + "  a:\n    model_pool: [p1]\n    instructions: x\n    model: m1\n",
+        [
+            "7:5: roles.a.model_pool: use one of model / model_pool: a role runs one model, or "
+            "takes the pool's models in turn"
+        ],
+    ),
+    (
+        "model-pool-not-a-list",
+        CREW_ROLES + "  a: {instructions: x, modelPool: p1}\n",
+        ['6:35: roles.a.modelPool: expected a list (got "p1")'],
+    ),
+    (
+        "model-pool-empty",
+        CREW_ROLES + "  a: {instructions: x, modelPool: []}\n",
+        ["6:35: roles.a.modelPool: must list at least one model id"],
+    ),
+    (
+        "model-pool-non-string-item",
+        CREW_ROLES + "  a: {instructions: x, modelPool: [p1, 5, [p2]]}\n",
+        [
+            "6:40: roles.a.modelPool[1]: expected a string (got 5)",
+            "6:43: roles.a.modelPool[2]: expected a string (got a list)",
+        ],
+    ),
+    (
+        "model-pool-duplicate",
+        CREW_ROLES + "  a:\n    instructions: x\n    modelPool:\n      - p1\n      - $POOL\n"
+        "      - p1\n",
+        ['11:9: roles.a.modelPool[2]: duplicate model id "p1" (see roles.a.modelPool[0])'],
+    ),
+    (
+        "model-pool-too-many",
+        CREW_ROLES + "  a: {instructions: x, modelPool: [m1, m2, m3, m4, m5, m6, m7, m8, m9]}\n",
+        ["6:35: roles.a.modelPool: must list at most 8 model ids (got 9)"],
+    ),
+    (
+        "model-pool-bad-ids",
+        CREW_ROLES + "  a: {instructions: x, modelPool: [p1, $pool, '', \"a\\nb\"]}\n",
+        [
+            '6:40: roles.a.modelPool[1]: malformed secret reference "$pool": use $UPPER_SNAKE',
+            '6:47: roles.a.modelPool[2]: must not be empty (got "")',
+            "6:51: roles.a.modelPool[3]: must be one line of printable text (this one has "
+            'U+000A) (got "a\\nb")',
+        ],
+    ),
+    (
+        "model-fallbacks-not-a-list",
+        CREW_ROLES + "  a: {instructions: x, modelFallbacks: {f: 1}}\n",
+        ["6:40: roles.a.modelFallbacks: expected a list (got a mapping)"],
+    ),
+    (
+        "model-fallbacks-empty-snake-case",
+        CREW_ROLES + "  a: {instructions: x, model_fallbacks: []}\n",
+        ["6:41: roles.a.model_fallbacks: must list at least one model id"],
+    ),
+    (
+        "model-fallbacks-duplicate",
+        CREW_ROLES + "  a: {instructions: x, modelFallbacks: [f1, f2, f1]}\n",
+        [
+            '6:49: roles.a.modelFallbacks[2]: duplicate model id "f1" '
+            "(see roles.a.modelFallbacks[0])"
+        ],
+    ),
+    (
+        "model-fallbacks-too-many",
+        CREW_ROLES
+        + "  a:\n    instructions: x\n    modelFallbacks: ["
+        + ", ".join(f"f{n}" for n in range(9))
+        + "]\n",
+        ["8:21: roles.a.modelFallbacks: must list at most 8 model ids (got 9)"],
+    ),
+    (
+        "model-fallbacks-bad-id",
+        CREW_ROLES + "  a: {instructions: x, modelFallbacks: [$Fallback]}\n",
+        [
+            '6:41: roles.a.modelFallbacks[0]: malformed secret reference "$Fallback": '
+            "use $UPPER_SNAKE"
+        ],
+    ),
+    (
+        "model-fallback-repeats-the-role-model",
+        CREW_ROLES + "  a: {instructions: x, model: f1, modelFallbacks: [f2, f1]}\n",
+        [
+            '6:56: roles.a.modelFallbacks[1]: "f1" is already the role\'s model: a fallback must '
+            "differ from the models it backs up"
+        ],
+    ),
+    (
+        "model-fallback-repeats-the-crew-model",
+        CREW_ROLES + "  a: {instructions: x, modelFallbacks: [m]}\n",
+        [
+            "6:41: roles.a.modelFallbacks[0]: \"m\" is already the role's model (the crew's "
+            "model): a fallback must differ from the models it backs up"
+        ],
+    ),
+    (
+        "model-fallback-repeats-a-pool-id",
+        CREW_ROLES + "  a: {instructions: x, modelPool: [p1, $P2], modelFallbacks: [$P2]}\n",
+        [
+            '6:63: roles.a.modelFallbacks[0]: "$P2" is already in the role\'s pool '
+            "(roles.a.modelPool[1]): a fallback must differ from the models it backs up"
+        ],
+    ),
+    (
+        "token-in-a-model-pool",
+        CREW_ROLES + f"  a: {{instructions: x, modelPool: [p1, {GITHUB}]}}\n",
+        [
+            "6:40: roles.a.modelPool[1]: looks like a literal credential (a GitHub token), not a "
+            "model id; keep it in an environment variable such as GITHUB_TOKEN and write a model "
+            'id (or a "$MODEL_ID" reference) here'
+        ],
     ),
     (
         "channel-setting-not-a-scalar",

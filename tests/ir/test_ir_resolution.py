@@ -252,6 +252,24 @@ def test_crew_and_role_models_may_be_secret_references() -> None:
     ]
 
 
+def test_role_model_pool_and_fallbacks_resolve_in_order() -> None:
+    ir = load(
+        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n"
+        "  a: {instructions: x, modelPool: [scripted/b, $POOL_MODEL, scripted/a]}\n"
+        "  b:\n    instructions: y\n    model: scripted/failing\n"
+        "    model_fallbacks: [scripted, $FALLBACK_MODEL]\n"
+        "  c: {instructions: z}\n"
+    )
+    assert isinstance(ir, IrCrew)
+    a, b, c = ir.roles
+    assert a.model is None
+    assert a.model_pool == ("scripted/b", SecretRef(env="POOL_MODEL"), "scripted/a")
+    assert a.model_fallbacks == ()
+    assert b.model == "scripted/failing" and b.model_pool == ()
+    assert b.model_fallbacks == ("scripted", SecretRef(env="FALLBACK_MODEL"))
+    assert (c.model, c.model_pool, c.model_fallbacks) == (None, (), ())
+
+
 def test_tools_keep_declaration_order() -> None:
     assert load(HEADERS["cli"] + "tools: [write, bash, ls]\n").tools == ("write", "bash", "ls")
 

@@ -1,0 +1,79 @@
+"""A model that falls back to the next one when a call fails with a retryable error.
+
+``FallbackModel([primary, *fallbacks], log)`` asks each model in order, per call: the first
+answer wins. Only retryable failures (``ModelError.retryable``: rate limited, overloaded or
+failing servers, timeouts, unreachable providers) move on to the next model; any other error
+(a rejected key, an unknown model, a prompt too long, a refusal, a bug) is raised at once. When
+every model fails, the last error is raised. Each fallback is logged as one line:
+``[model] <id> failed (<reason>); falling back to <next id>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from runtime.models.errors import (
+    ModelConnectionError,
+    ModelError,
+    ModelRateLimitError,
+    ModelServerError,
+    ModelTimeoutError,
+    is_retryable,
+)
+from runtime.models.types import Model, ModelRequest, ModelResponse
+
+_REASONS: tuple[tuple[type[ModelError], str], ...] = (
+    (ModelRateLimitError, "rate limited"),
+    (ModelServerError, "server error or overloaded"),
+    (ModelTimeoutError, "timed out"),
+    (ModelConnectionError, "unreachable"),
+)
+
+
+def fallback_reason(error: ModelError) -> str:
+    """A few words for the log line (never the provider's message: it may be long)."""
+    for kind, reason in _REASONS:
+        if isinstance(error, kind):
+            return reason
+    return type(error).__name__
+
+
+class FallbackModel:
+    """Implements the ``Model`` protocol over ``models`` (the primary first, then fallbacks).
+
+    ``log`` receives one complete line per fallback, ending in a newline (``stderr_log`` fits).
+    ``model_id`` is the id of the model that answered last, the primary's before any answer.
+    """
+
+    def __init__(self, models: Sequence[Model], log: Callable[[str], None]) -> None:
+        if not models:
+            raise ValueError("FallbackModel needs at least one model")
+        self._models = tuple(models)
+        self._log = log
+        self._answered = self._models[0]
+
+    @property
+    def models(self) -> tuple[Model, ...]:
+        return self._models
+
+    @property
+    def model_id(self) -> str:
+        return self._answered.model_id
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        last = len(self._models) - 1
+        for index, model in enumerate(self._models):
+            try:
+                response = model.complete(request)
+            except ModelError as error:
+                if not is_retryable(error) or index == last:
+                    raise
+                following = self._models[index + 1].model_id
+                self._log(
+                    f"[model] {model.model_id} failed ({fallback_reason(error)}); "
+                    f"falling back to {following}\n"
+                )
+                continue
+            self._answered = model
+            return response
+        raise AssertionError("unreachable: the last model either answers or raises")
