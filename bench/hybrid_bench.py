@@ -139,8 +139,9 @@ def measure(size: int, embedder: Embedder, with_langgraph: bool, root: Path) -> 
     corpus = generate_corpus(size, SEED)
     queries = build_queries(corpus, size, QUERIES, 0, SEED).hits
     path = root / f"facts-{size}.sqlite3"
-    _progress(f"{size:,}: loading facts and vectors")
-    bulk_load(path, [(fact.text, fact.tags) for fact in corpus], embedder)
+    if not path.exists():  # ``--dir`` keeps built stores for the next run
+        _progress(f"{size:,}: loading facts and vectors")
+        bulk_load(path, [(fact.text, fact.tags) for fact in corpus], embedder)
     gc.collect()
     started = time.perf_counter()
     store = FactStore.open(path, embedder=embedder)
@@ -274,6 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--million", action="store_true", help="also 1,000,000 facts (ours only)")
     parser.add_argument("--quick", action="store_true", help="2k and 10k facts, no LangGraph")
     parser.add_argument("--no-quality", action="store_true", help="skip the recall@5 check")
+    parser.add_argument(
+        "--dir", type=Path, help="keep the latency stores here and reuse them on the next run"
+    )
     args = parser.parse_args(argv)
     sizes = [2_000, 10_000] if args.quick else [10_000, 100_000]
     if args.million:
@@ -283,7 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="hybrid-bench-") as tmp:
         root = Path(tmp)
-        rows = [measure(size, embedder, has_langgraph and size <= 100_000, root) for size in sizes]
+        stores = root if args.dir is None else args.dir
+        stores.mkdir(parents=True, exist_ok=True)
+        rows = [
+            measure(size, embedder, has_langgraph and size <= 100_000, stores) for size in sizes
+        ]
         print(render_latency(rows, embedder.id))
         if not args.no_quality:
             print()
