@@ -3,7 +3,7 @@
 Rebuilding the index reads every ``fact_vectors`` row and recomputes every sign sketch (tens of
 seconds at a million facts); loading the snapshot maps the file (milliseconds), and its matrix
 stays in the page cache, out of the process's private heap. One file, ``<database>.vectors``
-(with a ``.<name>.vectors.<random>.tmp`` temporary beside it while it is written); erasure
+(and, while it is written, a temporary ``<database>.vectors.<random>.tmp``); erasing a store
 deletes ``<database>.vectors*``. It is derived data: written atomically (temporary, fsync,
 rename; mode 0600), only trusted after checks, and any problem means "rebuild from SQLite".
 
@@ -101,7 +101,8 @@ def save(path: Path, position: Position, sections: dict[str, list[npt.NDArray[An
     header = {"format": FORMAT, "position": asdict(position), "sections": layout}
     head = json.dumps(header).encode("utf-8")
     start = _aligned(len(MAGIC) + 8 + len(head))
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    # Named with the snapshot's prefix, so erasing ``<database>.vectors*`` takes a leftover too.
+    temp = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         with os.fdopen(fd, "wb") as out:
@@ -121,9 +122,8 @@ def save(path: Path, position: Position, sections: dict[str, list[npt.NDArray[An
 def load(path: Path) -> Snapshot:
     """The mapped snapshot; ``SnapshotError`` when it cannot be trusted, ``FileNotFoundError``
     when there is none. The caller still checks the position against the database."""
-    data = np.memmap(path, dtype=np.uint8, mode="r")
     try:
-        return _parse(data)
+        return _parse(np.memmap(path, dtype=np.uint8, mode="r"))
     except SnapshotError:
         raise
     except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError) as exc:
