@@ -45,6 +45,7 @@ SNAPSHOT_MIN_ROWS = 20_000
 SNAPSHOT_MIN_CHANGES = 1_000
 # Rows of a loaded snapshot compared with SQLite before it is trusted.
 SNAPSHOT_SAMPLE = 16
+_STRIDE = 16
 _NEVER = np.iinfo(np.int64).max
 
 
@@ -363,16 +364,22 @@ class SemanticIndex:
 
 
 def _closest(distance: npt.NDArray[np.uint16], wanted: int) -> npt.NDArray[np.intp]:
-    """The ``wanted`` rows of smallest distance, ties to the lower row, in row order.
+    """The ``wanted`` rows of smallest distance, ties to the lower row.
 
-    A histogram finds the cut-off distance in one pass: several times cheaper than
-    ``argpartition`` over a million rows.
+    The cut-off distance is estimated from every ``_STRIDE``-th row, with a margin; the rows at
+    or under it hold the answer whenever there are at least ``wanted`` of them (else the exact
+    histogram decides). Several times cheaper than ``argpartition`` over a million rows.
     """
+    if len(distance) >= 64 * wanted:
+        sample = np.cumsum(np.bincount(distance[::_STRIDE]))
+        cut = int(np.searchsorted(sample, 2 * wanted // _STRIDE + 1))
+        pool = np.flatnonzero(distance <= cut)
+        if len(pool) >= wanted:
+            return pool[np.argsort(distance[pool], kind="stable")[:wanted]]
     at_most = np.cumsum(np.bincount(distance))
     cut = int(np.searchsorted(at_most, wanted))
     below = np.flatnonzero(distance < cut)
-    at_cut = np.flatnonzero(distance == cut)[: wanted - len(below)]
-    return np.concatenate([below, at_cut])
+    return np.concatenate([below, np.flatnonzero(distance == cut)[: wanted - len(below)]])
 
 
 def _resized(array: npt.NDArray[Any], capacity: int) -> npt.NDArray[Any]:

@@ -17,6 +17,7 @@ _WORDS = SKETCH_BITS // 64
 _SEED = 20261201
 # Saved sketches (``vector_snapshot``) are only comparable under the same projections.
 IDENTITY = f"simhash-{SKETCH_BITS}-{_SEED}"
+_BLOCK = 1 << 14
 
 
 def projections(dim: int) -> npt.NDArray[np.float32]:
@@ -38,14 +39,18 @@ def differing_bits(
     """Hamming distance of each row's sketch to the query's (one sketch row).
 
     ``columns`` holds the sketches word-major, ``(SKETCH_BITS / 64, rows)``: each word is then
-    one contiguous pass, three times faster than reducing over rows of four words.
+    one contiguous pass, three times faster than reducing over rows of four words. Rows go in
+    blocks that keep the scratch arrays in cache, so memory sees only the sketches stream by.
     """
     rows = columns.shape[1]
     total = np.zeros(rows, dtype=np.uint16)
-    xor = np.empty(rows, dtype=np.uint64)
-    count = np.empty(rows, dtype=np.uint8)
-    for word in range(columns.shape[0]):
-        np.bitwise_xor(columns[word], query[0, word], out=xor)
-        np.bitwise_count(xor, out=count)
-        total += count
+    xor = np.empty(min(rows, _BLOCK), dtype=np.uint64)
+    count = np.empty(min(rows, _BLOCK), dtype=np.uint8)
+    for start in range(0, rows, _BLOCK):
+        stop = min(rows, start + _BLOCK)
+        block, xor_, count_ = total[start:stop], xor[: stop - start], count[: stop - start]
+        for word in range(columns.shape[0]):
+            np.bitwise_xor(columns[word, start:stop], query[0, word], out=xor_)
+            np.bitwise_count(xor_, out=count_)
+            np.add(block, count_, out=block)
     return total

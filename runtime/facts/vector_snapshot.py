@@ -148,7 +148,8 @@ def _parse(data: npt.NDArray[np.uint8]) -> Snapshot:
         nbytes = int(count) * np.dtype(dtype).itemsize
         if offset < 0 or count < 0 or start + offset + nbytes > len(data):
             raise SnapshotError(f"section {name} out of bounds")
-        array = data[start + offset : start + offset + nbytes].view(dtype)
+        # A plain ndarray view of the mapping (a memmap's per-slice overhead adds up per query).
+        array = np.asarray(data[start + offset : start + offset + nbytes]).view(dtype)
         if total is not None and checksum(array) != total:
             raise SnapshotError(f"section {name} fails its checksum")
         arrays[name] = array
