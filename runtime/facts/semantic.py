@@ -34,10 +34,12 @@ from runtime.facts.vector_matrix import DamagedVectorsError, VectorMatrix
 from runtime.facts.vector_snapshot import Position, SnapshotError
 
 CATCH_UP_BATCH = 256
-# From this many rows a query scans sign sketches first and rescores SKETCH_CANDIDATES rows
-# exactly (``sketch``); below it, every row is scored exactly.
+# From this many rows a query scans sign sketches first (``sketch``): the SKETCH_POOL rows of
+# fewest differing bits, ranked by their bits' agreement with the query, and the best
+# SKETCH_CANDIDATES of those rescored exactly. Below it, every row is scored exactly.
 SKETCH_FROM_ROWS = 50_000
-SKETCH_CANDIDATES = 2_000
+SKETCH_POOL = 20_000
+SKETCH_CANDIDATES = 1_000
 # A snapshot is written at close for an index of at least this many rows (a smaller one is
 # rebuilt in a fraction of a second), when this many rows or tombstones (or 1% of the rows)
 # changed since the one on disk.
@@ -62,7 +64,6 @@ class SemanticIndex:
         self._log = log
         self._failing = False
         self._dim: int | None = None
-        self._planes: npt.NDArray[np.float32] | None = None
         self._snapshot = snapshot
         self._tried_snapshot = False
         self.loaded_snapshot = False
@@ -72,6 +73,7 @@ class SemanticIndex:
         self._reset()
 
     def _reset(self) -> None:
+        self._planes: npt.NDArray[np.float32] | None = None
         self._n = 0
         self._matrix: VectorMatrix | None = None
         self._seqs = np.zeros(0, dtype=np.int64)
@@ -242,6 +244,7 @@ class SemanticIndex:
             sections: dict[str, list[npt.NDArray[Any]]] = {
                 "matrix": list(vectors),
                 "sketches": list(sketches),
+                "planes": [self._planes_of()],
                 "row_sums": list(sums),
                 "seqs": [seqs],
                 "alive": [self._alive[:n]],
@@ -268,6 +271,7 @@ class SemanticIndex:
         self._matrix = VectorMatrix(
             self.dim, arrays["matrix"], arrays["sketches"], arrays["row_sums"]
         )
+        self._planes = arrays["planes"]
         # The per-row arrays are small and change (tombstones, appended rows): private copies.
         self._seqs = np.array(arrays["seqs"])
         self._alive = np.array(arrays["alive"])
@@ -352,13 +356,20 @@ class SemanticIndex:
         limit: int,
     ) -> list[int]:
         n = self._n
-        distance = matrix.differing_bits(sketch.sketch(query[None, :], self._planes_of()))
+        projection = query @ self._planes_of()
+        query_sketch = np.packbits(projection > 0).view(np.uint64)[None, :]
+        distance = matrix.differing_bits(query_sketch)
         distance[~usable] = sketch.SKETCH_BITS + 1
-        candidates = _closest(distance, min(n, max(SKETCH_CANDIDATES, limit)))
-        candidates = candidates[usable[candidates]]
-        scores = matrix.scores(candidates, query)
+        wanted = max(SKETCH_CANDIDATES, limit)
+        # In row order, so ties in the agreement go to the older row, as everywhere.
+        pool = np.sort(_closest(distance, min(n, max(SKETCH_POOL, wanted))))
+        pool = pool[usable[pool]]
+        if len(pool) > wanted:
+            agree = sketch.agreement(matrix.sketch_rows(pool), projection)
+            pool = pool[np.argsort(-agree, kind="stable")[:wanted]]
+        scores = matrix.scores(pool, query)
         keep = scores > 0
-        candidates, scores = candidates[keep], scores[keep]
+        candidates, scores = pool[keep], scores[keep]
         order = np.lexsort((candidates, -scores))[:limit]
         return [int(self._seqs[row]) for row in candidates[order]]
 
@@ -370,7 +381,7 @@ def _closest(distance: npt.NDArray[np.uint16], wanted: int) -> npt.NDArray[np.in
     or under it hold the answer whenever there are at least ``wanted`` of them (else the exact
     histogram decides). Several times cheaper than ``argpartition`` over a million rows.
     """
-    if len(distance) >= 64 * wanted:
+    if len(distance) >= 16 * wanted:
         sample = np.cumsum(np.bincount(distance[::_STRIDE]))
         cut = int(np.searchsorted(sample, 2 * wanted // _STRIDE + 1))
         pool = np.flatnonzero(distance <= cut)

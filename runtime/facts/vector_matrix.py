@@ -16,6 +16,7 @@ from runtime.facts import sketch
 
 Floats = npt.NDArray[np.float32]
 Rows = npt.NDArray[np.intp]
+_VERIFY_BLOCK = 16_384
 
 
 class DamagedVectorsError(Exception):
@@ -98,6 +99,15 @@ class VectorMatrix:
         out[self.base_rows :] = sketch.differing_bits(tail, query_sketch)
         return out
 
+    def sketch_rows(self, rows: Rows) -> npt.NDArray[np.uint64]:
+        """``(len(rows), SKETCH_BITS / 64)``: the sketches of ``rows``."""
+        in_base = rows < self.base_rows
+        out = np.empty((len(rows), self._base_sketches.shape[0]), dtype=np.uint64)
+        if self.base_rows:
+            out[in_base] = self._base_sketches[:, rows[in_base]].T
+        out[~in_base] = self._tail_sketches[:, rows[~in_base] - self.base_rows].T
+        return out
+
     def parts(
         self,
     ) -> tuple[list[Floats], list[npt.NDArray[np.uint64]], list[npt.NDArray[np.uint64]]]:
@@ -111,8 +121,8 @@ class VectorMatrix:
         return [self._base, tail], sketches, [self._base_sums, row_sums(tail)]
 
     def _verify(self, rows: Rows) -> None:
-        if len(rows) == 0:
-            return
-        if bool(np.any(row_sums(self._base[rows]) != self._base_sums[rows])):
-            raise DamagedVectorsError("a vector of the snapshot fails its checksum")
-        self._verified[rows] = True
+        for start in range(0, len(rows), _VERIFY_BLOCK):  # in blocks: bounded scratch memory
+            block = rows[start : start + _VERIFY_BLOCK]
+            if bool(np.any(row_sums(self._base[block]) != self._base_sums[block])):
+                raise DamagedVectorsError("a vector of the snapshot fails its checksum")
+            self._verified[block] = True

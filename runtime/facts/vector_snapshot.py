@@ -35,6 +35,10 @@ _ALIGN = 64
 _DTYPES: dict[str, type[np.generic]] = {
     "matrix": np.float32,  # (rows, dim), not summed at load: see ``row_sums``
     "sketches": np.uint64,  # (SKETCH_BITS / 64, rows), word-major
+    # (dim, SKETCH_BITS): the projections the sketches were made with, so rows added later are
+    # sketched with the very same floats (a library computing them a hair differently elsewhere
+    # could otherwise flip a sign)
+    "planes": np.float32,
     "row_sums": np.uint64,  # per row, ``vector_matrix.row_sums`` of its vector
     "seqs": np.int64,
     "alive": np.bool_,
@@ -166,6 +170,10 @@ def _check_shapes(position: Position, arrays: dict[str, npt.NDArray[Any]]) -> No
     if rows == 0 or sketches.size % rows:
         raise SnapshotError("sketch shape disagrees")
     arrays["sketches"] = sketches.reshape(sketches.size // rows, rows)
+    bits = 64 * arrays["sketches"].shape[0]
+    if arrays["planes"].size != dim * bits:
+        raise SnapshotError("projections disagree")
+    arrays["planes"] = arrays["planes"].reshape(dim, bits)
     per_row = ("row_sums", "seqs", "alive", "expires", "proven", "sorted_seqs", "sorted_rows")
     if any(len(arrays[name]) != rows for name in per_row):
         raise SnapshotError("per-row arrays disagree")

@@ -30,6 +30,7 @@ def scan(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     monkeypatch.setattr(semantic, "SNAPSHOT_MIN_CHANGES", 1)
     if request.param == "sketched":
         monkeypatch.setattr(semantic, "SKETCH_FROM_ROWS", 1)
+        monkeypatch.setattr(semantic, "SKETCH_POOL", 150)
         monkeypatch.setattr(semantic, "SKETCH_CANDIDATES", 60)
     return str(request.param)
 
