@@ -38,7 +38,7 @@ CATCH_UP_BATCH = 256
 # fewest differing bits, ranked by their bits' agreement with the query, and the best
 # SKETCH_CANDIDATES of those rescored exactly. Below it, every row is scored exactly.
 SKETCH_FROM_ROWS = 50_000
-SKETCH_POOL = 20_000
+SKETCH_POOL = 10_000
 SKETCH_CANDIDATES = 1_000
 # A snapshot is written at close for an index of at least this many rows (a smaller one is
 # rebuilt in a fraction of a second), when this many rows or tombstones (or 1% of the rows)
@@ -361,12 +361,11 @@ class SemanticIndex:
         distance = matrix.differing_bits(query_sketch)
         distance[~usable] = sketch.SKETCH_BITS + 1
         wanted = max(SKETCH_CANDIDATES, limit)
-        # In row order, so ties in the agreement go to the older row, as everywhere.
-        pool = np.sort(_closest(distance, min(n, max(SKETCH_POOL, wanted))))
+        # Pools in row order, so ties go to the older row, as everywhere.
+        pool = _closest(distance, min(n, max(SKETCH_POOL, wanted)))
         pool = pool[usable[pool]]
         if len(pool) > wanted:
-            agree = sketch.agreement(matrix.sketch_rows(pool), projection)
-            pool = pool[np.argsort(-agree, kind="stable")[:wanted]]
+            pool = pool[_largest(sketch.agreement(matrix.sketch_rows(pool), projection), wanted)]
         scores = matrix.scores(pool, query)
         keep = scores > 0
         candidates, scores = pool[keep], scores[keep]
@@ -375,22 +374,40 @@ class SemanticIndex:
 
 
 def _closest(distance: npt.NDArray[np.uint16], wanted: int) -> npt.NDArray[np.intp]:
-    """The ``wanted`` rows of smallest distance, ties to the lower row.
+    """The ``wanted`` rows of smallest distance, ties to the lower row, in row order.
 
     The cut-off distance is estimated from every ``_STRIDE``-th row, with a margin; the rows at
-    or under it hold the answer whenever there are at least ``wanted`` of them (else the exact
-    histogram decides). Several times cheaper than ``argpartition`` over a million rows.
+    or under it hold the answer whenever there are at least ``wanted`` of them (else every row
+    is the pool). Several times cheaper than ``argpartition`` over a million rows.
     """
     if len(distance) >= 16 * wanted:
         sample = np.cumsum(np.bincount(distance[::_STRIDE]))
-        cut = int(np.searchsorted(sample, 2 * wanted // _STRIDE + 1))
-        pool = np.flatnonzero(distance <= cut)
+        estimate = int(np.searchsorted(sample, 2 * wanted // _STRIDE + 1))
+        pool = np.flatnonzero(distance <= estimate)
         if len(pool) >= wanted:
-            return pool[np.argsort(distance[pool], kind="stable")[:wanted]]
-    at_most = np.cumsum(np.bincount(distance))
-    cut = int(np.searchsorted(at_most, wanted))
-    below = np.flatnonzero(distance < cut)
-    return np.concatenate([below, np.flatnonzero(distance == cut)[: wanted - len(below)]])
+            return pool[_smallest(distance[pool], wanted)]
+    return np.flatnonzero(_smallest(distance, wanted))
+
+
+def _smallest(values: npt.NDArray[np.uint16], wanted: int) -> npt.NDArray[np.bool_]:
+    """A mask of the ``wanted`` smallest values, ties to the lower position (a histogram cut)."""
+    cut = int(np.searchsorted(np.cumsum(np.bincount(values)), wanted))
+    below = values < cut
+    at_cut = values == cut
+    at_cut &= np.cumsum(at_cut) <= wanted - int(np.count_nonzero(below))
+    return below | at_cut
+
+
+def _largest(values: npt.NDArray[np.float32], wanted: int) -> npt.NDArray[np.intp]:
+    """Positions of the ``wanted`` largest values, ties to the lower position, in position
+    order."""
+    if wanted >= len(values):
+        return np.arange(len(values))
+    cut = np.partition(values, len(values) - wanted)[len(values) - wanted]
+    above = values > cut
+    at_cut = values == cut
+    at_cut &= np.cumsum(at_cut) <= wanted - int(np.count_nonzero(above))
+    return np.flatnonzero(above | at_cut)
 
 
 def _resized(array: npt.NDArray[Any], capacity: int) -> npt.NDArray[Any]:

@@ -25,6 +25,7 @@ IDENTITY = f"orthogonal-simhash-{SKETCH_BITS}-{_SEED}"
 _BLOCK = 1 << 14
 # Row v: the 8 bits of the byte value v, most significant first (``np.packbits``'s order).
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float32)
+_POSITION_BASE = 256 * np.arange(SKETCH_BITS // 8, dtype=np.uint16)
 
 
 def projections(dim: int) -> npt.NDArray[np.float32]:
@@ -45,9 +46,10 @@ def agreement(
 ) -> npt.NDArray[np.float32]:
     """Per sketch row (``(rows, SKETCH_BITS / 64)``), the sum of the query's projections over the
     row's set bits: the larger, the more the row's signs agree with the query where it counts."""
-    tables = query_projection.reshape(-1, 8) @ _BYTE_BITS.T  # per byte position, per byte value
+    tables = (query_projection.reshape(-1, 8) @ _BYTE_BITS.T).ravel()  # position-major
     data = np.ascontiguousarray(rows).view(np.uint8).reshape(len(rows), -1)
-    scores: npt.NDArray[np.float32] = tables[np.arange(tables.shape[0]), data].sum(axis=1)
+    index = data + _POSITION_BASE[: data.shape[1]]
+    scores: npt.NDArray[np.float32] = np.take(tables, index).sum(axis=1)
     return scores
 
 

@@ -101,10 +101,11 @@ class VectorMatrix:
 
     def sketch_rows(self, rows: Rows) -> npt.NDArray[np.uint64]:
         """``(len(rows), SKETCH_BITS / 64)``: the sketches of ``rows``."""
+        if not self._tail_rows:
+            return np.ascontiguousarray(self._base_sketches[:, rows].T)
         in_base = rows < self.base_rows
         out = np.empty((len(rows), self._base_sketches.shape[0]), dtype=np.uint64)
-        if self.base_rows:
-            out[in_base] = self._base_sketches[:, rows[in_base]].T
+        out[in_base] = self._base_sketches[:, rows[in_base]].T
         out[~in_base] = self._tail_sketches[:, rows[~in_base] - self.base_rows].T
         return out
 
