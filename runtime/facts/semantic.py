@@ -395,7 +395,8 @@ def _smallest(values: npt.NDArray[np.uint16], wanted: int) -> npt.NDArray[np.boo
     below = values < cut
     at_cut = values == cut
     at_cut &= np.cumsum(at_cut) <= wanted - int(np.count_nonzero(below))
-    return below | at_cut
+    mask: npt.NDArray[np.bool_] = below | at_cut
+    return mask
 
 
 def _largest(values: npt.NDArray[np.float32], wanted: int) -> npt.NDArray[np.intp]:
