@@ -258,13 +258,15 @@ def test_the_sketch_cuts_keep_the_best_rows_with_ties_to_the_older_row(
 ) -> None:
     import numpy as np
 
+    from runtime.facts.vector_cuts import closest, largest
+
     rng = np.random.default_rng(rows)
     for distance in (
         np.clip(rng.normal(128, 10, rows), 0, 256).astype(np.uint16),
         rng.integers(0, 3, rows).astype(np.uint16),  # mostly ties
     ):
         expected = np.sort(np.lexsort((np.arange(rows), distance))[:wanted])
-        assert semantic._closest(distance, wanted).tolist() == expected.tolist()
+        assert closest(distance, wanted).tolist() == expected.tolist()
         values = distance.astype(np.float32)
         expected = np.sort(np.lexsort((np.arange(rows), -values))[:wanted])
-        assert semantic._largest(values, wanted).tolist() == expected.tolist()
+        assert largest(values, wanted).tolist() == expected.tolist()
