@@ -30,10 +30,10 @@ def hybrid_recall(store: FactStore, semantic: SemanticIndex, query: str, k: int)
     if query_vector is None:
         return lexical[:k]
     now = store._now_ms()
+    seqs = semantic.ranking(store._file, query_vector[0], now, depth)
     with store._file.reading("recall") as conn:
         if conn is None:
             return []
-        seqs = semantic.nearest(query_vector[0], now, depth)
         by_seq = vector_queries.live_by_seqs(conn, seqs, now)
     facts: dict[str, Fact] = {hit.fact.id: hit.fact for hit in lexical}
     cosine: list[str] = []

@@ -24,7 +24,7 @@ import math
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import TypeVar
@@ -178,10 +178,12 @@ class LexicalIndex:
         seqs = np.concatenate(touched) if len(touched) > 1 else touched[0]
         scores = self._scratch[seqs]
         self._scratch[seqs] = 0.0
-        keep = self._indexed[seqs] & (self._expires[seqs] > now_ms)
-        seqs, scores = seqs[keep], scores[keep]
         scores = np.where(self._proven[seqs], scores * EVIDENCE_FACTOR, scores)
-        return _best(seqs, scores, limit, len(touched))
+
+        def live(candidates: Seqs) -> Flags:
+            return self._indexed[candidates] & (self._expires[candidates] > now_ms)
+
+        return _best(seqs, scores, limit, len(touched), live)
 
     def _norms(self) -> Floats:
         """Per seq, ``k1 * (1 - b + b * dl / avgdl)``: recomputed only when N or the token total
@@ -369,18 +371,38 @@ def build(docs: Iterable[NewDoc]) -> LexicalIndex:
     )
 
 
-def _best(seqs: Seqs, scores: Floats, limit: int, n_terms: int) -> list[tuple[int, float]]:
-    """The ``limit`` best distinct seqs by (score desc, seq asc); ``seqs`` may repeat a seq (once
-    per matching term, always with the same score)."""
-    if len(seqs) == 0:
-        return []
-    # A seq appears at most n_terms times, so the best limit * n_terms entries hold at least
-    # limit distinct seqs; every entry tied with the last of them is kept for the seq tie-break.
+def _best(
+    seqs: Seqs,
+    scores: Floats,
+    limit: int,
+    n_terms: int,
+    live: Callable[[Seqs], Flags],
+) -> list[tuple[int, float]]:
+    """The ``limit`` best distinct live seqs by (score desc, seq asc); ``seqs`` may repeat a seq
+    (once per matching term, always with the same score).
+
+    Liveness is checked on the best entries only, not on every posting (most of a common term's
+    postings never come near the top): when too few of them are live, more are taken.
+    """
     wanted = limit * n_terms
-    if len(scores) > wanted:
-        cut = -np.partition(-scores, wanted - 1)[wanted - 1]
-        chosen = scores >= cut
-        seqs, scores = seqs[chosen], scores[chosen]
+    while True:
+        # A seq appears at most n_terms times, so the best limit * n_terms entries hold at least
+        # limit distinct seqs; every entry tied with the last of them is kept for the tie-break.
+        every = len(scores) <= wanted
+        if every:
+            best_seqs, best_scores = seqs, scores
+        else:
+            cut = -np.partition(-scores, wanted - 1)[wanted - 1]
+            chosen = scores >= cut
+            best_seqs, best_scores = seqs[chosen], scores[chosen]
+        keep = live(best_seqs)
+        out = _distinct(best_seqs[keep], best_scores[keep], limit)
+        if every or len(out) == limit:
+            return out
+        wanted *= 4
+
+
+def _distinct(seqs: Seqs, scores: Floats, limit: int) -> list[tuple[int, float]]:
     order = np.lexsort((seqs, -scores))
     out: list[tuple[int, float]] = []
     last = -1

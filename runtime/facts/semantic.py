@@ -7,26 +7,46 @@ per-row deadline compared at query time. Facts without a vector of this embedder
 the embedder failed, by a process without one, or under another embedder) are embedded lazily,
 ``CATCH_UP_BATCH`` per query; until then the cosine ranking ignores them, and vectors of another
 embedder are never read, so two models never meet in one ranking.
+
+A large index is saved beside the database when the store closes (``vector_snapshot``) and
+mapped, not rebuilt, by the next store that opens it: checked against the database, then caught
+up by the same cursors. A snapshot that does not match is ignored, and one found damaged while
+answering is deleted and the index rebuilt from SQLite: it never changes an answer.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Sequence
+from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from runtime.embedders.base import Embedder
-from runtime.facts import sketch, vector_queries
+from runtime.facts import sketch, vector_cuts, vector_queries, vector_snapshot
 from runtime.facts.lifecycle import FactFile
+from runtime.facts.schema import schema_version
+from runtime.facts.vector_matrix import DamagedVectorsError, VectorMatrix
+from runtime.facts.vector_snapshot import Position, SnapshotError
 
 CATCH_UP_BATCH = 256
-# From this many rows a query scans sign sketches first and rescores SKETCH_CANDIDATES rows
-# exactly (``sketch``); below it, every row is scored exactly.
+# From this many rows a query scans sign sketches first (``sketch``): the SKETCH_POOL rows of
+# fewest differing bits, ranked by their bits' agreement with the query, and the best
+# SKETCH_CANDIDATES of those rescored exactly. Below it, every row is scored exactly.
 SKETCH_FROM_ROWS = 50_000
-SKETCH_CANDIDATES = 2_000
+SKETCH_POOL = 10_000
+SKETCH_CANDIDATES = 1_000
+# A snapshot is written at close for an index of at least this many rows (a smaller one is
+# rebuilt in a fraction of a second), when this many rows or tombstones (or 1% of the rows)
+# changed since the one on disk.
+SNAPSHOT_MIN_ROWS = 20_000
+SNAPSHOT_MIN_CHANGES = 1_000
+# Rows of a loaded snapshot compared with SQLite before it is trusted.
+SNAPSHOT_SAMPLE = 16
 _NEVER = np.iinfo(np.int64).max
 
 
@@ -36,22 +56,33 @@ def embedding_text(text: str, tags: Sequence[str]) -> str:
 
 
 class SemanticIndex:
-    def __init__(self, embedder: Embedder, log: Callable[[str], None]) -> None:
+    def __init__(
+        self, embedder: Embedder, log: Callable[[str], None], snapshot: Path | None = None
+    ) -> None:
         self.embedder = embedder
         self._log = log
         self._failing = False
         self._dim: int | None = None
-        self._n = 0
-        self._matrix = np.zeros((0, 0), dtype=np.float32)
-        # Word-major (``sketch.differing_bits``): one row per 64-bit word, one column per fact.
-        self._sketches = np.zeros((sketch.SKETCH_BITS // 64, 0), dtype=np.uint64)
+        self._snapshot = snapshot
+        self._tried_snapshot = False
+        self.loaded_snapshot = False
+        self._saved: tuple[int, int] | None = None  # (rows, tombstone cursor) on disk
+        # Held while the arrays change or are read: a warm store may serve several threads.
+        self._lock = threading.RLock()
+        self._reset()
+
+    def _reset(self) -> None:
         self._planes: npt.NDArray[np.float32] | None = None
+        self._n = 0
+        self._matrix: VectorMatrix | None = None
         self._seqs = np.zeros(0, dtype=np.int64)
         self._alive = np.zeros(0, dtype=bool)
         self._expires = np.zeros(0, dtype=np.int64)
         self._proven = np.zeros(0, dtype=bool)
+        # Rows by fact seq: a snapshot's sorted arrays, and a dict for rows read since.
+        self._sorted_seqs = np.zeros(0, dtype=np.int64)
+        self._sorted_rows = np.zeros(0, dtype=np.int64)
         self._row_of: dict[int, int] = {}
-        self._dead: set[int] = set()
         self._vector_cursor = 0
         self._tomb_cursor = 0
         self._checked_seq = 0  # every fact up to here has a vector of this embedder or is dead
@@ -84,13 +115,19 @@ class SemanticIndex:
 
     def refresh(self, file: FactFile) -> None:
         """Read what was written since the last refresh; embed one batch of missing facts."""
+        with self._lock:
+            self._refresh(file)
+
+    def _refresh(self, file: FactFile) -> None:
         with file.reading("recall") as conn:
             if conn is None:
                 return
+            if not self._tried_snapshot:
+                self._tried_snapshot = True
+                self._load_snapshot(conn)
             for tomb_seq, fact_seq in vector_queries.tombstoned_since(conn, self._tomb_cursor):
                 self._tomb_cursor = tomb_seq
-                self._dead.add(fact_seq)
-                row = self._row_of.get(fact_seq)
+                row = self._row(int(fact_seq))
                 if row is not None:
                     self._alive[row] = False
             self._load_vectors(
@@ -127,43 +164,152 @@ class SemanticIndex:
                 vector_queries.unembedded_since(conn, self.embedder.id, self._checked_seq, 1)
             )
 
-    def _load_vectors(self, rows: list[tuple[int, int, bytes, int | None, int]]) -> None:
+    def _row(self, seq: int) -> int | None:
+        row = self._row_of.get(seq)
+        if row is not None or len(self._sorted_seqs) == 0:
+            return row
+        at = int(np.searchsorted(self._sorted_seqs, seq))
+        if at < len(self._sorted_seqs) and int(self._sorted_seqs[at]) == seq:
+            return int(self._sorted_rows[at])
+        return None
+
+    def _load_vectors(self, rows: list[tuple[int, int, bytes, int | None, int, int]]) -> None:
         if not rows:
             return
         self._vector_cursor = int(rows[-1][0])
-        self._grow(len(rows))
-        start = self._n
         block = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32)
         vectors = block.reshape(len(rows), self.dim)
-        self._matrix[start : start + len(rows)] = vectors
-        self._sketches[:, start : start + len(rows)] = sketch.sketch(vectors, self._planes_of()).T
-        for offset, (_, seq, _, expires, proven) in enumerate(rows):
+        self._matrix_of().append(vectors, sketch.sketch(vectors, self._planes_of()))
+        self._grow(len(rows))
+        start = self._n
+        for offset, (_, seq, _, expires, proven, dead) in enumerate(rows):
             row = start + offset
             self._seqs[row] = seq
-            self._alive[row] = seq not in self._dead
+            self._alive[row] = not dead
             self._expires[row] = _NEVER if expires is None else expires
             self._proven[row] = bool(proven)
             self._row_of[int(seq)] = row
         self._n += len(rows)
 
+    def _matrix_of(self) -> VectorMatrix:
+        if self._matrix is None:
+            self._matrix = VectorMatrix(self.dim)
+        return self._matrix
+
     def _grow(self, extra: int) -> None:
         needed = self._n + extra
-        capacity = self._matrix.shape[0]
-        if needed <= capacity and self._matrix.shape[1] == self.dim:
+        capacity = len(self._seqs)
+        if needed <= capacity:
             return
         capacity = max(needed, capacity * 2, 1024)
-        matrix = np.zeros((capacity, self.dim), dtype=np.float32)
-        if self._n:
-            matrix[: self._n] = self._matrix[: self._n]
-        self._matrix = matrix
-        sketches = np.zeros((self._sketches.shape[0], capacity), dtype=np.uint64)
-        if self._n:
-            sketches[:, : self._n] = self._sketches[:, : self._n]
-        self._sketches = sketches
         self._seqs = _resized(self._seqs, capacity)
         self._alive = _resized(self._alive, capacity)
         self._expires = _resized(self._expires, capacity)
         self._proven = _resized(self._proven, capacity)
+
+    # -- the snapshot ---------------------------------------------------------------------
+
+    def save_snapshot(self, file: FactFile) -> bool:
+        """Save the index beside the database when it is large and the file is stale enough.
+        Returns whether it was saved."""
+        with self._lock:
+            n, matrix = self._n, self._matrix
+            if self._snapshot is None or matrix is None or n < SNAPSHOT_MIN_ROWS:
+                return False
+            if self._saved is not None:
+                changes = n - self._saved[0] + self._tomb_cursor - self._saved[1]
+                if changes < max(SNAPSHOT_MIN_CHANGES, n // 100):
+                    return False
+            with file.reading("save the vector index") as conn:
+                if conn is None:
+                    return False
+                position = Position(
+                    schema_version=schema_version(conn),
+                    embedder=self.embedder.id,
+                    dim=self.dim,
+                    sketch=sketch.IDENTITY,
+                    rows=n,
+                    vector_cursor=self._vector_cursor,
+                    vector_fact_id=vector_queries.fact_id_of_vector(
+                        conn, self._vector_cursor, self.embedder.id
+                    ),
+                    tomb_cursor=self._tomb_cursor,
+                    tomb_target=vector_queries.tombstone_target(conn, self._tomb_cursor),
+                    checked_seq=self._checked_seq,
+                )
+            vectors, sketches, sums = matrix.parts()
+            seqs = self._seqs[:n]
+            order = np.argsort(seqs, kind="stable")
+            sections: dict[str, list[npt.NDArray[Any]]] = {
+                "matrix": list(vectors),
+                "sketches": list(sketches),
+                "planes": [self._planes_of()],
+                "row_sums": list(sums),
+                "seqs": [seqs],
+                "alive": [self._alive[:n]],
+                "expires": [self._expires[:n]],
+                "proven": [self._proven[:n]],
+                "sorted_seqs": [seqs[order]],
+                "sorted_rows": [order.astype(np.int64)],
+            }
+            vector_snapshot.save(self._snapshot, position, sections)
+            self._saved = (n, self._tomb_cursor)
+            return True
+
+    def _load_snapshot(self, conn: Any) -> None:
+        """Take the saved index when it matches this database and embedder; else keep empty."""
+        if self._snapshot is None:
+            return
+        try:
+            snapshot = vector_snapshot.load(self._snapshot)
+        except (OSError, SnapshotError):
+            return
+        position, arrays = snapshot.position, snapshot.arrays
+        if not self._matches(conn, position, arrays):
+            return
+        self._matrix = VectorMatrix(
+            self.dim, arrays["matrix"], arrays["sketches"], arrays["row_sums"]
+        )
+        self._planes = arrays["planes"]
+        # The per-row arrays are small and change (tombstones, appended rows): private copies.
+        self._seqs = np.array(arrays["seqs"])
+        self._alive = np.array(arrays["alive"])
+        self._expires = np.array(arrays["expires"])
+        self._proven = np.array(arrays["proven"])
+        self._sorted_seqs, self._sorted_rows = arrays["sorted_seqs"], arrays["sorted_rows"]
+        self._n = position.rows
+        self._vector_cursor, self._tomb_cursor = position.vector_cursor, position.tomb_cursor
+        self._checked_seq = position.checked_seq
+        self._saved = (position.rows, position.tomb_cursor)
+        self.loaded_snapshot = True
+
+    def _matches(self, conn: Any, position: Position, arrays: dict[str, Any]) -> bool:
+        embedder_id = self.embedder.id
+        if (
+            position.embedder != embedder_id
+            or position.dim != self.dim
+            or position.sketch != sketch.IDENTITY
+            or position.schema_version != schema_version(conn)
+            or vector_queries.fact_id_of_vector(conn, position.vector_cursor, embedder_id)
+            != position.vector_fact_id
+            or vector_queries.tombstone_target(conn, position.tomb_cursor) != position.tomb_target
+        ):
+            return False
+        rows = np.unique(np.linspace(0, position.rows - 1, SNAPSHOT_SAMPLE).astype(np.int64))
+        matrix, seqs = arrays["matrix"], arrays["seqs"]
+        for row in rows.tolist():
+            stored = vector_queries.vector_of(conn, embedder_id, int(seqs[row]))
+            if stored != matrix[row].tobytes():
+                return False
+        return True
+
+    def _discard_snapshot(self) -> None:
+        """The loaded snapshot is damaged: delete it and start over from SQLite."""
+        self._reset()
+        self._saved, self.loaded_snapshot = None, False
+        if self._snapshot is not None:
+            with suppress(OSError):
+                self._snapshot.unlink()
 
     # -- ranking --------------------------------------------------------------------------
 
@@ -172,34 +318,57 @@ class SemanticIndex:
             self._planes = sketch.projections(self.dim)
         return self._planes
 
+    def ranking(
+        self, file: FactFile, query: npt.NDArray[np.float32], now_ms: int, limit: int
+    ) -> list[int]:
+        """``nearest``; a snapshot found damaged on the way is dropped, the index rebuilt from
+        SQLite and the query answered from that."""
+        with self._lock:
+            try:
+                return self.nearest(query, now_ms, limit)
+            except DamagedVectorsError:
+                self._discard_snapshot()
+            self._refresh(file)
+            return self.nearest(query, now_ms, limit)
+
     def nearest(self, query: npt.NDArray[np.float32], now_ms: int, limit: int) -> list[int]:
         """Seqs of the live facts most similar to ``query`` (cosine > 0 only), best first."""
-        n = self._n
-        if n == 0 or limit < 1:
-            return []
-        usable = self._alive[:n] & (self._expires[:n] > now_ms)
-        if n >= SKETCH_FROM_ROWS:
-            return self._nearest_sketched(query, usable, limit)
-        scores = self._matrix[:n] @ query
-        scores = np.where(usable & (scores > 0), scores, -np.inf)
-        top = np.argpartition(-scores, limit)[:limit] if limit < n else np.arange(n)
-        # Ties broken by row order (write order), so the ranking is deterministic.
-        order = top[np.lexsort((top, -scores[top]))]
-        return [int(self._seqs[row]) for row in order if scores[row] > -np.inf]
+        with self._lock:
+            n, matrix = self._n, self._matrix
+            if n == 0 or limit < 1 or matrix is None:
+                return []
+            usable = self._alive[:n] & (self._expires[:n] > now_ms)
+            if n >= SKETCH_FROM_ROWS:
+                return self._nearest_sketched(matrix, query, usable, limit)
+            scores = matrix.all_scores(query)
+            scores = np.where(usable & (scores > 0), scores, -np.inf)
+            top = np.argpartition(-scores, limit)[:limit] if limit < n else np.arange(n)
+            # Ties broken by row order (write order), so the ranking is deterministic.
+            order = top[np.lexsort((top, -scores[top]))]
+            return [int(self._seqs[row]) for row in order if scores[row] > -np.inf]
 
     def _nearest_sketched(
-        self, query: npt.NDArray[np.float32], usable: npt.NDArray[np.bool_], limit: int
+        self,
+        matrix: VectorMatrix,
+        query: npt.NDArray[np.float32],
+        usable: npt.NDArray[np.bool_],
+        limit: int,
     ) -> list[int]:
         n = self._n
-        query_sketch = sketch.sketch(query[None, :], self._planes_of())
-        distance = sketch.differing_bits(self._sketches[:, :n], query_sketch)
+        projection = query @ self._planes_of()
+        query_sketch = np.packbits(projection > 0).view(np.uint64)[None, :]
+        distance = matrix.differing_bits(query_sketch)
         distance[~usable] = sketch.SKETCH_BITS + 1
-        wanted = min(n, max(SKETCH_CANDIDATES, limit))
-        candidates = np.argpartition(distance, wanted - 1)[:wanted] if wanted < n else np.arange(n)
-        candidates = candidates[usable[candidates]]
-        scores = self._matrix[candidates] @ query
+        wanted = max(SKETCH_CANDIDATES, limit)
+        # Pools in row order, so ties go to the older row, as everywhere.
+        pool = vector_cuts.closest(distance, min(n, max(SKETCH_POOL, wanted)))
+        pool = pool[usable[pool]]
+        if len(pool) > wanted:
+            agree = sketch.agreement(matrix.sketch_rows(pool), projection)
+            pool = pool[vector_cuts.largest(agree, wanted)]
+        scores = matrix.scores(pool, query)
         keep = scores > 0
-        candidates, scores = candidates[keep], scores[keep]
+        candidates, scores = pool[keep], scores[keep]
         order = np.lexsort((candidates, -scores))[:limit]
         return [int(self._seqs[row]) for row in candidates[order]]
 

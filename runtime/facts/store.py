@@ -106,12 +106,17 @@ class FactStore:
         if self._semantic is not None and self._semantic.embedder.id == embedder.id:
             return
         from runtime.facts.semantic import SemanticIndex
+        from runtime.facts.vector_snapshot import snapshot_path
 
-        self._semantic = SemanticIndex(embedder, log or _stderr)
+        self._semantic = SemanticIndex(embedder, log or _stderr, snapshot_path(self._file.path))
 
     def close(self) -> None:
         if self._lexical is not None and not self._file.closed:
             self._save_lexical_snapshot()
+        if self._semantic is not None and not self._file.closed:
+            # Like the lexical snapshot: an optimization that must never fail a close.
+            with suppress(StoreError, OSError):
+                self._semantic.save_snapshot(self._file)
         self._file.close()
 
     def _save_lexical_snapshot(self) -> None:

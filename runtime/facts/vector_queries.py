@@ -33,10 +33,12 @@ def insert_vectors(
 
 def vectors_since(
     conn: sqlite3.Connection, embedder: str, dim: int, after: int
-) -> list[tuple[int, int, bytes, int | None, int]]:
-    """``(rowid, fact_seq, vector, expires_at, proven)`` of this embedder's new vectors."""
+) -> list[tuple[int, int, bytes, int | None, int, int]]:
+    """``(rowid, fact_seq, vector, expires_at, proven, dead)`` of this embedder's new vectors
+    (``dead``: the fact has a tombstone, perhaps one older than the tombstone cursor)."""
     return conn.execute(
-        "SELECT v.rowid, v.fact_seq, v.vector, f.expires_at, json_array_length(f.evidence) > 0 "
+        "SELECT v.rowid, v.fact_seq, v.vector, f.expires_at, json_array_length(f.evidence) > 0, "
+        "EXISTS (SELECT 1 FROM tombstones t WHERE t.target = f.id) "
         "FROM fact_vectors v JOIN facts f ON f.seq = v.fact_seq "
         # ``+v.embedder``: walk the rowid range, never the (embedder, fact_seq) index, which
         # would visit every vector of this embedder to find the few new ones.
@@ -45,10 +47,34 @@ def vectors_since(
     ).fetchall()
 
 
+def fact_id_of_vector(conn: sqlite3.Connection, rowid: int, embedder: str) -> str | None:
+    """The id of the fact of that vector row of this embedder (None: no such row)."""
+    row = conn.execute(
+        "SELECT f.id FROM fact_vectors v JOIN facts f ON f.seq = v.fact_seq "
+        "WHERE v.rowid = ? AND v.embedder = ?",
+        (rowid, embedder),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def tombstone_target(conn: sqlite3.Connection, seq: int) -> str | None:
+    row = conn.execute("SELECT target FROM tombstones WHERE seq = ?", (seq,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def vector_of(conn: sqlite3.Connection, embedder: str, fact_seq: int) -> bytes | None:
+    row = conn.execute(
+        "SELECT vector FROM fact_vectors WHERE embedder = ? AND fact_seq = ?", (embedder, fact_seq)
+    ).fetchone()
+    return None if row is None else bytes(row[0])
+
+
 def tombstoned_since(conn: sqlite3.Connection, after: int) -> list[tuple[int, int]]:
     """``(tombstone seq, fact seq)`` of tombstones written after ``after``."""
     return conn.execute(
-        "SELECT t.seq, f.seq FROM tombstones t JOIN facts f ON f.id = t.target "
+        # CROSS JOIN pins tombstones as the outer loop (a range read from the cursor): left to
+        # the planner, a small table's statistics can make it scan every fact per query.
+        "SELECT t.seq, f.seq FROM tombstones t CROSS JOIN facts f ON f.id = t.target "
         "WHERE t.seq > ? ORDER BY t.seq",
         (after,),
     ).fetchall()

@@ -250,3 +250,23 @@ def test_retain_many_with_a_failing_embedder_stores_the_batch(
         assert len(written) == 2 and vector_rows(db_path) == []
         embedder.fail = False
         assert texts(store, "container orchestration", k=1) == [KUBE]  # embedded later
+
+
+@pytest.mark.parametrize("rows, wanted", [(200_000, 2_000), (5_000, 60), (10, 10), (10, 3)])
+def test_the_sketch_cuts_keep_the_best_rows_with_ties_to_the_older_row(
+    rows: int, wanted: int
+) -> None:
+    import numpy as np
+
+    from runtime.facts.vector_cuts import closest, largest
+
+    rng = np.random.default_rng(rows)
+    for distance in (
+        np.clip(rng.normal(128, 10, rows), 0, 256).astype(np.uint16),
+        rng.integers(0, 3, rows).astype(np.uint16),  # mostly ties
+    ):
+        expected = np.sort(np.lexsort((np.arange(rows), distance))[:wanted])
+        assert closest(distance, wanted).tolist() == expected.tolist()
+        values = distance.astype(np.float32)
+        expected = np.sort(np.lexsort((np.arange(rows), -values))[:wanted])
+        assert largest(values, wanted).tolist() == expected.tolist()
