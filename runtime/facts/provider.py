@@ -48,6 +48,9 @@ class RetainResult:
     created: bool
     expires_at: datetime | None = None
     superseded: str | None = None
+    # Set when the injection scanner held the text: the rule's label. Nothing was stored as a
+    # fact (``created`` is True: the held write is new), and recall never returns it.
+    quarantined: str | None = None
 
 
 @dataclass(frozen=True)
@@ -170,16 +173,18 @@ class LocalFactProvider:
                 ttl_ms=request.ttl_ms,
                 provenance=request.provenance,
             )
+            if fact.quarantined is not None:
+                return RetainResult(fact.id, True, fact.expires_at, None, fact.quarantined)
             return RetainResult(fact.id, True, fact.expires_at, request.supersedes)
         if request.if_absent:
             fact, created = self._store.remember_if_new(
                 request.text, request.tags, ttl_ms=request.ttl_ms, provenance=request.provenance
             )
-            return RetainResult(fact.id, created, fact.expires_at)
+            return RetainResult(fact.id, created, fact.expires_at, quarantined=fact.quarantined)
         fact = self._store.remember(
             request.text, request.tags, ttl_ms=request.ttl_ms, provenance=request.provenance
         )
-        return RetainResult(fact.id, True, fact.expires_at)
+        return RetainResult(fact.id, True, fact.expires_at, quarantined=fact.quarantined)
 
     def recall(self, request: RecallRequest) -> RecallResponse:
         hits = self._store.recall(request.query, request.limit)
