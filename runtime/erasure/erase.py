@@ -78,6 +78,18 @@ def erase_subject(root: Path, subject: Subject, *, now: Clock = utc_now) -> Eras
     return receipt
 
 
+def structure_names(root: Path) -> set[str]:
+    """Spec and tenant names under ``root`` (store files and folders are named after them)."""
+    names: set[str] = set()
+    for directory, folders, files in os.walk(root, followlinks=False):
+        kind = Path(directory).name
+        if kind in ("state", "wiki", "tenants"):
+            names.update(folders)
+        elif kind == "facts":
+            names.update(name.split(".sqlite3")[0] for name in files if ".sqlite3" in name)
+    return names
+
+
 def preview(root: Path, subject: Subject) -> Verification:
     """Where the subject is now (dry run): the same search verification runs afterwards."""
     return verify(root, subject)

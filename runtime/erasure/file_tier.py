@@ -2,20 +2,23 @@
 
 - Session logs (``sessions/sess_*.jsonl``) are redacted in place through ``rewrite_log``: every
   string of every event, host-written lines sealed again, order and sequence numbers kept.
-- JSON files are parsed and every string redacted (the file stays valid JSON); JSON Lines files
-  line by line; any other text file (markdown: focus, handoff, plans, goals, wiki articles and
-  their versions) as text. Each file is replaced atomically.
-- A file or folder whose name holds the subject (a plan's or an article's slug) is renamed
-  without it (``erased``, numbered when taken); plans and articles take their id and slug from
-  the file name, and links to a renamed article are redacted the same way.
-- Files that are not UTF-8 text are left alone (the verification pass reports them if they
-  hold the subject); SQLite files are the fact tier's.
+- JSON files are parsed and every string *value* redacted (keys are structure; the file stays
+  valid JSON); JSON Lines line by line; YAML files the runtime wrote are JSON and handled so;
+  markdown and text files (focus, handoff, plans, wiki articles and their versions) as text.
+  Each file is replaced atomically. Only these kinds are edited: hidden files (the evidence key,
+  stamps), SQLite files (the fact tier's) and anything else are left alone, and the
+  verification pass reports them if they hold the subject.
+- Only slugs are renamed: a plan file's slug (``plan-0001-<slug>.md``), an article's file and its
+  versions folder (``articles/<slug>.md``, ``versions/<slug>/``), numbered when taken. Ids,
+  folders, spec names and extensions never change (``Subject.check_structure`` refuses a
+  subject that would touch them); links to a renamed article are redacted the same way.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,8 @@ from runtime.events import rewrite_log
 
 _SQLITE_SUFFIXES = (".sqlite3", ".sqlite3-wal", ".sqlite3-shm", ".sqlite3-journal")
 _MAX_TEXT_BYTES = 64 << 20
+_TEXT_SUFFIXES = frozenset({".md", ".json", ".jsonl", ".yaml", ".yml", ".txt"})
+_PLAN_FILE = re.compile(r"^(plan-\d+)-(.+)\.md$")
 
 
 def is_database_file(path: Path) -> bool:
@@ -35,7 +40,7 @@ def redact_files(root: Path, subject: Subject) -> dict[str, int]:
     """Redact every text file under ``root``; counts of files edited and paths renamed."""
     counts = {"sessionLogs": 0, "sessionLines": 0, "files": 0, "renamed": 0}
     for path in _files(root):
-        if is_database_file(path):
+        if is_database_file(path) or path.name.startswith(".") or path.suffix not in _TEXT_SUFFIXES:
             continue
         if _is_session_log(path):
             lines = rewrite_log(path, subject.redact)
@@ -81,11 +86,11 @@ def _redact_file(path: Path, subject: Subject) -> bool:
 
 
 def _redact_text(path: Path, text: str, subject: Subject) -> str:
-    if path.suffix == ".json":
+    if path.suffix in (".json", ".yaml", ".yml"):
         try:
             value = json.loads(text)
         except (ValueError, RecursionError):
-            return subject.redact(text)
+            return subject.redact(text)  # hand-written YAML: text (the subject is no syntax)
         return json.dumps(_redact_value(value, subject), ensure_ascii=False, indent=2) + "\n"
     if path.suffix == ".jsonl":
         return "".join(_redact_json_line(line, subject) for line in text.splitlines(True))
@@ -106,25 +111,37 @@ def _redact_value(value: Any, subject: Subject) -> Any:
     if isinstance(value, str):
         return subject.redact(value)
     if isinstance(value, dict):
-        return {subject.redact(k): _redact_value(v, subject) for k, v in value.items()}
+        return {key: _redact_value(item, subject) for key, item in value.items()}
     if isinstance(value, list):
         return [_redact_value(item, subject) for item in value]
     return value
 
 
 def _rename_paths(root: Path, subject: Subject) -> int:
-    """Rename files and folders whose name holds the subject, deepest first."""
+    """Rename the slugs that hold the subject (plans, articles, article versions)."""
     renamed = 0
     for directory, folders, names in sorted(os.walk(root), key=lambda e: -len(Path(e[0]).parts)):
+        parent = Path(directory)
         for name in [*names, *folders]:
-            new_name = subject.redact_name(name)
-            if new_name == name:
+            new_name = _renamed_slug(parent.name, name, (parent / name).is_dir(), subject)
+            if new_name is None or new_name == name:
                 continue
-            source = Path(directory) / name
-            target = _free_name(Path(directory), new_name)
-            source.rename(target)
+            (parent / name).rename(_free_name(parent, new_name))
             renamed += 1
     return renamed
+
+
+def _renamed_slug(folder: str, name: str, is_dir: bool, subject: Subject) -> str | None:
+    if folder == "plans" and not is_dir:
+        plan = _PLAN_FILE.match(name)
+        if plan is None:
+            return None
+        return f"{plan.group(1)}-{subject.redact_name(plan.group(2))}.md"
+    if folder == "articles" and not is_dir and name.endswith(".md"):
+        return subject.redact_name(name[: -len(".md")]) + ".md"
+    if folder == "versions" and is_dir:
+        return subject.redact_name(name)
+    return None
 
 
 def _free_name(directory: Path, name: str) -> Path:

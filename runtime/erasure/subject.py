@@ -1,8 +1,15 @@
-"""What is being erased: a literal text (case-insensitive) or a regular expression.
+"""What is being erased: a literal text or a regular expression, both case-insensitive.
 
-A literal subject also matches its slug form ("Alice Smith" → ``alice-smith``), the shape it
-takes in plan and wiki file names and links. Text is redacted to ``[erased]``; names and slugs
-to ``erased``. The subject itself is never written anywhere: a receipt holds its SHA-256.
+A literal subject matches across any separator between its words (spaces, line breaks, ``.``,
+``-``, ``_``: "Alice Smith" also finds ``alice.smith``, ``alice-smith``, ``ALICE\\nSMITH``) and
+also in folded form: NFKC + casefold with separators collapsed, so full-width or compatibility
+letters (``Ａｌｉｃｅ Ｓｍｉｔｈ``) are found too. Text is redacted to ``[erased]``; a line that
+holds the subject only in folded form is replaced whole. Names and slugs are redacted to
+``erased``. The subject itself is never written anywhere: a receipt holds its SHA-256.
+
+``check_structure`` refuses a subject that matches part of the stores' own structure (ids such
+as ``plan-0001``, markers such as ``<!-- specwire:handoff -->``, JSON syntax, folder and spec
+names): erasing it would break the files instead of removing a person from them.
 """
 
 from __future__ import annotations
@@ -10,48 +17,60 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
 REDACTED: Final = "[erased]"
 REDACTED_SLUG: Final = "erased"
 MIN_SUBJECT_CHARS: Final = 3
+_SEPARATOR: Final = r"[\s\W_]{1,3}"
+_NOT_WORD: Final = re.compile(r"[\W_]+")
+# What the stores' own files are made of: a subject matching any of it is refused.
+STRUCTURE: Final = (
+    '{"key": ["value", 1, true, null]}, --- # ## Steps ## Sources ## Focus ## Handoff '
+    "<!-- specwire:handoff --> 1. [proven] [claimed] [open] [done] plan-0001 ACTIVE "
+    "sess_0123456789abcdef mem_0123456789abcdef tu_0123456789abcdef gap-x "
+    "createdAt updatedAt supersedes verified confidence status version slug title "
+    ".md .json .jsonl .yaml .sqlite3 .lexical .vectors .swept .evidence.key "
+    "facts state sessions plans articles versions wiki trash tenants usage erasures "
+    "goals focus handoff ledger requirements retention [erased] erased"
+)
 
 
 class SubjectError(ValueError):
-    """The subject cannot be erased safely (too short, empty match, bad regex)."""
+    """The subject cannot be erased safely (too short, empty match, bad regex, structural)."""
 
 
 @dataclass(frozen=True)
 class Subject:
     pattern: re.Pattern[str]
-    slug_pattern: re.Pattern[str] | None
     byte_patterns: tuple[re.Pattern[bytes], ...]
+    folded: str | None  # the literal subject folded (None for a regex)
     digest: str
     kind: str  # "literal" | "regex"
 
     @classmethod
     def literal(cls, text: str) -> Subject:
         text = " ".join(text.split())
-        if len(text) < MIN_SUBJECT_CHARS:
+        if len(_fold(text)) < MIN_SUBJECT_CHARS:
             raise SubjectError(
-                f"the subject must have at least {MIN_SUBJECT_CHARS} characters (a shorter one "
-                "would erase far more than meant)"
+                f"the subject must have at least {MIN_SUBJECT_CHARS} letters or digits (a "
+                "shorter one would erase far more than meant)"
             )
-        words = [re.escape(word) for word in text.split(" ")]
-        pattern = re.compile(r"\s+".join(words), re.IGNORECASE)
-        slug = _slug(text)
-        slug_pattern = re.compile(re.escape(slug), re.IGNORECASE) if len(slug) >= 3 else None
-        raw = [rb"\s+".join(re.escape(w.encode("utf-8")) for w in text.split(" "))]
-        if slug_pattern is not None:
-            raw.append(re.escape(slug.encode("utf-8")))
+        words = [word for word in _NOT_WORD.split(text) if word]
+        if not words:
+            raise SubjectError("the subject has no letters or digits")
+        pattern = re.compile(_SEPARATOR.join(re.escape(word) for word in words), re.IGNORECASE)
+        raw = [_SEPARATOR.encode().join(re.escape(word.encode("utf-8")) for word in words)]
         escaped = json.dumps(text)[1:-1]  # as JSON written with ensure_ascii spells it
         if escaped != text:
             raw.append(re.escape(escaped.encode("ascii")))
         return cls(
             pattern,
-            slug_pattern,
             tuple(re.compile(item, re.IGNORECASE) for item in raw),
+            _fold(text),
             _digest("literal", text),
             "literal",
         )
@@ -65,33 +84,69 @@ class Subject:
             raise SubjectError(f"--regex: not a valid regular expression ({exc})") from None
         if pattern.search("") is not None or pattern.search(" ") is not None:
             raise SubjectError("--regex matches empty text: it would erase everything")
-        return cls(pattern, None, (raw,), _digest("regex", source), "regex")
+        return cls(pattern, (raw,), None, _digest("regex", source), "regex")
+
+    def check_structure(self, names: Iterable[str] = ()) -> None:
+        """Refuse a subject that matches the stores' own structure or one of ``names`` (specs,
+        tenants): erasing it would damage the files rather than remove a person from them."""
+        probe = " ".join([STRUCTURE, *sorted(names)])
+        found = self.pattern.search(probe)
+        if found is None and self.folded is not None and f" {self.folded} " in f" {_fold(probe)} ":
+            found = re.search(re.escape(self.folded), _fold(probe))
+        if found is not None:
+            raise SubjectError(
+                f'the subject matches part of the stores\' own structure ("{found.group(0)}": '
+                "ids, markers, folder or spec names); erase something more specific"
+            )
 
     def matches(self, text: str) -> bool:
-        return self.pattern.search(text) is not None or (
-            self.slug_pattern is not None and self.slug_pattern.search(text) is not None
-        )
+        if self.pattern.search(text) is not None:
+            return True
+        return self.folded is not None and self.folded in _fold(text)
 
     def redact(self, text: str) -> str:
-        text = self.pattern.sub(REDACTED, text)
-        if self.slug_pattern is not None:
-            text = self.slug_pattern.sub(REDACTED_SLUG, text)
-        return text
+        text = self.pattern.sub(lambda found: _replacement(found, text), text)
+        if self.folded is None or self.folded not in _fold(text):
+            return text
+        # Only the folded form is left (other letter forms): the lines holding it go whole.
+        return "".join(
+            (REDACTED + line[len(line.rstrip("\r\n")) :]) if self.folded in _fold(line) else line
+            for line in text.splitlines(keepends=True)
+        )
 
     def redact_name(self, name: str) -> str:
         """A file or folder name without the subject (slug-shaped: no brackets, no spaces)."""
         name = self.pattern.sub(REDACTED_SLUG, name)
-        if self.slug_pattern is not None:
-            name = self.slug_pattern.sub(REDACTED_SLUG, name)
+        if self.folded is not None and self.folded.replace(" ", "-") in name.lower():
+            name = name.lower().replace(self.folded.replace(" ", "-"), REDACTED_SLUG)
         return name
 
     def count_in(self, data: bytes) -> int:
-        """Occurrences in raw bytes (UTF-8 text; ASCII letters compared without case)."""
-        return sum(len(pattern.findall(data)) for pattern in self.byte_patterns)
+        """Occurrences in raw bytes: the patterns (ASCII letters without case), and the folded
+        form in the bytes read as UTF-8 (other letter forms, split words)."""
+        found = sum(len(pattern.findall(data)) for pattern in self.byte_patterns)
+        if found or self.folded is None:
+            return found
+        return _fold(data.decode("utf-8", "ignore")).count(self.folded)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+def _replacement(found: re.Match[str], text: str) -> str:
+    """``erased`` where the match is a slug (lower-case words joined by ``-``, or the target of
+    a ``[[link]]``), so links and plan slugs stay well-formed; ``[erased]`` elsewhere."""
+    matched = found.group(0)
+    in_link = text[max(0, found.start() - 2) : found.start()] == "[["
+    if in_link or ("-" in matched and _SLUG.fullmatch(matched)):
+        return REDACTED_SLUG
+    return REDACTED
+
+
+_SLUG: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+
+
+def _fold(text: str) -> str:
+    """NFKC, casefold, every run of non-letters/digits one space."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(_NOT_WORD.split(folded)).strip()
 
 
 def _digest(kind: str, text: str) -> str:

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from runtime.erasure.erase import erase_subject, preview
+from runtime.erasure.erase import erase_subject, preview, structure_names
 from runtime.erasure.subject import Subject
 from runtime.facts.store import FactStore
 from runtime.owner.asking import confirm
@@ -24,6 +24,7 @@ EXIT_INCOMPLETE = 3
 
 def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
     subject = _subject(args, facts_db)
+    subject.check_structure(structure_names(root))
     found = preview(root, subject)
     if not found.hits:
         sys.stderr.write(

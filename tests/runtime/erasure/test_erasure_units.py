@@ -3,6 +3,7 @@ restored), renamed slugs, and the owner verb's refusals."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def test_a_literal_subject_matches_across_case_spacing_and_its_slug() -> None:
 
 @pytest.mark.parametrize("bad", ["", "  ", "ab"])
 def test_a_too_short_subject_is_refused(bad: str) -> None:
-    with pytest.raises(SubjectError, match="at least 3 characters"):
+    with pytest.raises(SubjectError, match="at least 3 letters or digits"):
         Subject.literal(bad)
 
 
@@ -103,3 +104,57 @@ def test_the_owner_verb_refuses_bad_selectors_in_one_line(
         assert err.count("\n") == 1 and err.startswith("codegen memory: "), (argv, err)
     assert main([*root, "erase", "--subject", "a fact"]) == 1  # no terminal, no --yes
     assert "pass --yes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("literal", "regex"),
+    [
+        ("wiki", None),
+        ("plan", None),
+        ("specwire", None),
+        ("sess", None),
+        ("support bot", None),  # the spec's name
+        (None, r"\d{3}"),
+        (None, '"'),
+        (None, "(a|a)*b"),
+    ],
+)
+def test_a_subject_that_matches_the_stores_structure_is_refused(
+    literal: str | None, regex: str | None
+) -> None:
+    subject = Subject.literal(literal) if literal is not None else Subject.regex(regex or "")
+    with pytest.raises(SubjectError, match="part of the stores' own structure"):
+        subject.check_structure({"support-bot"})
+
+
+def test_other_letter_forms_and_separators_are_found_and_redacted() -> None:
+    subject = Subject.literal("Alice Smith")
+    subject.check_structure({"support-bot"})  # a person's name is no structure
+    assert subject.redact("mail alice.smith@example.com or ALICE_SMITH") == (
+        "mail [erased]@example.com or [erased]"
+    )
+    assert subject.redact("see [[alice-smith]]") == "see [[erased]]"
+    assert subject.redact("line one\nＡｌｉｃｅ Ｓｍｉｔｈ called\nline three") == (
+        "line one\n[erased]\nline three"
+    )
+    assert subject.count_in("Ａｌｉｃｅ Ｓｍｉｔｈ".encode()) == 1
+
+
+def test_erase_keeps_keys_markers_and_json_valid(tmp_path: Path) -> None:
+    root = tmp_path / ".specwire"
+    state = root / "state" / "spec"
+    state.mkdir(parents=True)
+    key = root / "sessions" / ".evidence.key"
+    key.parent.mkdir(parents=True)
+    key.write_bytes(b"0123456789abcdef0123456789abcdef Alice Smith")
+    goals = state / "goals.yaml"
+    goals.write_text('{"goals": [{"title": "call Alice Smith", "status": "open"}]}\n')
+    handoff = state / "handoff.md"
+    handoff.write_text("<!-- specwire:handoff -->\n# Handoff\n- call Alice Smith\n")
+    receipt = erase_subject(root, Subject.literal("Alice Smith"))
+    assert key.read_bytes().endswith(b"Alice Smith")  # never edited: reported instead
+    assert receipt.verification.hits == {"sessions/.evidence.key": 1}
+    assert json.loads(goals.read_text()) == {
+        "goals": [{"title": "call [erased]", "status": "open"}]
+    }
+    assert handoff.read_text().startswith("<!-- specwire:handoff -->\n")
