@@ -25,6 +25,12 @@ MEMORY_TOOL_NAMES: frozenset[str] = frozenset(
 )
 
 
+# A delegation (crew) only reports another session's answer: the evidence is the tool call that
+# session made (the proof ladder finds it through the sub-session link), never the delegation.
+DELEGATE_TOOL_NAME = "Delegate"
+NOT_EVIDENCE_TOOL_NAMES: frozenset[str] = MEMORY_TOOL_NAMES | {DELEGATE_TOOL_NAME}
+
+
 def _drop_event(kind: str, payload: Mapping[str, Any]) -> None:
     return None
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from runtime.events import iso, resolve_tool_use, run_of
 from runtime.ids import SESSION_ID_RE
-from runtime.tools import MEMORY_TOOL_NAMES
+from runtime.tools import DELEGATE_TOOL_NAME, NOT_EVIDENCE_TOOL_NAMES
 
 # not_evidence: the cited call exists but is one of the agent's own memory tools.
 # unrelated: the cited session is not part of the citing session's research or crew run.
@@ -120,6 +120,11 @@ class ProofCheck:
                 "only a tool call made in this run (this session or one of its branches or "
                 "sub-sessions) can prove its steps."
             )
+        if self.verdict == "not_evidence" and self.tool_name == DELEGATE_TOOL_NAME:
+            return (
+                f"{tu} is a delegation: its answer is not evidence by itself. Cite the tool call "
+                "the delegated role made (pass its toolUseId; it is found in the sub-session)."
+            )
         if self.verdict == "not_evidence":
             return (
                 f"{tu} is a call to {self.tool_name}, one of the agent's own memory tools — that "
@@ -191,7 +196,7 @@ def check_evidence(
             continue
         found = resolve_tool_use(sessions_dir, session_id, ref.tool_use_id)
         session_id = found.session_id or session_id
-        if found.verdict == "verified" and found.tool_name in MEMORY_TOOL_NAMES:
+        if found.verdict == "verified" and found.tool_name in NOT_EVIDENCE_TOOL_NAMES:
             checks.append(ProofCheck(ref, session_id, "not_evidence", None, found.tool_name))
             continue
         proof = None

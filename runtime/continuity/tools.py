@@ -36,6 +36,7 @@ from runtime.continuity.proof import EvidenceRef, ProofCheck
 from runtime.continuity.store import ContinuityStore
 from runtime.continuity.tail import goal_line, user_focus_lines
 from runtime.fragment import CONTINUITY_TOOL_NAMES, ProofMode
+from runtime.safety.screening import screened
 from runtime.tools import Tool, ToolContext, ToolResult, ToolTable, tools_from_table
 
 TOOL_NAMES = CONTINUITY_TOOL_NAMES
@@ -306,12 +307,12 @@ def continuity_tools(
     read, write = {"read_only": True}, {"destructive": True}
     table: ToolTable = {
         "FocusRead": (FocusReadInput, h.focus_read, read),
-        "FocusWrite": (FocusWriteInput, h.focus_write, write),
+        "FocusWrite": (FocusWriteInput, screened(h.focus_write), write),
         "PlanRead": (PlanReadInput, h.plan_read, read),
-        "PlanUpdate": (PlanUpdateInput, h.plan_update, write),
-        "PlanComplete": (complete_input, h.plan_complete, write),
-        "GoalWrite": (GoalWriteInput, h.goal_write, write),
-        "GoalUpdate": (GoalUpdateInput, h.goal_update, write),
+        "PlanUpdate": (PlanUpdateInput, screened(h.plan_update), write),
+        "PlanComplete": (complete_input, screened(h.plan_complete), write),
+        "GoalWrite": (GoalWriteInput, screened(h.goal_write), write),
+        "GoalUpdate": (GoalUpdateInput, screened(h.goal_update), write),
         "GoalList": (GoalListInput, h.goal_list, read),
         "MemoryClear": (MemoryClearInput, h.memory_clear, {**write, "require_justification": True}),
     }

@@ -23,14 +23,14 @@ from runtime.hosts.console import (
     parse_argv,
     stderr_log,
 )
-from runtime.hosts.delegation import DELEGATE_TOOL_NAME, Crew
+from runtime.hosts.delegation import Crew
 from runtime.hosts.interactive import run_console_session
 from runtime.hosts.role_models import RoleModels
 from runtime.hosts.types import RoleConfig, SessionBuilder, session_setup
 from runtime.paths import StoreLayout
 from runtime.seams import LoopOptions
 from runtime.secrets import SecretRef
-from runtime.tools import ToolCatalog
+from runtime.tools import DELEGATE_TOOL_NAME, ToolCatalog
 
 
 def run_crew(

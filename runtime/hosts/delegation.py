@@ -29,6 +29,7 @@ from runtime.loop import run_chat_loop
 from runtime.models import Model, ModelError
 from runtime.seams import LoopOptions
 from runtime.tools import (
+    DELEGATE_TOOL_NAME,
     Tool,
     ToolCatalog,
     ToolContext,
@@ -38,7 +39,6 @@ from runtime.tools import (
     guarded,
 )
 
-DELEGATE_TOOL_NAME: Final = "Delegate"
 MAX_DEPTH: Final = 4
 MAX_FAN_OUT: Final = 8
 MAX_TASK_CHARS: Final = 8_000

@@ -60,7 +60,7 @@ from runtime.models.types import (
     Usage,
     UserMessage,
 )
-from runtime.tools import MEMORY_TOOL_NAMES
+from runtime.tools import NOT_EVIDENCE_TOOL_NAMES
 
 FORGET_REASON = "the user asked to forget it"
 _MAX_ECHO = 200
@@ -296,7 +296,7 @@ def latest_work_tool_use(messages: list[Message]) -> str | None:
         if (
             isinstance(message, ToolResultMessage)
             and not message.is_error
-            and message.name not in MEMORY_TOOL_NAMES
+            and message.name not in NOT_EVIDENCE_TOOL_NAMES
             and message.tool_use_id in called
         ):
             return message.tool_use_id

@@ -23,5 +23,6 @@ def screen_article(article: Article) -> str | None:
 
 
 def article_text(article: Article) -> str:
-    parts = [article.title, article.body, article.summary or "", article.category or ""]
-    return "\n".join([*parts, *article.tags, article.edit_message or ""])
+    parts = [article.slug, article.title, article.body, article.summary or ""]
+    extra = [article.category or "", article.edit_message or ""]
+    return "\n".join([*parts, *extra, *article.tags, *article.sources])
