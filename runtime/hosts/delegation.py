@@ -9,7 +9,8 @@ the proof names that session); the child's ``session_start`` names its ``parent`
 ``runId`` (the crew session the user talks to) and the delegation chain.
 
 Bounds: a role already in the chain is refused (A → B → A is a cycle, reported as such, never a
-hang); at most ``MAX_DEPTH`` delegations below the entry session and ``MAX_FAN_OUT`` per session.
+hang); at most ``MAX_DEPTH`` delegations below the entry session, ``MAX_FAN_OUT`` per session
+and ``MAX_PER_RUN`` in one run (depth × fan-out would otherwise allow thousands).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from runtime.tools import (
 
 MAX_DEPTH: Final = 4
 MAX_FAN_OUT: Final = 8
+MAX_PER_RUN: Final = 32
 MAX_TASK_CHARS: Final = 8_000
 
 
@@ -88,6 +90,7 @@ class Crew:
         self.root_role = entry
         self._places: dict[str, _Place] = {}
         self._fan_out: dict[str, int] = {}
+        self._per_run: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def tool(self, catalog: ToolCatalog) -> Tool:
@@ -125,7 +128,10 @@ class Crew:
                 raise ToolRefusal(f"delegation depth limit reached ({MAX_DEPTH} levels)")
             if self._fan_out.get(ctx.session_id, 0) >= MAX_FAN_OUT:
                 raise ToolRefusal(f"at most {MAX_FAN_OUT} delegations per session")
+            if self._per_run.get(place.run_id, 0) >= MAX_PER_RUN:
+                raise ToolRefusal(f"at most {MAX_PER_RUN} delegations per run")
             self._fan_out[ctx.session_id] = self._fan_out.get(ctx.session_id, 0) + 1
+            self._per_run[place.run_id] = self._per_run.get(place.run_id, 0) + 1
             child = _Place(args.role, (*place.chain, args.role), place.run_id)
             child_id = new_session_id()
             self._places[child_id] = child

@@ -34,6 +34,7 @@ from runtime.seams import LoopOptions
 from runtime.tools import ToolCatalog
 
 GRACE_S = 30.0
+_CUT_OFF = "[stopped: the tool-round limit"
 _NUMBERED = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 
 
@@ -194,6 +195,10 @@ def _run_session(
             **options,
         )
         outcome.stop_reason = result.stop_reason
+        if result.stop_reason == "complete" and any(
+            line.startswith(_CUT_OFF) for reply in replies for line in reply.splitlines()
+        ):
+            outcome.stop_reason = "limit"  # the turn hit the tool-round limit: unfinished
     except ModelError as exc:
         outcome.stop_reason, outcome.error = "error", str(exc)
         ctx.log(f"[research] {outcome.label}: {exc}\n")

@@ -41,7 +41,8 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    # ASCII escapes: a stored text (bidi overrides, escapes) cannot drive the terminal.
+    sys.stdout.write(json.dumps(data, ensure_ascii=True, indent=2) + "\n")
 
 
 def report(args: argparse.Namespace, data: dict[str, Any], summary: str) -> None:
