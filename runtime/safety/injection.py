@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import html
 import re
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -81,8 +83,9 @@ _RULES: Final = (
     _rule(
         "you_are_now",
         "prompt_injection",
-        r"\byou\s+are\s+now\s+(?:a|an|in|no\s+longer|dan|jailbroken|unrestricted|free|"
-        r"developer\s+mode|acting\s+as)\b",
+        r"\byou\s+are\s+now\s+(?:(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|"
+        r"evil|rogue|free|different|new)\b|in\s+(?:developer|dan|god|jailbreak)\s+mode|"
+        r"no\s+longer|dan\b|acting\s+as|an?\s+ai\s+(?:without|with\s+no))",
     ),
     _rule(
         "new_system_prompt",
@@ -96,7 +99,30 @@ _RULES: Final = (
         r"\b(?:reveal|print|show|output|repeat|leak)\s+(?:me\s+)?(?:your|the)\s+(?:system|hidden|"
         r"initial|original)\s+(?:prompt|instructions?)\b",
     ),
-    _rule("html_ignore_comment", "prompt_injection", r"<!--.*?\bignore\b.*?-->"),
+    _rule(
+        "html_ignore_comment",
+        "prompt_injection",
+        r"<!--.*?\b(?:ignore|system|instructions?|assistant|developer)\b.*?-->",
+    ),
+    _rule(
+        "ignore_the_above",
+        "prompt_injection",
+        r"\b(?:ignore|disregard|forget|dismiss)\s+(?:all\s+|everything\s+)?(?:of\s+)?"
+        r"(?:the\s+above|everything\s+(?:above|before\s+(?:this|now|here)|you\s+(?:know|were\s+told))|"
+        r"your\s+(?:instructions|rules|guidelines|programming|system\s+prompt|training))\b",
+    ),
+    _rule(
+        "pretend_unrestricted",
+        "prompt_injection",
+        r"\b(?:pretend|act\s+as\s+if|imagine)\s+(?:that\s+)?you\s+(?:are|have|were)\b"
+        r"[^\n]{0,60}\b(?:no|without|free\s+of)\s+(?:restrictions|limits|rules|filters|"
+        r"guidelines|limitations)",
+    ),
+    _rule(
+        "chat_role_tag",
+        "prompt_injection",
+        r"<\|?\s*/?\s*(?:system|im_start|im_end|assistant)\s*\|?>",
+    ),
     _rule(
         "curl_with_token",
         "exfiltration",
@@ -171,7 +197,13 @@ _NEEDS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
         ("reveal", "print", "show", "output", "repeat", "leak"),
         ("prompt", "instruction"),
     ),
-    "html_ignore_comment": (("<!--",), ("ignore",)),
+    "html_ignore_comment": (
+        ("<!--",),
+        ("ignore", "system", "instruction", "assistant", "developer"),
+    ),
+    "ignore_the_above": (("ignore", "disregard", "forget", "dismiss"),),
+    "pretend_unrestricted": (("pretend", "act as if", "imagine"), ("no", "without", "free of")),
+    "chat_role_tag": (("<",), ("system", "im_start", "im_end", "assistant")),
     "curl_with_token": (("curl", "wget"),),
     "cat_env_pipe_network": (("|",), ("curl", "wget", "nc", "socat")),
     "read_secret_files": (("/.",), ("ssh", "aws", "gnupg", "netrc", "docker")),
@@ -196,6 +228,9 @@ _SCREENED_COMPACT: Final = tuple(
 # Pass 1: invisible characters. Hangul fillers are letters (Lo), used as blanks by evaders.
 _HANGUL_FILLERS: Final = frozenset("\u115f\u1160\u3164\uffa0")
 _ZWJ: Final = "\u200d"
+_SCRIPT_JOINERS: Final = frozenset("\u200c\u200d")
+_SOFT_HYPHEN: Final = "\u00ad"
+_DIRECTION_MARKS: Final = frozenset("\u200e\u200f\u061c")
 
 # Pass 3: letters from other scripts that look like Latin ones (NFKD does not fold these).
 _HOMOGLYPHS: Final = str.maketrans(
@@ -267,6 +302,35 @@ _HOMOGLYPHS: Final = str.maketrans(
         "Τ": "T",
         "Υ": "Y",
         "Χ": "X",
+        # Small capitals (IPA and phonetic letters) that NFKD keeps
+        "ᴀ": "a",
+        "ʙ": "b",
+        "ᴄ": "c",
+        "ᴅ": "d",
+        "ᴇ": "e",
+        "ғ": "f",
+        "ɢ": "g",
+        "ʜ": "h",
+        "ɪ": "i",
+        "ᴊ": "j",
+        "ᴋ": "k",
+        "ʟ": "l",
+        "ᴍ": "m",
+        "ɴ": "n",
+        "ᴏ": "o",
+        "ᴘ": "p",
+        "ʀ": "r",
+        "ꜱ": "s",
+        "ᴛ": "t",
+        "ᴜ": "u",
+        "ᴠ": "v",
+        "ᴡ": "w",
+        "ʏ": "y",
+        "ᴢ": "z",
+        # Armenian
+        "օ": "o",
+        "ս": "u",
+        "ց": "g",
         # Latin look-alikes outside ASCII that NFKD keeps
         "ı": "i",
         "ł": "l",
@@ -276,6 +340,9 @@ _HOMOGLYPHS: Final = str.maketrans(
         "ŀ": "l",
     }
 )
+
+# Digits read as letters (1gn0re), for the compact pass.
+_LEET: Final = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
 
 _BASE64_BLOCK: Final = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 _HEX_BLOCK: Final = re.compile(r"(?:0x)?((?:[0-9a-fA-F]{2}){16,})")
@@ -291,7 +358,21 @@ def scan(text: str) -> InjectionHit | None:
     hit = _scan_text(text)
     if hit is not None:
         return hit
+    unescaped = _unescaped(text)
+    if unescaped != text:
+        hit = _scan_text(unescaped, "_escaped")
+        if hit is not None:
+            return hit
     return _scan_encoded(text)
+
+
+def _unescaped(text: str) -> str:
+    """HTML character references and URL %-escapes decoded (``&#105;gnore``, ``ignore%20all``)."""
+    if "&" in text:
+        text = html.unescape(text)
+    if "%" in text:
+        text = urllib.parse.unquote(text)
+    return text
 
 
 def _scan_text(text: str, suffix: str = "") -> InjectionHit | None:
@@ -309,6 +390,11 @@ def _scan_text(text: str, suffix: str = "") -> InjectionHit | None:
     for rule in _SCREENED_COMPACT:
         if rule.may_match(compact) and rule.pattern.search(compact):
             return InjectionHit(f"{rule.name}{suffix}_compact", rule.category)
+    leet = compact.translate(_LEET)
+    if leet != compact:
+        for rule in _SCREENED_COMPACT:
+            if rule.may_match(leet) and rule.pattern.search(leet):
+                return InjectionHit(f"{rule.name}{suffix}_leet", rule.category)
     return None
 
 
@@ -320,8 +406,29 @@ def _invisible_char(text: str) -> str | None:
             continue
         if char == _ZWJ and _emoji_join(text, index):
             continue
+        if _written_use(text, index, char):
+            continue
         return "format_character"
     return None
+
+
+def _written_use(text: str, index: int, char: str) -> bool:
+    """Format characters that scripts need, where they need them: a joiner or non-joiner
+    between two letters of a non-Latin script (Persian می‌خواهم, Indic conjuncts), a soft hyphen
+    inside a word, a left-to-right or right-to-left mark in text with Hebrew or Arabic letters."""
+    before = text[index - 1] if index > 0 else ""
+    after = text[index + 1] if index + 1 < len(text) else ""
+    if char in _SCRIPT_JOINERS:
+        return _script_letter(before) and _script_letter(after)
+    if char == _SOFT_HYPHEN:
+        return before.isalpha() and after.isalpha()
+    if char in _DIRECTION_MARKS:
+        return any("\u0590" <= c <= "\u08ff" or "\ufb1d" <= c <= "\ufdff" for c in text)
+    return False
+
+
+def _script_letter(char: str) -> bool:
+    return bool(char) and not char.isascii() and unicodedata.category(char)[0] in "LM"
 
 
 def _emoji_join(text: str, index: int) -> bool:
