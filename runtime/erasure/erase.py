@@ -17,7 +17,7 @@ from typing import Any
 
 from runtime.atomic import replace_atomically
 from runtime.erasure.fact_tier import erase_from_store, is_fact_store
-from runtime.erasure.file_tier import redact_files
+from runtime.erasure.file_tier import redact_files, regular_files
 from runtime.erasure.subject import Subject
 from runtime.events import Clock, iso, utc_now
 
@@ -60,7 +60,7 @@ class ErasureReceipt:
 def erase_subject(root: Path, subject: Subject, *, now: Clock = utc_now) -> ErasureReceipt:
     facts: dict[str, int] = {}
     stores = [
-        path for path in _all_files(root) if path.suffix == ".sqlite3" and is_fact_store(path)
+        path for path in regular_files(root) if path.suffix == ".sqlite3" and is_fact_store(path)
     ]
     for store in stores:
         for key, value in erase_from_store(store, subject).items():
@@ -97,7 +97,7 @@ def preview(root: Path, subject: Subject) -> Verification:
 
 def verify(root: Path, subject: Subject) -> Verification:
     result = Verification()
-    for path in _all_files(root):
+    for path in regular_files(root):
         result.files_searched += 1
         relative = path.relative_to(root).as_posix()
         try:
@@ -109,13 +109,6 @@ def verify(root: Path, subject: Subject) -> Verification:
         if found:
             result.hits[relative] = found
     return result
-
-
-def _all_files(root: Path) -> list[Path]:
-    found: list[Path] = []
-    for directory, _, names in os.walk(root, followlinks=False):
-        found.extend(Path(directory) / name for name in names)
-    return sorted(path for path in found if path.is_file() and not path.is_symlink())
 
 
 def _write_receipt(root: Path, receipt: ErasureReceipt) -> Path:

@@ -39,7 +39,7 @@ def is_database_file(path: Path) -> bool:
 def redact_files(root: Path, subject: Subject) -> dict[str, int]:
     """Redact every text file under ``root``; counts of files edited and paths renamed."""
     counts = {"sessionLogs": 0, "sessionLines": 0, "files": 0, "renamed": 0}
-    for path in _files(root):
+    for path in regular_files(root):
         if is_database_file(path) or path.name.startswith(".") or path.suffix not in _TEXT_SUFFIXES:
             continue
         if _is_session_log(path):
@@ -58,7 +58,8 @@ def _is_session_log(path: Path) -> bool:
     )
 
 
-def _files(root: Path) -> list[Path]:
+def regular_files(root: Path) -> list[Path]:
+    """Every regular file under ``root`` (symbolic links are neither followed nor listed)."""
     found: list[Path] = []
     for directory, _, names in os.walk(root, followlinks=False):
         for name in names:
