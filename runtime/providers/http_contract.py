@@ -45,7 +45,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from runtime.facts.model import (
@@ -56,7 +63,7 @@ from runtime.facts.model import (
     MAX_TAGS,
     MAX_TEXT_CHARS,
 )
-from runtime.ids import CLIENT_KEY_RE, MEMORY_ID_RE, SESSION_ID_RE, TOOL_USE_ID_RE
+from runtime.ids import MEMORY_ID_RE, SESSION_ID_RE, TOOL_USE_ID_RE, check_client_key
 
 CONTRACT_VERSION: Final = 1
 API_PREFIX: Final = "/v1"
@@ -118,7 +125,8 @@ Tag = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TAG_CHARS)]
 MemoryId = Annotated[str, StringConstraints(pattern=MEMORY_ID_RE.pattern)]
 OperationId = Annotated[str, StringConstraints(pattern=OPERATION_ID_PATTERN)]
 SpecName = Annotated[str, StringConstraints(pattern=SPEC_PATTERN)]
-SessionKey = Annotated[str, StringConstraints(pattern=CLIENT_KEY_RE.pattern)]
+# 1-200 letters, digits or ._:@+=- starting with a letter or digit, no '..' (CLIENT_KEY_RULE).
+SessionKey = Annotated[str, StringConstraints(max_length=200), AfterValidator(check_client_key)]
 TenantClaim = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,63}$")]
 
 
