@@ -39,9 +39,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if custom:
         metafunc.parametrize("target_factory", [_load(custom)], ids=[custom])
     else:
-        metafunc.parametrize(
-            "target_factory", list(FACTORIES.values()), ids=list(FACTORIES.keys())
-        )
+        metafunc.parametrize("target_factory", list(FACTORIES.values()), ids=list(FACTORIES.keys()))
 
 
 @pytest.fixture
