@@ -90,7 +90,6 @@ def load_tenant_keys(
     if not digests:
         first = variable_for(tenant_ids[0]) if tenant_ids else f"{prefix}<TENANT>"
         raise ServeConfigError(
-            f"no tenant has an API key: set ${first} (one variable per tenant, "
-            f"{prefix}<TENANT ID>)"
+            f"no tenant has an API key: set ${first} (one variable per tenant, {prefix}<TENANT ID>)"
         )
     return TenantKeys(tuple(digests)), missing
