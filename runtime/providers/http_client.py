@@ -415,10 +415,8 @@ def _envelope_error(operation: str, status: int, payload: Any) -> ProviderError:
         detail = payload["error"]
     code = detail.get("code") if isinstance(detail.get("code"), str) else None
     message = detail.get("message") if isinstance(detail.get("message"), str) else None
-    retryable_field = detail.get("retryable")
-    retryable = (
-        retryable_field if isinstance(retryable_field, bool) else status in wire.RETRYABLE_STATUSES
-    )
+    # Only the statuses the contract lists are retried; the body may only veto a retry.
+    retryable = status in wire.RETRYABLE_STATUSES and detail.get("retryable") is not False
     # Bounded: a hostile server must not flood the model with its message.
     said = (message or f"HTTP {status}")[:300]
     text = f"{operation}: {said}"

@@ -42,6 +42,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from runtime.errors import LockTimeoutError, ServeConfigError, StoreError, TenancyError
+from runtime.events import Clock, utc_now
 from runtime.facts.model import InvalidRequestError, Provenance
 from runtime.facts.provider import (
     FactProvider,
@@ -54,7 +55,7 @@ from runtime.facts.store import FactStore
 from runtime.fragment import storage_name
 from runtime.paths import StoreLayout
 from runtime.providers import http_contract as wire
-from runtime.providers.errors import ProviderScopeError
+from runtime.providers.errors import ProviderScopeError, ProviderUnavailable, ProviderUncertain
 from runtime.serve.http import BadRequest, bearer_token, parse_json, parse_model, read_body
 from runtime.serve.tenant_keys import TenantKeys, load_tenant_keys
 from runtime.tenancy import TENANT_ID_RE, assert_inside, build_tenant
@@ -335,7 +336,10 @@ def memory_app(
             reply = await run_in_threadpool(operation.run, provider, body)
         except InvalidRequestError as exc:
             raise _Refusal("invalid_request", str(exc)) from None
-        except LockTimeoutError as exc:
+        except ProviderScopeError as exc:
+            raise _Refusal("scope_violation", str(exc)) from None
+        except (LockTimeoutError, ProviderUnavailable, ProviderUncertain) as exc:
+            # A proxied remote provider's failure is this server's unavailability.
             raise _Refusal("unavailable", str(exc)) from None
         except StoreError as exc:
             raise _Refusal("refused", str(exc)) from None
@@ -525,8 +529,9 @@ class LocalStores:
     """``provider_for`` over local fact stores under ``<root>/tenants``: one open store per
     (tenant, spec, session) for the life of the process. Only ``tenant_ids`` are served."""
 
-    def __init__(self, root: Path, tenant_ids: Sequence[str]) -> None:
+    def __init__(self, root: Path, tenant_ids: Sequence[str], *, now: Clock = utc_now) -> None:
         self._tenants_root = root.resolve() / "tenants"
+        self._now = now
         self._tenant_ids = frozenset(tenant_ids)
         self._open: dict[tuple[str, str, str | None], LocalFactProvider] = {}
         self._lock = threading.Lock()
@@ -546,7 +551,7 @@ class LocalStores:
             provider = self._open.get(key)
             if provider is None:
                 path = self.path_for(tenant_id, spec, session)
-                provider = LocalFactProvider(FactStore.open(path))
+                provider = LocalFactProvider(FactStore.open(path, now=self._now))
                 self._open[key] = provider
             return provider
 

@@ -46,7 +46,7 @@ from runtime.facts.provider import (
 )
 from runtime.facts.store import FactStore
 from runtime.providers.http_client import HttpFactProvider
-from runtime.providers.http_server import memory_app
+from runtime.providers.http_server import LocalStores, memory_app
 
 TENANTS = ("tenant-a", "tenant-b")
 
@@ -128,8 +128,13 @@ class LocalStoresForTest:
     STALLED = "stalled-spec"
     DEGRADED = "degraded-spec"
 
-    def __init__(self, root: Path, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self, root: Path, clock: Callable[[], datetime], *, like_the_server: bool = False
+    ) -> None:
+        """``like_the_server``: ordinary scopes come from the server command's ``LocalStores``
+        (its ``<root>/tenants/<tenant>/...`` layout)."""
         self.root = root
+        self.served = LocalStores(root, TENANTS, now=clock) if like_the_server else None
         self.clock = clock
         self.release = threading.Event()
         self._open: dict[tuple[str, str, str | None], LocalFactProvider] = {}
@@ -138,6 +143,8 @@ class LocalStoresForTest:
     def __call__(self, tenant: str, spec: str, session: str | None) -> FactProvider:
         if spec == self.STALLED:
             return StallingProvider(self.release)
+        if self.served is not None and spec != self.DEGRADED:
+            return self.served(tenant, spec, session)
         with self._lock:
             key = (tenant, spec, session)
             provider = self._open.get(key)
@@ -155,6 +162,8 @@ class LocalStoresForTest:
         with self._lock:
             for provider in self._open.values():
                 provider.store.close()
+        if self.served is not None:
+            self.served.close()
 
 
 class LocalTarget:
@@ -213,7 +222,7 @@ class HttpLocalTarget:
 
     def __init__(self, workdir: Path) -> None:
         self.clock = ManualClock()
-        self.stores = LocalStoresForTest(workdir / "served", self.clock)
+        self.stores = LocalStoresForTest(workdir / "served", self.clock, like_the_server=True)
         self.tokens = {tenant: secrets.token_urlsafe(24) for tenant in TENANTS}
         self.server = ThreadedServer(
             memory_app(self.stores, {token: tenant for tenant, token in self.tokens.items()})

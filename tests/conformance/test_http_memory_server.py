@@ -17,11 +17,12 @@ import httpx
 import pytest
 from conformance_harness import LocalStoresForTest, ManualClock, ThreadedServer
 
+from runtime.errors import TenancyError
 from runtime.facts.provider import RecallRequest, RetainRequest
 from runtime.providers import http_contract as wire
-from runtime.providers.errors import ProviderAuthError
+from runtime.providers.errors import ProviderAuthError, ProviderScopeError
 from runtime.providers.http_client import HttpFactProvider
-from runtime.providers.http_server import memory_app, openapi_json, token_variable
+from runtime.providers.http_server import LocalStores, memory_app, openapi_json, token_variable
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN_A = "token-of-tenant-a-0123456789"
@@ -263,3 +264,19 @@ def test_the_server_serves_tenant_stores_under_the_root(tmp_path: Path) -> None:
         process.wait(10)
         assert process.stderr is not None
         process.stderr.close()
+
+
+def test_local_stores_layout_and_fences(tmp_path: Path) -> None:
+    stores = LocalStores(tmp_path, ["acme"])
+    try:
+        root = (tmp_path / "tenants" / "acme").resolve()
+        assert stores.path_for("acme", "bot", None) == root / "facts" / "bot.sqlite3"
+        assert stores.path_for("acme", "bot", "s-1") == (
+            root / "session-facts" / "s-1" / "facts" / "bot.sqlite3"
+        )
+        with pytest.raises(ProviderScopeError):
+            stores("globex", "bot", None)
+        with pytest.raises(TenancyError):
+            stores.path_for("../acme", "bot", None)
+    finally:
+        stores.close()
