@@ -30,6 +30,8 @@ retried by the client. Reads have no side effects and are always safe to retry.
 
 Errors. Every non-2xx answer is ``{"error": {"code", "message", "retryable"}}`` (``ErrorBody``),
 with the codes in ``ERROR_CODES``. ``retryable`` says whether the same request may succeed later.
+An error answer means the operation was not applied (a write that fails midway is rolled back
+and is not remembered under its ``operationId``: resending it runs it again).
 
 Limits. Request bodies at most ``MAX_REQUEST_BYTES`` (413 ``payload_too_large`` past it),
 responses at most ``MAX_RESPONSE_BYTES`` (the client refuses a larger one), and the per-field
@@ -63,6 +65,7 @@ from runtime.facts.model import (
     MAX_TAGS,
     MAX_TEXT_CHARS,
 )
+from runtime.fragment import TENANT_ID_PATTERN
 from runtime.ids import MEMORY_ID_RE, SESSION_ID_RE, TOOL_USE_ID_RE, check_client_key
 
 CONTRACT_VERSION: Final = 1
@@ -98,6 +101,7 @@ ErrorCode = Literal[
     "method_not_allowed",
     "conflict",
     "payload_too_large",
+    "request_timeout",
     "refused",
     "rate_limited",
     "deadline_exceeded",
@@ -114,6 +118,7 @@ ERROR_CODES: Final[dict[str, tuple[int, bool]]] = {
     "method_not_allowed": (405, False),
     "conflict": (409, False),
     "payload_too_large": (413, False),
+    "request_timeout": (408, True),
     "refused": (422, False),
     "rate_limited": (429, True),
     "deadline_exceeded": (504, True),
@@ -127,7 +132,7 @@ OperationId = Annotated[str, StringConstraints(pattern=OPERATION_ID_PATTERN)]
 SpecName = Annotated[str, StringConstraints(pattern=SPEC_PATTERN)]
 # 1-200 letters, digits or ._:@+=- starting with a letter or digit, no '..' (CLIENT_KEY_RULE).
 SessionKey = Annotated[str, StringConstraints(max_length=200), AfterValidator(check_client_key)]
-TenantClaim = Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,63}$")]
+TenantClaim = Annotated[str, StringConstraints(pattern=TENANT_ID_PATTERN)]
 
 
 class WireModel(BaseModel):

@@ -118,7 +118,7 @@ def envelope(
 
 _STATUS_CODES: Final = {
     400: "invalid_request",
-    408: "deadline_exceeded",
+    408: "request_timeout",
     413: "payload_too_large",
     499: "invalid_request",
 }

@@ -280,3 +280,15 @@ def test_local_stores_layout_and_fences(tmp_path: Path) -> None:
             stores.path_for("../acme", "bot", None)
     finally:
         stores.close()
+
+
+def test_concurrent_duplicates_of_one_operation_run_it_once(served: Served) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = retain_body("the wifi password changes on Sundays", operationId="op-race")
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(lambda _: served.post("retain", body), range(6)))
+    assert {response.status_code for response in answers} == {200}
+    assert len({response.json()["id"] for response in answers}) == 1
+    hits = served.post("recall", {"spec": "bot", "query": "wifi password"}).json()["hits"]
+    assert len(hits) == 1
