@@ -315,3 +315,14 @@ def test_bad_construction_is_refused() -> None:
         HttpFactProvider("http://host", TOKEN, "bot", max_retries=3)
     with pytest.raises(ValueError):
         HttpFactProvider("http://host", TOKEN, "bot/../x")
+
+
+def test_the_client_is_a_fact_provider_and_its_errors_are_store_errors() -> None:
+    from runtime.errors import StoreError
+    from runtime.facts.provider import FactProvider
+
+    with HttpFactProvider("http://127.0.0.1:9", TOKEN, "bot") as provider:
+        assert isinstance(provider, FactProvider)
+    uncertain = ProviderUncertain("x", operation="retain", operation_id="op-1")
+    assert isinstance(uncertain, StoreError) and uncertain.status == "uncertain"
+    assert isinstance(ProviderInvalidRequest("x"), ValueError)
