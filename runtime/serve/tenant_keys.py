@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from runtime.errors import ServeConfigError
@@ -45,13 +45,21 @@ class TenantKeys:
 
 
 def load_tenant_keys(
-    tenant_ids: Sequence[str], environ: Mapping[str, str] | None = None
+    tenant_ids: Sequence[str],
+    environ: Mapping[str, str] | None = None,
+    *,
+    variable_for: Callable[[str], str] = tenant_key_variable,
+    prefix: str = TENANT_KEY_ENV_PREFIX,
 ) -> tuple[TenantKeys, list[str]]:
-    """The keys that are set, and the tenants left without one (they get 401 on every call)."""
+    """The keys that are set, and the tenants left without one (they get 401 on every call).
+
+    ``variable_for``/``prefix``: another family of variables with the same rules (the memory
+    server's ``SPECWIRE_MEMORY_TOKEN_<TENANT ID>``).
+    """
     env = os.environ if environ is None else environ
     variables: dict[str, str] = {}
     for tenant_id in tenant_ids:
-        variable = tenant_key_variable(tenant_id)
+        variable = variable_for(tenant_id)
         if variable in variables:
             raise ServeConfigError(
                 f"tenants {variables[variable]!r} and {tenant_id!r} would share the key "
@@ -80,11 +88,8 @@ def load_tenant_keys(
         owners[digest] = tenant_id
         digests.append((tenant_id, digest))
     if not digests:
-        first = (
-            tenant_key_variable(tenant_ids[0]) if tenant_ids else f"{TENANT_KEY_ENV_PREFIX}<TENANT>"
-        )
+        first = variable_for(tenant_ids[0]) if tenant_ids else f"{prefix}<TENANT>"
         raise ServeConfigError(
-            f"no tenant has an API key: set ${first} (one variable per tenant, "
-            f"{TENANT_KEY_ENV_PREFIX}<TENANT ID>)"
+            f"no tenant has an API key: set ${first} (one variable per tenant, {prefix}<TENANT ID>)"
         )
     return TenantKeys(tuple(digests)), missing

@@ -1,0 +1,265 @@
+"""Conformance targets: how the suite gets providers from a backend.
+
+A *target factory* is ``factory(workdir: pathlib.Path) -> target``; the target has
+
+``name: str``
+``provider(tenant: str, spec: str, session: str | None = None) -> FactProvider``
+    a provider bound to that scope (the suite uses the tenants in ``TENANTS``).
+``advance(seconds: float) -> None`` or ``None``
+    moves the clock the backend's TTLs run on; ``None`` skips the TTL time-travel test.
+``degraded(tenant, spec) -> FactProvider | None``  a provider whose backend is broken.
+``stalled(tenant, spec) -> FactProvider | None``   a provider whose backend hangs.
+``wrong_scope(tenant, spec) -> FactProvider | None``
+    a provider whose requests claim a scope that disagrees with its bound context.
+``close() -> None``
+
+A method returning ``None`` skips its test with the reason in ``skip_reasons`` (a dict name →
+reason). Run the suite against your own backend with
+``pytest tests/conformance --provider yourpackage.module:factory``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from runtime.facts.provider import (
+    Capabilities,
+    FactProvider,
+    ForgetRequest,
+    ForgetResult,
+    Health,
+    LocalFactProvider,
+    RecallRequest,
+    RecallResponse,
+    RetainRequest,
+    RetainResult,
+)
+from runtime.facts.store import FactStore
+from runtime.providers.http_client import HttpFactProvider
+from runtime.providers.http_server import LocalStores, memory_app
+
+TENANTS = ("tenant-a", "tenant-b")
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.moment = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+        self._lock = threading.Lock()
+
+    def __call__(self) -> datetime:
+        with self._lock:
+            return self.moment
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.moment += timedelta(seconds=seconds)
+
+
+class ThreadedServer:
+    """An ASGI app served for real by uvicorn on 127.0.0.1 (a free port) in a thread."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self.port = self._sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(10)
+        self._sock.close()
+
+
+class StallingProvider:
+    """A backend that hangs on every call until released."""
+
+    def __init__(self, release: threading.Event) -> None:
+        self._release = release
+
+    def _stall(self) -> None:
+        self._release.wait(30)
+
+    def retain(self, request: RetainRequest) -> RetainResult:
+        self._stall()
+        raise RuntimeError("stalled")
+
+    def recall(self, request: RecallRequest) -> RecallResponse:
+        self._stall()
+        return RecallResponse(())
+
+    def forget(self, request: ForgetRequest) -> ForgetResult:
+        self._stall()
+        return ForgetResult(0)
+
+    def health(self) -> Health:
+        self._stall()
+        return Health(False, "stalled", datetime.now(UTC))
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities()
+
+
+class LocalStoresForTest:
+    """``provider_for``: one ``FactStore`` per scope under ``root``, on a shared clock."""
+
+    STALLED = "stalled-spec"
+    DEGRADED = "degraded-spec"
+
+    def __init__(
+        self, root: Path, clock: Callable[[], datetime], *, like_the_server: bool = False
+    ) -> None:
+        """``like_the_server``: ordinary scopes come from the server command's ``LocalStores``
+        (its ``<root>/tenants/<tenant>/...`` layout)."""
+        self.root = root
+        self.served = LocalStores(root, TENANTS, now=clock) if like_the_server else None
+        self.clock = clock
+        self.release = threading.Event()
+        self._open: dict[tuple[str, str, str | None], LocalFactProvider] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, tenant: str, spec: str, session: str | None) -> FactProvider:
+        if spec == self.STALLED:
+            return StallingProvider(self.release)
+        if self.served is not None and spec != self.DEGRADED:
+            return self.served(tenant, spec, session)
+        with self._lock:
+            key = (tenant, spec, session)
+            provider = self._open.get(key)
+            if provider is None:
+                folder = self.root / tenant / (session or "_shared")
+                store = FactStore.open(folder / f"{spec}.sqlite3", now=self.clock)
+                if spec == self.DEGRADED:
+                    store.close()
+                provider = LocalFactProvider(store)
+                self._open[key] = provider
+            return provider
+
+    def close(self) -> None:
+        self.release.set()
+        with self._lock:
+            for provider in self._open.values():
+                provider.store.close()
+        if self.served is not None:
+            self.served.close()
+
+
+class LocalTarget:
+    name = "local"
+    skip_reasons = {
+        "wrong_scope": "the embedded provider is bound to one store file: its requests carry "
+        "no scope that could disagree with it",
+    }
+
+    def __init__(self, workdir: Path) -> None:
+        self.clock = ManualClock()
+        self.stores = LocalStoresForTest(workdir / "local", self.clock)
+        self._held: list[threading.Event] = []
+
+    def provider(self, tenant: str, spec: str, session: str | None = None) -> FactProvider:
+        return self.stores(tenant, spec, session)
+
+    def advance(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    def degraded(self, tenant: str, spec: str) -> FactProvider | None:
+        return self.stores(tenant, LocalStoresForTest.DEGRADED, None)
+
+    def stalled(self, tenant: str, spec: str) -> FactProvider | None:
+        """A store whose lock another thread holds: health must still answer in time."""
+        provider = self.stores(tenant, f"{spec}-locked", None)
+        assert isinstance(provider, LocalFactProvider)
+        lock = provider.store._file.lock
+        held, done = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with lock:
+                held.set()
+                done.wait(30)
+
+        threading.Thread(target=hold, daemon=True).start()
+        held.wait(5)
+        self._held.append(done)
+        return provider
+
+    def wrong_scope(self, tenant: str, spec: str) -> FactProvider | None:
+        return None
+
+    def close(self) -> None:
+        for done in self._held:
+            done.set()
+        self.stores.close()
+
+
+class HttpLocalTarget:
+    """``HttpFactProvider`` → the reference server (uvicorn, 127.0.0.1) → local stores."""
+
+    name = "http-local"
+    skip_reasons: dict[str, str] = {}
+    deadline_s = 2.0
+
+    def __init__(self, workdir: Path) -> None:
+        self.clock = ManualClock()
+        self.stores = LocalStoresForTest(workdir / "served", self.clock, like_the_server=True)
+        self.tokens = {tenant: secrets.token_urlsafe(24) for tenant in TENANTS}
+        self.server = ThreadedServer(
+            memory_app(self.stores, {token: tenant for tenant, token in self.tokens.items()})
+        )
+        self._clients: list[HttpFactProvider] = []
+
+    def client(self, token_of: str, spec: str, **options: Any) -> HttpFactProvider:
+        """A client with ``token_of``'s token (``tenant=`` in ``options`` is the body's claim)."""
+        options.setdefault("timeout_s", self.deadline_s)
+        client = HttpFactProvider(self.server.url, self.tokens[token_of], spec, **options)
+        self._clients.append(client)
+        return client
+
+    def provider(self, tenant: str, spec: str, session: str | None = None) -> FactProvider:
+        return self.client(tenant, spec, session=session)
+
+    def advance(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    def degraded(self, tenant: str, spec: str) -> FactProvider | None:
+        return self.client(tenant, LocalStoresForTest.DEGRADED)
+
+    def stalled(self, tenant: str, spec: str) -> FactProvider | None:
+        return self.client(tenant, LocalStoresForTest.STALLED, timeout_s=0.5, max_retries=1)
+
+    def wrong_scope(self, tenant: str, spec: str) -> FactProvider | None:
+        other = next(t for t in TENANTS if t != tenant)
+        return self.client(tenant, spec, tenant=other)
+
+    def close(self) -> None:
+        for client in self._clients:
+            client.close()
+        self.stores.close()
+        self.server.stop()
+
+
+FACTORIES: dict[str, Callable[[Path], Any]] = {
+    "local": LocalTarget,
+    "http-local": HttpLocalTarget,
+}

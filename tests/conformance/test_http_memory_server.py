@@ -1,0 +1,294 @@
+"""The reference memory server, spoken to with raw HTTP: auth, scope, limits, validation,
+operationId de-duplication, the error envelope, the OpenAPI file and the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conformance_harness import LocalStoresForTest, ManualClock, ThreadedServer
+
+from runtime.errors import TenancyError
+from runtime.facts.provider import RecallRequest, RetainRequest
+from runtime.providers import http_contract as wire
+from runtime.providers.errors import ProviderAuthError, ProviderScopeError
+from runtime.providers.http_client import HttpFactProvider
+from runtime.providers.http_server import LocalStores, memory_app, openapi_json, token_variable
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN_A = "token-of-tenant-a-0123456789"
+TOKEN_B = "token-of-tenant-b-0123456789"
+
+
+class Served:
+    def __init__(self, root: Path) -> None:
+        self.stores = LocalStoresForTest(root, ManualClock())
+        self.server = ThreadedServer(
+            memory_app(self.stores, {TOKEN_A: "tenant-a", TOKEN_B: "tenant-b"})
+        )
+        self.http = httpx.Client(base_url=self.server.url, timeout=5)
+
+    def post(self, op: str, body: Any, token: str | None = TOKEN_A, **kw: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        if isinstance(body, bytes):
+            return self.http.post(f"/v1/{op}", content=body, headers=headers, **kw)
+        return self.http.post(f"/v1/{op}", json=body, headers=headers, **kw)
+
+    def close(self) -> None:
+        self.http.close()
+        self.stores.close()
+        self.server.stop()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    made = Served(tmp_path)
+    yield made
+    made.close()
+
+
+def retain_body(text: str, **extra: Any) -> dict[str, Any]:
+    return {"version": 1, "spec": "bot", "text": text, **extra}
+
+
+def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["code"] == code
+    assert isinstance(error["message"], str) and isinstance(error["retryable"], bool)
+    return dict(error)
+
+
+def test_missing_or_wrong_token_is_401(served: Served) -> None:
+    response = served.post("recall", {"spec": "bot", "query": "x"}, token=None)
+    assert_envelope(response, 401, "unauthorized")
+    assert response.headers["www-authenticate"] == "Bearer"
+    wrong = served.post("recall", {"spec": "bot", "query": "x"}, token="not-a-token-at-all")
+    assert TOKEN_A not in wrong.text
+    assert_envelope(wrong, 401, "unauthorized")
+    with pytest.raises(ProviderAuthError):
+        HttpFactProvider(served.server.url, "wrong-token-xyz", "bot").recall(RecallRequest("x"))
+
+
+def test_the_tenant_comes_from_the_token_never_the_body(served: Served) -> None:
+    served.post("retain", retain_body("tenant A's roadmap mentions Falcon"))
+    leak = served.post("recall", {"spec": "bot", "query": "Falcon"}, token=TOKEN_B)
+    assert leak.status_code == 200 and leak.json() == {"hits": []}
+    claim = served.post("recall", {"spec": "bot", "query": "Falcon", "tenant": "tenant-a"}, TOKEN_B)
+    assert_envelope(claim, 403, "scope_violation")
+    assert "Falcon" not in claim.text
+    own = served.post("recall", {"spec": "bot", "query": "Falcon", "tenant": "tenant-a"})
+    assert [hit["text"] for hit in own.json()["hits"]] == ["tenant A's roadmap mentions Falcon"]
+
+
+def test_oversized_body_is_413(served: Served) -> None:
+    body = json.dumps(retain_body("x" * (wire.MAX_REQUEST_BYTES + 10))).encode()
+    assert_envelope(served.post("retain", body), 413, "payload_too_large")
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "param"),
+    [
+        (b"{not json", "invalid_request", None),
+        (b"[1, 2]", "invalid_request", None),
+        (json.dumps(retain_body("x" * 2001)).encode(), "invalid_request", "text"),
+        (json.dumps(retain_body("x", ttlMs=0)).encode(), "invalid_request", "ttlMs"),
+        (json.dumps(retain_body("x", colour="red")).encode(), "invalid_request", "colour"),
+        (json.dumps(retain_body("x", version=2)).encode(), "unsupported_version", "version"),
+        (json.dumps(retain_body("x", operationId="o" * 129)).encode(), "invalid_request", None),
+        (json.dumps({"version": 1, "text": "no spec"}).encode(), "invalid_request", "spec"),
+    ],
+)
+def test_bad_bodies_are_400_naming_the_field(
+    served: Served, body: bytes, code: str, param: str | None
+) -> None:
+    error = assert_envelope(served.post("retain", body), 400, code)
+    if param is not None:
+        assert error["param"] == param
+
+
+def test_operation_ids_are_deduplicated(served: Served) -> None:
+    body = retain_body("the invoice number is 4711", operationId="op-1")
+    first, second = served.post("retain", body), served.post("retain", body)
+    assert first.status_code == second.status_code == 200
+    assert first.json() == second.json()
+    hits = served.post("recall", {"spec": "bot", "query": "invoice"}).json()["hits"]
+    assert len(hits) == 1
+    changed = served.post("retain", retain_body("another text", operationId="op-1"))
+    assert_envelope(changed, 409, "conflict")
+    # Another tenant's identical operationId is its own operation.
+    other = served.post("retain", body, token=TOKEN_B)
+    assert other.status_code == 200 and other.json()["id"] != first.json()["id"]
+
+
+def test_a_refused_write_is_not_remembered(served: Served) -> None:
+    body = retain_body("x", supersedes="mem_0000000000000000", operationId="op-2")
+    assert_envelope(served.post("retain", body), 422, "refused")
+    assert_envelope(served.post("retain", body), 422, "refused")
+
+
+def test_unknown_routes_and_methods_use_the_envelope(served: Served) -> None:
+    assert_envelope(served.post("nope", {}), 404, "not_found")
+    response = served.http.get("/v1/retain")
+    assert_envelope(response, 405, "method_not_allowed")
+    health = served.http.get("/healthz")
+    assert health.json() == {"status": "ok", "version": 1}
+
+
+def test_the_committed_openapi_document_is_up_to_date() -> None:
+    committed = (REPO / "docs" / "memory-http-api.openapi.json").read_text(encoding="utf-8")
+    assert committed == openapi_json(), (
+        "regenerate: python -m runtime.providers.http_server --openapi "
+        "> docs/memory-http-api.openapi.json"
+    )
+    document = json.loads(committed)
+    assert set(document["paths"]) == {
+        "/v1/retain",
+        "/v1/recall",
+        "/v1/forget",
+        "/v1/health",
+        "/v1/capabilities",
+        "/healthz",
+    }
+    assert "operationId" in document["components"]["schemas"]["RetainBody"]["properties"]
+
+
+# -- the command line --------------------------------------------------------------------------
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "runtime.providers.http_server", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_start_up_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SPECWIRE_MEMORY_TOKEN_")}
+    cases = [
+        ((), "--root DIR is required"),
+        (("--root", str(tmp_path / "missing")), "is not a folder"),
+        (("--root", str(tmp_path)), "no tenant to serve"),
+        (("--root", str(tmp_path), "--tenant", "acme"), "SPECWIRE_MEMORY_TOKEN_ACME"),
+        (("--root", str(tmp_path), "--tenant", "bad/id"), "invalid tenant id"),
+    ]
+    for args, expected in cases:
+        done = subprocess.run(
+            [sys.executable, "-m", "runtime.providers.http_server", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=REPO,
+            env=clean,
+        )
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr
+    short = run_cli("--root", str(tmp_path), "--tenant", "acme", env={token_variable("acme"): "x"})
+    assert short.returncode == 2 and "too short" in short.stderr
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        taken = run_cli(
+            "--root",
+            str(tmp_path),
+            "--tenant",
+            "acme",
+            "--port",
+            port,
+            env={token_variable("acme"): TOKEN_A},
+        )
+    assert taken.returncode == 2 and "cannot listen" in taken.stderr
+
+
+def test_the_server_serves_tenant_stores_under_the_root(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, token_variable("acme"): TOKEN_A, token_variable("globex"): TOKEN_B}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "runtime.providers.http_server",
+            "--root",
+            str(tmp_path),
+            "--tenant",
+            "acme",
+            "--tenant",
+            "globex",
+            "--port",
+            str(port),
+        ],
+        cwd=REPO,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.1)
+        with HttpFactProvider(url, TOKEN_A, "support bot") as acme:
+            fact = acme.retain(RetainRequest("acme renews in March"))
+            assert [hit.id for hit in acme.recall(RecallRequest("renews")).hits] == [fact.id]
+            assert acme.health().ok
+        with HttpFactProvider(url, TOKEN_B, "support bot") as globex:
+            assert globex.recall(RecallRequest("renews")).hits == ()
+        facts = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.sqlite3"))
+        assert len(facts) == 1
+        assert facts[0].parts[:4] == ("tenants", "acme", "facts", facts[0].name)
+        assert facts[0].name.endswith(".sqlite3")
+    finally:
+        process.terminate()
+        process.wait(10)
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+def test_local_stores_layout_and_fences(tmp_path: Path) -> None:
+    stores = LocalStores(tmp_path, ["acme"])
+    try:
+        root = (tmp_path / "tenants" / "acme").resolve()
+        assert stores.path_for("acme", "bot", None) == root / "facts" / "bot.sqlite3"
+        assert stores.path_for("acme", "bot", "s-1") == (
+            root / "session-facts" / "s-1" / "facts" / "bot.sqlite3"
+        )
+        with pytest.raises(ProviderScopeError):
+            stores("globex", "bot", None)
+        with pytest.raises(TenancyError):
+            stores.path_for("../acme", "bot", None)
+    finally:
+        stores.close()
+
+
+def test_concurrent_duplicates_of_one_operation_run_it_once(served: Served) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = retain_body("the wifi password changes on Sundays", operationId="op-race")
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(lambda _: served.post("retain", body), range(6)))
+    assert {response.status_code for response in answers} == {200}
+    assert len({response.json()["id"] for response in answers}) == 1
+    hits = served.post("recall", {"spec": "bot", "query": "wifi password"}).json()["hits"]
+    assert len(hits) == 1
