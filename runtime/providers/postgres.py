@@ -1,0 +1,715 @@
+"""``PostgresFactProvider``: facts in PostgreSQL (full text + optional pgvector), one scope each.
+
+The same semantics as the local store (``runtime.facts.store``), on a database many processes
+and hosts share:
+
+- **Scope in SQL.** Every row carries ``tenant``, ``spec`` and ``session`` (``''``: the spec's
+  shared memory) and every statement names all three in its ``WHERE``, taken from the scope the
+  provider is bound to. A call that claims another scope (``scope=``) is refused with
+  ``ScopeError`` before any statement runs: never a write elsewhere.
+- **Never deleted.** Forgetting, superseding and expiring are tombstones (``tombstones``); an
+  expired fact is not live from ``expires_at`` on, whether or not a tombstone was written.
+  Times are epoch milliseconds from the provider's clock (``now=``), never the server's.
+- **Full text**: ``facts.tsv`` is a generated ``tsvector`` (``simple`` configuration) over the
+  fact's tokens as ``runtime.facts.text`` cuts them, with a GIN index; queries are built from the
+  same tokens (OR for recall, AND for forget by query), so what matches is what matches locally.
+- **Vectors** (with an embedder): ``fact_vectors_<dim>`` holds one ``vector(dim)`` per fact with
+  an HNSW cosine index; recall fuses the ``ts_rank`` ranking with the cosine ranking by RRF
+  (k = 60) in one SQL statement, and adds the evidence boost (1/61) once.
+- **Quarantine**: a write the injection scanner flags is held in ``quarantine`` and never
+  recalled; recall screens what it is about to return again (a later rule protects old facts).
+- **Migrations**: versioned (``schema_version``), applied at start-up in one transaction under
+  ``pg_advisory_xact_lock``, so several processes starting at once apply each version once.
+
+psycopg (3) and psycopg_pool are imported when a provider is built, never by ``import runtime``.
+Install them with ``pip install 'specwire[postgres]'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from runtime.errors import StoreError
+from runtime.events import Clock, utc_now
+from runtime.facts import validation
+from runtime.facts.fusion import RRF_K
+from runtime.facts.model import InvalidRequestError, from_ms, to_ms
+from runtime.facts.provider import (
+    HEALTH_DEADLINE_S,
+    Capabilities,
+    ForgetRequest,
+    ForgetResult,
+    Health,
+    ProviderHit,
+    RecallRequest,
+    RecallResponse,
+    RetainRequest,
+    RetainResult,
+)
+from runtime.facts.ranking import EVIDENCE_FACTOR, PROOF_BOOST, unit_score
+from runtime.facts.text import MAX_QUERY_TERMS, document_terms, query_terms
+from runtime.facts.validation import NewFact
+from runtime.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE, new_memory_id
+from runtime.safety.injection import InjectionHit, scan
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg_pool import ConnectionPool
+
+    from runtime.embedders import Embedder
+
+# Any fixed 64-bit number: the advisory lock migrations run under.
+MIGRATION_LOCK = 0x5EC_F1AC7_5C4E3A
+# Candidates taken from each ranking before fusion (as ``runtime.facts.hybrid``).
+MIN_DEPTH = 20
+DEFAULT_TIMEOUT_S = 5.0
+
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (
+        1,
+        (
+            """CREATE TABLE facts (
+                seq bigserial PRIMARY KEY,
+                id text NOT NULL UNIQUE,
+                tenant text NOT NULL,
+                spec text NOT NULL,
+                session text NOT NULL,
+                text text NOT NULL,
+                norm_text text NOT NULL,
+                terms text NOT NULL,
+                tags text[] NOT NULL,
+                created_at bigint NOT NULL,
+                expires_at bigint,
+                superseded_by text,
+                session_id text,
+                evidence text[] NOT NULL,
+                tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, terms)) STORED
+            )""",
+            "CREATE INDEX facts_tsv ON facts USING gin (tsv)",
+            "CREATE INDEX facts_scope_text ON facts (tenant, spec, session, norm_text)",
+            """CREATE TABLE tombstones (
+                target text PRIMARY KEY REFERENCES facts (id),
+                tenant text NOT NULL,
+                spec text NOT NULL,
+                session text NOT NULL,
+                kind text NOT NULL CHECK (kind IN ('superseded', 'expired', 'forgotten')),
+                at bigint NOT NULL,
+                reason text,
+                superseded_by text
+            )""",
+            """CREATE TABLE quarantine (
+                id text PRIMARY KEY,
+                tenant text NOT NULL,
+                spec text NOT NULL,
+                session text NOT NULL,
+                text text NOT NULL,
+                tags text[] NOT NULL,
+                created_at bigint NOT NULL,
+                ttl_ms bigint,
+                session_id text,
+                evidence text[] NOT NULL,
+                rule text NOT NULL,
+                found_on text NOT NULL CHECK (found_on IN ('write', 'read'))
+            )""",
+            "CREATE INDEX quarantine_scope ON quarantine (tenant, spec, session)",
+        ),
+    ),
+)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+_SCOPE = "f.tenant = %(tenant)s AND f.spec = %(spec)s AND f.session = %(session)s"
+_LIVE = f"""{_SCOPE} AND f.superseded_by IS NULL
+AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
+AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.target = f.id AND t.tenant = %(tenant)s
+    AND t.spec = %(spec)s AND t.session = %(session)s)"""
+_COLUMNS = "f.id, f.text, f.tags, f.expires_at, f.session_id, f.evidence"
+_PROVEN = "(cardinality(f.evidence) > 0)"
+_LEXICAL_RANK = f"ts_rank(f.tsv, q.q) * (CASE WHEN {_PROVEN} THEN {EVIDENCE_FACTOR!r} ELSE 1.0 END)"
+
+
+class ScopeError(StoreError):
+    """A call claimed a tenant, spec or session other than the one its provider is bound to."""
+
+
+@dataclass(frozen=True)
+class FactScope:
+    """Whose memory: a tenant's spec, shared (``session`` None) or one session's."""
+
+    tenant: str
+    spec: str
+    session: str | None = None
+
+    def __post_init__(self) -> None:
+        for name, value in (("tenant", self.tenant), ("spec", self.spec)):
+            if not isinstance(value, str) or not CLIENT_KEY_RE.fullmatch(value):
+                raise InvalidRequestError(f"{name} must be {CLIENT_KEY_RULE}")
+        if self.session is not None and (
+            not isinstance(self.session, str) or not CLIENT_KEY_RE.fullmatch(self.session)
+        ):
+            raise InvalidRequestError(f"session must be {CLIENT_KEY_RULE}")
+
+    def params(self) -> dict[str, Any]:
+        return {"tenant": self.tenant, "spec": self.spec, "session": self.session or ""}
+
+
+def migrate(pool: ConnectionPool[Any], *, vector_dim: int | None = None) -> int:
+    """Bring the database to ``SCHEMA_VERSION`` (and the vector table of ``vector_dim``).
+
+    One transaction under an advisory lock: processes starting together wait for each other and
+    each version is applied once. Returns the version the database is at.
+    """
+    with pool.connection() as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+        current = int(row[0]) if row else 0
+        if current > SCHEMA_VERSION:
+            raise StoreError(
+                f"the fact database is at schema version {current}, newer than this runtime's "
+                f"{SCHEMA_VERSION}: upgrade specwire"
+            )
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
+            current = version
+        if vector_dim is not None:
+            table = _vector_table(vector_dim)
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute(
+                f"""CREATE TABLE IF NOT EXISTS {table} (
+                    fact_id text PRIMARY KEY REFERENCES facts (id),
+                    tenant text NOT NULL,
+                    spec text NOT NULL,
+                    session text NOT NULL,
+                    embedder text NOT NULL,
+                    embedding vector({vector_dim}) NOT NULL
+                )"""
+            )
+            conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} "
+                "USING hnsw (embedding vector_cosine_ops)"
+            )
+        return current
+
+
+def _vector_table(dim: int) -> str:
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 16000:
+        raise StoreError(f"embedding dimension out of range: {dim!r}")
+    return f"fact_vectors_{dim}"
+
+
+def open_pool(
+    dsn: str, *, max_size: int = 10, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> ConnectionPool[Any]:
+    """A connection pool for ``dsn`` (opened now; ``StoreError`` when the server is down)."""
+    import psycopg
+    from psycopg_pool import ConnectionPool, PoolTimeout
+
+    pool: ConnectionPool[Any] = ConnectionPool(
+        dsn,
+        min_size=1,
+        max_size=max_size,
+        timeout=timeout_s,
+        kwargs={"connect_timeout": max(1, int(timeout_s))},
+        open=False,
+    )
+    try:
+        pool.open(wait=True, timeout=timeout_s)
+    except (PoolTimeout, psycopg.Error) as exc:
+        pool.close()
+        raise StoreError(f"cannot reach the fact database: {_brief(exc)}") from exc
+    return pool
+
+
+class PostgresFactProvider:
+    """A ``FactProvider`` bound to one scope of a PostgreSQL database.
+
+    Give ``dsn`` (the provider opens and owns a pool; ``close()`` closes it) or a shared ``pool``
+    (its owner closes it). ``embedder``: hybrid recall (pgvector) with that embedder's
+    dimension. ``now``: the clock TTLs run on. ``timeout_s``: the deadline of each statement
+    and of waiting for a connection. ``screen``: the injection scanner (None: none).
+    """
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        scope: FactScope,
+        pool: ConnectionPool[Any] | None = None,
+        embedder: Embedder | None = None,
+        now: Clock = utc_now,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        screen: Any = scan,
+    ) -> None:
+        if (dsn is None) == (pool is None):
+            raise InvalidRequestError("PostgresFactProvider: give exactly one of dsn or pool")
+        self.scope = scope
+        self._now = now
+        self._timeout_ms = max(1, int(timeout_s * 1000))
+        self._timeout_s = timeout_s
+        self._screen = screen
+        self._embedder = embedder
+        self._dim = None if embedder is None else int(embedder.dim)
+        self._clean: set[str] = set()
+        self._owns_pool = pool is None
+        if pool is None:
+            assert dsn is not None
+            pool = open_pool(dsn, timeout_s=timeout_s)
+        self._pool = pool
+        try:
+            with _translated("migrate the fact database"):
+                self.schema_version = migrate(pool, vector_dim=self._dim)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def pool(self) -> ConnectionPool[Any]:
+        return self._pool
+
+    def close(self) -> None:
+        if self._owns_pool:
+            self._pool.close()
+
+    # -- the protocol ----------------------------------------------------------------------
+
+    def retain(self, request: RetainRequest, *, scope: FactScope | None = None) -> RetainResult:
+        self._check_scope(scope)
+        if request.supersedes is not None:
+            validation.memory_id(request.supersedes)
+        new = NewFact(request.text, request.tags, request.ttl_ms, request.provenance)
+        hit = self._screened(new)
+        if hit is not None:
+            return self._hold(new, hit)
+        vector = self._vector([" ".join([new.text, *new.tags])])
+        with self._transaction("retain") as conn:
+            now = self._now_ms()
+            params = self._params(now)
+            expires = _expiry(new, now)
+            if request.supersedes is not None:
+                self._lock_live(conn, request.supersedes, params)
+                fact_id = self._insert(conn, new, now, vector)
+                conn.execute(
+                    f"UPDATE facts f SET superseded_by = %(by)s WHERE f.id = %(old)s AND {_SCOPE}",
+                    {**params, "by": fact_id, "old": request.supersedes},
+                )
+                conn.execute(
+                    "INSERT INTO tombstones (target, tenant, spec, session, kind, at, "
+                    "superseded_by) VALUES (%(old)s, %(tenant)s, %(spec)s, %(session)s, "
+                    "'superseded', %(now)s, %(by)s)",
+                    {**params, "by": fact_id, "old": request.supersedes},
+                )
+                return RetainResult(fact_id, True, expires, request.supersedes)
+            if request.if_absent:
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                    (
+                        "\x1f".join(
+                            [self.scope.tenant, self.scope.spec, params["session"], new.norm_text]
+                        ),
+                    ),
+                )
+                row = conn.execute(
+                    f"SELECT f.id, f.expires_at FROM facts f WHERE {_LIVE} "
+                    "AND f.norm_text = %(norm)s ORDER BY f.seq LIMIT 1",
+                    {**params, "norm": new.norm_text},
+                ).fetchone()
+                if row is not None:
+                    return RetainResult(row[0], False, _when(row[1]))
+            return RetainResult(self._insert(conn, new, now, vector), True, expires)
+
+    def recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
+        self._check_scope(scope)
+        flagged: set[str] = set()
+        hits: list[ProviderHit] = []
+        for _ in range(3):
+            hits = self._ranking(request.query, request.limit)
+            found = self._flagged_on_read(hits)
+            if not found:
+                return RecallResponse(tuple(hits))
+            self._hold_on_read(found)
+            flagged.update(found)
+        return RecallResponse(tuple(hit for hit in hits if hit.id not in flagged))
+
+    def forget(self, request: ForgetRequest, *, scope: FactScope | None = None) -> ForgetResult:
+        self._check_scope(scope)
+        reason = validation.reason(request.reason)
+        if request.id is not None:
+            with self._transaction("forget") as conn:
+                params = self._params(self._now_ms())
+                row = conn.execute(
+                    f"SELECT f.id FROM facts f WHERE f.id = %(id)s AND {_LIVE} FOR UPDATE OF f",
+                    {**params, "id": request.id},
+                ).fetchone()
+                if row is None:
+                    return ForgetResult(0)
+                done = self._tombstone(conn, [request.id], "forgotten", reason, params)
+                return ForgetResult(len(done), tuple(done))
+        assert request.query is not None
+        terms = query_terms(request.query, limit=None)
+        if len(terms) > MAX_QUERY_TERMS:
+            raise InvalidRequestError(
+                f"the forget query has too many distinct words ({len(terms)}; at most "
+                f"{MAX_QUERY_TERMS})"
+            )
+        if not terms:
+            return ForgetResult(0)
+        with self._transaction("forget") as conn:
+            params = self._params(self._now_ms())
+            rows = conn.execute(
+                f"""SELECT f.id FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q) q
+                WHERE f.tsv @@ q.q AND {_LIVE}
+                ORDER BY {_LEXICAL_RANK} DESC, f.seq FOR UPDATE OF f""",
+                {**params, "q": _tsquery(terms, every=True)},
+            ).fetchall()
+            done = self._tombstone(conn, [row[0] for row in rows], "forgotten", reason, params)
+            return ForgetResult(len(done), tuple(done))
+
+    def health(self) -> Health:
+        problem: str | None = None
+        try:
+            import psycopg
+            from psycopg_pool import PoolTimeout
+
+            deadline_ms = int(HEALTH_DEADLINE_S * 1000)
+            with self._pool.connection(timeout=HEALTH_DEADLINE_S) as conn, conn.transaction():
+                conn.execute(
+                    "SELECT set_config('statement_timeout', %s, true), "
+                    "set_config('lock_timeout', %s, true)",
+                    (str(deadline_ms), str(deadline_ms)),
+                )
+                conn.execute(
+                    f"SELECT 1 FROM facts f WHERE {_SCOPE} LIMIT 1", self.scope.params()
+                ).fetchall()
+        except (PoolTimeout, psycopg.Error, StoreError) as exc:
+            problem = f"the fact database is not answering: {_brief(exc)}"
+        return Health(ok=problem is None, message=problem, checked_at=self._now())
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            lexical=True,
+            semantic=self._embedder is not None,
+            ttl=True,
+            supersede=True,
+            provenance=True,
+            forget_by_query=True,
+            tombstones=True,
+            subject_cascade=False,
+        )
+
+    # -- owner operations ------------------------------------------------------------------
+
+    def quarantined_ids(self) -> list[str]:
+        """The ids of this scope's held writes, oldest first."""
+        with self._transaction("list quarantined memories") as conn:
+            rows = conn.execute(
+                "SELECT q.id FROM quarantine q WHERE q.tenant = %(tenant)s AND q.spec = %(spec)s "
+                "AND q.session = %(session)s ORDER BY q.created_at, q.id",
+                self.scope.params(),
+            ).fetchall()
+            return [row[0] for row in rows]
+
+    def sweep(self) -> int:
+        """Tombstone this scope's expired facts that have none yet; returns how many."""
+        with self._transaction("sweep") as conn:
+            params = self._params(self._now_ms())
+            rows = conn.execute(
+                f"""SELECT f.id FROM facts f WHERE {_SCOPE} AND f.superseded_by IS NULL
+                AND f.expires_at IS NOT NULL AND f.expires_at <= %(now)s ORDER BY f.seq""",
+                params,
+            ).fetchall()
+            return len(self._tombstone(conn, [row[0] for row in rows], "expired", None, params))
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _check_scope(self, claimed: FactScope | None) -> None:
+        if claimed is not None and claimed != self.scope:
+            raise ScopeError(
+                "the request's scope does not match the provider's bound scope; nothing was done"
+            )
+
+    def _params(self, now: int) -> dict[str, Any]:
+        return {**self.scope.params(), "now": now}
+
+    def _now_ms(self) -> int:
+        return to_ms(self._now())
+
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[Connection[Any]]:
+        pool = self._pool
+        with (
+            _translated(what),
+            pool.connection(timeout=self._timeout_s) as conn,
+            conn.transaction(),
+        ):
+            conn.execute(
+                "SELECT set_config('statement_timeout', %s, true)", (str(self._timeout_ms),)
+            )
+            yield conn
+
+    def _lock_live(self, conn: Connection[Any], old_id: str, params: dict[str, Any]) -> None:
+        row = conn.execute(
+            f"SELECT f.id FROM facts f WHERE f.id = %(id)s AND {_LIVE} FOR UPDATE OF f",
+            {**params, "id": old_id},
+        ).fetchone()
+        if row is not None:
+            return
+        status = conn.execute(
+            f"""SELECT CASE
+                WHEN f.superseded_by IS NOT NULL OR t.kind = 'superseded' THEN 'superseded'
+                WHEN t.kind = 'forgotten' THEN 'forgotten'
+                ELSE 'expired' END
+            FROM facts f LEFT JOIN tombstones t ON t.target = f.id
+            WHERE f.id = %(id)s AND {_SCOPE}""",
+            {**params, "id": old_id},
+        ).fetchone()
+        if status is None:
+            raise StoreError(f"no memory with id {old_id}")
+        raise StoreError(f"cannot supersede {old_id}: it is {status[0]}, not live")
+
+    def _insert(
+        self, conn: Connection[Any], new: NewFact, now: int, vector: list[str] | None
+    ) -> str:
+        for _ in range(3):
+            fact_id = new_memory_id()
+            row = conn.execute(
+                """INSERT INTO facts (id, tenant, spec, session, text, norm_text, terms, tags,
+                created_at, expires_at, session_id, evidence)
+                VALUES (%(id)s, %(tenant)s, %(spec)s, %(session)s, %(text)s, %(norm)s, %(terms)s,
+                %(tags)s, %(now)s, %(expires)s, %(session_id)s, %(evidence)s)
+                ON CONFLICT (id) DO NOTHING RETURNING id""",
+                {
+                    **self._params(now),
+                    "id": fact_id,
+                    "text": new.text,
+                    "norm": new.norm_text,
+                    "terms": document_terms(new.text, new.tags),
+                    "tags": list(new.tags),
+                    "expires": None if new.ttl_ms is None else now + new.ttl_ms,
+                    "session_id": new.provenance.session_id,
+                    "evidence": list(new.provenance.evidence),
+                },
+            ).fetchone()
+            if row is not None:
+                if vector is not None and self._embedder is not None:
+                    assert self._dim is not None
+                    conn.execute(
+                        f"""INSERT INTO {_vector_table(self._dim)}
+                        (fact_id, tenant, spec, session, embedder, embedding)
+                        VALUES (%(id)s, %(tenant)s, %(spec)s, %(session)s, %(embedder)s,
+                        %(vec)s::vector)""",
+                        {
+                            **self.scope.params(),
+                            "id": fact_id,
+                            "embedder": self._embedder.id,
+                            "vec": vector[0],
+                        },
+                    )
+                return fact_id
+        raise StoreError("could not draw a free memory id")
+
+    def _tombstone(
+        self,
+        conn: Connection[Any],
+        ids: Sequence[str],
+        kind: str,
+        reason: str | None,
+        params: dict[str, Any],
+    ) -> list[str]:
+        done: list[str] = []
+        for fact_id in ids:
+            row = conn.execute(
+                "INSERT INTO tombstones (target, tenant, spec, session, kind, at, reason) "
+                "SELECT f.id, f.tenant, f.spec, f.session, %(kind)s, %(now)s, %(reason)s "
+                f"FROM facts f WHERE f.id = %(id)s AND {_SCOPE} "
+                "ON CONFLICT (target) DO NOTHING RETURNING target",
+                {**params, "id": fact_id, "kind": kind, "reason": reason},
+            ).fetchone()
+            if row is not None:
+                done.append(row[0])
+        return done
+
+    def _ranking(self, query: str, limit: int) -> list[ProviderHit]:
+        terms = query_terms(query)
+        if not terms:
+            return []
+        depth = max(MIN_DEPTH, 4 * limit)
+        vector = None if self._embedder is None else self._vector([query])
+        with self._transaction("recall") as conn:
+            params = {**self._params(self._now_ms()), "q": _tsquery(terms), "k": limit}
+            if vector is None:
+                rows = conn.execute(
+                    f"""SELECT {_COLUMNS}, {_LEXICAL_RANK} AS score
+                    FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q) q
+                    WHERE f.tsv @@ q.q AND {_LIVE}
+                    ORDER BY score DESC, f.seq LIMIT %(k)s""",
+                    params,
+                ).fetchall()
+            else:
+                assert self._dim is not None and self._embedder is not None
+                rows = conn.execute(
+                    _hybrid_sql(_vector_table(self._dim)),
+                    {
+                        **params,
+                        "depth": depth,
+                        "vec": vector[0],
+                        "embedder": self._embedder.id,
+                    },
+                ).fetchall()
+        return [
+            ProviderHit(row[0], row[1], tuple(row[2]), unit_score(float(row[6])), bool(row[5]))
+            for row in rows
+        ]
+
+    def _vector(self, texts: list[str]) -> list[str] | None:
+        """``texts`` embedded as pgvector literals; None without an embedder or when it fails
+        (a fact is then stored without a vector; a query is ranked by full text alone)."""
+        if self._embedder is None:
+            return None
+        try:
+            rows = self._embedder.embed(texts)
+        except Exception:  # an embedder failure must never fail a write or a recall
+            return None
+        return ["[" + ",".join(format(float(x), ".8g") for x in row) + "]" for row in rows]
+
+    def _screened(self, new: NewFact) -> InjectionHit | None:
+        if self._screen is None:
+            return None
+        found: InjectionHit | None = self._screen("\n".join([new.text, *new.tags]))
+        return found
+
+    def _hold(self, new: NewFact, hit: InjectionHit) -> RetainResult:
+        with self._transaction("quarantine a memory") as conn:
+            now = self._now_ms()
+            fact_id = new_memory_id()
+            conn.execute(
+                """INSERT INTO quarantine (id, tenant, spec, session, text, tags, created_at,
+                ttl_ms, session_id, evidence, rule, found_on) VALUES (%(id)s, %(tenant)s,
+                %(spec)s, %(session)s, %(text)s, %(tags)s, %(now)s, %(ttl)s, %(session_id)s,
+                %(evidence)s, %(rule)s, 'write')""",
+                {
+                    **self._params(now),
+                    "id": fact_id,
+                    "text": new.text,
+                    "tags": list(new.tags),
+                    "ttl": new.ttl_ms,
+                    "session_id": new.provenance.session_id,
+                    "evidence": list(new.provenance.evidence),
+                    "rule": hit.label,
+                },
+            )
+            return RetainResult(fact_id, True, _expiry(new, now), None, hit.label)
+
+    def _flagged_on_read(self, hits: Sequence[ProviderHit]) -> dict[str, str]:
+        flagged: dict[str, str] = {}
+        if self._screen is None:
+            return flagged
+        for hit in hits:
+            if hit.id in self._clean:
+                continue
+            found = self._screen("\n".join([hit.text, *hit.tags]))
+            if found is None:
+                if len(self._clean) > 100_000:
+                    self._clean.clear()
+                self._clean.add(hit.id)
+            else:
+                flagged[hit.id] = found.label
+        return flagged
+
+    def _hold_on_read(self, flagged: dict[str, str]) -> None:
+        """Copy each flagged stored fact into quarantine and tombstone it (forgotten)."""
+        with self._transaction("quarantine a memory") as conn:
+            params = self._params(self._now_ms())
+            for fact_id, rule in flagged.items():
+                conn.execute(
+                    f"""INSERT INTO quarantine (id, tenant, spec, session, text, tags,
+                    created_at, ttl_ms, session_id, evidence, rule, found_on)
+                    SELECT f.id, f.tenant, f.spec, f.session, f.text, f.tags, %(now)s,
+                    CASE WHEN f.expires_at IS NULL THEN NULL
+                         ELSE greatest(1, f.expires_at - f.created_at) END,
+                    f.session_id, f.evidence, %(rule)s, 'read'
+                    FROM facts f WHERE f.id = %(id)s AND {_SCOPE}
+                    ON CONFLICT (id) DO NOTHING""",
+                    {**params, "id": fact_id, "rule": rule},
+                )
+                self._tombstone(conn, [fact_id], "forgotten", f"quarantined: {rule}", params)
+
+
+def _hybrid_sql(table: str) -> str:
+    """Full-text and cosine rankings (each cut at ``depth``), fused by RRF in SQL."""
+    return f"""
+WITH q AS (SELECT to_tsquery('simple', %(q)s) AS q),
+lexical AS (
+    SELECT f.id, row_number() OVER (ORDER BY ts_rank(f.tsv, q.q) DESC, f.seq) AS rank
+    FROM facts f, q WHERE f.tsv @@ q.q AND {_LIVE}
+    ORDER BY rank LIMIT %(depth)s
+),
+nearest AS (
+    SELECT v.fact_id AS id,
+        row_number() OVER (ORDER BY v.embedding <=> %(vec)s::vector, f.seq) AS rank
+    FROM {table} v JOIN facts f ON f.id = v.fact_id
+    WHERE v.tenant = %(tenant)s AND v.spec = %(spec)s AND v.session = %(session)s
+        AND v.embedder = %(embedder)s AND {_LIVE}
+    ORDER BY rank LIMIT %(depth)s
+),
+fused AS (
+    SELECT id, sum(1.0 / ({RRF_K} + rank)) AS rrf
+    FROM (SELECT id, rank FROM lexical UNION ALL SELECT id, rank FROM nearest) AS both_rankings
+    GROUP BY id
+)
+SELECT {_COLUMNS},
+    fused.rrf + (CASE WHEN {_PROVEN} THEN {PROOF_BOOST!r} ELSE 0 END) AS score
+FROM fused JOIN facts f ON f.id = fused.id
+WHERE {_SCOPE}
+ORDER BY score DESC, f.seq LIMIT %(k)s"""
+
+
+def _tsquery(terms: Sequence[str], *, every: bool = False) -> str:
+    """A ``to_tsquery`` string of quoted terms (tokens hold only letters, marks and digits)."""
+    quoted = ["'" + term.replace("'", "''").replace("\\", "\\\\") + "'" for term in terms]
+    return (" & " if every else " | ").join(quoted)
+
+
+def _expiry(new: NewFact, now: int) -> datetime | None:
+    return None if new.ttl_ms is None else from_ms(now + new.ttl_ms)
+
+
+def _when(ms: int | None) -> datetime | None:
+    return None if ms is None else from_ms(int(ms))
+
+
+def _brief(exc: BaseException) -> str:
+    """An error's class and first line, without a DETAIL (which may quote row values)."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first[:200]}" if first else type(exc).__name__
+
+
+@contextmanager
+def _translated(what: str) -> Iterator[None]:
+    """psycopg and pool errors become ``StoreError`` (their message never quotes row values)."""
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    try:
+        yield
+    except StoreError:
+        raise
+    except PoolTimeout as exc:
+        raise StoreError(f"could not {what}: no database connection in time") from exc
+    except psycopg.errors.QueryCanceled as exc:
+        raise StoreError(f"could not {what}: the database did not answer in time") from exc
+    except psycopg.Error as exc:
+        state = getattr(exc, "sqlstate", None) or "?"
+        raise StoreError(
+            f"could not {what}: database error {state} ({type(exc).__name__})"
+        ) from exc
