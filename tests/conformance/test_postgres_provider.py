@@ -152,9 +152,11 @@ def test_hybrid_recall_fuses_full_text_with_pgvector(pg: PostgresTarget) -> None
     fact = hybrid.retain(RetainRequest("the deployment pipeline runs nightly"))
     assert rows(pg, "SELECT fact_id, tenant FROM fact_vectors_64") == [(fact.id, A)]
     # Shares the word: both find it. Shares only character trigrams: only the vectors do.
-    assert texts(hybrid, "deployment") == texts(lexical, "deployment") == [
-        "the deployment pipeline runs nightly"
-    ]
+    assert (
+        texts(hybrid, "deployment")
+        == texts(lexical, "deployment")
+        == ["the deployment pipeline runs nightly"]
+    )
     assert texts(lexical, "deployments pipelines") == []
     assert texts(hybrid, "deployments pipelines") == ["the deployment pipeline runs nightly"]
     # The vector side honours scope too.
