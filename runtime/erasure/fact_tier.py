@@ -123,11 +123,14 @@ def _guards_lifted(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 def remove_snapshots(path: Path) -> int:
-    """Remove the index snapshots beside the store (``<db>.lexical``, ``<db>.vectors*``)."""
+    """Remove the index snapshots beside the store (``<db>.lexical``, ``<db>.vectors*``) and
+    a snapshot's leftover temporary (``.<db>.….tmp``, from a writer killed mid-save)."""
     prefixes = tuple(path.name + suffix for suffix in SIDECAR_SUFFIXES)
     removed = 0
     for sidecar in sorted(path.parent.iterdir()):
-        if sidecar.name.startswith(prefixes) and sidecar.is_file():
+        name = sidecar.name
+        leftover = name.startswith(f".{path.name}.") and name.endswith(".tmp")
+        if (name.startswith(prefixes) or leftover) and sidecar.is_file():
             sidecar.unlink(missing_ok=True)
             removed += 1
     return removed

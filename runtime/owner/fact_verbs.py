@@ -26,7 +26,7 @@ from runtime.owner.output import (
     print_table,
     report,
 )
-from runtime.owner.selection import Selection, SelectionError
+from runtime.owner.selection import Selection, SelectionError, passes_filters
 
 MAX_IMPORT_LINE_BYTES = 1 << 20
 
@@ -52,8 +52,7 @@ def list_facts(args: argparse.Namespace, selection: Selection) -> int:
         status
         for status in statuses
         if (args.status == "all" or status.status == args.status)
-        and (args.tag is None or args.tag in status.fact.tags)
-        and (args.text is None or args.text.casefold() in status.fact.text.casefold())
+        and passes_filters(args, status.fact.text, status.fact.tags)
     ]
     if args.json:
         print_json([fact_record(status) for status in wanted])

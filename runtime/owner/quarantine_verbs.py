@@ -17,16 +17,11 @@ from runtime.owner.output import (
     quarantined_rows,
     report,
 )
-from runtime.owner.selection import Selection
+from runtime.owner.selection import Selection, passes_filters
 
 
 def list_held(args: argparse.Namespace, store: FactStore) -> int:
-    held = [
-        item
-        for item in store.quarantined()
-        if (args.tag is None or args.tag in item.tags)
-        and (args.text is None or args.text.casefold() in item.text.casefold())
-    ]
+    held = [item for item in store.quarantined() if passes_filters(args, item.text, item.tags)]
     if args.json:
         print_json([quarantined_record(item) for item in held])
     else:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,13 @@ class Selection:
     @property
     def facts_db(self) -> Path:
         return self.layout.facts_db
+
+
+def passes_filters(args: argparse.Namespace, text: str, tags: Sequence[str]) -> bool:
+    """Whether a fact (or a held write) passes ``list``'s ``--tag`` and ``--text`` filters."""
+    return (args.tag is None or args.tag in tags) and (
+        args.text is None or args.text.casefold() in text.casefold()
+    )
 
 
 def state_root(root: Path, tenant: str | None) -> Path:

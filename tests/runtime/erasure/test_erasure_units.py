@@ -55,8 +55,9 @@ def test_the_fact_tier_deletes_rows_keeps_history_consistent_and_restores_the_gu
         store.forget_id(other.id, reason="Alice Smith asked to drop it")
     for sidecar in (".lexical", ".vectors", ".vectors.matrix"):  # index snapshots: rebuilt later
         (db.parent / (db.name + sidecar)).write_bytes(b"alice smith")
+    (db.parent / f".{db.name}.0a1b2c3d.tmp").write_bytes(b"alice smith")  # a killed save
     counts = erase_from_store(db, Subject.literal("alice smith"))
-    assert counts["facts"] == 2 and counts["tombstoneReasons"] == 1 and counts["snapshots"] == 3
+    assert counts["facts"] == 2 and counts["tombstoneReasons"] == 1 and counts["snapshots"] == 4
     assert b"alice" not in db.read_bytes().lower()
     with FactStore.open(db) as store:
         assert store.get(new.id) is None
@@ -158,3 +159,15 @@ def test_erase_keeps_keys_markers_and_json_valid(tmp_path: Path) -> None:
         "goals": [{"title": "call [erased]", "status": "open"}]
     }
     assert handoff.read_text().startswith("<!-- specwire:handoff -->\n")
+
+
+def test_erase_never_follows_a_symbolic_link_out_of_the_root(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("Alice Smith's notes, not the agent's\n")
+    root = tmp_path / ".specwire"
+    (root / "state" / "spec").mkdir(parents=True)
+    (root / "state" / "spec" / "focus.md").symlink_to(outside)
+    (root / "linked").symlink_to(tmp_path, target_is_directory=True)
+    receipt = erase_subject(root, Subject.literal("Alice Smith"))
+    assert outside.read_text() == "Alice Smith's notes, not the agent's\n"
+    assert receipt.verification.files_searched == 0
