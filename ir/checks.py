@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ir.constants import SESSION_ROUTED_TARGETS
+from ir.constants import BACKEND_CONNECTION_KEYS, SESSION_ROUTED_TARGETS
 from ir.errors import SpecIssue
 from ir.positions import Locator
 from ir.suggest import did_you_mean
@@ -21,6 +21,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues: list[SpecIssue] = []
     issues += _duplicate_tools(data, locator)
     issues += _session_scope(data, target, locator)
+    issues += _backend_connection(data, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
     if target == "crew":
@@ -54,6 +55,32 @@ def _session_scope(data: dict[str, Any], target: str, locator: Locator) -> Itera
         f"the {target} target has no session router, so a session-scoped store would never "
         'resolve a session id. Use scope "spec" or "auto".',
     )
+
+
+def _backend_connection(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """``memory.backend`` and its connection keys go together: postgres takes ``dsn``, http
+    takes ``url`` and ``token``, file takes none."""
+    memory = data.get("memory")
+    if not isinstance(memory, dict):
+        return
+    backend = memory.get("backend", "file")
+    if not isinstance(backend, str) or backend not in BACKEND_CONNECTION_KEYS:
+        return
+    wanted = BACKEND_CONNECTION_KEYS[backend]
+    for key in sorted({key for keys in BACKEND_CONNECTION_KEYS.values() for key in keys}):
+        if key in memory and key not in wanted:
+            users = [name for name, keys in BACKEND_CONNECTION_KEYS.items() if key in keys]
+            yield locator.at_key(
+                ("memory", key),
+                f"`{key}` is a setting of the {' and '.join(users)} backend, but the backend is "
+                f"{quote(backend)}: remove `{key}` or set `backend: {users[0]}`",
+            )
+    missing = [key for key in wanted if key not in memory]
+    if missing:
+        where = ("memory", "backend") if "backend" in memory else ("memory",)
+        example = {"dsn": "$DATABASE_URL", "url": "$MEMORY_URL", "token": "$MEMORY_TOKEN"}
+        needs = ", ".join(f"`{key}: {example[key]}`" for key in missing)
+        yield locator.at_value(where, f"the {backend} backend needs {needs}")
 
 
 def _duplicate_tenants(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:

@@ -12,6 +12,7 @@ from typing import Final
 
 from ir.model import TARGETS
 from runtime.fragment import (
+    BACKEND_CONNECTION_KEYS,
     BUILTIN_TOOL_NAMES,
     RECALL_K_MAX,
     RECALL_K_MIN,
@@ -54,6 +55,7 @@ __all__ = [
     "EMBEDDER_RE",
     "embedder_problem",
     "KNOWN_BACKENDS",
+    "BACKEND_CONNECTION_KEYS",
     "MANAGED_TOOLS",
     "NAME_RE",
     "RECALL_K_MAX",

@@ -185,6 +185,33 @@ def _backend(value: str) -> str:
     return value
 
 
+def _secret_ref(value: str) -> str:
+    """A field that only takes a secret reference: a literal would be baked into the bundle."""
+    _secret_shape(value)
+    if SECRET_REF_RE.fullmatch(value) is None:
+        fail(
+            "must be a secret reference such as $DATABASE_URL, read from the environment at run "
+            "time: a literal connection setting would be baked into the bundle"
+        )
+    return value
+
+
+_SERVICE_URL_RE: Final = re.compile(r"https?://[^\s/?#@]+(?:/[^\s?#]*)?")
+
+
+def _service_url(value: str) -> str:
+    """A memory service's base URL: a ``$REF`` or an http(s) URL without credentials."""
+    _secret_shape(value)
+    if SECRET_REF_RE.fullmatch(value) is not None:
+        return value
+    if _SERVICE_URL_RE.fullmatch(value) is None:
+        fail(
+            "must be an http:// or https:// URL without user or password (the token goes in "
+            "`token`), or a secret reference such as $MEMORY_URL"
+        )
+    return value
+
+
 def _embedder(value: str) -> str:
     if EMBEDDER_RE.fullmatch(value) is None:
         fail(
@@ -304,6 +331,28 @@ ManagedToolName = Annotated[
 Backend = Annotated[
     str, AfterValidator(_backend), WithJsonSchema({"type": "string", "enum": list(KNOWN_BACKENDS)})
 ]
+SecretRef = Annotated[
+    str,
+    AfterValidator(_secret_ref),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": f"^{SECRET_REF_RE.pattern}$",
+            "description": "a $UPPER_SNAKE secret reference read from the environment",
+        }
+    ),
+]
+ServiceUrl = Annotated[
+    str,
+    AfterValidator(_service_url),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "description": "an http(s) URL without credentials, or a $UPPER_SNAKE secret "
+            "reference read from the environment",
+        }
+    ),
+]
 Embedder = Annotated[
     str,
     AfterValidator(_embedder),
@@ -384,6 +433,8 @@ Origin = Annotated[
 
 __all__ = [
     "Backend",
+    "SecretRef",
+    "ServiceUrl",
     "Origin",
     "BranchingFactor",
     "Embedder",

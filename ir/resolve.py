@@ -113,6 +113,9 @@ def resolve_memory(memory: MemorySource | None) -> IrMemory | None:
     return IrMemory(
         enabled=memory.enabled,
         backend=memory.backend,
+        dsn=memory.dsn,
+        url=memory.url,
+        token=memory.token,
         embedder=memory.embedder,
         ttl_ms=parse_duration_ms(memory.ttl) if memory.ttl is not None else None,
         auto_capture=memory.auto_capture,

@@ -29,6 +29,8 @@ from ir.fields import (
     Proof,
     RecallK,
     Scope,
+    SecretRef,
+    ServiceUrl,
     SessionKey,
     SettingValue,
     SpecName,
@@ -83,6 +85,10 @@ class WikiSource(_Source):
 class MemorySource(_Source):
     enabled: bool | None = None
     backend: Backend | None = None
+    # The backend's connection, as references (`ir.checks` pairs them with the backend).
+    dsn: SecretRef | None = None
+    url: ServiceUrl | None = None
+    token: SecretRef | None = None
     embedder: Embedder | None = None
     ttl: Ttl | None = None
     auto_capture: bool | None = None

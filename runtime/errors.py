@@ -15,6 +15,11 @@ class StoreError(Exception):
     """A store refused an operation; the message is safe to show to the model."""
 
 
+class RecallUnavailableError(StoreError):
+    """Auto-recall failed before a turn: the turn is not answered (an agent answering with
+    silently empty memory would contradict what it was told before)."""
+
+
 class LockTimeoutError(StoreError):
     """Another process holds a store lock past the wait budget."""
 

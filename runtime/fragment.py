@@ -61,7 +61,13 @@ WIKI_TOOL_NAMES: Final[tuple[str, ...]] = (
 )
 
 # What this runtime can wire. ``check`` and ``build`` refuse anything else with a located error.
-WIRABLE_BACKENDS: Final[tuple[str, ...]] = ("file",)
+WIRABLE_BACKENDS: Final[tuple[str, ...]] = ("file", "http", "postgres")
+# The connection keys each backend takes, all required (``memory.dsn``, ``memory.url``, …).
+BACKEND_CONNECTION_KEYS: Final[dict[str, tuple[str, ...]]] = {
+    "file": (),
+    "http": ("url", "token"),
+    "postgres": ("dsn",),
+}
 # Embedders are named ``provider/model``; ``hash/<dim>`` takes a dimension within these bounds.
 WIRABLE_EMBEDDER_PROVIDERS: Final[tuple[str, ...]] = (
     "hash",
@@ -181,6 +187,11 @@ class MemoryFactsFragment(_Frozen):
     enabled: bool | None = None
     # A string, not a closed enum: the runtime names the backends it knows when it refuses one.
     backend: str | None = None
+    # Connection settings as secret references (``$DATABASE_URL``), resolved at wiring time;
+    # ``url`` may also be a literal URL. Never a secret value.
+    dsn: str | None = None
+    url: str | None = None
+    token: str | None = None
     embedder: str | None = None
     ttl_ms: int | None = Field(default=None, gt=0)
     auto_capture: bool | None = None

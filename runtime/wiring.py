@@ -232,8 +232,9 @@ def _wire_tiers(
             now=now,
             log=log,
             embedder=deps.embedder,
+            tenant=deps.tenant,
         )
-        wired.stores.memory = facts.store
+        wired.stores.memory = facts.store if facts.store is not None else facts.provider
         wired._releases.append(facts.release)
         wired.tools.extend(facts.tools)
         wired.options["memory"] = facts.seam

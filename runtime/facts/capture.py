@@ -44,8 +44,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime.events import Event, read_events, session_log_path
-from runtime.facts.model import MAX_EVIDENCE, InvalidRequestError, NewFactItem, Provenance
-from runtime.facts.store import FactStore
+from runtime.facts.model import (
+    MAX_EVIDENCE,
+    MAX_TEXT_CHARS,
+    InvalidRequestError,
+    NewFactItem,
+    Provenance,
+)
+from runtime.facts.provider import FactProvider, LocalFactProvider, RecallRequest, RetainRequest
 from runtime.facts.text import clip, collapse_whitespace, fold, normalize_text
 from runtime.tools import MEMORY_TOOL_NAMES
 
@@ -271,7 +277,7 @@ def durable_facts(
 
 
 def capture_session(
-    store: FactStore,
+    provider: FactProvider,
     sessions_dir: Path,
     session_id: str,
     *,
@@ -279,18 +285,20 @@ def capture_session(
     threshold: int,
     completed_turns: int,
 ) -> int:
-    """Capture a session's durable facts into ``store``; returns how many were written.
+    """Capture a session's durable facts through ``provider``; returns how many were written.
 
     Nothing happens below the threshold (``completed_turns < max(1, threshold)``). Facts whose
     normalized text is already live are skipped, so capturing a session twice writes nothing.
     Replies that repeat recalled or stored memory are skipped (see the module docstring).
+    The embedded store writes them in one transaction (all or none); a remote provider one
+    idempotent retain each.
     """
     if completed_turns < max(1, threshold):
         return 0
     _check_session_id(session_id)
     facts = durable_facts(
         read_events(session_log_path(sessions_dir, session_id)),
-        repeats_memory=_repeats_stored_fact(store, session_id),
+        repeats_memory=_repeats_stored_fact(provider, session_id),
     )
     items = [
         NewFactItem(
@@ -301,28 +309,39 @@ def capture_session(
         )
         for fact in facts
     ]
-    return sum(fact.quarantined is None for fact in store.retain_many(items, if_new=True))
+    if isinstance(provider, LocalFactProvider):
+        written = provider.store.retain_many(items, if_new=True)
+        return sum(fact.quarantined is None for fact in written)
+    results = [
+        provider.retain(
+            RetainRequest(item.text, item.tags, item.ttl_ms, item.provenance, if_absent=True)
+        )
+        for item in items
+    ]
+    return sum(result.created and result.quarantined is None for result in results)
 
 
-def _repeats_stored_fact(store: FactStore, session_id: str) -> Callable[[str], bool]:
+def _repeats_stored_fact(provider: FactProvider, session_id: str) -> Callable[[str], bool]:
     """Whether a line contains the text of a live fact that is not this session's own capture."""
     seen: dict[str, bool] = {}
 
     def repeats(line: str) -> bool:
         key = memory_form(line)
         if key not in seen:
+            hits = provider.recall(RecallRequest(clip(line, MAX_TEXT_CHARS), MEMORY_MATCH_K)).hits
             seen[key] = any(
-                contains_memory(line, hit.fact.text)
-                for hit in store.recall(line, MEMORY_MATCH_K)
-                if not _captured_from(hit.fact.tags, hit.fact.provenance, session_id)
+                contains_memory(line, hit.text)
+                for hit in hits
+                if not _captured_from(hit.tags, session_id)
             )
         return seen[key]
 
     return repeats
 
 
-def _captured_from(tags: tuple[str, ...], provenance: Provenance, session_id: str) -> bool:
-    return AUTO_CAPTURE_TAG in tags and provenance.session_id == session_id
+def _captured_from(tags: tuple[str, ...], session_id: str) -> bool:
+    # Captured facts carry the capture tag and their session's id as tags.
+    return AUTO_CAPTURE_TAG in tags and session_id in tags
 
 
 def _text(value: object) -> str:

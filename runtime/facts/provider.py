@@ -86,8 +86,13 @@ class ForgetRequest:
     id: str | None = None
     query: str | None = None
     reason: str | None = None
+    # With ``query``: when more live facts match than this, nothing is forgotten and the
+    # request is refused (a broad query must not wipe the store). None: no cap.
+    at_most: int | None = None
 
     def __post_init__(self) -> None:
+        if self.at_most is not None and (isinstance(self.at_most, bool) or self.at_most < 1):
+            raise InvalidRequestError("forget: at_most must be a positive integer")
         has_id = self.id is not None
         has_query = self.query is not None
         if has_id == has_query:
@@ -102,6 +107,8 @@ class ForgetRequest:
 class ForgetResult:
     removed: int
     ids: tuple[str, ...] = ()
+    # The forgotten facts' texts, parallel to ``ids`` (empty when a provider does not say).
+    texts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -206,8 +213,14 @@ class LocalFactProvider:
             forgotten = self._store.forget_id(request.id, reason=request.reason)
         else:
             assert request.query is not None  # ForgetRequest guarantees exactly one
-            forgotten = self._store.forget_matching(request.query, reason=request.reason)
-        return ForgetResult(len(forgotten), tuple(fact.id for fact in forgotten))
+            forgotten = self._store.forget_matching(
+                request.query, reason=request.reason, at_most=request.at_most
+            )
+        return ForgetResult(
+            len(forgotten),
+            tuple(fact.id for fact in forgotten),
+            tuple(fact.text for fact in forgotten),
+        )
 
     def health(self) -> Health:
         try:

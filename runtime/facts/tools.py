@@ -1,5 +1,8 @@
 """The facts tools the model sees: ``Remember``, ``Recall`` and ``MemoryForget``.
 
+They speak only the provider protocol (``runtime.facts.provider``), so the same tools serve the
+local SQLite store, PostgreSQL and a remote memory service.
+
 Input models forbid extra fields and describe every field (they become the JSON schema the model
 reads). They declare the store's bounds and attach its ``unstorable`` rule; the store applies the
 rest of ``runtime.facts.validation`` itself (which layer owns what is written there). The TTL
@@ -10,6 +13,7 @@ rules. Store failures come back as error results, never as exceptions. Provenanc
 
 from __future__ import annotations
 
+from itertools import zip_longest
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, StringConstraints
@@ -23,10 +27,15 @@ from runtime.facts.model import (
     MAX_TAG_CHARS,
     MAX_TAGS,
     MAX_TEXT_CHARS,
-    Fact,
     Provenance,
 )
-from runtime.facts.store import FactStore
+from runtime.facts.provider import (
+    FactProvider,
+    ForgetRequest,
+    ProviderHit,
+    RecallRequest,
+    RetainRequest,
+)
 from runtime.facts.text import collapse_whitespace
 from runtime.facts.validation import unstorable
 from runtime.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
@@ -136,8 +145,8 @@ class MemoryForgetInput(_Input):
     )
 
 
-def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[Tool]:
-    """``[Remember, Recall, MemoryForget]`` over ``store``."""
+def fact_tools(provider: FactProvider, *, ttl_ms: int | None, recall_k: int) -> list[Tool]:
+    """``[Remember, Recall, MemoryForget]`` over ``provider``."""
     return [
         Tool(
             name="Remember",
@@ -147,7 +156,7 @@ def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[T
                 "Remembering a fact already stored (same text) keeps the one copy."
             ),
             input_model=RememberInput,
-            handler=guarded("Remember", _remember_handler(store, ttl_ms)),
+            handler=guarded("Remember", _remember_handler(provider, ttl_ms)),
             destructive=True,
         ),
         Tool(
@@ -157,7 +166,7 @@ def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[T
                 "with their relevance relative to the best one (1.00)."
             ),
             input_model=RecallInput,
-            handler=guarded("Recall", _recall_handler(store, recall_k)),
+            handler=guarded("Recall", _recall_handler(provider, recall_k)),
             read_only=True,
         ),
         Tool(
@@ -168,45 +177,53 @@ def fact_tools(store: FactStore, *, ttl_ms: int | None, recall_k: int) -> list[T
                 "but is never recalled again."
             ),
             input_model=MemoryForgetInput,
-            handler=guarded("MemoryForget", _forget_handler(store)),
+            handler=guarded("MemoryForget", _forget_handler(provider)),
             destructive=True,
             require_justification=True,
         ),
     ]
 
 
-def _remember_handler(store: FactStore, default_ttl_ms: int | None) -> ToolHandler:
+def _remember_handler(provider: FactProvider, default_ttl_ms: int | None) -> ToolHandler:
     def handle(args: RememberInput, ctx: ToolContext) -> ToolResult:
         ttl_ms = default_ttl_ms
         if args.ttlDays is not None:
             ttl_ms = ttl_days_to_ms(args.ttlDays)
-        fact, created = store.remember_if_new(
-            args.text,
-            args.tags or (),
-            ttl_ms=ttl_ms,
-            provenance=Provenance(ctx.session_id or None),
+        tags = tuple(args.tags or ())
+        result = provider.retain(
+            RetainRequest(
+                args.text,
+                tags,
+                ttl_ms=ttl_ms,
+                provenance=Provenance(ctx.session_id or None),
+                if_absent=True,
+            )
         )
-        if fact.quarantined is not None:
-            return ToolResult(render_quarantined(fact.id, fact.quarantined), is_error=True)
-        if not created:
-            return ToolResult(f"already remembered ({fact.id}){_tags(fact)}: {fact.text}")
-        return ToolResult(render_remembered(fact))
+        if result.quarantined is not None:
+            return ToolResult(render_quarantined(result.id, result.quarantined), is_error=True)
+        text = collapse_whitespace(args.text)
+        if not result.created:
+            return ToolResult(f"already remembered ({result.id}){_tag_list(tags)}: {text}")
+        expires = f" (expires {iso(result.expires_at)})" if result.expires_at is not None else ""
+        return ToolResult(f"remembered ({result.id}){_tag_list(tags)}{expires}: {text}")
 
     return handle
 
 
-def _recall_handler(store: FactStore, recall_k: int) -> ToolHandler:
+def _recall_handler(provider: FactProvider, recall_k: int) -> ToolHandler:
     def handle(args: RecallInput, ctx: ToolContext) -> ToolResult:
         query = collapse_whitespace(args.query)
-        hits = store.recall(args.query, args.k if args.k is not None else recall_k)
+        k = args.k if args.k is not None else recall_k
+        hits = provider.recall(RecallRequest(args.query, k)).hits
         if not hits:
-            return ToolResult(f'no memories matched "{query}" (store size: {store.size()})')
+            return ToolResult(f'no memories matched "{query}"')
         lines = [f'{len(hits)} memory match(es) for "{query}" (relevance, best = 1.00):']
-        # Raw BM25 has no fixed scale (tiny in a small store), so scores are shown relative
-        # to the best match.
-        best = max(hit.score for hit in hits) or 1.0
+        # Scores have no fixed scale across stores (raw BM25 is tiny in a small one), so they
+        # are shown relative to the best match.
+        best = max(_raw(hit) for hit in hits) or 1.0
         lines += [
-            f"  • ({_relevance(hit.score / best)}) {_line(hit.fact)}{_tags(hit.fact)}"
+            f"  • ({_relevance(_raw(hit) / best)}) {collapse_whitespace(hit.text)}"
+            f"{_tag_list(hit.tags)}"
             for hit in hits
         ]
         return ToolResult("\n".join(lines))
@@ -214,23 +231,34 @@ def _recall_handler(store: FactStore, recall_k: int) -> ToolHandler:
     return handle
 
 
-def _forget_handler(store: FactStore) -> ToolHandler:
+def _raw(hit: ProviderHit) -> float:
+    """Undo the provider's ``s / (1 + s)`` squash (monotone), so relevance ratios are the
+    store's own."""
+    return hit.score / (1.0 - hit.score) if hit.score < 1.0 else float("inf")
+
+
+def _forget_handler(provider: FactProvider) -> ToolHandler:
     def handle(args: MemoryForgetInput, ctx: ToolContext) -> ToolResult:
         if (args.id is None) == (args.query is None):
             return ToolResult("MemoryForget: provide exactly one of `id` or `query`.", True)
         reason = args.reason or args.justification
         if args.id is not None:
-            forgotten = store.forget_id(args.id, reason=reason)
+            result = provider.forget(ForgetRequest(id=args.id, reason=reason))
             target = f"id {args.id}"
         else:
             assert args.query is not None
-            forgotten = store.forget_matching(args.query, reason=reason, at_most=MAX_FORGET_AT_ONCE)
+            result = provider.forget(
+                ForgetRequest(query=args.query, reason=reason, at_most=MAX_FORGET_AT_ONCE)
+            )
             target = f'"{collapse_whitespace(args.query)}"'
-        if not forgotten:
+        if not result.ids:
             return ToolResult(f"nothing to forget — no live memory matched {target}")
         why = f" — {collapse_whitespace(reason)}" if reason else ""
-        lines = [f"forgot {len(forgotten)} memory(ies){why}:"]
-        lines += [f"  • ({fact.id}) {_line(fact)}" for fact in forgotten]
+        lines = [f"forgot {len(result.ids)} memory(ies){why}:"]
+        lines += [
+            f"  • ({fact_id})" + (f" {collapse_whitespace(text)}" if text else "")
+            for fact_id, text in zip_longest(result.ids, result.texts[: len(result.ids)])
+        ]
         return ToolResult("\n".join(lines))
 
     return handle
@@ -248,14 +276,5 @@ def render_quarantined(fact_id: str, rule: str) -> str:
     )
 
 
-def render_remembered(fact: Fact) -> str:
-    expires = f" (expires {iso(fact.expires_at)})" if fact.expires_at is not None else ""
-    return f"remembered ({fact.id}){_tags(fact)}{expires}: {fact.text}"
-
-
-def _tags(fact: Fact) -> str:
-    return f" [{', '.join(fact.tags)}]" if fact.tags else ""
-
-
-def _line(fact: Fact) -> str:
-    return collapse_whitespace(fact.text)
+def _tag_list(tags: tuple[str, ...] | list[str]) -> str:
+    return f" [{', '.join(tags)}]" if tags else ""

@@ -1,4 +1,9 @@
-"""``wire_facts``: the facts tier of ``wire_memory`` (store, provider, tools and loop seam)."""
+"""``wire_facts``: the facts tier of ``wire_memory`` (provider, tools and loop seam).
+
+The tools, auto-recall and auto-capture speak only the provider protocol: ``memory.backend``
+chooses the provider (``file``: the embedded SQLite store, the default; ``postgres`` and
+``http``: ``runtime.providers.connect``) and nothing else changes.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,9 @@ from typing import TYPE_CHECKING, TypeVar
 from runtime.errors import MemoryServiceError, StoreError
 from runtime.events import Clock
 from runtime.facts.capture import capture_session
+from runtime.facts.model import MAX_RECALL_K, MAX_TEXT_CHARS
 from runtime.facts.pool import FactStoreLease
-from runtime.facts.provider import LocalFactProvider
+from runtime.facts.provider import FactProvider, LocalFactProvider, RecallRequest
 from runtime.facts.store import FactStore
 from runtime.facts.sweeping import sweep_if_due
 from runtime.facts.tools import fact_tools
@@ -25,6 +31,7 @@ from runtime.fragment import (
 )
 from runtime.paths import StoreLayout
 from runtime.seams import MemorySeam
+from runtime.tenancy import Tenant
 from runtime.tools import Tool
 from runtime.warm import fact_store_lease
 
@@ -38,11 +45,13 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class FactsWiring:
-    store: FactStore
-    provider: LocalFactProvider
+    # The embedded store (backend ``file``); None on a remote backend.
+    store: FactStore | None
+    provider: FactProvider
     tools: list[Tool]
     seam: MemorySeam
-    # Closes ``store``, or gives it back to the warm pool (``runtime.warm``). Idempotent.
+    # Closes ``store`` or gives it back to the warm pool (``runtime.warm``); closes a remote
+    # provider's connection. Idempotent.
     release: Callable[[], None]
 
 
@@ -77,22 +86,46 @@ def wire_facts(
     now: Clock,
     log: Callable[[str], None],
     embedder: Embedder | None = None,
+    tenant: Tenant | None = None,
 ) -> FactsWiring:
-    """Open the spec's fact store (or borrow it from the warm pool, ``runtime.warm``) and build
-    its tools and seam. The caller calls ``release`` when done, not ``store.close``.
+    """Connect the spec's fact provider and build its tools and seam. The caller calls
+    ``release`` when done, not ``store.close``.
+
+    Backend ``file``: the spec's fact store (borrowed from the warm pool, ``runtime.warm``).
+    Creates nothing on disk: the store's directory and file appear with the first fact written
+    (``FactStore`` opens lazily), so a host that only parses its arguments leaves no trace.
+    Backends ``postgres`` and ``http``: connected now, so a missing secret or an unreachable
+    database fails the wiring with one line.
 
     Recall is hybrid when the spec names ``memory.embedder`` (loaded here, so a missing extra or
     key fails the wiring with one line) or when ``embedder`` is given ready-made.
-
-    Creates nothing on disk: the store's directory and file appear with the first fact written
-    (``FactStore`` opens lazily), so a host that only parses its arguments leaves no trace.
     """
     check_backend(memory.backend)
     settings = FactsSettings.resolve(memory)
-    if embedder is None and memory.embedder is not None:
+    if embedder is None and memory.embedder is not None and memory.backend != "http":
         from runtime.embedders import load_embedder
 
         embedder = load_embedder(memory.embedder)
+    if memory.backend in ("postgres", "http"):
+        from runtime.providers.connect import connect_remote
+
+        remote = connect_remote(
+            memory, spec=layout.spec_name, tenant=tenant, embedder=embedder, now=now
+        )
+        log(f"[memory] facts live in {remote.description}\n")
+        try:
+            return _wire_provider(
+                remote.provider,
+                None,
+                remote.release,
+                settings,
+                where=remote.description,
+                sessions_dir=sessions_dir,
+                log=log,
+            )
+        except BaseException:
+            remote.release()
+            raise
     try:
         lease = fact_store_lease(layout.facts_db, now)
     except StoreError as exc:
@@ -117,28 +150,46 @@ def _wire_store(
     store.use_embedder(embedder, log=log)
     if embedder is not None:
         log(f"[memory] hybrid recall wired: BM25 + cosine ({embedder.id}, RRF k=60)\n")
+    provider = LocalFactProvider(store)
+    return _wire_provider(
+        provider,
+        store,
+        lease.release,
+        settings,
+        where=str(store.path),
+        sessions_dir=sessions_dir,
+        log=log,
+    )
+
+
+def _wire_provider(
+    provider: FactProvider,
+    store: FactStore | None,
+    release: Callable[[], None],
+    settings: FactsSettings,
+    *,
+    where: str,
+    sessions_dir: Path,
+    log: Callable[[str], None],
+) -> FactsWiring:
     seam = MemorySeam(
         auto_recall=settings.auto_recall,
         recall_k=settings.recall_k,
-        recall=_recall_lines(store) if settings.auto_recall else None,
+        recall=_recall_lines(provider) if settings.auto_recall else None,
         auto_capture=settings.auto_capture,
         capture_threshold=settings.capture_threshold,
         on_capture=(
-            _capture(store, sessions_dir, settings, log) if settings.auto_capture else None
+            _capture(provider, where, sessions_dir, settings, log)
+            if settings.auto_capture
+            else None
         ),
     )
-    tools = fact_tools(store, ttl_ms=settings.ttl_ms, recall_k=settings.recall_k)
+    tools = fact_tools(provider, ttl_ms=settings.ttl_ms, recall_k=settings.recall_k)
     log(
         "[memory] Remember/Recall/MemoryForget wired "
         f"(autoRecall={_flag(settings.auto_recall)}, autoCapture={_flag(settings.auto_capture)})\n"
     )
-    return FactsWiring(
-        store=store,
-        provider=LocalFactProvider(store),
-        tools=tools,
-        seam=seam,
-        release=lease.release,
-    )
+    return FactsWiring(store=store, provider=provider, tools=tools, seam=seam, release=release)
 
 
 def check_backend(backend: str | None) -> None:
@@ -150,20 +201,38 @@ def check_backend(backend: str | None) -> None:
         )
 
 
-def _recall_lines(store: FactStore) -> Callable[[str, int], list[str]]:
+def _recall_lines(provider: FactProvider) -> Callable[[str, int], list[str]]:
+    """Auto-recall through the provider. A failure propagates: the loop blocks the turn rather
+    than answer with silently empty memory."""
+
     def recall(query: str, k: int) -> list[str]:
-        return [hit.fact.text for hit in store.recall(query, k)]
+        request = RecallRequest(clip_query(query), max(1, min(k, MAX_RECALL_K)))
+        return [hit.text for hit in provider.recall(request).hits]
 
     return recall
 
 
+def clip_query(query: str) -> str:
+    """At most ``MAX_TEXT_CHARS`` characters, cut at a space: a long first message or a long
+    set of instructions stays a valid recall query for every provider."""
+    if len(query) <= MAX_TEXT_CHARS:
+        return query
+    cut = query[:MAX_TEXT_CHARS]
+    space = cut.rfind(" ")
+    return cut[:space] if space > MAX_TEXT_CHARS // 2 else cut
+
+
 def _capture(
-    store: FactStore, sessions_dir: Path, settings: FactsSettings, log: Callable[[str], None]
+    provider: FactProvider,
+    where: str,
+    sessions_dir: Path,
+    settings: FactsSettings,
+    log: Callable[[str], None],
 ) -> Callable[[int, str], int]:
     def on_capture(completed_turns: int, session_id: str) -> int:
         try:
             count = capture_session(
-                store,
+                provider,
                 sessions_dir,
                 session_id,
                 ttl_ms=settings.ttl_ms,
@@ -174,7 +243,7 @@ def _capture(
             log(f"[memory] auto-capture skipped: {exc}\n")
             return 0
         if count > 0:
-            log(f"[memory] auto-captured {count} durable fact(s) into {store.path}\n")
+            log(f"[memory] auto-captured {count} durable fact(s) into {where}\n")
         return count
 
     return on_capture

@@ -13,6 +13,8 @@ the turn's input/output/cached tokens, when the model reports them) → ``sessio
 Teardown always runs, once: ``continuity.on_handoff``, then ``memory.on_capture``, then
 ``session_end``. The stop reason is ``exit`` (end of input or ``/exit``), ``complete`` (a
 single-turn session answered) or ``abort`` (an exception; it is re-raised after teardown).
+A failed auto-recall is such an exception (``RecallUnavailableError``): the turn is not
+answered rather than answered with silently empty memory.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.errors import RecallUnavailableError
 from runtime.events import SessionLog
 from runtime.loop.commands import help_text, parse_command, unknown_command_text
 from runtime.loop.context import (
@@ -235,9 +238,13 @@ class _Session:
         try:
             found = [*memory.recall(first_prompt, k), *memory.recall(self.instructions, k)]
         except Exception as exc:
-            self.log(f"[memory] warning: auto-recall failed ({type(exc).__name__}: {exc})\n")
+            self.log(f"[memory] auto-recall failed ({type(exc).__name__}: {exc})\n")
             self.session_log.append("recall", {**event, "count": 0, "lines": [], "error": str(exc)})
-            return []
+            self._context_open = False
+            raise RecallUnavailableError(
+                f"memory is unavailable, so the turn was not answered: auto-recall failed "
+                f"({exc}); try again once the memory store is reachable"
+            ) from exc
         lines = list(dict.fromkeys(line for line in found if line.strip()))[:k]
         self.session_log.append("recall", {**event, "count": len(lines), "lines": lines})
         if lines:

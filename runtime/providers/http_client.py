@@ -134,6 +134,11 @@ class HttpFactProvider:
             f":{parts.port}" if parts.port else ""
         )
 
+    @property
+    def where(self) -> str:
+        """The service's scheme, host and port (no path, no credentials)."""
+        return self._where
+
     def __repr__(self) -> str:
         return f"HttpFactProvider({self._where!r}, spec={self._scope['spec']!r})"
 
@@ -193,9 +198,10 @@ class HttpFactProvider:
             id=request.id,
             query=request.query,
             reason=request.reason,
+            at_most=request.at_most,
         )
         reply = self._call("forget", body, wire.ForgetReply, kind="write", operation_id=op_id)
-        return ForgetResult(reply.removed, tuple(reply.ids))
+        return ForgetResult(reply.removed, tuple(reply.ids), tuple(reply.texts))
 
     def health(self) -> Health:
         body = self._body(wire.ScopeBody)

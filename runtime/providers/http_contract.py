@@ -66,7 +66,13 @@ from runtime.facts.model import (
     MAX_TEXT_CHARS,
 )
 from runtime.fragment import TENANT_ID_PATTERN
-from runtime.ids import MEMORY_ID_RE, SESSION_ID_RE, TOOL_USE_ID_RE, check_client_key
+from runtime.ids import (
+    MEMORY_ID_RE,
+    SESSION_ID_RE,
+    SPEC_KEY_PATTERN,
+    TOOL_USE_ID_RE,
+    check_client_key,
+)
 
 CONTRACT_VERSION: Final = 1
 API_PREFIX: Final = "/v1"
@@ -80,7 +86,7 @@ MAX_QUERY_CHARS: Final = MAX_TEXT_CHARS
 MAX_SPEC_CHARS: Final = 128
 MAX_K: Final = MAX_RECALL_K
 OPERATION_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
-SPEC_PATTERN: Final = r"^[\w .:\-]{1,128}$"
+SPEC_PATTERN: Final = SPEC_KEY_PATTERN
 
 # Server-side de-duplication of write operationIds.
 DEDUP_WINDOW_S: Final = 15 * 60
@@ -213,6 +219,8 @@ class ForgetBody(ScopeBody):
     id: MemoryId | None = None
     query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)] | None = None
     reason: Annotated[str, StringConstraints(max_length=MAX_REASON_CHARS)] | None = None
+    # With ``query``: refuse (400 invalid_request, nothing forgotten) when more facts match.
+    at_most: Annotated[int, Field(ge=1)] | None = None
 
     @model_validator(mode="after")
     def _one_selector(self) -> ForgetBody:
@@ -226,6 +234,8 @@ class ForgetBody(ScopeBody):
 class ForgetReply(WireModel):
     removed: Annotated[int, Field(ge=0)]
     ids: list[MemoryId] = Field(default_factory=list)
+    # The forgotten facts' texts, parallel to ``ids``.
+    texts: list[str] = Field(default_factory=list)
 
 
 class HealthReply(WireModel):

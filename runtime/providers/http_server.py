@@ -220,8 +220,12 @@ def _recall(provider: FactProvider, body: wire.RecallBody) -> BaseModel:
 
 
 def _forget(provider: FactProvider, body: wire.ForgetBody) -> BaseModel:
-    result = provider.forget(ForgetRequest(id=body.id, query=body.query, reason=body.reason))
-    return wire.ForgetReply(removed=result.removed, ids=list(result.ids))
+    result = provider.forget(
+        ForgetRequest(id=body.id, query=body.query, reason=body.reason, at_most=body.at_most)
+    )
+    # Texts only for the first MAX_K facts: a broad forget must not outgrow the response cap.
+    texts = list(result.texts[: wire.MAX_K])
+    return wire.ForgetReply(removed=result.removed, ids=list(result.ids), texts=texts)
 
 
 def _health(provider: FactProvider, body: wire.ScopeBody) -> BaseModel:

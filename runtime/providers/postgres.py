@@ -27,6 +27,8 @@ Install them with ``pip install 'specwire[postgres]'``.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,7 +55,7 @@ from runtime.facts.provider import (
 from runtime.facts.ranking import EVIDENCE_FACTOR, PROOF_BOOST, unit_score
 from runtime.facts.text import MAX_QUERY_TERMS, document_terms, query_terms
 from runtime.facts.validation import NewFact
-from runtime.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE, new_memory_id
+from runtime.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE, SPEC_KEY_RE, new_memory_id
 from runtime.safety.injection import InjectionHit, scan
 
 if TYPE_CHECKING:
@@ -144,9 +146,10 @@ class FactScope:
     session: str | None = None
 
     def __post_init__(self) -> None:
-        for name, value in (("tenant", self.tenant), ("spec", self.spec)):
-            if not isinstance(value, str) or not CLIENT_KEY_RE.fullmatch(value):
-                raise InvalidRequestError(f"{name} must be {CLIENT_KEY_RULE}")
+        if not isinstance(self.tenant, str) or not CLIENT_KEY_RE.fullmatch(self.tenant):
+            raise InvalidRequestError(f"tenant must be {CLIENT_KEY_RULE}")
+        if not isinstance(self.spec, str) or not SPEC_KEY_RE.fullmatch(self.spec):
+            raise InvalidRequestError("spec must be a spec name (1-128 letters, digits, _ .:-)")
         if self.session is not None and (
             not isinstance(self.session, str) or not CLIENT_KEY_RE.fullmatch(self.session)
         ):
@@ -200,6 +203,20 @@ def migrate(pool: ConnectionPool[Any], *, vector_dim: int | None = None) -> int:
                 "USING hnsw (embedding vector_cosine_ops)"
             )
         return current
+
+
+_migrated: weakref.WeakKeyDictionary[Any, dict[int | None, int]] = weakref.WeakKeyDictionary()
+_migrated_lock = threading.Lock()
+
+
+def _migrate_once(pool: ConnectionPool[Any], dim: int | None) -> int:
+    """``migrate`` once per pool and vector dimension: providers built per tenant or per turn
+    on a shared pool do not each take the migration lock."""
+    with _migrated_lock:
+        done = _migrated.setdefault(pool, {})
+        if dim not in done:
+            done[dim] = migrate(pool, vector_dim=dim)
+        return done[dim]
 
 
 def _vector_table(dim: int) -> str:
@@ -268,7 +285,7 @@ class PostgresFactProvider:
         self._pool = pool
         try:
             with _translated("migrate the fact database"):
-                self.schema_version = migrate(pool, vector_dim=self._dim)
+                self.schema_version = _migrate_once(pool, self._dim)
         except BaseException:
             self.close()
             raise
@@ -348,13 +365,13 @@ class PostgresFactProvider:
             with self._transaction("forget") as conn:
                 params = self._params(self._now_ms())
                 row = conn.execute(
-                    f"SELECT f.id FROM facts f WHERE f.id = %(id)s AND {_LIVE} FOR UPDATE OF f",
+                    f"SELECT f.id, f.text FROM facts f WHERE f.id = %(id)s AND {_LIVE} "
+                    "FOR UPDATE OF f",
                     {**params, "id": request.id},
                 ).fetchone()
                 if row is None:
                     return ForgetResult(0)
-                done = self._tombstone(conn, [request.id], "forgotten", reason, params)
-                return ForgetResult(len(done), tuple(done))
+                return self._forgotten(conn, [(row[0], row[1])], reason, params)
         assert request.query is not None
         terms = query_terms(request.query, limit=None)
         if len(terms) > MAX_QUERY_TERMS:
@@ -367,13 +384,17 @@ class PostgresFactProvider:
         with self._transaction("forget") as conn:
             params = self._params(self._now_ms())
             rows = conn.execute(
-                f"""SELECT f.id FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q) q
+                f"""SELECT f.id, f.text FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q) q
                 WHERE f.tsv @@ q.q AND {_LIVE}
                 ORDER BY {_LEXICAL_RANK} DESC, f.seq FOR UPDATE OF f""",
                 {**params, "q": _tsquery(terms, every=True)},
             ).fetchall()
-            done = self._tombstone(conn, [row[0] for row in rows], "forgotten", reason, params)
-            return ForgetResult(len(done), tuple(done))
+            if request.at_most is not None and len(rows) > request.at_most:
+                raise InvalidRequestError(
+                    f"that query matches {len(rows)} memories, more than {request.at_most} at "
+                    "once: use more words or forget by id. Nothing was forgotten."
+                )
+            return self._forgotten(conn, [(row[0], row[1]) for row in rows], reason, params)
 
     def health(self) -> Health:
         problem: str | None = None
@@ -517,6 +538,21 @@ class PostgresFactProvider:
                     )
                 return fact_id
         raise StoreError("could not draw a free memory id")
+
+    def _forgotten(
+        self,
+        conn: Connection[Any],
+        facts: Sequence[tuple[str, str]],
+        reason: str | None,
+        params: dict[str, Any],
+    ) -> ForgetResult:
+        done = set(
+            self._tombstone(conn, [fact_id for fact_id, _ in facts], "forgotten", reason, params)
+        )
+        kept = [(fact_id, text) for fact_id, text in facts if fact_id in done]
+        return ForgetResult(
+            len(kept), tuple(fact_id for fact_id, _ in kept), tuple(text for _, text in kept)
+        )
 
     def _tombstone(
         self,

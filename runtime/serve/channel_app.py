@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from runtime.errors import RecallUnavailableError
 from runtime.serve.conversations import ConversationTurns
 from runtime.serve.http import (
     BadRequest,
@@ -41,6 +42,10 @@ from runtime.serve.slack_replies import SlackPoster
 
 MAX_TEXT_CHARS = 100_000
 SORRY = "Sorry, something went wrong while answering this message; please try again."
+NO_MEMORY = (
+    "Sorry, my memory is unavailable right now, so I did not answer this message; "
+    "please try again shortly."
+)
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,8 @@ def build_channel_app(service: ChannelService) -> Starlette:
             reply = await service.turns.run(key, lambda: service.run_turn(key, turn.text, info))
         except Exception as exc:  # the turn failed: say so, the next turn may work
             service.log(f"[serve] webhook {key}: error: {type(exc).__name__}: {exc}\n")
+            if isinstance(exc, RecallUnavailableError):
+                return error(503, "the agent's memory is unavailable; the turn was not run")
             return error(502, "the turn failed; the service log has the details")
         return JSONResponse({"reply": reply.text, "session_id": reply.session_id})
 
@@ -193,7 +200,7 @@ def _accept_slack_event(service: ChannelService, envelope: Mapping[str, Any]) ->
             text = reply.text
         except Exception as exc:
             service.log(f"[serve] slack {key}: error: {type(exc).__name__}: {exc}\n")
-            text = SORRY
+            text = NO_MEMORY if isinstance(exc, RecallUnavailableError) else SORRY
         if text:
             slack.poster.post(message.channel, message.reply_thread, text)
 

@@ -10,6 +10,7 @@ from facts_support import DAY_MS, FakeClock
 from runtime.events import SessionLog, read_events
 from runtime.facts.capture import DurableFact, capture_session, durable_facts, split_turns
 from runtime.facts.model import InvalidRequestError, Provenance
+from runtime.facts.provider import LocalFactProvider
 from runtime.facts.store import FactStore
 from runtime.facts.wiring import wire_facts
 from runtime.fragment import MemoryFactsFragment
@@ -105,7 +106,12 @@ def test_capture_writes_tagged_facts_with_provenance_and_ttl(
     sessions = tmp_path / "sessions"
     write_session(sessions, clock)
     count = capture_session(
-        store, sessions, SESSION, ttl_ms=30 * DAY_MS, threshold=1, completed_turns=5
+        LocalFactProvider(store),
+        sessions,
+        SESSION,
+        ttl_ms=30 * DAY_MS,
+        threshold=1,
+        completed_turns=5,
     )
     assert count == 2
     first, second = (entry.fact for entry in store.list_facts())
@@ -121,9 +127,13 @@ def test_capturing_the_same_session_twice_writes_nothing(
     tmp_path: Path, store: FactStore, clock: FakeClock
 ) -> None:
     write_session(tmp_path, clock)
-    assert capture_session(store, tmp_path, SESSION, ttl_ms=None, threshold=1, completed_turns=5)
+    assert capture_session(
+        LocalFactProvider(store), tmp_path, SESSION, ttl_ms=None, threshold=1, completed_turns=5
+    )
     before = store.list_facts()
-    again = capture_session(store, tmp_path, SESSION, ttl_ms=None, threshold=1, completed_turns=5)
+    again = capture_session(
+        LocalFactProvider(store), tmp_path, SESSION, ttl_ms=None, threshold=1, completed_turns=5
+    )
     assert again == 0 and store.list_facts() == before
 
 
@@ -132,7 +142,9 @@ def test_a_fact_remembered_by_hand_is_not_captured_again(
 ) -> None:
     write_session(tmp_path, clock)
     store.remember("the customer plan is ENTERPRISE.")
-    assert capture_session(store, tmp_path, SESSION, ttl_ms=None, threshold=1, completed_turns=5)
+    assert capture_session(
+        LocalFactProvider(store), tmp_path, SESSION, ttl_ms=None, threshold=1, completed_turns=5
+    )
     assert store.size() == 2  # only the long summary was new
 
 
@@ -150,7 +162,7 @@ def test_capture_is_gated_by_the_threshold(
 ) -> None:
     write_session(tmp_path, clock)
     count = capture_session(
-        store,
+        LocalFactProvider(store),
         tmp_path,
         SESSION,
         ttl_ms=None,
@@ -162,7 +174,10 @@ def test_capture_is_gated_by_the_threshold(
 
 def test_a_missing_log_captures_nothing(tmp_path: Path, store: FactStore) -> None:
     assert (
-        capture_session(store, tmp_path, SESSION, ttl_ms=None, threshold=1, completed_turns=3) == 0
+        capture_session(
+            LocalFactProvider(store), tmp_path, SESSION, ttl_ms=None, threshold=1, completed_turns=3
+        )
+        == 0
     )
 
 
@@ -171,7 +186,9 @@ def test_a_session_id_must_name_a_file_in_the_sessions_dir(
     tmp_path: Path, store: FactStore, bad: str
 ) -> None:
     with pytest.raises(InvalidRequestError, match="not a session id"):
-        capture_session(store, tmp_path, bad, ttl_ms=None, threshold=1, completed_turns=1)
+        capture_session(
+            LocalFactProvider(store), tmp_path, bad, ttl_ms=None, threshold=1, completed_turns=1
+        )
 
 
 # -- turns about the agent's own memory --------------------------------------------------------
@@ -323,7 +340,12 @@ def recall_event(log: SessionLog, query: str, lines: list[str]) -> None:
 
 def capture(store: FactStore, sessions_dir: Path, session_id: str) -> int:
     return capture_session(
-        store, sessions_dir, session_id, ttl_ms=None, threshold=1, completed_turns=1
+        LocalFactProvider(store),
+        sessions_dir,
+        session_id,
+        ttl_ms=None,
+        threshold=1,
+        completed_turns=1,
     )
 
 

@@ -11,6 +11,7 @@ from facts_support import ConceptEmbedder, FakeClock
 
 from runtime.errors import StoreError
 from runtime.facts.model import NewFactItem, Provenance
+from runtime.facts.provider import LocalFactProvider
 from runtime.facts.store import FactStore
 from runtime.facts.tools import fact_tools
 from runtime.tools import ToolContext
@@ -109,7 +110,9 @@ def test_hybrid_recall_never_ranks_a_held_write(db_path: Path, clock: FakeClock)
 
 
 def test_the_remember_tool_says_quarantined_without_echoing_the_text(store: FactStore) -> None:
-    tools = {tool.name: tool for tool in fact_tools(store, ttl_ms=None, recall_k=5)}
+    tools = {
+        tool.name: tool for tool in fact_tools(LocalFactProvider(store), ttl_ms=None, recall_k=5)
+    }
     ctx = ToolContext(session_id="sess_0123456789abcdef", tool_use_id="tu_1")
     result = tools["Remember"].invoke({"text": EVIL}, ctx)
     assert result.is_error

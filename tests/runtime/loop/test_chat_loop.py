@@ -22,6 +22,7 @@ from loop_support import (
     replay,
 )
 
+from runtime.errors import RecallUnavailableError
 from runtime.events import SessionLog
 from runtime.loop import LoopResult, run_chat_loop
 from runtime.loop.history import ConversationHistory, HistoryTurn, history_from_log
@@ -260,22 +261,22 @@ def test_a_fact_cannot_close_the_recalled_memory_block(tmp_path: Path) -> None:
     assert payloads(log, "recall")[0]["lines"] == hostile
 
 
-def test_a_recall_failure_only_warns(tmp_path: Path) -> None:
+def test_a_recall_failure_blocks_the_turn(tmp_path: Path) -> None:
     def broken(query: str, k: int) -> list[str]:
         raise OSError("database is locked")
 
     log = new_log(tmp_path)
     diag: list[str] = []
     out: list[str] = []
-    result = run(
-        log, ["hi"], out=out, diag=diag, memory=MemorySeam(auto_recall=True, recall=broken)
-    )
-    assert result.turns == 1 and out == ["Noted: hi."]
+    with pytest.raises(RecallUnavailableError, match="turn was not answered.*database is locked"):
+        run(log, ["hi"], out=out, diag=diag, memory=MemorySeam(auto_recall=True, recall=broken))
+    assert out == []  # never answered with silently empty memory
     assert any("auto-recall failed" in line and "database is locked" in line for line in diag)
     [recall] = payloads(log, "recall")
     assert recall["count"] == 0 and recall["error"] == "database is locked"
-    [context] = payloads(log, "context")
-    assert [b["kind"] for b in context["blocks"]] == ["instructions"]
+    assert payloads(log, "context") == [] and payloads(log, "assistant_message") == []
+    [end] = payloads(log, "session_end")
+    assert end["stopReason"] == "abort" and end["turns"] == 0
 
 
 def test_no_recall_without_auto_recall(tmp_path: Path) -> None:
