@@ -23,6 +23,7 @@ from runtime.fragment import (
     SERVE_PORT_ENV,
     SLACK_API_URL_ENV,
     MemoryWiringFragment,
+    tenant_secret_variable,
     wiki_enabled,
 )
 
@@ -141,6 +142,50 @@ def embedder_extra(fragment: MemoryWiringFragment) -> str | None:
     return EMBEDDER_EXTRAS.get(memory.embedder.partition("/")[0])
 
 
+def backend_env(fragment: MemoryWiringFragment, tenant_ids: Iterable[str] = ()) -> list[EnvVar]:
+    """README rows for the fact backend's connection references (none for ``file``). On the
+    managed target the memory service's token is one variable per tenant."""
+    memory = fragment.memory
+    if memory is None or memory.backend in (None, "file"):
+        return []
+    rows: list[EnvVar] = []
+    if memory.dsn is not None:
+        rows.append(
+            EnvVar(memory.dsn[1:], "secret: the PostgreSQL connection string of the fact store")
+        )
+    if memory.url is not None and memory.url.startswith("$"):
+        rows.append(EnvVar(memory.url[1:], "the memory service's base URL (http or https)"))
+    if memory.token is not None:
+        token = memory.token[1:]
+        ids = list(tenant_ids)
+        if not ids:
+            rows.append(EnvVar(token, "secret: the memory service's bearer token"))
+        for tenant_id in ids:
+            rows.append(
+                EnvVar(
+                    tenant_secret_variable(token, tenant_id),
+                    f"secret: the memory service's bearer token for tenant {md_code(tenant_id)}",
+                )
+            )
+    return rows
+
+
+def backend_note(fragment: MemoryWiringFragment) -> str | None:
+    """One README line on where facts live, for the remote backends."""
+    memory = fragment.memory
+    if memory is None or memory.backend in (None, "file"):
+        return None
+    if memory.backend == "postgres":
+        return (
+            "Facts live in PostgreSQL (`memory.dsn`), shared by every process that serves this "
+            'bundle; needs `pip install "specwire[postgres]"`.'
+        )
+    return (
+        "Facts live in a memory service speaking the HTTP memory contract (`memory.url`); "
+        'needs `pip install "specwire[memory-http]"`.'
+    )
+
+
 def continuity_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
     data = fragment.to_data().get("continuity", {})
     return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
@@ -196,7 +241,8 @@ def emit_plan(
     model given as a secret reference adds its variable to the README's secrets.
     """
     fragment = lower(spec)
-    secret_vars = (*model_secret(model), *secrets)
+    tenant_ids = [tenant.id for tenant in getattr(spec, "tenants", ())]
+    secret_vars = (*model_secret(model), *secrets, *backend_env(fragment, tenant_ids))
     value = model_value(model)
     full_context = {
         **context,
@@ -207,6 +253,7 @@ def emit_plan(
         "memory_settings": memory_settings(fragment),
         "wiki_settings": wiki_settings(fragment),
         "embedder_extra": embedder_extra(fragment),
+        "backend_note": backend_note(fragment),
         "continuity_settings": continuity_settings(fragment),
     }
     plan = BundlePlan(

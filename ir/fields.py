@@ -190,8 +190,8 @@ def _secret_ref(value: str) -> str:
     _secret_shape(value)
     if SECRET_REF_RE.fullmatch(value) is None:
         fail(
-            "must be a secret reference such as $DATABASE_URL, read from the environment at run "
-            "time: a literal connection setting would be baked into the bundle"
+            "must be a secret reference ($UPPER_SNAKE, read from the environment at run time): "
+            "a literal connection setting would be baked into the bundle"
         )
     return value
 

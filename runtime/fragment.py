@@ -162,6 +162,12 @@ def tenant_key_variable(tenant_id: str) -> str:
     return TENANT_KEY_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
 
 
+def tenant_secret_variable(env: str, tenant_id: str) -> str:
+    """A per-tenant variant of a secret's variable (``MEMORY_TOKEN`` and ``tenant-acme`` →
+    ``MEMORY_TOKEN_TENANT_ACME``): the managed target's memory-service token per tenant."""
+    return f"{env}_" + re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
+
+
 # Runtime defaults for undeclared memory knobs (DESIGN §3).
 DEFAULT_AUTO_RECALL = True
 DEFAULT_AUTO_CAPTURE = False

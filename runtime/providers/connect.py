@@ -17,7 +17,6 @@ never logged:
 from __future__ import annotations
 
 import atexit
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from runtime.errors import MemoryServiceError, StoreError
 from runtime.events import Clock
 from runtime.facts.provider import FactProvider
-from runtime.fragment import MemoryFactsFragment
+from runtime.fragment import MemoryFactsFragment, tenant_secret_variable
 from runtime.secrets import SecretRef
 from runtime.tenancy import Tenant
 
@@ -98,7 +97,7 @@ def _http(memory: MemoryFactsFragment, *, spec: str, tenant: Tenant | None) -> R
         url = _resolve(url, "url")
     token_ref = memory.token
     if tenant is not None and token_ref is not None:
-        token_ref = f"{token_ref}_{_env_suffix(tenant.id)}"
+        token_ref = "$" + tenant_secret_variable(token_ref[1:], tenant.id)
     token = _resolve(token_ref, "token")
     try:
         provider = HttpFactProvider(
@@ -117,10 +116,6 @@ def _resolve(reference: str | None, key: str) -> str:
     if reference is None or not reference.startswith("$"):
         raise MemoryServiceError(f"memory-service: memory.{key} must be a $SECRET reference")
     return SecretRef(reference[1:]).resolve()
-
-
-def _env_suffix(tenant_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
 
 
 def _missing_extra(exc: ImportError, extra: str) -> MemoryServiceError:

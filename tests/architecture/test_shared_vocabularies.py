@@ -23,7 +23,7 @@ VOCABULARIES = {
     "recall k bound": r"RECALL_K_MAX\s*(?::[^=\n]*)?=\s*50\b|\ble\s*=\s*50\b",
     "ttl ceiling": r"\b3650\b",
     "ttl floor": r"(?i)\b(\w*ttl\w*|ms_per_hour)\s*(?::[^=\n]*)?=\s*3_?600_?000\b",
-    "backends": r"\(\s*\"file\",\s*\)",
+    "backends": r"\(\s*\"file\",\s*\"http\",\s*\"postgres\",?\s*\)",
     "fragment version": r"FRAGMENT_VERSION\s*(?::[^=\n]*)?=\s*\d",
 }
 

@@ -15,9 +15,11 @@ EXAMPLES: tuple[Path, ...] = tuple(sorted(EXAMPLES_DIR.glob("*.yaml")))
 EXAMPLE_STEMS: tuple[str, ...] = tuple(path.stem for path in EXAMPLES)
 MEMORY_EXAMPLES: tuple[str, ...] = (
     "channel-helpdesk",
+    "cli-memory-service",
     "cli-wiki",
     "crew-newsroom",
     "managed-concierge",
+    "managed-postgres",
     "ops-notes",
     "research-market",
     "support-bot",

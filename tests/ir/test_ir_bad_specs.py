@@ -800,7 +800,50 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     (
         "unknown-backend",
         CLI + "memory:\n  backend: thredz\n",
-        ['5:12: memory.backend: unknown backend "thredz": known backends: file'],
+        ['5:12: memory.backend: unknown backend "thredz": known backends: file, http, postgres'],
+    ),
+    (
+        "postgres-without-dsn",
+        CLI + "memory:\n  backend: postgres\n",
+        ["5:12: memory.backend: the postgres backend needs `dsn: $DATABASE_URL`"],
+    ),
+    (
+        "literal-dsn",
+        CLI + "memory:\n  backend: postgres\n  dsn: postgresql://app:hunter22@db/facts\n",
+        [
+            "6:8: memory.dsn: must be a secret reference ($UPPER_SNAKE, read from the "
+            "environment at run time): a literal connection setting would be baked into the bundle"
+        ],
+    ),
+    (
+        "http-without-token",
+        CLI + "memory:\n  backend: http\n  url: https://memory.internal:8443\n",
+        ["5:12: memory.backend: the http backend needs `token: $MEMORY_TOKEN`"],
+    ),
+    (
+        "http-url-with-credentials",
+        CLI + "memory:\n  backend: http\n  url: https://u:p@memory.internal\n"
+        "  token: $MEMORY_TOKEN\n",
+        [
+            "6:8: memory.url: must be an http:// or https:// URL without user or password (the "
+            "token goes in `token`), or a secret reference such as $MEMORY_URL"
+        ],
+    ),
+    (
+        "literal-token",
+        CLI + "memory:\n  backend: http\n  url: $MEMORY_URL\n  token: s3cr3t-t0ken\n",
+        [
+            "7:10: memory.token: must be a secret reference ($UPPER_SNAKE, read from the "
+            "environment at run time): a literal connection setting would be baked into the bundle"
+        ],
+    ),
+    (
+        "dsn-on-the-file-backend",
+        CLI + "memory:\n  dsn: $DATABASE_URL\n",
+        [
+            '5:3: memory.dsn: `dsn` is a setting of the postgres backend, but the backend is '
+            '"file": remove `dsn` or set `backend: postgres`'
+        ],
     ),
     (
         "bad-embedder",
