@@ -20,6 +20,11 @@ message                                         what the model does
 ``steps:`` then one directive per line          follows the directives in order, one tool call
                                                 after another (``call fetch {…}`` then
                                                 ``prove 1``), then answers one line per result
+``ask about <topic>: <question>``               asks ``<question>``, unless every word of
+                                                ``<topic>`` is on one line of its context (a
+                                                system block — recalled memory, handoff, plan,
+                                                instructions — or an earlier message): then it
+                                                answers ``Known: <that line>.`` and asks nothing
 ``split into <n> sub-goals: <goal>`` (a line)   answers a JSON array of ``n`` sub-goals: the
                                                 goal's blank-line-separated parts (else its
                                                 lines), numbered angles of the goal when fewer
@@ -67,6 +72,7 @@ _MAX_ECHO = 200
 
 _KEYED = re.compile(r"^(remember|recall|focus|plan|forget)\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _NUMBERED = re.compile(r"^(claim|prove)\s+(\d+)\s*\.?$", re.IGNORECASE)
+_ASK = re.compile(r"^ask\s+about\s+([^:]+?)\s*:\s*(.+)$", re.IGNORECASE | re.DOTALL)
 _CALL = re.compile(r"^call\s+([A-Za-z_][\w.-]*)\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _STEPS = re.compile(r"^steps\s*:\s*\n", re.IGNORECASE)
 _SPLIT = re.compile(
@@ -219,6 +225,9 @@ def _answer(text: str, request: ModelRequest) -> ModelResponse:
                 {"action": "set_step_status", "step": step, "status": "claimed"},
             )
         return _prove(request, step)
+    asked = _ASK.match(text)
+    if asked:
+        return _say(_ask(asked.group(1), asked.group(2).strip(), request))
     called = _CALL.match(text)
     if called:
         return _call_directive(request, called.group(1), called.group(2).strip())
@@ -351,4 +360,36 @@ def _first_next_action(text: str) -> str | None:
             continue
         if in_section and line.strip().startswith("- ") and line.strip()[2:].strip():
             return first_line(line.strip()[2:])
+    return None
+
+
+_WORD = re.compile(r"\w+")
+_BULLET = re.compile(r"^\s*(?:[-*]|\d+\.)\s+")
+
+
+def _ask(topic: str, question: str, request: ModelRequest) -> str:
+    """The question, or what the context already says about its topic (nothing is asked)."""
+    known = known_line(topic, request)
+    if known is None:
+        return first_line(question)
+    return f"Known: {known.rstrip('.!?')}."
+
+
+def known_line(topic: str, request: ModelRequest) -> str | None:
+    """The first line of the model's context holding every word of ``topic``: the system blocks
+    in prompt order, then the conversation except its latest user message (the one that asks;
+    tool results after it count)."""
+    wanted = set(_WORD.findall(topic.casefold()))
+    if not wanted:
+        return None
+    texts = [block.text for block in request.system]
+    asking = max(
+        (i for i, message in enumerate(request.messages) if isinstance(message, UserMessage)),
+        default=-1,
+    )
+    texts += [m.text for i, m in enumerate(request.messages) if i != asking]
+    for text in texts:
+        for line in text.splitlines():
+            if wanted <= set(_WORD.findall(line.casefold())):
+                return first_line(_BULLET.sub("", line))
     return None
