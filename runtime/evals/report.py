@@ -23,6 +23,7 @@ COLUMNS = (
     "tokens/proven",
 )
 NONE = "–"
+ALL = "(all)"
 
 
 def _ratio(ratio: Ratio) -> str:
@@ -40,7 +41,7 @@ def _cost(grades: Grades) -> str:
 def row(result: ModeResult) -> list[str]:
     g = result.grades
     return [
-        result.scenario.name,
+        result.scenario.name if result.scenario is not None else ALL,
         result.memory,
         _ratio(g.reask),
         _ratio(g.retention),
@@ -50,8 +51,19 @@ def row(result: ModeResult) -> list[str]:
     ]
 
 
+def totals(results: Sequence[ModeResult]) -> list[ModeResult]:
+    """One ``(all)`` result per memory mode, every scenario's grades summed (when there are
+    several scenarios)."""
+    if len({result.scenario.path for result in results if result.scenario is not None}) < 2:
+        return []
+    summed: dict[str, Grades] = {}
+    for result in results:
+        summed[result.memory] = summed.get(result.memory, Grades()) + result.grades
+    return [ModeResult(None, memory, grades) for memory, grades in summed.items()]
+
+
 def table(results: Sequence[ModeResult]) -> str:
-    rows = [list(COLUMNS), *(row(result) for result in results)]
+    rows = [list(COLUMNS), *(row(result) for result in [*results, *totals(results)])]
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
@@ -66,12 +78,18 @@ def _value(ratio: Ratio) -> float | None:
 def result_data(result: ModeResult) -> dict[str, Any]:
     g = result.grades
     cost = g.cost_per_proven
+    scenario = result.scenario
+    where: dict[str, Any] = {"scenario": ALL}
+    if scenario is not None:
+        where = {
+            "scenario": scenario.name,
+            "file": str(scenario.path),
+            "spec": str(scenario.spec),
+            "samples": scenario.samples,
+        }
     return {
-        "scenario": result.scenario.name,
-        "file": str(result.scenario.path),
-        "spec": str(result.scenario.spec),
+        **where,
         "memory": result.memory,
-        "samples": result.scenario.samples,
         "graders": {
             "reAskRate": {
                 "value": _value(g.reask),
@@ -107,5 +125,8 @@ def result_data(result: ModeResult) -> dict[str, Any]:
 
 
 def json_text(results: Sequence[ModeResult]) -> str:
-    data = {"results": [result_data(result) for result in results]}
+    data = {
+        "results": [result_data(result) for result in results],
+        "totals": [result_data(result) for result in totals(results)],
+    }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -24,7 +24,7 @@ class RunFailed(Exception):
 
 @dataclass(frozen=True)
 class ModeResult:
-    scenario: Scenario
+    scenario: Scenario | None  # None: a total over several scenarios
     memory: str  # "on" or "off"
     grades: Grades  # summed over the samples
 

@@ -27,8 +27,9 @@ def test_memory_on_beats_memory_off_on_the_shipped_pickup_scenario() -> None:
     found = graders(invoke(EVALS / "plan-pickup.yaml", "--json"))
     on, off = found[("plan-pickup", "on")], found[("plan-pickup", "off")]
     assert on["pickupSuccess"]["value"] == 1.0 and off["pickupSuccess"]["value"] == 0.0
-    assert on["reAskRate"] == {"value": None, "reasked": 0, "questions": 0}
-    assert off["reAskRate"] == {"value": 1.0, "reasked": 1, "questions": 1}
+    # Both ask the new question; only memory off asks the exporter format again.
+    assert on["reAskRate"] == {"value": 0.0, "reasked": 0, "questions": 1}
+    assert off["reAskRate"] == {"value": 0.5, "reasked": 1, "questions": 2}
     assert on["proofHonesty"]["value"] == 1.0
     assert on["proofHonesty"]["expectedProven"] == 2
     assert off["proofHonesty"]["proven"] == 0
@@ -96,3 +97,13 @@ def test_bad_scenarios_and_specs_are_located_lines_with_exit_2(tmp_path: Path) -
     assert spec_error.exit_code == 2
     assert spec_error.stderr.startswith(f"{tmp_path / 'bad-spec.yaml'}:4:")
     assert "recallK" in spec_error.stderr
+
+
+def test_several_scenarios_add_a_total_per_memory_mode() -> None:
+    result = invoke(*sorted(EVALS.glob("*.yaml")), "--json")
+    assert result.exit_code == 0, result.output
+    totals = {t["memory"]: t["graders"] for t in json.loads(result.stdout)["totals"]}
+    on, off = totals["on"], totals["off"]
+    assert on["reAskRate"]["value"] < off["reAskRate"]["value"]
+    assert on["pickupSuccess"]["value"] > off["pickupSuccess"]["value"]
+    assert on["requirementRetention"]["value"] > off["requirementRetention"]["value"]
