@@ -39,10 +39,16 @@ def _parser() -> argparse.ArgumentParser:
         "re-ask rate, requirement retention, proof honesty, pick-up success, cost per proven "
         "outcome.",
     )
-    parser.add_argument("scenarios", nargs="+", type=Path, metavar="SCENARIO")
+    parser.add_argument(
+        "scenarios",
+        nargs="+",
+        type=Path,
+        metavar="SCENARIO",
+        help="a scenario file (YAML: the spec to build, the sessions, what should hold)",
+    )
     parser.add_argument(
         "--memory",
-        choices=sorted(MODES),
+        choices=list(MODES),
         default="both",
         help="run the bundle as built (on), without memory and continuity (off), or both "
         "(default: both)",
@@ -52,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         "--workdir",
         type=Path,
         default=None,
+        metavar="DIR",
         help="run the samples in a new folder under DIR and keep them (default: a temporary "
         "folder, removed afterwards)",
     )
