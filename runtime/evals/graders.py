@@ -15,7 +15,8 @@ tokens are in the source (one source at a time, never several pooled).
   ``unbacked`` counts the proven steps whose evidence the host never recorded.
 - **pick-up success** = samples whose pick-up session's first action (its first tool call, else
   its first reply) covers the pending step's words that the session's first user message did
-  not already say / samples.
+  not already say / samples. A plan tool's call that names a step by number (``{"step": 2}``)
+  targets that step's text in the sample's plans.
 - **cost per proven outcome** = tokens of every turn (input + output, as recorded in the
   ``assistant_message`` events) / backed proven steps; no proven step, no figure.
 """
@@ -109,14 +110,33 @@ def requirement_retention(
     return Ratio(visible, pairs)
 
 
-def picked_up(sessions: Sequence[SessionTranscript], pickup: Pickup | None) -> Ratio:
+@dataclass(frozen=True)
+class PlanStep:
+    plan_id: str
+    number: int
+    text: str
+
+
+def picked_up(
+    sessions: Sequence[SessionTranscript],
+    pickup: Pickup | None,
+    plan_steps: Sequence[PlanStep] = (),
+) -> Ratio:
     if pickup is None:
         return Ratio()
     session = next((s for s in sessions if s.index == pickup.session), None)
     if session is None or session.first_action is None or not session.user:
         return Ratio(0, 1)
+    action = session.first_action
     wanted = terms(pickup.step) - terms(session.user[0].text)
-    found = coverage(wanted, terms(session.first_action.text)) >= COVER_THRESHOLD
+    texts = [action.text]
+    if action.step is not None:
+        texts += [
+            step.text
+            for step in plan_steps
+            if step.number == action.step and action.plan_id in (None, step.plan_id)
+        ]
+    found = any(coverage(wanted, terms(text)) >= COVER_THRESHOLD for text in texts)
     return Ratio(int(found), 1)
 
 
@@ -136,6 +156,7 @@ def grade(
     requirements: Sequence[str] = (),
     pickup: Pickup | None = None,
     proven: Sequence[str] = (),
+    plan_steps: Sequence[PlanStep] = (),
 ) -> Grades:
     """Every grader over one sample."""
     honesty = proof_honesty(steps)
@@ -145,7 +166,7 @@ def grade(
         proof_honesty=honesty,
         unbacked=honesty.total - honesty.hits,
         expected_proven=expected_proven(steps, proven),
-        pickup=picked_up(sessions, pickup),
+        pickup=picked_up(sessions, pickup, plan_steps),
         tokens=sum(s.tokens for s in sessions),
         proven=honesty.hits,
     )

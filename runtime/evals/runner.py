@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runtime.evals.agent import BuiltAgent, run_session
-from runtime.evals.graders import Grades, grade
+from runtime.evals.graders import Grades, PlanStep, grade
 from runtime.evals.proofs import proven_steps, read_plans
 from runtime.evals.scenario import Scenario
 from runtime.evals.transcript import read_transcripts
@@ -42,13 +42,18 @@ def run_sample(scenario: Scenario, agent: BuiltAgent, folder: Path, what: str) -
             )
         logs.append(run.log)
     layout = StoreLayout.for_cwd(folder.resolve(), agent.spec_name)
-    steps = proven_steps(read_plans(layout.state_dir), layout.sessions_dir)
+    plans = read_plans(layout.state_dir)
     return grade(
         read_transcripts(logs),
-        steps,
+        proven_steps(plans, layout.sessions_dir),
         requirements=scenario.requirements,
         pickup=scenario.pickup,
         proven=scenario.proven,
+        plan_steps=[
+            PlanStep(plan.id, number, step.text)
+            for plan in plans
+            for number, step in enumerate(plan.steps, start=1)
+        ],
     )
 
 

@@ -30,6 +30,9 @@ class Said:
 class Action:
     kind: str  # "tool_use" or "reply"
     text: str  # the reply, or "<tool name> <input as JSON>"
+    # A plan tool's call names its step by number (and maybe its plan): kept to look it up.
+    step: int | None = None
+    plan_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,9 +69,7 @@ def transcript(index: int, session_id: str, events: Iterable[Event]) -> SessionT
                 lines[line] = None
             continue
         if event.type == "tool_use" and user and first is None:
-            name = payload.get("name")
-            body = json.dumps(payload.get("input"), ensure_ascii=False, sort_keys=True)
-            first = Action("tool_use", f"{name} {body}")
+            first = _tool_action(payload.get("name"), payload.get("input"))
             continue
         text, turn = payload.get("text"), payload.get("turn")
         if not isinstance(text, str) or not isinstance(turn, int):
@@ -86,6 +87,17 @@ def transcript(index: int, session_id: str, events: Iterable[Event]) -> SessionT
     return SessionTranscript(
         index, session_id, tuple(user), tuple(replies), tuple(lines), first, tokens_in, tokens_out
     )
+
+
+def _tool_action(name: object, tool_input: object) -> Action:
+    body = json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
+    step = plan_id = None
+    if isinstance(tool_input, dict):
+        number, plan = tool_input.get("step"), tool_input.get("planId")
+        if isinstance(number, int) and not isinstance(number, bool):
+            step = number
+        plan_id = plan if isinstance(plan, str) else None
+    return Action("tool_use", f"{name} {body}", step, plan_id)
 
 
 def _memory_lines(blocks: object) -> list[str]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from runtime.continuity.plans import Plan, Step, render_plan
 from runtime.continuity.proof import FrozenProof
-from runtime.evals.graders import Grades, Ratio, grade, questions
+from runtime.evals.graders import Grades, PlanStep, Ratio, grade, questions
 from runtime.evals.proofs import ProvenStep, proven_steps, read_plans
 from runtime.evals.scenario import Pickup
 from runtime.evals.transcript import read_transcripts
@@ -192,3 +192,33 @@ def test_proven_steps_are_checked_again_against_the_logs(tmp_path: Path) -> None
     steps = proven_steps(read_plans(tmp_path / "state"), sessions)
     assert [(s.number, s.backed) for s in steps] == [(1, True), (2, False), (3, False)]
     assert grade([], steps).proof_honesty == Ratio(1, 3)
+
+
+def test_a_plan_call_naming_the_pending_step_by_number_picks_it_up(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    first = write_log(sessions, "sess_00000000000000d1", [])
+    second = write_log(
+        sessions,
+        "sess_00000000000000d2",
+        [
+            ("user_message", {"text": "carry on", "turn": 1}),
+            (
+                "tool_use",
+                {
+                    "id": "tu_00000000000000e1",
+                    "name": "PlanUpdate",
+                    "input": {"action": "set_step_status", "step": 2, "status": "in_progress"},
+                },
+            ),
+            ("assistant_message", {"text": "Done.", "turn": 1}),
+        ],
+    )
+    transcripts = read_transcripts([first, second])
+    pickup = Pickup(2, "Patch the CSV exporter")
+    steps = [
+        PlanStep("plan-0001", 1, "Reproduce it"),
+        PlanStep("plan-0001", 2, "Patch the CSV exporter"),
+    ]
+    assert grade(transcripts, [], pickup=pickup, plan_steps=steps).pickup == Ratio(1, 1)
+    wrong = [PlanStep("plan-0001", 2, "Reproduce it")]
+    assert grade(transcripts, [], pickup=pickup, plan_steps=wrong).pickup == Ratio(0, 1)
