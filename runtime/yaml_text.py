@@ -101,12 +101,29 @@ def load_located_yaml(text: str) -> Located:
     except (YAMLError, RecursionError) as exc:
         first = str(exc).strip().splitlines()
         raise LocatedYamlError(f"invalid YAML: {first[0] if first else exc!r}") from None
-    return _locate(data, 1, 1)
+    try:
+        return _locate(data, 1, 1, [MAX_LOCATED_VALUES])
+    except RecursionError:
+        raise LocatedYamlError(
+            "invalid YAML: nested too deeply (or an alias inside itself)"
+        ) from None
 
 
-def _locate(value: Any, line: int, column: int) -> Located:
+# Aliases can repeat a collection many times over ("billion laughs"): a document may expand to
+# at most this many values.
+MAX_LOCATED_VALUES = 100_000
+
+
+def _locate(value: Any, line: int, column: int, budget: list[int]) -> Located:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise LocatedYamlError(
+            f"invalid YAML: aliases expand the document past {MAX_LOCATED_VALUES} values",
+            line,
+            column,
+        )
     if isinstance(value, CommentedMap):
         children: dict[str, Located] = {}
         marks: dict[str, tuple[int, int]] = {}
@@ -115,13 +132,13 @@ def _locate(value: Any, line: int, column: int) -> Located:
             value_line, value_column = value.lc.value(key)
             name = str(key)
             marks[name] = (key_line + 1, key_column + 1)
-            children[name] = _locate(value[key], value_line + 1, value_column + 1)
+            children[name] = _locate(value[key], value_line + 1, value_column + 1, budget)
         return Located(children, line, column, marks)
     if isinstance(value, CommentedSeq):
         items = []
         for index, item in enumerate(value):
             item_line, item_column = value.lc.item(index)
-            items.append(_locate(item, item_line + 1, item_column + 1))
+            items.append(_locate(item, item_line + 1, item_column + 1, budget))
         return Located(items, line, column)
     return Located(_scalar(value), line, column)
 

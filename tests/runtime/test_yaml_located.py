@@ -36,3 +36,12 @@ def test_bad_yaml_is_located(text: str, line: int, column: int, message: str) ->
 
 def test_an_empty_document_is_none() -> None:
     assert load_located_yaml("") == Located(None, 1, 1)
+
+
+def test_an_alias_bomb_is_refused() -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    for level in "bcdefg":
+        previous = chr(ord(level) - 1)
+        bomb += f"{level}: &{level} [{', '.join(['*' + previous] * 10)}]\n"
+    with pytest.raises(LocatedYamlError, match="aliases expand the document past 100000"):
+        load_located_yaml(bomb)
