@@ -1,4 +1,5 @@
-"""The ``codegen`` command: init, build, check, fragment, schema, run.
+"""The ``codegen`` command: init, build, check, fragment, schema, run (and the runtime's
+``memory`` and ``eval``).
 
 ``build`` reads every spec, serves the ones whose bundle the cache (``emitters.cache``) knows to
 be on disk already, compiles the rest (``emitters.jobs``: here or in ``--jobs`` worker
@@ -475,6 +476,47 @@ def memory(ctx: click.Context, args: tuple[str, ...]) -> None:
     # the compiler's CLI only hands it the arguments, as ``run`` hands a bundle its own.
     owner = importlib.import_module("runtime.owner.command")
     ctx.exit(owner.main(list(args)))
+
+
+@codegen.command(
+    name="eval",
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_interspersed_args": False,
+        "help_option_names": [],
+    },
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def eval_(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """Run continuity scenarios against their bundles, memory on and off (ARGS: `codegen eval
+    --help`)."""
+    # The eval command belongs to the runtime (it runs bundles and reads their stores); the
+    # compiler hands it the arguments and a way to build a scenario's spec.
+    evals = importlib.import_module("runtime.evals.command")
+    ctx.exit(evals.main(list(args), _eval_builder(evals)))
+
+
+def _eval_builder(evals: Any) -> Any:
+    """``(spec path, memory on?) -> runtime.evals.BuiltAgent``: the spec compiled as ``build``
+    compiles it, or (memory off) the same spec with its memory and continuity removed."""
+
+    def build(spec: Path, memory: bool) -> Any:
+        from emitters.registry import emit
+        from ir.errors import SpecError
+        from ir.load import load_spec_bytes
+        from ir.read import read_spec_bytes
+
+        shown = str(spec)
+        try:
+            ir = load_spec_bytes(read_spec_bytes(spec, shown), shown)
+        except SpecError as exc:
+            raise evals.BuildFailed([str(issue) for issue in exc.issues]) from None
+        if not memory:
+            ir = ir.model_copy(update={"memory": None, "continuity": None})
+        return evals.BuiltAgent(ir.name, ir.target, emit(ir)[AGENT_FILE])
+
+    return build
 
 
 @contextmanager

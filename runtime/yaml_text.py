@@ -12,6 +12,7 @@ message reads after the file's name ("goals.yaml is not valid YAML at line 3, co
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -55,3 +56,100 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
+
+
+class LocatedYamlError(ValueError):
+    """YAML that cannot be read, at a 1-based line and column."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class Located:
+    """A YAML value and the 1-based line and column where it starts.
+
+    ``value`` is a plain scalar (``str``, ``int``, ``float``, ``bool``, ``None``; timestamps as
+    ISO strings), a ``dict[str, Located]`` (``key_marks`` holds each key's own position) or a
+    ``list[Located]``.
+    """
+
+    value: Any
+    line: int
+    column: int
+    key_marks: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def load_located_yaml(text: str) -> Located:
+    """Parse a hand-written YAML file keeping positions (duplicate keys are refused), for files
+    whose problems are reported as ``file:line:col``; ``LocatedYamlError`` otherwise."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    loader = YAML(typ="rt", pure=True)
+    loader.allow_duplicate_keys = False
+    try:
+        data = loader.load(text.removeprefix("\ufeff"))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
+        raise LocatedYamlError(f"invalid YAML: {problem}", line, column) from None
+    except (YAMLError, RecursionError) as exc:
+        first = str(exc).strip().splitlines()
+        raise LocatedYamlError(f"invalid YAML: {first[0] if first else exc!r}") from None
+    try:
+        return _locate(data, 1, 1, [MAX_LOCATED_VALUES])
+    except RecursionError:
+        raise LocatedYamlError(
+            "invalid YAML: nested too deeply (or an alias inside itself)"
+        ) from None
+
+
+# Aliases can repeat a collection many times over ("billion laughs"): a document may expand to
+# at most this many values.
+MAX_LOCATED_VALUES = 100_000
+
+
+def _locate(value: Any, line: int, column: int, budget: list[int]) -> Located:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise LocatedYamlError(
+            f"invalid YAML: aliases expand the document past {MAX_LOCATED_VALUES} values",
+            line,
+            column,
+        )
+    if isinstance(value, CommentedMap):
+        children: dict[str, Located] = {}
+        marks: dict[str, tuple[int, int]] = {}
+        for key in value:
+            key_line, key_column = value.lc.key(key)
+            value_line, value_column = value.lc.value(key)
+            name = str(key)
+            marks[name] = (key_line + 1, key_column + 1)
+            children[name] = _locate(value[key], value_line + 1, value_column + 1, budget)
+        return Located(children, line, column, marks)
+    if isinstance(value, CommentedSeq):
+        items = []
+        for index, item in enumerate(value):
+            item_line, item_column = value.lc.item(index)
+            items.append(_locate(item, item_line + 1, item_column + 1, budget))
+        return Located(items, line, column)
+    return Located(_scalar(value), line, column)
+
+
+def _scalar(value: Any) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    return _plain(value)

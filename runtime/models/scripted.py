@@ -20,6 +20,15 @@ message                                         what the model does
 ``steps:`` then one directive per line          follows the directives in order, one tool call
                                                 after another (``call fetch {…}`` then
                                                 ``prove 1``), then answers one line per result
+``ask about <topic>: <question>``               asks ``<question>``, unless every word of
+                                                ``<topic>`` is on one line of its context (a
+                                                system block — recalled memory, handoff, plan,
+                                                instructions — an earlier message, or an item
+                                                of a tool result): then it answers
+                                                ``Known: <that line>.`` and asks nothing. When
+                                                the context does not say and ``Recall`` is
+                                                offered, it first calls ``Recall {query:
+                                                <topic>}`` and decides on its result
 ``split into <n> sub-goals: <goal>`` (a line)   answers a JSON array of ``n`` sub-goals: the
                                                 goal's blank-line-separated parts (else its
                                                 lines), numbered angles of the goal when fewer
@@ -67,6 +76,7 @@ _MAX_ECHO = 200
 
 _KEYED = re.compile(r"^(remember|recall|focus|plan|forget)\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _NUMBERED = re.compile(r"^(claim|prove)\s+(\d+)\s*\.?$", re.IGNORECASE)
+_ASK = re.compile(r"^ask\s+about\s+([^:]+?)\s*:\s*(.+)$", re.IGNORECASE | re.DOTALL)
 _CALL = re.compile(r"^call\s+([A-Za-z_][\w.-]*)\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _STEPS = re.compile(r"^steps\s*:\s*\n", re.IGNORECASE)
 _SPLIT = re.compile(
@@ -110,7 +120,10 @@ class ScriptedModel:
         last = request.messages[-1]
         if isinstance(last, ToolResultMessage):
             chained = _next_chained_step(request)
-            return chained if chained is not None else _say(_summarize(request.messages))
+            if chained is not None:
+                return chained
+            asked = _pending_ask(request)
+            return _say(asked if asked is not None else _summarize(request.messages))
         if isinstance(last, UserMessage):
             text = last.text.strip()
             steps = _chain(text)
@@ -219,6 +232,13 @@ def _answer(text: str, request: ModelRequest) -> ModelResponse:
                 {"action": "set_step_status", "step": step, "status": "claimed"},
             )
         return _prove(request, step)
+    asked = _ASK.match(text)
+    if asked:
+        topic = asked.group(1).strip()
+        first_call = isinstance(request.messages[-1], UserMessage)
+        if first_call and "Recall" in request.tool_names() and known_line(topic, request) is None:
+            return _call("Recall", {"query": topic})  # look in memory before asking
+        return _say(_ask(topic, asked.group(2).strip(), request))
     called = _CALL.match(text)
     if called:
         return _call_directive(request, called.group(1), called.group(2).strip())
@@ -351,4 +371,51 @@ def _first_next_action(text: str) -> str | None:
             continue
         if in_section and line.strip().startswith("- ") and line.strip()[2:].strip():
             return first_line(line.strip()[2:])
+    return None
+
+
+_WORD = re.compile(r"\w+")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+\.)\s+(?:\(\d[\d.]*\)\s+)?")
+
+
+def _pending_ask(request: ModelRequest) -> str | None:
+    """After the ``Recall`` an ask directive made: the question, or what memory says."""
+    user = next((m for m in reversed(request.messages) if isinstance(m, UserMessage)), None)
+    asked = _ASK.match(user.text.strip()) if user is not None else None
+    if asked is None:
+        return None
+    return _ask(asked.group(1).strip(), asked.group(2).strip(), request)
+
+
+def _ask(topic: str, question: str, request: ModelRequest) -> str:
+    """The question, or what the context already says about its topic (nothing is asked)."""
+    known = known_line(topic, request)
+    if known is None:
+        return first_line(question)
+    return f"Known: {known.rstrip('.!?')}."
+
+
+def known_line(topic: str, request: ModelRequest) -> str | None:
+    """The first line of the model's context holding every word of ``topic``: the system blocks
+    in prompt order, then the conversation except its latest user message (the one that asks).
+    Of a tool result only its items count (bulleted or numbered lines), not the header that
+    restates the call (``no memories matched "<query>"``)."""
+    wanted = set(_WORD.findall(topic.casefold()))
+    if not wanted:
+        return None
+    asking = max(
+        (i for i, message in enumerate(request.messages) if isinstance(message, UserMessage)),
+        default=-1,
+    )
+    lines = [line for block in request.system for line in block.text.splitlines()]
+    for index, message in enumerate(request.messages):
+        if index == asking:
+            continue
+        found = message.text.splitlines()
+        if isinstance(message, ToolResultMessage):
+            found = [line for line in found if _BULLET.match(line)]
+        lines += found
+    for line in lines:
+        if wanted <= set(_WORD.findall(line.casefold())):
+            return first_line(_BULLET.sub("", line))
     return None

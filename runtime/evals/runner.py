@@ -1,0 +1,69 @@
+"""Running a scenario: every sample in fresh stores, every session a run of the built bundle,
+then the graders over what the logs and the plan files say.
+
+Sample ``n`` of a scenario in memory mode ``on``/``off`` runs in its own folder,
+``<workdir>/<scenario index>-<memory>-<n>/``: nothing a sample stores can reach another one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime.evals.agent import BuiltAgent, run_session
+from runtime.evals.graders import Grades, PlanStep, grade
+from runtime.evals.proofs import proven_steps, read_plans
+from runtime.evals.scenario import Scenario
+from runtime.evals.transcript import read_transcripts
+from runtime.paths import StoreLayout
+
+
+class RunFailed(Exception):
+    """A session of a sample did not run to its end: one located line."""
+
+
+@dataclass(frozen=True)
+class ModeResult:
+    scenario: Scenario | None  # None: a total over several scenarios
+    memory: str  # "on" or "off"
+    grades: Grades  # summed over the samples
+
+
+def run_sample(scenario: Scenario, agent: BuiltAgent, folder: Path, what: str) -> Grades:
+    """Run every session of one sample in ``folder``; grade it."""
+    logs: list[Path] = []
+    for index, messages in enumerate(scenario.sessions, start=1):
+        run = run_session(agent, folder, messages)
+        if run.status != 0 or run.log is None:
+            lines = [line for line in run.stderr.splitlines() if line.strip()]
+            why = lines[-1] if lines else "no session log was written"
+            raise RunFailed(
+                scenario.located(f"session {index} ({what}) exited with status {run.status}: {why}")
+            )
+        logs.append(run.log)
+    layout = StoreLayout.for_cwd(folder.resolve(), agent.spec_name)
+    plans = read_plans(layout.state_dir)
+    return grade(
+        read_transcripts(logs),
+        proven_steps(plans, layout.sessions_dir),
+        requirements=scenario.requirements,
+        pickup=scenario.pickup,
+        proven=scenario.proven,
+        plan_steps=[
+            PlanStep(plan.id, number, step.text)
+            for plan in plans
+            for number, step in enumerate(plan.steps, start=1)
+        ],
+    )
+
+
+def run_mode(
+    scenario: Scenario, agent: BuiltAgent, memory: str, workdir: Path, number: int
+) -> ModeResult:
+    """Every sample of ``scenario`` with memory ``memory``; grades summed over the samples."""
+    total = Grades()
+    for sample in range(1, scenario.samples + 1):
+        folder = workdir / f"{number:02d}-{memory}-{sample}"
+        what = f"memory {memory}, sample {sample}"
+        total = total + run_sample(scenario, agent, folder, what)
+    return ModeResult(scenario, memory, total)
