@@ -10,9 +10,10 @@ Two facts are near-duplicates when
   8080" never absorbs "port 8081", nor "… is enabled" "… is not enabled", however long the rest.
 
 Survivor choice is deterministic: a fact backed by evidence before one that is not, then the
-oldest, then the smallest id. Facts are taken in that order; each one not yet grouped becomes
-a survivor and takes every not-yet-grouped fact that is a near-duplicate **of it** (so every
-superseded fact is similar to its own survivor, never only through a chain).
+oldest, then the first in the order given (``FactStore.list_facts``: the order of writing).
+Facts are taken in that order; each one not yet grouped becomes a survivor and takes every
+not-yet-grouped fact that is a near-duplicate **of it** (so every superseded fact is similar to
+its own survivor, never only through a chain).
 
 Candidates come from prefix filtering (rarest tokens first; two sets with Jaccard ≥ t share a
 token among the first ``|x| - ceil(t·|x|) + 1`` of either), so a large store is not compared
@@ -65,14 +66,14 @@ def near_duplicates(a: Fact, b: Fact, threshold: float) -> bool:
     return not any(_meaningful(token) for token in ta ^ tb)
 
 
-def survivor_order(fact: Fact) -> tuple[bool, float, str]:
-    return (not fact.has_evidence, fact.created_at.timestamp(), fact.id)
+def survivor_order(fact: Fact) -> tuple[bool, float]:
+    return (not fact.has_evidence, fact.created_at.timestamp())
 
 
 def group_duplicates(facts: Sequence[Fact], threshold: float) -> list[DuplicateGroup]:
     """The groups of two or more near-duplicates among ``facts`` (live facts), in survivor
     order; a fact belongs to at most one group."""
-    ordered = sorted(facts, key=survivor_order)
+    ordered = sorted(facts, key=survivor_order)  # stable: ties keep the order given
     tokens = [token_set(fact.text) for fact in ordered]
     frequency = Counter(token for each in tokens for token in each)
     index: dict[str, list[int]] = defaultdict(list)
