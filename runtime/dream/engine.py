@@ -33,7 +33,7 @@ from runtime.dream.settings import DreamSettings
 from runtime.dream.state import (
     Window,
     completed_in,
-    dream_dir,
+    make_dream_dir,
     read_state,
     run_lock,
     state_record,
@@ -76,7 +76,7 @@ def run_dream(
     """
     started = now()
     window = window_of(layout.spec_name, started, settings.every_s)
-    dream_dir(layout).mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_dream_dir(layout)
     with run_lock(layout, now):
         previous = read_state(layout)
         if completed_in(previous, window) and not force:

@@ -15,6 +15,7 @@ never through a link; runs of one spec are serialized by ``dream/.lock``.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 from runtime.continuity.atomic import read_text, write_atomic
 from runtime.errors import StoreError
 from runtime.events import Clock, iso
+from runtime.fsopen import open_dir_beneath
 from runtime.locking import FileLock
 from runtime.paths import StoreLayout
 
@@ -51,6 +53,14 @@ def dream_dir(layout: StoreLayout) -> Path:
 
 def state_path(layout: StoreLayout) -> Path:
     return dream_dir(layout) / STATE_FILE
+
+
+def make_dream_dir(layout: StoreLayout) -> None:
+    """Create ``state/<spec>/dream`` (0700) below the root, never through a symlink."""
+    parts = dream_dir(layout).relative_to(layout.root.resolve()).parts
+    fd = open_dir_beneath(layout.root, parts, create=True, mode=0o700)
+    if fd is not None:
+        os.close(fd)
 
 
 def run_lock(layout: StoreLayout, now: Clock) -> FileLock:

@@ -13,6 +13,7 @@ from runtime.continuity.retention import read_pins
 from runtime.continuity.store import ContinuityStore
 from runtime.dream import DreamSettings, run_dream
 from runtime.dream.state import state_path
+from runtime.errors import StoreError
 from runtime.facts.store import FactStore
 from runtime.paths import StoreLayout
 
@@ -176,6 +177,18 @@ def test_a_damaged_state_file_stops_the_run_before_anything_changes(tmp_path: Pa
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("{not json")
     live = _live_ids(seeded.layout)
-    with pytest.raises(Exception, match="not valid JSON"):
+    with pytest.raises(StoreError, match="not valid JSON"):
         run_dream(seeded.layout, DAILY, now=Clock(NOW))
     assert _live_ids(seeded.layout) == live
+
+
+def test_a_symlinked_dream_folder_is_refused_and_nothing_is_written_outside(
+    tmp_path: Path,
+) -> None:
+    seeded = seed(tmp_path / "root")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (seeded.layout.state_dir / "dream").symlink_to(outside)
+    with pytest.raises(StoreError, match="dream"):
+        run_dream(seeded.layout, DAILY, now=Clock(NOW))
+    assert list(outside.iterdir()) == []
