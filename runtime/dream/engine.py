@@ -22,12 +22,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runtime.continuity.store import ContinuityStore
 from runtime.dream.fact_steps import FactSteps, run_fact_steps
 from runtime.dream.handoff_refresh import refresh_handoff
 from runtime.dream.model_phase import PriceLookup, model_phase, no_price_table
-from runtime.dream.outcome import ContinuityCounts, DreamOutcome, FactCounts, WikiCounts
+from runtime.dream.outcome import (
+    ContinuityCounts,
+    DreamOutcome,
+    FactCounts,
+    ModelPhase,
+    WikiCounts,
+)
 from runtime.dream.proof_steps import refresh_pins, revalidate_proofs
 from runtime.dream.settings import DreamSettings
 from runtime.dream.state import (
@@ -49,6 +56,9 @@ from runtime.paths import StoreLayout
 from runtime.tools import EventSink
 from runtime.wiki.store import WikiStore
 
+if TYPE_CHECKING:  # the session module loads the agent loop: only a host that runs it needs it
+    from runtime.dream.model_session import ModelSession
+
 EVENT = "dream_run"
 _FAILURES = (StoreError, MemoryServiceError, OSError, ValueError)
 
@@ -68,11 +78,14 @@ def run_dream(
     model_id: str | None = None,
     price_of: PriceLookup = no_price_table,
     force: bool = False,
+    model_session: ModelSession | None = None,
 ) -> DreamOutcome:
     """Run the dream phases over ``layout``'s stores unless this window already had a run.
 
-    ``force`` runs even then. Raises ``StoreError`` only when the run cannot start (another run
-    holds the lock, the state file is damaged); a failing step is reported in the outcome.
+    ``force`` runs even then. ``model_session`` is the bounded session of ``mode: full``
+    (``runtime.dream.model_session.memory_session``), run only when the phase is allowed.
+    Raises ``StoreError`` only when the run cannot start (another run holds the lock, the
+    state file is damaged); a failing step is reported in the outcome.
     """
     started = now()
     window = window_of(layout.spec_name, started, settings.every_s)
@@ -85,7 +98,7 @@ def run_dream(
             log(f"[dream] {layout.spec_name}: {note}\n")
             return _skipped(layout, settings, window, iso(started), note)
         outcome, stale_facts, stale_articles = _run(
-            layout, settings, window, now, log, proof_mode, model_id, price_of
+            layout, settings, window, now, log, proof_mode, model_id, price_of, model_session
         )
         record = state_record(
             spec=layout.spec_name,
@@ -111,6 +124,7 @@ def _run(
     proof_mode: ProofMode,
     model_id: str | None,
     price_of: PriceLookup,
+    model_session: ModelSession | None,
 ) -> tuple[DreamOutcome, tuple[str, ...], tuple[str, ...]]:
     errors: list[str] = []
     moment = now()
@@ -136,6 +150,12 @@ def _run(
     except _FAILURES as exc:
         errors.append(f"continuity: {exc}")
 
+    model = ModelPhase()
+    try:
+        model = model_phase(settings, model_id, price_of, model_session)
+    except Exception as exc:  # a model or provider failure must not lose the phase's record
+        errors.append(f"model phase: {exc}")
+        model = ModelPhase(ran=False, reason=f"failed: {exc}")
     outcome = DreamOutcome(
         status="partial" if errors else "ok",
         spec=layout.spec_name,
@@ -146,7 +166,7 @@ def _run(
         facts=facts.counts,
         wiki=wiki.counts,
         continuity=continuity,
-        model=model_phase(settings, model_id, price_of),
+        model=model,
         errors=tuple(errors),
     )
     for error in errors:

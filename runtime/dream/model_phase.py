@@ -3,8 +3,9 @@
 It may run only when the mode is ``full``, a ``budget_usd`` above zero is set, and the model has
 a price, so that the budget can be enforced. specwire ships no model price table
 (``runtime.models`` records token usage, never a price), so ``no_price_table`` prices nothing
-and every model phase is refused, with that reason, until a table is passed in. Even when every
-gate passes, the bounded session itself is not wired yet: the outcome says so and nothing runs.
+and every model phase is refused, with that reason, until a table is passed in. When every gate
+passes, the session a host provides runs (``runtime.dream.model_session.memory_session``);
+without one (``codegen dream run`` has no spec to wire), the outcome says so and nothing runs.
 """
 
 from __future__ import annotations
@@ -48,6 +49,16 @@ def refusal(settings: DreamSettings, model_id: str | None, price_of: PriceLookup
     return None
 
 
-def model_phase(settings: DreamSettings, model_id: str | None, price_of: PriceLookup) -> ModelPhase:
+def model_phase(
+    settings: DreamSettings,
+    model_id: str | None,
+    price_of: PriceLookup,
+    session: Callable[[DreamSettings, ModelPrice], ModelPhase] | None,
+) -> ModelPhase:
     reason = refusal(settings, model_id, price_of)
-    return ModelPhase(ran=False, reason=reason if reason is not None else NOT_WIRED)
+    if reason is not None:
+        return ModelPhase(ran=False, reason=reason)
+    price = price_of(model_id or "")
+    if session is None or price is None:
+        return ModelPhase(ran=False, reason=NOT_WIRED)
+    return session(settings, price)
