@@ -34,6 +34,10 @@ PRICE = ModelPrice(input_usd_per_mtok=1000.0, output_usd_per_mtok=1000.0)
 TASK = "steps:\nremember: deploys go out on fridays\nremember: the user's name is Ada"
 
 
+def _quiet(line: str) -> None:
+    return None
+
+
 def _priced(model_id: str) -> ModelPrice | None:
     return PRICE if model_id == "scripted" else None
 
@@ -42,7 +46,7 @@ def _run(tmp_path: Path, budget: float) -> tuple[StoreLayout, object]:
     layout = StoreLayout.for_cwd(tmp_path, "demo")
     layout.state_dir.mkdir(parents=True)
     settings = DreamSettings(every_s=3600, mode="full", budget_usd=budget, instructions=TASK)
-    session = memory_session(FRAGMENT, ScriptedModel(), cwd=tmp_path, now=Clock(NOW), log=print)
+    session = memory_session(FRAGMENT, ScriptedModel(), cwd=tmp_path, now=Clock(NOW), log=_quiet)
     outcome = run_dream(
         layout,
         settings,
