@@ -319,8 +319,9 @@ class FactStore:
     ) -> Fact:
         """Fold live duplicates into one live fact, in one transaction; nothing is deleted.
 
-        When the survivor already carries every tag and evidence id of the group, each
-        duplicate is tombstoned as superseded by the survivor. Otherwise a replacement with the
+        When the survivor already carries every tag and evidence id of the group and lives as
+        long as any of them, each duplicate is tombstoned as superseded by the survivor.
+        Otherwise a replacement with the
         survivor's text, its session and the group's tags and evidence (survivor's first, up to
         the limits) and the group's latest expiry supersedes the survivor, and every duplicate
         points at that replacement. A duplicate that is no longer live is left alone. Returns the
@@ -643,18 +644,22 @@ def _merged_item(
     survivor: Fact, duplicates: Sequence[Fact], now_ms: int
 ) -> tuple[str, tuple[str, ...], int | None, Provenance] | None:
     """The replacement ``consolidate`` writes (text, tags, ttl, provenance), or None when the
-    survivor already holds every tag and evidence id of the group."""
+    survivor already holds every tag and evidence id of the group and lives as long as any of
+    them (a duplicate kept forever must not be folded into a fact that expires)."""
     group = [survivor, *duplicates]
     tags = tuple(dict.fromkeys(tag for fact in group for tag in fact.tags))
     evidence = tuple(dict.fromkeys(e for fact in group for e in fact.provenance.evidence))
-    if set(tags) <= set(survivor.tags) and set(evidence) <= set(survivor.provenance.evidence):
-        return None
     expiries = [fact.expires_at for fact in group]
-    ttl_ms = None
-    if all(moment is not None for moment in expiries):
-        ttl_ms = max(to_ms(moment) for moment in expiries if moment is not None) - now_ms
-        if ttl_ms <= 0:
-            return None
+    latest = None if None in expiries else max(to_ms(m) for m in expiries if m is not None)
+    lives_longest = survivor.expires_at is None or to_ms(survivor.expires_at) == latest
+    holds_all = set(tags) <= set(survivor.tags) and set(evidence) <= set(
+        survivor.provenance.evidence
+    )
+    if holds_all and lives_longest:
+        return None
+    ttl_ms = None if latest is None else latest - now_ms
+    if ttl_ms is not None and ttl_ms <= 0:
+        return None
     provenance = Provenance(survivor.provenance.session_id, evidence[:MAX_EVIDENCE])
     return survivor.text, tags[:MAX_TAGS], ttl_ms, provenance
 
