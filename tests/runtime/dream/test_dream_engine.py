@@ -6,14 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from dream_support import NOW, SESSION, SPEC, Clock, Events, seed
+from dream_support import NOW, SESSION, SPEC, Clock, Events, record_call, seed
 
 from runtime.continuity.frontmatter import split_frontmatter
+from runtime.continuity.proof import EvidenceRef
 from runtime.continuity.retention import read_pins
 from runtime.continuity.store import ContinuityStore
 from runtime.dream import DreamSettings, run_dream
-from runtime.dream.state import state_path
+from runtime.dream.state import make_dream_dir, run_lock, state_path
 from runtime.errors import StoreError
+from runtime.events import SessionLog
 from runtime.facts.store import FactStore
 from runtime.paths import StoreLayout
 
@@ -192,3 +194,33 @@ def test_a_symlinked_dream_folder_is_refused_and_nothing_is_written_outside(
     with pytest.raises(StoreError, match="dream"):
         run_dream(seeded.layout, DAILY, now=Clock(NOW))
     assert list(outside.iterdir()) == []
+
+
+def test_session_scoped_folders_are_re_checked_too(tmp_path: Path) -> None:
+    layout = StoreLayout(tmp_path, SPEC)
+    scope = layout.session_state_dir("sess_1111111111111111")
+    store = ContinuityStore(layout, scope_dir=scope, now=Clock(NOW))
+    record_call(layout.sessions_dir, SESSION, "tu_1")
+    store.create_plan("Chat plan", ["answer"])
+    assert store.prove_step(None, 1, [EvidenceRef("tu_1")], session_id=SESSION).status == "proven"
+    SessionLog(layout.sessions_dir, SESSION, now=Clock(NOW)).append(
+        "tool_result", {"toolUseId": "tu_1", "name": "bash", "isError": True, "text": "no"}
+    )
+    outcome = run_dream(layout, DAILY, now=Clock(NOW))
+    assert outcome.continuity.steps_demoted == 1
+    assert store.get_plan("plan-0001").steps[0].status == "claimed"
+
+
+def test_a_run_while_another_holds_the_lock_is_refused(tmp_path: Path) -> None:
+    seeded = seed(tmp_path)
+    make_dream_dir(seeded.layout)
+    with run_lock(seeded.layout, Clock(NOW)), pytest.raises(StoreError, match="dream run"):
+        run_dream(seeded.layout, DAILY, now=Clock(NOW))
+    assert not state_path(seeded.layout).exists()
+
+
+def test_require_mode_demotes_to_in_progress(tmp_path: Path) -> None:
+    seeded = seed(tmp_path)
+    run_dream(seeded.layout, DAILY, now=Clock(NOW), proof_mode="require")
+    plan = ContinuityStore(seeded.layout, now=Clock(NOW)).get_plan("plan-0001")
+    assert plan.steps[1].status == "in_progress"
