@@ -106,6 +106,7 @@ def run_dream(
             every_s=settings.every_s,
             ran_at=started,
             outcome=outcome.to_data(),
+            phase1_counts=outcome.counts(),
             stale_facts=stale_facts,
             stale_articles=stale_articles,
         )

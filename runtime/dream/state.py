@@ -4,7 +4,7 @@ Shape::
 
     {"version": 1, "spec": "…", "windowKey": "dream:<spec>:<n>", "windowStart": "…",
      "everyS": 86400, "lastRunAt": "…", "status": "ok|partial",
-     "lastOutcome": {…DreamOutcome…},
+     "lastOutcome": {…DreamOutcome…}, "phase1Counts": {"facts.swept": 0, …},
      "stale": {"facts": ["mem_…"], "articles": ["slug"]}}
 
 Window ``n`` is ``floor(epoch seconds / every)``: a run whose window already holds a completed
@@ -103,6 +103,7 @@ def state_record(
     every_s: int,
     ran_at: datetime,
     outcome: dict[str, Any],
+    phase1_counts: dict[str, int],
     stale_facts: tuple[str, ...],
     stale_articles: tuple[str, ...],
 ) -> dict[str, Any]:
@@ -114,5 +115,6 @@ def state_record(
         "lastRunAt": iso(ran_at),
         "status": outcome["status"],
         "lastOutcome": outcome,
+        "phase1Counts": phase1_counts,
         "stale": {"facts": list(stale_facts), "articles": list(stale_articles)},
     }
