@@ -50,7 +50,8 @@ def token_set(text: str) -> frozenset[str]:
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
-    return len(a & b) / len(a | b)
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
 
 
 def _meaningful(token: str) -> bool:
@@ -58,10 +59,27 @@ def _meaningful(token: str) -> bool:
 
 
 def near_duplicates(a: Fact, b: Fact, threshold: float) -> bool:
-    if normalize_text(a.text) == normalize_text(b.text):
+    return _similar(
+        normalize_text(a.text),
+        token_set(a.text),
+        normalize_text(b.text),
+        token_set(b.text),
+        threshold,
+    )
+
+
+def _similar(
+    norm_a: str, ta: frozenset[str], norm_b: str, tb: frozenset[str], threshold: float
+) -> bool:
+    if norm_a == norm_b:
         return True
-    ta, tb = token_set(a.text), token_set(b.text)
-    if not ta or not tb or jaccard(ta, tb) < threshold:
+    if not ta or not tb:
+        return False
+    if min(len(ta), len(tb)) < threshold * max(
+        len(ta), len(tb)
+    ):  # Jaccard ≤ |small| / |large|: no need to intersect
+        return False
+    if jaccard(ta, tb) < threshold:
         return False
     return not any(_meaningful(token) for token in ta ^ tb)
 
@@ -75,32 +93,36 @@ def group_duplicates(facts: Sequence[Fact], threshold: float) -> list[DuplicateG
     order; a fact belongs to at most one group."""
     ordered = sorted(facts, key=survivor_order)  # stable: ties keep the order given
     tokens = [token_set(fact.text) for fact in ordered]
+    norms = [normalize_text(fact.text) for fact in ordered]
     frequency = Counter(token for each in tokens for token in each)
+    prefixes = [_prefix(each, frequency, threshold) for each in tokens]
     index: dict[str, list[int]] = defaultdict(list)
     by_text: dict[str, list[int]] = defaultdict(list)
-    for position, (fact, each) in enumerate(zip(ordered, tokens, strict=True)):
-        by_text[normalize_text(fact.text)].append(position)
-        rare_first = sorted(each, key=lambda token: (frequency[token], token))
-        prefix = len(rare_first) - math.ceil(threshold * len(rare_first)) + 1
-        for token in rare_first[: max(prefix, 0)]:
+    for position, prefix in enumerate(prefixes):
+        by_text[norms[position]].append(position)
+        for token in prefix:
             index[token].append(position)
     taken = [False] * len(ordered)
     groups: list[DuplicateGroup] = []
     for position, fact in enumerate(ordered):
         if taken[position]:
             continue
-        candidates = set(by_text[normalize_text(fact.text)])
-        rare_first = sorted(tokens[position], key=lambda token: (frequency[token], token))
-        prefix = len(rare_first) - math.ceil(threshold * len(rare_first)) + 1
-        for token in rare_first[: max(prefix, 0)]:
+        candidates = set(by_text[norms[position]])
+        for token in prefixes[position]:
             candidates.update(index[token])
-        members = [
-            other
-            for other in sorted(candidates)
-            if other != position
-            and not taken[other]
-            and near_duplicates(fact, ordered[other], threshold)
-        ]
+        # An earlier fact still free was a survivor that did not take this one: not similar.
+        # Sizes outside [t·n, n/t] cannot reach Jaccard t (checked before intersecting).
+        size = len(tokens[position])
+        low, high = threshold * size, size / threshold
+        members: list[int] = []
+        for other in candidates:
+            if other <= position or taken[other]:
+                continue
+            if not low <= len(tokens[other]) <= high and norms[other] != norms[position]:
+                continue
+            if _similar(norms[position], tokens[position], norms[other], tokens[other], threshold):
+                members.append(other)
+        members.sort()
         if not members:
             continue
         taken[position] = True
@@ -108,3 +130,9 @@ def group_duplicates(facts: Sequence[Fact], threshold: float) -> list[DuplicateG
             taken[other] = True
         groups.append(DuplicateGroup(fact, tuple(ordered[other] for other in members)))
     return groups
+
+
+def _prefix(tokens: frozenset[str], frequency: Counter[str], threshold: float) -> list[str]:
+    """The rarest ``|x| - ceil(t·|x|) + 1`` tokens: two sets with Jaccard ≥ t share one."""
+    rare_first = sorted(tokens, key=lambda token: (frequency[token], token))
+    return rare_first[: max(len(rare_first) - math.ceil(threshold * len(rare_first)) + 1, 0)]
