@@ -345,9 +345,8 @@ class FactStore:
             new = None  # never let a merge write what the scanner flags: point at the survivor
         vector = None if new is None else self._vector_of(new)
         with self._file.updating("consolidate memories") as conn:
-            assert conn is not None
             now = self._now_ms()
-            if queries.live_by_id(conn, survivor_id, now) is None:
+            if conn is None or queries.live_by_id(conn, survivor_id, now) is None:
                 raise StoreError(f"cannot consolidate into {survivor_id}: it is not live")
             target = survivor
             if new is not None:
