@@ -519,6 +519,23 @@ def _eval_builder(evals: Any) -> Any:
     return build
 
 
+@codegen.command(
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_interspersed_args": False,
+        "help_option_names": [],
+    }
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def dream(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """Consolidate an agent's memory now, or see the last run (ARGS: `codegen dream --help`)."""
+    if _plugins_env_set_by_us:
+        os.environ.pop(PLUGINS_ENV, None)
+    owner = importlib.import_module("runtime.owner.dream_command")  # like ``memory``
+    ctx.exit(owner.main(list(args)))
+
+
 @contextmanager
 def _argv(argv: list[str]) -> Iterator[None]:
     saved = sys.argv

@@ -35,6 +35,8 @@ from runtime.continuity.state_folder import PLANS_DIR, StateFolder
 from runtime.errors import StoreError, UnsafeFileError
 from runtime.tenancy import assert_inside
 
+# Front-matter key keeping the proofs taken back from steps (``revoke_proof``).
+REVOKED_KEY = "revokedProofs"
 NO_ACTIVE_PLAN = (
     "no active plan — pass planId, or create a plan first with PlanUpdate {action: 'create'}."
 )
@@ -260,3 +262,42 @@ class PlanBook:
                 plan = replace(plan, citations={**plan.citations, step: cited})
             self._write(plan)
         return StepCompletion(plan, step, status, completion.checks)
+
+    def revoke_proof(
+        self, plan_id: str, step: int, tool_use_ids: Sequence[str], *, reason: str
+    ) -> Plan | None:
+        """Take back a ``proven`` step whose cited evidence no longer verifies.
+
+        The step goes back to ``claimed`` (``in_progress`` under ``proof: require``, which
+        forbids ``claimed``); the revoked proofs leave ``proofs`` and are kept, with the reason
+        and when, under ``revokedProofs`` in the front matter (nothing is lost). None when the
+        step is no longer proven (changed meanwhile): nothing is written.
+        """
+        revoked = set(tool_use_ids)
+        with self._folder.mutation():
+            plan = self.get(plan_id)
+            try:
+                current = plan.step(step)
+            except IndexError as exc:
+                raise StoreError(str(exc)) from None
+            if current.status != "proven":
+                return None
+            stamp = self._folder.stamp()
+            kept = tuple(p for p in plan.proofs.get(step, ()) if p.tool_use_id not in revoked)
+            gone = [p for p in plan.proofs.get(step, ()) if p.tool_use_id in revoked]
+            status: StepStatus = "in_progress" if self._policy.mode == "require" else "claimed"
+            proofs = {n: ps for n, ps in plan.proofs.items() if n != step}
+            if kept:
+                proofs[step] = kept
+            meta = dict(plan.extra_meta)
+            history = meta.get(REVOKED_KEY)
+            records = dict(history) if isinstance(history, dict) else {}
+            previous = records.get(str(step))
+            entries = list(previous) if isinstance(previous, list) else []
+            entries += [{**p.to_data(), "revokedAt": stamp, "reason": reason} for p in gone]
+            records[str(step)] = entries
+            meta[REVOKED_KEY] = records
+            plan = plan.with_step(step, replace(current, status=status), updated_at=stamp)
+            plan = replace(plan, proofs=proofs, extra_meta=meta)
+            self._write(plan)
+        return plan

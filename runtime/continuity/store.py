@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime
 from pathlib import Path
 
 from runtime.continuity.focus import DEFAULT_FOCUS_MAX_CHARS, FocusDoc, UserFocus
@@ -228,6 +229,12 @@ class ContinuityStore:
         """Complete a step: ``proven`` with verified evidence (``done`` under ``proof: off``)."""
         return self._plans.complete_step(plan_id, step, evidence, session_id=session_id)
 
+    def revoke_proof(
+        self, plan_id: str, step: int, tool_use_ids: Sequence[str], *, reason: str
+    ) -> Plan | None:
+        """Demote a proven step whose evidence no longer verifies (see ``PlanBook``)."""
+        return self._plans.revoke_proof(plan_id, step, tool_use_ids, reason=reason)
+
     # ── goals ───────────────────────────────────────────────────────────────────────────────
 
     def list_goals(self) -> list[Goal]:
@@ -316,7 +323,9 @@ class ContinuityStore:
             stop_reason=handoff.stop_reason if handoff is not None else None,
         )
 
-    def write_handoff(self, handoff: HandoffInput) -> Path:
+    def write_handoff(self, handoff: HandoffInput | None) -> Path:
+        """Render the handoff note from the stores (``None``: no session just ended, as when
+        the dream engine refreshes it)."""
         return self._handoff.write(lambda: self.handoff_view(handoff))
 
     def read_handoff(self) -> str | None:
@@ -335,3 +344,8 @@ class ContinuityStore:
 
     def list_trash(self) -> list[Snapshot]:
         return self._trash.snapshots()
+
+    def purge_trash(self, before: datetime) -> list[str]:
+        """Delete for good this spec's files in trash snapshots taken before ``before`` (every
+        scope of the spec; other specs' files stay); the stamps of the snapshots touched."""
+        return self._trash.purge(before, self.layout.state_dir)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -111,6 +112,38 @@ def _remove_empty_tree(directory: Path) -> None:
         for name in dirs:
             os.rmdir(Path(current) / name)
     os.rmdir(directory)
+
+
+def snapshot_time(ts: str) -> datetime | None:
+    """When a snapshot was taken, from its name; None for a name that is not a stamp."""
+    if not SNAPSHOT_RE.match(ts):
+        return None
+    try:
+        return datetime.strptime(ts[:19], "%Y-%m-%dT%H-%M-%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def purge_part(snapshot: Snapshot, relative: Path, *, root: Path) -> bool:
+    """Delete ``relative`` (a path relative to the root) from the snapshot for good, then the
+    snapshot's folders left empty; True when something was deleted. Only the trash's retention
+    deletes (the dream engine's purge): everything else moves files, never deletes them."""
+    target = snapshot.path / relative
+    if not (target.exists() or target.is_symlink()):
+        return False
+    assert_inside(target, root)  # fails closed on a link out of the root
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)  # never follows the links inside
+    else:
+        target.unlink()
+    for folder in [*target.parents]:
+        if folder == snapshot.path.parent:
+            break
+        try:
+            folder.rmdir()
+        except OSError:  # not empty: another spec's files are still in this snapshot
+            break
+    return True
 
 
 def list_snapshots(trash_dir: Path, *, root: Path) -> list[Snapshot]:

@@ -6,6 +6,7 @@ Snapshots and moves are ``runtime.continuity.trash``; nothing is ever deleted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -22,7 +23,9 @@ from runtime.continuity.trash import (
     list_snapshots,
     move_to_snapshot,
     new_snapshot,
+    purge_part,
     restore_snapshot,
+    snapshot_time,
 )
 
 ClearScope = Literal["focus", "plans", "goals", "all"]
@@ -68,6 +71,22 @@ class TrashBin:
         """Move a trash snapshot back; fail closed if any destination exists."""
         with self._folder.mutation():
             return restore_snapshot(self.trash_dir, ts, root=self._folder.root)
+
+    def purge(self, before: datetime, state_dir: Path) -> list[str]:
+        """Delete ``state_dir``'s files from every snapshot taken before ``before``."""
+        root = self._folder.root
+        relative = state_dir.resolve().relative_to(root.resolve())
+        purged: list[str] = []
+        with self._folder.mutation():
+            for snapshot in self.snapshots():
+                taken = snapshot_time(snapshot.ts)
+                if (
+                    taken is not None
+                    and taken < before
+                    and purge_part(snapshot, relative, root=root)
+                ):
+                    purged.append(snapshot.ts)
+        return purged
 
     def snapshots(self) -> list[Snapshot]:
         return list_snapshots(self.trash_dir, root=self._folder.root)

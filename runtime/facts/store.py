@@ -31,6 +31,8 @@ from runtime.events import Clock, utc_now
 from runtime.facts import quarantine_queries, queries, validation
 from runtime.facts.lifecycle import FactFile
 from runtime.facts.model import (
+    MAX_EVIDENCE,
+    MAX_TAGS,
     Fact,
     FactStatus,
     InvalidRequestError,
@@ -312,6 +314,53 @@ class FactStore:
             queries.tombstone(conn, "superseded", old_id, now, reason, replacement.id)
             return replacement
 
+    def consolidate(
+        self, survivor_id: str, duplicate_ids: Sequence[str], *, reason: str | None = None
+    ) -> Fact:
+        """Fold live duplicates into one live fact, in one transaction; nothing is deleted.
+
+        When the survivor already carries every tag and evidence id of the group and lives as
+        long as any of them, each duplicate is tombstoned as superseded by the survivor.
+        Otherwise a replacement with the
+        survivor's text, its session and the group's tags and evidence (survivor's first, up to
+        the limits) and the group's latest expiry supersedes the survivor, and every duplicate
+        points at that replacement. A duplicate that is no longer live is left alone. Returns the
+        live fact the group now points at.
+        """
+        validation.memory_id(survivor_id)
+        for dup in duplicate_ids:
+            validation.memory_id(dup)
+        reason = validation.reason(reason)
+        with self._file.reading("consolidate memories") as conn:
+            now = self._now_ms()
+            group = (
+                [] if conn is None else [queries.live_by_id(conn, i, now) for i in duplicate_ids]
+            )
+            survivor = None if conn is None else queries.live_by_id(conn, survivor_id, now)
+        if survivor is None:
+            raise StoreError(f"cannot consolidate into {survivor_id}: it is not live")
+        merged = _merged_item(survivor, [fact for fact in group if fact is not None], now)
+        new = None if merged is None else NewFact(*merged)
+        if new is not None and self._screened(new) is not None:
+            new = None  # never let a merge write what the scanner flags: point at the survivor
+        vector = None if new is None else self._vector_of(new)
+        with self._file.updating("consolidate memories") as conn:
+            now = self._now_ms()
+            if conn is None or queries.live_by_id(conn, survivor_id, now) is None:
+                raise StoreError(f"cannot consolidate into {survivor_id}: it is not live")
+            target = survivor
+            if new is not None:
+                target = queries.insert(conn, new, now)
+                self._store_vector(conn, target.id, vector)
+                queries.mark_superseded(conn, survivor_id, target.id)
+                queries.tombstone(conn, "superseded", survivor_id, now, reason, target.id)
+            for dup in dict.fromkeys(duplicate_ids):
+                if dup == survivor_id or queries.live_by_id(conn, dup, now) is None:
+                    continue
+                queries.mark_superseded(conn, dup, target.id)
+                queries.tombstone(conn, "superseded", dup, now, reason, target.id)
+            return target
+
     def forget(self, id_or_query: str, *, reason: str | None = None) -> list[Fact]:
         """Forget one id (an id-shaped argument never falls back to text) or every live fact
         that matches every term of the query (see ``forget_matching``).
@@ -446,6 +495,20 @@ class FactStore:
             swept = queries.sweep_expired(conn, now)
             return SweepResult(swept=swept, live=queries.count_live(conn, now))
 
+    def compact(self) -> int:
+        """Cheap upkeep, no ``VACUUM``: merge the FTS index's segments (``optimize``) and copy
+        the WAL into the database without waiting for readers (a passive checkpoint). Returns
+        the WAL frames checkpointed (0 without a file)."""
+        with self._file.updating("compact the index") as conn:
+            if conn is None:
+                return 0
+            conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
+        with self._file.reading("checkpoint") as conn:
+            if conn is None:
+                return 0
+            row = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            return max(0, int(row[2])) if row is not None else 0
+
     def _now_ms(self) -> int:
         return to_ms(self._now())
 
@@ -574,6 +637,30 @@ class FactStore:
 
 def _stderr(line: str) -> None:
     sys.stderr.write(line)
+
+
+def _merged_item(
+    survivor: Fact, duplicates: Sequence[Fact], now_ms: int
+) -> tuple[str, tuple[str, ...], int | None, Provenance] | None:
+    """The replacement ``consolidate`` writes (text, tags, ttl, provenance), or None when the
+    survivor already holds every tag and evidence id of the group and lives as long as any of
+    them (a duplicate kept forever must not be folded into a fact that expires)."""
+    group = [survivor, *duplicates]
+    tags = tuple(dict.fromkeys(tag for fact in group for tag in fact.tags))
+    evidence = tuple(dict.fromkeys(e for fact in group for e in fact.provenance.evidence))
+    expiries = [fact.expires_at for fact in group]
+    latest = None if None in expiries else max(to_ms(m) for m in expiries if m is not None)
+    lives_longest = survivor.expires_at is None or to_ms(survivor.expires_at) == latest
+    holds_all = set(tags) <= set(survivor.tags) and set(evidence) <= set(
+        survivor.provenance.evidence
+    )
+    if holds_all and lives_longest:
+        return None
+    ttl_ms = None if latest is None else latest - now_ms
+    if ttl_ms is not None and ttl_ms <= 0:
+        return None
+    provenance = Provenance(survivor.provenance.session_id, evidence[:MAX_EVIDENCE])
+    return survivor.text, tags[:MAX_TAGS], ttl_ms, provenance
 
 
 def _first_of_each_text(news: Sequence[NewFact]) -> list[NewFact]:

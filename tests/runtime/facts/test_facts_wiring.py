@@ -176,7 +176,8 @@ def test_an_unknown_backend_is_refused_before_anything_is_created(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     with pytest.raises(
-        MemoryServiceError, match=r'unknown memory backend "pgvector" \(known: file, http, postgres\)'
+        MemoryServiceError,
+        match=r'unknown memory backend "pgvector" \(known: file, http, postgres\)',
     ):
         wire(tmp_path, clock, backend="pgvector")
     assert not (tmp_path / ".specwire").exists()
@@ -199,9 +200,7 @@ def test_wiring_and_reading_create_nothing_until_remember(tmp_path: Path, clock:
         remember, recall, forget = wiring.tools
         ctx = ToolContext(session_id=SESSION, tool_use_id="tu_1")
         assert wiring.seam.recall is not None and wiring.seam.recall("billing plan", 5) == []
-        assert recall.invoke({"query": "billing"}, ctx).text == (
-            'no memories matched "billing"'
-        )
+        assert recall.invoke({"query": "billing"}, ctx).text == ('no memories matched "billing"')
         nothing = forget.invoke({"query": "billing", "justification": "asked"}, ctx)
         assert nothing.text == 'nothing to forget — no live memory matched "billing"'
         assert wiring.provider.health().ok

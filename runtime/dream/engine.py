@@ -1,0 +1,243 @@
+"""``run_dream``: one dream run over a spec's stores, idempotent per window.
+
+The deterministic phase, in order (each step's counts land in ``DreamOutcome``; a step that
+fails is named in ``errors`` and the others still run):
+
+1. facts (``fact_steps``): TTL sweep, near-duplicates folded into a survivor, compaction,
+   staleness;
+2. wiki (``wiki_steps``): staleness;
+3. continuity, per scope folder of the spec (``proof_steps``, ``handoff_refresh``): proofs
+   re-checked (a step whose evidence no longer verifies is demoted), the sessions standing
+   proofs cite pinned, the handoff's next actions refreshed;
+4. trash: this spec's files in snapshots older than the retention are deleted.
+
+Then the model phase (``model_phase``: refused unless ``mode: full`` with a budget and a priced
+model). The run is recorded in the state file and announced as a ``dream_run`` event; a run in
+a window that already holds a completed run does nothing and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runtime.continuity.store import ContinuityStore
+from runtime.dream.fact_steps import FactSteps, run_fact_steps
+from runtime.dream.handoff_refresh import refresh_handoff
+from runtime.dream.model_phase import PriceLookup, model_phase, no_price_table
+from runtime.dream.outcome import (
+    ContinuityCounts,
+    DreamOutcome,
+    FactCounts,
+    ModelPhase,
+    WikiCounts,
+)
+from runtime.dream.proof_steps import refresh_pins, revalidate_proofs
+from runtime.dream.settings import DreamSettings
+from runtime.dream.state import (
+    Window,
+    completed_in,
+    make_dream_dir,
+    read_state,
+    run_lock,
+    state_record,
+    window_of,
+    write_state,
+)
+from runtime.dream.wiki_steps import WikiSteps, run_wiki_steps
+from runtime.errors import MemoryServiceError, StoreError
+from runtime.events import Clock, iso, utc_now
+from runtime.facts.store import FactStore
+from runtime.fragment import ProofMode
+from runtime.paths import StoreLayout
+from runtime.tools import EventSink
+from runtime.wiki.store import WikiStore
+
+if TYPE_CHECKING:  # the session module loads the agent loop: only a host that runs it needs it
+    from runtime.dream.model_session import ModelSession
+
+EVENT = "dream_run"
+_FAILURES = (StoreError, MemoryServiceError, OSError, ValueError)
+
+
+def _drop(line: str) -> None:
+    return None
+
+
+def run_dream(
+    layout: StoreLayout,
+    settings: DreamSettings,
+    *,
+    now: Clock = utc_now,
+    log: Callable[[str], None] = _drop,
+    emit: EventSink | None = None,
+    proof_mode: ProofMode = "ladder",
+    model_id: str | None = None,
+    price_of: PriceLookup = no_price_table,
+    force: bool = False,
+    model_session: ModelSession | None = None,
+) -> DreamOutcome:
+    """Run the dream phases over ``layout``'s stores unless this window already had a run.
+
+    ``force`` runs even then. ``model_session`` is the bounded session of ``mode: full``
+    (``runtime.dream.model_session.memory_session``), run only when the phase is allowed.
+    Raises ``StoreError`` only when the run cannot start (another run holds the lock, the
+    state file is damaged); a failing step is reported in the outcome.
+    """
+    started = now()
+    window = window_of(layout.spec_name, started, settings.every_s)
+    make_dream_dir(layout)
+    with run_lock(layout, now):
+        previous = read_state(layout)
+        if completed_in(previous, window) and not force:
+            assert previous is not None
+            note = f"already ran in this window (at {previous.get('lastRunAt')}); nothing done"
+            log(f"[dream] {layout.spec_name}: {note}\n")
+            return _skipped(layout, settings, window, iso(started), note)
+        outcome, stale_facts, stale_articles = _run(
+            layout, settings, window, now, log, proof_mode, model_id, price_of, model_session
+        )
+        record = state_record(
+            spec=layout.spec_name,
+            window=window,
+            every_s=settings.every_s,
+            ran_at=started,
+            outcome=outcome.to_data(),
+            phase1_counts=outcome.counts(),
+            stale_facts=stale_facts,
+            stale_articles=stale_articles,
+        )
+        write_state(layout, record)
+    if emit is not None:
+        emit(EVENT, _event_payload(outcome))
+    return outcome
+
+
+def _run(
+    layout: StoreLayout,
+    settings: DreamSettings,
+    window: Window,
+    now: Clock,
+    log: Callable[[str], None],
+    proof_mode: ProofMode,
+    model_id: str | None,
+    price_of: PriceLookup,
+    model_session: ModelSession | None,
+) -> tuple[DreamOutcome, tuple[str, ...], tuple[str, ...]]:
+    errors: list[str] = []
+    moment = now()
+
+    facts = FactSteps(FactCounts(), ())
+    try:
+        with FactStore.open(layout.facts_db, now=now) as store:
+            facts = run_fact_steps(store, settings, moment)
+    except _FAILURES as exc:
+        errors.append(f"facts: {exc}")
+
+    wiki = WikiSteps(WikiCounts(), ())
+    try:
+        if layout.wiki_dir.is_dir():
+            days = settings.article_stale_after_days
+            wiki = run_wiki_steps(WikiStore(layout, now=now), moment, days)
+    except _FAILURES as exc:
+        errors.append(f"wiki: {exc}")
+
+    continuity = ContinuityCounts()
+    try:
+        continuity = _continuity(layout, settings, now, log, proof_mode)
+    except _FAILURES as exc:
+        errors.append(f"continuity: {exc}")
+
+    model = ModelPhase()
+    try:
+        model = model_phase(settings, model_id, price_of, model_session)
+    except Exception as exc:  # a model or provider failure must not lose the phase's record
+        errors.append(f"model phase: {exc}")
+        model = ModelPhase(ran=False, reason=f"failed: {exc}")
+    outcome = DreamOutcome(
+        status="partial" if errors else "ok",
+        spec=layout.spec_name,
+        window_key=window.key,
+        window_start=iso(window.start),
+        ran_at=iso(moment),
+        mode=settings.mode,
+        facts=facts.counts,
+        wiki=wiki.counts,
+        continuity=continuity,
+        model=model,
+        errors=tuple(errors),
+    )
+    for error in errors:
+        log(f"[dream] {layout.spec_name}: {error}\n")
+    return outcome, facts.stale_ids, wiki.stale_slugs
+
+
+def _scope_dirs(layout: StoreLayout) -> Iterator[Path]:
+    """The spec's continuity folder, then each session-scoped folder under it."""
+    state = layout.state_dir
+    if not state.is_dir():
+        return
+    yield state
+    sessions = state / "sessions"
+    if sessions.is_dir() and not sessions.is_symlink():
+        for entry in sorted(sessions.iterdir(), key=lambda p: p.name):
+            if entry.is_dir() and not entry.is_symlink():
+                yield entry
+
+
+def _continuity(
+    layout: StoreLayout,
+    settings: DreamSettings,
+    now: Clock,
+    log: Callable[[str], None],
+    proof_mode: ProofMode,
+) -> ContinuityCounts:
+    counts = ContinuityCounts()
+    spec_store: ContinuityStore | None = None
+    for scope in _scope_dirs(layout):
+        store = ContinuityStore(layout, scope_dir=scope, proof_mode=proof_mode, now=now, log=log)
+        spec_store = spec_store or store
+        tally = revalidate_proofs(store, now())
+        pinned = refresh_pins(store, tally.standing_sessions, now, log)
+        refreshed = refresh_handoff(store)
+        counts = replace(
+            counts,
+            proofs_checked=counts.proofs_checked + tally.checked,
+            steps_demoted=counts.steps_demoted + tally.demoted,
+            proofs_unverifiable=counts.proofs_unverifiable + tally.unverifiable,
+            sessions_pinned=counts.sessions_pinned + pinned,
+            handoffs_refreshed=counts.handoffs_refreshed + int(refreshed),
+        )
+    if layout.trash_dir.is_dir():
+        store = spec_store or ContinuityStore(layout, proof_mode=proof_mode, now=now, log=log)
+        cutoff = now() - timedelta(days=settings.trash_retention_days)
+        counts = replace(counts, trash_purged=len(store.purge_trash(cutoff)))
+    return counts
+
+
+def _skipped(
+    layout: StoreLayout, settings: DreamSettings, window: Window, at: str, note: str
+) -> DreamOutcome:
+    return DreamOutcome(
+        status="skipped",
+        spec=layout.spec_name,
+        window_key=window.key,
+        window_start=iso(window.start),
+        ran_at=at,
+        mode=settings.mode,
+        note=note,
+    )
+
+
+def _event_payload(outcome: DreamOutcome) -> dict[str, object]:
+    return {
+        "spec": outcome.spec,
+        "window": outcome.window_key,
+        "status": outcome.status,
+        "counts": outcome.counts(),
+        "modelPhase": {"ran": outcome.model.ran, "reason": outcome.model.reason},
+        "errors": list(outcome.errors),
+    }

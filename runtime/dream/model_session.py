@@ -1,0 +1,148 @@
+"""The bounded model session of ``mode: full``: one session through the agent loop, offered
+only the memory tools, that stops at the budget.
+
+``BudgetedModel`` prices every call from the usage the model reports and, once the spend
+reaches the budget, answers with a stop note instead of calling the model again, so the turn
+(and the session: one message, one turn) ends. A call already in flight when the budget is
+reached completes, so the spend can pass the budget by at most one call. A model that reports
+no usage cannot be metered: its first call is taken to spend the whole budget.
+
+``memory_session`` builds the ``ModelSession`` a host passes to ``run_dream``: the catalog holds
+only what ``wire_memory`` registers (facts, continuity, wiki tools), never file tools or a shell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from runtime.dream.model_phase import ModelPrice
+from runtime.dream.outcome import ModelPhase
+from runtime.dream.settings import DreamSettings
+from runtime.events import Clock, SessionLog, utc_now
+from runtime.fragment import MemoryWiringFragment
+from runtime.ids import new_session_id
+from runtime.loop.chat import run_chat_loop
+from runtime.models.types import Model, ModelRequest, ModelResponse, Usage
+from runtime.paths import StoreLayout
+from runtime.seams import LoopOptions
+from runtime.tenancy import Tenant
+from runtime.tools import ToolCatalog
+from runtime.wiring import MemoryDeps, wire_memory
+
+ModelSession = Callable[[DreamSettings, ModelPrice], ModelPhase]
+
+STOP_NOTE = "[stopped: the dream's budget is spent]"
+MAX_TOOL_ROUNDS = 24
+DREAM_INSTRUCTIONS = (
+    "You are consolidating this agent's memory while nobody is waiting for an answer. Use only "
+    "the memory tools: merge facts that say the same thing, supersede outdated ones, keep the "
+    "wiki's articles consistent with what the facts say, and note knowledge gaps. Never invent "
+    "facts; when unsure, change nothing. Stop when there is nothing left worth doing."
+)
+DEFAULT_TASK = "Consolidate the memory now."
+
+
+def call_cost(usage: Usage, price: ModelPrice) -> float:
+    """USD of one call; cached prompt tokens are billed as input (an upper bound)."""
+    return (
+        usage.input * price.input_usd_per_mtok + usage.output * price.output_usd_per_mtok
+    ) / 1_000_000
+
+
+class BudgetedModel:
+    def __init__(self, model: Model, price: ModelPrice, budget_usd: float) -> None:
+        self._model = model
+        self._price = price
+        self.budget_usd = budget_usd
+        self.spent_usd = 0.0
+        self.calls = 0
+        self.stopped = False
+
+    @property
+    def model_id(self) -> str:
+        return self._model.model_id
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        if self.spent_usd >= self.budget_usd:
+            self.stopped = True
+            return ModelResponse(text=STOP_NOTE)
+        response = self._model.complete(request)
+        self.calls += 1
+        if response.usage is None:
+            self.spent_usd = max(self.spent_usd, self.budget_usd)
+        else:
+            self.spent_usd += call_cost(response.usage, self._price)
+        return response
+
+
+def run_bounded_session(
+    model: Model,
+    price: ModelPrice,
+    settings: DreamSettings,
+    *,
+    wired_catalog: ToolCatalog,
+    options: LoopOptions,
+    layout: StoreLayout,
+    now: Clock = utc_now,
+    log: Callable[[str], None],
+) -> ModelPhase:
+    assert settings.budget_usd is not None
+    budgeted = BudgetedModel(model, price, settings.budget_usd)
+    session_log = SessionLog(layout.sessions_dir, new_session_id(), now=now)
+    result = run_chat_loop(
+        model=budgeted,
+        instructions=DREAM_INSTRUCTIONS,
+        catalog=wired_catalog,
+        session_log=session_log,
+        inputs=[settings.instructions or DEFAULT_TASK],
+        output=lambda _text: None,
+        single_turn=True,
+        max_tool_rounds=MAX_TOOL_ROUNDS,
+        spec_name=layout.spec_name,
+        target="dream",
+        log=log,
+        memory=options.get("memory"),
+        continuity=options.get("continuity"),
+    )
+    reason = "stopped at the budget" if budgeted.stopped else None
+    log(
+        f"[dream] model phase: {budgeted.calls} call(s), ${budgeted.spent_usd:.4f} of "
+        f"${budgeted.budget_usd:g} (session {result.session_id})\n"
+    )
+    return ModelPhase(ran=True, reason=reason, spent_usd=round(budgeted.spent_usd, 6))
+
+
+def memory_session(
+    fragment: MemoryWiringFragment,
+    model: Model,
+    *,
+    cwd: Path,
+    tenant: Tenant | None = None,
+    now: Clock = utc_now,
+    log: Callable[[str], None],
+) -> ModelSession:
+    """The session a host hands ``run_dream``: the spec's memory wired into a catalog of its
+    own (memory tools only), released when the session ends."""
+
+    def session(settings: DreamSettings, price: ModelPrice) -> ModelPhase:
+        catalog = ToolCatalog()
+        wired = wire_memory(
+            fragment, MemoryDeps(catalog=catalog, cwd=cwd, tenant=tenant, log=log, now=now)
+        )
+        try:
+            layout = StoreLayout.for_cwd(cwd, fragment.spec_name, tenant)
+            return run_bounded_session(
+                model,
+                price,
+                settings,
+                wired_catalog=catalog,
+                options=wired.options,
+                layout=layout,
+                now=now,
+                log=log,
+            )
+        finally:
+            wired.close()
+
+    return session

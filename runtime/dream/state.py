@@ -1,0 +1,120 @@
+"""The dream state of one spec: ``<root>/state/<spec>/dream/state.json``, and the run lock.
+
+Shape::
+
+    {"version": 1, "spec": "…", "windowKey": "dream:<spec>:<n>", "windowStart": "…",
+     "everyS": 86400, "lastRunAt": "…", "status": "ok|partial",
+     "lastOutcome": {…DreamOutcome…}, "phase1Counts": {"facts.swept": 0, …},
+     "stale": {"facts": ["mem_…"], "articles": ["slug"]}}
+
+Window ``n`` is ``floor(epoch seconds / every)``: a run whose window already holds a completed
+(``ok``) run does nothing. Written atomically (temporary file and rename, 0600) below the root,
+never through a link; runs of one spec are serialized by ``dream/.lock``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from runtime.continuity.atomic import read_text, write_atomic
+from runtime.errors import StoreError
+from runtime.events import Clock, iso
+from runtime.fsopen import open_dir_beneath
+from runtime.locking import FileLock
+from runtime.paths import StoreLayout
+
+STATE_VERSION = 1
+DREAM_DIR = "dream"
+STATE_FILE = "state.json"
+LOCK_FILE = ".lock"
+LOCK_WAIT_S = 2.0
+
+
+@dataclass(frozen=True)
+class Window:
+    key: str
+    index: int
+    start: datetime
+
+
+def window_of(spec: str, now: datetime, every_s: int) -> Window:
+    index = int(now.timestamp()) // every_s
+    return Window(f"dream:{spec}:{index}", index, datetime.fromtimestamp(index * every_s, UTC))
+
+
+def dream_dir(layout: StoreLayout) -> Path:
+    return layout.state_dir / DREAM_DIR
+
+
+def state_path(layout: StoreLayout) -> Path:
+    return dream_dir(layout) / STATE_FILE
+
+
+def make_dream_dir(layout: StoreLayout) -> None:
+    """Create ``state/<spec>/dream`` (0700) below the root, never through a symlink."""
+    parts = dream_dir(layout).relative_to(layout.root.resolve()).parts
+    fd = open_dir_beneath(layout.root, parts, create=True, mode=0o700)
+    if fd is not None:
+        os.close(fd)
+
+
+def run_lock(layout: StoreLayout, now: Clock) -> FileLock:
+    return FileLock(dream_dir(layout) / LOCK_FILE, wait_s=LOCK_WAIT_S, what="dream run", now=now)
+
+
+def read_state(layout: StoreLayout) -> dict[str, Any] | None:
+    """The last run's record, or None when no run was recorded; a damaged file is an error."""
+    text = read_text(state_path(layout), root=layout.root)
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise StoreError(
+            f"{state_path(layout)} is not valid JSON: fix or move it away (it only records "
+            "the last dream run)"
+        ) from None
+    if not isinstance(data, dict):
+        raise StoreError(f"{state_path(layout)} must hold a JSON object")
+    return data
+
+
+def completed_in(state: dict[str, Any] | None, window: Window) -> bool:
+    if state is None:
+        return False
+    return state.get("windowKey") == window.key and state.get("status") == "ok"
+
+
+def write_state(layout: StoreLayout, record: dict[str, Any]) -> Path:
+    path = state_path(layout)
+    text = json.dumps({"version": STATE_VERSION, **record}, ensure_ascii=False, indent=2) + "\n"
+    return write_atomic(path, text, root=layout.root)
+
+
+def state_record(
+    *,
+    spec: str,
+    window: Window,
+    every_s: int,
+    ran_at: datetime,
+    outcome: dict[str, Any],
+    phase1_counts: dict[str, int],
+    stale_facts: tuple[str, ...],
+    stale_articles: tuple[str, ...],
+) -> dict[str, Any]:
+    return {
+        "spec": spec,
+        "windowKey": window.key,
+        "windowStart": iso(window.start),
+        "everyS": every_s,
+        "lastRunAt": iso(ran_at),
+        "status": outcome["status"],
+        "lastOutcome": outcome,
+        "phase1Counts": phase1_counts,
+        "stale": {"facts": list(stale_facts), "articles": list(stale_articles)},
+    }

@@ -1,0 +1,188 @@
+"""``codegen dream``: run a spec's dream by hand, or see what the last run did.
+
+    codegen dream [--cwd DIR] [--spec NAME] [--tenant ID] [--json] run [--every DUR]
+                  [--mode deterministic|full] [--budget-usd USD] [--instructions TEXT]
+                  [--proof ladder|require|off] [--model ID] [--force]
+    codegen dream [--cwd DIR] [--spec NAME] [--tenant ID] [--json] status
+
+``run`` prints each step's counts; a run in a window that already had one does nothing and
+says so (``--force`` runs anyway). ``status`` prints the last run's record. Exit status: 0 done
+(also a run skipped for its window), 2 bad input or a run that could not start (one line on
+stderr, nothing changed), 3 a step failed (the others ran; the next run retries).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from runtime.dream import DreamOutcome, DreamSettings, run_dream
+from runtime.dream.settings import DREAM_MODES
+from runtime.dream.state import read_state
+from runtime.errors import MemoryServiceError, StoreError
+from runtime.owner.selection import SelectionError, select
+from runtime.paths import StoreLayout
+from runtime.safety.redaction import redact
+
+PROG = "codegen dream"
+DEFAULT_EVERY = "1d"
+_DURATION = re.compile(r"^(\d+)(ms|s|m|h|d)$")
+_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+class BadInput(Exception):
+    """An argument the command cannot use: one line for the owner."""
+
+
+def duration_s(text: str) -> int:
+    """``90m`` → 5400; the spec's duration grammar (``ms|s|m|h|d``)."""
+    match = _DURATION.match(text.strip())
+    if match is None:
+        raise BadInput(f"--every {text!r}: a duration looks like 30m, 6h or 1d")
+    return int(int(match.group(1)) * _SECONDS[match.group(2)])
+
+
+def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if suppress else value
+
+    parser.add_argument(
+        "--cwd", type=Path, default=default(Path(".")), help="the agent's directory"
+    )
+    parser.add_argument("--spec", default=default(None), help="the spec (needed when several)")
+    parser.add_argument("--tenant", default=default(None), help="a managed bundle's tenant id")
+    parser.add_argument(
+        "--json", action="store_true", default=default(False), help="machine-readable output"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Consolidate an agent's memory (the dream engine), or see its last run.",
+        epilog="Exit status: 0 done, 2 bad input (nothing changed), 3 a step failed.",
+    )
+    _common(parser, suppress=False)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    run = verbs.add_parser("run", help="run the dream now (once per window)")
+    _common(run, suppress=True)
+    run.add_argument("--every", default=DEFAULT_EVERY, help="the window (default 1d, floor 5m)")
+    run.add_argument("--mode", choices=DREAM_MODES, default="deterministic")
+    run.add_argument("--budget-usd", type=float, default=None, help="model phase budget")
+    run.add_argument("--instructions", default=None, help="what the model phase should do")
+    run.add_argument("--proof", choices=("ladder", "require", "off"), default="ladder")
+    run.add_argument("--model", default=None, help="the model of the model phase")
+    run.add_argument("--force", action="store_true", help="run even if this window had a run")
+    status = verbs.add_parser("status", help="what the last run did")
+    _common(status, suppress=True)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        selection = select(args.cwd, args.spec, args.tenant, None)
+        _check_known(selection.layout)
+        if args.verb == "status":
+            return _status(args, read_state(selection.layout), selection.layout.spec_name)
+        settings = DreamSettings(
+            every_s=duration_s(args.every),
+            mode=args.mode,
+            budget_usd=args.budget_usd,
+            instructions=args.instructions,
+        )
+        outcome = run_dream(
+            selection.layout,
+            settings,
+            log=_stderr,
+            proof_mode=args.proof,
+            model_id=args.model,
+            force=args.force,
+        )
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted\n")
+        return 130
+    except (BadInput, SelectionError, StoreError, MemoryServiceError, OSError, ValueError) as exc:
+        sys.stderr.write(redact(f"{PROG}: {exc}\n"))
+        return 2
+    _print_outcome(args, outcome)
+    return 3 if outcome.status == "partial" else 0
+
+
+def _check_known(layout: StoreLayout) -> None:
+    """Refuse a spec with no memory here (a typo must not start a store of its own)."""
+    if not (layout.facts_db.exists() or layout.state_dir.is_dir() or layout.wiki_dir.is_dir()):
+        raise SelectionError(f"no memory of the spec {layout.spec_name!r} under {layout.root}")
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(line)
+
+
+def _table(counts: Mapping[str, Any]) -> list[str]:
+    width = max((len(key) for key in counts), default=0)
+    return [f"  {key:<{width}}  {value:>6}" for key, value in counts.items()]
+
+
+def _print_outcome(args: argparse.Namespace, outcome: DreamOutcome) -> None:
+    if args.json:
+        sys.stdout.write(json.dumps(outcome.to_data(), ensure_ascii=False, indent=2) + "\n")
+        return
+    head = f"dream {outcome.spec}: {outcome.status} (window {outcome.window_key})"
+    lines = [head]
+    if outcome.note:
+        lines.append(f"  {outcome.note}")
+    else:
+        lines += _table(outcome.counts())
+        lines.append(f"model phase: {outcome.model.reason or 'ran'}")
+    lines += [f"error: {error}" for error in outcome.errors]
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _status(args: argparse.Namespace, state: dict[str, Any] | None, spec: str) -> int:
+    if args.json:
+        sys.stdout.write(json.dumps(state, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    if state is None:
+        sys.stdout.write(f"dream {spec}: no run recorded yet (codegen dream run)\n")
+        return 0
+    outcome = state.get("lastOutcome")
+    outcome = outcome if isinstance(outcome, dict) else {}
+    lines = [
+        f"dream {spec}: last run {state.get('lastRunAt')} — {state.get('status')} "
+        f"(window {state.get('windowKey')}, every {state.get('everyS')}s)"
+    ]
+    counts = {
+        f"{group}.{key}": value
+        for group in ("facts", "wiki", "continuity")
+        if isinstance(outcome.get(group), dict)
+        for key, value in outcome[group].items()
+    }
+    lines += _table(counts)
+    model = outcome.get("model")
+    if isinstance(model, dict):
+        lines.append(f"model phase: {model.get('reason') or 'ran'}")
+    stale = state.get("stale")
+    if isinstance(stale, dict):
+        for kind in ("facts", "articles"):
+            listed = stale.get(kind)
+            if isinstance(listed, list) and listed:
+                lines.append(f"stale {kind}: {', '.join(str(item) for item in listed[:10])}")
+    errors = outcome.get("errors")
+    if isinstance(errors, list):
+        lines += [f"error: {error}" for error in errors]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def cli() -> None:
+    raise SystemExit(main())

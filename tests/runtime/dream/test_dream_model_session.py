@@ -1,0 +1,105 @@
+"""The bounded session of ``mode: full``: memory tools only, and it stops at the budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dream_support import NOW, Clock
+
+from runtime.dream import DreamSettings, run_dream
+from runtime.dream.model_phase import ModelPrice
+from runtime.dream.model_session import STOP_NOTE, BudgetedModel, call_cost, memory_session
+from runtime.events import read_events
+from runtime.facts.store import FactStore
+from runtime.fragment import MemoryWiringFragment
+from runtime.models.scripted import ScriptedModel
+from runtime.models.types import ModelRequest, ModelResponse, Usage, UserMessage
+from runtime.paths import SPECWIRE_DIRNAME, StoreLayout
+
+FRAGMENT = MemoryWiringFragment.model_validate(
+    {
+        "spec_name": "demo",
+        "memory": {},
+        "continuity": {
+            "plan": True,
+            "proof": "ladder",
+            "ledger": True,
+            "handoff": True,
+            "scope": "spec",
+        },
+    }
+)
+# A dollar per thousand tokens: any scripted call costs cents.
+PRICE = ModelPrice(input_usd_per_mtok=1000.0, output_usd_per_mtok=1000.0)
+TASK = "steps:\nremember: deploys go out on fridays\nremember: the user's name is Ada"
+
+
+def _quiet(line: str) -> None:
+    return None
+
+
+def _priced(model_id: str) -> ModelPrice | None:
+    return PRICE if model_id == "scripted" else None
+
+
+def _run(tmp_path: Path, budget: float) -> tuple[StoreLayout, object]:
+    layout = StoreLayout.for_cwd(tmp_path, "demo")
+    layout.state_dir.mkdir(parents=True)
+    settings = DreamSettings(every_s=3600, mode="full", budget_usd=budget, instructions=TASK)
+    session = memory_session(FRAGMENT, ScriptedModel(), cwd=tmp_path, now=Clock(NOW), log=_quiet)
+    outcome = run_dream(
+        layout,
+        settings,
+        now=Clock(NOW),
+        model_id="scripted",
+        price_of=_priced,
+        model_session=session,
+    )
+    return layout, outcome
+
+
+def _facts(layout: StoreLayout) -> list[str]:
+    with FactStore.open(layout.facts_db, now=Clock(NOW)) as store:
+        return sorted(s.fact.text for s in store.list_facts() if s.status == "live")
+
+
+def test_with_room_in_the_budget_the_session_acts_through_the_memory_tools(
+    tmp_path: Path,
+) -> None:
+    layout, outcome = _run(tmp_path, budget=100.0)
+    assert outcome.status == "ok", outcome.errors  # type: ignore[attr-defined]
+    model = outcome.model  # type: ignore[attr-defined]
+    assert model.ran and model.reason is None and 0 < model.spent_usd < 100.0
+    assert _facts(layout) == ["deploys go out on fridays", "the user's name is Ada"]
+    [log] = list((tmp_path / SPECWIRE_DIRNAME / "sessions").glob("sess_*.jsonl"))
+    events = list(read_events(log))
+    start = next(e for e in events if e.type == "session_start")
+    assert start.payload["target"] == "dream"
+    used = {e.payload["name"] for e in events if e.type == "tool_use"}
+    assert used == {"Remember"}
+
+
+def test_the_session_stops_at_the_budget(tmp_path: Path) -> None:
+    layout, outcome = _run(tmp_path, budget=0.01)
+    model = outcome.model  # type: ignore[attr-defined]
+    assert model.ran and model.reason == "stopped at the budget"
+    assert model.spent_usd >= 0.01
+    assert _facts(layout) == ["deploys go out on fridays"]  # the second call never happened
+
+
+def test_a_model_without_usage_spends_the_whole_budget_on_its_first_call() -> None:
+    class Silent:
+        model_id = "silent"
+
+        def complete(self, request: ModelRequest) -> ModelResponse:
+            return ModelResponse(text="ok")
+
+    budgeted = BudgetedModel(Silent(), PRICE, 1.0)
+    request = ModelRequest(system=[], messages=[UserMessage("hi")], tools=[])
+    assert budgeted.complete(request).text == "ok"
+    assert budgeted.complete(request).text == STOP_NOTE
+    assert budgeted.calls == 1 and budgeted.stopped
+
+
+def test_call_cost() -> None:
+    assert call_cost(Usage(input=1_000_000, output=500_000), ModelPrice(3.0, 15.0)) == 10.5
