@@ -1,0 +1,117 @@
+"""Scale-out: two processes of one managed bundle serve the same tenants on one PostgreSQL.
+
+The facts live in PostgreSQL (every statement fenced by tenant and spec); continuity files and
+session logs live on a folder both processes share (``SPECWIRE_TENANTS_ROOT``), as they would on
+a shared volume. Turns for both tenants go to both processes at once, conversations hop from
+one process to the other, and afterwards: every fact is there once, no tenant reads another's,
+and every session log is whole (its sequence numbers run 1..n with no gap or repeat).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+
+import openai
+import pytest
+from serving_support import ROOT, Served, build_bundle, clean_env, served
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
+from conformance_harness import PostgresServerForTests  # noqa: E402
+
+MODEL = "managed-postgres"
+KEYS = {
+    "tenant-acme": "sk-acme-0123456789abcdef0123",
+    "tenant-globex": "sk-globex-0123456789abcdef01",
+}
+TURNS_PER_TENANT = 12
+
+
+def say(server: Served, tenant: str, session: str, text: str) -> str:
+    client = openai.OpenAI(
+        base_url=f"{server.url}/v1",
+        api_key=KEYS[tenant],
+        max_retries=0,
+        default_headers={"X-Session-Id": session},
+    )
+    completion = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": text}]
+    )
+    return completion.choices[0].message.content or ""
+
+
+def live_facts(database: str, tenant: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(database) as conn:
+        rows = conn.execute(
+            "SELECT f.text FROM facts f WHERE f.tenant = %s AND f.spec = %s "
+            "AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.target = f.id)",
+            (tenant, MODEL),
+        ).fetchall()
+    return sorted(row[0] for row in rows)
+
+
+@pytest.fixture
+def database() -> object:
+    uri = PostgresServerForTests.fresh_database()
+    yield uri
+    PostgresServerForTests.drop_database(uri)
+
+
+def test_two_processes_on_one_postgres_lose_nothing_and_leak_nothing(
+    tmp_path: Path, database: str
+) -> None:
+    agent = build_bundle(ROOT / "examples" / f"{MODEL}.yaml", tmp_path / "out")
+    shared = tmp_path / "shared-volume" / "tenants"
+    env = clean_env(
+        DATABASE_URL=database,
+        SPECWIRE_TENANTS_ROOT=str(shared),
+        **{f"SPECWIRE_TENANT_KEY_{t.upper().replace('-', '_')}": k for t, k in KEYS.items()},
+    )
+    with ExitStack() as stack:
+        servers = [
+            stack.enter_context(served(agent, tmp_path / f"host-{n}", env)) for n in (1, 2)
+        ]
+        jobs = [
+            (servers[n % 2], tenant, f"conv-{n % 3}", f"remember: account note {tenant}-{n}")
+            for n in range(TURNS_PER_TENANT)
+            for tenant in KEYS
+        ]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            replies = list(pool.map(lambda job: say(*job), jobs))
+        assert all(reply.startswith("Done: remembered") for reply in replies), replies
+
+        # Each tenant recalls, through the other process, its own notes and none of the other's.
+        for tenant in KEYS:
+            assert say(servers[1], tenant, "check", "recall: account note").startswith("Done: 6")
+
+    for server in servers:
+        assert "Traceback" not in server.stderr
+    for tenant in KEYS:
+        expected = sorted(f"account note {tenant}-{n}" for n in range(TURNS_PER_TENANT))
+        assert live_facts(database, tenant) == expected
+    # Nothing of the facts was written on either host's own disk.
+    for n in (1, 2):
+        assert not list((tmp_path / f"host-{n}").rglob("*.sqlite3"))
+    for tenant in KEYS:
+        recalled = [
+            e["payload"]["text"]
+            for log in (shared / tenant).rglob("sess_*.jsonl")
+            for e in map(json.loads, log.read_text(encoding="utf-8").splitlines())
+            if e["type"] == "tool_result" and e["payload"]["name"] == "Recall"
+        ]
+        [text] = recalled
+        other = next(t for t in KEYS if t != tenant)
+        assert text.count(f"account note {tenant}-") == 6 and other not in text
+    # Conversations hopped between the processes; each session log is still whole.
+    logs = sorted(shared.rglob("sess_*.jsonl"))
+    assert logs
+    for log in logs:
+        events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+        assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
+        other = next(t for t in KEYS if t != log.relative_to(shared).parts[0])
+        assert other not in log.read_text(encoding="utf-8")
