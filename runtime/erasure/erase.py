@@ -57,8 +57,12 @@ class ErasureReceipt:
         }
 
 
+FACT_COUNTS = ("facts", "quarantined", "tombstoneReasons", "vectors", "snapshots")
+
+
 def erase_subject(root: Path, subject: Subject, *, now: Clock = utc_now) -> ErasureReceipt:
-    facts: dict[str, int] = {}
+    # Every count present even with no fact store under ``root`` (facts in PostgreSQL).
+    facts: dict[str, int] = dict.fromkeys(FACT_COUNTS, 0)
     stores = [
         path for path in regular_files(root) if path.suffix == ".sqlite3" and is_fact_store(path)
     ]

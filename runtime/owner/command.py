@@ -116,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     erase.add_argument("--subject", help="text to erase (case-insensitive, also its slug form)")
     erase.add_argument("--regex", help="a regular expression to erase (case-insensitive)")
     erase.add_argument("--id", help="erase this fact's text wherever it was copied")
+    erase.add_argument(
+        "--postgres",
+        metavar="VAR",
+        help="also erase it from the PostgreSQL fact database (memory.backend: postgres) whose "
+        "connection string is in environment variable VAR, e.g. DATABASE_URL",
+    )
     continuity = verb("continuity", "focus, plans, goals and handoff")
     continuity.add_argument("action", choices=("show", "clear", "restore", "migrate"))
     continuity.add_argument(

@@ -24,6 +24,8 @@ EXIT_INCOMPLETE = 3
 
 def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
     subject = _subject(args, facts_db)
+    # Resolved before anything is erased: a missing variable must not leave half an erasure.
+    dsn = _postgres_dsn(args.postgres) if args.postgres is not None else None
     subject.check_structure(structure_names(root))
     found = preview(root, subject)
     if not found.hits:
@@ -53,6 +55,8 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             f"receipt: {receipt.path}\n"
         )
     verification = receipt.verification
+    if dsn is not None and not _erase_in_postgres(dsn, subject):
+        return EXIT_INCOMPLETE
     if not verification.clean:
         sys.stderr.write(
             f"{sum(verification.hits.values())} occurrence(s) remain in: "
@@ -62,6 +66,40 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
         return EXIT_INCOMPLETE
     sys.stderr.write(f"verified: 0 occurrences in {verification.files_searched} file(s)\n")
     return 0
+
+
+def _postgres_dsn(variable: str) -> str:
+    from runtime.secrets import MissingSecretError, SecretRef
+
+    try:
+        return SecretRef(variable.removeprefix("$")).resolve()
+    except MissingSecretError as exc:
+        raise SelectionError(f"--postgres: {exc}") from None
+
+
+def _erase_in_postgres(dsn: str, subject: Subject) -> bool:
+    """The database tier; False when matches remain (the caller exits 3)."""
+    from runtime.providers.postgres_erasure import erase_in_database
+
+    try:
+        done = erase_in_database(dsn, subject)
+    except ImportError as exc:
+        raise SelectionError(
+            f"--postgres needs {exc.name}: pip install 'specwire[postgres]'"
+        ) from None
+    except Exception as exc:  # psycopg's errors (the DSN is a registered secret: redacted)
+        first = (str(exc).splitlines() or [""])[0]
+        raise SelectionError(
+            f"the PostgreSQL fact database: {type(exc).__name__}: {first}"
+        ) from None
+    sys.stdout.write(
+        f"erased in PostgreSQL: {done.facts} fact(s), {done.quarantined} quarantined, "
+        f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted\n"
+    )
+    if done.remaining:
+        sys.stderr.write(f"{done.remaining} match(es) remain in the PostgreSQL fact database\n")
+        return False
+    return True
 
 
 def _subject(args: argparse.Namespace, facts_db: Path | None) -> Subject:
