@@ -309,7 +309,8 @@ class HttpFactProvider:
                 timed_out=True,
             )
         url = f"{wire.API_PREFIX}/{operation}"
-        headers = {"Content-Type": "application/json"}
+        budget_ms = max(1, min(wire.MAX_DEADLINE_MS, int(remaining * 1000)))
+        headers = {"Content-Type": "application/json", wire.DEADLINE_HEADER: str(budget_ms)}
         try:
             with self._client.stream(
                 "POST", url, content=body, headers=headers, timeout=httpx.Timeout(remaining)

@@ -28,6 +28,13 @@ first answer, without running the write again; the same id with a different requ
 ``conflict``. A write without ``operationId`` is accepted, is not de-duplicated and is never
 retried by the client. Reads have no side effects and are always safe to retry.
 
+Deadlines. A client may send ``Deadline-Ms: <n>`` (``DEADLINE_HEADER``), its remaining budget
+for this attempt in milliseconds (1..``MAX_DEADLINE_MS``), relative so that no clocks need to
+agree. The server measures it from the request's arrival: an operation that has not started when
+it runs out is refused with 504 ``deadline_exceeded`` and not applied (a write is never started
+late); a read still running at the deadline is abandoned with the same answer. A write that has
+started runs to its end (resend it with its ``operationId`` to learn the outcome).
+
 Errors. Every non-2xx answer is ``{"error": {"code", "message", "retryable"}}`` (``ErrorBody``),
 with the codes in ``ERROR_CODES``. ``retryable`` says whether the same request may succeed later.
 An error answer means the operation was not applied (a write that fails midway is rolled back
@@ -82,6 +89,8 @@ MAX_REQUEST_BYTES: Final = 64 * 1024
 # Room for MAX_RECALL_K hits of MAX_TEXT_CHARS characters each, every one escaped in JSON.
 MAX_RESPONSE_BYTES: Final = 1024 * 1024
 MAX_OPERATION_ID_CHARS: Final = 128
+DEADLINE_HEADER: Final = "Deadline-Ms"
+MAX_DEADLINE_MS: Final = 10 * 60 * 1000
 MAX_QUERY_CHARS: Final = MAX_TEXT_CHARS
 MAX_SPEC_CHARS: Final = 128
 MAX_K: Final = MAX_RECALL_K

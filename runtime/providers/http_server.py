@@ -335,9 +335,20 @@ def memory_app(
             say(f"[memory-server] cannot open the store for {tenant_id}: {exc}\n")
             raise _Refusal("unavailable", "the store for this scope cannot be opened") from None
 
-    async def run(operation: Operation, provider: FactProvider, body: Any) -> dict[str, Any]:
+    async def run(
+        operation: Operation, provider: FactProvider, body: Any, deadline: float | None
+    ) -> dict[str, Any]:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise _Refusal("deadline_exceeded", "the request's deadline passed before it ran")
         try:
-            reply = await run_in_threadpool(operation.run, provider, body)
+            work = run_in_threadpool(operation.run, provider, body)
+            # A write, once started, runs to its end; a read is abandoned at the deadline.
+            reply = await (work if operation.write else asyncio.wait_for(work, remaining))
+        except TimeoutError:
+            raise _Refusal(
+                "deadline_exceeded", "the read did not finish within the request's deadline"
+            ) from None
         except InvalidRequestError as exc:
             raise _Refusal("invalid_request", str(exc)) from None
         except ProviderScopeError as exc:
@@ -353,11 +364,15 @@ def memory_app(
         return reply.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     async def deduplicated(
-        operation: Operation, tenant_id: str, provider: FactProvider, body: Any
+        operation: Operation,
+        tenant_id: str,
+        provider: FactProvider,
+        body: Any,
+        deadline: float | None,
     ) -> dict[str, Any]:
         operation_id = getattr(body, "operation_id", None)
         if not operation.write or operation_id is None:
-            return await run(operation, provider, body)
+            return await run(operation, provider, body, deadline)
         fields = body.model_dump(mode="json", exclude={"operation_id"})
         fingerprint = hashlib.sha256(
             json.dumps([operation.name, fields], sort_keys=True).encode()
@@ -376,7 +391,7 @@ def memory_app(
             return payload
         entry = oplog.start(tenant_id, operation_id, fingerprint)
         try:
-            payload = await run(operation, provider, body)
+            payload = await run(operation, provider, body, deadline)
         except _Refusal as refusal:
             # Not remembered: a retry runs the write again (nothing was applied).
             oplog.drop(tenant_id, operation_id, entry)
@@ -392,11 +407,14 @@ def memory_app(
 
     def endpoint(operation: Operation) -> Callable[[Request], Any]:
         async def handle(request: Request) -> Response:
+            arrived = time.monotonic()
             try:
                 tenant_id = tenant_of(request)
+                budget = deadline_budget(request)
+                deadline = None if budget is None else arrived + budget
                 body = await parsed(request, operation.body)
                 provider = provider_in(tenant_id, body)
-                payload = await deduplicated(operation, tenant_id, provider, body)
+                payload = await deduplicated(operation, tenant_id, provider, body, deadline)
             except _Refusal as refusal:
                 headers = {"WWW-Authenticate": "Bearer"} if refusal.code == "unauthorized" else None
                 return envelope(refusal.code, refusal.message, param=refusal.param, headers=headers)
@@ -423,6 +441,20 @@ def memory_app(
 
 
 # -- OpenAPI -----------------------------------------------------------------------------------
+
+
+def deadline_budget(request: Request) -> float | None:
+    """The ``Deadline-Ms`` header in seconds (None without one); 400 when malformed."""
+    raw = request.headers.get(wire.DEADLINE_HEADER)
+    if raw is None:
+        return None
+    if not raw.strip().isdigit() or not 1 <= int(raw) <= wire.MAX_DEADLINE_MS:
+        raise _Refusal(
+            "invalid_request",
+            f"{wire.DEADLINE_HEADER} must be milliseconds, 1 to {wire.MAX_DEADLINE_MS}",
+            param=wire.DEADLINE_HEADER,
+        )
+    return int(raw) / 1000
 
 
 def openapi_document() -> dict[str, Any]:
@@ -461,6 +493,21 @@ def openapi_document() -> dict[str, Any]:
                     else "A read: no side effects, always safe to retry."
                 ),
                 "security": [{"bearer": []}],
+                "parameters": [
+                    {
+                        "name": wire.DEADLINE_HEADER,
+                        "in": "header",
+                        "required": False,
+                        "description": "The caller's remaining budget in milliseconds: an "
+                        "operation not started within it is refused (504 deadline_exceeded, "
+                        "not applied); a read still running at it is abandoned.",
+                        "schema": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "maximum": wire.MAX_DEADLINE_MS,
+                        },
+                    }
+                ],
                 "requestBody": {
                     "required": True,
                     "content": {

@@ -39,6 +39,7 @@ class Served:
 
     def post(self, op: str, body: Any, token: str | None = TOKEN_A, **kw: Any) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        headers.update(kw.pop("headers", {}))
         if isinstance(body, bytes):
             return self.http.post(f"/v1/{op}", content=body, headers=headers, **kw)
         return self.http.post(f"/v1/{op}", json=body, headers=headers, **kw)
@@ -292,3 +293,69 @@ def test_concurrent_duplicates_of_one_operation_run_it_once(served: Served) -> N
     assert len({response.json()["id"] for response in answers}) == 1
     hits = served.post("recall", {"spec": "bot", "query": "wifi password"}).json()["hits"]
     assert len(hits) == 1
+
+
+class SlowToOpen:
+    """``provider_for`` that takes ``delay_s`` to open a scope (a cold store, a busy pool)."""
+
+    def __init__(self, stores: LocalStoresForTest, delay_s: float) -> None:
+        self.stores = stores
+        self.delay_s = delay_s
+
+    def __call__(self, tenant: str, spec: str, session: str | None) -> Any:
+        time.sleep(self.delay_s)
+        return self.stores(tenant, spec, session)
+
+
+def test_a_write_whose_deadline_passed_before_it_ran_is_refused_and_not_applied(
+    tmp_path: Path,
+) -> None:
+    stores = LocalStoresForTest(tmp_path, ManualClock())
+    server = ThreadedServer(memory_app(SlowToOpen(stores, 0.3), {TOKEN_A: "tenant-a"}))
+    try:
+        headers = {"Authorization": f"Bearer {TOKEN_A}", wire.DEADLINE_HEADER: "100"}
+        late = httpx.post(
+            f"{server.url}/v1/retain", json=retain_body("the gate code is 1234"), headers=headers
+        )
+        assert_envelope(late, 504, "deadline_exceeded")
+        assert late.json()["error"]["retryable"] is True
+        headers[wire.DEADLINE_HEADER] = "5000"
+        found = httpx.post(
+            f"{server.url}/v1/recall", json={"spec": "bot", "query": "gate code"}, headers=headers
+        )
+        assert found.status_code == 200 and found.json()["hits"] == []  # never written
+    finally:
+        stores.close()
+        server.stop()
+
+
+def test_a_read_past_its_deadline_is_abandoned_with_504(served: Served) -> None:
+    headers = {wire.DEADLINE_HEADER: "200"}
+    started = time.monotonic()
+    response = served.post(
+        "recall", {"spec": LocalStoresForTest.STALLED, "query": "x"}, headers=headers
+    )
+    assert time.monotonic() - started < 3
+    assert_envelope(response, 504, "deadline_exceeded")
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon", "1e3", str(wire.MAX_DEADLINE_MS + 1)])
+def test_a_malformed_deadline_is_400(served: Served, value: str) -> None:
+    response = served.post(
+        "recall", {"spec": "bot", "query": "x"}, headers={wire.DEADLINE_HEADER: value}
+    )
+    error = assert_envelope(response, 400, "invalid_request")
+    assert error["param"] == wire.DEADLINE_HEADER
+
+
+def test_the_client_sends_its_remaining_budget(served: Served) -> None:
+    seen: list[str] = []
+
+    def record(request: httpx.Request) -> None:
+        seen.append(request.headers[wire.DEADLINE_HEADER])
+
+    client = HttpFactProvider(served.server.url, TOKEN_A, "bot", timeout_s=2.0)
+    client._client.event_hooks["request"] = [record]
+    client.recall(RecallRequest("anything"))
+    client.close()
+    assert len(seen) == 1 and 1500 < int(seen[0]) <= 2000
