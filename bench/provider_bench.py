@@ -26,7 +26,7 @@ dropped at the end).
 Run from the repository root:
 
     .venv/bin/python bench/provider_bench.py                   # 10k and 100k
-    .venv/bin/python bench/provider_bench.py --million         # 100k and 1M (about 30 min)
+    .venv/bin/python bench/provider_bench.py --million         # 100k and 1M (about 45 min, 2 cores)
     .venv/bin/python bench/provider_bench.py --quick           # a smoke run, about a minute
     .venv/bin/python bench/provider_bench.py --sizes 10000,100000 --json out.json
 """
@@ -857,7 +857,7 @@ def render(
 def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--sizes", type=_parse_sizes, help="recall sizes, e.g. 10000,100000")
-    parser.add_argument("--million", action="store_true", help="sizes 100k and 1M (~30 min)")
+    parser.add_argument("--million", action="store_true", help="sizes 100k and 1M (~45 min)")
     parser.add_argument("--quick", action="store_true", help="small sizes, short budgets (~1 min)")
     parser.add_argument("--hits", type=int, help="hit queries per size (default 30)")
     parser.add_argument("--misses", type=int, help="miss queries per size (default 10)")
