@@ -664,7 +664,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         keys, missing = load_tenant_keys(
             tenant_ids, variable_for=token_variable, prefix=TOKEN_ENV_PREFIX
         )
-        sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+        # IPPROTO_TCP spelt out (as in runtime.hosts.serving): asyncio turns Nagle off
+        # (TCP_NODELAY) only on sockets whose proto says TCP; with Nagle on, every keep-alive
+        # response waited ~40 ms for the client's delayed ACK.
+        family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((args.host, args.port))

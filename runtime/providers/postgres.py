@@ -69,6 +69,10 @@ MIGRATION_LOCK = 0x5EC_F1AC7_5C4E3A
 # Candidates taken from each ranking before fusion (as ``runtime.facts.hybrid``).
 MIN_DEPTH = 20
 DEFAULT_TIMEOUT_S = 5.0
+# HNSW candidate list per query: pgvector's default, raised to the fusion depth (its maximum
+# is 1000).
+HNSW_EF_SEARCH = 40
+HNSW_EF_SEARCH_MAX = 1000
 
 MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (
@@ -345,6 +349,53 @@ class PostgresFactProvider:
                     return RetainResult(row[0], False, _when(row[1]))
             return RetainResult(self._insert(conn, new, now, vector), True, expires)
 
+    def retain_many(
+        self, requests: Sequence[RetainRequest], *, scope: FactScope | None = None
+    ) -> list[RetainResult]:
+        """Append several facts in one transaction: all of them, or none (the bulk path).
+
+        Every request is validated and screened as ``retain`` does it before anything is
+        written; a bad one is refused with its position and nothing is written. A request the
+        scanner flags is held in ``quarantine`` in the same transaction and answered with
+        ``quarantined`` set. Plain appends only: ``supersedes`` and ``if_absent`` are refused
+        here (use ``retain``). The facts, and with an embedder their vectors (embedded in one
+        batch before the transaction), go in by ``COPY``. One result per request, in order.
+        """
+        self._check_scope(scope)
+        news: list[NewFact] = []
+        for index, request in enumerate(requests):
+            if not isinstance(request, RetainRequest):
+                kind = type(request).__name__
+                raise InvalidRequestError(
+                    f"item {index} is not a RetainRequest ({kind}); nothing was written"
+                )
+            if request.supersedes is not None or request.if_absent:
+                raise InvalidRequestError(
+                    f"item {index}: retain_many only appends (no supersedes or if_absent); "
+                    "nothing was written"
+                )
+            try:
+                news.append(NewFact(request.text, request.tags, request.ttl_ms, request.provenance))
+            except InvalidRequestError as exc:
+                raise InvalidRequestError(f"item {index}: {exc}; nothing was written") from exc
+        if not news:
+            return []
+        hits = [self._screened(new) for new in news]
+        clean = [new for new, hit in zip(news, hits, strict=True) if hit is None]
+        vectors = (
+            self._vector([" ".join([new.text, *new.tags]) for new in clean]) if clean else None
+        )
+        for attempt in range(3):
+            try:
+                return self._copy_many(news, hits, vectors)
+            except StoreError as exc:
+                import psycopg
+
+                # Two drawn ids collided (2^-64 odds per pair): draw them all again.
+                if attempt == 2 or not isinstance(exc.__cause__, psycopg.errors.UniqueViolation):
+                    raise
+        raise AssertionError("unreachable")
+
     def recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
         self._check_scope(scope)
         flagged: set[str] = set()
@@ -554,6 +605,79 @@ class PostgresFactProvider:
             len(kept), tuple(fact_id for fact_id, _ in kept), tuple(text for _, text in kept)
         )
 
+    def _copy_many(
+        self,
+        news: Sequence[NewFact],
+        hits: Sequence[InjectionHit | None],
+        vectors: list[str] | None,
+    ) -> list[RetainResult]:
+        """One transaction: the clean facts (and their vectors) by ``COPY``, the flagged ones
+        into ``quarantine``; fresh ids drawn for every row."""
+        with self._transaction("retain many") as conn:
+            now = self._now_ms()
+            params = self._params(now)
+            tenant, spec, session = params["tenant"], params["spec"], params["session"]
+            ids = [new_memory_id() for _ in news]
+            clean = [
+                (i, new) for i, (new, hit) in enumerate(zip(news, hits, strict=True)) if hit is None
+            ]
+            if clean:
+                with conn.cursor().copy(
+                    "COPY facts (id, tenant, spec, session, text, norm_text, terms, tags, "
+                    "created_at, expires_at, session_id, evidence) FROM STDIN"
+                ) as copy:
+                    for i, new in clean:
+                        copy.write_row(
+                            (
+                                ids[i],
+                                tenant,
+                                spec,
+                                session,
+                                new.text,
+                                new.norm_text,
+                                document_terms(new.text, new.tags),
+                                list(new.tags),
+                                now,
+                                None if new.ttl_ms is None else now + new.ttl_ms,
+                                new.provenance.session_id,
+                                list(new.provenance.evidence),
+                            )
+                        )
+            if clean and vectors is not None and self._embedder is not None:
+                assert self._dim is not None
+                with conn.cursor().copy(
+                    f"COPY {_vector_table(self._dim)} "
+                    "(fact_id, tenant, spec, session, embedder, embedding) FROM STDIN"
+                ) as copy:
+                    for (i, _), vector in zip(clean, vectors, strict=True):
+                        copy.write_row((ids[i], tenant, spec, session, self._embedder.id, vector))
+            held = [
+                (i, new, hit) for i, (new, hit) in enumerate(zip(news, hits, strict=True)) if hit
+            ]
+            for i, new, hit in held:
+                conn.execute(
+                    """INSERT INTO quarantine (id, tenant, spec, session, text, tags, created_at,
+                    ttl_ms, session_id, evidence, rule, found_on) VALUES (%(id)s, %(tenant)s,
+                    %(spec)s, %(session)s, %(text)s, %(tags)s, %(now)s, %(ttl)s, %(session_id)s,
+                    %(evidence)s, %(rule)s, 'write')""",
+                    {
+                        **params,
+                        "id": ids[i],
+                        "text": new.text,
+                        "tags": list(new.tags),
+                        "ttl": new.ttl_ms,
+                        "session_id": new.provenance.session_id,
+                        "evidence": list(new.provenance.evidence),
+                        "rule": hit.label,
+                    },
+                )
+            return [
+                RetainResult(
+                    ids[i], True, _expiry(new, now), None, None if hit is None else hit.label
+                )
+                for i, (new, hit) in enumerate(zip(news, hits, strict=True))
+            ]
+
     def _tombstone(
         self,
         conn: Connection[Any],
@@ -593,6 +717,13 @@ class PostgresFactProvider:
                 ).fetchall()
             else:
                 assert self._dim is not None and self._embedder is not None
+                # pgvector >= 0.8: keep scanning the HNSW index until ``depth`` rows pass the
+                # scope filters (without it a scope other tenants dominate gets fewer hits).
+                conn.execute(
+                    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                    "set_config('hnsw.ef_search', %s, true)",
+                    (str(min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, depth))),),
+                )
                 rows = conn.execute(
                     _hybrid_sql(_vector_table(self._dim)),
                     {
@@ -682,7 +813,12 @@ class PostgresFactProvider:
 
 
 def _hybrid_sql(table: str) -> str:
-    """Full-text and cosine rankings (each cut at ``depth``), fused by RRF in SQL."""
+    """Full-text and cosine rankings (each cut at ``depth``), fused by RRF in SQL.
+
+    The cosine side orders by the distance alone (no tie-breaker) under its ``LIMIT``, so the
+    planner can walk the HNSW index instead of sorting every vector of the scope; with
+    ``hnsw.iterative_scan`` (set per transaction by ``_ranking``) the walk goes on past the
+    rows the scope and liveness filters drop until ``depth`` rows are found."""
     return f"""
 WITH q AS (SELECT to_tsquery('simple', %(q)s) AS q),
 lexical AS (
@@ -691,12 +827,14 @@ lexical AS (
     ORDER BY rank LIMIT %(depth)s
 ),
 nearest AS (
-    SELECT v.fact_id AS id,
-        row_number() OVER (ORDER BY v.embedding <=> %(vec)s::vector, f.seq) AS rank
-    FROM {table} v JOIN facts f ON f.id = v.fact_id
-    WHERE v.tenant = %(tenant)s AND v.spec = %(spec)s AND v.session = %(session)s
-        AND v.embedder = %(embedder)s AND {_LIVE}
-    ORDER BY rank LIMIT %(depth)s
+    SELECT n.id, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
+    FROM (
+        SELECT v.fact_id AS id, f.seq, v.embedding <=> %(vec)s::vector AS distance
+        FROM {table} v JOIN facts f ON f.id = v.fact_id
+        WHERE v.tenant = %(tenant)s AND v.spec = %(spec)s AND v.session = %(session)s
+            AND v.embedder = %(embedder)s AND {_LIVE}
+        ORDER BY v.embedding <=> %(vec)s::vector LIMIT %(depth)s
+    ) AS n
 ),
 fused AS (
     SELECT id, sum(1.0 / ({RRF_K} + rank)) AS rrf

@@ -40,3 +40,22 @@ def test_turn_wiring_bench_refuses_a_missing_dir_and_a_missing_spec(tmp_path: Pa
         assert done.returncode == 2
         assert "Traceback" not in done.stderr
         assert message in done.stderr
+
+
+def test_provider_bench_refuses_bad_arguments_before_starting_anything(tmp_path: Path) -> None:
+    script = str(ROOT / "bench" / "provider_bench.py")
+    for args, message in (
+        (["--dir", str(tmp_path / "not-there")], "not an existing directory"),
+        (["--only", "recall,nope"], "--only takes some of"),
+        (["--proc-writes", "0"], "--proc-writes must be at least 1"),
+    ):
+        done = subprocess.run(
+            [sys.executable, script, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert done.returncode == 2
+        assert "Traceback" not in done.stderr
+        assert message in done.stderr
