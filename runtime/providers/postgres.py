@@ -27,13 +27,16 @@ Install them with ``pip install 'specwire[postgres]'``.
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from runtime.errors import StoreError
 from runtime.events import Clock, utc_now
@@ -56,6 +59,7 @@ from runtime.facts.ranking import EVIDENCE_FACTOR, PROOF_BOOST, unit_score
 from runtime.facts.text import MAX_QUERY_TERMS, document_terms, query_terms
 from runtime.facts.validation import NewFact
 from runtime.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE, SPEC_KEY_RE, new_memory_id
+from runtime.providers.errors import ProviderTimeout, ProviderUncertain
 from runtime.safety.injection import InjectionHit, scan
 
 if TYPE_CHECKING:
@@ -223,6 +227,28 @@ def _migrate_once(pool: ConnectionPool[Any], dim: int | None) -> int:
         return done[dim]
 
 
+# The client-side deadline is the statement deadline plus this (connection wait, round trips).
+WATCHDOG_MARGIN_S = 1.0
+_T = TypeVar("_T")
+_watchdog_pool: ThreadPoolExecutor | None = None
+_watchdog_lock = threading.Lock()
+
+
+def _watchdog() -> ThreadPoolExecutor:
+    global _watchdog_pool
+    with _watchdog_lock:
+        if _watchdog_pool is None:
+            _watchdog_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="specwire-pg")
+        return _watchdog_pool
+
+
+def _quiet(logger: logging.Logger) -> None:
+    """Drop a logger's records (a handler of its own keeps ``logging.lastResort`` away)."""
+    logger.propagate = False
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
 def _vector_table(dim: int) -> str:
     if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 16000:
         raise StoreError(f"embedding dimension out of range: {dim!r}")
@@ -236,12 +262,27 @@ def open_pool(
     import psycopg
     from psycopg_pool import ConnectionPool, PoolTimeout
 
+    try:
+        psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        # libpq's message quotes the part it could not parse, which may be the password.
+        raise StoreError("the fact database's connection string is not valid") from None
+    # The pool reports failed connection attempts through ``logging`` with libpq's text.
+    _quiet(logging.getLogger("psycopg.pool"))
     pool: ConnectionPool[Any] = ConnectionPool(
         dsn,
         min_size=1,
         max_size=max_size,
         timeout=timeout_s,
-        kwargs={"connect_timeout": max(1, int(timeout_s))},
+        kwargs={
+            "connect_timeout": max(1, int(timeout_s)),
+            # A peer that vanished is noticed by the kernel, not only by the watchdog.
+            "keepalives": 1,
+            "keepalives_idle": 10,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+            "tcp_user_timeout": int(timeout_s * 1000) + 1000,
+        },
         open=False,
     )
     try:
@@ -305,6 +346,9 @@ class PostgresFactProvider:
     # -- the protocol ----------------------------------------------------------------------
 
     def retain(self, request: RetainRequest, *, scope: FactScope | None = None) -> RetainResult:
+        return self._bounded("retain", True, lambda: self._retain(request, scope=scope))
+
+    def _retain(self, request: RetainRequest, *, scope: FactScope | None = None) -> RetainResult:
         self._check_scope(scope)
         if request.supersedes is not None:
             validation.memory_id(request.supersedes)
@@ -397,6 +441,9 @@ class PostgresFactProvider:
         raise AssertionError("unreachable")
 
     def recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
+        return self._bounded("recall", False, lambda: self._recall(request, scope=scope))
+
+    def _recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
         self._check_scope(scope)
         flagged: set[str] = set()
         hits: list[ProviderHit] = []
@@ -410,6 +457,9 @@ class PostgresFactProvider:
         return RecallResponse(tuple(hit for hit in hits if hit.id not in flagged))
 
     def forget(self, request: ForgetRequest, *, scope: FactScope | None = None) -> ForgetResult:
+        return self._bounded("forget", True, lambda: self._forget(request, scope=scope))
+
+    def _forget(self, request: ForgetRequest, *, scope: FactScope | None = None) -> ForgetResult:
         self._check_scope(scope)
         reason = validation.reason(request.reason)
         if request.id is not None:
@@ -515,6 +565,27 @@ class PostgresFactProvider:
 
     def _now_ms(self) -> int:
         return to_ms(self._now())
+
+    def _bounded(self, what: str, write: bool, call: Callable[[], _T]) -> _T:
+        """``call()`` under a client-side deadline: the server's ``statement_timeout`` cannot
+        fire when the network hangs, so a turn would wait forever. The thread left behind
+        finishes when the connection does (keepalives end a dead one)."""
+        future = _watchdog().submit(call)
+        try:
+            return future.result(timeout=self._timeout_s + WATCHDOG_MARGIN_S)
+        except FutureTimeout:
+            if write:
+                raise ProviderUncertain(
+                    f"{what}: the fact database did not answer within {self._timeout_s:g} s; "
+                    "the write may or may not have been applied",
+                    operation=what,
+                    operation_id=None,
+                ) from None
+            raise ProviderTimeout(
+                f"{what}: the fact database did not answer within {self._timeout_s:g} s",
+                code="deadline_exceeded",
+                retryable=True,
+            ) from None
 
     @contextmanager
     def _transaction(self, what: str) -> Iterator[Connection[Any]]:

@@ -299,3 +299,80 @@ def test_filtered_hybrid_recall_still_returns_k_when_another_scope_dominates(
     hits = forced.recall(RecallRequest("deployments pipelines", 5)).hits
     assert len(hits) == 5
     assert all(hit.text.startswith("pipeline owner") for hit in hits)
+
+
+class HangingProxy:
+    """TCP on 127.0.0.1 → the test server's Unix socket; ``hang()`` stops forwarding (the
+    connections stay open, as behind a stalled network or a frozen middlebox)."""
+
+    def __init__(self, unix_path: str) -> None:
+        import socket
+
+        self.unix_path = unix_path
+        self.hanging = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.socket(socket.AF_UNIX)
+            upstream.connect(self.unix_path)
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: Any, sink: Any) -> None:
+        while True:
+            try:
+                data = source.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            while self.hanging.is_set():
+                threading.Event().wait(0.05)
+            try:
+                sink.sendall(data)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.hanging.clear()
+        self.listener.close()
+
+
+def test_a_hung_connection_fails_the_call_at_the_deadline_instead_of_waiting(
+    pg: PostgresTarget,
+) -> None:
+    import time
+    import urllib.parse
+
+    from runtime.providers.errors import ProviderTimeout
+    from runtime.providers.postgres import FactScope, PostgresFactProvider
+
+    base, _, query = pg.dsn.partition("?")
+    folder = urllib.parse.parse_qs(query)["host"][0]
+    database = base.rsplit("/", 1)[1]
+    proxy = HangingProxy(f"{folder}/.s.PGSQL.5432")
+    try:
+        dsn = f"postgresql://postgres@127.0.0.1:{proxy.port}/{database}"
+        provider = PostgresFactProvider(dsn, scope=FactScope(A, SPEC), timeout_s=2.0)
+        provider.retain(RetainRequest("the router is in rack 4"))
+        proxy.hanging.set()
+        started = time.monotonic()
+        with pytest.raises(ProviderTimeout, match="did not answer within 2 s"):
+            provider.recall(RecallRequest("router rack"))
+        # The pool's one connection is still held by the abandoned read: the write gets no
+        # connection in time (never sent), or is sent and cut off (uncertain).
+        with pytest.raises(StoreError, match="no database connection in time|may or may not"):
+            provider.retain(RetainRequest("the switch is in rack 5"))
+        assert time.monotonic() - started < 10  # two calls, each bounded near 3 s
+        proxy.hanging.clear()
+    finally:
+        proxy.close()
