@@ -137,7 +137,8 @@ def wiki_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
 def embedder_extra(fragment: MemoryWiringFragment) -> str | None:
     """The pip extra the declared facts embedder needs, or None without one."""
     memory = fragment.memory
-    if memory is None or memory.embedder is None:
+    # On the http backend the memory service ranks facts: the bundle embeds nothing for them.
+    if memory is None or memory.embedder is None or memory.backend == "http":
         return None
     return EMBEDDER_EXTRAS.get(memory.embedder.partition("/")[0])
 

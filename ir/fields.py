@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Callable
 from typing import Annotated, Any, Final, Literal, NoReturn
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -199,15 +200,23 @@ def _secret_ref(value: str) -> str:
 _SERVICE_URL_RE: Final = re.compile(r"https?://[^\s/?#@]+(?:/[^\s?#]*)?")
 
 
+def _valid_port(url: str) -> bool:
+    try:
+        urlsplit(url).port  # noqa: B018 - raises on a port that is not 0..65535
+    except ValueError:
+        return False
+    return True
+
+
 def _service_url(value: str) -> str:
     """A memory service's base URL: a ``$REF`` or an http(s) URL without credentials."""
     _secret_shape(value)
     if SECRET_REF_RE.fullmatch(value) is not None:
         return value
-    if _SERVICE_URL_RE.fullmatch(value) is None:
+    if _SERVICE_URL_RE.fullmatch(value) is None or not _valid_port(value):
         fail(
-            "must be an http:// or https:// URL without user or password (the token goes in "
-            "`token`), or a secret reference such as $MEMORY_URL"
+            "must be an http:// or https:// URL (a host, an optional port up to 65535, no user "
+            "or password: the token goes in `token`), or a secret reference such as $MEMORY_URL"
         )
     return value
 

@@ -51,6 +51,9 @@ class RetainResult:
     # Set when the injection scanner held the text: the rule's label. Nothing was stored as a
     # fact (``created`` is True: the held write is new), and recall never returns it.
     quarantined: str | None = None
+    # When ``created`` is False: the live fact's own text and tags (kept as they were).
+    text: str | None = None
+    tags: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,8 @@ class LocalFactProvider:
             fact, created = self._store.remember_if_new(
                 request.text, request.tags, ttl_ms=request.ttl_ms, provenance=request.provenance
             )
+            if not created:
+                return RetainResult(fact.id, False, fact.expires_at, text=fact.text, tags=fact.tags)
             return RetainResult(fact.id, created, fact.expires_at, quarantined=fact.quarantined)
         fact = self._store.remember(
             request.text, request.tags, ttl_ms=request.ttl_ms, provenance=request.provenance

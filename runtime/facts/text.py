@@ -37,6 +37,8 @@ STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 # A recall query keeps at most this many distinct terms (a long seed such as the spec instructions
 # stays a bounded OR query). Forget-by-query refuses a longer query instead of dropping terms.
 MAX_QUERY_TERMS = 64
+# The longest query every provider takes (the HTTP contract's limit; a fact's text limit).
+MAX_QUERY_CHARS = 2000
 
 # Scripts written without spaces between words: Hangul Jamo, CJK radicals, the iteration marks and
 # ideographic zero, kana, Hangul compatibility Jamo and syllables, CJK ideographs (with the
@@ -154,3 +156,13 @@ def _pieces(word: str, *, for_query: bool) -> Iterator[str]:
                 yield part[start : start + 2]
             if not for_query:
                 yield part[-1]
+
+
+def clip_query(query: str) -> str:
+    """At most ``MAX_QUERY_CHARS`` characters, cut at a space: a long message, a long set of
+    instructions or a long tool query stays a valid recall query for every provider."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    cut = query[:MAX_QUERY_CHARS]
+    space = cut.rfind(" ")
+    return cut[:space] if space > MAX_QUERY_CHARS // 2 else cut

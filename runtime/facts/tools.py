@@ -36,7 +36,7 @@ from runtime.facts.provider import (
     RecallRequest,
     RetainRequest,
 )
-from runtime.facts.text import collapse_whitespace
+from runtime.facts.text import MAX_QUERY_CHARS, clip_query, collapse_whitespace
 from runtime.facts.validation import unstorable
 from runtime.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
 from runtime.ids import MEMORY_ID_RE
@@ -201,9 +201,12 @@ def _remember_handler(provider: FactProvider, default_ttl_ms: int | None) -> Too
         )
         if result.quarantined is not None:
             return ToolResult(render_quarantined(result.id, result.quarantined), is_error=True)
-        text = collapse_whitespace(args.text)
         if not result.created:
-            return ToolResult(f"already remembered ({result.id}){_tag_list(tags)}: {text}")
+            # The copy already stored is kept as it is (its tags and lifetime too).
+            kept_text = collapse_whitespace(result.text or args.text)
+            kept_tags = _tag_list(result.tags if result.tags is not None else tags)
+            return ToolResult(f"already remembered ({result.id}){kept_tags}: {kept_text}")
+        text = collapse_whitespace(args.text)
         expires = f" (expires {iso(result.expires_at)})" if result.expires_at is not None else ""
         return ToolResult(f"remembered ({result.id}){_tag_list(tags)}{expires}: {text}")
 
@@ -214,7 +217,7 @@ def _recall_handler(provider: FactProvider, recall_k: int) -> ToolHandler:
     def handle(args: RecallInput, ctx: ToolContext) -> ToolResult:
         query = collapse_whitespace(args.query)
         k = args.k if args.k is not None else recall_k
-        hits = provider.recall(RecallRequest(args.query, k)).hits
+        hits = provider.recall(RecallRequest(clip_query(args.query), k)).hits
         if not hits:
             return ToolResult(f'no memories matched "{query}"')
         lines = [f'{len(hits)} memory match(es) for "{query}" (relevance, best = 1.00):']
@@ -231,10 +234,15 @@ def _recall_handler(provider: FactProvider, recall_k: int) -> ToolHandler:
     return handle
 
 
+# Below 1.0, so that undoing the squash stays finite.
+MAX_UNIT_SCORE = 1.0 - 1e-9
+
+
 def _raw(hit: ProviderHit) -> float:
     """Undo the provider's ``s / (1 + s)`` squash (monotone), so relevance ratios are the
     store's own."""
-    return hit.score / (1.0 - hit.score) if hit.score < 1.0 else float("inf")
+    score = min(max(hit.score, 0.0), MAX_UNIT_SCORE)  # a remote provider may send 1.0
+    return score / (1.0 - score)
 
 
 def _forget_handler(provider: FactProvider) -> ToolHandler:
@@ -247,6 +255,12 @@ def _forget_handler(provider: FactProvider) -> ToolHandler:
             target = f"id {args.id}"
         else:
             assert args.query is not None
+            if len(args.query) > MAX_QUERY_CHARS:  # every provider's limit, said the same way
+                return ToolResult(
+                    f"MemoryForget: the query is too long ({len(args.query)} characters; at "
+                    f"most {MAX_QUERY_CHARS}): use fewer words or forget by id.",
+                    True,
+                )
             result = provider.forget(
                 ForgetRequest(query=args.query, reason=reason, at_most=MAX_FORGET_AT_ONCE)
             )

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, TypeVar
 from runtime.errors import MemoryServiceError, StoreError
 from runtime.events import Clock
 from runtime.facts.capture import capture_session
-from runtime.facts.model import MAX_RECALL_K, MAX_TEXT_CHARS
+from runtime.facts.model import MAX_RECALL_K
 from runtime.facts.pool import FactStoreLease
 from runtime.facts.provider import FactProvider, LocalFactProvider, RecallRequest
 from runtime.facts.store import FactStore
 from runtime.facts.sweeping import sweep_if_due
+from runtime.facts.text import clip_query
 from runtime.facts.tools import fact_tools
 from runtime.fragment import (
     DEFAULT_AUTO_CAPTURE,
@@ -106,6 +107,10 @@ def wire_facts(
         from runtime.embedders import load_embedder
 
         embedder = load_embedder(memory.embedder)
+    if memory.backend == "http" and memory.embedder is not None:
+        log(
+            "[memory] the memory service ranks facts: memory.embedder is not used for them\n"
+        )
     if memory.backend in ("postgres", "http"):
         from runtime.providers.connect import connect_remote
 
@@ -210,16 +215,6 @@ def _recall_lines(provider: FactProvider) -> Callable[[str, int], list[str]]:
         return [hit.text for hit in provider.recall(request).hits]
 
     return recall
-
-
-def clip_query(query: str) -> str:
-    """At most ``MAX_TEXT_CHARS`` characters, cut at a space: a long first message or a long
-    set of instructions stays a valid recall query for every provider."""
-    if len(query) <= MAX_TEXT_CHARS:
-        return query
-    cut = query[:MAX_TEXT_CHARS]
-    space = cut.rfind(" ")
-    return cut[:space] if space > MAX_TEXT_CHARS // 2 else cut
 
 
 def _capture(

@@ -54,6 +54,11 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             f"{files['continuityWikiTrash']} other file(s), {files['renamed']} renamed\n"
             f"receipt: {receipt.path}\n"
         )
+    if receipt.tiers["facts"]["stores"] == 0 and dsn is None:
+        sys.stderr.write(
+            f"no fact store under {root}: facts kept in PostgreSQL are erased with "
+            "--postgres VAR, facts in a memory service by that service's owner\n"
+        )
     verification = receipt.verification
     if dsn is not None and not _erase_in_postgres(dsn, subject):
         return EXIT_INCOMPLETE

@@ -6,7 +6,7 @@ never logged:
 
 - ``postgres``: ``dsn: $DATABASE_URL``. One connection pool per DSN per process, shared by every
   tenant and spec the process serves and closed at exit; the schema is migrated once per pool.
-  Scope: the tenant's id (``default`` on targets without tenants), the spec's name, no session
+  Scope: the tenant's id (``single.tenant`` on targets without tenants), the spec's name, no session
   (facts are the spec's shared memory, as in the local store).
 - ``http``: ``url`` (a URL or ``$MEMORY_URL``) and ``token: $MEMORY_TOKEN``. On the managed target
   each tenant has its own token, read from ``<TOKEN>_<TENANT ID>`` (``$MEMORY_TOKEN`` and tenant
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from runtime.embedders import Embedder
 
 # The tenant column of facts written by targets without tenants (cli, channel, research, crew).
-DEFAULT_TENANT = "default"
+# It holds a "." that no tenant id may contain, so a managed tenant named "default" never
+# shares facts with them.
+DEFAULT_TENANT = "single.tenant"
 # Per call, for the HTTP backend: a memory service slower than this fails the call.
 HTTP_TIMEOUT_S = 5.0
 
@@ -109,6 +111,10 @@ def _http(memory: MemoryFactsFragment, *, spec: str, tenant: Tenant | None) -> R
         )
     except ValueError as exc:
         raise MemoryServiceError(f"memory-service: http backend: {exc}") from None
+    except Exception:  # httpx.InvalidURL (a bad port): one line, never the URL itself
+        raise MemoryServiceError(
+            "memory-service: http backend: the memory service URL is not valid"
+        ) from None
     return RemoteProvider(provider, f"memory service {provider.where}", provider.close)
 
 

@@ -177,7 +177,13 @@ class HttpFactProvider:
         )
         reply = self._call("retain", body, wire.RetainReply, kind="write", operation_id=op_id)
         return RetainResult(
-            reply.id, reply.created, reply.expires_at, reply.superseded, reply.quarantined
+            reply.id,
+            reply.created,
+            reply.expires_at,
+            reply.superseded,
+            reply.quarantined,
+            text=reply.text,
+            tags=tuple(reply.tags) if reply.tags is not None else None,
         )
 
     def recall(self, request: RecallRequest) -> RecallResponse:

@@ -72,6 +72,7 @@ from runtime.facts.model import (
     MAX_TAGS,
     MAX_TEXT_CHARS,
 )
+from runtime.facts.text import MAX_QUERY_CHARS
 from runtime.fragment import TENANT_ID_PATTERN
 from runtime.ids import (
     MEMORY_ID_RE,
@@ -91,7 +92,6 @@ MAX_RESPONSE_BYTES: Final = 1024 * 1024
 MAX_OPERATION_ID_CHARS: Final = 128
 DEADLINE_HEADER: Final = "Deadline-Ms"
 MAX_DEADLINE_MS: Final = 10 * 60 * 1000
-MAX_QUERY_CHARS: Final = MAX_TEXT_CHARS
 MAX_SPEC_CHARS: Final = 128
 MAX_K: Final = MAX_RECALL_K
 OPERATION_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
@@ -202,6 +202,9 @@ class RetainReply(WireModel):
     superseded: MemoryId | None = None
     # The injection scanner's rule label when the text was held (never recalled).
     quarantined: str | None = None
+    # When ``created`` is false: the live fact's own text and tags.
+    text: str | None = None
+    tags: list[str] | None = None
 
 
 class RecallBody(ScopeBody):

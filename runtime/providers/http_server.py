@@ -200,6 +200,8 @@ def _retain(provider: FactProvider, body: wire.RetainBody) -> BaseModel:
         expires_at=result.expires_at,
         superseded=result.superseded,
         quarantined=result.quarantined,
+        text=result.text,
+        tags=list(result.tags) if result.tags is not None else None,
     )
 
 

@@ -242,6 +242,11 @@ def _watchdog() -> ThreadPoolExecutor:
         return _watchdog_pool
 
 
+def _cap(at_most: int | None) -> int | None:
+    """Rows a forget by query locks: one past ``at_most`` proves there are too many."""
+    return None if at_most is None else at_most + 1
+
+
 def _quiet(logger: logging.Logger) -> None:
     """Drop a logger's records (a handler of its own keeps ``logging.lastResort`` away)."""
     logger.propagate = False
@@ -385,12 +390,14 @@ class PostgresFactProvider:
                     ),
                 )
                 row = conn.execute(
-                    f"SELECT f.id, f.expires_at FROM facts f WHERE {_LIVE} "
+                    f"SELECT f.id, f.expires_at, f.text, f.tags FROM facts f WHERE {_LIVE} "
                     "AND f.norm_text = %(norm)s ORDER BY f.seq LIMIT 1",
                     {**params, "norm": new.norm_text},
                 ).fetchone()
                 if row is not None:
-                    return RetainResult(row[0], False, _when(row[1]))
+                    return RetainResult(
+                        row[0], False, _when(row[1]), text=row[2], tags=tuple(row[3])
+                    )
             return RetainResult(self._insert(conn, new, now, vector), True, expires)
 
     def retain_many(
@@ -487,8 +494,8 @@ class PostgresFactProvider:
             rows = conn.execute(
                 f"""SELECT f.id, f.text FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q) q
                 WHERE f.tsv @@ q.q AND {_LIVE}
-                ORDER BY {_LEXICAL_RANK} DESC, f.seq FOR UPDATE OF f""",
-                {**params, "q": _tsquery(terms, every=True)},
+                ORDER BY {_LEXICAL_RANK} DESC, f.seq LIMIT %(cap)s FOR UPDATE OF f""",
+                {**params, "q": _tsquery(terms, every=True), "cap": _cap(request.at_most)},
             ).fetchall()
             if request.at_most is not None and len(rows) > request.at_most:
                 raise InvalidRequestError(

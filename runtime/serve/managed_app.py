@@ -28,10 +28,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from runtime.errors import RecallUnavailableError
+from runtime.errors import MemoryServiceError, RecallUnavailableError
 from runtime.hosts.types import TenantConfig
 from runtime.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE
 from runtime.models import ModelError, Usage
+from runtime.secrets import MissingSecretError
 from runtime.serve import openai_wire as wire
 from runtime.serve.conversations import ConversationTurns
 from runtime.serve.http import BadRequest, bearer_token, drain, parse_model, read_body
@@ -319,7 +320,7 @@ def _recorded_usage(service: ManagedService, tenant_id: str) -> TenantUsage:
 def _failure(exc: Exception) -> tuple[int, str, str]:
     if isinstance(exc, ModelError):
         return 502, f"the agent's model failed: {exc}", "api_error"
-    if isinstance(exc, RecallUnavailableError):
+    if isinstance(exc, RecallUnavailableError | MemoryServiceError | MissingSecretError):
         return 503, "the agent's memory is unavailable; the turn was not run", "server_error"
     return 500, "the turn failed; the service log has the details", "server_error"
 

@@ -376,3 +376,25 @@ def test_a_hung_connection_fails_the_call_at_the_deadline_instead_of_waiting(
         proxy.hanging.clear()
     finally:
         proxy.close()
+
+
+def test_a_managed_tenant_named_default_never_shares_the_single_tenant_facts(
+    pg: PostgresTarget, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from runtime.fragment import MemoryFactsFragment
+    from runtime.providers.connect import connect_remote
+    from runtime.tenancy import Tenant
+
+    monkeypatch.setenv("FACTS_DSN", pg.dsn)
+    memory = MemoryFactsFragment(backend="postgres", dsn="$FACTS_DSN")
+    single = connect_remote(memory, spec=SPEC, tenant=None, embedder=None, now=pg.clock)
+    named = connect_remote(
+        memory, spec=SPEC, tenant=Tenant("default", tmp_path), embedder=None, now=pg.clock
+    )
+    try:
+        single.provider.retain(RetainRequest("the cli agent's private note"))
+        assert texts(named.provider, "private note") == []
+        assert texts(single.provider, "private note") == ["the cli agent's private note"]
+    finally:
+        single.release()
+        named.release()

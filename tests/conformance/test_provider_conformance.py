@@ -85,9 +85,11 @@ def test_recall_honours_the_limit_and_ranks_scores_down(target: Any) -> None:
 
 def test_if_absent_returns_the_existing_fact(target: Any) -> None:
     provider = target.provider(A, SPEC)
-    first = provider.retain(RetainRequest("Alice prefers tea"))
-    again = provider.retain(RetainRequest("alice prefers  tea", if_absent=True))
+    first = provider.retain(RetainRequest("Alice prefers tea", ("drinks",)))
+    again = provider.retain(RetainRequest("alice prefers  tea", ("other",), if_absent=True))
     assert again.id == first.id and again.created is False
+    # The stored copy is kept as it was, and the answer says what it is.
+    assert (again.text, again.tags) == ("Alice prefers tea", ("drinks",))
     assert len(texts(provider, "alice tea")) == 1
 
 

@@ -825,8 +825,19 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         CLI + "memory:\n  backend: http\n  url: https://u:p@memory.internal\n"
         "  token: $MEMORY_TOKEN\n",
         [
-            "6:8: memory.url: must be an http:// or https:// URL without user or password (the "
-            "token goes in `token`), or a secret reference such as $MEMORY_URL"
+            "6:8: memory.url: must be an http:// or https:// URL (a host, an optional port up to "
+            "65535, no user or password: the token goes in `token`), or a secret reference such "
+            "as $MEMORY_URL"
+        ],
+    ),
+    (
+        "http-url-with-a-bad-port",
+        CLI + "memory:\n  backend: http\n  url: https://memory.internal:abc/\n"
+        "  token: $MEMORY_TOKEN\n",
+        [
+            "6:8: memory.url: must be an http:// or https:// URL (a host, an optional port up to "
+            "65535, no user or password: the token goes in `token`), or a secret reference such "
+            "as $MEMORY_URL"
         ],
     ),
     (
