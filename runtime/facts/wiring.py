@@ -26,11 +26,12 @@ from runtime.fragment import (
     DEFAULT_AUTO_CAPTURE_THRESHOLD,
     DEFAULT_AUTO_RECALL,
     DEFAULT_RECALL_K,
+    DEFAULT_REFRESH_EVERY,
     WIRABLE_BACKENDS,
     MemoryFactsFragment,
 )
 from runtime.paths import StoreLayout
-from runtime.seams import MemorySeam
+from runtime.seams import MemorySeam, RecallMode
 from runtime.tenancy import Tenant
 from runtime.tools import Tool
 from runtime.warm import fact_store_lease
@@ -64,6 +65,8 @@ class FactsSettings:
     auto_capture: bool
     capture_threshold: int
     ttl_ms: int | None
+    recall_mode: RecallMode = "session-start"
+    refresh_every: int = DEFAULT_REFRESH_EVERY
 
     @classmethod
     def resolve(cls, memory: MemoryFactsFragment) -> FactsSettings:
@@ -75,6 +78,8 @@ class FactsSettings:
                 1, _default(memory.auto_capture_threshold, DEFAULT_AUTO_CAPTURE_THRESHOLD)
             ),
             ttl_ms=memory.ttl_ms,
+            recall_mode=memory.recall_mode or "session-start",
+            refresh_every=max(1, _default(memory.refresh_every, DEFAULT_REFRESH_EVERY)),
         )
 
 
@@ -183,6 +188,8 @@ def _wire_provider(
             if settings.auto_capture
             else None
         ),
+        recall_mode=settings.recall_mode,
+        refresh_every=settings.refresh_every,
     )
     tools = fact_tools(provider, ttl_ms=settings.ttl_ms, recall_k=settings.recall_k)
     log(
