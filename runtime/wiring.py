@@ -238,6 +238,12 @@ def _wire_tiers(
         wired._releases.append(facts.release)
         wired.tools.extend(facts.tools)
         wired.options["memory"] = facts.seam
+        if parsed.memory.session_recall:
+            from runtime.facts.session_index import session_recall_seam
+
+            wired.options["memory"] = session_recall_seam(
+                facts.seam, layout, exclude=deps.session_scope, now=now
+            )
 
     if continuity_on and parsed.continuity is not None:
         continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log)
