@@ -38,9 +38,10 @@ class MemorySeam:
     # (session id, stop reason, session log path) -> None: leaves the session's summary record
     # for session recall (``memory.sessionRecall``); runs at teardown, after capture.
     on_session_end: Callable[[str, str, Path], None] | None = None
-    # Starts the spec's dream in the background when its window is due (``memory.dream``); a
-    # serving host calls it after a turn. Never blocks, never raises.
-    dream: Callable[[], object] | None = None
+    # (model id) -> None: starts the spec's dream in the background when its window is due
+    # (``memory.dream``, ``runtime.dream.schedule``); a per-turn host calls it after a turn.
+    # Never blocks, never raises.
+    dream: Callable[[str | None], object] | None = None
 
 
 @dataclass(frozen=True)

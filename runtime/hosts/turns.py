@@ -5,6 +5,10 @@ seeded with the conversation so far (read back from that log). One turn of a con
 at a time, across processes, under ``runtime.locking.FileLock`` (``sessions/<sess_…>.lock``):
 a second turn waits up to ``CONVERSATION_WAIT_S`` and then fails with ``LockTimeoutError``; a
 killed host never leaves the conversation locked.
+
+After each turn, a spec with ``memory.dream`` starts its dream in the background when the window
+is due (``runtime.dream.schedule``): off the turn path, at most once per window, never failing
+the turn.
 """
 
 from __future__ import annotations
@@ -84,7 +88,21 @@ def run_turn(
             )
     finally:
         setup.release()
+    _dream_if_due(setup, model, log)
     return result, replies
+
+
+def _dream_if_due(setup: TurnSetup, model: Model, log: Callable[[str], None]) -> None:
+    """After a turn: the spec's dream, in the background, when its window is due
+    (``runtime.dream.schedule``). Never fails the turn that was just answered."""
+    memory = setup.options.get("memory")
+    dream = memory.dream if memory is not None else None
+    if dream is None:
+        return
+    try:
+        dream(model.model_id)
+    except Exception as exc:
+        log(f"[dream] not started ({type(exc).__name__}: {exc})\n")
 
 
 def conversation_lock(
