@@ -103,6 +103,18 @@ class DreamJob:
                 _running.pop(self.key, None)
 
 
+def finish_dreams(timeout_s: float, log: Callable[[str], None]) -> None:
+    """A host stopping: let the dreams running now finish (a killed run would be retried in
+    its window, but a finished one is not redone); say so when one was cut off."""
+    with _lock:
+        running = len(_running)
+    if not running:
+        return
+    log(f"[dream] stopping: waiting up to {timeout_s:g} s for {running} dream run(s)\n")
+    if not wait_for_dreams(timeout_s):
+        log("[dream] stopped with a dream run unfinished (its window will retry it)\n")
+
+
 def wait_for_dreams(timeout_s: float | None = None) -> bool:
     """Wait for the dreams running now (a host shutting down, a test); True when none is left."""
     with _lock:

@@ -14,6 +14,7 @@ the turn.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,8 @@ from runtime.models import Model
 
 # A turn may run a model and tools for minutes; waiting longer means something is stuck.
 CONVERSATION_WAIT_S = 600.0
+# How long a console host waits at exit for a dream run a turn started.
+DREAM_WAIT_S = 120.0
 
 _ROUTED = re.compile(r"^\s*([^\s:]+)\s*:\s*(.*?)\s*$", re.DOTALL)
 
@@ -151,4 +154,12 @@ def serve_routed_lines(
     except KeyboardInterrupt:
         stderr_log("\ninterrupted\n")
         return 130
+    finish_dreams(stderr_log)
     return 0
+
+
+def finish_dreams(log: Callable[[str], None], timeout_s: float = DREAM_WAIT_S) -> None:
+    """Before a console host exits: let the dream runs its turns started finish."""
+    schedule = sys.modules.get("runtime.dream.schedule")  # loaded only by a spec with a dream
+    if schedule is not None:
+        schedule.finish_dreams(timeout_s, log)
