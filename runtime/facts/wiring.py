@@ -194,7 +194,7 @@ def _wire_provider(
     tools = fact_tools(provider, ttl_ms=settings.ttl_ms, recall_k=settings.recall_k)
     log(
         "[memory] Remember/Recall/MemoryForget wired "
-        f"(autoRecall={_flag(settings.auto_recall)}, autoCapture={_flag(settings.auto_capture)})\n"
+        f"(autoRecall={_recall_flag(settings)}, autoCapture={_flag(settings.auto_capture)})\n"
     )
     return FactsWiring(store=store, provider=provider, tools=tools, seam=seam, release=release)
 
@@ -258,6 +258,13 @@ def _capture(
 
 def _default(value: _T | None, default: _T) -> _T:
     return default if value is None else value
+
+
+def _recall_flag(settings: FactsSettings) -> str:
+    """``true``, ``false`` or ``per-turn every N turn(s)``."""
+    if settings.auto_recall and settings.recall_mode == "per-turn":
+        return f"per-turn every {settings.refresh_every} turn(s)"
+    return _flag(settings.auto_recall)
 
 
 def _flag(value: bool) -> str:
