@@ -9,6 +9,10 @@ host rewrites the record after each turn of the conversation, so it always summa
 conversation; recall there leaves out the conversation's own record (its turns are in the
 prompt already).
 
+Text the injection scanner (``runtime.safety.injection``) flags is left out of a record when it
+is written, and a record that holds some anyway (edited by hand) is never recalled: a session
+summary reaches later sessions' prompts, like a fact.
+
 Recall ranks the records by BM25 over ``outcome + key facts + tools used`` (the newest
 ``MAX_INDEXED`` records) and gives lines the agent can cite, 240 characters at most::
 
@@ -38,6 +42,7 @@ from runtime.facts.text import clip, collapse_whitespace, query_terms, tokenize
 from runtime.fragment import storage_name
 from runtime.fsopen import read_regular_text
 from runtime.paths import StoreLayout
+from runtime.safety.injection import scan
 from runtime.seams import MemorySeam
 
 RECORD_VERSION: Final = 1
@@ -122,7 +127,13 @@ def summarize(
         and isinstance(event.payload.get("input"), dict)
     ]
     stated = [fact.text for fact in durable_facts(logged)]
-    facts = [clip(fact, LINE_CHARS) for fact in dict.fromkeys([*remembered, *stated]) if fact]
+    facts = [
+        clip(fact, LINE_CHARS)
+        for fact in dict.fromkeys([*remembered, *stated])
+        if fact and scan(fact) is None
+    ]
+    if last is not None and scan(last) is not None:
+        last = None  # flagged text never reaches a later session's prompt
     tools = dict.fromkeys(name for turn in turns for name in turn.tool_names if name)
     moment = ended()
     return SessionSummary(
@@ -191,7 +202,11 @@ class SessionIndex:
         if k < 1:
             return []
         terms = query_terms(query)
-        records = [s for s in self.summaries() if s.session_id != exclude]
+        records = [
+            s
+            for s in self.summaries()
+            if s.session_id != exclude and scan(s.search_text()) is None  # a hand-edited record
+        ]
         if not terms or not records:
             return []
         docs = [Counter(tokenize(record.search_text())) for record in records]
