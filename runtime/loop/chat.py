@@ -24,7 +24,9 @@ The new block **replaces** the recalled block (or removes it when nothing was fo
 prompt never holds more than ``recall_k`` recalled lines. Each refresh logs a ``recall`` event
 (with ``turn`` and ``refresh: true``) and, when the prompt changed, a ``context_refresh``; a
 failed refresh blocks the turn exactly as the first recall does. A per-turn host (channel,
-managed) runs one turn per loop, so there every message gets a first recall.
+managed) runs one loop per message: there the conversation's last recall is read back from its
+session log and carried into the prompt (a ``recall`` event with ``carried: true``) until the
+next refresh is due, which then recalls for the messages typed since.
 
 At teardown, after capture, ``memory.on_session_end`` leaves the session's summary record for
 session recall (``memory.sessionRecall``).
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.errors import RecallUnavailableError
-from runtime.events import SessionLog
+from runtime.events import SessionLog, read_events
 from runtime.loop.commands import help_text, parse_command, unknown_command_text
 from runtime.loop.context import (
     DEFAULT_CONTEXT_MAX_CHARS,
@@ -214,6 +216,7 @@ class _Session:
         # Per-turn recall: the turn of the last recall and the prompts typed since.
         self._recalled_at = 0
         self._since_recall: list[str] = []
+        self._seeded = False
 
     # -- start -------------------------------------------------------------------------------
 
@@ -241,7 +244,9 @@ class _Session:
         not only for what the instructions mention.
         """
         self._context_open = True
-        recalled = recalled_memory_block(self._auto_recall(first_prompt))
+        carried = self._carried_recall()
+        lines = carried if carried is not None else self._auto_recall(first_prompt)
+        recalled = recalled_memory_block(lines)
         if recalled is not None:
             self.prefix.insert(1, recalled)  # right after the instructions
         self.session_log.append("context", {"blocks": blocks_payload(self.system())})
@@ -253,11 +258,53 @@ class _Session:
             return []
         self._recalled_at = self.turn
         event: dict[str, Any] = {"query": first_prompt, "seed": self.instructions}
+        earlier = list(reversed(self._since_recall[:-1]))[: MAX_REFRESH_QUERIES - 1]
+        if earlier:  # per-turn recall on a per-turn host: the messages since the last recall
+            event["earlier"] = earlier
         try:
-            return self._recall([first_prompt, self.instructions], event)
+            return self._recall([first_prompt, *earlier, self.instructions], event)
         except RecallUnavailableError:
             self._context_open = False
             raise
+
+    def _carried_recall(self) -> list[str] | None:
+        """Per-turn recall on a per-turn host (one loop run per message): the conversation's
+        last recalled lines while the next refresh is not due, else None (recall now, for the
+        messages typed since the last recall). Read back from the session log."""
+        memory = self.memory
+        if (
+            memory is None
+            or memory.recall is None
+            or not memory.auto_recall
+            or memory.recall_mode != "per-turn"
+            or not self._seeded
+        ):
+            return None
+        turn = 0
+        typed: list[tuple[int, str]] = []
+        last: tuple[int, list[str]] | None = None
+        for logged in read_events(self.session_log.path):
+            payload = logged.payload
+            if logged.type == "user_message" and payload.get("synthetic") is not True:
+                number = payload.get("turn")
+                turn = number if isinstance(number, int) else turn
+                typed.append((turn, str(payload.get("text", ""))))
+            elif logged.type == "recall" and "error" not in payload and "carried" not in payload:
+                found = payload.get("lines")
+                if turn < self.turn and isinstance(found, list):
+                    last = (turn, [str(line) for line in found])
+        if last is None:
+            return None
+        last_turn, lines = last
+        if self.turn - last_turn >= max(1, memory.refresh_every):
+            self._since_recall = [text for number, text in typed if last_turn < number < self.turn]
+            self._since_recall.append("")  # the current prompt's place (see ``_auto_recall``)
+            return None
+        self._recalled_at = last_turn
+        self.session_log.append(
+            "recall", {"carried": True, "fromTurn": last_turn, "count": len(lines), "lines": lines}
+        )
+        return lines
 
     def _recall(self, queries: list[str], event: dict[str, Any]) -> list[str]:
         """Recall for each query in turn (best first), deduplicated, ``recall_k`` lines at most;
@@ -325,6 +372,7 @@ class _Session:
                 if isinstance(message, AssistantMessage):
                     self.runner.reserve_ids(call.id for call in message.tool_calls)
         self.turn = history.last_turn
+        self._seeded = history.last_turn > 0
 
     def system(self) -> list[SystemBlock]:
         tail = [self.tail] if self.tail is not None else []

@@ -10,8 +10,11 @@ import pytest
 from loop_support import new_log, payloads
 
 from runtime.errors import RecallUnavailableError
+from runtime.events import SessionLog
 from runtime.facts.store import FactStore
+from runtime.ids import new_session_id
 from runtime.loop import run_chat_loop
+from runtime.loop.history import history_from_log
 from runtime.models import ScriptedModel
 from runtime.paths import StoreLayout
 from runtime.seams import MemorySeam
@@ -153,3 +156,37 @@ def test_a_failed_refresh_blocks_the_turn(tmp_path: Path) -> None:
         )
     assert len(out) == 1  # the second turn was not answered
     assert payloads(log, "recall")[-1]["error"] == "database is locked"
+
+
+def test_a_per_turn_host_carries_the_last_recall_until_the_refresh_is_due(tmp_path: Path) -> None:
+    """One loop run per message (channel, managed): recall every second turn, carried between."""
+    cwd = seeded(tmp_path)
+    sessions = tmp_path / "sessions"
+    session_id = new_session_id()
+    messages = ["billing one", "billing two", "deploy three", "deploy four", "database five"]
+    for message in messages:
+        seam, catalog, wired = wired_seam(cwd, recall_mode="per-turn", refresh_every=2)
+        log = SessionLog(sessions, session_id)
+        try:
+            run_chat_loop(
+                model=ScriptedModel(),
+                instructions="You are a helpful assistant.",
+                catalog=catalog,
+                session_log=log,
+                inputs=[message],
+                output=lambda text: None,
+                log=lambda line: None,
+                single_turn=True,
+                history=history_from_log(log.path),
+                **wired.options,
+            )
+        finally:
+            wired.close()
+    recalls = payloads(SessionLog(sessions, session_id), "recall")
+    assert [bool(r.get("carried")) for r in recalls] == [False, True, False, True, False]
+    assert recalls[1]["lines"] == recalls[0]["lines"] and recalls[1]["fromTurn"] == 1
+    # The refresh at turn 3 looks for the latest message, then the one typed since the last recall.
+    assert recalls[2]["query"] == "deploy three" and recalls[2]["earlier"] == ["billing two"]
+    assert all("deploy" in line for line in recalls[2]["lines"][:1])
+    assert recalls[3]["fromTurn"] == 3
+    assert all(r["count"] <= RECALL_K for r in recalls)
