@@ -126,6 +126,9 @@ def memory_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
     data = dict(fragment.to_data().get("memory", {}))
     if wiki_enabled(fragment):
         data.pop("wiki", None)
+    mode = data.pop("recall_mode", None)
+    if mode is not None:  # the spec says `autoRecall: per-turn`
+        data["auto_recall"] = mode
     return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
 
 
@@ -200,7 +203,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]
             items.extend(_flatten(value, f"{spelled}."))
         elif isinstance(value, bool):
             items.append((spelled, "true" if value else "false"))
-        elif key == "ttl_ms" and isinstance(value, int):
+        elif key in ("ttl_ms", "every_ms") and isinstance(value, int):
             items.append((spelled, format_duration(value)))
         else:
             items.append((spelled, str(value)))
@@ -211,6 +214,10 @@ def _spec_key(key: str) -> str:
     """The spec's (CrewHaus) spelling of a fragment key: ``recall_k`` → ``recallK``."""
     if key == "ttl_ms":
         return "ttl"
+    if key == "every_ms":
+        return "every"
+    if key == "budget_usd":  # CrewHaus spells this one in snake_case
+        return key
     head, *rest = key.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 

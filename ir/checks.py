@@ -22,6 +22,8 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _duplicate_tools(data, locator)
     issues += _session_scope(data, target, locator)
     issues += _backend_connection(data, locator)
+    issues += _recall_cadence(data, locator)
+    issues += _dream_backend(data, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
     if target == "crew":
@@ -81,6 +83,35 @@ def _backend_connection(data: dict[str, Any], locator: Locator) -> Iterable[Spec
         example = {"dsn": "$DATABASE_URL", "url": "$MEMORY_URL", "token": "$MEMORY_TOKEN"}
         needs = ", ".join(f"`{key}: {example[key]}`" for key in missing)
         yield locator.at_value(where, f"the {backend} backend needs {needs}")
+
+
+def _recall_cadence(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """``memory.refreshEvery`` is the per-turn recall cadence: with recall off it says nothing."""
+    memory = data.get("memory")
+    if not isinstance(memory, dict) or "refreshEvery" not in memory:
+        return
+    if memory.get("autoRecall") is False:
+        spelt = _last_key(locator, ("memory", "refreshEvery"))
+        yield locator.at_key(
+            ("memory", "refreshEvery"),
+            f"`{spelt}` sets how often per-turn recall refreshes, but autoRecall is false: "
+            'remove it, or set `autoRecall: "per-turn"`',
+        )
+
+
+def _dream_backend(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """The dream engine consolidates the embedded fact store: only the file backend has one."""
+    memory = data.get("memory")
+    if not isinstance(memory, dict) or not isinstance(memory.get("dream"), dict):
+        return
+    backend = memory.get("backend", "file")
+    if not isinstance(backend, str) or backend == "file" or backend not in BACKEND_CONNECTION_KEYS:
+        return
+    yield locator.at_key(
+        ("memory", "dream"),
+        f"the dream engine consolidates the embedded fact store, and the {backend} backend "
+        "keeps facts elsewhere: remove `dream` or use `backend: file`",
+    )
 
 
 def _duplicate_tenants(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:

@@ -37,6 +37,12 @@ from ir.limits import MAX_NAME_LENGTH
 from ir.suggest import did_you_mean
 from ir.text import code_point, line_breaker
 from ir.values import got, quote
+from runtime.fragment import (
+    DREAM_EVERY_MAX_DAYS,
+    DREAM_EVERY_MIN_MS,
+    RECALL_MODES,
+    DreamModeName,
+)
 
 CUSTOM_ERROR = "spec"
 
@@ -260,6 +266,34 @@ def _ttl(value: Any) -> Any:
     return value
 
 
+def _dream_every(value: Any) -> Any:
+    if not isinstance(value, str) or DURATION_RE.fullmatch(value) is None:
+        fail(f'expected a duration such as "6h" or "1d" {got(value)}')
+    millis = parse_duration_ms(value)
+    if millis is not None and millis < DREAM_EVERY_MIN_MS:
+        fail(
+            f"{quote(value)} is below the 5m floor — a dream consolidates the whole memory and "
+            'must not run more often than every five minutes. Use "5m" or longer (e.g. "1d").'
+        )
+    if millis is not None and millis > DREAM_EVERY_MAX_DAYS * DAY_MS:
+        fail(f'{quote(value)} is above the {DREAM_EVERY_MAX_DAYS}d ceiling. Use "1d" or so.')
+    return value
+
+
+def _auto_recall(value: Any) -> bool | str:
+    if isinstance(value, bool) or (isinstance(value, str) and value in RECALL_MODES):
+        return value
+    fail(f'expected true, false, "session-start" or "per-turn" {got(value)}')
+
+
+def _budget_usd(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        fail(f"expected a number of US dollars such as 0.5 {got(value)}")
+    if not math.isfinite(value) or value < 0:
+        fail(f"must be a finite number of 0 or more {got(value)}")
+    return float(value)
+
+
 NonEmptyStr = Annotated[
     str,
     AfterValidator(_non_blank),
@@ -378,6 +412,23 @@ Ttl = Annotated[
     WithJsonSchema({"type": "string", "pattern": f"^{DURATION_RE.pattern}$"}),
 ]
 
+DreamEvery = Annotated[
+    str,
+    BeforeValidator(_dream_every),
+    WithJsonSchema({"type": "string", "pattern": f"^{DURATION_RE.pattern}$"}),
+]
+AutoRecall = Annotated[
+    bool | str,
+    PlainValidator(_auto_recall),
+    WithJsonSchema({"anyOf": [{"type": "boolean"}, {"enum": list(RECALL_MODES)}]}),
+]
+BudgetUsd = Annotated[
+    float,
+    PlainValidator(_budget_usd),
+    WithJsonSchema({"type": "number", "minimum": 0}),
+]
+DreamMode = DreamModeName
+
 Proof = Literal["ladder", "require", "off"]
 Scope = Literal["auto", "spec", "session"]
 SessionKey = Literal["thread", "channel", "user"]
@@ -441,7 +492,11 @@ Origin = Annotated[
 ]
 
 __all__ = [
+    "AutoRecall",
     "Backend",
+    "BudgetUsd",
+    "DreamEvery",
+    "DreamMode",
     "SecretRef",
     "ServiceUrl",
     "Origin",

@@ -14,7 +14,7 @@ from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
-from pydantic.alias_generators import to_snake
+from pydantic.alias_generators import to_camel, to_snake
 
 from ir.source import NullAsEmpty
 
@@ -85,6 +85,8 @@ def _spellings(keys: dict[str, KeyInfo]) -> dict[str, str]:
     spellings = {canonical: canonical for canonical in keys}
     for canonical in keys:
         spellings.setdefault(to_snake(canonical), canonical)
+        if "_" in canonical:  # a key CrewHaus spells in snake_case (`budget_usd`)
+            spellings.setdefault(to_camel(canonical), canonical)
     return spellings
 
 

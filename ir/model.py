@@ -12,7 +12,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runtime.fragment import ContinuityFragment, MemoryFactsFragment, WikiFragment
+from runtime.fragment import (
+    ContinuityFragment,
+    DreamFragment,
+    MemoryFactsFragment,
+    WikiFragment,
+)
 
 Target = Literal["cli", "channel", "managed", "research", "crew"]
 TARGETS: tuple[Target, ...] = ("cli", "channel", "managed", "research", "crew")
@@ -37,6 +42,7 @@ ModelRef = str | SecretRef
 # The memory and continuity settings are the contract's own types: the fragment is what the IR
 # lowers to, so the two shapes cannot drift.
 IrMemoryWiki = WikiFragment
+IrMemoryDream = DreamFragment
 IrMemory = MemoryFactsFragment
 IrContinuity = ContinuityFragment
 

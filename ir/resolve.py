@@ -16,6 +16,7 @@ from ir.model import (
     IrCrew,
     IrManaged,
     IrMemory,
+    IrMemoryDream,
     IrMemoryWiki,
     IrResearch,
     IrRetrieve,
@@ -32,6 +33,7 @@ from ir.source import (
     CliSource,
     ContinuitySource,
     CrewSource,
+    DreamSource,
     ManagedSource,
     MemorySource,
     ResearchSource,
@@ -120,9 +122,25 @@ def resolve_memory(memory: MemorySource | None) -> IrMemory | None:
         ttl_ms=parse_duration_ms(memory.ttl) if memory.ttl is not None else None,
         auto_capture=memory.auto_capture,
         auto_capture_threshold=memory.auto_capture_threshold,
-        auto_recall=memory.auto_recall,
+        # `true` and "session-start" are the same mode; only "per-turn" is carried apart.
+        auto_recall=None if memory.auto_recall is None else memory.auto_recall is not False,
         recall_k=memory.recall_k,
         wiki=_wiki(memory.wiki) if memory.wiki is not None else None,
+        recall_mode="per-turn" if memory.auto_recall == "per-turn" else None,
+        refresh_every=memory.refresh_every,
+        session_recall=memory.session_recall,
+        dream=_dream(memory.dream) if memory.dream is not None else None,
+    )
+
+
+def _dream(dream: DreamSource) -> IrMemoryDream:
+    every_ms = parse_duration_ms(dream.every)
+    assert every_ms is not None  # the source model checked the duration
+    return IrMemoryDream(
+        every_ms=every_ms,
+        mode=dream.mode,
+        budget_usd=dream.budget_usd,
+        instructions=dream.instructions,
     )
 
 

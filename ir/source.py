@@ -13,8 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ir.fields import (
+    AutoRecall,
     Backend,
     BranchingFactor,
+    BudgetUsd,
+    DreamEvery,
+    DreamMode,
     DurationMs,
     Embedder,
     ManagedToolName,
@@ -82,6 +86,16 @@ class WikiSource(_Source):
     require_sources: bool | None = None
 
 
+class DreamSource(_Source):
+    """``memory.dream`` (CrewHaus 0.4). ``budget_usd`` is spelt as CrewHaus spells it;
+    ``budgetUsd`` is accepted too."""
+
+    every: DreamEvery
+    mode: DreamMode | None = None
+    budget_usd: BudgetUsd | None = Field(default=None, alias="budget_usd")
+    instructions: NonEmptyStr | None = None
+
+
 class MemorySource(_Source):
     enabled: bool | None = None
     backend: Backend | None = None
@@ -93,9 +107,12 @@ class MemorySource(_Source):
     ttl: Ttl | None = None
     auto_capture: bool | None = None
     auto_capture_threshold: PositiveInt | None = None
-    auto_recall: bool | None = None
+    auto_recall: AutoRecall | None = None
+    refresh_every: PositiveInt | None = None
+    session_recall: bool | None = None
     recall_k: RecallK | None = None
     wiki: Annotated[WikiSource | None, NULL_AS_EMPTY] = None
+    dream: DreamSource | None = None
 
     @field_validator("wiki", mode="before")
     @classmethod

@@ -27,6 +27,12 @@ FRAGMENT_VERSION: Final = 2
 
 ProofMode = Literal["ladder", "require", "off"]
 ContinuityScope = Literal["spec", "session"]
+# ``memory.autoRecall`` (CrewHaus 0.4): ``true`` is ``"session-start"``; only ``"per-turn"`` is
+# carried in the fragment (``recall_mode``), so a spec written with ``true`` keeps its bytes.
+RecallMode = Literal["session-start", "per-turn"]
+RECALL_MODES: Final[tuple[RecallMode, ...]] = ("session-start", "per-turn")
+DreamModeName = Literal["deterministic", "full"]
+DREAM_MODE_NAMES: Final[tuple[DreamModeName, ...]] = ("deterministic", "full")
 
 # -- vocabularies ---------------------------------------------------------------------------
 
@@ -102,6 +108,9 @@ MS_PER_HOUR: Final = 3_600_000
 MS_PER_DAY: Final = 24 * MS_PER_HOUR
 TTL_MIN_MS: Final = MS_PER_HOUR
 TTL_MAX_DAYS: Final = 3650
+# ``memory.dream.every``: at least five minutes, at most the TTL ceiling.
+DREAM_EVERY_MIN_MS: Final = 5 * 60_000
+DREAM_EVERY_MAX_DAYS: Final = TTL_MAX_DAYS
 
 
 def storage_name(spec_name: str) -> str:
@@ -175,6 +184,12 @@ DEFAULT_RECALL_K = 5
 DEFAULT_AUTO_CAPTURE_THRESHOLD = 1
 DEFAULT_WIKI_RECALL_K = 6
 DEFAULT_FOCUS_MAX_CHARS = 4096
+# Per-turn recall refreshes every user turn unless ``refreshEvery`` says otherwise.
+DEFAULT_REFRESH_EVERY = 1
+DEFAULT_SESSION_RECALL = False
+# CrewHaus resolves an undeclared ``memory.dream.mode`` to ``full``; its model phase still runs
+# only with a ``budget_usd`` above 0 and a priced model (otherwise it is refused and reported).
+DEFAULT_DREAM_MODE: Final[DreamModeName] = "full"
 
 
 class _Frozen(BaseModel):
@@ -187,6 +202,15 @@ class WikiFragment(_Frozen):
     embedder: str | None = None
     auto_recall: bool | None = None
     require_sources: bool | None = None
+
+
+class DreamFragment(_Frozen):
+    """``memory.dream``: ``every_ms`` is always declared (the window); the rest only if given."""
+
+    every_ms: int = Field(ge=DREAM_EVERY_MIN_MS)
+    mode: DreamModeName | None = None
+    budget_usd: float | None = Field(default=None, ge=0)
+    instructions: str | None = None
 
 
 class MemoryFactsFragment(_Frozen):
@@ -205,6 +229,11 @@ class MemoryFactsFragment(_Frozen):
     auto_recall: bool | None = None
     recall_k: int | None = Field(default=None, ge=RECALL_K_MIN, le=RECALL_K_MAX)
     wiki: WikiFragment | None = None
+    # CrewHaus 0.4: carried only when declared (``recall_mode`` only for ``"per-turn"``).
+    recall_mode: Literal["per-turn"] | None = None
+    refresh_every: int | None = Field(default=None, gt=0)
+    session_recall: bool | None = None
+    dream: DreamFragment | None = None
 
 
 class ContinuityFragment(_Frozen):
@@ -244,6 +273,11 @@ class MemoryWiringFragment(_Frozen):
 
 def fragment_json_schema() -> dict[str, Any]:
     return MemoryWiringFragment.model_json_schema()
+
+
+def dream_enabled(fragment: MemoryWiringFragment) -> bool:
+    memory = fragment.memory
+    return memory_enabled(fragment) and memory is not None and memory.dream is not None
 
 
 def memory_enabled(fragment: MemoryWiringFragment) -> bool:

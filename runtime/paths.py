@@ -8,6 +8,7 @@ Layout under the root (``<cwd>/.specwire`` or a tenant's root)::
     wiki/<spec>/                wiki (articles/<slug>.md, versions/<slug>/<n>.md, .lock)
     sessions/<sess_…>.jsonl     session event logs
     sessions/<sess_…>.lock      held while a turn of that conversation runs (per-turn hosts)
+    sessions-index/<spec>/<sess_…>.json   session summaries (``memory.sessionRecall``)
     trash/<timestamp>/          cleared continuity files (restorable)
     retention.json              session logs pinned as proof evidence (``.retention.lock``)
 
@@ -58,6 +59,10 @@ class StoreLayout:
     @property
     def sessions_dir(self) -> Path:
         return self._inside(self.root / "sessions")
+
+    @property
+    def sessions_index_dir(self) -> Path:
+        return self._inside(self.root / "sessions-index" / storage_name(self.spec_name))
 
     @property
     def trash_dir(self) -> Path:

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, TypedDict
 
 # "deadline": the host's deadline passed (a research run); the turn stopped before its next
 # model call.
 StopReason = Literal["complete", "exit", "abort", "deadline"]
+
+
+# When auto-recall runs: once, at the session's first message, or again every
+# ``refresh_every`` user turns (the recalled block is replaced, never stacked).
+RecallMode = Literal["session-start", "per-turn"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,15 @@ class MemorySeam:
     capture_threshold: int = 1
     # (completed_turns, session_id) -> number of facts captured.
     on_capture: Callable[[int, str], int] | None = None
+    recall_mode: RecallMode = "session-start"
+    refresh_every: int = 1
+    # (session id, stop reason, session log path) -> None: leaves the session's summary record
+    # for session recall (``memory.sessionRecall``); runs at teardown, after capture.
+    on_session_end: Callable[[str, str, Path], None] | None = None
+    # (model id) -> None: starts the spec's dream in the background when its window is due
+    # (``memory.dream``, ``runtime.dream.schedule``); a per-turn host calls it after a turn.
+    # Never blocks, never raises.
+    dream: Callable[[str | None], object] | None = None
 
 
 @dataclass(frozen=True)

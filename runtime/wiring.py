@@ -238,6 +238,26 @@ def _wire_tiers(
         wired._releases.append(facts.release)
         wired.tools.extend(facts.tools)
         wired.options["memory"] = facts.seam
+        if parsed.memory.session_recall:
+            from runtime.facts.session_index import session_recall_seam
+
+            wired.options["memory"] = session_recall_seam(
+                facts.seam, layout, exclude=deps.session_scope, now=now
+            )
+        if parsed.memory.dream is not None:
+            from runtime.dream.schedule import DreamJob, dream_settings
+
+            job = DreamJob(
+                layout,
+                dream_settings(parsed.memory.dream),
+                deps.log,
+                proof_mode=parsed.continuity.proof if parsed.continuity is not None else "ladder",
+                emit=deps.append_event,
+                now=now,
+            )
+            wired.options["memory"] = dataclasses.replace(
+                wired.options["memory"], dream=job.start_if_due
+            )
 
     if continuity_on and parsed.continuity is not None:
         continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log)

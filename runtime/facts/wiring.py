@@ -27,11 +27,12 @@ from runtime.fragment import (
     DEFAULT_AUTO_CAPTURE_THRESHOLD,
     DEFAULT_AUTO_RECALL,
     DEFAULT_RECALL_K,
+    DEFAULT_REFRESH_EVERY,
     WIRABLE_BACKENDS,
     MemoryFactsFragment,
 )
 from runtime.paths import StoreLayout
-from runtime.seams import MemorySeam
+from runtime.seams import MemorySeam, RecallMode
 from runtime.tenancy import Tenant
 from runtime.tools import Tool
 from runtime.warm import fact_store_lease
@@ -65,6 +66,8 @@ class FactsSettings:
     auto_capture: bool
     capture_threshold: int
     ttl_ms: int | None
+    recall_mode: RecallMode = "session-start"
+    refresh_every: int = DEFAULT_REFRESH_EVERY
 
     @classmethod
     def resolve(cls, memory: MemoryFactsFragment) -> FactsSettings:
@@ -76,6 +79,8 @@ class FactsSettings:
                 1, _default(memory.auto_capture_threshold, DEFAULT_AUTO_CAPTURE_THRESHOLD)
             ),
             ttl_ms=memory.ttl_ms,
+            recall_mode=memory.recall_mode or "session-start",
+            refresh_every=max(1, _default(memory.refresh_every, DEFAULT_REFRESH_EVERY)),
         )
 
 
@@ -188,11 +193,13 @@ def _wire_provider(
             if settings.auto_capture
             else None
         ),
+        recall_mode=settings.recall_mode,
+        refresh_every=settings.refresh_every,
     )
     tools = fact_tools(provider, ttl_ms=settings.ttl_ms, recall_k=settings.recall_k)
     log(
         "[memory] Remember/Recall/MemoryForget wired "
-        f"(autoRecall={_flag(settings.auto_recall)}, autoCapture={_flag(settings.auto_capture)})\n"
+        f"(autoRecall={_recall_flag(settings)}, autoCapture={_flag(settings.auto_capture)})\n"
     )
     return FactsWiring(store=store, provider=provider, tools=tools, seam=seam, release=release)
 
@@ -246,6 +253,13 @@ def _capture(
 
 def _default(value: _T | None, default: _T) -> _T:
     return default if value is None else value
+
+
+def _recall_flag(settings: FactsSettings) -> str:
+    """``true``, ``false`` or ``per-turn every N turn(s)``."""
+    if settings.auto_recall and settings.recall_mode == "per-turn":
+        return f"per-turn every {settings.refresh_every} turn(s)"
+    return _flag(settings.auto_recall)
 
 
 def _flag(value: bool) -> str:

@@ -5,11 +5,16 @@ seeded with the conversation so far (read back from that log). One turn of a con
 at a time, across processes, under ``runtime.locking.FileLock`` (``sessions/<sess_…>.lock``):
 a second turn waits up to ``CONVERSATION_WAIT_S`` and then fails with ``LockTimeoutError``; a
 killed host never leaves the conversation locked.
+
+After each turn, a spec with ``memory.dream`` starts its dream in the background when the window
+is due (``runtime.dream.schedule``): off the turn path, at most once per window, never failing
+the turn.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +30,8 @@ from runtime.models import Model
 
 # A turn may run a model and tools for minutes; waiting longer means something is stuck.
 CONVERSATION_WAIT_S = 600.0
+# How long a console host waits at exit for a dream run a turn started.
+DREAM_WAIT_S = 120.0
 
 _ROUTED = re.compile(r"^\s*([^\s:]+)\s*:\s*(.*?)\s*$", re.DOTALL)
 
@@ -84,7 +91,21 @@ def run_turn(
             )
     finally:
         setup.release()
+    _dream_if_due(setup, model, log)
     return result, replies
+
+
+def _dream_if_due(setup: TurnSetup, model: Model, log: Callable[[str], None]) -> None:
+    """After a turn: the spec's dream, in the background, when its window is due
+    (``runtime.dream.schedule``). Never fails the turn that was just answered."""
+    memory = setup.options.get("memory")
+    dream = memory.dream if memory is not None else None
+    if dream is None:
+        return
+    try:
+        dream(model.model_id)
+    except Exception as exc:
+        log(f"[dream] not started ({type(exc).__name__}: {exc})\n")
 
 
 def conversation_lock(
@@ -133,4 +154,12 @@ def serve_routed_lines(
     except KeyboardInterrupt:
         stderr_log("\ninterrupted\n")
         return 130
+    finish_dreams(stderr_log)
     return 0
+
+
+def finish_dreams(log: Callable[[str], None], timeout_s: float = DREAM_WAIT_S) -> None:
+    """Before a console host exits: let the dream runs its turns started finish."""
+    schedule = sys.modules.get("runtime.dream.schedule")  # loaded only by a spec with a dream
+    if schedule is not None:
+        schedule.finish_dreams(timeout_s, log)

@@ -15,6 +15,21 @@ Teardown always runs, once: ``continuity.on_handoff``, then ``memory.on_capture`
 single-turn session answered) or ``abort`` (an exception; it is re-raised after teardown).
 A failed auto-recall is such an exception (``RecallUnavailableError``): the turn is not
 answered rather than answered with silently empty memory.
+
+Per-turn recall (``MemorySeam.recall_mode == "per-turn"``): after the session's first recall,
+every ``refresh_every`` user turns recall runs again, first for the latest user message, then
+for the other messages typed since the last recall (newest first, ``MAX_REFRESH_QUERIES``
+queries in all), at most ``recall_k`` lines.
+The new block **replaces** the recalled block (or removes it when nothing was found), so the
+prompt never holds more than ``recall_k`` recalled lines. Each refresh logs a ``recall`` event
+(with ``turn`` and ``refresh: true``) and, when the prompt changed, a ``context_refresh``; a
+failed refresh blocks the turn exactly as the first recall does. A per-turn host (channel,
+managed) runs one loop per message: there the conversation's last recall is read back from its
+session log and carried into the prompt (a ``recall`` event with ``carried: true``) until the
+next refresh is due, which then recalls for the messages typed since.
+
+At teardown, after capture, ``memory.on_session_end`` leaves the session's summary record for
+session recall (``memory.sessionRecall``).
 """
 
 from __future__ import annotations
@@ -26,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.errors import RecallUnavailableError
-from runtime.events import SessionLog
+from runtime.events import SessionLog, read_events
 from runtime.loop.commands import help_text, parse_command, unknown_command_text
 from runtime.loop.context import (
     DEFAULT_CONTEXT_MAX_CHARS,
@@ -64,6 +79,8 @@ from runtime.seams import (
 from runtime.tools import ToolCatalog
 
 InputSource = Iterable[str] | Callable[[], str | None]
+# A per-turn refresh recalls for the latest message and at most this many earlier ones in all.
+MAX_REFRESH_QUERIES = 4
 
 
 def _stderr(text: str) -> None:
@@ -196,6 +213,10 @@ class _Session:
         self.suffix: list[SystemBlock] = []
         self._context_open = False
         self._torn_down = False
+        # Per-turn recall: the turn of the last recall and the prompts typed since.
+        self._recalled_at = 0
+        self._since_recall: list[str] = []
+        self._seeded = False
 
     # -- start -------------------------------------------------------------------------------
 
@@ -223,7 +244,9 @@ class _Session:
         not only for what the instructions mention.
         """
         self._context_open = True
-        recalled = recalled_memory_block(self._auto_recall(first_prompt))
+        carried = self._carried_recall()
+        lines = carried if carried is not None else self._auto_recall(first_prompt)
+        recalled = recalled_memory_block(lines)
         if recalled is not None:
             self.prefix.insert(1, recalled)  # right after the instructions
         self.session_log.append("context", {"blocks": blocks_payload(self.system())})
@@ -233,14 +256,67 @@ class _Session:
         memory = self.memory
         if memory is None or not memory.auto_recall or memory.recall is None:
             return []
-        k = memory.recall_k
+        self._recalled_at = self.turn
         event: dict[str, Any] = {"query": first_prompt, "seed": self.instructions}
+        earlier = list(reversed(self._since_recall[:-1]))[: MAX_REFRESH_QUERIES - 1]
+        if earlier:  # per-turn recall on a per-turn host: the messages since the last recall
+            event["earlier"] = earlier
         try:
-            found = [*memory.recall(first_prompt, k), *memory.recall(self.instructions, k)]
+            return self._recall([first_prompt, *earlier, self.instructions], event)
+        except RecallUnavailableError:
+            self._context_open = False
+            raise
+
+    def _carried_recall(self) -> list[str] | None:
+        """Per-turn recall on a per-turn host (one loop run per message): the conversation's
+        last recalled lines while the next refresh is not due, else None (recall now, for the
+        messages typed since the last recall). Read back from the session log."""
+        memory = self.memory
+        if (
+            memory is None
+            or memory.recall is None
+            or not memory.auto_recall
+            or memory.recall_mode != "per-turn"
+            or not self._seeded
+        ):
+            return None
+        turn = 0
+        typed: list[tuple[int, str]] = []
+        last: tuple[int, list[str]] | None = None
+        for logged in read_events(self.session_log.path):
+            payload = logged.payload
+            if logged.type == "user_message" and payload.get("synthetic") is not True:
+                number = payload.get("turn")
+                turn = number if isinstance(number, int) else turn
+                typed.append((turn, str(payload.get("text", ""))))
+            elif logged.type == "recall" and "error" not in payload and "carried" not in payload:
+                found = payload.get("lines")
+                if turn < self.turn and isinstance(found, list):
+                    last = (turn, [str(line) for line in found])
+        if last is None:
+            return None
+        last_turn, lines = last
+        if self.turn - last_turn >= max(1, memory.refresh_every):
+            self._since_recall = [text for number, text in typed if last_turn < number < self.turn]
+            self._since_recall.append("")  # the current prompt's place (see ``_auto_recall``)
+            return None
+        self._recalled_at = last_turn
+        self.session_log.append(
+            "recall", {"carried": True, "fromTurn": last_turn, "count": len(lines), "lines": lines}
+        )
+        return lines
+
+    def _recall(self, queries: list[str], event: dict[str, Any]) -> list[str]:
+        """Recall for each query in turn (best first), deduplicated, ``recall_k`` lines at most;
+        logged as a ``recall`` event. A failure raises ``RecallUnavailableError``."""
+        memory = self.memory
+        assert memory is not None and memory.recall is not None
+        k = memory.recall_k
+        try:
+            found = [line for query in queries for line in memory.recall(query, k)]
         except Exception as exc:
             self.log(f"[memory] auto-recall failed ({type(exc).__name__}: {exc})\n")
             self.session_log.append("recall", {**event, "count": 0, "lines": [], "error": str(exc)})
-            self._context_open = False
             raise RecallUnavailableError(
                 f"memory is unavailable, so the turn was not answered: auto-recall failed "
                 f"({exc}); try again once the memory store is reachable"
@@ -250,6 +326,33 @@ class _Session:
         if lines:
             self.log(f"[memory] recalled {len(lines)} memory(ies) into the prompt\n")
         return lines
+
+    def _refresh_due(self) -> bool:
+        memory = self.memory
+        return (
+            memory is not None
+            and memory.auto_recall
+            and memory.recall is not None
+            and memory.recall_mode == "per-turn"
+            and self.turn - self._recalled_at >= max(1, memory.refresh_every)
+        )
+
+    def _refresh_recall(self) -> None:
+        """Per-turn recall: the recalled block replaced by recall for the latest messages."""
+        latest = list(reversed(self._since_recall))[:MAX_REFRESH_QUERIES]
+        event: dict[str, Any] = {"query": latest[0], "turn": self.turn, "refresh": True}
+        if len(latest) > 1:
+            event["earlier"] = latest[1:]
+        block = recalled_memory_block(self._recall(latest, event))  # a failure blocks the turn
+        self._since_recall = []
+        self._recalled_at = self.turn
+        kept = [b for b in self.prefix if b.kind != "recalled_memory"]
+        if block is not None:
+            kept.insert(1, block)  # right after the instructions, where the first one was
+        if kept == self.prefix:
+            return
+        self.prefix = kept
+        self.session_log.append("context_refresh", {"blocks": blocks_payload(self.system())})
 
     def _hook_text(self, hook: str, func: Callable[[], str | None] | None) -> str | None:
         if func is None:
@@ -269,6 +372,7 @@ class _Session:
                 if isinstance(message, AssistantMessage):
                     self.runner.reserve_ids(call.id for call in message.tool_calls)
         self.turn = history.last_turn
+        self._seeded = history.last_turn > 0
 
     def system(self) -> list[SystemBlock]:
         tail = [self.tail] if self.tail is not None else []
@@ -313,8 +417,12 @@ class _Session:
             self.session_log.append(
                 "user_message", {"text": prompt, "turn": turn, "synthetic": True}
             )
+        self._since_recall.append(prompt)
         if not self._context_open:
             self._open_context(prompt)
+            self._since_recall = []
+        elif self._refresh_due():
+            self._refresh_recall()
         self.window.add(UserMessage(prompt, synthetic=synthetic), turn, typed)
         reply, usage = self._answer(turn)
         self.window.add(AssistantMessage(reply), turn)
@@ -420,6 +528,13 @@ class _Session:
             on_capture = memory.on_capture
             self._guard(
                 "[memory] on_capture", lambda: on_capture(conversation_turns, self.session_id)
+            )
+        on_session_end = memory.on_session_end if memory is not None else None
+        if on_session_end is not None and self.completed_turns > 0:
+            log_path = self.session_log.path
+            self._guard(
+                "[memory] on_session_end",
+                lambda: on_session_end(self.session_id, stop, log_path),
             )
         self._guard(
             "[loop] session_end",

@@ -32,6 +32,7 @@ from runtime.serve.http import (
     ClientKey,
     bearer_token,
     drain,
+    drain_dreams,
     parse_json,
     parse_model,
     read_body,
@@ -173,6 +174,7 @@ def build_channel_app(service: ChannelService) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await drain(service.background, service.log, what="Slack answer(s)")
+        await drain_dreams(service.log)
 
     return Starlette(
         routes=[

@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import os
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -119,6 +120,13 @@ def _digest(value: str) -> bytes:
 def tokens_match(given: str, expected: str) -> bool:
     """Constant-time comparison (of digests, so the length of the secret does not leak)."""
     return hmac.compare_digest(_digest(given), _digest(expected))
+
+
+async def drain_dreams(log: Callable[[str], None]) -> None:
+    """Let dream runs a turn started (``runtime.dream.schedule``) finish, up to ``DRAIN_S``."""
+    schedule = sys.modules.get("runtime.dream.schedule")  # loaded only by a spec with a dream
+    if schedule is not None:
+        await asyncio.to_thread(schedule.finish_dreams, DRAIN_S, log)
 
 
 async def drain(tasks: set[asyncio.Task[Any]], log: Callable[[str], None], *, what: str) -> None:

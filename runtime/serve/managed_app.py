@@ -35,7 +35,14 @@ from runtime.models import ModelError, Usage
 from runtime.secrets import MissingSecretError
 from runtime.serve import openai_wire as wire
 from runtime.serve.conversations import ConversationTurns
-from runtime.serve.http import BadRequest, bearer_token, drain, parse_model, read_body
+from runtime.serve.http import (
+    BadRequest,
+    bearer_token,
+    drain,
+    drain_dreams,
+    parse_model,
+    read_body,
+)
 from runtime.serve.tenant_keys import TenantKeys
 from runtime.serve.usage_ledger import TenantUsage, UsageLedger, budget_problem
 
@@ -185,6 +192,7 @@ def build_managed_app(service: ManagedService) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await drain(service.background, service.log, what="streamed turn(s)")
+        await drain_dreams(service.log)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return openai_error(404, f"no route {request.method} {request.url.path}", "not_found")

@@ -23,6 +23,7 @@ MEMORY_EXAMPLES: tuple[str, ...] = (
     "ops-notes",
     "research-market",
     "support-bot",
+    "support-memory-04",
 )
 MEMORYLESS_EXAMPLES: tuple[str, ...] = (
     "channel-plain",

@@ -122,8 +122,8 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "yes-is-not-a-bool",
-        CLI + "memory:\n  autoRecall: yes\n",
-        ['5:15: memory.autoRecall: expected true or false (got "yes")'],
+        CLI + "memory:\n  autoCapture: yes\n",
+        ['5:16: memory.autoCapture: expected true or false (got "yes")'],
     ),
     (
         "quoted-true-is-not-a-bool",
@@ -332,6 +332,103 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         "ttl-number",
         CLI + "memory:\n  ttl: 3600\n",
         ['5:8: memory.ttl: expected a duration such as "90d" or "12h" (got 3600)'],
+    ),
+    # -- CrewHaus 0.4 recall and dream keys ----------------------------------------------
+    (
+        "autoRecall-unknown-mode",
+        CLI + "memory:\n  autoRecall: sometimes\n",
+        [
+            '5:15: memory.autoRecall: expected true, false, "session-start" or "per-turn" '
+            '(got "sometimes")'
+        ],
+    ),
+    (
+        "autoRecall-number",
+        CLI + "memory:\n  autoRecall: 1\n",
+        ['5:15: memory.autoRecall: expected true, false, "session-start" or "per-turn" (got 1)'],
+    ),
+    (
+        "refreshEvery-with-recall-off",
+        CLI + "memory:\n  autoRecall: false\n  refreshEvery: 2\n",
+        [
+            "6:3: memory.refreshEvery: `refreshEvery` sets how often per-turn recall refreshes, "
+            'but autoRecall is false: remove it, or set `autoRecall: "per-turn"`'
+        ],
+    ),
+    (
+        "refresh_every-alias-with-recall-off",
+        CLI + "memory:\n  auto_recall: false\n  refresh_every: 3\n",
+        [
+            "6:3: memory.refresh_every: `refresh_every` sets how often per-turn recall "
+            'refreshes, but autoRecall is false: remove it, or set `autoRecall: "per-turn"`'
+        ],
+    ),
+    (
+        "refreshEvery-0",
+        CLI + "memory:\n  autoRecall: per-turn\n  refreshEvery: 0\n",
+        ["6:17: memory.refreshEvery: must be greater than 0 (got 0)"],
+    ),
+    (
+        "sessionRecall-number",
+        CLI + "memory:\n  sessionRecall: 3\n",
+        ["5:18: memory.sessionRecall: expected true or false (got 3)"],
+    ),
+    (
+        "dream-without-every",
+        CLI + "memory:\n  dream: {mode: full}\n",
+        ['5:3: memory.dream: missing required key "every"'],
+    ),
+    (
+        "dream-every-below-floor",
+        CLI + "memory:\n  dream: {every: 1m}\n",
+        [
+            '5:18: memory.dream.every: "1m" is below the 5m floor — a dream consolidates the '
+            "whole memory and must not run more often than every five minutes. "
+            'Use "5m" or longer (e.g. "1d").'
+        ],
+    ),
+    (
+        "dream-every-malformed",
+        CLI + "memory:\n  dream:\n    every: daily\n",
+        ['6:12: memory.dream.every: expected a duration such as "6h" or "1d" (got "daily")'],
+    ),
+    (
+        "dream-mode-unknown",
+        CLI + "memory:\n  dream: {every: 1h, mode: lazy}\n",
+        ['5:28: memory.dream.mode: expected one of deterministic, full (got "lazy")'],
+    ),
+    (
+        "dream-budget-negative",
+        CLI + "memory:\n  dream: {every: 1h, budget_usd: -1}\n",
+        ["5:34: memory.dream.budget_usd: must be a finite number of 0 or more (got -1)"],
+    ),
+    (
+        "dream-budget-boolean",
+        CLI + "memory:\n  dream: {every: 1h, budgetUsd: true}\n",
+        ["5:33: memory.dream.budgetUsd: expected a number of US dollars such as 0.5 (got true)"],
+    ),
+    (
+        "dream-budget-both-spellings",
+        CLI + "memory:\n  dream: {every: 1h, budget_usd: 1, budgetUsd: 2}\n",
+        ['5:37: memory.dream.budgetUsd: both "budget_usd" and "budgetUsd" are given; keep one'],
+    ),
+    (
+        "dream-empty-instructions",
+        CLI + "memory:\n  dream: {every: 1h, instructions: ''}\n",
+        ['5:36: memory.dream.instructions: must not be empty (got "")'],
+    ),
+    (
+        "dream-unknown-key",
+        CLI + "memory:\n  dream: {every: 1h, evry: 2h}\n",
+        ['5:22: memory.dream.evry: unknown key "evry" (did you mean "every"?)'],
+    ),
+    (
+        "dream-on-a-remote-backend",
+        CLI + "memory:\n  backend: postgres\n  dsn: $DB\n  dream: {every: 1h}\n",
+        [
+            "7:3: memory.dream: the dream engine consolidates the embedded fact store, and the "
+            "postgres backend keeps facts elsewhere: remove `dream` or use `backend: file`"
+        ],
     ),
     # -- continuity scope -----------------------------------------------------------------
     *[
@@ -852,7 +949,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         "dsn-on-the-file-backend",
         CLI + "memory:\n  dsn: $DATABASE_URL\n",
         [
-            '5:3: memory.dsn: `dsn` is a setting of the postgres backend, but the backend is '
+            "5:3: memory.dsn: `dsn` is a setting of the postgres backend, but the backend is "
             '"file": remove `dsn` or set `backend: postgres`'
         ],
     ),

@@ -134,3 +134,57 @@ def test_check_refuses_what_the_runtime_cannot_wire() -> None:
             load_spec_text(CLI + block, "spec.yaml")
         assert str(refused.value).startswith(where), str(refused.value)
         assert why in str(refused.value)
+
+
+# -- CrewHaus 0.4 memory keys (issue 12) ------------------------------------------------------
+
+CREWHAUS_04 = """\
+memory:
+  autoRecall: per-turn
+  refreshEvery: 3
+  sessionRecall: true
+  recallK: 4
+  dream:
+    every: 6h
+    mode: full
+    budget_usd: 0.5
+    instructions: merge duplicates
+continuity: false
+"""
+
+
+def test_a_crewhaus_04_spec_with_every_memory_key_lowers_each_declared_field() -> None:
+    assert fragment_data(CLI + CREWHAUS_04) == {
+        "spec_name": "spec-a",
+        **STAMP,
+        "memory": {
+            "auto_recall": True,
+            "recall_k": 4,
+            "recall_mode": "per-turn",
+            "refresh_every": 3,
+            "session_recall": True,
+            "dream": {
+                "every_ms": 6 * 3_600_000,
+                "mode": "full",
+                "budget_usd": 0.5,
+                "instructions": "merge duplicates",
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize("value", ["true", '"session-start"'])
+def test_session_start_recall_lowers_like_true(value: str) -> None:
+    """``true`` and ``"session-start"`` are one mode: the bytes of a 0.3 bundle are kept."""
+    data = fragment_data(CLI + f"memory: {{autoRecall: {value}}}\ncontinuity: false\n")
+    assert data["memory"] == {"auto_recall": True}
+
+
+def test_dream_lowers_only_what_is_declared() -> None:
+    data = fragment_data(CLI + "memory: {dream: {every: 5m}}\ncontinuity: false\n")
+    assert data["memory"] == {"dream": {"every_ms": 300_000}}
+
+
+def test_budgetUsd_is_an_alias_of_budget_usd() -> None:
+    data = fragment_data(CLI + "memory: {dream: {every: 1d, budgetUsd: 2}}\ncontinuity: false\n")
+    assert data["memory"] == {"dream": {"every_ms": 86_400_000, "budget_usd": 2.0}}

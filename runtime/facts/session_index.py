@@ -1,0 +1,248 @@
+"""Session recall (``memory.sessionRecall``): a summary record per finished session, and a ranker
+over them fused into auto-recall.
+
+At teardown each session leaves ``<root>/sessions-index/<spec>/<session id>.json`` (under the
+tenant's root on managed, so fenced like every store): its stop reason, outcome (the first line
+of its last answer, a leading "Noted:" or "OK," dropped), key facts (what ``Remember`` stored
+and the durable statements auto-capture would take), the tools it used and its date. A per-turn
+host rewrites the record after each turn of the conversation, so it always summarizes the whole
+conversation; recall there leaves out the conversation's own record (its turns are in the
+prompt already).
+
+Text the injection scanner (``runtime.safety.injection``) flags is left out of a record when it
+is written, and a record that holds some anyway (edited by hand) is never recalled: a session
+summary reaches later sessions' prompts, like a fact.
+
+Recall ranks the records by BM25 over ``outcome + key facts + tools used`` (the newest
+``MAX_INDEXED`` records) and gives lines the agent can cite, 240 characters at most::
+
+    [session:<id> · <YYYY-MM-DD>] <outcome> · facts: <fact>; <fact> · tools: <tool>, <tool>
+
+``session_recall_seam`` fuses those lines with the fact lines by reciprocal-rank fusion
+(``runtime.facts.fusion``), cut at the seam's ``recall_k``: the facts' own two rankings (BM25 and,
+with an embedder, cosine) are already fused in the fact lines, so sessions are the third ranker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from runtime.atomic import replace_atomically
+from runtime.events import Clock, Event, iso, read_events, utc_now
+from runtime.facts.capture import durable_facts, first_line, split_turns, without_acknowledgement
+from runtime.facts.fusion import reciprocal_rank_fusion
+from runtime.facts.text import clip, collapse_whitespace, query_terms, tokenize
+from runtime.fragment import storage_name
+from runtime.fsopen import read_regular_text
+from runtime.paths import StoreLayout
+from runtime.safety.injection import scan
+from runtime.seams import MemorySeam
+
+RECORD_VERSION: Final = 1
+LINE_CHARS: Final = 240
+MAX_KEY_FACTS: Final = 8
+MAX_TOOLS: Final = 16
+# Recall reads at most this many records, the newest first (by file modification time).
+MAX_INDEXED: Final = 500
+_BM25_K1: Final = 1.2
+_BM25_B: Final = 0.75
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    session_id: str
+    date: str  # YYYY-MM-DD (UTC) of the session's end
+    ended_at: str
+    stop_reason: str
+    turns: int
+    outcome: str
+    key_facts: tuple[str, ...] = ()
+    tools_used: tuple[str, ...] = ()
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "version": RECORD_VERSION,
+            "sessionId": self.session_id,
+            "date": self.date,
+            "endedAt": self.ended_at,
+            "stopReason": self.stop_reason,
+            "turns": self.turns,
+            "outcome": self.outcome,
+            "keyFacts": list(self.key_facts),
+            "toolsUsed": list(self.tools_used),
+        }
+
+    @classmethod
+    def from_data(cls, data: Any) -> SessionSummary | None:
+        if not isinstance(data, dict) or data.get("version") != RECORD_VERSION:
+            return None
+        try:
+            return cls(
+                session_id=str(data["sessionId"]),
+                date=str(data["date"]),
+                ended_at=str(data["endedAt"]),
+                stop_reason=str(data["stopReason"]),
+                turns=int(data["turns"]),
+                outcome=str(data["outcome"]),
+                key_facts=tuple(str(fact) for fact in data.get("keyFacts", [])),
+                tools_used=tuple(str(tool) for tool in data.get("toolsUsed", [])),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def search_text(self) -> str:
+        return " ".join([self.outcome, *self.key_facts, *self.tools_used])
+
+    def line(self) -> str:
+        parts = [self.outcome or f"ended ({self.stop_reason})"]
+        if self.key_facts:
+            parts.append("facts: " + "; ".join(self.key_facts))
+        if self.tools_used:
+            parts.append("tools: " + ", ".join(self.tools_used))
+        body = collapse_whitespace(" · ".join(parts))
+        return clip(f"[session:{self.session_id} · {self.date}] {body}", LINE_CHARS)
+
+
+def summarize(
+    events: Iterable[Event], session_id: str, stop_reason: str, ended: Clock = utc_now
+) -> SessionSummary:
+    """The summary of one session log (deterministic: no model)."""
+    logged = list(events)
+    turns = split_turns(logged)
+    answers = [turn.final_answer for turn in turns if turn.final_answer]
+    last = first_line(answers[-1]) if answers else None
+    last = without_acknowledgement(last) if last else None
+    remembered = [
+        collapse_whitespace(str(event.payload.get("input", {}).get("text", "")))
+        for event in logged
+        if event.type == "tool_use"
+        and event.payload.get("name") == "Remember"
+        and isinstance(event.payload.get("input"), dict)
+    ]
+    stated = [fact.text for fact in durable_facts(logged)]
+    facts = [
+        clip(fact, LINE_CHARS)
+        for fact in dict.fromkeys([*remembered, *stated])
+        if fact and scan(fact) is None
+    ]
+    if last is not None and scan(last) is not None:
+        last = None  # flagged text never reaches a later session's prompt
+    tools = dict.fromkeys(name for turn in turns for name in turn.tool_names if name)
+    moment = ended()
+    return SessionSummary(
+        session_id=session_id,
+        date=moment.date().isoformat(),
+        ended_at=iso(moment),
+        stop_reason=stop_reason,
+        turns=len(turns),
+        outcome=clip(collapse_whitespace(last), LINE_CHARS) if last else "",
+        key_facts=tuple(facts[:MAX_KEY_FACTS]),
+        tools_used=tuple(list(tools)[:MAX_TOOLS]),
+    )
+
+
+class SessionIndex:
+    """One spec's session summaries (``layout.sessions_index_dir``)."""
+
+    def __init__(self, layout: StoreLayout, *, now: Clock = utc_now) -> None:
+        self.layout = layout
+        self.now = now
+
+    @property
+    def directory(self) -> Path:
+        return self.layout.sessions_index_dir
+
+    def record_path(self, session_id: str) -> Path:
+        return self.directory / f"{storage_name(session_id)}.json"
+
+    def write(self, summary: SessionSummary) -> Path:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.record_path(summary.session_id)
+        data = json.dumps(summary.to_data(), ensure_ascii=False, indent=2) + "\n"
+        replace_atomically(path, data.encode("utf-8"))
+        return path
+
+    def record_session(self, session_id: str, stop_reason: str, log_path: Path) -> Path | None:
+        """Summarize the session's log into its record (nothing for an empty session)."""
+        summary = summarize(read_events(log_path), session_id, stop_reason, self.now)
+        if summary.turns == 0:
+            return None
+        return self.write(summary)
+
+    def summaries(self) -> list[SessionSummary]:
+        """The newest ``MAX_INDEXED`` records; unreadable ones are skipped."""
+        directory = self.directory
+        if not directory.is_dir():
+            return []
+        paths = []
+        for path in directory.iterdir():
+            if path.suffix != ".json" or path.is_symlink() or not path.is_file():
+                continue
+            paths.append((path.stat().st_mtime_ns, path.name, path))
+        paths.sort(reverse=True)
+        found = []
+        for _, _, path in paths[:MAX_INDEXED]:
+            try:
+                summary = SessionSummary.from_data(json.loads(read_regular_text(path)))
+            except (OSError, ValueError):
+                continue
+            if summary is not None:
+                found.append(summary)
+        return found
+
+    def recall(self, query: str, k: int, *, exclude: str | None = None) -> list[SessionSummary]:
+        """The ``k`` best summaries for ``query`` by BM25 (ties: the newest first)."""
+        if k < 1:
+            return []
+        terms = query_terms(query)
+        records = [
+            s
+            for s in self.summaries()
+            if s.session_id != exclude and scan(s.search_text()) is None  # a hand-edited record
+        ]
+        if not terms or not records:
+            return []
+        docs = [Counter(tokenize(record.search_text())) for record in records]
+        average = sum(sum(doc.values()) for doc in docs) / len(docs) or 1.0
+        frequency = {term: sum(1 for doc in docs if term in doc) for term in terms}
+        scored = []
+        for index, (record, doc) in enumerate(zip(records, docs, strict=True)):
+            length = sum(doc.values())
+            score = 0.0
+            for term in terms:
+                count = doc.get(term, 0)
+                if not count:
+                    continue
+                idf = math.log(1 + (len(docs) - frequency[term] + 0.5) / (frequency[term] + 0.5))
+                norm = count + _BM25_K1 * (1 - _BM25_B + _BM25_B * length / average)
+                score += idf * count * (_BM25_K1 + 1) / norm
+            if score > 0:
+                scored.append((-score, index, record))  # records come newest first
+        scored.sort(key=lambda item: (item[0], item[1]))
+        return [record for _, _, record in scored[:k]]
+
+
+def session_recall_seam(
+    seam: MemorySeam, layout: StoreLayout, *, exclude: str | None, now: Clock
+) -> MemorySeam:
+    """``seam`` with session summaries fused into its recall and written at teardown."""
+    index = SessionIndex(layout, now=now)
+    base = seam.recall
+
+    def fused(query: str, k: int) -> list[str]:
+        facts = base(query, k) if base is not None else []
+        sessions = [summary.line() for summary in index.recall(query, k, exclude=exclude)]
+        return [line for line, _ in reciprocal_rank_fusion([facts, sessions])][:k]
+
+    def on_session_end(session_id: str, stop_reason: str, log_path: Path) -> None:
+        index.record_session(session_id, stop_reason, log_path)
+
+    recall: Callable[[str, int], list[str]] | None = fused if seam.auto_recall else None
+    return dataclasses.replace(seam, recall=recall, on_session_end=on_session_end)
