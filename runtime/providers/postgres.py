@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -784,15 +785,23 @@ class PostgresFactProvider:
         depth = max(MIN_DEPTH, 4 * limit)
         vector = None if self._embedder is None else self._vector([query])
         with self._transaction("recall") as conn:
-            params = {**self._params(self._now_ms()), "q": _tsquery(terms), "k": limit}
+            # Candidates are the facts holding at least one of the query's rarer terms; every
+            # term still counts in the rank. A term in most facts (ANALYZE's statistics) adds
+            # little to a BM25-like score but makes ts_rank score a large share of the table.
+            rare = _rare_terms(conn, self._pool, terms)
+            params = {
+                **self._params(self._now_ms()),
+                "q": _tsquery(terms),
+                "m": _tsquery(rare),
+                "k": limit,
+            }
             if vector is None:
-                rows = conn.execute(
-                    f"""SELECT {_COLUMNS}, {_LEXICAL_RANK} AS score
-                    FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q) q
-                    WHERE f.tsv @@ q.q AND {_LIVE}
-                    ORDER BY score DESC, f.seq LIMIT %(k)s""",
-                    params,
-                ).fetchall()
+                rows = conn.execute(_LEXICAL_SQL, params).fetchall()
+                if len(rows) < limit and rare != terms:
+                    # Too few: fill up from every match, after the rare terms' (ts_rank has no
+                    # idf, so a match on common words alone would otherwise outrank them).
+                    every = conn.execute(_LEXICAL_SQL, {**params, "m": params["q"]}).fetchall()
+                    rows = _filled(rows, every, limit)
             else:
                 assert self._dim is not None and self._embedder is not None
                 # pgvector >= 0.8: keep scanning the HNSW index until ``depth`` rows pass the
@@ -898,10 +907,10 @@ def _hybrid_sql(table: str) -> str:
     ``hnsw.iterative_scan`` (set per transaction by ``_ranking``) the walk goes on past the
     rows the scope and liveness filters drop until ``depth`` rows are found."""
     return f"""
-WITH q AS (SELECT to_tsquery('simple', %(q)s) AS q),
+WITH q AS (SELECT to_tsquery('simple', %(q)s) AS q, to_tsquery('simple', %(m)s) AS m),
 lexical AS (
     SELECT f.id, row_number() OVER (ORDER BY ts_rank(f.tsv, q.q) DESC, f.seq) AS rank
-    FROM facts f, q WHERE f.tsv @@ q.q AND {_LIVE}
+    FROM facts f, q WHERE f.tsv @@ q.m AND {_LIVE}
     ORDER BY rank LIMIT %(depth)s
 ),
 nearest AS (
@@ -924,6 +933,68 @@ SELECT {_COLUMNS},
 FROM fused JOIN facts f ON f.id = fused.id
 WHERE {_SCOPE}
 ORDER BY score DESC, f.seq LIMIT %(k)s"""
+
+
+def _filled(first: list[Any], more: list[Any], limit: int) -> list[Any]:
+    """``first``, then rows of ``more`` not in it, up to ``limit``; a filler's score is kept
+    below the last of ``first`` so that scores stay in rank order."""
+    seen = {row[0] for row in first}
+    floor = float(first[-1][6]) if first else None
+    out = list(first)
+    for row in more:
+        if len(out) >= limit:
+            break
+        if row[0] in seen:
+            continue
+        score = float(row[6])
+        if floor is not None and score >= floor:
+            score = floor * 0.999
+        floor = score
+        out.append((*row[:6], score))
+    return out
+
+
+_LEXICAL_SQL = f"""SELECT {_COLUMNS}, {_LEXICAL_RANK} AS score
+FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q, to_tsquery('simple', %(m)s) AS m) q
+WHERE f.tsv @@ q.m AND {_LIVE}
+ORDER BY score DESC, f.seq LIMIT %(k)s"""
+
+# A term in at least this share of all facts (ANALYZE's ``most_common_elem_freqs``) does not
+# select candidates on its own; statistics are re-read at most every ``TERM_STATS_TTL_S``.
+COMMON_TERM_SHARE = 0.01
+TERM_STATS_TTL_S = 300.0
+_term_stats: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, float]]] = (
+    weakref.WeakKeyDictionary()
+)
+_term_stats_lock = threading.Lock()
+
+
+def _rare_terms(
+    conn: Connection[Any], pool: ConnectionPool[Any], terms: Sequence[str]
+) -> list[str]:
+    """``terms`` without the common ones; all of them when every one is common (or when the
+    table has no statistics yet)."""
+    shares = _common_shares(conn, pool)
+    rare = [term for term in terms if shares.get(term, 0.0) < COMMON_TERM_SHARE]
+    return rare or list(terms)
+
+
+def _common_shares(conn: Connection[Any], pool: ConnectionPool[Any]) -> dict[str, float]:
+    now = time.monotonic()
+    with _term_stats_lock:
+        cached = _term_stats.get(pool)
+        if cached is not None and now - cached[0] < TERM_STATS_TTL_S:
+            return cached[1]
+    row = conn.execute(
+        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+        "WHERE schemaname = current_schema() AND tablename = 'facts' AND attname = 'tsv'"
+    ).fetchone()
+    shares: dict[str, float] = {}
+    if row is not None and row[0] is not None and row[1] is not None:
+        shares = dict(zip(row[0], (float(f) for f in row[1]), strict=False))
+    with _term_stats_lock:
+        _term_stats[pool] = (now, shares)
+    return shares
 
 
 def _tsquery(terms: Sequence[str], *, every: bool = False) -> str:

@@ -398,3 +398,35 @@ def test_a_managed_tenant_named_default_never_shares_the_single_tenant_facts(
     finally:
         single.release()
         named.release()
+
+
+def test_common_terms_do_not_select_candidates_but_still_rank(pg: PostgresTarget) -> None:
+    provider = pg.make(A, SPEC)
+    filler = [RetainRequest(f"customer note number {n} about the plan renewal") for n in range(300)]
+    provider.retain_many(filler)
+    provider.retain(RetainRequest("the Zanzibar office is on the annual plan"))
+    provider.retain(RetainRequest("the Zanzibar office opened in May"))
+    import psycopg
+
+    with psycopg.connect(pg.dsn, autocommit=True) as conn:
+        conn.execute("ANALYZE facts")
+    from runtime.providers import postgres
+
+    postgres._term_stats.clear()
+    # "plan" is in almost every fact: only "zanzibar" and "office" pick candidates, and "plan"
+    # still lifts the fact that has it too.
+    assert texts(provider, "Zanzibar office plan")[:2] == [
+        "the Zanzibar office is on the annual plan",
+        "the Zanzibar office opened in May",
+    ]
+    # Only common terms: every match is ranked, as before.
+    assert len(provider.recall(RecallRequest("plan renewal", 5)).hits) == 5
+    # Too few candidates from the rare term: the common terms' matches fill the top k after it,
+    # with scores still in rank order.
+    hits = provider.recall(RecallRequest("Zanzibar renewal", 20)).hits
+    assert {hit.text for hit in hits[:2]} == {
+        "the Zanzibar office is on the annual plan",
+        "the Zanzibar office opened in May",
+    }
+    assert len(hits) == 20
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
