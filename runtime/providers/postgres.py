@@ -959,9 +959,10 @@ FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q, to_tsquery('simple', %(m
 WHERE f.tsv @@ q.m AND {_LIVE}
 ORDER BY score DESC, f.seq LIMIT %(k)s"""
 
-# A term in at least this share of all facts (ANALYZE's ``most_common_elem_freqs``) does not
-# select candidates on its own; statistics are re-read at most every ``TERM_STATS_TTL_S``.
-COMMON_TERM_SHARE = 0.01
+# Candidates come from the query's rarest terms, taken while the shares of all facts they
+# appear in (ANALYZE's ``most_common_elem_freqs``; a term not listed counts as 0) add up to at
+# most ``CANDIDATE_SHARE``; statistics are re-read at most every ``TERM_STATS_TTL_S``.
+CANDIDATE_SHARE = 0.05
 TERM_STATS_TTL_S = 300.0
 _term_stats: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, float]]] = (
     weakref.WeakKeyDictionary()
@@ -972,11 +973,17 @@ _term_stats_lock = threading.Lock()
 def _rare_terms(
     conn: Connection[Any], pool: ConnectionPool[Any], terms: Sequence[str]
 ) -> list[str]:
-    """``terms`` without the common ones; all of them when every one is common (or when the
-    table has no statistics yet)."""
+    """The rarest of ``terms`` (at least one); all of them when the table has no statistics."""
     shares = _common_shares(conn, pool)
-    rare = [term for term in terms if shares.get(term, 0.0) < COMMON_TERM_SHARE]
-    return rare or list(terms)
+    picked: list[str] = []
+    total = 0.0
+    for term in sorted(terms, key=lambda t: shares.get(t, 0.0)):
+        share = shares.get(term, 0.0)
+        if picked and total + share > CANDIDATE_SHARE:
+            break
+        picked.append(term)
+        total += share
+    return picked if len(picked) < len(terms) else list(terms)
 
 
 def _common_shares(conn: Connection[Any], pool: ConnectionPool[Any]) -> dict[str, float]:
