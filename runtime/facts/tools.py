@@ -14,7 +14,7 @@ rules. Store failures come back as error results, never as exceptions. Provenanc
 from __future__ import annotations
 
 from itertools import zip_longest
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
@@ -40,6 +40,7 @@ from runtime.facts.text import MAX_QUERY_CHARS, clip_query, collapse_whitespace
 from runtime.facts.validation import unstorable
 from runtime.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
 from runtime.ids import MEMORY_ID_RE
+from runtime.providers.errors import ProviderUncertain
 from runtime.tools import Tool, ToolContext, ToolHandler, ToolInput, ToolResult, guarded
 
 # The same bounds as the spec's `memory.ttl`: both come from the contract (runtime.fragment).
@@ -145,6 +146,23 @@ class MemoryForgetInput(_Input):
     )
 
 
+def _unconfirmed(name: str, handler: ToolHandler) -> ToolHandler:
+    """A write the store did not confirm in time, said in the model's terms (the provider's
+    own message speaks of operation ids no tool takes)."""
+
+    def handle(args: Any, ctx: ToolContext) -> ToolResult:
+        try:
+            return handler(args, ctx)
+        except ProviderUncertain:
+            return ToolResult(
+                f"{name}: the memory store did not confirm the change in time; it may or may "
+                "not have been made. Use Recall to check before trying again.",
+                True,
+            )
+
+    return handle
+
+
 def fact_tools(provider: FactProvider, *, ttl_ms: int | None, recall_k: int) -> list[Tool]:
     """``[Remember, Recall, MemoryForget]`` over ``provider``."""
     return [
@@ -156,7 +174,9 @@ def fact_tools(provider: FactProvider, *, ttl_ms: int | None, recall_k: int) -> 
                 "Remembering a fact already stored (same text) keeps the one copy."
             ),
             input_model=RememberInput,
-            handler=guarded("Remember", _remember_handler(provider, ttl_ms)),
+            handler=guarded(
+                "Remember", _unconfirmed("Remember", _remember_handler(provider, ttl_ms))
+            ),
             destructive=True,
         ),
         Tool(
@@ -177,7 +197,9 @@ def fact_tools(provider: FactProvider, *, ttl_ms: int | None, recall_k: int) -> 
                 "but is never recalled again."
             ),
             input_model=MemoryForgetInput,
-            handler=guarded("MemoryForget", _forget_handler(provider)),
+            handler=guarded(
+                "MemoryForget", _unconfirmed("MemoryForget", _forget_handler(provider))
+            ),
             destructive=True,
             require_justification=True,
         ),

@@ -445,7 +445,8 @@ def _envelope_error(operation: str, status: int, payload: Any) -> ProviderError:
     if status == 409:
         return ProviderConflict(text, code=code, http_status=status)
     if status in (400, 413, 422):
-        return ProviderInvalidRequest(text, code=code, http_status=status)
+        # The request's own fault: the server's words alone, as a local provider says them.
+        return ProviderInvalidRequest(said, code=code, http_status=status)
     if status in wire.RETRYABLE_STATUSES or status >= 500:
         return ProviderUnavailable(
             text, code=code, retryable=status in wire.RETRYABLE_STATUSES, http_status=status

@@ -326,3 +326,33 @@ def test_the_client_is_a_fact_provider_and_its_errors_are_store_errors() -> None
     uncertain = ProviderUncertain("x", operation="retain", operation_id="op-1")
     assert isinstance(uncertain, StoreError) and uncertain.status == "uncertain"
     assert isinstance(ProviderInvalidRequest("x"), ValueError)
+
+
+def test_the_remember_tool_says_an_unconfirmed_write_in_the_models_terms(
+    server: FaultServer,
+) -> None:
+    from runtime.facts.tools import fact_tools
+    from runtime.tools import ToolContext
+
+    server.script = [stall(2.0)] * 3
+    remember = fact_tools(
+        client(server, timeout_s=0.8, sleep=lambda _: None), ttl_ms=None, recall_k=5
+    )[0]
+    result = remember.invoke(
+        {"text": "maybe stored"},
+        ToolContext(session_id="sess_0123456789abcdef", tool_use_id="tu_1"),
+    )
+    assert result.is_error
+    assert result.text == (
+        "Remember: the memory store did not confirm the change in time; it may or may not have "
+        "been made. Use Recall to check before trying again."
+    )
+    assert "operation" not in result.text
+
+
+def test_a_refused_request_reads_like_the_local_providers(server: FaultServer) -> None:
+    error = {"error": {"code": "invalid_request", "message": "too many words", "retryable": False}}
+    server.script = [reply(400, error)]
+    with pytest.raises(ProviderInvalidRequest) as caught:
+        client(server).forget(ForgetRequest(query="a b c"))
+    assert str(caught.value) == "too many words"
