@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ir.constants import BACKEND_CONNECTION_KEYS, SESSION_ROUTED_TARGETS
+from ir.constants import BACKEND_CONNECTION_KEYS, SESSION_ROUTED_TARGETS, tenant_key_variable
 from ir.errors import SpecIssue
 from ir.positions import Locator
 from ir.suggest import did_you_mean
@@ -120,6 +120,8 @@ def _duplicate_tenants(data: dict[str, Any], locator: Locator) -> Iterable[SpecI
         return
     # Tenant directories must not collide on case-insensitive file systems either.
     seen: dict[str, tuple[int, str]] = {}
+    # Nor may two tenants read their key (or memory token) from one environment variable.
+    variables: dict[str, tuple[int, str]] = {}
     for index, tenant in enumerate(tenants):
         tenant_id = tenant.get("id") if isinstance(tenant, dict) else None
         if not isinstance(tenant_id, str):
@@ -140,6 +142,16 @@ def _duplicate_tenants(data: dict[str, Any], locator: Locator) -> Iterable[SpecI
             yield locator.at_value(("tenants", index, "id"), message)
             continue
         seen[folded] = (index, tenant_id)
+        variable = tenant_key_variable(tenant_id)
+        if variable in variables:
+            first_index, first_id = variables[variable]
+            yield locator.at_value(
+                ("tenants", index, "id"),
+                f"tenant id {quote(tenant_id)} clashes with tenants[{first_index}] "
+                f"{quote(first_id)}: both would read their key from {variable}",
+            )
+            continue
+        variables[variable] = (index, tenant_id)
 
 
 def _entry_names_a_role(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:

@@ -21,6 +21,7 @@ from runtime.fragment import (
     UNFENCEABLE_TOOL_NAMES,
     WIRABLE_BACKENDS,
     embedder_problem,
+    tenant_key_variable,
 )
 
 BUILTIN_TOOLS: Final = BUILTIN_TOOL_NAMES
@@ -56,6 +57,7 @@ __all__ = [
     "embedder_problem",
     "KNOWN_BACKENDS",
     "BACKEND_CONNECTION_KEYS",
+    "tenant_key_variable",
     "MANAGED_TOOLS",
     "NAME_RE",
     "RECALL_K_MAX",

@@ -692,6 +692,16 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "tenant-ids-sharing-a-key-variable",
+        "name: s\ntarget: managed\n"
+        + AGENT
+        + "tenants:\n  - id: tenant-acme\n  - id: tenant_acme\n",
+        [
+            '6:9: tenants[1].id: tenant id "tenant_acme" clashes with tenants[0] "tenant-acme": '
+            "both would read their key from SPECWIRE_TENANT_KEY_TENANT_ACME"
+        ],
+    ),
+    (
         "bad-tenant-id",
         "name: s\ntarget: managed\n" + AGENT + "tenants:\n  - id: ../etc\n",
         [
