@@ -216,6 +216,14 @@ SPEC_PATHS = click.argument(
 )
 
 
+# Subcommands that hand every argument (``--help`` too) to a runtime command of their own.
+_HANDED_ON: dict[str, Any] = {
+    "ignore_unknown_options": True,
+    "allow_interspersed_args": False,
+    "help_option_names": [],
+}
+
+
 @click.group(cls=_Codegen, context_settings={"help_option_names": ["-h", "--help"]})
 def codegen() -> None:
     """Compile YAML agent specs into runnable agent bundles."""
@@ -459,13 +467,7 @@ def run(ctx: click.Context, spec: Path, args: tuple[str, ...]) -> None:
     ctx.exit(run_agent_source(item.bundle[AGENT_FILE], item.name, args))
 
 
-@codegen.command(
-    context_settings={
-        "ignore_unknown_options": True,
-        "allow_interspersed_args": False,
-        "help_option_names": [],
-    }
-)
+@codegen.command(context_settings=_HANDED_ON)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def memory(ctx: click.Context, args: tuple[str, ...]) -> None:
@@ -478,14 +480,7 @@ def memory(ctx: click.Context, args: tuple[str, ...]) -> None:
     ctx.exit(owner.main(list(args)))
 
 
-@codegen.command(
-    name="eval",
-    context_settings={
-        "ignore_unknown_options": True,
-        "allow_interspersed_args": False,
-        "help_option_names": [],
-    },
-)
+@codegen.command(name="eval", context_settings=_HANDED_ON)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def eval_(ctx: click.Context, args: tuple[str, ...]) -> None:
@@ -519,13 +514,7 @@ def _eval_builder(evals: Any) -> Any:
     return build
 
 
-@codegen.command(
-    context_settings={
-        "ignore_unknown_options": True,
-        "allow_interspersed_args": False,
-        "help_option_names": [],
-    }
-)
+@codegen.command(context_settings=_HANDED_ON)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def dream(ctx: click.Context, args: tuple[str, ...]) -> None:
