@@ -59,8 +59,10 @@ from recall_bench import (
     _describe_code,
     _finite,
     _fs_type,
+    _ms,
     _no_gc,
     _parse_sizes,
+    _x,
     build_queries,
     code_identity,
     generate_corpus,
@@ -702,18 +704,6 @@ def machine_info(config: Config, pg: dict[str, str], origin: str, work: Path) ->
         "work_dir_fs": _fs_type(str(work)),
         "code": code_identity(),
     }
-
-
-def _ms(value: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    return f"{value:.3f}" if value < 10 else f"{value:.1f}" if value < 1000 else f"{value:,.0f}"
-
-
-def _x(value: float) -> str:
-    if math.isnan(value):
-        return "n/a"
-    return f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
 
 
 def render(

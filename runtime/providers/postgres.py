@@ -27,6 +27,7 @@ Install them with ``pip install 'specwire[postgres]'``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -46,6 +47,7 @@ from runtime.facts.fusion import RRF_K
 from runtime.facts.model import InvalidRequestError, from_ms, to_ms
 from runtime.facts.provider import (
     HEALTH_DEADLINE_S,
+    LOCAL_CAPABILITIES,
     Capabilities,
     ForgetRequest,
     ForgetResult,
@@ -526,16 +528,8 @@ class PostgresFactProvider:
         return Health(ok=problem is None, message=problem, checked_at=self._now())
 
     def capabilities(self) -> Capabilities:
-        return Capabilities(
-            lexical=True,
-            semantic=self._embedder is not None,
-            ttl=True,
-            supersede=True,
-            provenance=True,
-            forget_by_query=True,
-            tombstones=True,
-            subject_cascade=False,
-        )
+        # The local store's, plus ranking by meaning when an embedder is bound.
+        return dataclasses.replace(LOCAL_CAPABILITIES, semantic=self._embedder is not None)
 
     # -- owner operations ------------------------------------------------------------------
 
@@ -734,22 +728,7 @@ class PostgresFactProvider:
                 (i, new, hit) for i, (new, hit) in enumerate(zip(news, hits, strict=True)) if hit
             ]
             for i, new, hit in held:
-                conn.execute(
-                    """INSERT INTO quarantine (id, tenant, spec, session, text, tags, created_at,
-                    ttl_ms, session_id, evidence, rule, found_on) VALUES (%(id)s, %(tenant)s,
-                    %(spec)s, %(session)s, %(text)s, %(tags)s, %(now)s, %(ttl)s, %(session_id)s,
-                    %(evidence)s, %(rule)s, 'write')""",
-                    {
-                        **params,
-                        "id": ids[i],
-                        "text": new.text,
-                        "tags": list(new.tags),
-                        "ttl": new.ttl_ms,
-                        "session_id": new.provenance.session_id,
-                        "evidence": list(new.provenance.evidence),
-                        "rule": hit.label,
-                    },
-                )
+                _insert_held(conn, ids[i], new, hit, params)
             return [
                 RetainResult(
                     ids[i], True, _expiry(new, now), None, None if hit is None else hit.label
@@ -846,22 +825,7 @@ class PostgresFactProvider:
         with self._transaction("quarantine a memory") as conn:
             now = self._now_ms()
             fact_id = new_memory_id()
-            conn.execute(
-                """INSERT INTO quarantine (id, tenant, spec, session, text, tags, created_at,
-                ttl_ms, session_id, evidence, rule, found_on) VALUES (%(id)s, %(tenant)s,
-                %(spec)s, %(session)s, %(text)s, %(tags)s, %(now)s, %(ttl)s, %(session_id)s,
-                %(evidence)s, %(rule)s, 'write')""",
-                {
-                    **self._params(now),
-                    "id": fact_id,
-                    "text": new.text,
-                    "tags": list(new.tags),
-                    "ttl": new.ttl_ms,
-                    "session_id": new.provenance.session_id,
-                    "evidence": list(new.provenance.evidence),
-                    "rule": hit.label,
-                },
-            )
+            _insert_held(conn, fact_id, new, hit, self._params(now))
             return RetainResult(fact_id, True, _expiry(new, now), None, hit.label)
 
     def _flagged_on_read(self, hits: Sequence[ProviderHit]) -> dict[str, str]:
@@ -897,6 +861,32 @@ class PostgresFactProvider:
                     {**params, "id": fact_id, "rule": rule},
                 )
                 self._tombstone(conn, [fact_id], "forgotten", f"quarantined: {rule}", params)
+
+
+def _insert_held(
+    conn: Connection[Any],
+    fact_id: str,
+    new: NewFact,
+    hit: InjectionHit,
+    params: dict[str, Any],
+) -> None:
+    """Hold a write the scanner flagged in ``quarantine`` (never in ``facts``)."""
+    conn.execute(
+        """INSERT INTO quarantine (id, tenant, spec, session, text, tags, created_at,
+        ttl_ms, session_id, evidence, rule, found_on) VALUES (%(id)s, %(tenant)s,
+        %(spec)s, %(session)s, %(text)s, %(tags)s, %(now)s, %(ttl)s, %(session_id)s,
+        %(evidence)s, %(rule)s, 'write')""",
+        {
+            **params,
+            "id": fact_id,
+            "text": new.text,
+            "tags": list(new.tags),
+            "ttl": new.ttl_ms,
+            "session_id": new.provenance.session_id,
+            "evidence": list(new.provenance.evidence),
+            "rule": hit.label,
+        },
+    )
 
 
 def _hybrid_sql(table: str) -> str:
