@@ -51,8 +51,35 @@ class _Rule:
     # text first: substring tests cost ~50x less than the regexes on a 2,000-character fact.
     needs: tuple[tuple[str, ...], ...] = ()
 
-    def may_match(self, cased: str) -> bool:
-        return all(any(word in cased for word in group) for group in self.needs)
+    def may_match(self, present: frozenset[str]) -> bool:
+        """Whether every group of needed words has one in ``present`` (the words found)."""
+        return all(not present.isdisjoint(group) for group in self.needs)
+
+
+class _Gate:
+    """The rules a text may trip, from which of their needed words it contains.
+
+    One substring test per distinct word, then one dictionary lookup: texts that contain the
+    same needed words (most benign ones: none) share the answer.
+    """
+
+    _MAX_REMEMBERED: Final = 4096
+
+    def __init__(self, rules: tuple[_Rule, ...]) -> None:
+        self._rules = rules
+        self._words = tuple(
+            sorted({word for rule in rules for group in rule.needs for word in group})
+        )
+        self._by_words: dict[frozenset[str], tuple[_Rule, ...]] = {}
+
+    def rules_for(self, cased: str) -> tuple[_Rule, ...]:
+        present = frozenset([word for word in self._words if word in cased])
+        rules = self._by_words.get(present)
+        if rules is None:
+            rules = tuple(rule for rule in self._rules if rule.may_match(present))
+            if len(self._by_words) < self._MAX_REMEMBERED:
+                self._by_words[present] = rules
+        return rules
 
 
 def _rule(name: str, category: str, pattern: str) -> _Rule:
@@ -220,9 +247,9 @@ _COMPACT_NEEDS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "reveal_system_prompt": (("reveal", "print", "show", "leak", "repeat"),),
     "authorized_keys_append": (("sshauthorizedkeys",),),
 }
-_SCREENED_RULES: Final = tuple(replace(rule, needs=_NEEDS[rule.name]) for rule in _RULES)
-_SCREENED_COMPACT: Final = tuple(
-    replace(rule, needs=_COMPACT_NEEDS[rule.name]) for rule in _COMPACT_RULES
+_SCREENED_RULES: Final = _Gate(tuple(replace(rule, needs=_NEEDS[rule.name]) for rule in _RULES))
+_SCREENED_COMPACT: Final = _Gate(
+    tuple(replace(rule, needs=_COMPACT_NEEDS[rule.name]) for rule in _COMPACT_RULES)
 )
 
 # Pass 1: invisible characters. Hangul fillers are letters (Lo), used as blanks by evaders.
@@ -344,9 +371,15 @@ _HOMOGLYPHS: Final = str.maketrans(
 # Digits read as letters (1gn0re), for the compact pass.
 _LEET: Final = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t"})
 
-_BASE64_BLOCK: Final = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
-_HEX_BLOCK: Final = re.compile(r"(?:0x)?((?:[0-9a-fA-F]{2}){16,})")
+# Anchored where a run of the alphabet starts, so a short run costs one step, not twenty: the
+# same blocks as unanchored (a greedy match always starts at its run's first character).
+_BASE64_BLOCK: Final = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}")
+_HEX_BLOCK: Final = re.compile(r"(?:0x)?(?<![0-9a-fA-F])((?:[0-9a-fA-F]{2}){16,})")
 _NOT_ALNUM: Final = re.compile(r"[\W_]+")
+# The same for ASCII text, as one table lookup per character.
+_ASCII_NOT_ALNUM: Final = str.maketrans(
+    dict.fromkeys(chr(code) for code in range(128) if not chr(code).isalnum())
+)
 
 
 def scan(text: str) -> InjectionHit | None:
@@ -376,26 +409,31 @@ def _unescaped(text: str) -> str:
 
 
 def _scan_text(text: str, suffix: str = "") -> InjectionHit | None:
-    cased = text.casefold()
-    for rule in _SCREENED_RULES:
-        if rule.may_match(cased) and rule.pattern.search(text):
+    for rule in _SCREENED_RULES.rules_for(text.casefold()):
+        if rule.pattern.search(text):
             return InjectionHit(rule.name + suffix, rule.category)
     folded = text if text.isascii() else _fold(text)
     if folded != text:
-        cased = folded.casefold()
-        for rule in _SCREENED_RULES:
-            if rule.may_match(cased) and rule.pattern.search(folded):
+        for rule in _SCREENED_RULES.rules_for(folded.casefold()):
+            if rule.pattern.search(folded):
                 return InjectionHit(f"{rule.name}{suffix}_homoglyph", rule.category)
-    compact = _NOT_ALNUM.sub("", folded).lower()
-    for rule in _SCREENED_COMPACT:
-        if rule.may_match(compact) and rule.pattern.search(compact):
+    compact = _compact(folded)
+    for rule in _SCREENED_COMPACT.rules_for(compact):
+        if rule.pattern.search(compact):
             return InjectionHit(f"{rule.name}{suffix}_compact", rule.category)
     leet = compact.translate(_LEET)
     if leet != compact:
-        for rule in _SCREENED_COMPACT:
-            if rule.may_match(leet) and rule.pattern.search(leet):
+        for rule in _SCREENED_COMPACT.rules_for(leet):
+            if rule.pattern.search(leet):
                 return InjectionHit(f"{rule.name}{suffix}_leet", rule.category)
     return None
+
+
+def _compact(text: str) -> str:
+    """Letters and digits only, lower case."""
+    if text.isascii():
+        return text.translate(_ASCII_NOT_ALNUM).lower()
+    return _NOT_ALNUM.sub("", text).lower()
 
 
 def _invisible_char(text: str) -> str | None:
@@ -451,6 +489,9 @@ def _fold(text: str) -> str:
 
 
 def _scan_encoded(text: str) -> InjectionHit | None:
+    # Both kinds of block are 20+ characters without whitespace: most texts have no such word.
+    if all(len(word) < 20 for word in text.split()):
+        return None
     blocks = 0
     for match in _BASE64_BLOCK.finditer(text):
         blocks += 1
