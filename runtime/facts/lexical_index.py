@@ -32,6 +32,8 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from runtime.facts import lexical_pruning
+from runtime.facts.lexical_pruning import BlockStats, Corpus, TermPostings
 from runtime.facts.lexical_vocab import FrozenVocab
 from runtime.facts.ranking import EVIDENCE_FACTOR
 
@@ -108,6 +110,8 @@ class LexicalIndex:
         self._crcs = posting_crcs
         self._verified = np.zeros(0 if posting_crcs is None else len(posting_crcs), np.bool_)
         self._norm_key: tuple[int, int] | None = None
+        self._stats: dict[int, BlockStats] = {}  # per term, over the base postings
+        self._proven_blocks: Flags | None = None
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -118,6 +122,8 @@ class LexicalIndex:
             tokens = doc.terms.split()
             self._ensure_capacity(doc.seq)
             self._doc_len[doc.seq] = len(tokens)
+            if doc.proven and self._proven_blocks is not None:
+                self._proven_blocks = None  # marked again on the next recall
             self._expires[doc.seq] = NO_EXPIRY if doc.expires_at is None else doc.expires_at
             self._proven[doc.seq] = doc.proven
             self._indexed[doc.seq] = True
@@ -156,8 +162,7 @@ class LexicalIndex:
         n = self.n_indexed
         if n == 0 or self.total_tokens == 0:
             return []
-        norm_of = self._norms()
-        touched: list[Seqs] = []
+        query: list[TermPostings] = []
         for term in terms:
             tid = self._lookup(term)
             if tid is None:
@@ -167,23 +172,58 @@ class LexicalIndex:
             if idf <= 0.0:
                 idf = 1e-6
             seqs, tfs = self.postings(tid)
-            if len(seqs) == 0:
-                continue
-            tf = tfs.astype(np.float64)
-            # Operation for operation as fts5_aux.c, so every score is bit-identical to bm25().
-            self._scratch[seqs] += idf * ((tf * (K1 + 1.0)) / (tf + norm_of[seqs]))
-            touched.append(seqs)
-        if not touched:
+            if len(seqs) > 0:
+                stats, bounded = self._block_stats(tid)
+                query.append(TermPostings(idf, seqs, tfs, stats, bounded))
+        if not query:
             return []
-        seqs = np.concatenate(touched) if len(touched) > 1 else touched[0]
-        scores = self._scratch[seqs]
-        self._scratch[seqs] = 0.0
-        scores = np.where(self._proven[seqs], scores * EVIDENCE_FACTOR, scores)
 
         def live(candidates: Seqs) -> Flags:
             return self._indexed[candidates] & (self._expires[candidates] > now_ms)
 
+        avgdl = self.total_tokens / n
+        corpus = Corpus(self._doc_len, self._proven, self._proven_by_block(), avgdl, live)
+        pruned = lexical_pruning.pruned_top(query, limit, corpus)
+        if pruned is not None:
+            return pruned
+        norm_of = self._norms()
+        for posting in query:
+            tf = posting.tfs.astype(np.float64)
+            contribution = (tf * (K1 + 1.0)) / (tf + norm_of[posting.seqs])
+            # Operation for operation as fts5_aux.c, so every score is bit-identical to bm25().
+            self._scratch[posting.seqs] += posting.idf * contribution
+        touched = [posting.seqs for posting in query]
+        seqs = np.concatenate(touched) if len(touched) > 1 else touched[0]
+        scores = self._scratch[seqs]
+        self._scratch[seqs] = 0.0
+        scores = np.where(self._proven[seqs], scores * EVIDENCE_FACTOR, scores)
         return _best(seqs, scores, limit, len(touched), live)
+
+    def _block_stats(self, tid: int) -> tuple[BlockStats | None, int]:
+        """The term's block statistics over its base postings and how many postings they cover
+        (None, 0 for a rare term). Computed on first use; valid until the base changes (facts
+        are immutable and removals only lower scores)."""
+        if tid + 1 >= len(self._indptr):
+            return None, 0
+        start, end = int(self._indptr[tid]), int(self._indptr[tid + 1])
+        if end - start < lexical_pruning.MIN_BOUNDED_POSTINGS:
+            return None, 0
+        stats = self._stats.get(tid)
+        if stats is None:
+            seqs, tfs = self._docs[start:end], self._tfs[start:end]
+            stats = lexical_pruning.block_stats(seqs, tfs, self._doc_len)
+            self._stats[tid] = stats
+        return stats, end - start
+
+    def _proven_by_block(self) -> Flags:
+        """Per block of seqs: whether it holds a fact backed by evidence."""
+        shift = lexical_pruning.BLOCK_SHIFT
+        n_blocks = (len(self._doc_len) >> shift) + 1
+        if self._proven_blocks is None or len(self._proven_blocks) != n_blocks:
+            marks = np.zeros(n_blocks, dtype=np.bool_)
+            marks[np.flatnonzero(self._proven) >> shift] = True
+            self._proven_blocks = marks
+        return self._proven_blocks
 
     def _norms(self) -> Floats:
         """Per seq, ``k1 * (1 - b + b * dl / avgdl)``: recomputed only when N or the token total
@@ -313,6 +353,7 @@ class LexicalIndex:
             docs[at : at + len(seqs)] = seqs
             tfs[at : at + len(seqs)] = freqs
         self._indptr, self._docs, self._tfs = indptr, docs, tfs
+        self._stats.clear()
         self._tail.clear()
         self._tail_postings = 0
 
@@ -396,8 +437,15 @@ def _best(
             chosen = scores >= cut
             best_seqs, best_scores = seqs[chosen], scores[chosen]
         keep = live(best_seqs)
-        out = _distinct(best_seqs[keep], best_scores[keep], limit)
-        if every or len(out) == limit:
+        best_seqs, best_scores = best_seqs[keep], best_scores[keep]
+        if every:
+            return _distinct(best_seqs, best_scores, limit)
+        above = best_scores > cut
+        out = _distinct(best_seqs[above], best_scores[above], limit)
+        # Entries tied at the cut can be many (facts alike but for a number): the oldest first.
+        tied = np.unique(best_seqs[~above])[: limit - len(out)]
+        out += [(int(seq), float(cut)) for seq in tied.tolist()]
+        if len(out) == limit:
             return out
         wanted *= 4
 

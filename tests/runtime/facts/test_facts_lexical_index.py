@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from facts_support import FakeClock
 
-from runtime.facts import queries
+from runtime.facts import lexical_pruning, queries
 from runtime.facts.model import InvalidRequestError, NewFactItem, Provenance, RecallHit
 from runtime.facts.store import FactStore
 from runtime.facts.text import match_expression, query_terms
@@ -112,10 +112,15 @@ QUERIES = [
 ]
 
 
+@pytest.mark.parametrize("pruned", [False, True], ids=["every-posting", "pruned"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_identical_ranking_to_fts5_with_ties_evidence_and_tombstones(
-    db_path: Path, clock: FakeClock, seed: int
+    db_path: Path, clock: FakeClock, seed: int, pruned: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Pruning starts at 20,000 postings and blocks hold 4,096 seqs; forced here on a small store.
+    monkeypatch.setattr(lexical_pruning, "MIN_POSTINGS", 0 if pruned else 10**12)
+    monkeypatch.setattr(lexical_pruning, "MIN_BOUNDED_POSTINGS", 4)
+    monkeypatch.setattr(lexical_pruning, "BLOCK_SHIFT", 4)
     rng = random.Random(seed)
     with FactStore.open(db_path, now=clock) as store:
         ids = fill_varied(store, rng, 400)
