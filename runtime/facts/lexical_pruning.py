@@ -45,6 +45,8 @@ MIN_BOUNDED_POSTINGS = 512
 MIN_POSTINGS = 20_000
 # Pruning gives up (the caller scores every posting) past this share of all postings.
 MAX_SCORED_SHARE = 0.6
+# The two rarest terms seed the search when the rarest holds at most this share of all postings.
+RAREST_SHARE = 0.25
 # A candidate's bound mixes sums in another order than its score: kept on the safe side.
 _SLACK = 1.0 + 1e-9
 
@@ -111,11 +113,12 @@ def pruned_top(
     bounds = _block_bounds(terms, n_blocks, corpus)
     always = [_unbounded_part(term) for term in terms]
     order = np.argsort(-bounds, kind="stable")
+    likely = _in_two_rarest(terms, total)
     taken = min(4, n_blocks)
     while True:
         seed_blocks = np.zeros(n_blocks, dtype=np.bool_)
         seed_blocks[order[:taken]] = True
-        seed = _candidates(terms, always, seed_blocks, corpus)
+        seed = _candidates(terms, [*always, likely], seed_blocks, corpus)
         scores = _exact_scores(terms, seed, corpus)
         alive = corpus.live(seed)
         if int(np.count_nonzero(alive)) >= limit or taken >= n_blocks:
@@ -144,6 +147,18 @@ def pruned_top(
     scores = _exact_scores(terms, candidates, corpus)
     alive = corpus.live(candidates)
     return _best(candidates[alive], scores[alive], limit)
+
+
+def _in_two_rarest(terms: Sequence[TermPostings], total: int) -> Seqs:
+    """The facts holding both of the query's two rarest terms: the best usually do, so scoring
+    them first gives a high ``theta`` early (skipped when the rarest is not rare)."""
+    if len(terms) < 2:
+        return np.zeros(0, dtype=np.int32)
+    first, second = sorted(terms, key=lambda term: len(term.seqs))[:2]
+    if len(first.seqs) > total * RAREST_SHARE:
+        return np.zeros(0, dtype=np.int32)
+    _, present = _positions(second.seqs, first.seqs)
+    return first.seqs[present]
 
 
 def _saturation(idf: float, tf: Floats, length: Floats, avgdl: float) -> Floats:
@@ -177,8 +192,9 @@ def _candidates(
     """Distinct seqs, ascending: every unbounded posting, and the bounded terms' postings in
     the chosen blocks."""
     chosen = np.zeros(len(corpus.doc_len), dtype=np.bool_)
-    for term, extra in zip(terms, always, strict=True):
+    for extra in always:
         chosen[extra] = True
+    for term in terms:
         if term.stats is not None:
             base = term.seqs[: term.bounded]
             chosen[base[blocks[base >> BLOCK_SHIFT]]] = True
