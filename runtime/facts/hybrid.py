@@ -2,12 +2,16 @@
 
 Both rankings see only live facts (the lexical SQL and the matrix's masks apply the same TTL,
 supersede and forget filters) and each is cut at ``depth`` candidates, so the cost follows k,
-not the number of facts matched. When the embedder fails on the query, recall answers with the
-BM25 ranking alone.
+not the number of facts matched. The cosine ranking runs on a worker thread while the lexical one
+runs on the caller's. When the embedder fails on the query, recall answers with the BM25 ranking
+alone.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
 from runtime.facts import vector_queries
@@ -21,16 +25,35 @@ if TYPE_CHECKING:
 # Candidates taken from each ranking: RRF's top k hardly moves past a few times k.
 MIN_DEPTH = 20
 
+_workers: tuple[int, ThreadPoolExecutor] | None = None
+_workers_lock = threading.Lock()
+
+
+def _worker() -> ThreadPoolExecutor:
+    """The process's pool for cosine passes (made again in a forked child: a child has none of
+    its parent's threads)."""
+    global _workers
+    with _workers_lock:
+        if _workers is None or _workers[0] != os.getpid():
+            _workers = (os.getpid(), ThreadPoolExecutor(2, thread_name_prefix="specwire-cosine"))
+        return _workers[1]
+
 
 def hybrid_recall(store: FactStore, semantic: SemanticIndex, query: str, k: int) -> list[RecallHit]:
     depth = max(MIN_DEPTH, 4 * k)
-    lexical = store._lexical_ranking(query, depth)
     semantic.refresh(store._file)
     query_vector = semantic.embed_or_none([query])
     if query_vector is None:
-        return lexical[:k]
+        return store._lexical_ranking(query, depth)[:k]
     now = store._now_ms()
-    seqs = semantic.ranking(store._file, query_vector[0], now, depth)
+    # The two rankings overlap: the cosine pass is numpy work that releases the GIL. This thread
+    # holds the store's lock only while ranking lexically and waits for the other after that.
+    cosine = _worker().submit(semantic.ranking, store._file, query_vector[0], now, depth)
+    try:
+        lexical = store._lexical_ranking(query, depth)
+    finally:
+        wait([cosine])  # never leave the pass running past this call
+    seqs = cosine.result()
     with store._file.reading("recall") as conn:
         if conn is None:
             return []
