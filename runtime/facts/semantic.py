@@ -34,12 +34,15 @@ from runtime.facts.vector_matrix import DamagedVectorsError, VectorMatrix
 from runtime.facts.vector_snapshot import Position, SnapshotError
 
 CATCH_UP_BATCH = 256
-# From this many rows a query scans sign sketches first (``sketch``): the SKETCH_POOL rows of
-# fewest differing bits, ranked by their bits' agreement with the query, and the best
-# SKETCH_CANDIDATES of those rescored exactly. Below it, every row is scored exactly.
+# From this many rows a query scans sign sketches first (``sketch``): the rows of fewest
+# differing bits (one in SKETCH_POOL_SHARE, between SKETCH_POOL_MIN and SKETCH_POOL of them),
+# ranked by their bits' agreement with the query, and the best half of those (at most
+# SKETCH_CANDIDATES) rescored exactly. Below it, every row is scored exactly.
 SKETCH_FROM_ROWS = 50_000
 SKETCH_POOL = 10_000
-SKETCH_CANDIDATES = 1_000
+SKETCH_POOL_MIN = 3_000
+SKETCH_POOL_SHARE = 33
+SKETCH_CANDIDATES = 2_000
 # A snapshot is written at close for an index of at least this many rows (a smaller one is
 # rebuilt in a fraction of a second), when this many rows or tombstones (or 1% of the rows)
 # changed since the one on disk.
@@ -359,9 +362,10 @@ class SemanticIndex:
         query_sketch = np.packbits(projection > 0).view(np.uint64)[None, :]
         distance = matrix.differing_bits(query_sketch)
         distance[~usable] = sketch.SKETCH_BITS + 1
-        wanted = max(SKETCH_CANDIDATES, limit)
+        pool_size = min(SKETCH_POOL, max(SKETCH_POOL_MIN, n // SKETCH_POOL_SHARE))
+        wanted = max(min(SKETCH_CANDIDATES, pool_size // 2), limit)
         # Pools in row order, so ties go to the older row, as everywhere.
-        pool = vector_cuts.closest(distance, min(n, max(SKETCH_POOL, wanted)))
+        pool = vector_cuts.closest(distance, min(n, max(pool_size, wanted)))
         pool = pool[usable[pool]]
         if len(pool) > wanted:
             agree = sketch.agreement(matrix.sketch_rows(pool), projection)
