@@ -48,12 +48,12 @@ def hybrid_recall(store: FactStore, semantic: SemanticIndex, query: str, k: int)
     now = store._now_ms()
     # The two rankings overlap: the cosine pass is numpy work that releases the GIL. This thread
     # holds the store's lock only while ranking lexically and waits for the other after that.
-    cosine = _worker().submit(semantic.ranking, store._file, query_vector[0], now, depth)
+    pending = _worker().submit(semantic.ranking, store._file, query_vector[0], now, depth)
     try:
         lexical = store._lexical_ranking(query, depth)
     finally:
-        wait([cosine])  # never leave the pass running past this call
-    seqs = cosine.result()
+        wait([pending])  # never leave the pass running past this call
+    seqs = pending.result()
     with store._file.reading("recall") as conn:
         if conn is None:
             return []
