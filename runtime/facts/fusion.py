@@ -8,18 +8,21 @@ about one rank position) added once, as the reference does. Ties keep the first-
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
+from typing import TypeVar
 
 from runtime.facts.ranking import PROOF_BOOST
 
 RRF_K = 60
 
+Item = TypeVar("Item", bound=Hashable)
+
 
 def reciprocal_rank_fusion(
-    rankings: Sequence[Sequence[str]], proven: Collection[str] = ()
-) -> list[tuple[str, float]]:
+    rankings: Sequence[Sequence[Item]], proven: Collection[Item] = ()
+) -> list[tuple[Item, float]]:
     """Fused ``(id, score)`` pairs, best first, over the union of ``rankings`` (ids best first)."""
-    scores: dict[str, float] = {}
+    scores: dict[Item, float] = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + 1.0 / (RRF_K + rank)

@@ -10,11 +10,12 @@ alone.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
-from runtime.facts import vector_queries
+from runtime.facts import queries, vector_queries
 from runtime.facts.fusion import reciprocal_rank_fusion
 from runtime.facts.model import Fact, RecallHit
 from runtime.facts.semantic import SemanticIndex
@@ -50,10 +51,44 @@ def hybrid_recall(store: FactStore, semantic: SemanticIndex, query: str, k: int)
     # holds the store's lock only while ranking lexically and waits for the other after that.
     pending = _worker().submit(semantic.ranking, store._file, query_vector[0], now, depth)
     try:
-        lexical = store._lexical_ranking(query, depth)
+        lexical = store._lexical_seqs(query, depth)
     finally:
         wait([pending])  # never leave the pass running past this call
-    seqs = pending.result()
+    cosine = pending.result()
+    if lexical is None:
+        return _fused_hits(store, store._lexical_ranking(query, depth), cosine, now, k)
+    with store._file.reading("recall") as conn:
+        if conn is None:
+            return []
+        lexical_seqs = [seq for seq, _ in lexical]
+        proven = {seq for seq, is_proven in lexical if is_proven}
+        known = set(lexical_seqs)
+        live = queries.live_proven(conn, [seq for seq in cosine if seq not in known], now)
+        proven.update(seq for seq, is_proven in live.items() if is_proven)
+        cosine = [seq for seq in cosine if seq in known or seq in live]
+        fused = reciprocal_rank_fusion([lexical_seqs, cosine], proven)
+        return _hits(conn, fused, now, k)
+
+
+def _hits(
+    conn: sqlite3.Connection, fused: list[tuple[int, float]], now: int, k: int
+) -> list[RecallHit]:
+    """The best ``k`` of ``fused`` as hits, reading only their rows (one that stopped being live
+    since it was ranked is passed over)."""
+    hits: list[RecallHit] = []
+    start = 0
+    while len(hits) < k and start < len(fused):
+        batch = fused[start : start + k - len(hits)]
+        start += len(batch)
+        facts = vector_queries.live_by_seqs(conn, [seq for seq, _ in batch], now)
+        hits += [RecallHit(facts[seq], score) for seq, score in batch if seq in facts]
+    return hits
+
+
+def _fused_hits(
+    store: FactStore, lexical: list[RecallHit], seqs: list[int], now: int, k: int
+) -> list[RecallHit]:
+    """The fusion from the lexical hits (when only they can answer) and the cosine seqs."""
     with store._file.reading("recall") as conn:
         if conn is None:
             return []

@@ -76,6 +76,28 @@ class LexicalRecall:
         finally:
             conn.execute("COMMIT")
 
+    def ranked_live(
+        self, conn: sqlite3.Connection, terms: Sequence[str], limit: int, now_ms: int
+    ) -> list[tuple[int, bool]] | None:
+        """Like ``recall`` without reading the facts: the winners' seqs, best first, each with
+        whether it is backed by evidence. None when the index cannot answer (a winner not live
+        in SQLite, or a damaged snapshot): ``recall`` then answers, from a rebuilt index or
+        FTS5."""
+        conn.execute("BEGIN")
+        try:
+            try:
+                ranked = self.catch_up(conn).rank(terms, limit, now_ms)
+            except DamagedIndexError:
+                self._discard_snapshot()
+                return None
+            live = queries.live_proven(conn, [seq for seq, _ in ranked], now_ms)
+            if len(live) != len(ranked):
+                self.index = None  # out of step with the database: rebuilt next time
+                return None
+            return [(seq, live[seq]) for seq, _ in ranked]
+        finally:
+            conn.execute("COMMIT")
+
     def catch_up(self, conn: sqlite3.Connection) -> LexicalIndex:
         """The index, with every fact and tombstone committed so far read (call in a read
         transaction)."""

@@ -190,6 +190,19 @@ def live_hits_by_seq(
     return [RecallHit(_fact(by_seq[seq]), score) for seq, score in ranked if seq in by_seq]
 
 
+def live_proven(conn: sqlite3.Connection, seqs: Sequence[int], now: int) -> dict[int, bool]:
+    """Of ``seqs``, the live ones, each with whether it is backed by evidence (no row decoded)."""
+    if not seqs:
+        return {}
+    marks = ", ".join("?" * len(seqs))
+    rows = conn.execute(
+        f"SELECT f.seq, {_PROVEN} FROM {_FROM} WHERE f.seq IN ({marks}) AND "
+        + _LIVE.replace(":now", "?"),
+        [*seqs, now],
+    ).fetchall()
+    return {int(row[0]): bool(row[1]) for row in rows}
+
+
 def status_of(conn: sqlite3.Connection, fact_id: str, now: int) -> str | None:
     row = conn.execute(
         f"SELECT {_STATUS} AS status FROM {_FROM} WHERE f.id = :id",

@@ -456,12 +456,26 @@ class FactStore:
         with self._file.reading("recall") as conn:
             if conn is None:
                 return []
-            if self._lexical is None:
-                # Imported here: numpy loads only when a store actually recalls.
-                from runtime.facts.lexical_recall import LexicalRecall
+            return self._lexical_recall().recall(conn, terms, limit, self._now_ms())
 
-                self._lexical = LexicalRecall(self._file.path)
-            return self._lexical.recall(conn, terms, limit, self._now_ms())
+    def _lexical_seqs(self, query: str, limit: int) -> list[tuple[int, bool]] | None:
+        """``_lexical_ranking`` as ``(seq, proven)`` pairs, no fact read; None when only
+        ``_lexical_ranking`` can answer (see ``LexicalRecall.ranked_live``)."""
+        terms = query_terms(query)
+        if not terms:
+            return []
+        with self._file.reading("recall") as conn:
+            if conn is None:
+                return []
+            return self._lexical_recall().ranked_live(conn, terms, limit, self._now_ms())
+
+    def _lexical_recall(self) -> LexicalRecall:
+        if self._lexical is None:
+            # Imported here: numpy loads only when a store actually recalls.
+            from runtime.facts.lexical_recall import LexicalRecall
+
+            self._lexical = LexicalRecall(self._file.path)
+        return self._lexical
 
     def get(self, fact_id: str) -> FactStatus | None:
         with self._file.reading("read a memory") as conn:

@@ -270,3 +270,22 @@ def test_the_sketch_cuts_keep_the_best_rows_with_ties_to_the_older_row(
         values = distance.astype(np.float32)
         expected = np.sort(np.lexsort((np.arange(rows), -values))[:wanted])
         assert largest(values, wanted).tolist() == expected.tolist()
+
+
+def test_an_index_out_of_step_with_the_file_never_answers(db_path: Path, clock: FakeClock) -> None:
+    """Rows removed underneath an open store (as an erasure in another process does): hybrid
+    recall notices, rebuilds and never returns, nor ranks by, the removed fact."""
+    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
+        erased = store.remember("kubernetes secret plan")
+        store.remember("kubernetes cluster")
+        assert len(store.recall("kubernetes secret plan", 5)) == 2
+        with sqlite3.connect(db_path) as conn:
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("DROP TRIGGER facts_never_deleted")
+            seq = conn.execute("SELECT seq FROM facts WHERE id = ?", (erased.id,)).fetchone()[0]
+            conn.execute("DELETE FROM fact_vectors WHERE fact_seq = ?", (seq,))
+            conn.execute("DELETE FROM facts_fts WHERE rowid = ?", (seq,))
+            conn.execute("DELETE FROM facts WHERE id = ?", (erased.id,))
+        assert texts(store, "kubernetes secret plan") == ["kubernetes cluster"]
+        assert store._lexical is not None and store._lexical.index is not None  # rebuilt
+        assert [seq for seq, _ in store._lexical_seqs("secret plan", 5) or []] == []
