@@ -10,9 +10,12 @@ Scoring reproduces SQLite's ``bm25()`` (fts5_aux.c) operation by operation, so t
 identical, not merely close: over the indexed rows, ``N`` rows and ``avgdl = tokens / N``; per
 query term in query order, ``idf = log((N - df + 0.5) / (df + 0.5))`` clamped to ``1e-6`` when not
 positive, and ``score += idf * ((tf * (k1 + 1)) / (tf + k1 * (1 - b + b * dl / avgdl)))`` with
-``k1 = 1.2``, ``b = 0.75``. Only the query terms' postings are touched: contributions are
-accumulated into a scratch array at those positions and reset afterwards, so a recall costs the
-query's postings plus a partial selection of the best ``limit``, never a pass over the table.
+``k1 = 1.2``, ``b = 0.75``. Only the query terms' postings are touched, and on a large index
+not even all of them: ``runtime.facts.lexical_pruning`` bounds each common term's contribution
+per block of seqs and skips what cannot reach the result (block-max and MaxScore), returning
+exactly the same ranking. When pruning does not pay, contributions are accumulated into a
+scratch array at the postings' positions and reset afterwards, so a recall costs the query's
+postings plus a partial selection of the best ``limit``, never a pass over the table.
 
 Order: score (with ``ranking.EVIDENCE_FACTOR`` for facts backed by evidence) descending, ties
 broken by ``seq`` ascending (the older fact first), as the FTS5 query's ``ORDER BY`` does.
