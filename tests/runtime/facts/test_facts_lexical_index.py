@@ -12,6 +12,7 @@ import pytest
 from facts_support import FakeClock
 
 from runtime.facts import lexical_pruning, queries
+from runtime.facts import store as store_module
 from runtime.facts.model import InvalidRequestError, NewFactItem, Provenance, RecallHit
 from runtime.facts.store import FactStore
 from runtime.facts.text import match_expression, query_terms
@@ -50,6 +51,12 @@ WORDS = [
     "Straße",
     "café",
 ]
+
+
+@pytest.fixture(autouse=True)
+def index_from_the_first_fact(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These stores are small: rank through the in-memory index anyway (it starts at 5,000)."""
+    monkeypatch.setattr(store_module, "LEXICAL_INDEX_FROM", 0)
 
 
 def fts5_ranking(store: FactStore, query: str, k: int, now_ms: int) -> list[RecallHit]:
@@ -226,15 +233,20 @@ def test_many_writes_merge_the_tail_and_keep_the_ranking(
         )
 
 
-def test_numpy_loads_only_when_a_store_recalls(db_path: Path) -> None:
+def test_numpy_loads_only_when_a_large_store_recalls(db_path: Path) -> None:
     code = (
         "import sys\n"
         "import runtime, runtime.wiring, runtime.facts.wiring\n"
+        "import runtime.facts.store as store_module\n"
         "from runtime.facts.store import FactStore\n"
         f"store = FactStore.open({str(db_path)!r})\n"
-        "store.remember('numpy stays unloaded')\n"
-        "assert 'numpy' not in sys.modules, 'imported before a recall'\n"
-        "store.recall('numpy')\n"
+        "for n in range(3):\n"
+        "    store.remember(f'numpy stays unloaded {n}')\n"
+        "top = lambda: [hit.fact.text for hit in store.recall('unloaded 1', 1)]\n"
+        "assert top() == ['numpy stays unloaded 1']\n"
+        "assert 'numpy' not in sys.modules, 'a small store loaded numpy'\n"
+        "store_module.LEXICAL_INDEX_FROM = 3\n"
+        "assert top() == ['numpy stays unloaded 1']\n"
         "assert 'numpy' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

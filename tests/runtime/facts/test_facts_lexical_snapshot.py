@@ -13,6 +13,7 @@ from facts_support import FakeClock
 from test_facts_lexical_index import QUERIES, fill_varied, fts5_ranking, ids_and_scores, now_ms
 
 from runtime.facts import lexical_recall
+from runtime.facts import store as store_module
 from runtime.facts.lexical_snapshot import snapshot_path
 from runtime.facts.store import FactStore
 
@@ -21,6 +22,7 @@ from runtime.facts.store import FactStore
 def small_snapshots(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(lexical_recall, "SNAPSHOT_MIN_FACTS", 1)
     monkeypatch.setattr(lexical_recall, "SNAPSHOT_MIN_CHANGES", 1)
+    monkeypatch.setattr(store_module, "LEXICAL_INDEX_FROM", 0)
     yield
 
 
