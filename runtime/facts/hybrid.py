@@ -19,6 +19,7 @@ from runtime.facts import queries, vector_queries
 from runtime.facts.fusion import reciprocal_rank_fusion
 from runtime.facts.model import Fact, RecallHit
 from runtime.facts.semantic import SemanticIndex
+from runtime.facts.vector_matrix import DamagedVectorsError
 
 if TYPE_CHECKING:
     from runtime.facts.store import FactStore
@@ -47,14 +48,18 @@ def hybrid_recall(store: FactStore, semantic: SemanticIndex, query: str, k: int)
     if query_vector is None:
         return store._lexical_ranking(query, depth)[:k]
     now = store._now_ms()
-    # The two rankings overlap: the cosine pass is numpy work that releases the GIL. This thread
-    # holds the store's lock only while ranking lexically and waits for the other after that.
-    pending = _worker().submit(semantic.ranking, store._file, query_vector[0], now, depth)
+    # The two rankings overlap: the cosine pass is numpy work that releases the GIL. The worker
+    # never takes the store's lock (the caller may hold it): a damaged vector snapshot comes
+    # back as an error, and this thread rebuilds from the file and asks again.
+    pending = _worker().submit(semantic.nearest, query_vector[0], now, depth)
     try:
         lexical = store._lexical_seqs(query, depth)
     finally:
         wait([pending])  # never leave the pass running past this call
-    cosine = pending.result()
+    try:
+        cosine = pending.result()
+    except DamagedVectorsError:
+        cosine = semantic.ranking(store._file, query_vector[0], now, depth)
     if lexical is None:
         return _fused_hits(store, store._lexical_ranking(query, depth), cosine, now, k)
     with store._file.reading("recall") as conn:

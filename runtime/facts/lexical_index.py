@@ -43,6 +43,8 @@ from runtime.facts.ranking import EVIDENCE_FACTOR
 K1 = 1.2
 B = 0.75
 NO_EXPIRY = np.iinfo(np.int64).max
+# Term scores remembered between writes, in postings (8 bytes each).
+MAX_CACHED_CONTRIBUTIONS = 4_000_000
 # The tail is merged into the base once it holds this many postings, or an eighth of the base.
 TAIL_MERGE_MIN = 1 << 16
 
@@ -114,6 +116,10 @@ class LexicalIndex:
         self._verified = np.zeros(0 if posting_crcs is None else len(posting_crcs), np.bool_)
         self._norm_key: tuple[int, int] | None = None
         self._stats: dict[int, BlockStats] = {}  # per term, over the base postings
+        self._contributions: dict[int, Floats] = {}  # per term, for ``_contributions_of``
+        self._contributions_of = -1  # the generation they were computed in
+        self._contributions_size = 0
+        self._generation = 0  # changes with every fact added or removed
         self._proven_blocks: Flags | None = None
 
     # -- writes ----------------------------------------------------------------------------
@@ -121,6 +127,7 @@ class LexicalIndex:
     def add(self, docs: Iterable[NewDoc]) -> None:
         """Index new facts (each ``seq`` above every seq indexed so far)."""
         self._norm_key = None  # the new facts have no norm yet, whatever N and avgdl are now
+        self._generation += 1
         for doc in docs:
             tokens = doc.terms.split()
             self._ensure_capacity(doc.seq)
@@ -147,6 +154,7 @@ class LexicalIndex:
         if seq >= len(self._indexed) or not self._indexed[seq]:
             return
         tokens = terms.split()
+        self._generation += 1
         self._indexed[seq] = False
         self.n_indexed -= 1
         self.total_tokens -= len(tokens)
@@ -166,6 +174,7 @@ class LexicalIndex:
         if n == 0 or self.total_tokens == 0:
             return []
         query: list[TermPostings] = []
+        tids: list[int] = []
         for term in terms:
             tid = self._lookup(term)
             if tid is None:
@@ -178,6 +187,7 @@ class LexicalIndex:
             if len(seqs) > 0:
                 stats, bounded = self._block_stats(tid)
                 query.append(TermPostings(idf, seqs, tfs, stats, bounded))
+                tids.append(tid)
         if not query:
             return []
 
@@ -189,18 +199,35 @@ class LexicalIndex:
         pruned = lexical_pruning.pruned_top(query, limit, corpus)
         if pruned is not None:
             return pruned
-        norm_of = self._norms()
-        for posting in query:
-            tf = posting.tfs.astype(np.float64)
-            contribution = (tf * (K1 + 1.0)) / (tf + norm_of[posting.seqs])
-            # Operation for operation as fts5_aux.c, so every score is bit-identical to bm25().
-            self._scratch[posting.seqs] += posting.idf * contribution
+        for tid, posting in zip(tids, query, strict=True):
+            self._scratch[posting.seqs] += self._contribution(tid, posting)
         touched = [posting.seqs for posting in query]
         seqs = np.concatenate(touched) if len(touched) > 1 else touched[0]
         scores = self._scratch[seqs]
         self._scratch[seqs] = 0.0
         scores = np.where(self._proven[seqs], scores * EVIDENCE_FACTOR, scores)
         return _best(seqs, scores, limit, len(touched), live)
+
+    def _contribution(self, tid: int, posting: TermPostings) -> Floats:
+        """Each posting's term score, remembered until a fact is added or removed (which
+        changes N, a df or the postings): a repeated word costs one scatter."""
+        norm_of = self._norms()
+        if self._contributions_of != self._generation:
+            self._contributions.clear()
+            self._contributions_of = self._generation
+            self._contributions_size = 0
+        cached = self._contributions.get(tid)
+        if cached is not None:
+            return cached
+        tf = posting.tfs.astype(np.float64)
+        # Operation for operation as fts5_aux.c, so every score is bit-identical to bm25().
+        contribution = posting.idf * ((tf * (K1 + 1.0)) / (tf + norm_of[posting.seqs]))
+        if self._contributions_size + len(contribution) > MAX_CACHED_CONTRIBUTIONS:
+            self._contributions.clear()
+            self._contributions_size = 0
+        self._contributions[tid] = contribution
+        self._contributions_size += len(contribution)
+        return contribution
 
     def _block_stats(self, tid: int) -> tuple[BlockStats | None, int]:
         """The term's block statistics over its base postings and how many postings they cover

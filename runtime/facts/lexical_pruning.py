@@ -131,7 +131,9 @@ def pruned_top(
         return top  # every block was scored: fewer live matches than limit
     theta, last_seq = top[-1][1], top[-1][0]
     starts = np.arange(n_blocks, dtype=np.int64) << BLOCK_SHIFT
-    needed = (bounds > theta) | ((bounds == theta) & (starts < last_seq)) | seed_blocks
+    # A block bounded by exactly theta matters only if it starts at or before the limit-th fact
+    # (a tie goes to the older fact); that fact's own block is kept, wherever it was found.
+    needed = (bounds > theta) | ((bounds == theta) & (starts <= last_seq)) | seed_blocks
     weak, reach = _weak_terms(terms, theta, corpus)
     strong = [term for index, term in enumerate(terms) if index not in weak]
     strong_always = [part for index, part in enumerate(always) if index not in weak]

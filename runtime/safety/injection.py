@@ -229,7 +229,8 @@ _NEEDS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
         ("ignore", "system", "instruction", "assistant", "developer"),
     ),
     "ignore_the_above": (("ignore", "disregard", "forget", "dismiss"),),
-    "pretend_unrestricted": (("pretend", "act as if", "imagine"), ("no", "without", "free of")),
+    # Single words: the pattern allows any whitespace inside "act as if" and "free of".
+    "pretend_unrestricted": (("pretend", "act", "imagine"), ("no", "without", "free")),
     "chat_role_tag": (("<",), ("system", "im_start", "im_end", "assistant")),
     "curl_with_token": (("curl", "wget"),),
     "cat_env_pipe_network": (("|",), ("curl", "wget", "nc", "socat")),

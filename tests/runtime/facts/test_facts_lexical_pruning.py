@@ -121,3 +121,21 @@ def test_block_bounds_hold_for_every_fact() -> None:
         scores = lexical_pruning._exact_scores([posting], seqs, corpus)
         bounds = lexical_pruning._block_bounds([posting], int(stats.blocks.max()) + 1, corpus)
         assert np.all(scores <= bounds[seqs.astype(np.int64) >> lexical_pruning.BLOCK_SHIFT])
+
+
+def test_the_limit_th_fact_at_the_start_of_its_block_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Found by review: the fact setting theta came from the two rarest terms, outside the seed
+    # blocks, at the first seq of a block bounded by exactly theta; that block must be scored.
+    monkeypatch.setattr(lexical_pruning, "BLOCK_SHIFT", 1)
+    monkeypatch.setattr(lexical_pruning, "MIN_BOUNDED_POSTINGS", 2)
+    texts = {3: "w4", 28: "w4", 71: "w4", 76: "w3", 77: "w0", 99: "w3", 161: "w3", 182: "w4"}
+    texts |= {183: "w0", 212: "w3", 213: "w0", 259: "w0", 263: "w0", 275: "w0", 302: "w4"}
+    texts |= {328: "w0", 337: "w0", 354: "w0", 357: "w0", 358: "w0", 361: "w0", 366: "w0"}
+    texts |= {402: "w3", 411: "w4", 414: "w3", 415: "w0", 420: "w3 w4 w0", 421: "w3 w1 w0"}
+    texts |= {429: "w4"}
+    index = build(NewDoc(seq, texts.get(seq, ""), None, False) for seq in range(1, 430))
+    exhaustive = ranked(index, ["w4", "w0", "w3"], 1, prune=False)
+    assert exhaustive == ranked(index, ["w4", "w0", "w3"], 1, prune=True)
+    assert [seq for seq, _ in exhaustive] == [420]  # type: ignore[attr-defined]

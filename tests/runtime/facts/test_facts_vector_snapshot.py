@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -203,3 +204,25 @@ def test_a_small_index_is_not_saved(
         fill_varied(store, random.Random(1), 50)
         store.recall("plan")
     assert not snapshot_path(db_path).exists()
+
+
+def test_a_damaged_snapshot_found_under_the_store_lock_never_deadlocks(
+    db_path: Path, clock: FakeClock, scan: str
+) -> None:
+    # The cosine pass runs on a worker thread; rebuilding from the file needs the store's lock,
+    # which a caller may hold (it is reentrant): the rebuild happens on the caller's thread.
+    saved_store(db_path, clock, hashing())
+    expected = fresh_answers(db_path, clock, hashing())
+    damage(snapshot_path(db_path), "vector")
+    done = threading.Event()
+    got: list[Answers] = []
+    with FactStore.open(db_path, now=clock, embedder=hashing()) as store:
+
+        def recall_under_the_lock() -> None:
+            with store._lock:
+                got.append(answers(store, clock))
+            done.set()
+
+        threading.Thread(target=recall_under_the_lock, daemon=True).start()
+        assert done.wait(30), "recall under the store's lock deadlocked"
+    assert got == [expected]
