@@ -20,6 +20,7 @@ import json
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,7 @@ class SemanticIndex:
         self._matrix: VectorMatrix | None = None
         self._seqs = np.zeros(0, dtype=np.int64)
         self._alive = np.zeros(0, dtype=bool)
+        self._usable_cache: _Usable | None = None
         self._expires = np.zeros(0, dtype=np.int64)
         self._proven = np.zeros(0, dtype=bool)
         # Rows by fact seq: a snapshot's sorted arrays, and a dict for rows read since.
@@ -340,7 +342,7 @@ class SemanticIndex:
             n, matrix = self._n, self._matrix
             if n == 0 or limit < 1 or matrix is None:
                 return []
-            usable = self._alive[:n] & (self._expires[:n] > now_ms)
+            usable = self._usable(n, now_ms)
             if n >= SKETCH_FROM_ROWS:
                 return self._nearest_sketched(matrix, query, usable, limit)
             scores = matrix.all_scores(query)
@@ -349,6 +351,29 @@ class SemanticIndex:
             # Ties broken by row order (write order), so the ranking is deterministic.
             order = top[np.lexsort((top, -scores[top]))]
             return [int(self._seqs[row]) for row in order if scores[row] > -np.inf]
+
+    def _usable(self, n: int, now_ms: int) -> npt.NDArray[np.bool_]:
+        """Per row, live and unexpired at ``now_ms``. Remembered until a row is added or
+        tombstoned (the arrays or the cursors change) or the next expiry passes: a million rows
+        cost two passes, so most recalls skip them."""
+        cached = self._usable_cache
+        if (
+            cached is not None
+            and cached.alive is self._alive
+            and cached.expires is self._expires
+            and cached.key == (n, self._tomb_cursor)
+            and cached.since <= now_ms < cached.until
+        ):
+            return cached.mask
+        expires = self._expires[:n]
+        unexpired = expires > now_ms
+        later = expires[unexpired]
+        until = int(later.min()) if len(later) else _NEVER
+        mask = self._alive[:n] & unexpired
+        self._usable_cache = _Usable(
+            self._alive, self._expires, (n, self._tomb_cursor), now_ms, until, mask
+        )
+        return mask
 
     def _nearest_sketched(
         self,
@@ -375,6 +400,18 @@ class SemanticIndex:
         candidates, scores = pool[keep], scores[keep]
         order = np.lexsort((candidates, -scores))[:limit]
         return [int(self._seqs[row]) for row in candidates[order]]
+
+
+@dataclass(frozen=True)
+class _Usable:
+    """``SemanticIndex._usable``'s answer and what it holds for."""
+
+    alive: npt.NDArray[np.bool_]
+    expires: npt.NDArray[np.int64]
+    key: tuple[int, int]  # rows, tombstone cursor
+    since: int
+    until: int  # the next expiry after ``since``
+    mask: npt.NDArray[np.bool_]
 
 
 def _resized(array: npt.NDArray[Any], capacity: int) -> npt.NDArray[Any]:
