@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 # Candidates taken from each ranking: RRF's top k hardly moves past a few times k.
 MIN_DEPTH = 20
-SEQUENTIAL = False
 
 _workers: tuple[int, ThreadPoolExecutor] | None = None
 _workers_lock = threading.Lock()
@@ -52,19 +51,15 @@ def hybrid_recall(store: FactStore, semantic: SemanticIndex, query: str, k: int)
     # The two rankings overlap: the cosine pass is numpy work that releases the GIL. The worker
     # never takes the store's lock (the caller may hold it): a damaged vector snapshot comes
     # back as an error, and this thread rebuilds from the file and asks again.
-    if SEQUENTIAL:
+    pending = _worker().submit(semantic.nearest, query_vector[0], now, depth)
+    try:
         lexical = store._lexical_seqs(query, depth)
+    finally:
+        wait([pending])  # never leave the pass running past this call
+    try:
+        cosine = pending.result()
+    except DamagedVectorsError:
         cosine = semantic.ranking(store._file, query_vector[0], now, depth)
-    else:
-        pending = _worker().submit(semantic.nearest, query_vector[0], now, depth)
-        try:
-            lexical = store._lexical_seqs(query, depth)
-        finally:
-            wait([pending])  # never leave the pass running past this call
-        try:
-            cosine = pending.result()
-        except DamagedVectorsError:
-            cosine = semantic.ranking(store._file, query_vector[0], now, depth)
     if lexical is None:
         return _fused_hits(store, store._lexical_ranking(query, depth), cosine, now, k)
     with store._file.reading("recall") as conn:
