@@ -113,9 +113,7 @@ def wire_facts(
 
         embedder = load_embedder(memory.embedder)
     if memory.backend == "http" and memory.embedder is not None:
-        log(
-            "[memory] the memory service ranks facts: memory.embedder is not used for them\n"
-        )
+        log("[memory] the memory service ranks facts: memory.embedder is not used for them\n")
     if memory.backend in ("postgres", "http"):
         from runtime.providers.connect import connect_remote
 

@@ -73,9 +73,7 @@ def test_two_processes_on_one_postgres_lose_nothing_and_leak_nothing(
         **{f"SPECWIRE_TENANT_KEY_{t.upper().replace('-', '_')}": k for t, k in KEYS.items()},
     )
     with ExitStack() as stack:
-        servers = [
-            stack.enter_context(served(agent, tmp_path / f"host-{n}", env)) for n in (1, 2)
-        ]
+        servers = [stack.enter_context(served(agent, tmp_path / f"host-{n}", env)) for n in (1, 2)]
         jobs = [
             (servers[n % 2], tenant, f"conv-{n % 3}", f"remember: account note {tenant}-{n}")
             for n in range(TURNS_PER_TENANT)

@@ -182,9 +182,7 @@ def test_remembering_the_same_text_twice_keeps_one_fact(
     assert store.size() == 1
 
 
-def test_recall_with_no_match_says_so(
-    tools: dict[str, Tool], store: FactStore
-) -> None:
+def test_recall_with_no_match_says_so(tools: dict[str, Tool], store: FactStore) -> None:
     store.remember("lunch is at noon")
     result = call(tools, "Recall", query="zebra crossing")
     assert (result.is_error, result.text) == (
