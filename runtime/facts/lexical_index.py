@@ -40,8 +40,6 @@ from runtime.facts.lexical_pruning import BlockStats, Corpus, TermPostings
 from runtime.facts.lexical_vocab import FrozenVocab
 from runtime.facts.ranking import EVIDENCE_FACTOR
 
-K1 = 1.2
-B = 0.75
 NO_EXPIRY = np.iinfo(np.int64).max
 # Term scores remembered between writes, in postings (8 bytes each).
 MAX_CACHED_CONTRIBUTIONS = 4_000_000
@@ -133,7 +131,11 @@ class LexicalIndex:
             self._ensure_capacity(doc.seq)
             self._doc_len[doc.seq] = len(tokens)
             if doc.proven and self._proven_blocks is not None:
-                self._proven_blocks = None  # marked again on the next recall
+                block = doc.seq >> lexical_pruning.BLOCK_SHIFT
+                if block < len(self._proven_blocks):
+                    self._proven_blocks[block] = True
+                else:
+                    self._proven_blocks = None  # grown: marked again on the next recall
             self._expires[doc.seq] = NO_EXPIRY if doc.expires_at is None else doc.expires_at
             self._proven[doc.seq] = doc.proven
             self._indexed[doc.seq] = True
@@ -220,8 +222,7 @@ class LexicalIndex:
         if cached is not None:
             return cached
         tf = posting.tfs.astype(np.float64)
-        # Operation for operation as fts5_aux.c, so every score is bit-identical to bm25().
-        contribution = posting.idf * ((tf * (K1 + 1.0)) / (tf + norm_of[posting.seqs]))
+        contribution = lexical_pruning.term_scores(posting.idf, tf, norm_of[posting.seqs])
         if self._contributions_size + len(contribution) > MAX_CACHED_CONTRIBUTIONS:
             self._contributions.clear()
             self._contributions_size = 0
@@ -261,7 +262,7 @@ class LexicalIndex:
         key = (self.n_indexed, self.total_tokens)
         if self._norm_key != key:
             avgdl = self.total_tokens / self.n_indexed
-            self._norm = K1 * ((1.0 - B) + (B * self._doc_len.astype(np.float64)) / avgdl)
+            self._norm = lexical_pruning.length_norm(self._doc_len.astype(np.float64), avgdl)
             self._norm_key = key
         return self._norm
 

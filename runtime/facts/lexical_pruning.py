@@ -33,10 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from runtime.facts.ranking import EVIDENCE_FACTOR
+from runtime.facts.ranking import EVIDENCE_FACTOR, K1, B
 
-K1 = 1.2
-B = 0.75
 BLOCK_SHIFT = 12
 BLOCK_SIZE = 1 << BLOCK_SHIFT  # seqs per block
 # Terms with fewer base postings than this are not bounded: their facts are always scored.
@@ -163,10 +161,24 @@ def _in_two_rarest(terms: Sequence[TermPostings], total: int) -> Seqs:
     return first.seqs[present]
 
 
-def _saturation(idf: float, tf: Floats, length: Floats, avgdl: float) -> Floats:
-    """A term's contribution at ``tf`` in a fact of ``length`` tokens: the score's operations."""
-    norm = K1 * ((1.0 - B) + (B * length) / avgdl)
+def length_norm(length: Floats, avgdl: float) -> Floats:
+    """``k1 * (1 - b + b * dl / avgdl)`` per fact of ``length`` tokens (float64)."""
+    return K1 * ((1.0 - B) + (B * length) / avgdl)
+
+
+def term_scores(idf: float, tf: Floats, norm: Floats) -> Floats:
+    """A term's contribution at ``tf`` (float64) in facts of length norm ``norm``.
+
+    Operation for operation as fts5_aux.c, so a score is bit-identical to ``bm25()``; every
+    score and every bound here goes through this one expression, which is what makes a bound
+    computed from larger ``tf`` and smaller ``norm`` never fall below a score.
+    """
     return idf * ((tf * (K1 + 1.0)) / (tf + norm))
+
+
+def _saturation(idf: float, tf: Floats, length: Floats, avgdl: float) -> Floats:
+    """A term's contribution at ``tf`` in a fact of ``length`` tokens."""
+    return term_scores(idf, tf, length_norm(length, avgdl))
 
 
 def _block_bounds(terms: Sequence[TermPostings], n_blocks: int, corpus: Corpus) -> Floats:
@@ -233,13 +245,13 @@ def _exact_scores(terms: Sequence[TermPostings], seqs: Seqs, corpus: Corpus) -> 
     scores = np.zeros(len(seqs), dtype=np.float64)
     if len(seqs) == 0:
         return scores
-    norm = K1 * ((1.0 - B) + (B * corpus.doc_len[seqs].astype(np.float64)) / corpus.avgdl)
+    norm = length_norm(corpus.doc_len[seqs].astype(np.float64), corpus.avgdl)
     for term in terms:
         at, present = _positions(term.seqs, seqs)
         if len(at) == 0:
             continue
         tf = term.tfs[at].astype(np.float64)
-        scores[present] += term.idf * ((tf * (K1 + 1.0)) / (tf + norm[present]))
+        scores[present] += term_scores(term.idf, tf, norm[present])
     return np.where(corpus.proven[seqs], scores * EVIDENCE_FACTOR, scores)
 
 

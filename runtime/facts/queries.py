@@ -178,29 +178,30 @@ def live_hits_by_seq(
     conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], now: int
 ) -> list[RecallHit]:
     """The live facts among the ranked ``(seq, score)`` pairs, as hits in the given order."""
-    if not ranked:
-        return []
-    marks = ", ".join("?" * len(ranked))
-    rows = conn.execute(
-        f"SELECT f.seq, {_COLUMNS} FROM {_FROM} WHERE f.seq IN ({marks}) AND "
-        + _LIVE.replace(":now", "?"),
-        [seq for seq, _ in ranked] + [now],
-    ).fetchall()
+    rows = live_rows_by_seq(conn, _COLUMNS, [seq for seq, _ in ranked], now)
     by_seq = {int(row["seq"]): row for row in rows}
     return [RecallHit(_fact(by_seq[seq]), score) for seq, score in ranked if seq in by_seq]
 
 
 def live_proven(conn: sqlite3.Connection, seqs: Sequence[int], now: int) -> dict[int, bool]:
     """Of ``seqs``, the live ones, each with whether it is backed by evidence (no row decoded)."""
+    rows = live_rows_by_seq(conn, f"{_PROVEN} AS proven", seqs, now)
+    return {int(row["seq"]): bool(row["proven"]) for row in rows}
+
+
+def live_rows_by_seq(
+    conn: sqlite3.Connection, columns: str, seqs: Sequence[int], now: int
+) -> list[sqlite3.Row]:
+    """``seq`` and ``columns`` of the live facts among ``seqs`` (any order)."""
     if not seqs:
-        return {}
+        return []
     marks = ", ".join("?" * len(seqs))
-    rows = conn.execute(
-        f"SELECT f.seq, {_PROVEN} FROM {_FROM} WHERE f.seq IN ({marks}) AND "
+    rows: list[sqlite3.Row] = conn.execute(
+        f"SELECT f.seq AS seq, {columns} FROM {_FROM} WHERE f.seq IN ({marks}) AND "
         + _LIVE.replace(":now", "?"),
         [*seqs, now],
     ).fetchall()
-    return {int(row[0]): bool(row[1]) for row in rows}
+    return rows
 
 
 def status_of(conn: sqlite3.Connection, fact_id: str, now: int) -> str | None:

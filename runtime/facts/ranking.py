@@ -17,6 +17,9 @@ cosine ranking by RRF and then add ``PROOF_BOOST`` once, as the reference does.
 
 from __future__ import annotations
 
+# FTS5's bm25() constants (fts5_aux.c): every BM25 ranker here scores with them.
+K1 = 1.2
+B = 0.75
 PROOF_BOOST = 1.0 / 61.0
 EVIDENCE_FACTOR = 1.0 + PROOF_BOOST
 

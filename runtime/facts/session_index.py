@@ -38,6 +38,7 @@ from runtime.atomic import replace_atomically
 from runtime.events import Clock, Event, iso, read_events, utc_now
 from runtime.facts.capture import durable_facts, first_line, split_turns, without_acknowledgement
 from runtime.facts.fusion import reciprocal_rank_fusion
+from runtime.facts.ranking import K1, B
 from runtime.facts.text import clip, collapse_whitespace, query_terms, tokenize
 from runtime.fragment import storage_name
 from runtime.fsopen import read_regular_text
@@ -51,8 +52,6 @@ MAX_KEY_FACTS: Final = 8
 MAX_TOOLS: Final = 16
 # Recall reads at most this many records, the newest first (by file modification time).
 MAX_INDEXED: Final = 500
-_BM25_K1: Final = 1.2
-_BM25_B: Final = 0.75
 
 
 @dataclass(frozen=True)
@@ -221,8 +220,8 @@ class SessionIndex:
                 if not count:
                     continue
                 idf = math.log(1 + (len(docs) - frequency[term] + 0.5) / (frequency[term] + 0.5))
-                norm = count + _BM25_K1 * (1 - _BM25_B + _BM25_B * length / average)
-                score += idf * count * (_BM25_K1 + 1) / norm
+                norm = count + K1 * (1 - B + B * length / average)
+                score += idf * count * (K1 + 1) / norm
             if score > 0:
                 scored.append((-score, index, record))  # records come newest first
         scored.sort(key=lambda item: (item[0], item[1]))

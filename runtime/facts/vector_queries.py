@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from runtime.facts.model import Fact
-from runtime.facts.queries import _COLUMNS, _FROM, _LIVE, _fact
+from runtime.facts.queries import _COLUMNS, _fact, live_rows_by_seq
 
 
 def insert_vector(
@@ -101,12 +101,5 @@ def unembedded_since(
 
 
 def live_by_seqs(conn: sqlite3.Connection, seqs: list[int], now: int) -> dict[int, Fact]:
-    if not seqs:
-        return {}
-    marks = ", ".join("?" * len(seqs))
-    rows = conn.execute(
-        f"SELECT f.seq AS seq, {_COLUMNS} FROM {_FROM} WHERE f.seq IN ({marks}) AND "
-        + _LIVE.replace(":now", "?"),
-        (*seqs, now),
-    ).fetchall()
+    rows = live_rows_by_seq(conn, _COLUMNS, seqs, now)
     return {int(row["seq"]): _fact(row) for row in rows}

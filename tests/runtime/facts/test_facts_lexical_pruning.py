@@ -139,3 +139,18 @@ def test_the_limit_th_fact_at_the_start_of_its_block_is_kept(
     exhaustive = ranked(index, ["w4", "w0", "w3"], 1, prune=False)
     assert exhaustive == ranked(index, ["w4", "w0", "w3"], 1, prune=True)
     assert [seq for seq, _ in exhaustive] == [420]  # type: ignore[attr-defined]
+
+
+def test_evidence_added_after_a_recall_still_bounds_its_block() -> None:
+    # Blocks holding a proven fact get the evidence factor in their bound; a proven fact added
+    # after the marks were made must mark its block (else the block could be skipped).
+    docs = [NewDoc(seq, "common filler", None, False) for seq in range(1, 20_001)]
+    index = build(docs)
+    index.add([NewDoc(20_001, "common filler", None, False)])  # room for more seqs
+    assert ranked(index, ["common"], 3, prune=True) == ranked(index, ["common"], 3, prune=False)
+    index.add([NewDoc(20_002, "common filler", None, True)])
+    index._merge_tail()  # its postings join the bounded base
+    for limit in (1, 3):
+        top = ranked(index, ["common"], limit, prune=True)
+        assert top == ranked(index, ["common"], limit, prune=False)
+        assert [seq for seq, _ in top][0] == 20_002  # type: ignore[index]
