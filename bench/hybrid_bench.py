@@ -24,7 +24,8 @@ snapshot beside the file: BM25 index and vector matrix read from SQLite) and **f
 (``<db>.lexical`` and ``<db>.vectors``, written by the previous store's close; stores under 20k
 facts write none).
 
-**Cosine agreement.** From 50k rows the cosine side is approximate (``runtime.facts.sketch``):
+**Cosine agreement.** From 50k rows the cosine side is approximate
+(``runtime.facts.vector.sketch``):
 for 100 of the queries, the share whose top 5 equals the exact scan's (same facts, same order),
 and the share of the exact top 5 it holds.
 
@@ -61,12 +62,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from recall_bench import Latency, build_queries, generate_corpus  # noqa: E402
 
-from runtime.embedders import Embedder, load_embedder  # noqa: E402
-from runtime.facts import lexical_snapshot, semantic, vector_snapshot  # noqa: E402
-from runtime.facts.semantic import embedding_text  # noqa: E402
-from runtime.facts.store import FactStore  # noqa: E402
-from runtime.facts.text import document_terms, normalize_text  # noqa: E402
-from runtime.ids import new_memory_id  # noqa: E402
+from specwire.runtime.core.ids import new_memory_id  # noqa: E402
+from specwire.runtime.embedders import Embedder, load_embedder  # noqa: E402
+from specwire.runtime.facts.lexical import snapshot as lexical_snapshot  # noqa: E402
+from specwire.runtime.facts.store import FactStore  # noqa: E402
+from specwire.runtime.facts.text import document_terms, normalize_text  # noqa: E402
+from specwire.runtime.facts.vector import semantic  # noqa: E402
+from specwire.runtime.facts.vector import snapshot as vector_snapshot  # noqa: E402
+from specwire.runtime.facts.vector.semantic import embedding_text  # noqa: E402
 
 K = 5
 QUERIES = 200

@@ -69,9 +69,13 @@ from recall_bench import (
     percentile,
 )
 
-from runtime.facts.model import NewFactItem
-from runtime.facts.provider import LocalFactProvider, RecallRequest, RetainRequest
-from runtime.facts.store import FactStore
+from specwire.runtime.facts.model import NewFactItem
+from specwire.runtime.facts.providers.protocol import (
+    LocalFactProvider,
+    RecallRequest,
+    RetainRequest,
+)
+from specwire.runtime.facts.store import FactStore
 
 EMBEDDER = "hash/256"
 TENANT = "bench-tenant"
@@ -228,8 +232,12 @@ class RecallStores:
     a BM25-only and a hybrid provider over the same rows."""
 
     def __init__(self, root: Path, dsn: str, config: Config) -> None:
-        from runtime.embedders import load_embedder
-        from runtime.providers.postgres import FactScope, PostgresFactProvider, open_pool
+        from specwire.runtime.embedders import load_embedder
+        from specwire.runtime.facts.providers.postgres.provider import (
+            FactScope,
+            PostgresFactProvider,
+            open_pool,
+        )
 
         self.embedder = load_embedder(EMBEDDER)
         self.path = root / "recall" / "facts.sqlite3"
@@ -417,7 +425,7 @@ def _free_port() -> int:
 @contextmanager
 def memory_server(root: Path, token: str) -> Iterator[tuple[str, float]]:
     """``specwire-memory-server --root ROOT --tenant TENANT`` in a subprocess; (URL, start ms)."""
-    from runtime.providers.http_server import token_variable
+    from specwire.runtime.hosts.http.memory_server import token_variable
 
     port = _free_port()
     env = {**os.environ, token_variable(TENANT): token}
@@ -426,7 +434,7 @@ def memory_server(root: Path, token: str) -> Iterator[tuple[str, float]]:
         [
             sys.executable,
             "-m",
-            "runtime.providers.http_server",
+            "specwire.runtime.hosts.http.memory_server",
             "--root",
             str(root),
             "--tenant",
@@ -462,8 +470,8 @@ def memory_server(root: Path, token: str) -> Iterator[tuple[str, float]]:
 
 
 def run_http(config: Config, root: Path) -> HttpFigures:
-    from runtime.providers.http_client import HttpFactProvider
-    from runtime.providers.http_server import LocalStores
+    from specwire.runtime.facts.providers.http.client import HttpFactProvider
+    from specwire.runtime.hosts.http.memory_server import LocalStores
 
     count = config.http_facts
     corpus = generate_corpus(count + 2 * config.http_writes, config.seed + 1)
@@ -564,7 +572,10 @@ def _writer(
     call at a time. Returns its start and end (wall clock) and per-call times."""
     facts = generate_corpus(count * (worker + 1), seed + 7)[count * worker :]
     if kind == "postgres":
-        from runtime.providers.postgres import FactScope, PostgresFactProvider
+        from specwire.runtime.facts.providers.postgres.provider import (
+            FactScope,
+            PostgresFactProvider,
+        )
 
         provider: Any = PostgresFactProvider(target, scope=FactScope(tenant, "bench-writes"))
         close: Callable[[], None] = provider.close
@@ -616,7 +627,7 @@ def _run_writers(
 def run_writers(config: Config, root: Path, dsn: str) -> list[WriterFigures]:
     import psycopg
 
-    from runtime.providers.postgres import FactScope, PostgresFactProvider
+    from specwire.runtime.facts.providers.postgres.provider import FactScope, PostgresFactProvider
 
     # Create the schema once, before the writers start (they would wait on the migration lock).
     PostgresFactProvider(dsn, scope=FactScope(TENANT, "bench-writes")).close()

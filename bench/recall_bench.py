@@ -50,7 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from runtime.facts.store import FactStore
+from specwire.runtime.facts.store import FactStore
 
 # --------------------------------------------------------------------------------------------
 # Baseline: a CrewHaus-style append-only JSONL store with an in-process BM25 over every line
@@ -606,7 +606,7 @@ class Bm25sStore:
     def __init__(self, facts: Sequence[CorpusFact]) -> None:
         import bm25s
 
-        from runtime.facts.text import document_terms
+        from specwire.runtime.facts.text import document_terms
 
         self._texts = [fact.text for fact in facts]
         self._retriever = bm25s.BM25(k1=1.2, b=0.75, method="robertson")
@@ -615,7 +615,7 @@ class Bm25sStore:
         self._vocab: dict[str, int] = self._retriever.vocab_dict
 
     def recall(self, query: str, k: int = 5) -> list[str]:
-        from runtime.facts.text import query_terms
+        from specwire.runtime.facts.text import query_terms
 
         terms = [term for term in query_terms(query) if term in self._vocab]
         if not terms:
@@ -658,7 +658,7 @@ def raw_connection(path: Path) -> sqlite3.Connection:
 
 def raw_rows(facts: Sequence[CorpusFact]) -> list[tuple[object, ...]]:
     """The rows as FactStore writes them, computed before timing (the raw loop only inserts)."""
-    from runtime.facts.text import document_terms, normalize_text
+    from specwire.runtime.facts.text import document_terms, normalize_text
 
     now = _now_ms()
     return [
@@ -697,7 +697,7 @@ class WriteFigures:
 def compare_writes(
     root: Path, facts: Sequence[CorpusFact], batch: int, block: int = 50
 ) -> WriteFigures:
-    from runtime.facts.model import NewFactItem
+    from specwire.runtime.facts.model import NewFactItem
 
     ours = FactStore.open(root / "writes-ours" / "facts.db")
     plain = FactStore.open(root / "writes-unscreened" / "facts.db", screen=None)
@@ -905,7 +905,7 @@ def _progress(message: str) -> None:
 
 def grow_ours(store: FactStore, facts: Sequence[CorpusFact]) -> list[int]:
     """Write ``facts`` through ``retain_many`` in chunks; nanoseconds per fact (chunk / size)."""
-    from runtime.facts.model import NewFactItem
+    from specwire.runtime.facts.model import NewFactItem
 
     out: list[int] = []
     with _no_gc():

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from recall_bench import generate_corpus  # noqa: E402
 
-from runtime.facts.store import FactStore  # noqa: E402
-from runtime.safety.injection import scan  # noqa: E402
+from specwire.runtime.facts.store import FactStore  # noqa: E402
+from specwire.runtime.safety.injection import scan  # noqa: E402
 from tests.runtime.safety.injection_corpus import MALICIOUS  # noqa: E402
 
 BLOCK = 50

@@ -41,8 +41,8 @@ def bare_app() -> object:
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    from runtime.serve import openai_wire as wire
-    from runtime.serve.http import parse_model, read_body
+    from specwire.runtime.hosts.http import openai_wire as wire
+    from specwire.runtime.hosts.http.common import parse_model, read_body
 
     async def completions(request: Request) -> JSONResponse:
         body = parse_model(await read_body(request, 1 << 20), wire.ChatCompletionRequest)
@@ -171,7 +171,13 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="serve-bench-"))
     subprocess.run(
-        [sys.executable, "-m", "emitters.command", "build", "examples/managed-concierge.yaml"]
+        [
+            sys.executable,
+            "-m",
+            "specwire.emitters.command",
+            "build",
+            "examples/managed-concierge.yaml",
+        ]
         + ["--out", str(work / "out")],
         cwd=ROOT,
         check=True,

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from runtime.shell import BashInput, run_bash
-from runtime.shell.sandbox import UNSANDBOXED_ENV, shell_path
+from specwire.runtime.tools.shell import BashInput, run_bash
+from specwire.runtime.tools.shell.sandbox import UNSANDBOXED_ENV, shell_path
 
 COMMANDS = ("true", "ls -la > /dev/null", "echo hi > f.txt && cat f.txt")
 

@@ -192,10 +192,12 @@ def _measure(bomb: Bomb, workdir: Path, baseline_timeout: float | None) -> dict[
     spec = workdir / f"{bomb.name}.yaml"
     spec.write_text(text, encoding="utf-8")
     python = sys.executable
-    check = _run([python, "-m", "emitters.command", "check", str(spec)], workdir, None)
+    check = _run([python, "-m", "specwire.emitters.command", "check", str(spec)], workdir, None)
     out = workdir / f"out-{bomb.name}"
     build = _run(
-        [python, "-m", "emitters.command", "build", str(spec), "--out", str(out)], workdir, None
+        [python, "-m", "specwire.emitters.command", "build", str(spec), "--out", str(out)],
+        workdir,
+        None,
     )
     baseline = (
         _run([python, "-c", BASELINE, str(spec)], workdir, baseline_timeout)

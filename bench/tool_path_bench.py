@@ -29,11 +29,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recall_bench import build_queries, generate_corpus  # noqa: E402
 
-from runtime.facts.model import NewFactItem  # noqa: E402
-from runtime.facts.provider import LocalFactProvider, RecallRequest, RetainRequest  # noqa: E402
-from runtime.facts.store import FactStore  # noqa: E402
-from runtime.facts.tools import fact_tools  # noqa: E402
-from runtime.tools import ToolContext  # noqa: E402
+from specwire.runtime.core.tool_types import ToolContext  # noqa: E402
+from specwire.runtime.facts.model import NewFactItem  # noqa: E402
+from specwire.runtime.facts.providers.protocol import (  # noqa: E402
+    LocalFactProvider,
+    RecallRequest,
+    RetainRequest,
+)
+from specwire.runtime.facts.store import FactStore  # noqa: E402
+from specwire.runtime.facts.tools import fact_tools  # noqa: E402
 
 SEED = 7
 CTX = ToolContext(session_id="sess_0123456789abcdef", tool_use_id="tu_bench")

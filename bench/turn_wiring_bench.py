@@ -7,7 +7,7 @@ recall a turn starts with, in one process, on one fact store:
 - **(b) per-turn, no pool**: what a channel or managed bundle's ``build_turn`` does today:
   ``builtin_catalog(TOOLS, cwd)``, ``wire_memory(FRAGMENT, MemoryDeps(...))``, the memory seam's
   recall, then ``wired.close()`` (the fact store is opened, migrated, optimized and closed).
-- **(c) per-turn, warm**: the same, inside ``runtime.warm.keep_stores_warm()`` (the store is
+- **(c) per-turn, warm**: the same, inside ``runtime.facts.warm.keep_stores_warm()`` (the store is
   borrowed and given back; closing and its maintenance run on the pool's reaper thread).
 
 Also shown, for reading (c): **(w)**, the warm wiring and release alone, without the recall.
@@ -46,14 +46,14 @@ from typing import Any
 
 from recall_bench import build_queries, code_identity, generate_corpus, percentile
 
-from ir import load_spec, lower
-from runtime.builtin_tools import builtin_catalog
-from runtime.facts.store import FactStore
-from runtime.ids import conversation_session_id
-from runtime.paths import StoreLayout
-from runtime.tenancy import Tenant, build_tenant
-from runtime.warm import keep_stores_warm
-from runtime.wiring import MemoryDeps, wire_memory
+from specwire.ir import load_spec, lower
+from specwire.runtime.core.ids import conversation_session_id
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.tenancy import Tenant, build_tenant
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.warm import keep_stores_warm
+from specwire.runtime.tools.builtin import builtin_catalog
+from specwire.runtime.wiring import MemoryDeps, wire_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SPEC = ROOT / "examples" / "managed-concierge.yaml"

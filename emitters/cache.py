@@ -5,7 +5,7 @@ have these SHA-256 digests". It is keyed on everything that shapes a bundle's by
 
 - the spec file's bytes and the path it was given as (messages and, possibly, headers name it);
 - the compiler's own code: every ``.py`` and ``.j2`` file of ``ir``, ``emitters`` and
-  ``templates`` and ``runtime/fragment.py`` (the contract), hashed by content, so an edited
+  ``templates`` and ``runtime/core/fragment.py`` (the contract), hashed by content, so an edited
   template or a new specwire version is a new key;
 - the Python version and the distributions installed beside black, jinja2, pydantic and
   ruamel.yaml (their ``*.dist-info`` names, versions included: installing anything there starts
@@ -36,13 +36,18 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from emitters.bundle import BundlePathError, check_path
-from emitters.writer import stale_files
+from specwire.emitters.bundle import BundlePathError, check_path
+from specwire.emitters.writer import stale_files
 
 CACHE_ENV = "SPECWIRE_CACHE_DIR"
 ENTRY_FORMAT = 1
-_CODE_PACKAGES = ("ir", "emitters", "templates")
-_CODE_FILES = (("runtime", "fragment.py"),)
+# (label in the key, importable package)
+_CODE_PACKAGES = (
+    ("ir", "specwire.ir"),
+    ("emitters", "specwire.emitters"),
+    ("templates", "specwire.templates"),
+)
+_CODE_FILES = (("runtime/core", "specwire.runtime.core", "fragment.py"),)
 _CODE_SUFFIXES = (".py", ".j2")
 # Libraries whose version can change what a bundle contains (or whether it verifies).
 _OUTPUT_LIBRARIES = ("black", "jinja2", "pydantic", "pydantic_core", "ruamel.yaml")
@@ -79,18 +84,18 @@ def _package_dirs(name: str) -> list[Path]:
 
 def _code_files() -> list[tuple[str, Path]]:
     files: list[tuple[str, Path]] = []
-    for package in _CODE_PACKAGES:
+    for label, package in _CODE_PACKAGES:
         for folder in _package_dirs(package):
             for root, dirs, names in os.walk(folder):
                 dirs[:] = sorted(d for d in dirs if d != "__pycache__")
                 for name in sorted(names):
                     if name.endswith(_CODE_SUFFIXES):
                         path = Path(root, name)
-                        files.append((f"{package}/{path.relative_to(folder).as_posix()}", path))
-    for package, name in _CODE_FILES:
+                        files.append((f"{label}/{path.relative_to(folder).as_posix()}", path))
+    for label, package, name in _CODE_FILES:
         for folder in _package_dirs(package):
             if (folder / name).is_file():
-                files.append((f"{package}/{name}", folder / name))
+                files.append((f"{label}/{name}", folder / name))
     return files
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from emitters.bundle import Bundle
-from emitters.common import EnvVar, agent_context, emit_plan, serve_env
-from emitters.literals import md_code
-from ir.model import IrChannelSpec, SecretRef
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.common import EnvVar, agent_context, emit_plan, serve_env
+from specwire.emitters.literals import md_code
+from specwire.ir.model import IrChannelSpec, SecretRef
 
 
 def _settings(spec: IrChannelSpec) -> list[dict[str, Any]]:

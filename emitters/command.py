@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from emitters.terminal import ProgressLine, Style
+from specwire.emitters.terminal import ProgressLine, Style
 
 if TYPE_CHECKING:
-    from emitters.bundle import Bundle
-    from emitters.cache import BuildCache, Entry
-    from emitters.writer import BundleWriteError
-    from ir import IrSpec
+    from specwire.emitters.bundle import Bundle
+    from specwire.emitters.cache import BuildCache, Entry
+    from specwire.emitters.writer import BundleWriteError
+    from specwire.ir import IrSpec
 
 # Every heavy dependency (pydantic models, ruamel, jinja2, black) is imported inside the
 # command that needs it: `codegen --help` loads none, `codegen check` no emitter, and a build
@@ -81,7 +81,7 @@ class Compiled:
 
 def _load(paths: Sequence[Path]) -> list[tuple[Path, IrSpec]]:
     """Load every spec; raise one ``SpecFailure`` with every issue of every failing spec."""
-    from ir import SpecError, load_spec
+    from specwire.ir import SpecError, load_spec
 
     loaded: list[tuple[Path, IrSpec]] = []
     problems: list[str] = []
@@ -104,10 +104,10 @@ def _compile(
 ) -> list[Compiled]:
     """Every spec compiled, or taken from the cache when its bundle is already on disk under
     ``out``; one ``SpecFailure`` with every problem of every failing spec."""
-    from emitters.jobs import Compiled as Done
-    from emitters.jobs import Task, compile_all
-    from ir.errors import SpecError
-    from ir.read import read_spec_bytes
+    from specwire.emitters.jobs import Compiled as Done
+    from specwire.emitters.jobs import Task, compile_all
+    from specwire.ir.errors import SpecError
+    from specwire.ir.read import read_spec_bytes
 
     problems: dict[int, list[str]] = {}
     cached: dict[int, Compiled] = {}
@@ -121,7 +121,7 @@ def _compile(
             problems[index] = [str(issue) for issue in exc.issues]
             continue
         if cache is not None:
-            from emitters.cache import entry_key
+            from specwire.emitters.cache import entry_key
 
             keys[index] = key = entry_key(raw, shown)
             entry = cache.lookup(key)
@@ -232,7 +232,7 @@ def codegen() -> None:
 def _jobs(ctx: click.Context, param: click.Parameter, value: str) -> int:
     """A positive number of worker processes, or ``auto`` (one per available CPU)."""
     if value.strip().lower() == "auto":
-        from emitters.jobs import available_cpus
+        from specwire.emitters.jobs import available_cpus
 
         return available_cpus()
     try:
@@ -291,7 +291,7 @@ def build(
 ) -> None:
     """Compile SPEC… into bundles (unchanged files are not rewritten; a spec whose bundle is
     already on disk, as the cache remembers it, is not even compiled)."""
-    from emitters.cache import BuildCache
+    from specwire.emitters.cache import BuildCache
 
     root = out if out is not None else DEFAULT_OUT
     cache = None if no_cache else BuildCache.default()
@@ -299,7 +299,7 @@ def build(
     dirs = _bundle_dirs(root, compiled)
     style = Style.for_stream(sys.stdout)
     if check_only or show_diff:
-        from emitters.writer import diff, drift
+        from specwire.emitters.writer import diff, drift
 
         drifted = False
         for item in compiled:
@@ -319,7 +319,7 @@ def build(
         if check_only and drifted:
             ctx.exit(EXIT_DRIFT)
         return
-    from emitters.writer import BundleWriteError, write_bundle, write_problems
+    from specwire.emitters.writer import BundleWriteError, write_bundle, write_problems
 
     # Every destination of every spec is checked first: a build writes all or nothing.
     problems = [
@@ -365,7 +365,7 @@ def check(specs: tuple[Path, ...]) -> None:
 
     The emitters are not run: emitting is a pure function of a valid IR, and its failures are
     compiler bugs, not spec errors (`codegen build --check` runs them)."""
-    from ir import lower
+    from specwire.ir import lower
 
     loaded = _load(specs)
     for _, spec in loaded:
@@ -379,7 +379,7 @@ def check(specs: tuple[Path, ...]) -> None:
 @click.argument("spec", type=click.Path(path_type=Path, dir_okay=False))
 def fragment(spec: Path) -> None:
     """Print SPEC's memory wiring fragment as JSON."""
-    from ir import lower
+    from specwire.ir import lower
 
     [(_, ir)] = _load([spec])
     click.echo(json.dumps(lower(ir).to_data(), indent=2, ensure_ascii=False))
@@ -387,7 +387,7 @@ def fragment(spec: Path) -> None:
 
 def schema_text() -> str:
     """The JSON Schema of the spec language, as `codegen schema` prints it (sorted keys)."""
-    from ir import spec_json_schema
+    from specwire.ir import spec_json_schema
 
     return json.dumps(spec_json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -419,8 +419,8 @@ def schema() -> None:
 def init(target: str, schema_ref: str | None, path: Path) -> None:
     """Write a commented starter spec for TARGET to PATH (default: agent.yaml); never
     overwrites a file."""
-    from emitters.init import DEFAULT_NAME, SCHEMA_FILE, name_for, starter
-    from ir import SpecError, load_spec_text
+    from specwire.emitters.init import DEFAULT_NAME, SCHEMA_FILE, name_for, starter
+    from specwire.ir import SpecError, load_spec_text
 
     if os.path.lexists(path):
         raise SpecFailure([f"codegen: {path} already exists; not overwriting it"])
@@ -476,7 +476,7 @@ def memory(ctx: click.Context, args: tuple[str, ...]) -> None:
         os.environ.pop(PLUGINS_ENV, None)
     # The owner's command belongs to the runtime (it works on the stores as the runtime does);
     # the compiler's CLI only hands it the arguments, as ``run`` hands a bundle its own.
-    owner = importlib.import_module("runtime.owner.command")
+    owner = importlib.import_module("specwire.runtime.owner.command")
     ctx.exit(owner.main(list(args)))
 
 
@@ -488,7 +488,7 @@ def eval_(ctx: click.Context, args: tuple[str, ...]) -> None:
     --help`)."""
     # The eval command belongs to the runtime (it runs bundles and reads their stores); the
     # compiler hands it the arguments and a way to build a scenario's spec.
-    evals = importlib.import_module("runtime.evals.command")
+    evals = importlib.import_module("specwire.runtime.evals.command")
     ctx.exit(evals.main(list(args), _eval_builder(evals)))
 
 
@@ -497,10 +497,10 @@ def _eval_builder(evals: Any) -> Any:
     compiles it, or (memory off) the same spec with its memory and continuity removed."""
 
     def build(spec: Path, memory: bool) -> Any:
-        from emitters.registry import emit
-        from ir.errors import SpecError
-        from ir.load import load_spec_bytes
-        from ir.read import read_spec_bytes
+        from specwire.emitters.registry import emit
+        from specwire.ir.errors import SpecError
+        from specwire.ir.load import load_spec_bytes
+        from specwire.ir.read import read_spec_bytes
 
         shown = str(spec)
         try:
@@ -521,7 +521,7 @@ def dream(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Consolidate an agent's memory now, or see the last run (ARGS: `codegen dream --help`)."""
     if _plugins_env_set_by_us:
         os.environ.pop(PLUGINS_ENV, None)
-    owner = importlib.import_module("runtime.owner.dream_command")  # like ``memory``
+    owner = importlib.import_module("specwire.runtime.owner.dream_command")  # like ``memory``
     ctx.exit(owner.main(list(args)))
 
 

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from emitters.bundle import Bundle
-from emitters.literals import md_code
-from emitters.pipeline import BundlePlan, OutputFile, build_bundle
-from ir import lower
-from ir.durations import UNIT_MS
-from ir.model import IrAgent, IrSpec, ModelRef, SecretRef
-from runtime.fragment import (
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.literals import md_code
+from specwire.emitters.pipeline import BundlePlan, OutputFile, build_bundle
+from specwire.ir import lower
+from specwire.ir.durations import UNIT_MS
+from specwire.ir.model import IrAgent, IrSpec, ModelRef, SecretRef
+from specwire.runtime.core.fragment import (
     EMBEDDER_EXTRAS,
     MAX_BODY_ENV,
     SERVE_HOST_ENV,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from emitters.bundle import Bundle
-from emitters.common import EnvVar, emit_plan, model_secret, model_value
-from emitters.literals import md_code
-from ir.model import IrCrew, IrRole, ModelRef
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.common import EnvVar, emit_plan, model_secret, model_value
+from specwire.emitters.literals import md_code
+from specwire.ir.model import IrCrew, IrRole, ModelRef
 
 
 def emit(spec: IrCrew) -> Bundle:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from emitters.bundle import Bundle
+from specwire.emitters.bundle import Bundle
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -52,10 +52,10 @@ Result = Compiled | Failed
 
 def compile_task(task: Task) -> Result:
     """Load, resolve, lower and emit one spec (no file is read or written)."""
-    from emitters.registry import emit
-    from ir.errors import SpecError
-    from ir.load import load_spec_bytes
-    from runtime.fragment import storage_name
+    from specwire.emitters.registry import emit
+    from specwire.ir.errors import SpecError
+    from specwire.ir.load import load_spec_bytes
+    from specwire.runtime.core.fragment import storage_name
 
     try:
         spec = load_spec_bytes(task.raw, task.shown)
@@ -94,8 +94,8 @@ def compile_all(tasks: Sequence[Task], jobs: int, progress: Progress | None = No
         return results
     from concurrent.futures import ProcessPoolExecutor  # only a pool needs it
 
-    import emitters.registry  # noqa: F401  (imported once here, inherited by forked workers)
-    import ir.load  # noqa: F401
+    import specwire.emitters.registry  # noqa: F401  (imported once here, inherited by forked workers)
+    import specwire.ir.load  # noqa: F401
 
     chunk = max(1, total // (workers * 4))
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:

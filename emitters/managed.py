@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from emitters.bundle import Bundle
-from emitters.common import EnvVar, agent_context, emit_plan, serve_env
-from emitters.literals import md_code
-from ir.model import IrManaged
-from runtime.fragment import TENANTS_ROOT_ENV, tenant_key_variable
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.common import EnvVar, agent_context, emit_plan, serve_env
+from specwire.emitters.literals import md_code
+from specwire.ir.model import IrManaged
+from specwire.runtime.core.fragment import TENANTS_ROOT_ENV, tenant_key_variable
 
 TENANTS_ROOT_VAR = EnvVar(
     TENANTS_ROOT_ENV,

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from emitters.bundle import Bundle, check_path
-from emitters.format import format_markdown, format_python, normalize_newlines
-from emitters.imports import ImportRegistry
-from emitters.literals import md_text
-from emitters.render import render
-from emitters.verify import verify_markdown, verify_python
-from runtime.fragment import SPECWIRE_VERSION, MemoryWiringFragment, wiki_enabled
+from specwire.emitters.bundle import Bundle, check_path
+from specwire.emitters.format import format_markdown, format_python, normalize_newlines
+from specwire.emitters.imports import ImportRegistry
+from specwire.emitters.literals import md_text
+from specwire.emitters.render import render
+from specwire.emitters.verify import verify_markdown, verify_python
+from specwire.runtime.core.fragment import SPECWIRE_VERSION, MemoryWiringFragment, wiki_enabled
 
 PY_HEADER_TEMPLATE = "_shared/header.py.j2"
 MD_HEADER_TEMPLATE = "_shared/header.md.j2"

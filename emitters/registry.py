@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TypeVar
 
-from emitters import channel, cli, crew, managed, research
-from emitters.bundle import Bundle
-from ir.model import TARGETS, IrChannelSpec, IrCli, IrCrew, IrManaged, IrResearch, IrSpec
+from specwire.emitters import channel, cli, crew, managed, research
+from specwire.emitters.bundle import Bundle
+from specwire.ir.model import TARGETS, IrChannelSpec, IrCli, IrCrew, IrManaged, IrResearch, IrSpec
 
 S = TypeVar("S", IrCli, IrChannelSpec, IrManaged, IrResearch, IrCrew)
 Emitter = Callable[[IrSpec], Bundle]

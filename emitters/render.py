@@ -13,9 +13,9 @@ from typing import Any
 
 import jinja2
 
-from emitters.literals import LiteralError, md_code, md_text, py_literal, py_text, sh_word
+from specwire.emitters.literals import LiteralError, md_code, md_text, py_literal, py_text, sh_word
 
-TEMPLATE_PACKAGE = "templates"
+TEMPLATE_PACKAGE = "specwire.templates"
 
 
 class TemplateRenderError(RuntimeError):

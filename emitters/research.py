@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from emitters.bundle import Bundle
-from emitters.common import agent_context, emit_plan
-from ir.model import IrResearch
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.common import agent_context, emit_plan
+from specwire.ir.model import IrResearch
 
 
 def emit(spec: IrResearch) -> Bundle:

@@ -1,7 +1,7 @@
 """specwire's front end: load a spec (positions kept), resolve it to the IR, lower it to the
 memory wiring fragment.
 
-``ir`` imports only ``runtime.fragment`` from the runtime (the compiler ↔ runtime contract).
+``ir`` imports only ``runtime.core.fragment`` from the runtime (the compiler ↔ runtime contract).
 
 The names below are imported on first use (PEP 562), so importing a light submodule
 (``ir.limits``, ``ir.errors``) does not build the pydantic models: ``codegen --help`` and a
@@ -14,22 +14,22 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ir.errors import SpecError, SpecIssue
-    from ir.load import load_spec, load_spec_text
-    from ir.lower import lower
-    from ir.model import TARGETS, IrSpec, Target
-    from ir.schema import spec_json_schema
+    from specwire.ir.errors import SpecError, SpecIssue
+    from specwire.ir.load import load_spec, load_spec_text
+    from specwire.ir.lower import lower
+    from specwire.ir.model import TARGETS, IrSpec, Target
+    from specwire.ir.schema import spec_json_schema
 
 _EXPORTS = {
-    "TARGETS": "ir.model",
-    "IrSpec": "ir.model",
-    "Target": "ir.model",
-    "SpecError": "ir.errors",
-    "SpecIssue": "ir.errors",
-    "load_spec": "ir.load",
-    "load_spec_text": "ir.load",
-    "lower": "ir.lower",
-    "spec_json_schema": "ir.schema",
+    "TARGETS": "specwire.ir.model",
+    "IrSpec": "specwire.ir.model",
+    "Target": "specwire.ir.model",
+    "SpecError": "specwire.ir.errors",
+    "SpecIssue": "specwire.ir.errors",
+    "load_spec": "specwire.ir.load",
+    "load_spec_text": "specwire.ir.load",
+    "lower": "specwire.ir.lower",
+    "spec_json_schema": "specwire.ir.schema",
 }
 
 __all__ = [

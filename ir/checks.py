@@ -10,11 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ir.constants import BACKEND_CONNECTION_KEYS, SESSION_ROUTED_TARGETS, tenant_key_variable
-from ir.errors import SpecIssue
-from ir.positions import Locator
-from ir.suggest import did_you_mean
-from ir.values import quote
+from specwire.ir.constants import (
+    BACKEND_CONNECTION_KEYS,
+    SESSION_ROUTED_TARGETS,
+    tenant_key_variable,
+)
+from specwire.ir.errors import SpecIssue
+from specwire.ir.positions import Locator
+from specwire.ir.suggest import did_you_mean
+from specwire.ir.values import quote
 
 
 def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue]:

@@ -1,7 +1,8 @@
 """Fixed vocabularies of the spec language.
 
 What the runtime shares with the compiler (tool names, tenant ids, recall and TTL bounds, what
-the runtime can wire) comes from the contract, ``runtime.fragment``, never a copy; what only the
+the runtime can wire) comes from the contract, ``runtime.core.fragment``, never a copy; what only
+the
 spec language knows (targets, session keys, name rules) is written here.
 """
 
@@ -10,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ir.model import TARGETS
-from runtime.fragment import (
+from specwire.ir.model import TARGETS
+from specwire.runtime.core.fragment import (
     BACKEND_CONNECTION_KEYS,
     BUILTIN_TOOL_NAMES,
     RECALL_K_MAX,

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ir.constants import ROLE_MODEL_LISTS, SECRET_REF_RE
-from ir.errors import Mark, SpecIssue
-from ir.positions import Loc, Locator
+from specwire.ir.constants import ROLE_MODEL_LISTS, SECRET_REF_RE
+from specwire.ir.errors import Mark, SpecIssue
+from specwire.ir.positions import Loc, Locator
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ir.values import one_line
+from specwire.ir.values import one_line
 
 ROOT_KEY = "(root)"
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BeforeValidator, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from ir.constants import (
+from specwire.ir.constants import (
     BRANCHING_MAX,
     BRANCHING_MIN,
     BUILTIN_TOOLS,
@@ -32,12 +32,12 @@ from ir.constants import (
     UNFENCEABLE_TOOLS,
     embedder_problem,
 )
-from ir.durations import DAY_MS, DURATION_RE, HOUR_MS, parse_duration_ms
-from ir.limits import MAX_NAME_LENGTH
-from ir.suggest import did_you_mean
-from ir.text import code_point, line_breaker
-from ir.values import got, quote
-from runtime.fragment import (
+from specwire.ir.durations import DAY_MS, DURATION_RE, HOUR_MS, parse_duration_ms
+from specwire.ir.limits import MAX_NAME_LENGTH
+from specwire.ir.suggest import did_you_mean
+from specwire.ir.text import code_point, line_breaker
+from specwire.ir.values import got, quote
+from specwire.runtime.core.fragment import (
     DREAM_EVERY_MAX_DAYS,
     DREAM_EVERY_MIN_MS,
     RECALL_MODES,

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel, to_snake
 
-from ir.source import NullAsEmpty
+from specwire.ir.source import NullAsEmpty
 
 
 @dataclass(frozen=True)

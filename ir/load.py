@@ -7,17 +7,17 @@ from typing import cast
 
 from pydantic import ValidationError
 
-from ir.checks import check
-from ir.credentials import find_credentials
-from ir.errors import SpecError
-from ir.limits import MAX_SPEC_BYTES
-from ir.model import IrSpec
-from ir.normalize import normalize
-from ir.read import decode_spec, read_spec_bytes, root_issue, too_large
-from ir.resolve import AnySource, resolve
-from ir.source import SOURCE_MODELS
-from ir.translate import translate
-from ir.yaml_nodes import YamlProblem, parse_yaml, problem_issue
+from specwire.ir.checks import check
+from specwire.ir.credentials import find_credentials
+from specwire.ir.errors import SpecError
+from specwire.ir.limits import MAX_SPEC_BYTES
+from specwire.ir.model import IrSpec
+from specwire.ir.normalize import normalize
+from specwire.ir.read import decode_spec, read_spec_bytes, root_issue, too_large
+from specwire.ir.resolve import AnySource, resolve
+from specwire.ir.source import SOURCE_MODELS
+from specwire.ir.translate import translate
+from specwire.ir.yaml_nodes import YamlProblem, parse_yaml, problem_issue
 
 
 def load_spec(path: Path, display_path: str | None = None) -> IrSpec:

@@ -6,8 +6,8 @@ contract's version and the specwire that built it, and nothing else.
 
 from __future__ import annotations
 
-from ir.model import IrSpec
-from runtime.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, MemoryWiringFragment
+from specwire.ir.model import IrSpec
+from specwire.runtime.core.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, MemoryWiringFragment
 
 
 def lower(ir: IrSpec) -> MemoryWiringFragment:

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runtime.fragment import (
+from specwire.runtime.core.fragment import (
     ContinuityFragment,
     DreamFragment,
     MemoryFactsFragment,

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ir.constants import TARGETS
-from ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
-from ir.keys import (
+from specwire.ir.constants import TARGETS
+from specwire.ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
+from specwire.ir.keys import (
     KeyTable,
     ListShape,
     MapShape,
@@ -23,12 +23,12 @@ from ir.keys import (
     shape_of,
     table_for,
 )
-from ir.positions import Loc, Located, Locator, join_display
-from ir.source import SOURCE_MODELS
-from ir.suggest import closest
-from ir.text import code_point, line_breaker, lone_surrogate, scrub
-from ir.values import got, quote, show
-from ir.yaml_nodes import YMap, YNode, YScalar, YSeq
+from specwire.ir.positions import Loc, Located, Locator, join_display
+from specwire.ir.source import SOURCE_MODELS
+from specwire.ir.suggest import closest
+from specwire.ir.text import code_point, line_breaker, lone_surrogate, scrub
+from specwire.ir.values import got, quote, show
+from specwire.ir.yaml_nodes import YMap, YNode, YScalar, YSeq
 
 TARGET_LIST = ", ".join(TARGETS)
 

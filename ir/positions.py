@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
-from ir.values import quote
+from specwire.ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
+from specwire.ir.values import quote
 
 Loc = tuple[str | int, ...]
 """A canonical path into the spec: ``("memory", "recallK")``, ``("tenants", 0, "id")``."""

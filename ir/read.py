@@ -7,8 +7,8 @@ import os
 import stat
 from pathlib import Path
 
-from ir.errors import ROOT_KEY, ROOT_MARK, SpecError, SpecIssue
-from ir.limits import MAX_SPEC_BYTES, size_text
+from specwire.ir.errors import ROOT_KEY, ROOT_MARK, SpecError, SpecIssue
+from specwire.ir.limits import MAX_SPEC_BYTES, size_text
 
 
 def read_spec_bytes(path: Path, display_path: str) -> bytes:

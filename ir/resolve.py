@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from ir.constants import SECRET_REF_RE, SESSION_ROUTED_TARGETS
-from ir.durations import parse_duration_ms
-from ir.model import (
+from specwire.ir.constants import SECRET_REF_RE, SESSION_ROUTED_TARGETS
+from specwire.ir.durations import parse_duration_ms
+from specwire.ir.model import (
     IrAgent,
     IrBudget,
     IrChannel,
@@ -27,7 +27,7 @@ from ir.model import (
     SecretRef,
     SettingValue,
 )
-from ir.source import (
+from specwire.ir.source import (
     AgentSource,
     ChannelSource,
     CliSource,

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from ir.keys import ListShape, MapShape, ModelShape, shape_of, table_for
-from ir.source import SOURCE_MODELS, SpecSource
+from specwire.ir.keys import ListShape, MapShape, ModelShape, shape_of, table_for
+from specwire.ir.source import SOURCE_MODELS, SpecSource
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _NULL = {"type": "null"}

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from ir.fields import (
+from specwire.ir.fields import (
     AutoRecall,
     Backend,
     BranchingFactor,
@@ -43,8 +43,8 @@ from ir.fields import (
     Ttl,
     fail,
 )
-from ir.values import got
-from runtime.fragment import WIRABLE_TIERS
+from specwire.ir.values import got
+from specwire.runtime.core.fragment import WIRABLE_TIERS
 
 
 def _block_flag(value: Any, key: str) -> Any:

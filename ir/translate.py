@@ -8,10 +8,10 @@ from collections.abc import Iterable
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from ir.errors import SpecIssue
-from ir.fields import CUSTOM_ERROR
-from ir.positions import Loc, Locator
-from ir.values import got
+from specwire.ir.errors import SpecIssue
+from specwire.ir.fields import CUSTOM_ERROR
+from specwire.ir.positions import Loc, Locator
+from specwire.ir.values import got
 
 _EXPECTED: dict[str, str] = {
     "int_type": "an integer",

@@ -28,10 +28,10 @@ from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scanner import RoundTripScanner
 
-from ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
-from ir.limits import MAX_ENTRIES, MAX_NUMBER_CHARS, MAX_YAML_DEPTH, MAX_YAML_NODES
-from ir.positions import join_display
-from ir.values import quote
+from specwire.ir.errors import ROOT_KEY, ROOT_MARK, Mark, SpecIssue
+from specwire.ir.limits import MAX_ENTRIES, MAX_NUMBER_CHARS, MAX_YAML_DEPTH, MAX_YAML_NODES
+from specwire.ir.positions import join_display
+from specwire.ir.values import quote
 
 TOO_MANY_NODES: Final = f"the document is too large (more than {MAX_YAML_NODES} keys and values)"
 TOO_MANY_EXPANDED: Final = (

@@ -1,8 +1,8 @@
-"""specwire runtime: what generated bundles import.
+"""specwire runtime. Generated bundles import from ``specwire.runtime.bundle`` only.
 
 Importing this package stays cheap: no compiler dependency (jinja2, libcst, black, ruamel) is
 ever on its import path, and the public names below load on first use, so the compiler's
-``import runtime.fragment`` does not pull in the stores.
+``import runtime.core.fragment`` does not pull in the stores.
 """
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from runtime.fragment import MemoryWiringFragment
-    from runtime.wiring import MemoryDeps, WiredMemory, wire_continuity, wire_memory
+    from specwire.runtime.core.fragment import MemoryWiringFragment
+    from specwire.runtime.wiring import MemoryDeps, WiredMemory, wire_continuity, wire_memory
 
 _EXPORTS = {
-    "MemoryWiringFragment": "runtime.fragment",
-    "MemoryDeps": "runtime.wiring",
-    "WiredMemory": "runtime.wiring",
-    "wire_continuity": "runtime.wiring",
-    "wire_memory": "runtime.wiring",
+    "MemoryWiringFragment": "specwire.runtime.core.fragment",
+    "MemoryDeps": "specwire.runtime.wiring",
+    "WiredMemory": "specwire.runtime.wiring",
+    "wire_continuity": "specwire.runtime.wiring",
+    "wire_memory": "specwire.runtime.wiring",
 }
 
 __all__ = [

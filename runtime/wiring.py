@@ -18,9 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runtime.errors import MemoryServiceError
-from runtime.events import Clock, utc_now
-from runtime.fragment import (
+from specwire.runtime.core.errors import MemoryServiceError
+from specwire.runtime.core.fragment import (
     FRAGMENT_VERSION,
     SPECWIRE_VERSION,
     MemoryWiringFragment,
@@ -28,10 +27,18 @@ from runtime.fragment import (
     memory_enabled,
     wiki_enabled,
 )
-from runtime.paths import StoreLayout
-from runtime.seams import LoopOptions, MemorySeam
-from runtime.tenancy import Tenant, assert_inside
-from runtime.tools import Catalog, EventSink, Tool, ToolContext, ToolResult, format_validation_error
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import LoopOptions, MemorySeam
+from specwire.runtime.core.tenancy import Tenant, assert_inside
+from specwire.runtime.core.tool_types import (
+    Catalog,
+    EventSink,
+    Tool,
+    ToolContext,
+    ToolResult,
+    format_validation_error,
+)
+from specwire.runtime.sessions.log import Clock, utc_now
 
 
 def _stderr(line: str) -> None:
@@ -109,7 +116,7 @@ class WiredMemory:
 
     def close(self) -> None:
         """Release open stores: close the fact store's SQLite connection, or give it back to the
-        warm pool while ``runtime.warm.keep_stores_warm`` is active. Idempotent."""
+        warm pool while ``runtime.facts.warm.keep_stores_warm`` is active. Idempotent."""
         while self._releases:
             self._releases.pop()()
 
@@ -174,7 +181,7 @@ def _teeing(tool: Tool, sink: EventSink) -> Tool:
 def _check_supported(fragment: MemoryWiringFragment) -> None:
     memory = fragment.memory
     if memory_enabled(fragment) and memory is not None:
-        from runtime.facts.wiring import check_backend
+        from specwire.runtime.facts.wiring import check_backend
 
         check_backend(memory.backend)
 
@@ -223,7 +230,7 @@ def _wire_tiers(
     wiki_on = wiki_enabled(parsed)
 
     if facts_on and parsed.memory is not None:
-        from runtime.facts.wiring import wire_facts
+        from specwire.runtime.facts.wiring import wire_facts
 
         facts = wire_facts(
             parsed.memory,
@@ -239,13 +246,13 @@ def _wire_tiers(
         wired.tools.extend(facts.tools)
         wired.options["memory"] = facts.seam
         if parsed.memory.session_recall:
-            from runtime.facts.session_index import session_recall_seam
+            from specwire.runtime.facts.session_index import session_recall_seam
 
             wired.options["memory"] = session_recall_seam(
                 facts.seam, layout, exclude=deps.session_scope, now=now
             )
         if parsed.memory.dream is not None:
-            from runtime.dream.schedule import DreamJob, dream_settings
+            from specwire.runtime.dream.schedule import DreamJob, dream_settings
 
             job = DreamJob(
                 layout,
@@ -292,14 +299,14 @@ def _wire_wiki_tier(
     now: Clock,
     log: Callable[[str], None],
 ) -> None:
-    from runtime.wiki.wiring import build_wiki
+    from specwire.runtime.wiki.wiring import build_wiki
 
     assert parsed.memory is not None and parsed.memory.wiki is not None
     wiki_fragment = parsed.memory.wiki
     declared = wiki_fragment.embedder or parsed.memory.embedder
     embedder = deps.embedder
     if embedder is None and declared is not None:
-        from runtime.embedders import load_embedder
+        from specwire.runtime.embedders import load_embedder
 
         embedder = load_embedder(declared)
     plans_on = parsed.continuity is not None and parsed.continuity.plan
@@ -338,7 +345,7 @@ def _build_continuity(
     now: Clock,
     log: Callable[[str], None],
 ) -> Any:
-    from runtime.continuity.wiring import build_continuity
+    from specwire.runtime.continuity.wiring import build_continuity
 
     assert fragment.continuity is not None
     return build_continuity(
@@ -360,7 +367,7 @@ def _wire_skills_and_commands(
     plans_on: bool,
     wiki_on: bool,
 ) -> None:
-    from runtime.skills.loader import (
+    from specwire.runtime.skills.loader import (
         FACTS_COMMANDS,
         FOCUS_COMMANDS,
         PLAN_COMMANDS,

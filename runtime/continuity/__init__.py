@@ -5,10 +5,15 @@ one module per concern, listed in ``store.py``); the tools are ``continuity_tool
 layout is in ``state_folder.py``, the proof modes in ``proof_policy.py``.
 """
 
-from runtime.continuity.proof import EvidenceRef, FrozenProof
-from runtime.continuity.store import ClearResult, ContinuityStore, GoalChange, StepCompletion
-from runtime.continuity.tools import continuity_tools
-from runtime.continuity.wiring import ContinuityWiring, build_continuity
+from specwire.runtime.continuity.proof import EvidenceRef, FrozenProof
+from specwire.runtime.continuity.store import (
+    ClearResult,
+    ContinuityStore,
+    GoalChange,
+    StepCompletion,
+)
+from specwire.runtime.continuity.tools import continuity_tools
+from specwire.runtime.continuity.wiring import ContinuityWiring, build_continuity
 
 __all__ = [
     "ClearResult",

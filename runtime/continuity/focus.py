@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runtime.continuity.ledger import (
+from specwire.runtime.continuity.ledger import (
     LEDGER_TRUNCATED,
     Requirement,
     parse_requirement,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from runtime.continuity.focus import (
+from specwire.runtime.continuity.focus import (
     FocusDoc,
     UserFocus,
     check_focus_body,
@@ -20,8 +20,8 @@ from runtime.continuity.focus import (
     render_focus,
     user_focus,
 )
-from runtime.continuity.state_folder import FOCUS_FILE, StateFolder
-from runtime.errors import StoreError
+from specwire.runtime.continuity.state_folder import FOCUS_FILE, StateFolder
+from specwire.runtime.core.errors import StoreError
 
 
 class FocusNote:

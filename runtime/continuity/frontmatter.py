@@ -2,7 +2,7 @@
 
 JSON is valid YAML 1.2, so what the store writes stays readable by any YAML tool and is read back
 without a YAML library; a person may rewrite ``goals.yaml`` or a plan's front matter as ordinary
-block YAML (``runtime.yaml_text``), and the store reads that too.
+block YAML (``runtime.core.yaml_text``), and the store reads that too.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runtime.yaml_text import load_yaml_mapping
+from specwire.runtime.core.yaml_text import load_yaml_mapping
 
 FENCE = "---"
 

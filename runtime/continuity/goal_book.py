@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from runtime.continuity.goals import (
+from specwire.runtime.continuity.goals import (
     Goal,
     GoalStatus,
     next_goal_id,
@@ -18,11 +18,11 @@ from runtime.continuity.goals import (
     parse_goals,
     render_goals,
 )
-from runtime.continuity.plans import one_line
-from runtime.continuity.proof import EvidenceRef, ProofCheck
-from runtime.continuity.proof_policy import Completion, ProofPolicy, goal_wording
-from runtime.continuity.state_folder import GOALS_FILE, StateFolder
-from runtime.errors import StoreError
+from specwire.runtime.continuity.plans import one_line
+from specwire.runtime.continuity.proof import EvidenceRef, ProofCheck
+from specwire.runtime.continuity.proof_policy import Completion, ProofPolicy, goal_wording
+from specwire.runtime.continuity.state_folder import GOALS_FILE, StateFolder
+from specwire.runtime.core.errors import StoreError
 
 
 @dataclass(frozen=True)

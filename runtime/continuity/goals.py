@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from runtime.continuity.frontmatter import dump_data, load_mapping
-from runtime.continuity.proof import Citation, FrozenProof
-from runtime.fragment import GOAL_ID_PATTERN
+from specwire.runtime.continuity.frontmatter import dump_data, load_mapping
+from specwire.runtime.continuity.proof import Citation, FrozenProof
+from specwire.runtime.core.fragment import GOAL_ID_PATTERN
 
 GoalStatus = Literal["open", "in_progress", "claimed", "proven", "done"]
 GOAL_STATUSES: tuple[GoalStatus, ...] = ("open", "in_progress", "claimed", "proven", "done")

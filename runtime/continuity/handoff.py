@@ -14,11 +14,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runtime.continuity.goals import Goal
-from runtime.continuity.ledger import Requirement
-from runtime.continuity.plans import Plan, UnreadablePlan, render_status
-from runtime.continuity.tail import goal_line
-from runtime.seams import LedgerEntry, StopReason
+from specwire.runtime.continuity.goals import Goal
+from specwire.runtime.continuity.ledger import Requirement
+from specwire.runtime.continuity.plans import Plan, UnreadablePlan, render_status
+from specwire.runtime.continuity.tail import goal_line
+from specwire.runtime.core.seams import LedgerEntry, StopReason
 
 HANDOFF_MARKER = "<!-- specwire:handoff -->"
 MAX_NEXT_ACTIONS = 5

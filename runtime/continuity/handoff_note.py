@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from runtime.continuity.handoff import HandoffView, is_handoff, render_handoff
-from runtime.continuity.state_folder import HANDOFF_FILE, StateFolder
-from runtime.errors import StoreError
+from specwire.runtime.continuity.handoff import HandoffView, is_handoff, render_handoff
+from specwire.runtime.continuity.state_folder import HANDOFF_FILE, StateFolder
+from specwire.runtime.core.errors import StoreError
 
 
 class HandoffNote:

@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from runtime.fragment import GOAL_ID_PATTERN, PLAN_ID_PATTERN
-from runtime.tools import ToolInput
+from specwire.runtime.core.fragment import GOAL_ID_PATTERN, PLAN_ID_PATTERN
+from specwire.runtime.core.tool_types import ToolInput
 
 SESSION_ID_PATTERN = r"^sess_[0-9a-f]{16}$"
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, cast
 
-from runtime.seams import LedgerEntry
+from specwire.runtime.core.seams import LedgerEntry
 
 RequirementStatus = Literal["open", "confirmed", "dropped"]
 REQUIREMENT_STATUSES: tuple[RequirementStatus, ...] = ("open", "confirmed", "dropped")

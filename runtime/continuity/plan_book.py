@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from runtime.continuity.plans import (
+from specwire.runtime.continuity.plans import (
     ACTIVE_FILE,
     PLAN_FILE_RE,
     PLAN_ID_RE,
@@ -29,11 +29,11 @@ from runtime.continuity.plans import (
     plan_number,
     render_plan,
 )
-from runtime.continuity.proof import EvidenceRef, ProofCheck
-from runtime.continuity.proof_policy import STEP_WORDING, ProofPolicy
-from runtime.continuity.state_folder import PLANS_DIR, StateFolder
-from runtime.errors import StoreError, UnsafeFileError
-from runtime.tenancy import assert_inside
+from specwire.runtime.continuity.proof import EvidenceRef, ProofCheck
+from specwire.runtime.continuity.proof_policy import STEP_WORDING, ProofPolicy
+from specwire.runtime.continuity.state_folder import PLANS_DIR, StateFolder
+from specwire.runtime.core.errors import StoreError, UnsafeFileError
+from specwire.runtime.core.tenancy import assert_inside
 
 # Front-matter key keeping the proofs taken back from steps (``revoke_proof``).
 REVOKED_KEY = "revokedProofs"

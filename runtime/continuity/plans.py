@@ -41,9 +41,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
-from runtime.continuity.frontmatter import join_frontmatter, split_frontmatter
-from runtime.continuity.proof import Citation, FrozenProof
-from runtime.fragment import PLAN_FILE_PATTERN, PLAN_ID_PATTERN
+from specwire.runtime.continuity.frontmatter import join_frontmatter, split_frontmatter
+from specwire.runtime.continuity.proof import Citation, FrozenProof
+from specwire.runtime.core.fragment import PLAN_FILE_PATTERN, PLAN_ID_PATTERN
 
 StepStatus = Literal["open", "in_progress", "claimed", "proven", "done"]
 STEP_STATUSES: tuple[StepStatus, ...] = ("open", "in_progress", "claimed", "proven", "done")

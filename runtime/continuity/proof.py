@@ -1,6 +1,6 @@
 """The proof ladder's evidence check: cited tool uses must be found in the session logs.
 
-A citation is verified with ``runtime.events.resolve_tool_use``: ``verified`` needs the
+A citation is verified with ``runtime.sessions.log.resolve_tool_use``: ``verified`` needs the
 ``tool_use`` and a non-error ``tool_result``. A verified citation is frozen into a
 ``FrozenProof`` (what ran, a hash of its input, a digest of its result) so the record stays
 meaningful even if the session log is later purged.
@@ -17,9 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from runtime.events import iso, resolve_tool_use, run_of
-from runtime.ids import SESSION_ID_RE
-from runtime.tools import DELEGATE_TOOL_NAME, NOT_EVIDENCE_TOOL_NAMES
+from specwire.runtime.core.ids import SESSION_ID_RE
+from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME, NOT_EVIDENCE_TOOL_NAMES
+from specwire.runtime.sessions.log import iso, resolve_tool_use, run_of
 
 # not_evidence: the cited call exists but is one of the agent's own memory tools.
 # unrelated: the cited session is not part of the citing session's research or crew run.

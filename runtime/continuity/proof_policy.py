@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from runtime.continuity.proof import (
+from specwire.runtime.continuity.proof import (
     Citation,
     EvidenceRef,
     FrozenProof,
@@ -29,9 +29,9 @@ from runtime.continuity.proof import (
     merge_citations,
     merge_proofs,
 )
-from runtime.errors import StoreError
-from runtime.events import Clock
-from runtime.fragment import ProofMode
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.fragment import ProofMode
+from specwire.runtime.sessions.log import Clock
 
 CompletedStatus = Literal["proven", "done"]
 

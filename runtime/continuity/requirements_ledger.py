@@ -10,11 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from runtime.continuity.focus_note import FocusNote
-from runtime.continuity.ledger import Requirement, RequirementStatus, append_entries, set_status
-from runtime.continuity.state_folder import StateFolder
-from runtime.errors import StoreError
-from runtime.seams import LedgerEntry
+from specwire.runtime.continuity.focus_note import FocusNote
+from specwire.runtime.continuity.ledger import (
+    Requirement,
+    RequirementStatus,
+    append_entries,
+    set_status,
+)
+from specwire.runtime.continuity.state_folder import StateFolder
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.seams import LedgerEntry
 
 
 class RequirementsLedger:

@@ -2,7 +2,7 @@
 
 Shape ``{"version": 1, "pins": ["sess_…", …], …}``; other keys (and pins in shapes this module
 does not know) are preserved. The file is shared by every spec under the root, so updates hold
-their own lock, ``.retention.lock`` beside it (``runtime.locking``). Writes are tmp+rename; the
+their own lock, ``.retention.lock`` beside it (``runtime.fs.locking``). Writes are tmp+rename; the
 file is capped at 8 MiB. A temporary a killed writer left is removed by the next update (and by
 the next store open), under that lock.
 """
@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from runtime.atomic import sweep_temps
-from runtime.continuity.atomic import read_text, write_atomic
-from runtime.errors import StoreError
-from runtime.events import Clock
-from runtime.locking import DEFAULT_WAIT_S, FileLock
-from runtime.tenancy import assert_inside
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.tenancy import assert_inside
+from specwire.runtime.fs.atomic import sweep_temps
+from specwire.runtime.fs.fenced import read_text, write_atomic
+from specwire.runtime.fs.locking import DEFAULT_WAIT_S, FileLock
+from specwire.runtime.sessions.log import Clock
 
 RETENTION_VERSION = 1
 RETENTION_MAX_BYTES = 8 * 1024 * 1024
@@ -59,7 +59,7 @@ def pin_sessions(
 ) -> list[str]:
     """Add session ids to ``pins`` (once each); return the ids newly pinned."""
     assert_inside(path, root)
-    target = path  # opened as spelled, never through a link (runtime.continuity.atomic)
+    target = path  # opened as spelled, never through a link (runtime.fs.fenced)
     wanted = list(dict.fromkeys(session_ids))
     if not wanted:
         return []

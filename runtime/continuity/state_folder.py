@@ -11,10 +11,11 @@ session scope::
     .lock                         held by mutations only
 
 Every path is fenced with ``assert_inside(path, root)`` on every I/O and then opened component by
-component with ``O_NOFOLLOW`` (``runtime.continuity.atomic``): no symlink is followed inside the
+component with ``O_NOFOLLOW`` (``runtime.fs.fenced``): no symlink is followed inside the
 state folder, and a FIFO, device or socket where a file belongs is refused at once, naming it,
 instead of hanging the agent. Writes are tmp+rename with mode 0600; reads never lock; every
-mutation re-reads its state under the lock (``runtime.locking``: an ``flock`` the OS releases when
+mutation re-reads its state under the lock (``runtime.fs.locking``: an ``flock`` the OS releases
+when
 its holder dies, so a killed writer never blocks the next one). ``sweep_stale_temps`` removes the
 temporaries a killed writer left (under the lock, only when it is free). Nothing is created on
 disk until the first write.
@@ -28,14 +29,14 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
-from runtime.continuity.atomic import read_text, sweep_stale_temps, write_atomic
-from runtime.continuity.plans import ACTIVE_FILE, PLAN_FILE_RE
-from runtime.continuity.retention import LOCK_NAME as RETENTION_LOCK_NAME
-from runtime.continuity.retention import retention_temp
-from runtime.errors import MemoryServiceError, StoreError
-from runtime.events import Clock, iso
-from runtime.locking import FileLock
-from runtime.tenancy import assert_inside
+from specwire.runtime.continuity.plans import ACTIVE_FILE, PLAN_FILE_RE
+from specwire.runtime.continuity.retention import LOCK_NAME as RETENTION_LOCK_NAME
+from specwire.runtime.continuity.retention import retention_temp
+from specwire.runtime.core.errors import MemoryServiceError, StoreError
+from specwire.runtime.core.tenancy import assert_inside
+from specwire.runtime.fs.fenced import read_text, sweep_stale_temps, write_atomic
+from specwire.runtime.fs.locking import FileLock
+from specwire.runtime.sessions.log import Clock, iso
 
 FOCUS_FILE = "focus.md"
 PLANS_DIR = "plans"

@@ -24,28 +24,32 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
-from runtime.continuity.focus import DEFAULT_FOCUS_MAX_CHARS, FocusDoc, UserFocus
-from runtime.continuity.focus_note import FocusNote
-from runtime.continuity.goal_book import GoalBook, GoalChange
-from runtime.continuity.goals import Goal, GoalStatus
-from runtime.continuity.handoff import HandoffView
-from runtime.continuity.handoff_note import HandoffNote
-from runtime.continuity.ledger import LEDGER_MAX_BYTES, Requirement, RequirementStatus
-from runtime.continuity.plan_book import NO_ACTIVE_PLAN, PlanBook, StepCompletion
-from runtime.continuity.plans import Plan, StepStatus, UnreadablePlan
-from runtime.continuity.proof import EvidenceRef
-from runtime.continuity.proof_policy import ProofPolicy
-from runtime.continuity.requirements_ledger import RequirementsLedger
-from runtime.continuity.retention import pin_sessions
-from runtime.continuity.state_folder import LOCK_FILE, StateFolder
-from runtime.continuity.tail import TAIL_MAX_CHARS, render_continuity_tail, render_plan_tail
-from runtime.continuity.trash import Snapshot
-from runtime.continuity.trash_bin import ClearResult, ClearScope, TrashBin
-from runtime.events import Clock, utc_now
-from runtime.fragment import ProofMode
-from runtime.locking import DEFAULT_WAIT_S
-from runtime.paths import StoreLayout
-from runtime.seams import HandoffInput, LedgerEntry
+from specwire.runtime.continuity.focus import DEFAULT_FOCUS_MAX_CHARS, FocusDoc, UserFocus
+from specwire.runtime.continuity.focus_note import FocusNote
+from specwire.runtime.continuity.goal_book import GoalBook, GoalChange
+from specwire.runtime.continuity.goals import Goal, GoalStatus
+from specwire.runtime.continuity.handoff import HandoffView
+from specwire.runtime.continuity.handoff_note import HandoffNote
+from specwire.runtime.continuity.ledger import LEDGER_MAX_BYTES, Requirement, RequirementStatus
+from specwire.runtime.continuity.plan_book import NO_ACTIVE_PLAN, PlanBook, StepCompletion
+from specwire.runtime.continuity.plans import Plan, StepStatus, UnreadablePlan
+from specwire.runtime.continuity.proof import EvidenceRef
+from specwire.runtime.continuity.proof_policy import ProofPolicy
+from specwire.runtime.continuity.requirements_ledger import RequirementsLedger
+from specwire.runtime.continuity.retention import pin_sessions
+from specwire.runtime.continuity.state_folder import LOCK_FILE, StateFolder
+from specwire.runtime.continuity.tail import (
+    TAIL_MAX_CHARS,
+    render_continuity_tail,
+    render_plan_tail,
+)
+from specwire.runtime.continuity.trash import Snapshot
+from specwire.runtime.continuity.trash_bin import ClearResult, ClearScope, TrashBin
+from specwire.runtime.core.fragment import ProofMode
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import HandoffInput, LedgerEntry
+from specwire.runtime.fs.locking import DEFAULT_WAIT_S
+from specwire.runtime.sessions.log import Clock, utc_now
 
 __all__ = [
     "NO_ACTIVE_PLAN",

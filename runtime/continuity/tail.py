@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runtime.continuity.focus import UserFocus
-from runtime.continuity.goals import Goal, progress
-from runtime.continuity.ledger import LEDGER_TRUNCATED, Requirement
-from runtime.continuity.plans import Plan, UnreadablePlan, render_status
-from runtime.safety.framing import frame, neutralize
+from specwire.runtime.continuity.focus import UserFocus
+from specwire.runtime.continuity.goals import Goal, progress
+from specwire.runtime.continuity.ledger import LEDGER_TRUNCATED, Requirement
+from specwire.runtime.continuity.plans import Plan, UnreadablePlan, render_status
+from specwire.runtime.safety.framing import frame, neutralize
 
 TAIL_MAX_CHARS = 4096
 PLAN_TAG = "current_plan"

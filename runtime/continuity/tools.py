@@ -2,7 +2,7 @@
 GoalUpdate, GoalList, MemoryClear (in that order; without plans only FocusRead, FocusWrite,
 MemoryClear).
 
-Handlers run under the one tool error guard (``runtime.tools.guarded``): a ``StoreError``
+Handlers run under the one tool error guard (``runtime.core.tool_types.guarded``): a ``StoreError``
 becomes an error result with the store's message, a tenancy fence or an OS error a short
 refusal. Events go out through ``ctx.emit``: ``plan_update``, ``goal_update``, and one
 ``action_proof`` per cited tool use, rejected citations included.
@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from runtime.continuity.focus import FocusDoc
-from runtime.continuity.handoff import plan_detail_lines, plan_summary
-from runtime.continuity.inputs import (
+from specwire.runtime.continuity.focus import FocusDoc
+from specwire.runtime.continuity.handoff import plan_detail_lines, plan_summary
+from specwire.runtime.continuity.inputs import (
     EvidenceRefInput,
     FocusReadInput,
     FocusWriteInput,
@@ -30,14 +30,20 @@ from runtime.continuity.inputs import (
     PlanReadInput,
     PlanUpdateInput,
 )
-from runtime.continuity.plan_book import NO_ACTIVE_PLAN
-from runtime.continuity.plans import Plan, UnreadablePlan, plan_number
-from runtime.continuity.proof import EvidenceRef, ProofCheck
-from runtime.continuity.store import ContinuityStore
-from runtime.continuity.tail import goal_line, user_focus_lines
-from runtime.fragment import CONTINUITY_TOOL_NAMES, ProofMode
-from runtime.safety.screening import screened
-from runtime.tools import Tool, ToolContext, ToolResult, ToolTable, tools_from_table
+from specwire.runtime.continuity.plan_book import NO_ACTIVE_PLAN
+from specwire.runtime.continuity.plans import Plan, UnreadablePlan, plan_number
+from specwire.runtime.continuity.proof import EvidenceRef, ProofCheck
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.continuity.tail import goal_line, user_focus_lines
+from specwire.runtime.core.fragment import CONTINUITY_TOOL_NAMES, ProofMode
+from specwire.runtime.core.tool_types import (
+    Tool,
+    ToolContext,
+    ToolResult,
+    ToolTable,
+    tools_from_table,
+)
+from specwire.runtime.safety.screening import screened
 
 TOOL_NAMES = CONTINUITY_TOOL_NAMES
 FOCUS_ONLY_TOOL_NAMES: tuple[str, ...] = ("FocusRead", "FocusWrite", "MemoryClear")

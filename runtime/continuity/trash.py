@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from runtime.errors import StoreError
-from runtime.tenancy import assert_inside
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.tenancy import assert_inside
 
 SNAPSHOT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:-\d+)?$")
 

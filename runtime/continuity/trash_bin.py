@@ -10,15 +10,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from runtime.continuity.plans import PLAN_FILE_RE
-from runtime.continuity.state_folder import (
+from specwire.runtime.continuity.plans import PLAN_FILE_RE
+from specwire.runtime.continuity.state_folder import (
     FOCUS_FILE,
     GOALS_FILE,
     HANDOFF_FILE,
     PLANS_DIR,
     StateFolder,
 )
-from runtime.continuity.trash import (
+from specwire.runtime.continuity.trash import (
     Snapshot,
     list_snapshots,
     move_to_snapshot,

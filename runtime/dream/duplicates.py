@@ -27,8 +27,8 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runtime.facts.model import Fact
-from runtime.facts.text import normalize_text, words
+from specwire.runtime.facts.model import Fact
+from specwire.runtime.facts.text import normalize_text, words
 
 NEGATIONS = frozenset(
     {"not", "no", "never", "none", "nor", "neither", "nothing", "nobody", "cannot", "without"}

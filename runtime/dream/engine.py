@@ -24,20 +24,24 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runtime.continuity.store import ContinuityStore
-from runtime.dream.fact_steps import FactSteps, run_fact_steps
-from runtime.dream.handoff_refresh import refresh_handoff
-from runtime.dream.model_phase import PriceLookup, model_phase, no_price_table
-from runtime.dream.outcome import (
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.errors import MemoryServiceError, StoreError
+from specwire.runtime.core.fragment import ProofMode
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.tool_types import EventSink
+from specwire.runtime.dream.fact_steps import FactSteps, run_fact_steps
+from specwire.runtime.dream.handoff_refresh import refresh_handoff
+from specwire.runtime.dream.model_phase import PriceLookup, model_phase, no_price_table
+from specwire.runtime.dream.outcome import (
     ContinuityCounts,
     DreamOutcome,
     FactCounts,
     ModelPhase,
     WikiCounts,
 )
-from runtime.dream.proof_steps import refresh_pins, revalidate_proofs
-from runtime.dream.settings import DreamSettings
-from runtime.dream.state import (
+from specwire.runtime.dream.proof_steps import refresh_pins, revalidate_proofs
+from specwire.runtime.dream.settings import DreamSettings
+from specwire.runtime.dream.state import (
     Window,
     completed_in,
     make_dream_dir,
@@ -47,17 +51,13 @@ from runtime.dream.state import (
     window_of,
     write_state,
 )
-from runtime.dream.wiki_steps import WikiSteps, run_wiki_steps
-from runtime.errors import MemoryServiceError, StoreError
-from runtime.events import Clock, iso, utc_now
-from runtime.facts.store import FactStore
-from runtime.fragment import ProofMode
-from runtime.paths import StoreLayout
-from runtime.tools import EventSink
-from runtime.wiki.store import WikiStore
+from specwire.runtime.dream.wiki_steps import WikiSteps, run_wiki_steps
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.sessions.log import Clock, iso, utc_now
+from specwire.runtime.wiki.store import WikiStore
 
 if TYPE_CHECKING:  # the session module loads the agent loop: only a host that runs it needs it
-    from runtime.dream.model_session import ModelSession
+    from specwire.runtime.dream.model_session import ModelSession
 
 EVENT = "dream_run"
 _FAILURES = (StoreError, MemoryServiceError, OSError, ValueError)

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from runtime.dream.duplicates import group_duplicates
-from runtime.dream.outcome import FactCounts
-from runtime.dream.settings import MAX_LISTED_STALE, DreamSettings
-from runtime.facts.model import Fact
-from runtime.facts.store import FactStore
+from specwire.runtime.dream.duplicates import group_duplicates
+from specwire.runtime.dream.outcome import FactCounts
+from specwire.runtime.dream.settings import MAX_LISTED_STALE, DreamSettings
+from specwire.runtime.facts.model import Fact
+from specwire.runtime.facts.store import FactStore
 
 DUPLICATE_REASON = "dream: near-duplicate of a surviving fact"
 

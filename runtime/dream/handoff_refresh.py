@@ -15,9 +15,9 @@ import json
 import re
 from typing import cast, get_args
 
-from runtime.continuity.handoff import render_handoff
-from runtime.continuity.store import ContinuityStore
-from runtime.seams import HandoffInput, LedgerEntry, StopReason
+from specwire.runtime.continuity.handoff import render_handoff
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.seams import HandoffInput, LedgerEntry, StopReason
 
 UNKNOWN_SESSION = "_unknown_"
 _LAST = re.compile(r"^(sess_[0-9A-Za-z_]+)(?: \(stop: ([a-z_]+)\))?$")

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from runtime.dream.outcome import ModelPhase
-from runtime.dream.settings import DreamSettings
+from specwire.runtime.dream.outcome import ModelPhase
+from specwire.runtime.dream.settings import DreamSettings
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from runtime.continuity.plans import Plan
-from runtime.continuity.proof import EvidenceRef, FrozenProof, check_evidence
-from runtime.continuity.retention import pin_sessions
-from runtime.continuity.store import ContinuityStore
-from runtime.events import session_log_path
+from specwire.runtime.continuity.plans import Plan
+from specwire.runtime.continuity.proof import EvidenceRef, FrozenProof, check_evidence
+from specwire.runtime.continuity.retention import pin_sessions
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.sessions.log import session_log_path
 
 REVOKE_REASON = "dream: the cited tool use no longer verifies in the session log ({verdict})"
 

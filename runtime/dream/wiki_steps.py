@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from runtime.dream.outcome import WikiCounts
-from runtime.dream.settings import MAX_LISTED_STALE
-from runtime.wiki.article import Article
-from runtime.wiki.store import WikiStore
+from specwire.runtime.dream.outcome import WikiCounts
+from specwire.runtime.dream.settings import MAX_LISTED_STALE
+from specwire.runtime.wiki.article import Article
+from specwire.runtime.wiki.store import WikiStore
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ spec asks for.
 
 from __future__ import annotations
 
-from runtime.embedders.base import Embedder, EmbedderError
-from runtime.embedders.factory import load_embedder
+from specwire.runtime.embedders.base import Embedder, EmbedderError
+from specwire.runtime.embedders.factory import load_embedder
 
 __all__ = ["Embedder", "EmbedderError", "load_embedder"]

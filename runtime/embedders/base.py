@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from runtime.errors import MemoryServiceError
+from specwire.runtime.core.errors import MemoryServiceError
 
 if TYPE_CHECKING:
     import numpy

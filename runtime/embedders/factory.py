@@ -6,8 +6,8 @@ import hashlib
 import os
 import threading
 
-from runtime.embedders.base import Embedder, EmbedderError
-from runtime.fragment import EMBEDDER_EXTRAS, embedder_problem
+from specwire.runtime.core.fragment import EMBEDDER_EXTRAS, embedder_problem
+from specwire.runtime.embedders.base import Embedder, EmbedderError
 
 OPENAI_BASE_URL_ENV = "OPENAI_BASE_URL"
 OPENAI_API_KEY_ENV = "OPENAI_API_KEY"
@@ -43,17 +43,17 @@ def _load(spec: str) -> Embedder:
     provider, _, model = spec.partition("/")
     _require("numpy", "numpy", provider)
     if provider == "hash":
-        from runtime.embedders.hashing import HashEmbedder
+        from specwire.runtime.embedders.hashing import HashEmbedder
 
         return HashEmbedder(int(model))
     if provider == "local":
         _require("onnxruntime", "onnxruntime", provider)
         _require("tokenizers", "tokenizers", provider)
-        from runtime.embedders.local import load_local
+        from specwire.runtime.embedders.local import load_local
 
         return load_local(model)
     _require("openai", "openai", provider)
-    from runtime.embedders.remote import OpenAIEmbedder
+    from specwire.runtime.embedders.remote import OpenAIEmbedder
 
     base_url = os.environ.get(OPENAI_BASE_URL_ENV) or None
     if provider == "openai-compatible" and base_url is None:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from runtime.embedders.base import EmbedderError
+from specwire.runtime.embedders.base import EmbedderError
 
 _DATA = Path(__file__).resolve().parent / "data"
 _BATCH = 64

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from runtime.embedders.base import EmbedderError
+from specwire.runtime.embedders.base import EmbedderError
 
 # The API takes up to 2048 inputs per request; smaller batches keep one request short.
 _BATCH = 256

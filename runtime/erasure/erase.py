@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.atomic import replace_atomically
-from runtime.erasure.fact_tier import erase_from_store, is_fact_store
-from runtime.erasure.file_tier import redact_files, regular_files
-from runtime.erasure.subject import Subject
-from runtime.events import Clock, iso, utc_now
+from specwire.runtime.erasure.fact_tier import erase_from_store, is_fact_store
+from specwire.runtime.erasure.file_tier import redact_files, regular_files
+from specwire.runtime.erasure.subject import Subject
+from specwire.runtime.fs.atomic import replace_atomically
+from specwire.runtime.sessions.log import Clock, iso, utc_now
 
 RECEIPTS_DIR = "erasures"
 

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from runtime.erasure.subject import Subject
-from runtime.facts.ownership import APPLICATION_ID
+from specwire.runtime.erasure.subject import Subject
+from specwire.runtime.facts.ownership import APPLICATION_ID
 
 _GUARDS = (
     "facts_never_deleted",

@@ -22,9 +22,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runtime.atomic import replace_atomically
-from runtime.erasure.subject import Subject
-from runtime.events import rewrite_log
+from specwire.runtime.erasure.subject import Subject
+from specwire.runtime.fs.atomic import replace_atomically
+from specwire.runtime.sessions.log import rewrite_log
 
 _SQLITE_SUFFIXES = (".sqlite3", ".sqlite3-wal", ".sqlite3-shm", ".sqlite3-journal")
 _MAX_TEXT_BYTES = 64 << 20

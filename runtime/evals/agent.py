@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runtime.paths import StoreLayout
+from specwire.runtime.core.paths import StoreLayout
 
 AGENT_FILE = "agent.py"
 

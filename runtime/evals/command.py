@@ -18,10 +18,10 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from runtime.evals.agent import BuildFailed, BuiltAgent
-from runtime.evals.report import json_text, table
-from runtime.evals.runner import ModeResult, RunFailed, run_mode
-from runtime.evals.scenario import Scenario, ScenarioError, load_scenario
+from specwire.runtime.evals.agent import BuildFailed, BuiltAgent
+from specwire.runtime.evals.report import json_text, table
+from specwire.runtime.evals.runner import ModeResult, RunFailed, run_mode
+from specwire.runtime.evals.scenario import Scenario, ScenarioError, load_scenario
 
 Builder = Callable[[Path, bool], BuiltAgent]
 EXIT_OK = 0

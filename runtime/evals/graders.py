@@ -27,10 +27,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runtime.evals.proofs import ProvenStep
-from runtime.evals.scenario import Pickup
-from runtime.evals.tokens import COVER_THRESHOLD, coverage, covered_by_any, covers, terms
-from runtime.evals.transcript import SessionTranscript
+from specwire.runtime.evals.proofs import ProvenStep
+from specwire.runtime.evals.scenario import Pickup
+from specwire.runtime.evals.tokens import COVER_THRESHOLD, coverage, covered_by_any, covers, terms
+from specwire.runtime.evals.transcript import SessionTranscript
 
 _QUESTION = re.compile(r"[^.!?\n]*\?")
 

@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.continuity.plans import Plan, parse_plan
-from runtime.continuity.proof import EvidenceRef, check_evidence
-from runtime.events import utc_now
-from runtime.fragment import PLAN_FILE_PATTERN
+from specwire.runtime.continuity.plans import Plan, parse_plan
+from specwire.runtime.continuity.proof import EvidenceRef, check_evidence
+from specwire.runtime.core.fragment import PLAN_FILE_PATTERN
+from specwire.runtime.sessions.log import utc_now
 
 _PLAN_FILE = re.compile(PLAN_FILE_PATTERN)
 

@@ -10,8 +10,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from runtime.evals.graders import Grades, Ratio
-from runtime.evals.runner import ModeResult
+from specwire.runtime.evals.graders import Grades, Ratio
+from specwire.runtime.evals.runner import ModeResult
 
 COLUMNS = (
     "scenario",

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.evals.agent import BuiltAgent, run_session
-from runtime.evals.graders import Grades, PlanStep, grade
-from runtime.evals.proofs import proven_steps, read_plans
-from runtime.evals.scenario import Scenario
-from runtime.evals.transcript import read_transcripts
-from runtime.paths import StoreLayout
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.evals.agent import BuiltAgent, run_session
+from specwire.runtime.evals.graders import Grades, PlanStep, grade
+from specwire.runtime.evals.proofs import proven_steps, read_plans
+from specwire.runtime.evals.scenario import Scenario
+from specwire.runtime.evals.transcript import read_transcripts
 
 
 class RunFailed(Exception):

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runtime.evals.tokens import covers, terms
-from runtime.yaml_text import Located, LocatedYamlError, load_located_yaml
+from specwire.runtime.core.yaml_text import Located, LocatedYamlError, load_located_yaml
+from specwire.runtime.evals.tokens import covers, terms
 
 MAX_SCENARIO_BYTES = 1 << 20
 MAX_SAMPLES = 20

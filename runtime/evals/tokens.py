@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from runtime.facts.text import query_terms
+from specwire.runtime.facts.text import query_terms
 
 COVER_THRESHOLD = 0.6
 

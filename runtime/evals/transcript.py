@@ -1,6 +1,6 @@
 """A sample's session logs read back as what the graders look at.
 
-Only host-sealed events are read (``runtime.events.read_events``). Per session: what the user
+Only host-sealed events are read (``runtime.sessions.log.read_events``). Per session: what the user
 typed (synthetic messages excluded), the agent's replies, the lines of the memory blocks injected
 into its prompt (recalled memory, handoff, plan tail: from ``context`` and ``context_refresh``),
 its first action after the first user message (a tool call or, when it called none, its reply)
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.events import Event, read_events
+from specwire.runtime.sessions.log import Event, read_events
 
 MEMORY_BLOCK_KINDS = frozenset({"recalled_memory", "handoff", "continuity_tail"})
 

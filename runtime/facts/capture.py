@@ -9,7 +9,8 @@ acknowledgements, a question, or a restatement of the question the person asked 
 Turns about the agent's own memory yield nothing: a turn that called ``Remember`` or
 ``MemoryForget`` (the fact was stored, or deliberately removed, already: capturing the reply
 would duplicate it as "Done: remembered (mem_…): …" or bring a forgotten fact back), and a turn
-whose only tool calls are memory or continuity tools (``runtime.tools.MEMORY_TOOL_NAMES``: its
+whose only tool calls are memory or continuity tools
+(``runtime.core.tool_types.MEMORY_TOOL_NAMES``: its
 reply reports bookkeeping such as "Done: created plan-0001 …", not a fact). Those tools' ids are
 never evidence either.
 
@@ -43,17 +44,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime.events import Event, read_events, session_log_path
-from runtime.facts.model import (
+from specwire.runtime.core.tool_types import MEMORY_TOOL_NAMES
+from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
     MAX_TEXT_CHARS,
     InvalidRequestError,
     NewFactItem,
     Provenance,
 )
-from runtime.facts.provider import FactProvider, LocalFactProvider, RecallRequest, RetainRequest
-from runtime.facts.text import clip, collapse_whitespace, fold, normalize_text
-from runtime.tools import MEMORY_TOOL_NAMES
+from specwire.runtime.facts.providers.protocol import (
+    FactProvider,
+    LocalFactProvider,
+    RecallRequest,
+    RetainRequest,
+)
+from specwire.runtime.facts.text import clip, collapse_whitespace, fold, normalize_text
+from specwire.runtime.sessions.log import Event, read_events, session_log_path
 
 MAX_FACT_CHARS = 240
 MAX_FACTS = 8

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable, Sequence
 from typing import TypeVar
 
-from runtime.facts.ranking import PROOF_BOOST
+from specwire.runtime.facts.lexical.ranking import PROOF_BOOST
 
 RRF_K = 60
 

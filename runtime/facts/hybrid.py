@@ -15,14 +15,15 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
-from runtime.facts import queries, vector_queries
-from runtime.facts.fusion import reciprocal_rank_fusion
-from runtime.facts.model import Fact, RecallHit
-from runtime.facts.semantic import SemanticIndex
-from runtime.facts.vector_matrix import DamagedVectorsError
+from specwire.runtime.facts.fusion import reciprocal_rank_fusion
+from specwire.runtime.facts.model import Fact, RecallHit
+from specwire.runtime.facts.sql import queries
+from specwire.runtime.facts.sql import vectors as vector_queries
+from specwire.runtime.facts.vector.matrix import DamagedVectorsError
+from specwire.runtime.facts.vector.semantic import SemanticIndex
 
 if TYPE_CHECKING:
-    from runtime.facts.store import FactStore
+    from specwire.runtime.facts.store import FactStore
 
 # Candidates taken from each ranking: RRF's top k hardly moves past a few times k.
 MIN_DEPTH = 20

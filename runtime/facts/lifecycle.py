@@ -36,9 +36,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from runtime.errors import StoreError
-from runtime.facts.ownership import check_ownership, claim_new, is_regular_identity
-from runtime.facts.schema import SCHEMA_VERSION, migrate
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.facts.ownership import check_ownership, claim_new, is_regular_identity
+from specwire.runtime.facts.sql.schema import SCHEMA_VERSION, migrate
 
 BUSY_TIMEOUT_MS = 5000
 SETUP_RETRY_S = 0.01

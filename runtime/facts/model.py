@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from runtime.errors import StoreError
-from runtime.fragment import RECALL_K_MAX
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.fragment import RECALL_K_MAX
 
 Status = Literal["live", "expired", "superseded", "forgotten"]
 TombstoneKind = Literal["superseded", "expired", "forgotten"]
@@ -112,7 +112,7 @@ class FactStatus:
 @dataclass(frozen=True)
 class RecallHit:
     fact: Fact
-    # Positive, larger is better; see ``runtime.facts.ranking``.
+    # Positive, larger is better; see ``runtime.facts.lexical.ranking``.
     score: float
 
 

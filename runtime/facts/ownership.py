@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from runtime.errors import StoreError
-from runtime.fsopen import open_regular_fd
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.fs.safe_open import open_regular_fd
 
 APPLICATION_ID = int.from_bytes(b"spwf", "big")  # 0x73707766: "specwire facts"
 OUR_TABLES = frozenset({"facts", "tombstones", "facts_fts"})

@@ -34,17 +34,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from runtime.atomic import replace_atomically
-from runtime.events import Clock, Event, iso, read_events, utc_now
-from runtime.facts.capture import durable_facts, first_line, split_turns, without_acknowledgement
-from runtime.facts.fusion import reciprocal_rank_fusion
-from runtime.facts.ranking import K1, B
-from runtime.facts.text import clip, collapse_whitespace, query_terms, tokenize
-from runtime.fragment import storage_name
-from runtime.fsopen import read_regular_text
-from runtime.paths import StoreLayout
-from runtime.safety.injection import scan
-from runtime.seams import MemorySeam
+from specwire.runtime.core.fragment import storage_name
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import MemorySeam
+from specwire.runtime.facts.capture import (
+    durable_facts,
+    first_line,
+    split_turns,
+    without_acknowledgement,
+)
+from specwire.runtime.facts.fusion import reciprocal_rank_fusion
+from specwire.runtime.facts.lexical.ranking import K1, B
+from specwire.runtime.facts.text import clip, collapse_whitespace, query_terms, tokenize
+from specwire.runtime.fs.atomic import replace_atomically
+from specwire.runtime.fs.safe_open import read_regular_text
+from specwire.runtime.safety.injection import scan
+from specwire.runtime.sessions.log import Clock, Event, iso, read_events, utc_now
 
 RECORD_VERSION: Final = 1
 LINE_CHARS: Final = 240

@@ -27,11 +27,11 @@ from threading import RLock
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from runtime.errors import StoreError
-from runtime.events import Clock, utc_now
-from runtime.facts import quarantine_queries, queries, validation
-from runtime.facts.lifecycle import FactFile
-from runtime.facts.model import (
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.ids import MEMORY_ID_RE
+from specwire.runtime.facts import validation
+from specwire.runtime.facts.lifecycle import FactFile
+from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
     MAX_TAGS,
     Fact,
@@ -44,11 +44,18 @@ from runtime.facts.model import (
     SweepResult,
     to_ms,
 )
-from runtime.facts.schema import schema_version
-from runtime.facts.text import MAX_QUERY_TERMS, match_expression, normalize_text, query_terms
-from runtime.facts.validation import NewFact
-from runtime.ids import MEMORY_ID_RE
-from runtime.safety.injection import InjectionHit, scan
+from specwire.runtime.facts.sql import quarantine as quarantine_queries
+from specwire.runtime.facts.sql import queries
+from specwire.runtime.facts.sql.schema import schema_version
+from specwire.runtime.facts.text import (
+    MAX_QUERY_TERMS,
+    match_expression,
+    normalize_text,
+    query_terms,
+)
+from specwire.runtime.facts.validation import NewFact
+from specwire.runtime.safety.injection import InjectionHit, scan
+from specwire.runtime.sessions.log import Clock, utc_now
 
 Screen = Callable[[str], InjectionHit | None]
 # Ids recall found clean; facts are immutable, so a verdict holds for the process's life.
@@ -58,9 +65,9 @@ _MAX_SCREENED_IDS = 200_000
 LEXICAL_INDEX_FROM = 5_000
 
 if TYPE_CHECKING:
-    from runtime.embedders import Embedder
-    from runtime.facts.lexical_recall import LexicalRecall
-    from runtime.facts.semantic import SemanticIndex
+    from specwire.runtime.embedders import Embedder
+    from specwire.runtime.facts.lexical.recall import LexicalRecall
+    from specwire.runtime.facts.vector.semantic import SemanticIndex
 
 
 class FactStore:
@@ -111,8 +118,8 @@ class FactStore:
             return
         if self._semantic is not None and self._semantic.embedder.id == embedder.id:
             return
-        from runtime.facts.semantic import SemanticIndex
-        from runtime.facts.vector_snapshot import snapshot_path
+        from specwire.runtime.facts.vector.semantic import SemanticIndex
+        from specwire.runtime.facts.vector.snapshot import snapshot_path
 
         self._semantic = SemanticIndex(embedder, log or _stderr, snapshot_path(self._file.path))
 
@@ -128,7 +135,7 @@ class FactStore:
     def _save_lexical_snapshot(self) -> None:
         # A snapshot is an optimization: failing to write one must never fail a close.
         assert self._lexical is not None
-        from runtime.facts.lexical_index import DamagedIndexError
+        from specwire.runtime.facts.lexical.index import DamagedIndexError
 
         quiet = suppress(StoreError, OSError, DamagedIndexError)
         with quiet, self._file.reading("save the index") as conn:
@@ -446,14 +453,14 @@ class FactStore:
 
     def _ranking(self, query: str, k: int) -> list[RecallHit]:
         if self._semantic is not None:
-            from runtime.facts.hybrid import hybrid_recall
+            from specwire.runtime.facts.hybrid import hybrid_recall
 
             return hybrid_recall(self, self._semantic, query, k)
         return self._lexical_ranking(query, k)
 
     def _lexical_ranking(self, query: str, limit: int) -> list[RecallHit]:
         """The ``limit`` best live BM25 matches (OR over non-stop-word tokens), best first; ties
-        go to the older fact (see ``runtime.facts.ranking``)."""
+        go to the older fact (see ``runtime.facts.lexical.ranking``)."""
         terms = query_terms(query)
         if not terms:
             return []
@@ -482,7 +489,7 @@ class FactStore:
     def _lexical_recall(self) -> LexicalRecall:
         if self._lexical is None:
             # Imported here: numpy loads only when a store actually recalls.
-            from runtime.facts.lexical_recall import LexicalRecall
+            from specwire.runtime.facts.lexical.recall import LexicalRecall
 
             self._lexical = LexicalRecall(self._file.path)
         return self._lexical
@@ -634,7 +641,7 @@ class FactStore:
         embedder or when it fails (the fact is then embedded later, at recall)."""
         if self._semantic is None:
             return None
-        from runtime.facts.semantic import embedding_text
+        from specwire.runtime.facts.vector.semantic import embedding_text
 
         vectors = self._semantic.embed_or_none([embedding_text(new.text, new.tags)])
         return None if vectors is None else vectors[0].tobytes()
@@ -644,7 +651,7 @@ class FactStore:
         fails (those facts are embedded later, at recall)."""
         if self._semantic is None:
             return [None] * len(news)
-        from runtime.facts.semantic import embedding_text
+        from specwire.runtime.facts.vector.semantic import embedding_text
 
         vectors = self._semantic.embed_or_none([embedding_text(n.text, n.tags) for n in news])
         if vectors is None:
@@ -653,7 +660,7 @@ class FactStore:
 
     def _store_vector(self, conn: sqlite3.Connection, fact_id: str, vector: bytes | None) -> None:
         if self._semantic is not None and vector is not None:
-            from runtime.facts.vector_queries import insert_vector
+            from specwire.runtime.facts.sql.vectors import insert_vector
 
             semantic = self._semantic
             insert_vector(conn, fact_id, semantic.embedder.id, semantic.dim, vector)

@@ -1,6 +1,7 @@
 """The facts tools the model sees: ``Remember``, ``Recall`` and ``MemoryForget``.
 
-They speak only the provider protocol (``runtime.facts.provider``), so the same tools serve the
+They speak only the provider protocol (``runtime.facts.providers.protocol``), so the same tools
+serve the
 local SQLite store, PostgreSQL and a remote memory service.
 
 Input models forbid extra fields and describe every field (they become the JSON schema the model
@@ -19,8 +20,17 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
-from runtime.events import iso
-from runtime.facts.model import (
+from specwire.runtime.core.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
+from specwire.runtime.core.ids import MEMORY_ID_RE
+from specwire.runtime.core.tool_types import (
+    Tool,
+    ToolContext,
+    ToolHandler,
+    ToolInput,
+    ToolResult,
+    guarded,
+)
+from specwire.runtime.facts.model import (
     MAX_FORGET_AT_ONCE,
     MAX_REASON_CHARS,
     MAX_RECALL_K,
@@ -29,21 +39,19 @@ from runtime.facts.model import (
     MAX_TEXT_CHARS,
     Provenance,
 )
-from runtime.facts.provider import (
+from specwire.runtime.facts.providers.errors import ProviderUncertain
+from specwire.runtime.facts.providers.protocol import (
     FactProvider,
     ForgetRequest,
     ProviderHit,
     RecallRequest,
     RetainRequest,
 )
-from runtime.facts.text import MAX_QUERY_CHARS, clip_query, collapse_whitespace
-from runtime.facts.validation import unstorable
-from runtime.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
-from runtime.ids import MEMORY_ID_RE
-from runtime.providers.errors import ProviderUncertain
-from runtime.tools import Tool, ToolContext, ToolHandler, ToolInput, ToolResult, guarded
+from specwire.runtime.facts.text import MAX_QUERY_CHARS, clip_query, collapse_whitespace
+from specwire.runtime.facts.validation import unstorable
+from specwire.runtime.sessions.log import iso
 
-# The same bounds as the spec's `memory.ttl`: both come from the contract (runtime.fragment).
+# The same bounds as the spec's `memory.ttl`: both come from the contract (runtime.core.fragment).
 MIN_TTL_MS = TTL_MIN_MS
 MAX_TTL_DAYS = TTL_MAX_DAYS
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runtime.facts.model import (
+from specwire.runtime.core.ids import MEMORY_ID_RE
+from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
     MAX_REASON_CHARS,
     MAX_TAG_CHARS,
@@ -33,8 +34,7 @@ from runtime.facts.model import (
     InvalidRequestError,
     Provenance,
 )
-from runtime.facts.text import normalize_text
-from runtime.ids import MEMORY_ID_RE
+from specwire.runtime.facts.text import normalize_text
 
 
 def unstorable(value: str) -> str | None:

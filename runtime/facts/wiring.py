@@ -2,7 +2,7 @@
 
 The tools, auto-recall and auto-capture speak only the provider protocol: ``memory.backend``
 chooses the provider (``file``: the embedded SQLite store, the default; ``postgres`` and
-``http``: ``runtime.providers.connect``) and nothing else changes.
+``http``: ``runtime.facts.providers.connect``) and nothing else changes.
 """
 
 from __future__ import annotations
@@ -12,17 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from runtime.errors import MemoryServiceError, StoreError
-from runtime.events import Clock
-from runtime.facts.capture import capture_session
-from runtime.facts.model import MAX_RECALL_K
-from runtime.facts.pool import FactStoreLease
-from runtime.facts.provider import FactProvider, LocalFactProvider, RecallRequest
-from runtime.facts.store import FactStore
-from runtime.facts.sweeping import sweep_if_due
-from runtime.facts.text import clip_query
-from runtime.facts.tools import fact_tools
-from runtime.fragment import (
+from specwire.runtime.core.errors import MemoryServiceError, StoreError
+from specwire.runtime.core.fragment import (
     DEFAULT_AUTO_CAPTURE,
     DEFAULT_AUTO_CAPTURE_THRESHOLD,
     DEFAULT_AUTO_RECALL,
@@ -31,14 +22,23 @@ from runtime.fragment import (
     WIRABLE_BACKENDS,
     MemoryFactsFragment,
 )
-from runtime.paths import StoreLayout
-from runtime.seams import MemorySeam, RecallMode
-from runtime.tenancy import Tenant
-from runtime.tools import Tool
-from runtime.warm import fact_store_lease
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import MemorySeam, RecallMode
+from specwire.runtime.core.tenancy import Tenant
+from specwire.runtime.core.tool_types import Tool
+from specwire.runtime.facts.capture import capture_session
+from specwire.runtime.facts.model import MAX_RECALL_K
+from specwire.runtime.facts.pool import FactStoreLease
+from specwire.runtime.facts.providers.protocol import FactProvider, LocalFactProvider, RecallRequest
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.sweeping import sweep_if_due
+from specwire.runtime.facts.text import clip_query
+from specwire.runtime.facts.tools import fact_tools
+from specwire.runtime.facts.warm import fact_store_lease
+from specwire.runtime.sessions.log import Clock
 
 if TYPE_CHECKING:
-    from runtime.embedders import Embedder
+    from specwire.runtime.embedders import Embedder
 
 KNOWN_BACKENDS = WIRABLE_BACKENDS
 
@@ -52,7 +52,7 @@ class FactsWiring:
     provider: FactProvider
     tools: list[Tool]
     seam: MemorySeam
-    # Closes ``store`` or gives it back to the warm pool (``runtime.warm``); closes a remote
+    # Closes ``store`` or gives it back to the warm pool (``runtime.facts.warm``); closes a remote
     # provider's connection. Idempotent.
     release: Callable[[], None]
 
@@ -97,7 +97,7 @@ def wire_facts(
     """Connect the spec's fact provider and build its tools and seam. The caller calls
     ``release`` when done, not ``store.close``.
 
-    Backend ``file``: the spec's fact store (borrowed from the warm pool, ``runtime.warm``).
+    Backend ``file``: the spec's fact store (borrowed from the warm pool, ``runtime.facts.warm``).
     Creates nothing on disk: the store's directory and file appear with the first fact written
     (``FactStore`` opens lazily), so a host that only parses its arguments leaves no trace.
     Backends ``postgres`` and ``http``: connected now, so a missing secret or an unreachable
@@ -109,13 +109,13 @@ def wire_facts(
     check_backend(memory.backend)
     settings = FactsSettings.resolve(memory)
     if embedder is None and memory.embedder is not None and memory.backend != "http":
-        from runtime.embedders import load_embedder
+        from specwire.runtime.embedders import load_embedder
 
         embedder = load_embedder(memory.embedder)
     if memory.backend == "http" and memory.embedder is not None:
         log("[memory] the memory service ranks facts: memory.embedder is not used for them\n")
     if memory.backend in ("postgres", "http"):
-        from runtime.providers.connect import connect_remote
+        from specwire.runtime.facts.providers.connect import connect_remote
 
         remote = connect_remote(
             memory, spec=layout.spec_name, tenant=tenant, embedder=embedder, now=now

@@ -1,7 +1,7 @@
 """The channel host: routes each conversation to a session and runs one turn per message.
 
 ``agent.py serve`` answers Slack (Events API) and a JSON webhook over HTTP (see
-``runtime.serve.channel_app``); ``agent.py`` or ``agent.py console`` is the local console
+``runtime.hosts.http.channel_app``); ``agent.py`` or ``agent.py console`` is the local console
 adapter: each stdin line (or ``--message``) is ``<conversation-key>: <message>``.
 
 Either way a conversation key always maps to the same session id (stable across restarts);
@@ -18,17 +18,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime.errors import ServeConfigError
-from runtime.hosts.console import load_model, stderr_log, stdin_reader
-from runtime.hosts.serving import check_serve_extra, per_turn_argv, run_server
-from runtime.hosts.turns import RoutedLine, run_turn, serve_routed_lines
-from runtime.hosts.types import ChannelConfig, ChannelTurnBuilder
-from runtime.ids import conversation_session_id
-from runtime.loop import iter_messages
-from runtime.models import Model
-from runtime.paths import StoreLayout
-from runtime.secrets import SecretRef, SettingValue
-from runtime.warm import keep_stores_warm
+from specwire.runtime.core.errors import ServeConfigError
+from specwire.runtime.core.ids import conversation_session_id
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.secrets import SecretRef, SettingValue
+from specwire.runtime.facts.warm import keep_stores_warm
+from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
+from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv, run_server
+from specwire.runtime.hosts.turns import RoutedLine, run_turn, serve_routed_lines
+from specwire.runtime.hosts.types import ChannelConfig, ChannelTurnBuilder
+from specwire.runtime.loop import iter_messages
+from specwire.runtime.models import Model
 
 LINE_SHAPE = "<conversation-key>: <message>"
 
@@ -137,15 +137,15 @@ def _serve_http(
     channels: Sequence[ChannelConfig],
     session_key: str,
 ) -> int:
-    from runtime.serve.channel_app import (
+    from specwire.runtime.hosts.http.channel_app import (
         ChannelReply,
         ChannelService,
         SlackSettings,
         build_channel_app,
     )
-    from runtime.serve.http import max_body_bytes
-    from runtime.serve.options import listen_address
-    from runtime.serve.slack_replies import SlackPoster
+    from specwire.runtime.hosts.http.common import max_body_bytes
+    from specwire.runtime.hosts.http.options import listen_address
+    from specwire.runtime.hosts.http.slack_replies import SlackPoster
 
     try:
         host, port = listen_address(args)

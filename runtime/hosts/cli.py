@@ -16,17 +16,17 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from runtime.hosts.console import (
+from specwire.runtime.core.seams import LoopOptions
+from specwire.runtime.core.secrets import SecretRef
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.hosts.console import (
     describe,
     message_option,
     parse_and_load,
     stderr_log,
 )
-from runtime.hosts.interactive import run_console_session
-from runtime.hosts.types import SessionBuilder, session_setup
-from runtime.seams import LoopOptions
-from runtime.secrets import SecretRef
-from runtime.tools import ToolCatalog
+from specwire.runtime.hosts.interactive import run_console_session
+from specwire.runtime.hosts.types import SessionBuilder, session_setup
 
 
 def run_cli(

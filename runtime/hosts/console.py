@@ -6,11 +6,11 @@ import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
-from runtime.models import Model, ModelError
-from runtime.models.select import ModelRef, select_spec_model
-from runtime.safety.redaction import redact
-from runtime.seams import LoopOptions
-from runtime.tools import ToolCatalog
+from specwire.runtime.core.seams import LoopOptions
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.models import Model, ModelError
+from specwire.runtime.models.select import ModelRef, select_spec_model
+from specwire.runtime.safety.redaction import redact
 
 PROMPT = "> "
 

@@ -17,20 +17,20 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from runtime.hosts.console import (
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import LoopOptions
+from specwire.runtime.core.secrets import SecretRef
+from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME, ToolCatalog
+from specwire.runtime.hosts.console import (
     describe,
     message_option,
     parse_argv,
     stderr_log,
 )
-from runtime.hosts.delegation import Crew
-from runtime.hosts.interactive import run_console_session
-from runtime.hosts.role_models import RoleModels
-from runtime.hosts.types import RoleConfig, SessionBuilder, session_setup
-from runtime.paths import StoreLayout
-from runtime.seams import LoopOptions
-from runtime.secrets import SecretRef
-from runtime.tools import DELEGATE_TOOL_NAME, ToolCatalog
+from specwire.runtime.hosts.delegation import Crew
+from specwire.runtime.hosts.interactive import run_console_session
+from specwire.runtime.hosts.role_models import RoleModels
+from specwire.runtime.hosts.types import RoleConfig, SessionBuilder, session_setup
 
 
 def run_crew(

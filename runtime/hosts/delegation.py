@@ -23,13 +23,9 @@ from typing import Final
 
 from pydantic import Field
 
-from runtime.events import SessionLog
-from runtime.hosts.types import RoleConfig
-from runtime.ids import new_session_id
-from runtime.loop import run_chat_loop
-from runtime.models import Model, ModelError
-from runtime.seams import LoopOptions
-from runtime.tools import (
+from specwire.runtime.core.ids import new_session_id
+from specwire.runtime.core.seams import LoopOptions
+from specwire.runtime.core.tool_types import (
     DELEGATE_TOOL_NAME,
     Tool,
     ToolCatalog,
@@ -39,6 +35,10 @@ from runtime.tools import (
     ToolResult,
     guarded,
 )
+from specwire.runtime.hosts.types import RoleConfig
+from specwire.runtime.loop import run_chat_loop
+from specwire.runtime.models import Model, ModelError
+from specwire.runtime.sessions.log import SessionLog
 
 MAX_DEPTH: Final = 4
 MAX_FAN_OUT: Final = 8

@@ -12,11 +12,11 @@ import os
 import sqlite3
 from collections.abc import Callable
 
-from runtime.errors import MemoryServiceError, ServeConfigError, StoreError
-from runtime.hosts.console import stderr_log
-from runtime.models import ModelError
-from runtime.secrets import MissingSecretError
-from runtime.shell import SandboxUnavailableError
+from specwire.runtime.core.errors import MemoryServiceError, ServeConfigError, StoreError
+from specwire.runtime.core.secrets import MissingSecretError
+from specwire.runtime.hosts.console import stderr_log
+from specwire.runtime.models import ModelError
+from specwire.runtime.tools.shell import SandboxUnavailableError
 
 STARTUP_FAILURES: tuple[type[BaseException], ...] = (
     MemoryServiceError,

@@ -11,14 +11,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime.events import SessionLog
-from runtime.hosts.console import stderr_log, stdin_reader, stdout_line
-from runtime.ids import new_session_id
-from runtime.loop import run_chat_loop
-from runtime.models import Model, ModelError
-from runtime.paths import StoreLayout
-from runtime.seams import LoopOptions
-from runtime.tools import ToolCatalog
+from specwire.runtime.core.ids import new_session_id
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import LoopOptions
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.hosts.console import stderr_log, stdin_reader, stdout_line
+from specwire.runtime.loop import run_chat_loop
+from specwire.runtime.models import Model, ModelError
+from specwire.runtime.sessions.log import SessionLog
 
 
 def run_console_session(

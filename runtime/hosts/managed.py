@@ -1,6 +1,6 @@
 """The managed host: a multi-tenant service; every turn runs fenced inside its tenant's root.
 
-``agent.py serve`` is an OpenAI-compatible HTTP service (``runtime.serve.managed_app``): each
+``agent.py serve`` is an OpenAI-compatible HTTP service (``runtime.hosts.http.managed_app``): each
 tenant calls it with its own API key, within its token budget. ``agent.py`` or
 ``agent.py console`` is the local console adapter: each stdin line (or ``--message``) is
 ``<tenant-id>/<session-key>: <message>``; a tenant not declared in the spec gets a clear error
@@ -23,19 +23,19 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from runtime.errors import ServeConfigError
-from runtime.fragment import TENANTS_ROOT_ENV, tenant_key_variable
-from runtime.hosts.console import load_model, stderr_log, stdin_reader
-from runtime.hosts.serving import check_serve_extra, per_turn_argv, run_server
-from runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serve_routed_lines
-from runtime.hosts.types import ManagedTurnBuilder, TenantConfig, TurnSetup
-from runtime.ids import conversation_session_id
-from runtime.loop import LoopResult, iter_messages
-from runtime.models import Model
-from runtime.paths import SPECWIRE_DIRNAME, StoreLayout
-from runtime.secrets import SecretRef
-from runtime.tenancy import Tenant, build_tenant
-from runtime.warm import keep_stores_warm
+from specwire.runtime.core.errors import ServeConfigError
+from specwire.runtime.core.fragment import TENANTS_ROOT_ENV, tenant_key_variable
+from specwire.runtime.core.ids import conversation_session_id
+from specwire.runtime.core.paths import SPECWIRE_DIRNAME, StoreLayout
+from specwire.runtime.core.secrets import SecretRef
+from specwire.runtime.core.tenancy import Tenant, build_tenant
+from specwire.runtime.facts.warm import keep_stores_warm
+from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
+from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv, run_server
+from specwire.runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serve_routed_lines
+from specwire.runtime.hosts.types import ManagedTurnBuilder, TenantConfig, TurnSetup
+from specwire.runtime.loop import LoopResult, iter_messages
+from specwire.runtime.models import Model
 
 LINE_SHAPE = "<tenant-id>/<session-key>: <message>"
 
@@ -151,7 +151,7 @@ class _TenantAgent:
 
 
 def _serve_console(agent: _TenantAgent, args: argparse.Namespace) -> int:
-    from runtime.serve.usage_ledger import UsageLedger
+    from specwire.runtime.hosts.http.usage_ledger import UsageLedger
 
     known = list(agent.tenants)
     stderr_log(
@@ -186,11 +186,15 @@ def _serve_console(agent: _TenantAgent, args: argparse.Namespace) -> int:
 
 
 def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
-    from runtime.serve.http import max_body_bytes
-    from runtime.serve.managed_app import ManagedReply, ManagedService, build_managed_app
-    from runtime.serve.options import listen_address
-    from runtime.serve.tenant_keys import load_tenant_keys
-    from runtime.serve.usage_ledger import UsageLedger
+    from specwire.runtime.hosts.http.common import max_body_bytes
+    from specwire.runtime.hosts.http.managed_app import (
+        ManagedReply,
+        ManagedService,
+        build_managed_app,
+    )
+    from specwire.runtime.hosts.http.options import listen_address
+    from specwire.runtime.hosts.http.tenant_keys import load_tenant_keys
+    from specwire.runtime.hosts.http.usage_ledger import UsageLedger
 
     try:
         host, port = listen_address(args)

@@ -6,7 +6,7 @@ session summarizes them, and ``report.md`` is written to ``<out>/<run id>/`` (de
 ``research-runs/`` in the working directory) and its path printed. See
 ``runtime.hosts.research_run`` for the run and ``runtime.hosts.research_report`` for the report.
 
-With ``retrieve.allowedOrigins`` the branches get the ``fetch`` tool (``runtime.research.fetch``:
+With ``retrieve.allowedOrigins`` the branches get the ``fetch`` tool (``runtime.tools.fetch``:
 HTTP GET within those origins only, redirects included).
 
 Exit status: 0 complete (every branch and the synthesis finished), 3 partial (the deadline cut
@@ -21,18 +21,23 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from runtime.atomic import replace_atomically
-from runtime.continuity.plans import Plan
-from runtime.continuity.store import ContinuityStore
-from runtime.errors import StoreError
-from runtime.hosts.console import describe, parse_and_load, stderr_log, stdout_line
-from runtime.hosts.research_report import render
-from runtime.hosts.research_run import ResearchRun, RunContext, first_line, run_research_goal
-from runtime.hosts.types import SessionBuilder, session_setup
-from runtime.paths import StoreLayout
-from runtime.seams import LoopOptions
-from runtime.secrets import SecretRef
-from runtime.tools import Tool, ToolCatalog
+from specwire.runtime.continuity.plans import Plan
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import LoopOptions
+from specwire.runtime.core.secrets import SecretRef
+from specwire.runtime.core.tool_types import Tool, ToolCatalog
+from specwire.runtime.fs.atomic import replace_atomically
+from specwire.runtime.hosts.console import describe, parse_and_load, stderr_log, stdout_line
+from specwire.runtime.hosts.research_report import render
+from specwire.runtime.hosts.research_run import (
+    ResearchRun,
+    RunContext,
+    first_line,
+    run_research_goal,
+)
+from specwire.runtime.hosts.types import SessionBuilder, session_setup
 
 EXIT_PARTIAL = 3
 DEFAULT_OUT = "research-runs"
@@ -112,7 +117,7 @@ def run_research(
 def _fetch_tool(origins: Sequence[str], spec_name: str) -> Tool | int | None:
     if not origins:
         return None
-    from runtime.research.fetch import fetch_problem, fetch_tool
+    from specwire.runtime.tools.fetch import fetch_problem, fetch_tool
 
     problem = fetch_problem()
     if problem is not None:

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from runtime.continuity.plans import Plan
-from runtime.events import read_events, session_log_path
-from runtime.hosts.research_run import ResearchRun, SessionOutcome, first_line
+from specwire.runtime.continuity.plans import Plan
+from specwire.runtime.hosts.research_run import ResearchRun, SessionOutcome, first_line
+from specwire.runtime.sessions.log import read_events, session_log_path
 
 FETCH = "fetch"
 _FACT_ID = re.compile(r"\bmem_[0-9a-f]{16}\b")

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.events import SessionLog
-from runtime.ids import new_session_id
-from runtime.loop import run_chat_loop
-from runtime.models import Model, ModelError
-from runtime.seams import LoopOptions
-from runtime.tools import ToolCatalog
+from specwire.runtime.core.ids import new_session_id
+from specwire.runtime.core.seams import LoopOptions
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.loop import run_chat_loop
+from specwire.runtime.models import Model, ModelError
+from specwire.runtime.sessions.log import SessionLog
 
 GRACE_S = 30.0
 _CUT_OFF = "[stopped: the tool-round limit"

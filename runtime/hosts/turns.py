@@ -2,7 +2,7 @@
 
 Each message runs ``run_chat_loop`` once, appending to the conversation's session log and
 seeded with the conversation so far (read back from that log). One turn of a conversation runs
-at a time, across processes, under ``runtime.locking.FileLock`` (``sessions/<sess_…>.lock``):
+at a time, across processes, under ``runtime.fs.locking.FileLock`` (``sessions/<sess_…>.lock``):
 a second turn waits up to ``CONVERSATION_WAIT_S`` and then fails with ``LockTimeoutError``; a
 killed host never leaves the conversation locked.
 
@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runtime.events import SessionLog
-from runtime.hosts.console import stderr_log, stdout_line
-from runtime.hosts.types import TurnSetup
-from runtime.locking import FileLock
-from runtime.loop import LoopResult, run_chat_loop
-from runtime.loop.history import history_from_log
-from runtime.models import Model
+from specwire.runtime.fs.locking import FileLock
+from specwire.runtime.hosts.console import stderr_log, stdout_line
+from specwire.runtime.hosts.types import TurnSetup
+from specwire.runtime.loop import LoopResult, run_chat_loop
+from specwire.runtime.loop.history import history_from_log
+from specwire.runtime.models import Model
+from specwire.runtime.sessions.log import SessionLog
 
 # A turn may run a model and tools for minutes; waiting longer means something is stuck.
 CONVERSATION_WAIT_S = 600.0
@@ -160,6 +160,8 @@ def serve_routed_lines(
 
 def finish_dreams(log: Callable[[str], None], timeout_s: float = DREAM_WAIT_S) -> None:
     """Before a console host exits: let the dream runs its turns started finish."""
-    schedule = sys.modules.get("runtime.dream.schedule")  # loaded only by a spec with a dream
+    schedule = sys.modules.get(
+        "specwire.runtime.dream.schedule"
+    )  # loaded only by a spec with a dream
     if schedule is not None:
         schedule.finish_dreams(timeout_s, log)

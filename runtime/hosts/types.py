@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from runtime.seams import LoopOptions
-from runtime.secrets import SecretRef, SettingValue
-from runtime.tenancy import Tenant
-from runtime.tools import ToolCatalog
+from specwire.runtime.core.seams import LoopOptions
+from specwire.runtime.core.secrets import SecretRef, SettingValue
+from specwire.runtime.core.tenancy import Tenant
+from specwire.runtime.core.tool_types import ToolCatalog
 
 
 @dataclass

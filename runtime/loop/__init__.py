@@ -11,7 +11,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from runtime.loop.chat import InputSource, LoopResult, iter_messages, run_chat_loop
+    from specwire.runtime.loop.chat import InputSource, LoopResult, iter_messages, run_chat_loop
 
 _EXPORTS = ("InputSource", "LoopResult", "iter_messages", "run_chat_loop")
 
@@ -20,5 +20,5 @@ __all__ = ["InputSource", "LoopResult", "iter_messages", "run_chat_loop"]
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        return getattr(import_module("runtime.loop.chat"), name)
-    raise AttributeError(f"module 'runtime.loop' has no attribute {name!r}")
+        return getattr(import_module("specwire.runtime.loop.chat"), name)
+    raise AttributeError(f"module 'specwire.runtime.loop' has no attribute {name!r}")

@@ -40,34 +40,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.errors import RecallUnavailableError
-from runtime.events import SessionLog, read_events
-from runtime.loop.commands import help_text, parse_command, unknown_command_text
-from runtime.loop.context import (
-    DEFAULT_CONTEXT_MAX_CHARS,
-    DEFAULT_CONTEXT_MAX_MESSAGES,
-    ContextWindow,
-)
-from runtime.loop.history import ConversationHistory
-from runtime.loop.prompt import (
-    blocks_payload,
-    continuity_tail_block,
-    handoff_block,
-    recalled_memory_block,
-    skills_block,
-)
-from runtime.loop.tools import ToolRunner, skill_tool
-from runtime.models.types import (
-    AssistantMessage,
-    Model,
-    ModelRequest,
-    SystemBlock,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
-from runtime.safety.redaction import redact
-from runtime.seams import (
+from specwire.runtime.core.errors import RecallUnavailableError
+from specwire.runtime.core.seams import (
     ContinuitySeam,
     HandoffInput,
     LedgerEntry,
@@ -76,7 +50,33 @@ from runtime.seams import (
     SlashCommand,
     StopReason,
 )
-from runtime.tools import ToolCatalog
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.loop.commands import help_text, parse_command, unknown_command_text
+from specwire.runtime.loop.context import (
+    DEFAULT_CONTEXT_MAX_CHARS,
+    DEFAULT_CONTEXT_MAX_MESSAGES,
+    ContextWindow,
+)
+from specwire.runtime.loop.history import ConversationHistory
+from specwire.runtime.loop.prompt import (
+    blocks_payload,
+    continuity_tail_block,
+    handoff_block,
+    recalled_memory_block,
+    skills_block,
+)
+from specwire.runtime.loop.tools import ToolRunner, skill_tool
+from specwire.runtime.models.types import (
+    AssistantMessage,
+    Model,
+    ModelRequest,
+    SystemBlock,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from specwire.runtime.safety.redaction import redact
+from specwire.runtime.sessions.log import SessionLog, read_events
 
 InputSource = Iterable[str] | Callable[[], str | None]
 # A per-turn refresh recalls for the latest message and at most this many earlier ones in all.

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from runtime.seams import SlashCommand
+from specwire.runtime.core.seams import SlashCommand
 
 HOST_COMMANDS: dict[str, str] = {
     "help": "list the commands",

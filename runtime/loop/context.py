@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from runtime.models.types import AssistantMessage, Message, UserMessage
+from specwire.runtime.models.types import AssistantMessage, Message, UserMessage
 
 DEFAULT_CONTEXT_MAX_MESSAGES = 400
 DEFAULT_CONTEXT_MAX_CHARS = 400_000

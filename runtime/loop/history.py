@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime.events import read_events
-from runtime.models.types import (
+from specwire.runtime.models.types import (
     AssistantMessage,
     Message,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
+from specwire.runtime.sessions.log import read_events
 
 DEFAULT_HISTORY_TURNS = 50
 # A replayed tool result is cut to this many characters (a file dump, a long listing…).

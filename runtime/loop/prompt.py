@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runtime.models.types import SystemBlock
-from runtime.safety.framing import frame, neutralize
-from runtime.seams import Skill
+from specwire.runtime.core.seams import Skill
+from specwire.runtime.models.types import SystemBlock
+from specwire.runtime.safety.framing import frame, neutralize
 
 RECALL_TAG = "recalled_memory"
 RECALL_HEADER = "Relevant facts remembered from earlier sessions:"

@@ -16,12 +16,12 @@ from typing import Any
 
 from pydantic import Field
 
-from runtime.events import SessionLog
-from runtime.ids import new_tool_use_id
-from runtime.models.types import ToolCall, ToolSpec
-from runtime.safety.redaction import redact, redact_data
-from runtime.seams import Skill
-from runtime.tools import Tool, ToolCatalog, ToolContext, ToolInput, ToolResult
+from specwire.runtime.core.ids import new_tool_use_id
+from specwire.runtime.core.seams import Skill
+from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolInput, ToolResult
+from specwire.runtime.models.types import ToolCall, ToolSpec
+from specwire.runtime.safety.redaction import redact, redact_data
+from specwire.runtime.sessions.log import SessionLog
 
 # Event kinds only the loop writes.
 LOOP_EVENT_KINDS = frozenset(

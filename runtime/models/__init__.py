@@ -24,16 +24,16 @@ The scripted model follows one directive per user message (details in ``scripted
 After a tool result it answers ``Done: <first line>`` or ``That failed: <first line>``.
 """
 
-from runtime.models.errors import (
+from specwire.runtime.models.errors import (
     ModelCallError,
     ModelConfigError,
     ModelError,
     ModelUnavailableError,
 )
-from runtime.models.replay import ReplayModel
-from runtime.models.scripted import ScriptedModel
-from runtime.models.select import select_model
-from runtime.models.types import (
+from specwire.runtime.models.replay import ReplayModel
+from specwire.runtime.models.scripted import ScriptedModel
+from specwire.runtime.models.select import select_model
+from specwire.runtime.models.types import (
     AssistantMessage,
     Message,
     Model,

@@ -12,8 +12,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from runtime.models.errors import ModelRefusalError
-from runtime.models.provider import (
+from specwire.runtime.models.errors import ModelRefusalError
+from specwire.runtime.models.provider import (
     cache_order,
     load_sdk,
     map_sdk_error,
@@ -22,7 +22,7 @@ from runtime.models.provider import (
     retries_setting,
     timeout_setting,
 )
-from runtime.models.types import (
+from specwire.runtime.models.types import (
     AssistantMessage,
     Message,
     ModelRequest,

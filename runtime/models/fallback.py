@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from runtime.models.errors import (
+from specwire.runtime.models.errors import (
     ModelConnectionError,
     ModelError,
     ModelRateLimitError,
@@ -20,7 +20,7 @@ from runtime.models.errors import (
     ModelTimeoutError,
     is_retryable,
 )
-from runtime.models.types import Model, ModelRequest, ModelResponse
+from specwire.runtime.models.types import Model, ModelRequest, ModelResponse
 
 _REASONS: tuple[tuple[type[ModelError], str], ...] = (
     (ModelRateLimitError, "rate limited"),

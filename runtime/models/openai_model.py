@@ -15,8 +15,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from runtime.models.errors import ModelConfigError, ModelRefusalError
-from runtime.models.provider import (
+from specwire.runtime.models.errors import ModelConfigError, ModelRefusalError
+from specwire.runtime.models.provider import (
     cache_order,
     load_sdk,
     map_sdk_error,
@@ -24,7 +24,7 @@ from runtime.models.provider import (
     retries_setting,
     timeout_setting,
 )
-from runtime.models.types import (
+from specwire.runtime.models.types import (
     AssistantMessage,
     Message,
     ModelRequest,
@@ -33,7 +33,7 @@ from runtime.models.types import (
     ToolResultMessage,
     Usage,
 )
-from runtime.safety.redaction import register_secret
+from specwire.runtime.safety.redaction import register_secret
 
 KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"

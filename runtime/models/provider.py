@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Mapping
 from types import ModuleType
 
-from runtime.models.errors import (
+from specwire.runtime.models.errors import (
     ContextTooLongError,
     ModelAuthError,
     ModelCallError,
@@ -27,8 +27,8 @@ from runtime.models.errors import (
     ModelServerError,
     ModelTimeoutError,
 )
-from runtime.models.types import SystemBlock, SystemBlockKind
-from runtime.safety.redaction import register_secret
+from specwire.runtime.models.types import SystemBlock, SystemBlockKind
+from specwire.runtime.safety.redaction import register_secret
 
 TIMEOUT_ENV = "SPECWIRE_MODEL_TIMEOUT"
 RETRIES_ENV = "SPECWIRE_MODEL_MAX_RETRIES"

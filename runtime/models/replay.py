@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from runtime.ids import new_tool_use_id
-from runtime.models.errors import ModelError
-from runtime.models.types import ModelRequest, ModelResponse, ToolCall
+from specwire.runtime.core.ids import new_tool_use_id
+from specwire.runtime.models.errors import ModelError
+from specwire.runtime.models.types import ModelRequest, ModelResponse, ToolCall
 
 
 class ReplayModel:

@@ -56,9 +56,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from runtime.ids import new_tool_use_id
-from runtime.models.errors import ModelServerError
-from runtime.models.types import (
+from specwire.runtime.core.ids import new_tool_use_id
+from specwire.runtime.core.tool_types import NOT_EVIDENCE_TOOL_NAMES
+from specwire.runtime.models.errors import ModelServerError
+from specwire.runtime.models.types import (
     AssistantMessage,
     Message,
     ModelRequest,
@@ -69,7 +70,6 @@ from runtime.models.types import (
     Usage,
     UserMessage,
 )
-from runtime.tools import NOT_EVIDENCE_TOOL_NAMES
 
 FORGET_REASON = "the user asked to forget it"
 _MAX_ECHO = 200

@@ -12,14 +12,14 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from runtime.models.anthropic_model import AnthropicModel
-from runtime.models.errors import ModelError, ModelUnavailableError
-from runtime.models.openai_model import OpenAIModel
-from runtime.models.replay import ReplayModel
-from runtime.models.scripted import FAILING_MODEL_ID, FailingModel, ScriptedModel
-from runtime.models.types import Model
-from runtime.safety.redaction import register_secret
-from runtime.secrets import SecretRef
+from specwire.runtime.core.secrets import SecretRef
+from specwire.runtime.models.anthropic_model import AnthropicModel
+from specwire.runtime.models.errors import ModelError, ModelUnavailableError
+from specwire.runtime.models.openai_model import OpenAIModel
+from specwire.runtime.models.replay import ReplayModel
+from specwire.runtime.models.scripted import FAILING_MODEL_ID, FailingModel, ScriptedModel
+from specwire.runtime.models.types import Model
+from specwire.runtime.safety.redaction import register_secret
 
 MODEL_ENV = "SPECWIRE_MODEL"
 SCRIPT_ENV = "SPECWIRE_SCRIPT"

@@ -1,3 +1,3 @@
-from runtime.owner.command import main
+from specwire.runtime.owner.command import main
 
 raise SystemExit(main())

@@ -17,13 +17,13 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from runtime.erasure.subject import SubjectError
-from runtime.errors import MemoryServiceError, StoreError
-from runtime.facts.model import InvalidRequestError
-from runtime.owner import continuity_verbs, erase_verb, fact_verbs
-from runtime.owner.asking import Declined
-from runtime.owner.selection import Selection, SelectionError, select, state_root
-from runtime.safety.redaction import redact
+from specwire.runtime.core.errors import MemoryServiceError, StoreError
+from specwire.runtime.erasure.subject import SubjectError
+from specwire.runtime.facts.model import InvalidRequestError
+from specwire.runtime.owner import continuity_verbs, erase_verb, fact_verbs
+from specwire.runtime.owner.asking import Declined
+from specwire.runtime.owner.selection import Selection, SelectionError, select, state_root
+from specwire.runtime.safety.redaction import redact
 
 PROG = "codegen memory"
 

@@ -7,14 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
-from runtime.atomic import replace_atomically
-from runtime.continuity.focus import ACTIVE_PLAN_MARKER
-from runtime.continuity.plans import PLAN_ID_RE
-from runtime.continuity.store import ContinuityStore
-from runtime.continuity.trash_bin import ClearScope
-from runtime.owner.asking import confirm
-from runtime.owner.output import print_json
-from runtime.owner.selection import Selection, SelectionError
+from specwire.runtime.continuity.focus import ACTIVE_PLAN_MARKER
+from specwire.runtime.continuity.plans import PLAN_ID_RE
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.continuity.trash_bin import ClearScope
+from specwire.runtime.fs.atomic import replace_atomically
+from specwire.runtime.owner.asking import confirm
+from specwire.runtime.owner.output import print_json
+from specwire.runtime.owner.selection import Selection, SelectionError
 
 SCOPES = ("focus", "plans", "goals", "all")
 

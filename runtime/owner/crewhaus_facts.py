@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from runtime.facts.model import Provenance
+from specwire.runtime.facts.model import Provenance
 
 CrewHausStatus = Literal["live", "superseded", "expired"]
 _SESSION_TAG = re.compile(r"^session:(sess_[0-9a-f]{16})$")

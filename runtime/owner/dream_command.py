@@ -21,13 +21,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from runtime.dream import DreamOutcome, DreamSettings, run_dream
-from runtime.dream.settings import DREAM_MODES
-from runtime.dream.state import read_state
-from runtime.errors import MemoryServiceError, StoreError
-from runtime.owner.selection import SelectionError, select
-from runtime.paths import StoreLayout
-from runtime.safety.redaction import redact
+from specwire.runtime.core.errors import MemoryServiceError, StoreError
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.dream import DreamOutcome, DreamSettings, run_dream
+from specwire.runtime.dream.settings import DREAM_MODES
+from specwire.runtime.dream.state import read_state
+from specwire.runtime.owner.selection import SelectionError, select
+from specwire.runtime.safety.redaction import redact
 
 PROG = "codegen dream"
 DEFAULT_EVERY = "1d"

@@ -12,12 +12,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from runtime.erasure.erase import erase_subject, preview, structure_names
-from runtime.erasure.subject import Subject
-from runtime.facts.store import FactStore
-from runtime.owner.asking import confirm
-from runtime.owner.output import print_json
-from runtime.owner.selection import SelectionError
+from specwire.runtime.erasure.erase import erase_subject, preview, structure_names
+from specwire.runtime.erasure.subject import Subject
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.owner.asking import confirm
+from specwire.runtime.owner.output import print_json
+from specwire.runtime.owner.selection import SelectionError
 
 EXIT_INCOMPLETE = 3
 
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
 
 
 def _postgres_dsn(variable: str) -> str:
-    from runtime.secrets import MissingSecretError, SecretRef
+    from specwire.runtime.core.secrets import MissingSecretError, SecretRef
 
     try:
         return SecretRef(variable.removeprefix("$")).resolve()
@@ -84,7 +84,7 @@ def _postgres_dsn(variable: str) -> str:
 
 def _erase_in_postgres(dsn: str, subject: Subject) -> bool:
     """The database tier; False when matches remain (the caller exits 3)."""
-    from runtime.providers.postgres_erasure import erase_in_database
+    from specwire.runtime.erasure.postgres_tier import erase_in_database
 
     try:
         done = erase_in_database(dsn, subject)

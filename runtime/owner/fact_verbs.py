@@ -12,13 +12,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from runtime.events import utc_now
-from runtime.facts.model import Provenance, to_ms
-from runtime.facts.store import FactStore
-from runtime.owner import quarantine_verbs
-from runtime.owner.asking import confirm
-from runtime.owner.crewhaus_facts import looks_like_crewhaus, read_crewhaus
-from runtime.owner.output import (
+from specwire.runtime.facts.model import Provenance, to_ms
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.owner import quarantine_verbs
+from specwire.runtime.owner.asking import confirm
+from specwire.runtime.owner.crewhaus_facts import looks_like_crewhaus, read_crewhaus
+from specwire.runtime.owner.output import (
     FACT_COLUMNS,
     fact_record,
     fact_rows,
@@ -26,7 +25,8 @@ from runtime.owner.output import (
     print_table,
     report,
 )
-from runtime.owner.selection import Selection, SelectionError, passes_filters
+from specwire.runtime.owner.selection import Selection, SelectionError, passes_filters
+from specwire.runtime.sessions.log import utc_now
 
 MAX_IMPORT_LINE_BYTES = 1 << 20
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from runtime.facts.model import FactStatus, QuarantinedFact
+from specwire.runtime.facts.model import FactStatus, QuarantinedFact
 
 
 def fact_record(status: FactStatus) -> dict[str, Any]:

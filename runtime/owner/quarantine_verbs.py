@@ -6,10 +6,10 @@ import argparse
 import json
 import sys
 
-from runtime.facts.model import QuarantinedFact
-from runtime.facts.store import FactStore
-from runtime.owner.asking import confirm
-from runtime.owner.output import (
+from specwire.runtime.facts.model import QuarantinedFact
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.owner.asking import confirm
+from specwire.runtime.owner.output import (
     QUARANTINE_COLUMNS,
     print_json,
     print_table,
@@ -17,7 +17,7 @@ from runtime.owner.output import (
     quarantined_rows,
     report,
 )
-from runtime.owner.selection import Selection, passes_filters
+from specwire.runtime.owner.selection import Selection, passes_filters
 
 
 def list_held(args: argparse.Namespace, store: FactStore) -> int:

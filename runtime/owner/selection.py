@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.fragment import TENANTS_ROOT_ENV
-from runtime.paths import SPECWIRE_DIRNAME, StoreLayout
-from runtime.tenancy import TENANT_ID_RE, build_tenant
+from specwire.runtime.core.fragment import TENANTS_ROOT_ENV
+from specwire.runtime.core.paths import SPECWIRE_DIRNAME, StoreLayout
+from specwire.runtime.core.tenancy import TENANT_ID_RE, build_tenant
 
 
 class SelectionError(Exception):

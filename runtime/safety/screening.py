@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from runtime.safety.injection import scan
-from runtime.tools import ToolContext, ToolHandler, ToolResult
+from specwire.runtime.core.tool_types import ToolContext, ToolHandler, ToolResult
+from specwire.runtime.safety.injection import scan
 
 
 def screened(handler: ToolHandler) -> ToolHandler:

@@ -1,6 +1,6 @@
 """The front matter of skill and command files: ``---``, YAML ``key: value`` lines, ``---``.
 
-Read as YAML (``runtime.yaml_text``), so folded ``>`` and ``|`` scalars and quoted values mean
+Read as YAML (``runtime.core.yaml_text``), so folded ``>`` and ``|`` scalars and quoted values mean
 what they mean in YAML. Values are strings (a list becomes its items joined by spaces). A file
 without front matter is all body; front matter that is not valid YAML raises ``ValueError``.
 """
@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from runtime.yaml_text import load_yaml_mapping
+from specwire.runtime.core.yaml_text import load_yaml_mapping
 
 # ``key: value`` where the value is a plain scalar YAML reads as that same text (no indicator
 # first, no ": " or " #" inside) or a double-quoted JSON string. Every builtin file is this

@@ -13,13 +13,13 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Literal
 
-from runtime.errors import UnsafeFileError
-from runtime.fsopen import read_regular_text
-from runtime.loop.commands import HOST_COMMANDS
-from runtime.paths import SPECWIRE_DIRNAME
-from runtime.seams import Skill, SlashCommand
-from runtime.skills.folder_cache import FolderCache
-from runtime.skills.frontmatter import split_front_matter
+from specwire.runtime.core.errors import UnsafeFileError
+from specwire.runtime.core.paths import SPECWIRE_DIRNAME
+from specwire.runtime.core.seams import Skill, SlashCommand
+from specwire.runtime.fs.safe_open import read_regular_text
+from specwire.runtime.loop.commands import HOST_COMMANDS
+from specwire.runtime.skills.folder_cache import FolderCache
+from specwire.runtime.skills.frontmatter import split_front_matter
 
 Source = Literal["builtin", "home", "project"]
 
@@ -47,7 +47,7 @@ _COMMAND_FOLDERS: FolderCache[Entry] = FolderCache()
 
 @functools.cache
 def _builtin_root() -> Traversable:
-    return resources.files("runtime.skills").joinpath("builtin")
+    return resources.files("specwire.runtime.skills").joinpath("builtin")
 
 
 def _override_roots(home_dir: Path | None, cwd: Path) -> list[tuple[Source, Path]]:

@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
-from runtime.continuity.frontmatter import join_frontmatter, split_frontmatter
-from runtime.errors import StoreError
-from runtime.fragment import WIKI_SLUG_PATTERN
+from specwire.runtime.continuity.frontmatter import join_frontmatter, split_frontmatter
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.fragment import WIKI_SLUG_PATTERN
 
 ArticleStatus = Literal["draft", "published", "review", "archived"]
 Visibility = Literal["private", "shared"]

@@ -2,10 +2,10 @@
 
     articles/<slug>.md          the current version of each article
     versions/<slug>/<n>.md      every earlier version, verbatim (supersede, never delete)
-    .lock                       held by every writer (``runtime.locking.FileLock``)
+    .lock                       held by every writer (``runtime.fs.locking.FileLock``)
 
 Every path is checked to stay inside the store's root and opened one component at a time without
-following a symlink (``runtime.continuity.atomic``); only regular files named ``<slug>.md`` with a
+following a symlink (``runtime.fs.fenced``); only regular files named ``<slug>.md`` with a
 valid slug are read, so a file a person or a hostile model planted under another name is never
 touched. Writes are atomic (temporary file, fsync, rename), mode 0600.
 """
@@ -18,12 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.continuity.atomic import read_text, sweep_stale_temps, write_atomic
-from runtime.errors import StoreError, UnsafeFileError
-from runtime.events import Clock, utc_now
-from runtime.fsopen import open_dir_beneath, open_regular_fd, text_mode
-from runtime.locking import FileLock
-from runtime.wiki.article import SLUG_RE, check_slug
+from specwire.runtime.core.errors import StoreError, UnsafeFileError
+from specwire.runtime.fs.fenced import read_text, sweep_stale_temps, write_atomic
+from specwire.runtime.fs.locking import FileLock
+from specwire.runtime.fs.safe_open import open_dir_beneath, open_regular_fd, text_mode
+from specwire.runtime.sessions.log import Clock, utc_now
+from specwire.runtime.wiki.article import SLUG_RE, check_slug
 
 ARTICLE_SUFFIX = ".md"
 

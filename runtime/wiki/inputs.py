@@ -12,9 +12,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from runtime.fragment import DEFAULT_WIKI_RECALL_K, RECALL_K_MAX, RECALL_K_MIN, WIKI_SLUG_PATTERN
-from runtime.tools import ToolInput
-from runtime.wiki.article import (
+from specwire.runtime.core.fragment import (
+    DEFAULT_WIKI_RECALL_K,
+    RECALL_K_MAX,
+    RECALL_K_MIN,
+    WIKI_SLUG_PATTERN,
+)
+from specwire.runtime.core.tool_types import ToolInput
+from specwire.runtime.wiki.article import (
     MAX_BODY_CHARS,
     MAX_CATEGORY_CHARS,
     MAX_EDIT_MESSAGE_CHARS,
@@ -25,7 +30,7 @@ from runtime.wiki.article import (
     ArticleStatus,
     Visibility,
 )
-from runtime.wiki.queries import SortKey, SortOrder
+from specwire.runtime.wiki.queries import SortKey, SortOrder
 
 MAX_QUERY_CHARS = 2_000
 MAX_DETAIL_CHARS = 2_000

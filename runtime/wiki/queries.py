@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from runtime.wiki.article import Article
-from runtime.wiki.ranking import RRF_K, rrf
-from runtime.wiki.semantic import VectorCache
-from runtime.wiki.snapshot import WikiSnapshot
+from specwire.runtime.wiki.article import Article
+from specwire.runtime.wiki.ranking import RRF_K, rrf
+from specwire.runtime.wiki.semantic import VectorCache
+from specwire.runtime.wiki.snapshot import WikiSnapshot
 
 LINK_VOTE: Final = 0.5
 SEARCH_LIMIT: Final = 20

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from runtime.safety.injection import scan
-from runtime.wiki.article import Article
+from specwire.runtime.safety.injection import scan
+from specwire.runtime.wiki.article import Article
 
 WITHHELD: Final = "withheld: flagged by the injection scanner"
 

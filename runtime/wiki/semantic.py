@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from runtime.wiki.article import Article
-from runtime.wiki.ranking import cosine
-from runtime.wiki.snapshot import contextual_text
+from specwire.runtime.wiki.article import Article
+from specwire.runtime.wiki.ranking import cosine
+from specwire.runtime.wiki.snapshot import contextual_text
 
 
 class WikiEmbedder(Protocol):

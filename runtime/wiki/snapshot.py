@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from runtime.wiki.article import Article, DamagedArticle, parse_article
-from runtime.wiki.folder import Stamp, UnreadableFile, WikiFolder
-from runtime.wiki.ranking import Bm25Index, term_counts
-from runtime.wiki.screening import screen_article
+from specwire.runtime.wiki.article import Article, DamagedArticle, parse_article
+from specwire.runtime.wiki.folder import Stamp, UnreadableFile, WikiFolder
+from specwire.runtime.wiki.ranking import Bm25Index, term_counts
+from specwire.runtime.wiki.screening import screen_article
 
 MAX_CACHED_FOLDERS: Final = 64
 RESCAN_S: float = 1.0

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from runtime.errors import StoreError
-from runtime.events import Clock, iso, utc_now
-from runtime.paths import StoreLayout
-from runtime.safety.injection import scan
-from runtime.wiki.article import (
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.safety.injection import scan
+from specwire.runtime.sessions.log import Clock, iso, utc_now
+from specwire.runtime.wiki.article import (
     MAX_BODY_CHARS,
     MAX_CATEGORY_CHARS,
     MAX_EDIT_MESSAGE_CHARS,
@@ -42,10 +42,10 @@ from runtime.wiki.article import (
     parse_article,
     slugify,
 )
-from runtime.wiki.folder import WikiFolder
-from runtime.wiki.screening import WITHHELD, article_text, screen_article
-from runtime.wiki.semantic import VectorCache, WikiEmbedder
-from runtime.wiki.snapshot import WikiSnapshot, load_snapshot, mark_changed
+from specwire.runtime.wiki.folder import WikiFolder
+from specwire.runtime.wiki.screening import WITHHELD, article_text, screen_article
+from specwire.runtime.wiki.semantic import VectorCache, WikiEmbedder
+from specwire.runtime.wiki.snapshot import WikiSnapshot, load_snapshot, mark_changed
 
 SOURCES_REQUIRED: Final = (
     "wiki_write rejected: the body has no `## Sources` section. This wiki requires cited "

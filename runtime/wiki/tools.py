@@ -1,6 +1,7 @@
 """The ten wiki tools, in registration order (``WIKI_TOOL_NAMES``).
 
-Handlers run under the one tool error guard (``runtime.tools.guarded``): a store refusal (a
+Handlers run under the one tool error guard (``runtime.core.tool_types.guarded``): a store refusal
+(a
 stale version, a missing ``## Sources`` section, a damaged file, a lock held too long) becomes an
 error result with the store's message. Stored text (titles, tags, bodies) reaches the model only
 inside a framed block (``runtime.safety.framing``): it is data, never instructions.
@@ -11,13 +12,19 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from runtime.continuity.goals import Goal
-from runtime.fragment import DEFAULT_WIKI_RECALL_K, WIKI_TOOL_NAMES
-from runtime.safety.framing import frame
-from runtime.tools import Tool, ToolContext, ToolResult, ToolTable, tools_from_table
-from runtime.wiki import queries
-from runtime.wiki.article import Article, WikiRefusal
-from runtime.wiki.inputs import (
+from specwire.runtime.continuity.goals import Goal
+from specwire.runtime.core.fragment import DEFAULT_WIKI_RECALL_K, WIKI_TOOL_NAMES
+from specwire.runtime.core.tool_types import (
+    Tool,
+    ToolContext,
+    ToolResult,
+    ToolTable,
+    tools_from_table,
+)
+from specwire.runtime.safety.framing import frame
+from specwire.runtime.wiki import queries
+from specwire.runtime.wiki.article import Article, WikiRefusal
+from specwire.runtime.wiki.inputs import (
     DEFAULT_LIST_LIMIT,
     DEFAULT_MIN_SCORE,
     LogKnowledgeGapInput,
@@ -31,8 +38,8 @@ from runtime.wiki.inputs import (
     WikiStatsInput,
     WikiWriteInput,
 )
-from runtime.wiki.queries import Hit, ListQuery
-from runtime.wiki.store import ArticleDraft, WikiStore
+from specwire.runtime.wiki.queries import Hit, ListQuery
+from specwire.runtime.wiki.store import ArticleDraft, WikiStore
 
 CONCISE_CHARS: Final = 600
 EXCERPT_CHARS: Final = 280

@@ -10,14 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime.events import Clock
-from runtime.fragment import DEFAULT_WIKI_RECALL_K, WikiFragment
-from runtime.paths import StoreLayout
-from runtime.tools import Tool
-from runtime.wiki import queries
-from runtime.wiki.semantic import WikiEmbedder
-from runtime.wiki.store import WikiStore
-from runtime.wiki.tools import GoalWriter, recall_line, wiki_tools
+from specwire.runtime.core.fragment import DEFAULT_WIKI_RECALL_K, WikiFragment
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.tool_types import Tool
+from specwire.runtime.sessions.log import Clock
+from specwire.runtime.wiki import queries
+from specwire.runtime.wiki.semantic import WikiEmbedder
+from specwire.runtime.wiki.store import WikiStore
+from specwire.runtime.wiki.tools import GoalWriter, recall_line, wiki_tools
 
 
 @dataclass(frozen=True)

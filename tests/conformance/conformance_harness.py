@@ -33,7 +33,8 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
-from runtime.facts.provider import (
+from specwire.runtime.facts.providers.http.client import HttpFactProvider
+from specwire.runtime.facts.providers.protocol import (
     Capabilities,
     FactProvider,
     ForgetRequest,
@@ -45,9 +46,8 @@ from runtime.facts.provider import (
     RetainRequest,
     RetainResult,
 )
-from runtime.facts.store import FactStore
-from runtime.providers.http_client import HttpFactProvider
-from runtime.providers.http_server import LocalStores, memory_app
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.hosts.http.memory_server import LocalStores, memory_app
 
 TENANTS = ("tenant-a", "tenant-b")
 
@@ -357,7 +357,7 @@ class PostgresTarget:
         self.dsn = PostgresServerForTests.fresh_database()
         self.clock = ManualClock()
         self.embedder = embedder
-        from runtime.providers.postgres import open_pool
+        from specwire.runtime.facts.providers.postgres.provider import open_pool
 
         self.pool = open_pool(self.dsn, max_size=12)
         self._providers: list[Any] = []
@@ -365,7 +365,10 @@ class PostgresTarget:
         self._lockers: list[Any] = []
 
     def make(self, tenant: str, spec: str, session: str | None = None, **options: Any) -> Any:
-        from runtime.providers.postgres import FactScope, PostgresFactProvider
+        from specwire.runtime.facts.providers.postgres.provider import (
+            FactScope,
+            PostgresFactProvider,
+        )
 
         options.setdefault("pool", self.pool)
         options.setdefault("now", self.clock)
@@ -400,7 +403,7 @@ class PostgresTarget:
         return provider  # type: ignore[no-any-return]
 
     def wrong_scope(self, tenant: str, spec: str) -> FactProvider | None:
-        from runtime.providers.postgres import FactScope
+        from specwire.runtime.facts.providers.postgres.provider import FactScope
 
         other = next(t for t in TENANTS if t != tenant)
         return ClaimingProvider(self.make(tenant, spec), FactScope(other, spec))

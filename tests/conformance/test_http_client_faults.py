@@ -16,9 +16,7 @@ from typing import Any
 
 import pytest
 
-from runtime.facts.provider import ForgetRequest, RecallRequest, RetainRequest
-from runtime.providers import http_contract as wire
-from runtime.providers.errors import (
+from specwire.runtime.facts.providers.errors import (
     ProviderAuthError,
     ProviderInvalidRequest,
     ProviderProtocolError,
@@ -27,7 +25,9 @@ from runtime.providers.errors import (
     ProviderUnavailable,
     ProviderUncertain,
 )
-from runtime.providers.http_client import HttpFactProvider
+from specwire.runtime.facts.providers.http import contract as wire
+from specwire.runtime.facts.providers.http.client import HttpFactProvider
+from specwire.runtime.facts.providers.protocol import ForgetRequest, RecallRequest, RetainRequest
 
 TOKEN = "s3cret-token-never-shown-0123456789"
 Action = Callable[[BaseHTTPRequestHandler], None]
@@ -318,8 +318,8 @@ def test_bad_construction_is_refused() -> None:
 
 
 def test_the_client_is_a_fact_provider_and_its_errors_are_store_errors() -> None:
-    from runtime.errors import StoreError
-    from runtime.facts.provider import FactProvider
+    from specwire.runtime.core.errors import StoreError
+    from specwire.runtime.facts.providers.protocol import FactProvider
 
     with HttpFactProvider("http://127.0.0.1:9", TOKEN, "bot") as provider:
         assert isinstance(provider, FactProvider)
@@ -331,8 +331,8 @@ def test_the_client_is_a_fact_provider_and_its_errors_are_store_errors() -> None
 def test_the_remember_tool_says_an_unconfirmed_write_in_the_models_terms(
     server: FaultServer,
 ) -> None:
-    from runtime.facts.tools import fact_tools
-    from runtime.tools import ToolContext
+    from specwire.runtime.core.tool_types import ToolContext
+    from specwire.runtime.facts.tools import fact_tools
 
     server.script = [stall(2.0)] * 3
     remember = fact_tools(

@@ -17,12 +17,17 @@ import httpx
 import pytest
 from conformance_harness import LocalStoresForTest, ManualClock, ThreadedServer
 
-from runtime.errors import TenancyError
-from runtime.facts.provider import RecallRequest, RetainRequest
-from runtime.providers import http_contract as wire
-from runtime.providers.errors import ProviderAuthError, ProviderScopeError
-from runtime.providers.http_client import HttpFactProvider
-from runtime.providers.http_server import LocalStores, memory_app, openapi_json, token_variable
+from specwire.runtime.core.errors import TenancyError
+from specwire.runtime.facts.providers.errors import ProviderAuthError, ProviderScopeError
+from specwire.runtime.facts.providers.http import contract as wire
+from specwire.runtime.facts.providers.http.client import HttpFactProvider
+from specwire.runtime.facts.providers.protocol import RecallRequest, RetainRequest
+from specwire.runtime.hosts.http.memory_server import (
+    LocalStores,
+    memory_app,
+    openapi_json,
+    token_variable,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN_A = "token-of-tenant-a-0123456789"
@@ -148,7 +153,7 @@ def test_unknown_routes_and_methods_use_the_envelope(served: Served) -> None:
 def test_the_committed_openapi_document_is_up_to_date() -> None:
     committed = (REPO / "docs" / "memory-http-api.openapi.json").read_text(encoding="utf-8")
     assert committed == openapi_json(), (
-        "regenerate: python -m runtime.providers.http_server --openapi "
+        "regenerate: python -m specwire.runtime.hosts.http.memory_server --openapi "
         "> docs/memory-http-api.openapi.json"
     )
     document = json.loads(committed)
@@ -168,7 +173,7 @@ def test_the_committed_openapi_document_is_up_to_date() -> None:
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "runtime.providers.http_server", *args],
+        [sys.executable, "-m", "specwire.runtime.hosts.http.memory_server", *args],
         capture_output=True,
         text=True,
         timeout=30,
@@ -188,7 +193,7 @@ def test_start_up_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     ]
     for args, expected in cases:
         done = subprocess.run(
-            [sys.executable, "-m", "runtime.providers.http_server", *args],
+            [sys.executable, "-m", "specwire.runtime.hosts.http.memory_server", *args],
             capture_output=True,
             text=True,
             timeout=30,
@@ -224,7 +229,7 @@ def test_the_server_serves_tenant_stores_under_the_root(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "runtime.providers.http_server",
+            "specwire.runtime.hosts.http.memory_server",
             "--root",
             str(tmp_path),
             "--tenant",

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from conformance_harness import PostgresServerForTests, PostgresTarget
 
-from runtime.errors import StoreError
-from runtime.facts.provider import ForgetRequest, RecallRequest, RetainRequest
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.facts.providers.protocol import ForgetRequest, RecallRequest, RetainRequest
 
 A, B = "tenant-a", "tenant-b"
 SPEC = "pg-bot"
@@ -67,7 +67,7 @@ def test_two_tenants_on_one_database_never_see_each_other(pg: PostgresTarget) ->
 
 
 def test_a_claimed_scope_that_disagrees_is_refused_and_writes_nothing(pg: PostgresTarget) -> None:
-    from runtime.providers.postgres import FactScope, ScopeError
+    from specwire.runtime.facts.providers.postgres.provider import FactScope, ScopeError
 
     provider = pg.make(A, SPEC)
     for claim in (FactScope(B, SPEC), FactScope(A, "other-bot"), FactScope(A, SPEC, "s-1")):
@@ -84,7 +84,11 @@ def test_a_claimed_scope_that_disagrees_is_refused_and_writes_nothing(pg: Postgr
 
 
 def test_providers_starting_together_apply_each_migration_once(tmp_path: Path) -> None:
-    from runtime.providers.postgres import SCHEMA_VERSION, FactScope, PostgresFactProvider
+    from specwire.runtime.facts.providers.postgres.provider import (
+        SCHEMA_VERSION,
+        FactScope,
+        PostgresFactProvider,
+    )
 
     dsn = PostgresServerForTests.fresh_database()
     barrier = threading.Barrier(4)
@@ -143,7 +147,7 @@ def test_quarantined_writes_are_held_in_their_table(pg: PostgresTarget) -> None:
 
 
 def test_hybrid_recall_fuses_full_text_with_pgvector(pg: PostgresTarget) -> None:
-    from runtime.embedders import load_embedder
+    from specwire.runtime.embedders import load_embedder
 
     embedder = load_embedder("hash/64")
     hybrid = pg.make(A, SPEC, embedder=embedder)
@@ -165,7 +169,8 @@ def test_hybrid_recall_fuses_full_text_with_pgvector(pg: PostgresTarget) -> None
 
 def test_import_runtime_does_not_import_psycopg() -> None:
     code = (
-        "import sys, runtime, runtime.facts.provider, runtime.providers, runtime.wiring; "
+        "import sys, specwire.runtime, specwire.runtime.facts.providers.protocol; "
+        "import specwire.runtime.facts.providers, specwire.runtime.wiring; "
         "assert not [m for m in sys.modules if m.startswith(('psycopg', 'pgvector'))]"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -174,7 +179,7 @@ def test_import_runtime_does_not_import_psycopg() -> None:
 def test_erase_removes_a_subject_from_the_database_and_keeps_the_rest(tmp_path: Path) -> None:
     import os
 
-    from runtime.embedders import load_embedder
+    from specwire.runtime.embedders import load_embedder
 
     target = PostgresTarget(tmp_path, embedder=load_embedder("hash/64"))
     try:
@@ -189,7 +194,7 @@ def test_erase_removes_a_subject_from_the_database_and_keeps_the_rest(tmp_path: 
         work = tmp_path / "work"
         (work / ".specwire").mkdir(parents=True)  # the agent's state root (continuity, logs)
         erased = subprocess.run(
-            [sys.executable, "-m", "runtime.owner", "--root", str(work), "erase"]
+            [sys.executable, "-m", "specwire.runtime.owner", "--root", str(work), "erase"]
             + ["--subject", "Alice Smith", "--yes", "--postgres", "FACTS_DSN"],
             capture_output=True,
             text=True,
@@ -214,7 +219,7 @@ def test_erase_removes_a_subject_from_the_database_and_keeps_the_rest(tmp_path: 
         assert texts(b, "renewal May") == ["the renewal is due in May"]
         assert rows(target, "SELECT count(*) FROM facts WHERE id = %s", kept.id) == [(1,)]
         missing = subprocess.run(
-            [sys.executable, "-m", "runtime.owner", "--root", str(work), "erase"]
+            [sys.executable, "-m", "specwire.runtime.owner", "--root", str(work), "erase"]
             + ["--subject", "Bob", "--yes", "--postgres", "NOT_SET_ANYWHERE"],
             capture_output=True,
             text=True,
@@ -230,8 +235,8 @@ def test_erase_removes_a_subject_from_the_database_and_keeps_the_rest(tmp_path: 
 def test_retain_many_writes_all_in_one_transaction_screened_with_vectors(
     pg: PostgresTarget,
 ) -> None:
-    from runtime.embedders import load_embedder
-    from runtime.facts.model import InvalidRequestError, Provenance
+    from specwire.runtime.embedders import load_embedder
+    from specwire.runtime.facts.model import InvalidRequestError, Provenance
 
     provider = pg.make(A, SPEC, embedder=load_embedder("hash/64"))
     results = provider.retain_many(
@@ -268,7 +273,7 @@ def test_retain_many_writes_all_in_one_transaction_screened_with_vectors(
     assert rows(pg, "SELECT count(*) FROM facts") == [(3,)]
     assert provider.retain_many([]) == []
     # Bound to its scope like retain: a disagreeing claim writes nothing.
-    from runtime.providers.postgres import FactScope, ScopeError
+    from specwire.runtime.facts.providers.postgres.provider import FactScope, ScopeError
 
     with pytest.raises(ScopeError):
         provider.retain_many([RetainRequest("lands nowhere")], scope=FactScope(B, SPEC))
@@ -281,7 +286,7 @@ def test_filtered_hybrid_recall_still_returns_k_when_another_scope_dominates(
     """Tenant B's facts crowd the HNSW neighbourhood of the query; tenant A's few facts are
     further away. The index scan (forced here: the planner would rather sort so small a table)
     must go on past B's rows (``hnsw.iterative_scan``), so A still gets ``k`` hits."""
-    from runtime.embedders import load_embedder
+    from specwire.runtime.embedders import load_embedder
 
     embedder = load_embedder("hash/64")
     crowd = pg.make(B, SPEC, embedder=embedder)
@@ -353,8 +358,8 @@ def test_a_hung_connection_fails_the_call_at_the_deadline_instead_of_waiting(
     import time
     import urllib.parse
 
-    from runtime.providers.errors import ProviderTimeout
-    from runtime.providers.postgres import FactScope, PostgresFactProvider
+    from specwire.runtime.facts.providers.errors import ProviderTimeout
+    from specwire.runtime.facts.providers.postgres.provider import FactScope, PostgresFactProvider
 
     base, _, query = pg.dsn.partition("?")
     folder = urllib.parse.parse_qs(query)["host"][0]
@@ -381,9 +386,9 @@ def test_a_hung_connection_fails_the_call_at_the_deadline_instead_of_waiting(
 def test_a_managed_tenant_named_default_never_shares_the_single_tenant_facts(
     pg: PostgresTarget, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from runtime.fragment import MemoryFactsFragment
-    from runtime.providers.connect import connect_remote
-    from runtime.tenancy import Tenant
+    from specwire.runtime.core.fragment import MemoryFactsFragment
+    from specwire.runtime.core.tenancy import Tenant
+    from specwire.runtime.facts.providers.connect import connect_remote
 
     monkeypatch.setenv("FACTS_DSN", pg.dsn)
     memory = MemoryFactsFragment(backend="postgres", dsn="$FACTS_DSN")
@@ -410,7 +415,7 @@ def test_common_terms_do_not_select_candidates_but_still_rank(pg: PostgresTarget
 
     with psycopg.connect(pg.dsn, autocommit=True) as conn:
         conn.execute("ANALYZE facts")
-    from runtime.providers import postgres
+    from specwire.runtime.facts.providers.postgres import provider as postgres
 
     postgres._term_stats.clear()
     # "plan" is in almost every fact: only "zanzibar" and "office" pick candidates, and "plan"

@@ -23,9 +23,10 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import StoreError
-from runtime.facts.model import MAX_TEXT_CHARS, InvalidRequestError, Provenance
-from runtime.facts.provider import (
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.ids import new_memory_id
+from specwire.runtime.facts.model import MAX_TEXT_CHARS, InvalidRequestError, Provenance
+from specwire.runtime.facts.providers.protocol import (
     Capabilities,
     FactProvider,
     ForgetRequest,
@@ -33,7 +34,6 @@ from runtime.facts.provider import (
     RecallRequest,
     RetainRequest,
 )
-from runtime.ids import new_memory_id
 
 A, B = "tenant-a", "tenant-b"
 SPEC = "conformance-bot"

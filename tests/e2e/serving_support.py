@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def build_bundle(spec: Path, out: Path) -> Path:
     """``codegen build SPEC --out OUT``; the built ``agent.py``."""
     built = subprocess.run(
-        [sys.executable, "-m", "emitters.command", "build", str(spec), "--out", str(out)],
+        [sys.executable, "-m", "specwire.emitters.command", "build", str(spec), "--out", str(out)],
         capture_output=True,
         text=True,
         check=False,

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from runtime.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION
+from specwire.runtime.core.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def build(spec: Path, out: Path) -> Path:
     done = subprocess.run(
-        [sys.executable, "-m", "emitters.command", "build", str(spec), "--out", str(out)],
+        [sys.executable, "-m", "specwire.emitters.command", "build", str(spec), "--out", str(out)],
         capture_output=True,
         text=True,
         check=False,

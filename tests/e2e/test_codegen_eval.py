@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from emitters.command import codegen
+from specwire.emitters.command import codegen
 
 ROOT = Path(__file__).resolve().parents[2]
 EVALS = ROOT / "examples" / "evals"

@@ -17,7 +17,7 @@ def test_two_hosts_on_one_conversation_keep_the_log_consistent(tmp_path: Path) -
         [
             sys.executable,
             "-m",
-            "emitters.command",
+            "specwire.emitters.command",
             "build",
             str(ROOT / "examples" / "channel-plain.yaml"),
         ]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from serving_support import ROOT, build_bundle
 
-from runtime.facts.store import FactStore
-from runtime.paths import StoreLayout
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.facts.store import FactStore
 
 SUBJECT = "Alice Smith"
 WIKI = {
@@ -45,7 +45,7 @@ def run_agent(agent: Path, work: Path, *messages: str) -> subprocess.CompletedPr
 
 def owner(work: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "runtime.owner", "--root", str(work), *argv],
+        [sys.executable, "-m", "specwire.runtime.owner", "--root", str(work), *argv],
         capture_output=True,
         text=True,
         check=False,

@@ -64,7 +64,7 @@ def run_agent(
 ) -> subprocess.CompletedProcess[str]:
     spec = tmp_path / "hostile.yaml"
     spec.write_text(SPEC, encoding="utf-8")
-    argv = [sys.executable, "-m", "emitters.command", "run", str(spec)]
+    argv = [sys.executable, "-m", "specwire.emitters.command", "run", str(spec)]
     for message in messages:
         argv += ["--message", message]
     environ = {k: v for k, v in os.environ.items() if not k.startswith("SPECWIRE_")}

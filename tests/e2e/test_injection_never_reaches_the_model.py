@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runtime.facts.store import FactStore
-from runtime.paths import StoreLayout
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.facts.store import FactStore
 from tests.runtime.models.fake_provider import Reply, openai_completion, serve
 from tests.runtime.safety.injection_corpus import BENIGN, MALICIOUS
 
@@ -47,7 +47,15 @@ def run(tmp_path: Path, url: str, message: str) -> subprocess.CompletedProcess[s
         OPENAI_BASE_URL=url + "/v1",
         SPECWIRE_MODEL_MAX_RETRIES="0",
     )
-    argv = [sys.executable, "-m", "emitters.command", "run", str(spec), "--message", message]
+    argv = [
+        sys.executable,
+        "-m",
+        "specwire.emitters.command",
+        "run",
+        str(spec),
+        "--message",
+        message,
+    ]
     return subprocess.run(
         argv,
         cwd=work,

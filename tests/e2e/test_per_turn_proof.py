@@ -25,7 +25,7 @@ def build_helpdesk_with_ls(tmp_path: Path) -> Path:
     spec.write_text(source.rstrip("\n") + "\ntools: [ls]\n", encoding="utf-8")
     out = tmp_path / "out"
     built = subprocess.run(
-        [sys.executable, "-m", "emitters.command", "build", str(spec), "--out", str(out)],
+        [sys.executable, "-m", "specwire.emitters.command", "build", str(spec), "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -37,7 +37,7 @@ def run_spec(
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     (work / "notes.txt").write_text("hello\n", encoding="utf-8")
-    argv = [sys.executable, "-m", "emitters.command", "run", str(spec)]
+    argv = [sys.executable, "-m", "specwire.emitters.command", "run", str(spec)]
     for message in messages:
         argv += ["--message", message]
     environ = {k: v for k, v in os.environ.items() if not k.startswith(PROVIDER_ENV)}

@@ -67,7 +67,7 @@ class MemoryServer:
         variable = "SPECWIRE_MEMORY_TOKEN_" + tenant.upper().replace("-", "_")
         self.process = subprocess.Popen(
             [
-                *(sys.executable, "-m", "runtime.providers.http_server"),
+                *(sys.executable, "-m", "specwire.runtime.hosts.http.memory_server"),
                 *("--root", str(root), "--tenant", tenant, "--port", str(self.port)),
             ],
             env=clean_env(**{variable: self.token}),

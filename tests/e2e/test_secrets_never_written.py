@@ -89,7 +89,7 @@ def build(tmp_path: Path, target: str) -> Path:
     spec.write_text(SPECS[target], encoding="utf-8")
     out = tmp_path / "bundles"
     built = subprocess.run(
-        [sys.executable, "-m", "emitters.command", "build", str(spec), "--out", str(out)],
+        [sys.executable, "-m", "specwire.emitters.command", "build", str(spec), "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,

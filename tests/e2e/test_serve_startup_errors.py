@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from serving_support import ROOT, build_bundle, clean_env
 
-from runtime.hosts.serving import check_serve_extra
+from specwire.runtime.hosts.http.serving import check_serve_extra
 
 
 @pytest.fixture(scope="module")

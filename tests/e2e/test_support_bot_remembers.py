@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def codegen(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "emitters.command", *args],
+        [sys.executable, "-m", "specwire.emitters.command", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from emitter_cases import EXAMPLES
 
-from emitters.bundle import Bundle
-from emitters.registry import emit
-from ir import IrSpec, load_spec
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.registry import emit
+from specwire.ir import IrSpec, load_spec
 
 
 @pytest.fixture(scope="session")

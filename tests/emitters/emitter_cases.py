@@ -5,9 +5,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from emitters.bundle import Bundle
-from emitters.registry import emit
-from ir import IrSpec, load_spec_text
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.registry import emit
+from specwire.ir import IrSpec, load_spec_text
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES_DIR = ROOT / "examples"

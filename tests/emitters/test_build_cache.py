@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner, Result
 from emitter_cases import EXAMPLES_DIR
 
-import emitters.cache as cache
-import emitters.registry as registry
-from emitters.command import codegen
+import specwire.emitters.cache as cache
+import specwire.emitters.registry as registry
+from specwire.emitters.command import codegen
 
 SUPPORT = EXAMPLES_DIR / "support-bot.yaml"
 PLAIN = EXAMPLES_DIR / "cli-plain.yaml"
@@ -174,7 +174,7 @@ def test_the_compiler_fingerprint_hashes_the_code_and_templates() -> None:
     assert "emitters/pipeline.py" in names
     assert "ir/load.py" in names
     assert "templates/cli/agent.py.j2" in names
-    assert "runtime/fragment.py" in names
+    assert "runtime/core/fragment.py" in names
     assert any("black-" in name for name in cache._installed_distributions())
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from emitters.bundle import Bundle, BundlePathError
-from emitters.imports import ImportConflictError, ImportRegistry
+from specwire.emitters.bundle import Bundle, BundlePathError
+from specwire.emitters.imports import ImportConflictError, ImportRegistry
 
 
 def test_bundle_keeps_order_and_is_immutable() -> None:
@@ -50,18 +50,18 @@ def test_bundle_refuses_duplicates() -> None:
 
 def test_registry_returns_the_name_and_renders_sorted_grouped_deduplicated_imports() -> None:
     imports = ImportRegistry()
-    assert imports.use("runtime.wiring", "wire_memory") == "wire_memory"
-    imports.use("runtime.hosts.cli", "run_cli")
+    assert imports.use("specwire.runtime.wiring", "wire_memory") == "wire_memory"
+    imports.use("specwire.runtime.hosts.cli", "run_cli")
     imports.use("pathlib", "Path")
-    imports.use("runtime.wiring", "MemoryDeps")
-    imports.use("runtime.wiring", "wire_memory")
+    imports.use("specwire.runtime.wiring", "MemoryDeps")
+    imports.use("specwire.runtime.wiring", "wire_memory")
     imports.use("collections.abc", "Sequence")
     assert imports.render() == (
         "from collections.abc import Sequence\n"
         "from pathlib import Path\n"
         "\n"
-        "from runtime.hosts.cli import run_cli\n"
-        "from runtime.wiring import MemoryDeps, wire_memory"
+        "from specwire.runtime.hosts.cli import run_cli\n"
+        "from specwire.runtime.wiring import MemoryDeps, wire_memory"
     )
 
 

@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 from emitter_cases import EXAMPLE_STEMS, MEMORY_EXAMPLES, ROOT
 
-from emitters.bundle import Bundle
-from emitters.registry import emit
-from emitters.writer import write_bundle
-from ir import load_spec_text
-from runtime.fragment import MemoryWiringFragment
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.registry import emit
+from specwire.emitters.writer import write_bundle
+from specwire.ir import load_spec_text
+from specwire.runtime.core.fragment import MemoryWiringFragment
 
 # Checks that mypy really resolves the runtime's types: this must fail with arg-type errors.
 CANARY = """\
 from pathlib import Path
 
-from runtime.hosts.cli import run_cli
+from specwire.runtime.hosts.cli import run_cli
 
 status: str = run_cli(spec_name=1, model="m", instructions="i", catalog=None, cwd=Path())
 """
@@ -77,7 +77,7 @@ def test_bundles_pass_mypy_strict(tmp_path: Path, built: Path) -> None:
     config = tmp_path / "mypy.ini"
     config.write_text("[mypy]\n", encoding="utf-8")
     # The runtime is installed editable (an import hook mypy cannot follow): point at the source.
-    env = {**os.environ, "MYPYPATH": str(ROOT)}
+    env = {**os.environ, "MYPYPATH": str(ROOT / ".typing")}
     result = subprocess.run(
         [
             sys.executable,

@@ -16,11 +16,11 @@ from emitter_cases import EXAMPLES_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import emitters.registry as registry
-import emitters.writer as writer
-from emitters.command import codegen, run_agent_source
-from ir import load_spec, lower, spec_json_schema
-from runtime.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, storage_name
+import specwire.emitters.registry as registry
+import specwire.emitters.writer as writer
+from specwire.emitters.command import codegen, run_agent_source
+from specwire.ir import load_spec, lower, spec_json_schema
+from specwire.runtime.core.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, storage_name
 
 SUPPORT = EXAMPLES_DIR / "support-bot.yaml"
 PLAIN = EXAMPLES_DIR / "cli-plain.yaml"
@@ -119,7 +119,7 @@ def test_spec_error_exits_2_with_locations_and_writes_nothing(tmp_path: Path) ->
         [
             sys.executable,
             "-m",
-            "emitters.command",
+            "specwire.emitters.command",
             "build",
             str(SUPPORT),
             str(bad),
@@ -317,7 +317,15 @@ def test_run_interprets_the_cli_example(tmp_path: Path) -> None:
     env = {**os.environ, "SPECWIRE_MODEL": "scripted", "HOME": str(tmp_path / "home")}
     env.pop("SPECWIRE_SCRIPT", None)
     result = subprocess.run(
-        [sys.executable, "-m", "emitters.command", "run", str(SUPPORT), "--message", "hello"],
+        [
+            sys.executable,
+            "-m",
+            "specwire.emitters.command",
+            "run",
+            str(SUPPORT),
+            "--message",
+            "hello",
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -342,7 +350,15 @@ def test_a_bundle_reads_its_secret_model_id_when_it_starts(tmp_path: Path) -> No
 
     def run(extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "emitters.command", "run", str(spec), "--message", "hello"],
+            [
+                sys.executable,
+                "-m",
+                "specwire.emitters.command",
+                "run",
+                str(spec),
+                "--message",
+                "hello",
+            ],
             cwd=tmp_path,
             env={**env, **extra},
             capture_output=True,

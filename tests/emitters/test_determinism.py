@@ -10,7 +10,7 @@ from pathlib import Path
 
 from emitter_cases import EXAMPLES, ROOT
 
-from emitters.bundle import Bundle
+from specwire.emitters.bundle import Bundle
 
 
 def tree(path: Path) -> dict[str, bytes]:
@@ -22,7 +22,7 @@ def start_build(
 ) -> subprocess.Popen[str]:
     cwd.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
-        [sys.executable, "-m", "emitters.command", "build", *specs, "--out", out, *extra],
+        [sys.executable, "-m", "specwire.emitters.command", "build", *specs, "--out", out, *extra],
         cwd=cwd,
         env={**os.environ, "PYTHONHASHSEED": seed},
         stdout=subprocess.PIPE,

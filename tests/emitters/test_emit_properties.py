@@ -8,9 +8,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emitters.registry import emit
-from emitters.verify import count_wire_calls
-from ir.model import (
+from specwire.emitters.registry import emit
+from specwire.emitters.verify import count_wire_calls
+from specwire.ir.model import (
     IrAgent,
     IrChannel,
     IrChannelSpec,

@@ -43,7 +43,7 @@ def codegen(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The real command in a real process (what a user sees, exit status included)."""
     env = {key: value for key, value in os.environ.items() if key != "SPECWIRE_DEBUG"}
     return subprocess.run(
-        [sys.executable, "-m", "emitters.command", *map(str, args)],
+        [sys.executable, "-m", "specwire.emitters.command", *map(str, args)],
         capture_output=True,
         text=True,
         check=False,

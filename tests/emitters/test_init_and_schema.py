@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner, Result
 from emitter_cases import EXAMPLES
 
-from emitters.command import codegen, schema_text
-from emitters.init import TARGETS, name_for
+from specwire.emitters.command import codegen, schema_text
+from specwire.emitters.init import TARGETS, name_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "schema" / "specwire.schema.json"

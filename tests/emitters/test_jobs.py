@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner, Result
 from emitter_cases import EXAMPLES, EXAMPLES_DIR
 
-from emitters.command import codegen
+from specwire.emitters.command import codegen
 
 BAD = "name: bad\ntarget: cli\nagent: {model: scripted, instructions: hi}\nmemory: {recallK: 80}\n"
 

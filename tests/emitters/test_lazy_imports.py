@@ -22,7 +22,7 @@ def report():
     print("@@loaded " + ",".join(names), file=sys.stderr)
     print("@@plugins " + os.environ.get("PYDANTIC_DISABLE_PLUGINS", "<unset>"), file=sys.stderr)
 atexit.register(report)
-from emitters.command import main
+from specwire.emitters.command import main
 main(sys.argv[1:])
 """
 EMITTER_DEPENDENCIES = {"libcst", "black", "jinja2"}

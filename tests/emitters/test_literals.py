@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emitters.literals import (
+from specwire.emitters.literals import (
     BLOCK_WIDTH,
     MAX_CONCATENATED_LINES,
     MAX_LITERAL_CHARS,

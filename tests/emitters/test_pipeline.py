@@ -9,13 +9,13 @@ from types import MappingProxyType
 import pytest
 from emitter_cases import ROOT, emit_text
 
-from emitters.bundle import Bundle
-from emitters.common import ModelValue
-from emitters.format import FormatError, format_markdown, format_python
-from emitters.pipeline import BundlePlan, OutputFile, build_bundle, header_lines
-from emitters.render import TemplateRenderError, render
-from emitters.verify import VerificationError
-from runtime.fragment import (
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.common import ModelValue
+from specwire.emitters.format import FormatError, format_markdown, format_python
+from specwire.emitters.pipeline import BundlePlan, OutputFile, build_bundle, header_lines
+from specwire.emitters.render import TemplateRenderError, render
+from specwire.emitters.verify import VerificationError
+from specwire.runtime.core.fragment import (
     FRAGMENT_VERSION,
     SPECWIRE_VERSION,
     ContinuityFragment,

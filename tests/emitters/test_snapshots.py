@@ -17,8 +17,8 @@ from syrupy.data import Snapshot, SnapshotCollection
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
-from emitters.bundle import Bundle
-from emitters.common import AGENT_FILE, README_FILE
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.common import AGENT_FILE, README_FILE
 
 SNAPSHOT_ROOT = ROOT / "snapshots"
 REGENERATE = ".venv/bin/pytest tests/emitters/test_snapshots.py --snapshot-update"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from emitter_cases import EXAMPLES, EXAMPLES_DIR
 
-from emitters.terminal import ProgressLine, Style, wants_colour
+from specwire.emitters.terminal import ProgressLine, Style, wants_colour
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = "name: bad\ntarget: cli\nagent: {model: scripted, instructions: hi}\nmemory: {recallK: 80}\n"
@@ -34,7 +34,7 @@ def run_on_a_terminal(*args: str | Path, env: dict[str, str]) -> tuple[int, str]
     leader, follower = pty.openpty()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "emitters.command", *map(str, args)],
+            [sys.executable, "-m", "specwire.emitters.command", *map(str, args)],
             stdin=subprocess.DEVNULL,
             stdout=follower,
             stderr=follower,
@@ -95,7 +95,14 @@ def test_piped_errors_and_output_are_plain(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(BAD, encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "emitters.command", "build", EXAMPLES_DIR / "support-bot.yaml", bad],
+        [
+            sys.executable,
+            "-m",
+            "specwire.emitters.command",
+            "build",
+            EXAMPLES_DIR / "support-bot.yaml",
+            bad,
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -105,7 +112,15 @@ def test_piped_errors_and_output_are_plain(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr == f"{bad}:4:19: memory.recallK: must be between 1 and 50 (got 80)\n"
     ok = subprocess.run(
-        [sys.executable, "-m", "emitters.command", "build", *EXAMPLES[:3], "--out", tmp_path],
+        [
+            sys.executable,
+            "-m",
+            "specwire.emitters.command",
+            "build",
+            *EXAMPLES[:3],
+            "--out",
+            tmp_path,
+        ],
         capture_output=True,
         text=True,
         check=False,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import emitters.writer as writer
-from emitters.bundle import Bundle
-from emitters.writer import (
+import specwire.emitters.writer as writer
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.writer import (
     BundleWriteError,
     check,
     diff,

@@ -6,8 +6,8 @@ from textwrap import dedent
 
 import pytest
 
-from ir import SpecError, load_spec_text
-from ir.limits import MAX_ENTRIES, MAX_NAME_LENGTH, MAX_SPEC_BYTES
+from specwire.ir import SpecError, load_spec_text
+from specwire.ir.limits import MAX_ENTRIES, MAX_NAME_LENGTH, MAX_SPEC_BYTES
 
 AGENT = "agent: {model: m, instructions: i}\n"
 CLI = "name: s\ntarget: cli\n" + AGENT  # lines 1-3; rows append from line 4

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ir import SpecError, load_spec_text
-from ir.credentials import env_name
+from specwire.ir import SpecError, load_spec_text
+from specwire.ir.credentials import env_name
 
 CHANNEL = (
     "name: s\ntarget: channel\nagent: {model: m, instructions: i}\nrouting: {sessionKey: thread}\n"

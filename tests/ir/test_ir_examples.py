@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ir import TARGETS, load_spec, lower
-from ir.model import IrChannelSpec, IrCrew, IrManaged, IrResearch, SecretRef
-from runtime.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, MemoryWiringFragment
+from specwire.ir import TARGETS, load_spec, lower
+from specwire.ir.model import IrChannelSpec, IrCrew, IrManaged, IrResearch, SecretRef
+from specwire.runtime.core.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, MemoryWiringFragment
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ir import SpecError, load_spec, load_spec_text
+from specwire.ir import SpecError, load_spec, load_spec_text
 
 GOOD = "name: s\ntarget: cli\nagent: {model: m, instructions: i}\n"
 BAD = GOOD + "memory: {recallK: 80}\n"

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ir import load_spec_text, lower
-from runtime.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, MemoryWiringFragment
+from specwire.ir import load_spec_text, lower
+from specwire.runtime.core.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, MemoryWiringFragment
 
 CLI = "name: spec-a\ntarget: cli\nagent: {model: m, instructions: i}\n"
 DEFAULT_CONTINUITY = {"plan": True, "proof": "ladder", "ledger": True, "handoff": True}
@@ -115,7 +115,7 @@ def test_wiki_knobs_lower_only_when_declared() -> None:
 
 
 def test_check_refuses_what_the_runtime_cannot_wire() -> None:
-    from ir.errors import SpecError
+    from specwire.ir.errors import SpecError
 
     for block, where, why in [
         (

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from emitters.registry import emit
-from ir import TARGETS, SpecError, load_spec_text, lower
-from ir.keys import table_for
-from ir.source import SOURCE_MODELS, ContinuitySource, MemorySource, WikiSource
+from specwire.emitters.registry import emit
+from specwire.ir import TARGETS, SpecError, load_spec_text, lower
+from specwire.ir.keys import table_for
+from specwire.ir.source import SOURCE_MODELS, ContinuitySource, MemorySource, WikiSource
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml"))
 EXAMPLE_TEXTS = [path.read_text(encoding="utf-8") for path in EXAMPLES]

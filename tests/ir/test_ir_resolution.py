@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ir import TARGETS, IrSpec, load_spec_text, lower
-from ir.constants import TTL_MAX_DAYS
-from ir.model import IrChannelSpec, IrContinuity, IrCrew, IrMemory, IrMemoryWiki, SecretRef
-from runtime.facts.tools import MAX_TTL_DAYS
+from specwire.ir import TARGETS, IrSpec, load_spec_text, lower
+from specwire.ir.constants import TTL_MAX_DAYS
+from specwire.ir.model import IrChannelSpec, IrContinuity, IrCrew, IrMemory, IrMemoryWiki, SecretRef
+from specwire.runtime.facts.tools import MAX_TTL_DAYS
 
 AGENT = "agent: {model: m, instructions: i}\n"
 HEADERS: dict[str, str] = {

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ir import TARGETS, SpecError, load_spec_text, spec_json_schema
+from specwire.ir import TARGETS, SpecError, load_spec_text, spec_json_schema
 
 
 def dumped() -> str:

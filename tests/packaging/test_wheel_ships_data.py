@@ -22,15 +22,15 @@ sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__modu
 sys.path_hooks[:] = [h for h in sys.path_hooks if "editable" not in repr(h).lower()]
 sys.path[:] = [p for p in sys.path if "__editable__" not in p]
 sys.path.insert(0, sys.argv[1])
-import runtime, emitters.command
-assert runtime.__file__.startswith(sys.argv[1]), runtime.__file__
-from runtime.skills.loader import CONTINUITY_COMMANDS, load_commands
+import specwire.runtime, specwire.emitters.command
+assert specwire.runtime.__file__.startswith(sys.argv[1]), specwire.runtime.__file__
+from specwire.runtime.skills.loader import CONTINUITY_COMMANDS, load_commands
 from pathlib import Path
 assert set(load_commands(CONTINUITY_COMMANDS, cwd=Path(sys.argv[3]), home_dir=None)) == set(
     CONTINUITY_COMMANDS
 )
 sys.argv = ["codegen", "build", sys.argv[2], "--out", sys.argv[3]]
-emitters.command.main()
+specwire.emitters.command.main()
 """
 
 
@@ -49,9 +49,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_every_data_file_is_in_the_wheel(wheel: Path) -> None:
     expected = {
-        path.relative_to(ROOT).as_posix() for pattern in DATA_GLOBS for path in ROOT.glob(pattern)
+        f"specwire/{path.relative_to(ROOT).as_posix()}"
+        for pattern in DATA_GLOBS
+        for path in ROOT.glob(pattern)
     }
-    assert any(name.startswith("templates/") for name in expected)
+    assert any(name.startswith("specwire/templates/") for name in expected)
     names = set(zipfile.ZipFile(wheel).namelist())
     assert expected - names == set()
 
@@ -69,3 +71,26 @@ def test_the_unpacked_wheel_builds_a_bundle(wheel: Path, tmp_path: Path) -> None
     )
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.rglob("agent.py"))
+
+
+def test_the_wheel_installs_one_top_level_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {
+        name.split("/", 1)[0] for name in names if not name.split("/", 1)[0].endswith(".dist-info")
+    }
+    assert tops == {"specwire"}
+
+
+def test_pyproject_lists_every_package_folder() -> None:
+    """setuptools maps folders to ``specwire.*`` by an explicit list: a new folder must join it."""
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    on_disk = {
+        "specwire." + ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("ir", "emitters", "runtime", "templates")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert listed == on_disk

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from runtime.safety.redaction import forget_registered_secrets
+from specwire.runtime.safety.redaction import forget_registered_secrets
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.atomic import has_temps, replace_at, replace_atomically, sweep_temps
+from specwire.runtime.fs.atomic import has_temps, replace_at, replace_atomically, sweep_temps
 
 
 def test_replaces_the_content_and_sets_the_mode(tmp_path: Path) -> None:

@@ -20,9 +20,9 @@ HANG_GUARD_S = 60  # generous: only a hang gets anywhere near it
 PRELUDE = """
 import sys
 from pathlib import Path
-from runtime.continuity.store import ContinuityStore
-from runtime.errors import StoreError
-from runtime.paths import StoreLayout
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.paths import StoreLayout
 
 root = Path(sys.argv[1]).resolve()
 store = ContinuityStore(StoreLayout(root, "demo"), sessions_dir=root / "sessions")
@@ -37,22 +37,22 @@ CASES: dict[str, tuple[str, str]] = {
     "active plan": ("state/demo/plans/ACTIVE", "store.active_plan_id()"),
     "retention": (
         "retention.json",
-        "from runtime.continuity.retention import read_pins\n"
+        "from specwire.runtime.continuity.retention import read_pins\n"
         "read_pins(root / 'retention.json', root=root)",
     ),
     "session log": (
         "sessions/sess_0123456789abcdef.jsonl",
-        "from runtime.events import SessionLog\n"
+        "from specwire.runtime.sessions.log import SessionLog\n"
         "SessionLog(root / 'sessions', 'sess_0123456789abcdef')",
     ),
     "session log read": (
         "sessions/sess_0123456789abcdef.jsonl",
-        "from runtime.events import read_events\n"
+        "from specwire.runtime.sessions.log import read_events\n"
         "list(read_events(root / 'sessions' / 'sess_0123456789abcdef.jsonl'))",
     ),
     "facts": (
         "facts/demo.sqlite3",
-        "from runtime.facts.store import FactStore\n"
+        "from specwire.runtime.facts.store import FactStore\n"
         "FactStore.open(root / 'facts' / 'demo.sqlite3')",
     ),
 }
@@ -132,7 +132,7 @@ def test_a_fifo_among_the_command_files_is_skipped_with_a_warning(tmp_path: Path
         """
         import sys
         from pathlib import Path
-        from runtime.skills.loader import load_commands
+        from specwire.runtime.skills.loader import load_commands
         found = load_commands([], cwd=Path(sys.argv[1]), home_dir=None, warn=sys.stdout.write)
         print(sorted(found))
         """
@@ -153,7 +153,7 @@ def codegen_run(workdir: Path, spec: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPECWIRE_")}
     env["HOME"] = str(workdir)
     return subprocess.run(
-        [sys.executable, "-m", "emitters.command", "run", str(ROOT / "examples" / spec)]
+        [sys.executable, "-m", "specwire.emitters.command", "run", str(ROOT / "examples" / spec)]
         + ["--message", "hello"],
         cwd=workdir,
         capture_output=True,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.fragment import storage_name
-from runtime.ids import SESSION_ID_RE, conversation_session_id
+from specwire.runtime.core.fragment import storage_name
+from specwire.runtime.core.ids import SESSION_ID_RE, conversation_session_id
 
 
 def test_a_safe_name_is_used_as_is() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
+from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolResult
 
 CTX = ToolContext(session_id="sess_0123456789abcdef", tool_use_id="tu_1")
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from runtime.tool_schemas import render
-from runtime.tools import SCHEMAS_FILE
+from specwire.runtime.core.tool_types import SCHEMAS_FILE
+from specwire.runtime.tools.schemas import render
 
-REGENERATE = ".venv/bin/python -m runtime.tool_schemas --write"
+REGENERATE = ".venv/bin/python -m specwire.runtime.tools.schemas --write"
 
 
 def test_the_shipped_schemas_are_up_to_date() -> None:
     assert SCHEMAS_FILE.read_text(encoding="utf-8") == render(), (
-        f"runtime/tool_schemas.json is stale: run `{REGENERATE}` and commit it"
+        f"runtime/tools/schemas.json is stale: run `{REGENERATE}` and commit it"
     )
 
 
@@ -21,11 +21,11 @@ def test_listing_the_tools_builds_no_validator_until_a_call() -> None:
     probe = (
         "from pathlib import Path\n"
         "import tempfile\n"
-        "from runtime.builtin_tools import builtin_catalog, ReadInput\n"
-        "from runtime.continuity.inputs import PlanUpdateInput\n"
-        "from runtime.fragment import MemoryWiringFragment\n"
-        "from runtime.tools import ToolContext\n"
-        "from runtime.wiring import MemoryDeps, wire_memory\n"
+        "from specwire.runtime.tools.builtin import builtin_catalog, ReadInput\n"
+        "from specwire.runtime.continuity.inputs import PlanUpdateInput\n"
+        "from specwire.runtime.core.fragment import MemoryWiringFragment\n"
+        "from specwire.runtime.core.tool_types import ToolContext\n"
+        "from specwire.runtime.wiring import MemoryDeps, wire_memory\n"
         "cwd = Path(tempfile.mkdtemp())\n"
         "catalog = builtin_catalog(['read'], cwd)\n"
         "wire_memory({'spec_name': 's', 'memory': {}, 'continuity': {}},"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.yaml_text import Located, LocatedYamlError, load_located_yaml
+from specwire.runtime.core.yaml_text import Located, LocatedYamlError, load_located_yaml
 
 
 def test_values_keep_their_positions() -> None:

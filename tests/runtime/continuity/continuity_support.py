@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from runtime.continuity.store import ContinuityStore
-from runtime.events import SessionLog
-from runtime.fragment import ProofMode
-from runtime.paths import StoreLayout
-from runtime.tools import ToolContext
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.fragment import ProofMode
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.tool_types import ToolContext
+from specwire.runtime.sessions.log import SessionLog
 
 SESSION = "sess_0123456789abcdef"
 OTHER_SESSION = "sess_fedcba9876543210"

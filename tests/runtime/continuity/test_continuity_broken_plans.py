@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 from continuity_support import SESSION, Events, Logs, context, make_store
 
-from runtime.continuity.frontmatter import split_frontmatter
-from runtime.continuity.store import ContinuityStore
-from runtime.continuity.tools import continuity_tools
-from runtime.errors import StoreError
-from runtime.safety.framing import neutralize
-from runtime.seams import HandoffInput
-from runtime.tools import ToolResult
+from specwire.runtime.continuity.frontmatter import split_frontmatter
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.continuity.tools import continuity_tools
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.seams import HandoffInput
+from specwire.runtime.core.tool_types import ToolResult
+from specwire.runtime.safety.framing import neutralize
 
 PATH = "state/demo/plans/plan-0001-ship.md"
 REASON = (

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from continuity_support import SESSION, Logs, make_store
 
-from runtime.continuity.focus import FocusDoc, parse_focus, render_focus
-from runtime.continuity.ledger import Requirement, parse_requirement, render_requirement
-from runtime.errors import StoreError
-from runtime.seams import LedgerEntry
+from specwire.runtime.continuity.focus import FocusDoc, parse_focus, render_focus
+from specwire.runtime.continuity.ledger import Requirement, parse_requirement, render_requirement
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.seams import LedgerEntry
 
 
 def _user(text: str, turn: int = 1) -> LedgerEntry:

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from continuity_support import OTHER_SESSION, SESSION, make_store, record_tool_call
 
-from runtime.continuity.ledger import Requirement
-from runtime.continuity.proof import EvidenceRef
-from runtime.continuity.store import ContinuityStore
-from runtime.continuity.tail import render_continuity_tail
-from runtime.errors import StoreError
-from runtime.seams import HandoffInput, LedgerEntry
+from specwire.runtime.continuity.ledger import Requirement
+from specwire.runtime.continuity.proof import EvidenceRef
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.continuity.tail import render_continuity_tail
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.seams import HandoffInput, LedgerEntry
 
 
 def _populated(tmp_path: Path) -> ContinuityStore:

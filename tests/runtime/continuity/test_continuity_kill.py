@@ -19,21 +19,21 @@ from typing import Any
 
 from continuity_support import SESSION, Logs, context, make_store, record_tool_call
 
-from runtime.continuity.focus import parse_focus
-from runtime.continuity.plans import parse_plan
-from runtime.continuity.store import ContinuityStore
-from runtime.continuity.tools import continuity_tools
-from runtime.paths import StoreLayout
+from specwire.runtime.continuity.focus import parse_focus
+from specwire.runtime.continuity.plans import parse_plan
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.continuity.tools import continuity_tools
+from specwire.runtime.core.paths import StoreLayout
 
 KILLS = 40
 
 ZYGOTE = """
 import os, random, sys, traceback
 from pathlib import Path
-from runtime.continuity.store import ContinuityStore
-from runtime.errors import StoreError
-from runtime.paths import StoreLayout
-from runtime.seams import HandoffInput
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import HandoffInput
 
 root = Path(sys.argv[1])
 

@@ -1,4 +1,4 @@
-"""The store lock (``runtime.locking``, an ``flock``): contention between real processes, a
+"""The store lock (``runtime.fs.locking``, an ``flock``): contention between real processes, a
 killed holder's lock free at once, a live holder never taken over."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from continuity_support import make_store
 
-from runtime.errors import LockTimeoutError, UnsafeFileError
-from runtime.locking import FileLock, read_holder
+from specwire.runtime.core.errors import LockTimeoutError, UnsafeFileError
+from specwire.runtime.fs.locking import FileLock, read_holder
 
 HOLDER = """
 import sys
 from pathlib import Path
-from runtime.locking import FileLock
+from specwire.runtime.fs.locking import FileLock
 
 lock = FileLock(Path(sys.argv[1]), wait_s=5)
 lock.acquire()
@@ -110,8 +110,8 @@ def test_a_killed_holders_lock_is_free_at_once(tmp_path: Path) -> None:
 WAITER = """
 import sys
 from pathlib import Path
-from runtime.errors import LockTimeoutError
-from runtime.locking import FileLock
+from specwire.runtime.core.errors import LockTimeoutError
+from specwire.runtime.fs.locking import FileLock
 
 try:
     FileLock(Path(sys.argv[1]), wait_s=float(sys.argv[2])).acquire()
@@ -203,8 +203,8 @@ def test_lock_file_content_and_mode(tmp_path: Path) -> None:
 WRITER = """
 import sys
 from pathlib import Path
-from runtime.continuity.store import ContinuityStore
-from runtime.paths import StoreLayout
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.paths import StoreLayout
 
 store = ContinuityStore(StoreLayout(Path(sys.argv[1]), "demo"), lock_wait_s=20)
 for n in range(int(sys.argv[3])):

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from continuity_support import Clock, make_store
 
-from runtime.continuity.goals import parse_goals
-from runtime.continuity.plans import parse_plan, slugify
-from runtime.continuity.store import NO_ACTIVE_PLAN
-from runtime.errors import StoreError
+from specwire.runtime.continuity.goals import parse_goals
+from specwire.runtime.continuity.plans import parse_plan, slugify
+from specwire.runtime.continuity.store import NO_ACTIVE_PLAN
+from specwire.runtime.core.errors import StoreError
 
 
 def test_plan_file_golden(tmp_path: Path) -> None:

@@ -15,11 +15,11 @@ from continuity_support import (
     record_tool_call,
 )
 
-from runtime.continuity.frontmatter import split_frontmatter
-from runtime.continuity.proof import EvidenceRef, result_digest
-from runtime.continuity.retention import read_pins
-from runtime.errors import StoreError
-from runtime.events import SessionLog
+from specwire.runtime.continuity.frontmatter import split_frontmatter
+from specwire.runtime.continuity.proof import EvidenceRef, result_digest
+from specwire.runtime.continuity.retention import read_pins
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.sessions.log import SessionLog
 
 
 def _plan_file(tmp_path: Path) -> Path:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from continuity_support import SESSION, START, Clock, make_store, record_tool_call
 
-from runtime.continuity.proof import EvidenceRef
-from runtime.continuity.store import ContinuityStore
-from runtime.paths import StoreLayout
+from specwire.runtime.continuity.proof import EvidenceRef
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.paths import StoreLayout
 
 
 def test_revoke_proof_leaves_a_step_that_is_not_proven_alone(tmp_path: Path) -> None:

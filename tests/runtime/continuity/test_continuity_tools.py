@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from continuity_support import OTHER_SESSION, SESSION, Events, context, make_store, record_tool_call
 
-from runtime.continuity.store import ContinuityStore
-from runtime.continuity.tools import continuity_tools
-from runtime.fragment import ProofMode
-from runtime.tools import ToolResult
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.continuity.tools import continuity_tools
+from specwire.runtime.core.fragment import ProofMode
+from specwire.runtime.core.tool_types import ToolResult
 
 ALL = [
     "FocusRead",
@@ -254,7 +254,7 @@ def test_focus_tools(tmp_path: Path) -> None:
     assert kit.call("FocusRead", {}).text == "focus: (no focus set)\nactive plan: none"
     assert kit.call("FocusWrite", {"focus": "Fix login"}).text == "focus updated (9 chars)"
     kit.store.record_requirements([])
-    from runtime.seams import LedgerEntry
+    from specwire.runtime.core.seams import LedgerEntry
 
     kit.store.record_requirements([LedgerEntry("user", "No new deps", SESSION, 2)])
     kit.call("PlanUpdate", {"action": "create", "title": "Ship"})
@@ -364,7 +364,7 @@ def test_a_write_the_injection_scanner_flags_is_refused_and_changes_nothing(
 
 
 def test_a_delegation_is_not_evidence_but_the_sub_sessions_call_is(tmp_path: Path) -> None:
-    from runtime.events import SessionLog
+    from specwire.runtime.sessions.log import SessionLog
 
     kit = Kit(tmp_path)
     sessions = kit.store.sessions_dir

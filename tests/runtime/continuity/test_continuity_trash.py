@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from continuity_support import Clock, make_store
 
-from runtime.errors import StoreError
+from specwire.runtime.core.errors import StoreError
 
 
 def test_clear_all_moves_files_into_a_timestamped_snapshot(tmp_path: Path) -> None:

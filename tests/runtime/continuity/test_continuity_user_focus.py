@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from continuity_support import SESSION, Clock, Events, Logs, context, layout_for, make_store
 
-from runtime.continuity.store import ContinuityStore
-from runtime.continuity.tools import continuity_tools
-from runtime.continuity.wiring import build_continuity
-from runtime.errors import StoreError
-from runtime.fragment import ContinuityFragment
-from runtime.seams import HandoffInput, LedgerEntry
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.continuity.tools import continuity_tools
+from specwire.runtime.continuity.wiring import build_continuity
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.fragment import ContinuityFragment
+from specwire.runtime.core.seams import HandoffInput, LedgerEntry
 
 LABEL = "focus (written by a person in focus.md; read-only to you — FocusWrite cannot change it):"
 TAIL_LABEL = "focus (written by a person in focus.md; read-only):"

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from continuity_support import SESSION, Clock, Logs, layout_for
 
-from runtime.continuity.store import ContinuityStore
-from runtime.continuity.wiring import ContinuityWiring, build_continuity
-from runtime.errors import MemoryServiceError, TenancyError
-from runtime.fragment import ContinuityFragment
-from runtime.paths import StoreLayout
-from runtime.seams import HandoffInput, LedgerEntry
-from runtime.tenancy import build_tenant
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.continuity.wiring import ContinuityWiring, build_continuity
+from specwire.runtime.core.errors import MemoryServiceError, TenancyError
+from specwire.runtime.core.fragment import ContinuityFragment
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import HandoffInput, LedgerEntry
+from specwire.runtime.core.tenancy import build_tenant
 
 
 def _build(

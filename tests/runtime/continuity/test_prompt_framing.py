@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from continuity_support import SESSION, make_store
 
-from runtime.loop.prompt import handoff_block, recalled_memory_block, skills_block
-from runtime.safety.framing import frame, neutralize
-from runtime.seams import HandoffInput, LedgerEntry, Skill
+from specwire.runtime.core.seams import HandoffInput, LedgerEntry, Skill
+from specwire.runtime.loop.prompt import handoff_block, recalled_memory_block, skills_block
+from specwire.runtime.safety.framing import frame, neutralize
 
 _LESS = "<\uff1c\ufe64\u2039\u2329\u3008\u27e8\u02c2\u1438\u276e\u29fc"
 _GREATER = ">\uff1e\ufe65\u203a\u232a\u3009\u27e9\u02c3\u1433\u276f\u29fd"

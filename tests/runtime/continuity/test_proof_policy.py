@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from continuity_support import SESSION, record_tool_call
 
-from runtime.continuity.proof import EvidenceRef
-from runtime.continuity.proof_policy import STEP_WORDING, ProofPolicy, goal_wording
-from runtime.errors import StoreError
-from runtime.fragment import ProofMode
+from specwire.runtime.continuity.proof import EvidenceRef
+from specwire.runtime.continuity.proof_policy import STEP_WORDING, ProofPolicy, goal_wording
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.fragment import ProofMode
 
 
 def policy(tmp_path: Path, mode: ProofMode, pinned: list[list[str]] | None = None) -> ProofPolicy:

@@ -8,14 +8,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from runtime.continuity.proof import EvidenceRef
-from runtime.continuity.store import ContinuityStore
-from runtime.events import SessionLog
-from runtime.facts.model import Provenance
-from runtime.facts.store import FactStore
-from runtime.paths import StoreLayout
-from runtime.seams import HandoffInput
-from runtime.wiki.store import ArticleDraft, WikiStore
+from specwire.runtime.continuity.proof import EvidenceRef
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import HandoffInput
+from specwire.runtime.facts.model import Provenance
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.sessions.log import SessionLog
+from specwire.runtime.wiki.store import ArticleDraft, WikiStore
 
 SPEC = "demo"
 SESSION = "sess_0123456789abcdef"

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from dream_support import SPEC, seed
 
-from emitters.command import codegen
-from runtime.owner.dream_command import duration_s, main
+from specwire.emitters.command import codegen
+from specwire.runtime.owner.dream_command import duration_s, main
 
 
 def _seeded(tmp_path: Path) -> list[str]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from runtime.dream.duplicates import group_duplicates, jaccard, near_duplicates, token_set
-from runtime.dream.settings import NEAR_DUPLICATE_JACCARD
-from runtime.facts.model import Fact, Provenance
+from specwire.runtime.dream.duplicates import group_duplicates, jaccard, near_duplicates, token_set
+from specwire.runtime.dream.settings import NEAR_DUPLICATE_JACCARD
+from specwire.runtime.facts.model import Fact, Provenance
 
 NATO = [
     "alfa",

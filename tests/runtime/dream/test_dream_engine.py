@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 from dream_support import NOW, SESSION, SPEC, Clock, Events, record_call, seed
 
-from runtime.continuity.frontmatter import split_frontmatter
-from runtime.continuity.proof import EvidenceRef
-from runtime.continuity.retention import read_pins
-from runtime.continuity.store import ContinuityStore
-from runtime.dream import DreamSettings, run_dream
-from runtime.dream.state import make_dream_dir, run_lock, state_path
-from runtime.errors import StoreError
-from runtime.events import SessionLog
-from runtime.facts.store import FactStore
-from runtime.paths import StoreLayout
+from specwire.runtime.continuity.frontmatter import split_frontmatter
+from specwire.runtime.continuity.proof import EvidenceRef
+from specwire.runtime.continuity.retention import read_pins
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.dream import DreamSettings, run_dream
+from specwire.runtime.dream.state import make_dream_dir, run_lock, state_path
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.sessions.log import SessionLog
 
 DAILY = DreamSettings(every_s=86_400)
 

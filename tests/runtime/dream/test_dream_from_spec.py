@@ -9,19 +9,19 @@ from typing import Any
 
 import pytest
 
-from runtime.dream import schedule
-from runtime.dream.schedule import DreamJob, dream_settings, wait_for_dreams
-from runtime.dream.state import state_path
-from runtime.facts.store import FactStore
-from runtime.fragment import DreamFragment
-from runtime.hosts.turns import run_turn
-from runtime.hosts.types import TurnSetup
-from runtime.ids import new_session_id
-from runtime.models import ScriptedModel
-from runtime.paths import StoreLayout
-from runtime.seams import MemorySeam
-from runtime.tools import ToolCatalog
-from runtime.wiring import MemoryDeps, wire_memory
+from specwire.runtime.core.fragment import DreamFragment
+from specwire.runtime.core.ids import new_session_id
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import MemorySeam
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.dream import schedule
+from specwire.runtime.dream.schedule import DreamJob, dream_settings, wait_for_dreams
+from specwire.runtime.dream.state import state_path
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.hosts.turns import run_turn
+from specwire.runtime.hosts.types import TurnSetup
+from specwire.runtime.models import ScriptedModel
+from specwire.runtime.wiring import MemoryDeps, wire_memory
 
 SPEC = "dreamy"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from dream_support import NOW, Clock
 
-from runtime.dream import DreamSettings, run_dream
-from runtime.dream.model_phase import NOT_WIRED, ModelPrice, no_price_table, refusal
-from runtime.dream.settings import EVERY_FLOOR_S
-from runtime.paths import StoreLayout
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.dream import DreamSettings, run_dream
+from specwire.runtime.dream.model_phase import NOT_WIRED, ModelPrice, no_price_table, refusal
+from specwire.runtime.dream.settings import EVERY_FLOOR_S
 
 
 def _priced(model_id: str) -> ModelPrice | None:

@@ -6,15 +6,15 @@ from pathlib import Path
 
 from dream_support import NOW, Clock
 
-from runtime.dream import DreamSettings, run_dream
-from runtime.dream.model_phase import ModelPrice
-from runtime.dream.model_session import STOP_NOTE, BudgetedModel, call_cost, memory_session
-from runtime.events import read_events
-from runtime.facts.store import FactStore
-from runtime.fragment import MemoryWiringFragment
-from runtime.models.scripted import ScriptedModel
-from runtime.models.types import ModelRequest, ModelResponse, Usage, UserMessage
-from runtime.paths import SPECWIRE_DIRNAME, StoreLayout
+from specwire.runtime.core.fragment import MemoryWiringFragment
+from specwire.runtime.core.paths import SPECWIRE_DIRNAME, StoreLayout
+from specwire.runtime.dream import DreamSettings, run_dream
+from specwire.runtime.dream.model_phase import ModelPrice
+from specwire.runtime.dream.model_session import STOP_NOTE, BudgetedModel, call_cost, memory_session
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.models.scripted import ScriptedModel
+from specwire.runtime.models.types import ModelRequest, ModelResponse, Usage, UserMessage
+from specwire.runtime.sessions.log import read_events
 
 FRAGMENT = MemoryWiringFragment.model_validate(
     {

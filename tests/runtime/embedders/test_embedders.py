@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runtime.embedders import Embedder, EmbedderError, load_embedder
+from specwire.runtime.embedders import Embedder, EmbedderError, load_embedder
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -28,7 +28,7 @@ def test_the_hash_embedder_returns_unit_float32_rows() -> None:
 
 def test_the_hash_embedder_is_the_same_in_every_process() -> None:
     probe = (
-        "from runtime.embedders import load_embedder\n"
+        "from specwire.runtime.embedders import load_embedder\n"
         "import hashlib\n"
         "rows = load_embedder('hash/64').embed(['Kubernetes deploys', 'billing plan'])\n"
         "print(hashlib.sha256(rows.tobytes()).hexdigest())\n"

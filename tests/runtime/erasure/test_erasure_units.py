@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from runtime.erasure.erase import erase_subject, verify
-from runtime.erasure.fact_tier import erase_from_store
-from runtime.erasure.subject import Subject, SubjectError
-from runtime.facts.store import FactStore
-from runtime.owner.command import main
-from runtime.paths import StoreLayout
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.erasure.erase import erase_subject, verify
+from specwire.runtime.erasure.fact_tier import erase_from_store
+from specwire.runtime.erasure.subject import Subject, SubjectError
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.owner.command import main
 
 
 def test_a_literal_subject_matches_across_case_spacing_and_its_slug() -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runtime.continuity.plans import Plan, Step, render_plan
-from runtime.continuity.proof import FrozenProof
-from runtime.evals.graders import Grades, PlanStep, Ratio, grade, questions
-from runtime.evals.proofs import ProvenStep, proven_steps, read_plans
-from runtime.evals.scenario import Pickup
-from runtime.evals.transcript import read_transcripts
-from runtime.events import SessionLog
+from specwire.runtime.continuity.plans import Plan, Step, render_plan
+from specwire.runtime.continuity.proof import FrozenProof
+from specwire.runtime.evals.graders import Grades, PlanStep, Ratio, grade, questions
+from specwire.runtime.evals.proofs import ProvenStep, proven_steps, read_plans
+from specwire.runtime.evals.scenario import Pickup
+from specwire.runtime.evals.transcript import read_transcripts
+from specwire.runtime.sessions.log import SessionLog
 
 HANDOFF = (
     "<handoff>\n# Handoff\n## Focus\nMove Globex; invoices must never be emailed to the CFO\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.evals.scenario import Pickup, ScenarioError, load_scenario
+from specwire.runtime.evals.scenario import Pickup, ScenarioError, load_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 

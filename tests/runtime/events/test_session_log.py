@@ -6,7 +6,12 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from runtime.events import EVIDENCE_KEY_FILENAME, SessionLog, read_events, resolve_tool_use
+from specwire.runtime.sessions.log import (
+    EVIDENCE_KEY_FILENAME,
+    SessionLog,
+    read_events,
+    resolve_tool_use,
+)
 
 SESSION = "sess_0123456789abcdef"
 

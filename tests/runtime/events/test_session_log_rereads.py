@@ -6,7 +6,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from runtime.events import SessionLog, read_events
+from specwire.runtime.sessions.log import SessionLog, read_events
 
 SESSION = "sess_00000000000000cc"
 
@@ -64,7 +64,7 @@ def test_a_torn_last_line_is_read_again_once_completed(tmp_path: Path) -> None:
 def test_rewriting_a_log_erases_text_and_keeps_it_sealed(tmp_path: Path) -> None:
     import re
 
-    from runtime.events import rewrite_log
+    from specwire.runtime.sessions.log import rewrite_log
 
     log = SessionLog(tmp_path, SESSION, now=at_noon)
     log.append("user_message", {"text": "my card is 4111-1111 please"})

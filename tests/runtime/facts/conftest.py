@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from facts_support import FakeClock
 
-from runtime.facts.store import FactStore
+from specwire.runtime.facts.store import FactStore
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Auto-capture from a real JSONL session log written with ``runtime.events.SessionLog``."""
+"""Auto-capture from a real JSONL session log written with ``runtime.sessions.log.SessionLog``."""
 
 from __future__ import annotations
 
@@ -7,18 +7,18 @@ from pathlib import Path
 import pytest
 from facts_support import DAY_MS, FakeClock
 
-from runtime.events import SessionLog, read_events
-from runtime.facts.capture import DurableFact, capture_session, durable_facts, split_turns
-from runtime.facts.model import InvalidRequestError, Provenance
-from runtime.facts.provider import LocalFactProvider
-from runtime.facts.store import FactStore
-from runtime.facts.wiring import wire_facts
-from runtime.fragment import MemoryFactsFragment
-from runtime.loop import run_chat_loop
-from runtime.models import ScriptedModel
-from runtime.paths import StoreLayout
-from runtime.seams import SlashCommand
-from runtime.tools import ToolCatalog
+from specwire.runtime.core.fragment import MemoryFactsFragment
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import SlashCommand
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.facts.capture import DurableFact, capture_session, durable_facts, split_turns
+from specwire.runtime.facts.model import InvalidRequestError, Provenance
+from specwire.runtime.facts.providers.protocol import LocalFactProvider
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.wiring import wire_facts
+from specwire.runtime.loop import run_chat_loop
+from specwire.runtime.models import ScriptedModel
+from specwire.runtime.sessions.log import SessionLog, read_events
 
 SESSION = "sess_0123456789abcdef"
 LONG_ANSWER = "Summary: " + "the export pipeline " * 20

@@ -7,12 +7,12 @@ import sys
 import threading
 from pathlib import Path
 
-from runtime.facts.store import FactStore
+from specwire.runtime.facts.store import FactStore
 
 WRITER = """
 import sys
 from pathlib import Path
-from runtime.facts.store import FactStore
+from specwire.runtime.facts.store import FactStore
 
 path, name, count, shared = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 with FactStore.open(path) as store:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime.errors import StoreError
-from runtime.facts.model import Provenance
-from runtime.facts.store import FactStore
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.facts.model import Provenance
+from specwire.runtime.facts.store import FactStore
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 DAY_MS = 86_400_000

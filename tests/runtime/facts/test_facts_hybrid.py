@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from facts_support import ConceptEmbedder, FakeClock
 
-from runtime.facts import semantic
-from runtime.facts.fusion import RRF_K, reciprocal_rank_fusion
-from runtime.facts.model import Provenance
-from runtime.facts.queries import lexical
-from runtime.facts.ranking import PROOF_BOOST
-from runtime.facts.store import FactStore
-from runtime.facts.text import match_expression, query_terms
+from specwire.runtime.facts.fusion import RRF_K, reciprocal_rank_fusion
+from specwire.runtime.facts.lexical.ranking import PROOF_BOOST
+from specwire.runtime.facts.model import Provenance
+from specwire.runtime.facts.sql.queries import lexical
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.text import match_expression, query_terms
+from specwire.runtime.facts.vector import semantic
 
 KUBE = "the deploy target is Kubernetes"
 
@@ -196,8 +196,13 @@ def test_changing_the_embedder_reembeds_lazily_and_never_mixes(
 def test_the_sketch_pass_finds_the_exact_neighbours_of_real_embeddings() -> None:
     import numpy as np
 
-    from runtime.embedders import load_embedder
-    from runtime.facts.sketch import SKETCH_BITS, differing_bits, projections, sketch
+    from specwire.runtime.embedders import load_embedder
+    from specwire.runtime.facts.vector.sketch import (
+        SKETCH_BITS,
+        differing_bits,
+        projections,
+        sketch,
+    )
 
     embedder = load_embedder("hash/256")
     texts_ = [
@@ -217,7 +222,7 @@ def test_the_sketch_pass_finds_the_exact_neighbours_of_real_embeddings() -> None
 
 
 def test_retain_many_embeds_its_batch_in_the_write(db_path: Path, clock: FakeClock) -> None:
-    from runtime.facts.model import NewFactItem
+    from specwire.runtime.facts.model import NewFactItem
 
     with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
         written = store.retain_many(
@@ -240,7 +245,7 @@ def test_retain_many_embeds_its_batch_in_the_write(db_path: Path, clock: FakeClo
 def test_retain_many_with_a_failing_embedder_stores_the_batch(
     db_path: Path, clock: FakeClock
 ) -> None:
-    from runtime.facts.model import NewFactItem
+    from specwire.runtime.facts.model import NewFactItem
 
     embedder = ConceptEmbedder()
     with FactStore.open(db_path, now=clock) as store:
@@ -258,7 +263,7 @@ def test_the_sketch_cuts_keep_the_best_rows_with_ties_to_the_older_row(
 ) -> None:
     import numpy as np
 
-    from runtime.facts.vector_cuts import closest, largest
+    from specwire.runtime.facts.vector.cuts import closest, largest
 
     rng = np.random.default_rng(rows)
     for distance in (

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from facts_support import FakeClock
 
-from runtime.errors import StoreError
-from runtime.facts.provider import LocalFactProvider
-from runtime.facts.schema import SCHEMA_VERSION
-from runtime.facts.store import FactStore
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.facts.providers.protocol import LocalFactProvider
+from specwire.runtime.facts.sql.schema import SCHEMA_VERSION
+from specwire.runtime.facts.store import FactStore
 
 
 def tree(root: Path) -> list[str]:

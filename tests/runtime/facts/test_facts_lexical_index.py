@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from facts_support import FakeClock
 
-from runtime.facts import lexical_pruning, queries
-from runtime.facts import store as store_module
-from runtime.facts.model import InvalidRequestError, NewFactItem, Provenance, RecallHit
-from runtime.facts.store import FactStore
-from runtime.facts.text import match_expression, query_terms
+from specwire.runtime.facts import store as store_module
+from specwire.runtime.facts.lexical import pruning as lexical_pruning
+from specwire.runtime.facts.model import InvalidRequestError, NewFactItem, Provenance, RecallHit
+from specwire.runtime.facts.sql import queries
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.text import match_expression, query_terms
 
 WORDS = [
     "plan",
@@ -80,7 +81,7 @@ def indexed_recall(store: FactStore, query: str, k: int) -> list[RecallHit]:
 
 
 def now_ms(clock: FakeClock) -> int:
-    from runtime.facts.model import to_ms
+    from specwire.runtime.facts.model import to_ms
 
     return to_ms(clock())
 
@@ -197,7 +198,7 @@ def test_a_second_store_on_the_same_file_sees_every_write(db_path: Path, clock: 
 
 WRITER = """
 import sys
-from runtime.facts.store import FactStore
+from specwire.runtime.facts.store import FactStore
 with FactStore.open(sys.argv[1]) as store:
     store.remember("the invoice for Northwind is overdue")
     for hit in store.recall("Contoso renewal", 5):
@@ -220,7 +221,7 @@ def test_writes_from_another_process_are_picked_up(db_path: Path) -> None:
 def test_many_writes_merge_the_tail_and_keep_the_ranking(
     store: FactStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from runtime.facts import lexical_index
+    from specwire.runtime.facts.lexical import index as lexical_index
 
     monkeypatch.setattr(lexical_index, "TAIL_MERGE_MIN", 16)
     rng = random.Random(7)
@@ -236,9 +237,9 @@ def test_many_writes_merge_the_tail_and_keep_the_ranking(
 def test_numpy_loads_only_when_a_large_store_recalls(db_path: Path) -> None:
     code = (
         "import sys\n"
-        "import runtime, runtime.wiring, runtime.facts.wiring\n"
-        "import runtime.facts.store as store_module\n"
-        "from runtime.facts.store import FactStore\n"
+        "import runtime, specwire.runtime.wiring, specwire.runtime.facts.wiring\n"
+        "import specwire.runtime.facts.store as store_module\n"
+        "from specwire.runtime.facts.store import FactStore\n"
         f"store = FactStore.open({str(db_path)!r})\n"
         "for n in range(3):\n"
         "    store.remember(f'numpy stays unloaded {n}')\n"
@@ -299,7 +300,7 @@ def test_retain_many_if_new_skips_live_texts_and_repeats(store: FactStore) -> No
 def test_a_bulk_import_by_another_store_is_indexed_by_a_rebuild(
     db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from runtime.facts import lexical_recall
+    from specwire.runtime.facts.lexical import recall as lexical_recall
 
     monkeypatch.setattr(lexical_recall, "REBUILD_AFTER", 5)
     with (
@@ -316,7 +317,7 @@ def test_a_bulk_import_by_another_store_is_indexed_by_a_rebuild(
 
 
 def test_catching_up_never_scans_the_facts_after_analyze(store: FactStore) -> None:
-    from runtime.facts import lexical_recall
+    from specwire.runtime.facts.lexical import recall as lexical_recall
 
     store.retain_many([NewFactItem(f"fact number {i}") for i in range(50)])
     store.recall("fact")

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from runtime.facts import lexical_pruning
-from runtime.facts.lexical_index import LexicalIndex, NewDoc, build
+from specwire.runtime.facts.lexical import pruning as lexical_pruning
+from specwire.runtime.facts.lexical.index import LexicalIndex, NewDoc, build
 
 NOW = 1_000_000
 

@@ -12,10 +12,10 @@ import pytest
 from facts_support import FakeClock
 from test_facts_lexical_index import QUERIES, fill_varied, fts5_ranking, ids_and_scores, now_ms
 
-from runtime.facts import lexical_recall
-from runtime.facts import store as store_module
-from runtime.facts.lexical_snapshot import snapshot_path
-from runtime.facts.store import FactStore
+from specwire.runtime.facts import store as store_module
+from specwire.runtime.facts.lexical import recall as lexical_recall
+from specwire.runtime.facts.lexical.snapshot import snapshot_path
+from specwire.runtime.facts.store import FactStore
 
 
 @pytest.fixture(autouse=True)
@@ -136,7 +136,7 @@ def test_a_damaged_snapshot_never_crashes_and_never_answers_wrong(
 
 
 def test_a_frozen_vocabulary_finds_every_term_and_nothing_else() -> None:
-    from runtime.facts.lexical_vocab import FrozenVocab
+    from specwire.runtime.facts.lexical.vocab import FrozenVocab
 
     terms = ["plan", "東京", "zürich", "a", "42", "plan2", "京都", "strasse"]
     vocab = FrozenVocab.of(terms)

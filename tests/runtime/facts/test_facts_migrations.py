@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from facts_support import START, FakeClock
 
-from runtime.facts.model import to_ms
-from runtime.facts.schema import MIGRATIONS, SCHEMA_VERSION, migrate
-from runtime.facts.store import FactStore
+from specwire.runtime.facts.model import to_ms
+from specwire.runtime.facts.sql.schema import MIGRATIONS, SCHEMA_VERSION, migrate
+from specwire.runtime.facts.store import FactStore
 
 
 def v1_terms(text: str, tags: list[str]) -> str:

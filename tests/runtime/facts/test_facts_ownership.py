@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from facts_support import FakeClock
 
-from runtime.errors import StoreError, UnsafeFileError
-from runtime.facts.ownership import APPLICATION_ID
-from runtime.facts.schema import MIGRATIONS, SCHEMA_VERSION, migrate
-from runtime.facts.store import FactStore
+from specwire.runtime.core.errors import StoreError, UnsafeFileError
+from specwire.runtime.facts.ownership import APPLICATION_ID
+from specwire.runtime.facts.sql.schema import MIGRATIONS, SCHEMA_VERSION, migrate
+from specwire.runtime.facts.store import FactStore
 
 
 def digest(path: Path) -> str:

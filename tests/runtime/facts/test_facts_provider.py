@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from facts_support import START, FakeClock
 
-from runtime.facts.model import InvalidRequestError, Provenance
-from runtime.facts.provider import (
+from specwire.runtime.facts.model import InvalidRequestError, Provenance
+from specwire.runtime.facts.providers.protocol import (
     Capabilities,
     FactProvider,
     ForgetRequest,
@@ -19,7 +19,7 @@ from runtime.facts.provider import (
     RecallRequest,
     RetainRequest,
 )
-from runtime.facts.store import FactStore
+from specwire.runtime.facts.store import FactStore
 
 
 @pytest.fixture

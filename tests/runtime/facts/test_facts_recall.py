@@ -7,10 +7,10 @@ from facts_support import FakeClock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime.facts.model import InvalidRequestError, Provenance
-from runtime.facts.ranking import EVIDENCE_FACTOR
-from runtime.facts.store import FactStore
-from runtime.facts.text import match_expression, query_terms, tokenize
+from specwire.runtime.facts.lexical.ranking import EVIDENCE_FACTOR
+from specwire.runtime.facts.model import InvalidRequestError, Provenance
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.text import match_expression, query_terms, tokenize
 
 DISTRACTORS = [
     "the deploy pipeline runs on Tuesdays",

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from facts_support import DAY_MS, START, FakeClock
 
-from runtime.errors import StoreError
-from runtime.facts.model import InvalidRequestError, Provenance, Tombstone
-from runtime.facts.schema import SCHEMA_VERSION, migrate
-from runtime.facts.store import FactStore
-from runtime.facts.text import MAX_QUERY_TERMS
-from runtime.ids import MEMORY_ID_RE
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.ids import MEMORY_ID_RE
+from specwire.runtime.facts.model import InvalidRequestError, Provenance, Tombstone
+from specwire.runtime.facts.sql.schema import SCHEMA_VERSION, migrate
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.text import MAX_QUERY_TERMS
 
 
 def raw(path: Path) -> sqlite3.Connection:
@@ -407,8 +407,8 @@ def test_writes_into_a_removed_file_are_refused_not_silently_lost(db_path: Path)
 
 @pytest.mark.parametrize("text", ["a\x00b", "\x00ab", "lone \ud800 surrogate"])
 def test_the_store_refuses_text_it_cannot_store_whoever_calls(tmp_path: Path, text: str) -> None:
-    from runtime.errors import StoreError
-    from runtime.facts.store import FactStore
+    from specwire.runtime.core.errors import StoreError
+    from specwire.runtime.facts.store import FactStore
 
     store = FactStore.open(tmp_path / "facts.sqlite3")
     try:

@@ -7,8 +7,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from runtime.facts.store import FactStore
-from runtime.facts.sweeping import stamp_path, sweep_if_due
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.sweeping import stamp_path, sweep_if_due
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 HOUR_MS = 3_600_000
@@ -47,8 +47,8 @@ def test_nothing_is_created_for_a_store_that_does_not_exist(tmp_path: Path) -> N
 
 
 def test_wire_memory_runs_the_sweep(tmp_path: Path) -> None:
-    from runtime.tools import ToolCatalog
-    from runtime.wiring import MemoryDeps, wire_memory
+    from specwire.runtime.core.tool_types import ToolCatalog
+    from specwire.runtime.wiring import MemoryDeps, wire_memory
 
     db = tmp_path / ".specwire" / "facts" / "spec.sqlite3"
     with FactStore.open(db, now=lambda: START) as store:

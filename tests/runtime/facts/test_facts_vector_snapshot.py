@@ -15,10 +15,10 @@ import pytest
 from facts_support import FakeClock
 from test_facts_lexical_index import QUERIES, fill_varied, now_ms
 
-from runtime.embedders import Embedder, load_embedder
-from runtime.facts import semantic
-from runtime.facts.store import FactStore
-from runtime.facts.vector_snapshot import snapshot_path
+from specwire.runtime.embedders import Embedder, load_embedder
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.vector import semantic
+from specwire.runtime.facts.vector.snapshot import snapshot_path
 
 Answers = list[tuple[list[tuple[str, float]], list[int]]]
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from facts_support import ConceptEmbedder, FakeClock
 
-from runtime.errors import MemoryServiceError
-from runtime.events import SessionLog
-from runtime.facts.provider import LocalFactProvider
-from runtime.facts.wiring import FactsWiring, wire_facts
-from runtime.fragment import MemoryFactsFragment
-from runtime.paths import StoreLayout
-from runtime.tools import ToolContext
+from specwire.runtime.core.errors import MemoryServiceError
+from specwire.runtime.core.fragment import MemoryFactsFragment
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.tool_types import ToolContext
+from specwire.runtime.facts.providers.protocol import LocalFactProvider
+from specwire.runtime.facts.wiring import FactsWiring, wire_facts
+from specwire.runtime.sessions.log import SessionLog
 
 SESSION = "sess_0123456789abcdef"
 WIRED_DEFAULT = "[memory] Remember/Recall/MemoryForget wired (autoRecall=true, autoCapture=false)\n"

@@ -9,15 +9,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runtime.events import SessionLog, read_events
-from runtime.facts.session_index import LINE_CHARS, SessionIndex, SessionSummary
-from runtime.ids import new_session_id
-from runtime.loop import LoopResult, run_chat_loop
-from runtime.models import ScriptedModel
-from runtime.paths import StoreLayout
-from runtime.tenancy import Tenant
-from runtime.tools import ToolCatalog
-from runtime.wiring import MemoryDeps, wire_memory
+from specwire.runtime.core.ids import new_session_id
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.tenancy import Tenant
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.facts.session_index import LINE_CHARS, SessionIndex, SessionSummary
+from specwire.runtime.loop import LoopResult, run_chat_loop
+from specwire.runtime.models import ScriptedModel
+from specwire.runtime.sessions.log import SessionLog, read_events
+from specwire.runtime.wiring import MemoryDeps, wire_memory
 
 SPEC = "session-spec"
 PORTAL = "the invoice portal moved to portal.acme.example last week"

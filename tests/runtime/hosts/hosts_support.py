@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
+from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolResult
 
 
 def write_agent(tmp_path: Path, body: str, name: str = "agent.py") -> Path:

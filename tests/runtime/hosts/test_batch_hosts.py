@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from hosts_support import echo_catalog, of_kind, session_logs
 
-from runtime.hosts.crew import run_crew
-from runtime.hosts.research import run_research
-from runtime.hosts.research_run import parse_sub_goals
-from runtime.hosts.types import RoleConfig
-from runtime.seams import LoopOptions, MemorySeam
+from specwire.runtime.core.seams import LoopOptions, MemorySeam
+from specwire.runtime.hosts.crew import run_crew
+from specwire.runtime.hosts.research import run_research
+from specwire.runtime.hosts.research_run import parse_sub_goals
+from specwire.runtime.hosts.types import RoleConfig
 
 GOAL = "Size the market for agent memory."
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from hosts_support import of_kind, read_log, run_agent, session_logs, write_agent
 
 AGENT = """
-from runtime.builtin_tools import builtin_catalog
-from runtime.hosts.cli import run_cli
-from runtime.seams import LoopOptions, MemorySeam, SlashCommand
+from specwire.runtime.tools.builtin import builtin_catalog
+from specwire.runtime.hosts.cli import run_cli
+from specwire.runtime.core.seams import LoopOptions, MemorySeam, SlashCommand
 
 MODEL = "model=scripted"
 if len(sys.argv) > 1 and sys.argv[1].startswith("model="):

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from hosts_support import echo_catalog, of_kind, session_logs
 
-from runtime.hosts.channel import serve_channel
-from runtime.hosts.managed import serve_managed
-from runtime.hosts.types import ChannelConfig, TenantConfig, TurnSetup
-from runtime.seams import LoopOptions, MemorySeam
-from runtime.secrets import SecretRef
-from runtime.tenancy import Tenant
+from specwire.runtime.core.seams import LoopOptions, MemorySeam
+from specwire.runtime.core.secrets import SecretRef
+from specwire.runtime.core.tenancy import Tenant
+from specwire.runtime.hosts.channel import serve_channel
+from specwire.runtime.hosts.managed import serve_managed
+from specwire.runtime.hosts.types import ChannelConfig, TenantConfig, TurnSetup
 
 SLACK = ChannelConfig("slack", {"botToken": SecretRef("NEVER_SET_SLACK_TOKEN")})
 

@@ -1,4 +1,4 @@
-"""The per-conversation turn lock is the runtime's one lock (``runtime.locking``): a live host
+"""The per-conversation turn lock is the runtime's one lock (``runtime.fs.locking``): a live host
 is waited for and then reported, a killed one frees the conversation at once."""
 
 from __future__ import annotations
@@ -11,18 +11,18 @@ from pathlib import Path
 import pytest
 from hosts_support import echo_catalog
 
-from runtime.errors import LockTimeoutError
-from runtime.hosts.turns import conversation_lock, run_turn
-from runtime.hosts.types import TurnSetup
-from runtime.locking import FileLock
-from runtime.models import ScriptedModel
+from specwire.runtime.core.errors import LockTimeoutError
+from specwire.runtime.fs.locking import FileLock
+from specwire.runtime.hosts.turns import conversation_lock, run_turn
+from specwire.runtime.hosts.types import TurnSetup
+from specwire.runtime.models import ScriptedModel
 
 SESSION = "sess_00000000000000c1"
 
 HOLDER = """
 import sys
 from pathlib import Path
-from runtime.hosts.turns import conversation_lock
+from specwire.runtime.hosts.turns import conversation_lock
 
 lock = conversation_lock(Path(sys.argv[1]), sys.argv[2])
 lock.acquire()

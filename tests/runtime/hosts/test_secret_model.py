@@ -12,16 +12,20 @@ from pathlib import Path
 import pytest
 from hosts_support import echo_catalog
 
-from runtime.hosts.channel import serve_channel
-from runtime.hosts.cli import run_cli
-from runtime.hosts.crew import run_crew
-from runtime.hosts.managed import serve_managed
-from runtime.hosts.research import run_research
-from runtime.hosts.types import ChannelConfig, RoleConfig, TenantConfig, TurnSetup
-from runtime.models import ModelError, ModelUnavailableError, ScriptedModel
-from runtime.models.select import ModelSecretMissingError, resolve_model_id, select_spec_model
-from runtime.secrets import SecretRef
-from runtime.tenancy import Tenant
+from specwire.runtime.core.secrets import SecretRef
+from specwire.runtime.core.tenancy import Tenant
+from specwire.runtime.hosts.channel import serve_channel
+from specwire.runtime.hosts.cli import run_cli
+from specwire.runtime.hosts.crew import run_crew
+from specwire.runtime.hosts.managed import serve_managed
+from specwire.runtime.hosts.research import run_research
+from specwire.runtime.hosts.types import ChannelConfig, RoleConfig, TenantConfig, TurnSetup
+from specwire.runtime.models import ModelError, ModelUnavailableError, ScriptedModel
+from specwire.runtime.models.select import (
+    ModelSecretMissingError,
+    resolve_model_id,
+    select_spec_model,
+)
 
 MODEL_ID = SecretRef("DEMO_MODEL_ID")
 

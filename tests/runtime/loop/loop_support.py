@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from runtime.events import SessionLog, read_events
-from runtime.ids import new_session_id
-from runtime.models import Model, ModelRequest, ModelResponse, ReplayModel
-from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
+from specwire.runtime.core.ids import new_session_id
+from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolResult
+from specwire.runtime.models import Model, ModelRequest, ModelResponse, ReplayModel
+from specwire.runtime.sessions.log import SessionLog, read_events
 
 
 def new_log(tmp_path: Path) -> SessionLog:

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from runtime.builtin_tools import (
+from specwire.runtime.core.tool_types import ToolContext, ToolResult
+from specwire.runtime.tools.builtin import (
     BUILTIN_TOOL_NAMES,
     GREP_MAX_MATCHES,
     READ_MAX_BYTES,
     builtin_catalog,
 )
-from runtime.shell import BASH_MAX_OUTPUT_BYTES
-from runtime.tools import ToolContext, ToolResult
+from specwire.runtime.tools.shell import BASH_MAX_OUTPUT_BYTES
 
 CTX = ToolContext("sess_0000000000000001", "tu_0000000000000001")
 

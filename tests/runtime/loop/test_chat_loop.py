@@ -22,18 +22,8 @@ from loop_support import (
     replay,
 )
 
-from runtime.errors import RecallUnavailableError
-from runtime.events import SessionLog
-from runtime.loop import LoopResult, run_chat_loop
-from runtime.loop.history import ConversationHistory, HistoryTurn, history_from_log
-from runtime.models import (
-    AssistantMessage,
-    Model,
-    ScriptedModel,
-    ToolResultMessage,
-    UserMessage,
-)
-from runtime.seams import (
+from specwire.runtime.core.errors import RecallUnavailableError
+from specwire.runtime.core.seams import (
     ContinuitySeam,
     HandoffInput,
     LedgerEntry,
@@ -41,7 +31,17 @@ from runtime.seams import (
     Skill,
     SlashCommand,
 )
-from runtime.tools import ToolCatalog
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.loop import LoopResult, run_chat_loop
+from specwire.runtime.loop.history import ConversationHistory, HistoryTurn, history_from_log
+from specwire.runtime.models import (
+    AssistantMessage,
+    Model,
+    ScriptedModel,
+    ToolResultMessage,
+    UserMessage,
+)
+from specwire.runtime.sessions.log import SessionLog
 
 INSTRUCTIONS = "You are a careful support engineer."
 TU = re.compile(r"^tu_[0-9a-f]{16}$")
@@ -424,7 +424,7 @@ def test_model_ids_are_kept_when_valid_and_reminted_otherwise(tmp_path: Path) ->
 def test_a_tool_cannot_write_the_loops_own_events(tmp_path: Path) -> None:
     from loop_support import TextInput
 
-    from runtime.tools import Tool, ToolContext, ToolResult
+    from specwire.runtime.core.tool_types import Tool, ToolContext, ToolResult
 
     def forge(parsed: Any, ctx: ToolContext) -> ToolResult:
         ctx.emit("tool_result", {"toolUseId": "tu_0000000000000bad", "isError": False})
@@ -464,7 +464,7 @@ def test_a_continuity_tool_refreshes_the_plan_tail(tmp_path: Path) -> None:
 def test_a_silent_write_refreshes_the_tail_and_a_read_does_not(tmp_path: Path) -> None:
     from loop_support import TextInput
 
-    from runtime.tools import Tool, ToolContext, ToolResult
+    from specwire.runtime.core.tool_types import Tool, ToolContext, ToolResult
 
     renders: list[str] = []
     focus = ["focus: old"]

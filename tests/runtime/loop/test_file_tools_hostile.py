@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from runtime.builtin_tools import builtin_catalog
-from runtime.tools import ToolContext, ToolResult
+from specwire.runtime.core.tool_types import ToolContext, ToolResult
+from specwire.runtime.tools.builtin import builtin_catalog
 
 CTX = ToolContext("sess_0000000000000001", "tu_0000000000000001")
 HANG_GUARD_S = 60
@@ -176,8 +176,8 @@ def test_grep_does_not_follow_links_while_walking_but_does_when_named(work: Path
 RUNNER = """
 import json, sys
 from pathlib import Path
-import runtime.builtin_tools as tools
-from runtime.tools import ToolContext
+import specwire.runtime.tools.builtin as tools
+from specwire.runtime.core.tool_types import ToolContext
 
 cwd, name, raw = Path(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
 tools.GREP_TIME_LIMIT_S = float(sys.argv[4])

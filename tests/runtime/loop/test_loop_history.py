@@ -18,16 +18,17 @@ from loop_support import (
 )
 from pydantic import BaseModel, ConfigDict
 
-from runtime.events import SessionLog
-from runtime.loop import LoopResult, run_chat_loop
-from runtime.loop.history import (
+from specwire.runtime.core.seams import ContinuitySeam, LedgerEntry, SlashCommand
+from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolResult
+from specwire.runtime.loop import LoopResult, run_chat_loop
+from specwire.runtime.loop.history import (
     NO_RESULT_TEXT,
     ConversationHistory,
     HistoryTurn,
     ToolRound,
     history_from_log,
 )
-from runtime.models import (
+from specwire.runtime.models import (
     AssistantMessage,
     Message,
     Model,
@@ -37,8 +38,7 @@ from runtime.models import (
     ToolResultMessage,
     UserMessage,
 )
-from runtime.seams import ContinuitySeam, LedgerEntry, SlashCommand
-from runtime.tools import Tool, ToolCatalog, ToolContext, ToolResult
+from specwire.runtime.sessions.log import SessionLog
 
 INSTRUCTIONS = "You are a careful support engineer."
 

@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 from loop_support import new_log, payloads
 
-from runtime.errors import RecallUnavailableError
-from runtime.events import SessionLog
-from runtime.facts.store import FactStore
-from runtime.ids import new_session_id
-from runtime.loop import run_chat_loop
-from runtime.loop.history import history_from_log
-from runtime.models import ScriptedModel
-from runtime.paths import StoreLayout
-from runtime.seams import MemorySeam
-from runtime.tools import ToolCatalog
-from runtime.wiring import MemoryDeps, wire_memory
+from specwire.runtime.core.errors import RecallUnavailableError
+from specwire.runtime.core.ids import new_session_id
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.seams import MemorySeam
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.loop import run_chat_loop
+from specwire.runtime.loop.history import history_from_log
+from specwire.runtime.models import ScriptedModel
+from specwire.runtime.sessions.log import SessionLog
+from specwire.runtime.wiring import MemoryDeps, wire_memory
 
 TOPICS = {
     "billing": [

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from runtime.models import (
+from specwire.runtime.models import (
     AssistantMessage,
     Message,
     ModelError,

@@ -16,8 +16,8 @@ from fake_provider import (
     serve,
 )
 
-from runtime.models.anthropic_model import AnthropicModel
-from runtime.models.errors import (
+from specwire.runtime.models.anthropic_model import AnthropicModel
+from specwire.runtime.models.errors import (
     ContextTooLongError,
     ModelAuthError,
     ModelConfigError,
@@ -29,9 +29,9 @@ from runtime.models.errors import (
     ModelTimeoutError,
     ModelUnavailableError,
 )
-from runtime.models.openai_model import OpenAIModel
-from runtime.models.select import provider_of, select_model
-from runtime.models.types import (
+from specwire.runtime.models.openai_model import OpenAIModel
+from specwire.runtime.models.select import provider_of, select_model
+from specwire.runtime.models.types import (
     AssistantMessage,
     Model,
     ModelRequest,
@@ -147,7 +147,8 @@ def test_a_missing_sdk_names_the_extra(
 
 def test_importing_the_runtime_does_not_import_the_sdks() -> None:
     code = (
-        "import sys, runtime, runtime.models, runtime.models.select, runtime.hosts.console\n"
+        "import sys, specwire.runtime, specwire.runtime.models, specwire.runtime.models.select\n"
+        "import specwire.runtime.hosts.console\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from fake_provider import Body, Reply, serve
 
-from runtime.embedders import EmbedderError, load_embedder
+from specwire.runtime.embedders import EmbedderError, load_embedder
 
 
 def embeddings(body: Body) -> Body:
@@ -24,7 +24,7 @@ def embeddings(body: Body) -> Body:
 
 
 def test_an_openai_compatible_server_embeds_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    from runtime.embedders import remote
+    from specwire.runtime.embedders import remote
 
     monkeypatch.setattr(remote, "_BATCH", 2)
     with serve([Reply(body=embeddings)]) as provider:

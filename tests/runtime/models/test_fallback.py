@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.models.errors import (
+from specwire.runtime.models.errors import (
     ContextTooLongError,
     ModelAuthError,
     ModelCallError,
@@ -17,10 +17,10 @@ from runtime.models.errors import (
     ModelTimeoutError,
     is_retryable,
 )
-from runtime.models.fallback import FallbackModel
-from runtime.models.scripted import FAILING_MODEL_ID, FailingModel, ScriptedModel
-from runtime.models.select import select_model
-from runtime.models.types import ModelRequest, ModelResponse, UserMessage
+from specwire.runtime.models.fallback import FallbackModel
+from specwire.runtime.models.scripted import FAILING_MODEL_ID, FailingModel, ScriptedModel
+from specwire.runtime.models.select import select_model
+from specwire.runtime.models.types import ModelRequest, ModelResponse, UserMessage
 
 REQUEST = ModelRequest(system=[], messages=[UserMessage("hello")], tools=[])
 

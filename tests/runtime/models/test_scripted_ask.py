@@ -3,7 +3,7 @@ context does not already answer."""
 
 from __future__ import annotations
 
-from runtime.models import (
+from specwire.runtime.models import (
     AssistantMessage,
     ModelRequest,
     ModelResponse,
@@ -14,7 +14,7 @@ from runtime.models import (
     ToolSpec,
     UserMessage,
 )
-from runtime.models.types import Message
+from specwire.runtime.models.types import Message
 
 ASK = "ask about contact channel: Which contact channel do you prefer?"
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from runtime.continuity.store import ContinuityStore
-from runtime.facts.model import Provenance
-from runtime.facts.store import FactStore
-from runtime.owner.command import main
-from runtime.paths import StoreLayout
+from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.facts.model import Provenance
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.owner.command import main
 
 SPEC = "support-bot"
 
@@ -178,7 +178,15 @@ def test_a_tenant_selects_its_own_root(tmp_path: Path, run: Run) -> None:
 def test_codegen_memory_passes_its_arguments_through(tmp_path: Path) -> None:
     seed(tmp_path, "the billing plan is Enterprise").close()
     done = subprocess.run(
-        [sys.executable, "-m", "emitters.command", "memory", "--root", str(tmp_path), "list"],
+        [
+            sys.executable,
+            "-m",
+            "specwire.emitters.command",
+            "memory",
+            "--root",
+            str(tmp_path),
+            "list",
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -289,7 +297,7 @@ def test_a_crewhaus_continuity_folder_migrates_and_the_next_run_resumes_its_plan
         [
             sys.executable,
             "-m",
-            "emitters.command",
+            "specwire.emitters.command",
             "build",
             str(Path(__file__).resolve().parents[3] / "examples" / "support-bot.yaml"),
             "--out",

@@ -17,13 +17,26 @@ from typing import Any
 import httpx
 import pytest
 
-from runtime.events import SessionLog, read_events
-from runtime.ids import new_session_id
-from runtime.loop.tools import ToolRunner
-from runtime.models.types import ToolCall
-from runtime.research import fetch as fetch_module
-from runtime.research.fetch import FETCH_TAG, FETCH_TOOL_NAME, FetchInput, fetch_problem, fetch_tool
-from runtime.tools import SCHEMAS_FILE, Tool, ToolCatalog, ToolContext, ToolResult, schema_key
+from specwire.runtime.core.ids import new_session_id
+from specwire.runtime.core.tool_types import (
+    SCHEMAS_FILE,
+    Tool,
+    ToolCatalog,
+    ToolContext,
+    ToolResult,
+    schema_key,
+)
+from specwire.runtime.loop.tools import ToolRunner
+from specwire.runtime.models.types import ToolCall
+from specwire.runtime.sessions.log import SessionLog, read_events
+from specwire.runtime.tools import fetch as fetch_module
+from specwire.runtime.tools.fetch import (
+    FETCH_TAG,
+    FETCH_TOOL_NAME,
+    FetchInput,
+    fetch_problem,
+    fetch_tool,
+)
 
 CTX = ToolContext(session_id="sess_0123456789abcdef", tool_use_id="tu_0123456789abcdef")
 
@@ -416,7 +429,9 @@ def test_fetch_problem_names_the_extra_when_httpx_is_missing(
         fetch_tool(["https://example.org"])
 
 
-@pytest.mark.parametrize("module", ["runtime", "runtime.research", "runtime.research.fetch"])
+@pytest.mark.parametrize(
+    "module", ["specwire.runtime", "specwire.runtime.tools", "specwire.runtime.tools.fetch"]
+)
 def test_importing_the_module_does_not_import_httpx(module: str) -> None:
     probe = f"import sys, {module}\nprint('httpx' in sys.modules)\n"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.safety.injection import scan
+from specwire.runtime.safety.injection import scan
 from tests.runtime.safety.injection_corpus import BENIGN, MALICIOUS, ZW, b64, cyrillic
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from runtime.serve.slack_events import (
+from specwire.runtime.hosts.http.slack_events import (
     SeenEvents,
     SlackMessage,
     message_from_envelope,

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from runtime.errors import ServeConfigError, StoreError
-from runtime.fragment import tenant_key_variable
-from runtime.hosts.types import TenantConfig
-from runtime.models import Usage
-from runtime.serve.tenant_keys import load_tenant_keys
-from runtime.serve.usage_ledger import TenantUsage, UsageLedger, budget_problem
+from specwire.runtime.core.errors import ServeConfigError, StoreError
+from specwire.runtime.core.fragment import tenant_key_variable
+from specwire.runtime.hosts.http.tenant_keys import load_tenant_keys
+from specwire.runtime.hosts.http.usage_ledger import TenantUsage, UsageLedger, budget_problem
+from specwire.runtime.hosts.types import TenantConfig
+from specwire.runtime.models import Usage
 
 KEY_A = "a" * 16 + "-tenant-a"
 KEY_B = "b" * 16 + "-tenant-b"

@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from runtime.builtin_tools import builtin_catalog
-from runtime.shell import sandbox
-from runtime.shell.sandbox import SandboxPolicy, SandboxUnavailableError, scrubbed_environment
-from runtime.tools import ToolContext
+from specwire.runtime.core.tool_types import ToolContext
+from specwire.runtime.tools.builtin import builtin_catalog
+from specwire.runtime.tools.shell import sandbox
+from specwire.runtime.tools.shell.sandbox import (
+    SandboxPolicy,
+    SandboxUnavailableError,
+    scrubbed_environment,
+)
 
 CTX = ToolContext("sess_0000000000000001", "tu_0000000000000001")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import runtime.skills.folder_cache as folder_cache
-import runtime.skills.loader as loader
-from runtime.fsopen import read_regular_text
-from runtime.skills.loader import load_commands, load_skills
+import specwire.runtime.skills.folder_cache as folder_cache
+import specwire.runtime.skills.loader as loader
+from specwire.runtime.fs.safe_open import read_regular_text
+from specwire.runtime.skills.loader import load_commands, load_skills
 
 
 @pytest.fixture(autouse=True)

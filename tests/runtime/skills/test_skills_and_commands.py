@@ -7,14 +7,14 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runtime.skills.frontmatter import _simple_fields, split_front_matter
-from runtime.skills.loader import (
+from specwire.runtime.core.yaml_text import load_yaml_mapping
+from specwire.runtime.skills.frontmatter import _simple_fields, split_front_matter
+from specwire.runtime.skills.loader import (
     CONTINUITY_COMMANDS,
     FACTS_COMMANDS,
     load_commands,
     load_skills,
 )
-from runtime.yaml_text import load_yaml_mapping
 
 KNOWN_TOOLS = {
     "Remember",

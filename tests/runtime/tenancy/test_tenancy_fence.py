@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.errors import TenancyError
-from runtime.tenancy import assert_inside, resolve_inside
+from specwire.runtime.core.errors import TenancyError
+from specwire.runtime.core.tenancy import assert_inside, resolve_inside
 
 
 @pytest.fixture

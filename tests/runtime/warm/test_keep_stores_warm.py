@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-import runtime.warm
-from runtime.errors import MemoryServiceError
-from runtime.facts.store import FactStore
-from runtime.paths import StoreLayout
-from runtime.tenancy import Tenant, build_tenant
-from runtime.tools import ToolCatalog
-from runtime.warm import keep_stores_warm
-from runtime.wiring import MemoryDeps, WiredMemory, wire_memory
+import specwire.runtime.facts.warm
+from specwire.runtime.core.errors import MemoryServiceError
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.tenancy import Tenant, build_tenant
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.warm import keep_stores_warm
+from specwire.runtime.wiring import MemoryDeps, WiredMemory, wire_memory
 
 SPEC = "concierge"
 FRAGMENT: Mapping[str, Any] = {
@@ -107,7 +107,7 @@ def test_nesting_keeps_the_pool_until_the_outermost_exit(tmp_path: Path) -> None
         assert again.stores.memory is wired.stores.memory
         again.close()
     assert wired.stores.memory.closed
-    assert runtime.warm._active is None
+    assert specwire.runtime.facts.warm._active is None
 
 
 def test_activations_from_several_threads_end_with_the_last_one(tmp_path: Path) -> None:
@@ -132,7 +132,7 @@ def test_activations_from_several_threads_end_with_the_last_one(tmp_path: Path) 
     for thread in threads:
         thread.join()
     assert len(wired) == 1 and wired[0].stores.memory.closed
-    assert runtime.warm._active is None
+    assert specwire.runtime.facts.warm._active is None
 
 
 def test_two_tenants_never_get_each_others_store(tmp_path: Path) -> None:
@@ -192,4 +192,4 @@ def test_bad_bounds_are_refused_before_anything_starts() -> None:
         keep_stores_warm(max_open=0)
     with pytest.raises(ValueError, match="idle_s"):
         keep_stores_warm(idle_s=-1)
-    assert runtime.warm._active is None
+    assert specwire.runtime.facts.warm._active is None

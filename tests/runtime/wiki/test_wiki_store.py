@@ -9,12 +9,17 @@ from pathlib import Path
 import pytest
 from wiki_support import SOURCES, ConceptEmbedder, draft, make_store
 
-from runtime.errors import StoreError, TenancyError
-from runtime.wiki import queries, snapshot
-from runtime.wiki.article import DamagedArticle, WikiRefusal, extract_links, extract_sources
-from runtime.wiki.ranking import Bm25Index, term_counts
-from runtime.wiki.snapshot import contextual_text
-from runtime.wiki.store import SOURCES_REQUIRED, WikiConflict
+from specwire.runtime.core.errors import StoreError, TenancyError
+from specwire.runtime.wiki import queries, snapshot
+from specwire.runtime.wiki.article import (
+    DamagedArticle,
+    WikiRefusal,
+    extract_links,
+    extract_sources,
+)
+from specwire.runtime.wiki.ranking import Bm25Index, term_counts
+from specwire.runtime.wiki.snapshot import contextual_text
+from specwire.runtime.wiki.store import SOURCES_REQUIRED, WikiConflict
 
 
 def test_every_edit_keeps_the_previous_version(tmp_path: Path) -> None:

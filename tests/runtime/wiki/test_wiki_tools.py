@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from wiki_support import SOURCES, ConceptEmbedder, call, make_store
 
-from runtime.continuity.goals import Goal
-from runtime.fragment import WIKI_TOOL_NAMES
-from runtime.tools import Tool
-from runtime.wiki.store import SOURCES_REQUIRED
-from runtime.wiki.tools import NO_EMBEDDER_NOTE, wiki_tools
+from specwire.runtime.continuity.goals import Goal
+from specwire.runtime.core.fragment import WIKI_TOOL_NAMES
+from specwire.runtime.core.tool_types import Tool
+from specwire.runtime.wiki.store import SOURCES_REQUIRED
+from specwire.runtime.wiki.tools import NO_EMBEDDER_NOTE, wiki_tools
 
 
 def tools_for(tmp_path: Path, **kwargs: Any) -> dict[str, Tool]:

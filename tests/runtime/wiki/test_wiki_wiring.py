@@ -8,10 +8,10 @@ from typing import Any
 
 from wiki_support import SOURCES, ConceptEmbedder, Ticker, call
 
-from runtime.fragment import CONTINUITY_TOOL_NAMES, FACT_TOOL_NAMES, WIKI_TOOL_NAMES
-from runtime.tenancy import build_tenant
-from runtime.tools import ToolCatalog
-from runtime.wiring import MemoryDeps, wire_memory, wire_wiki
+from specwire.runtime.core.fragment import CONTINUITY_TOOL_NAMES, FACT_TOOL_NAMES, WIKI_TOOL_NAMES
+from specwire.runtime.core.tenancy import build_tenant
+from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.wiring import MemoryDeps, wire_memory, wire_wiki
 
 CONTINUITY_ON = {"plan": True, "proof": "ladder", "ledger": True, "handoff": True, "scope": "spec"}
 WRITE = {"justification": "the user said so"}
@@ -177,7 +177,7 @@ def test_tenant_b_never_sees_tenant_a(tmp_path: Path) -> None:
 def test_wiki_prose_names_only_wiki_tools_that_exist(tmp_path: Path) -> None:
     import re
 
-    from runtime.skills.loader import WIKI_COMMANDS, load_commands, load_skills
+    from specwire.runtime.skills.loader import WIKI_COMMANDS, load_commands, load_skills
 
     texts = [s.body for s in load_skills({"wiki"}, cwd=tmp_path, home_dir=None)]
     texts += [c.body for c in load_commands(WIKI_COMMANDS, cwd=tmp_path, home_dir=None).values()]

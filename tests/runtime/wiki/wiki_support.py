@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from runtime.paths import StoreLayout
-from runtime.tools import Tool, ToolContext, ToolResult
-from runtime.wiki.semantic import WikiEmbedder
-from runtime.wiki.store import ArticleDraft, WikiStore
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.tool_types import Tool, ToolContext, ToolResult
+from specwire.runtime.wiki.semantic import WikiEmbedder
+from specwire.runtime.wiki.store import ArticleDraft, WikiStore
 
 SOURCES = "\n\n## Sources\n\n- the user, 2026-07-01\n"
 

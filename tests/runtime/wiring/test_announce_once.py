@@ -6,7 +6,7 @@ from collections import OrderedDict
 
 import pytest
 
-import runtime.wiring as wiring
+import specwire.runtime.wiring as wiring
 
 
 def test_a_line_is_announced_again_only_after_it_fell_out_of_the_bound(

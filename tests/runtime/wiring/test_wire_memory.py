@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import MemoryServiceError, TenancyError
-from runtime.fragment import MemoryWiringFragment
-from runtime.tenancy import build_tenant
-from runtime.tools import ToolCatalog, ToolContext
-from runtime.wiring import MemoryDeps, wire_continuity, wire_memory
+from specwire.runtime.core.errors import MemoryServiceError, TenancyError
+from specwire.runtime.core.fragment import MemoryWiringFragment
+from specwire.runtime.core.tenancy import build_tenant
+from specwire.runtime.core.tool_types import ToolCatalog, ToolContext
+from specwire.runtime.wiring import MemoryDeps, wire_continuity, wire_memory
 
 FACTS = ["Remember", "Recall", "MemoryForget"]
 CONTINUITY = [
@@ -240,8 +240,8 @@ def test_per_turn_wiring_announces_to_stderr_once_per_process(tmp_path: Path) ->
 
     script = (
         "from pathlib import Path\n"
-        "from runtime.tools import ToolCatalog\n"
-        "from runtime.wiring import MemoryDeps, wire_memory\n"
+        "from specwire.runtime.core.tool_types import ToolCatalog\n"
+        "from specwire.runtime.wiring import MemoryDeps, wire_memory\n"
         "fragment = {'spec_name': 'bot', 'memory': {},"
         " 'continuity': {'scope': 'session'}}\n"
         "for session in ('sess_000000000000000a', 'sess_000000000000000b'):\n"
@@ -267,8 +267,8 @@ def test_a_callers_own_log_gets_every_announcement(tmp_path: Path) -> None:
 def test_a_fragment_newer_than_the_runtime_fails_in_one_line_naming_the_specwire(
     tmp_path: Path,
 ) -> None:
-    from runtime.errors import MemoryServiceError
-    from runtime.fragment import FRAGMENT_VERSION
+    from specwire.runtime.core.errors import MemoryServiceError
+    from specwire.runtime.core.fragment import FRAGMENT_VERSION
 
     newer = {
         "spec_name": "future",

@@ -1,0 +1,299 @@
+"""The compiler ↔ runtime contract: the memory wiring fragment and every shared vocabulary.
+
+The compiler lowers a spec into a ``MemoryWiringFragment``; a generated bundle embeds it as a
+literal and hands it to ``wire_memory``. It carries only knobs the runtime really wires and only
+fields the user declared (``None`` means "not declared": the runtime applies its default), so
+adding a knob never changes the bytes of bundles that do not use it.
+
+This module is the one place each vocabulary and limit both sides need is written (tool names,
+id patterns, recall and TTL bounds, what the runtime can wire); ``ir`` imports them from here.
+``FRAGMENT_VERSION`` is the shape of the fragment: a bundle carries the version it was built
+for and the specwire that built it, and ``wire_memory`` refuses a newer one in one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# The release: pyproject.toml reads it from here, bundle headers name it.
+SPECWIRE_VERSION: Final = "0.3.0"
+# 1: specwire 0.1 (no version field); 2: ``version`` and ``specwire`` fields; 3: bundles import
+# from ``specwire.runtime.bundle`` (``BUNDLE_INTERFACE``).
+FRAGMENT_VERSION: Final = 3
+
+ProofMode = Literal["ladder", "require", "off"]
+ContinuityScope = Literal["spec", "session"]
+# ``memory.autoRecall`` (CrewHaus 0.4): ``true`` is ``"session-start"``; only ``"per-turn"`` is
+# carried in the fragment (``recall_mode``), so a spec written with ``true`` keeps its bytes.
+RecallMode = Literal["session-start", "per-turn"]
+RECALL_MODES: Final[tuple[RecallMode, ...]] = ("session-start", "per-turn")
+DreamModeName = Literal["deterministic", "full"]
+DREAM_MODE_NAMES: Final[tuple[DreamModeName, ...]] = ("deterministic", "full")
+
+# -- vocabularies ---------------------------------------------------------------------------
+
+BUILTIN_TOOL_NAMES: Final[tuple[str, ...]] = ("bash", "grep", "ls", "read", "write")
+# Tools no tenant fence can confine (a shell reaches every path the process can): the managed
+# target does not offer them.
+UNFENCEABLE_TOOL_NAMES: Final[frozenset[str]] = frozenset({"bash"})
+FACT_TOOL_NAMES: Final[tuple[str, ...]] = ("Remember", "Recall", "MemoryForget")
+# Registration order of the continuity tools.
+CONTINUITY_TOOL_NAMES: Final[tuple[str, ...]] = (
+    "FocusRead",
+    "FocusWrite",
+    "PlanRead",
+    "PlanUpdate",
+    "PlanComplete",
+    "GoalWrite",
+    "GoalUpdate",
+    "GoalList",
+    "MemoryClear",
+)
+WIKI_TOOL_NAMES: Final[tuple[str, ...]] = (
+    "wiki_recall",
+    "wiki_semantic_search",
+    "wiki_search",
+    "wiki_get",
+    "wiki_write",
+    "wiki_list",
+    "wiki_related",
+    "wiki_set_signals",
+    "wiki_stats",
+    "log_knowledge_gap",
+)
+
+# What this runtime can wire. ``check`` and ``build`` refuse anything else with a located error.
+WIRABLE_BACKENDS: Final[tuple[str, ...]] = ("file", "http", "postgres")
+# The connection keys each backend takes, all required (``memory.dsn``, ``memory.url``, …).
+BACKEND_CONNECTION_KEYS: Final[dict[str, tuple[str, ...]]] = {
+    "file": (),
+    "http": ("url", "token"),
+    "postgres": ("dsn",),
+}
+# Embedders are named ``provider/model``; ``hash/<dim>`` takes a dimension within these bounds.
+WIRABLE_EMBEDDER_PROVIDERS: Final[tuple[str, ...]] = (
+    "hash",
+    "local",
+    "openai",
+    "openai-compatible",
+)
+HASH_EMBEDDER_DIM_MIN: Final = 16
+HASH_EMBEDDER_DIM_MAX: Final = 4096
+LOCAL_EMBEDDER_MODELS: Final[tuple[str, ...]] = ("all-minilm-l6-v2",)
+# The pip extra (``specwire[<extra>]``) each provider's embedder needs.
+EMBEDDER_EXTRAS: Final[dict[str, str]] = {
+    "hash": "embed",
+    "local": "embed-local",
+    "openai": "embed-openai",
+    "openai-compatible": "embed-openai",
+}
+WIRABLE_TIERS: Final[tuple[str, ...]] = ("facts", "continuity", "wiki")
+
+# -- ids and limits -------------------------------------------------------------------------
+
+TENANT_ID_PATTERN: Final = r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,63}$"
+# Ids the stores mint and the tools accept: four digits at least, more once 9999 is passed.
+PLAN_ID_PATTERN: Final = r"^plan-(\d{4,})$"
+GOAL_ID_PATTERN: Final = r"^goal-(\d{4,})$"
+PLAN_FILE_PATTERN: Final = r"^(plan-\d{4,})-([a-z0-9-]+)\.md$"
+# A wiki article's slug: its file name, so no dot, slash or upper case ever reaches a path.
+WIKI_SLUG_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,127}$"
+RECALL_K_MIN: Final = 1
+RECALL_K_MAX: Final = 50
+MS_PER_HOUR: Final = 3_600_000
+MS_PER_DAY: Final = 24 * MS_PER_HOUR
+TTL_MIN_MS: Final = MS_PER_HOUR
+TTL_MAX_DAYS: Final = 3650
+# ``memory.dream.every``: at least five minutes, at most the TTL ceiling.
+DREAM_EVERY_MIN_MS: Final = 5 * 60_000
+DREAM_EVERY_MAX_DAYS: Final = TTL_MAX_DAYS
+
+
+def storage_name(spec_name: str) -> str:
+    """A spec name made safe as one path component (names may hold spaces, dots and colons):
+    the bundle's folder and the spec's stores.
+
+    A name that is already safe is used as is; otherwise the safe form gets a short hash of
+    the original, so "support bot" and "support-bot" never share a store or a folder.
+    """
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", spec_name).strip("-.")
+    if safe == spec_name:
+        return safe
+    digest = hashlib.sha256(spec_name.encode("utf-8")).hexdigest()[:8]
+    return f"{safe or 'spec'}-{digest}"
+
+
+# -- the serving hosts' environment (bundle READMEs list these) -----------------------------
+
+TENANTS_ROOT_ENV: Final = "SPECWIRE_TENANTS_ROOT"
+SERVE_HOST_ENV: Final = "SPECWIRE_HOST"
+SERVE_PORT_ENV: Final = "SPECWIRE_PORT"
+MAX_BODY_ENV: Final = "SPECWIRE_MAX_BODY_BYTES"
+SLACK_API_URL_ENV: Final = "SPECWIRE_SLACK_API_URL"
+TENANT_KEY_ENV_PREFIX: Final = "SPECWIRE_TENANT_KEY_"
+
+
+def embedder_problem(spec: str) -> str | None:
+    """Why this runtime cannot wire the embedder ``provider/model``, or None.
+
+    Only what the name itself decides (provider, dimension, model); a missing extra or API key is
+    found when the embedder loads.
+    """
+    provider, _, model = spec.partition("/")
+    if provider not in WIRABLE_EMBEDDER_PROVIDERS:
+        return (
+            f'unknown embedder provider "{provider}": known providers: '
+            f"{', '.join(WIRABLE_EMBEDDER_PROVIDERS)}"
+        )
+    if not model:
+        return f'embedder "{spec}" names no model: use "{provider}/<model>"'
+    if provider == "hash":
+        if not model.isdigit() or not HASH_EMBEDDER_DIM_MIN <= int(model) <= HASH_EMBEDDER_DIM_MAX:
+            return (
+                f'bad dimension "{model}" for the hash embedder: use hash/<dim> with dim from '
+                f"{HASH_EMBEDDER_DIM_MIN} to {HASH_EMBEDDER_DIM_MAX}, such as hash/256"
+            )
+    elif provider == "local" and model not in LOCAL_EMBEDDER_MODELS:
+        return (
+            f'unknown local embedder model "{model}": known models: '
+            f"{', '.join(LOCAL_EMBEDDER_MODELS)}"
+        )
+    return None
+
+
+def tenant_key_variable(tenant_id: str) -> str:
+    """The variable holding a tenant's API key (``tenant-acme`` →
+    ``SPECWIRE_TENANT_KEY_TENANT_ACME``)."""
+    return TENANT_KEY_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
+
+
+def tenant_secret_variable(env: str, tenant_id: str) -> str:
+    """A per-tenant variant of a secret's variable (``MEMORY_TOKEN`` and ``tenant-acme`` →
+    ``MEMORY_TOKEN_TENANT_ACME``): the managed target's memory-service token per tenant."""
+    return f"{env}_" + re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
+
+
+# Runtime defaults for undeclared memory knobs (DESIGN §3).
+DEFAULT_AUTO_RECALL = True
+DEFAULT_AUTO_CAPTURE = False
+DEFAULT_RECALL_K = 5
+DEFAULT_AUTO_CAPTURE_THRESHOLD = 1
+DEFAULT_WIKI_RECALL_K = 6
+DEFAULT_FOCUS_MAX_CHARS = 4096
+# Per-turn recall refreshes every user turn unless ``refreshEvery`` says otherwise.
+DEFAULT_REFRESH_EVERY = 1
+DEFAULT_SESSION_RECALL = False
+# CrewHaus resolves an undeclared ``memory.dream.mode`` to ``full``; its model phase still runs
+# only with a ``budget_usd`` above 0 and a priced model (otherwise it is refused and reported).
+DEFAULT_DREAM_MODE: Final[DreamModeName] = "full"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WikiFragment(_Frozen):
+    enabled: bool | None = None
+    recall_k: int | None = Field(default=None, ge=RECALL_K_MIN, le=RECALL_K_MAX)
+    embedder: str | None = None
+    auto_recall: bool | None = None
+    require_sources: bool | None = None
+
+
+class DreamFragment(_Frozen):
+    """``memory.dream``: ``every_ms`` is always declared (the window); the rest only if given."""
+
+    every_ms: int = Field(ge=DREAM_EVERY_MIN_MS)
+    mode: DreamModeName | None = None
+    budget_usd: float | None = Field(default=None, ge=0)
+    instructions: str | None = None
+
+
+class MemoryFactsFragment(_Frozen):
+    enabled: bool | None = None
+    # A string, not a closed enum: the runtime names the backends it knows when it refuses one.
+    backend: str | None = None
+    # Connection settings as secret references (``$DATABASE_URL``), resolved at wiring time;
+    # ``url`` may also be a literal URL. Never a secret value.
+    dsn: str | None = None
+    url: str | None = None
+    token: str | None = None
+    embedder: str | None = None
+    ttl_ms: int | None = Field(default=None, gt=0)
+    auto_capture: bool | None = None
+    auto_capture_threshold: int | None = Field(default=None, gt=0)
+    auto_recall: bool | None = None
+    recall_k: int | None = Field(default=None, ge=RECALL_K_MIN, le=RECALL_K_MAX)
+    wiki: WikiFragment | None = None
+    # CrewHaus 0.4: carried only when declared (``recall_mode`` only for ``"per-turn"``).
+    recall_mode: Literal["per-turn"] | None = None
+    refresh_every: int | None = Field(default=None, gt=0)
+    session_recall: bool | None = None
+    dream: DreamFragment | None = None
+
+
+class ContinuityFragment(_Frozen):
+    """Resolved continuity settings: every field but ``focus_max_chars`` is always present."""
+
+    plan: bool = True
+    proof: ProofMode = "ladder"
+    ledger: bool = True
+    handoff: bool = True
+    scope: ContinuityScope = "spec"
+    focus_max_chars: int | None = Field(default=None, gt=0)
+
+
+class MemoryWiringFragment(_Frozen):
+    spec_name: str
+    # The fragment's shape and the specwire that built it (absent in specwire 0.1 bundles).
+    version: int = FRAGMENT_VERSION
+    specwire: str | None = None
+    memory: MemoryFactsFragment | None = None
+    continuity: ContinuityFragment | None = None
+
+    @property
+    def is_memoryless(self) -> bool:
+        return self.memory is None and self.continuity is None
+
+    def to_data(self) -> dict[str, Any]:
+        """The minimal JSON-ready form: undeclared (None) fields are left out."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_data(), separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> MemoryWiringFragment:
+        return cls.model_validate_json(text)
+
+
+def fragment_json_schema() -> dict[str, Any]:
+    return MemoryWiringFragment.model_json_schema()
+
+
+def dream_enabled(fragment: MemoryWiringFragment) -> bool:
+    memory = fragment.memory
+    return memory_enabled(fragment) and memory is not None and memory.dream is not None
+
+
+def memory_enabled(fragment: MemoryWiringFragment) -> bool:
+    return fragment.memory is not None and fragment.memory.enabled is not False
+
+
+def continuity_enabled(fragment: MemoryWiringFragment) -> bool:
+    return fragment.continuity is not None
+
+
+def wiki_enabled(fragment: MemoryWiringFragment) -> bool:
+    memory = fragment.memory
+    return (
+        memory_enabled(fragment)
+        and memory is not None
+        and memory.wiki is not None
+        and memory.wiki.enabled is not False
+    )

@@ -1,0 +1,73 @@
+"""Where each tier lives. One place, so wiring, hosts and tools agree.
+
+Layout under the root (``<cwd>/.specwire`` or a tenant's root)::
+
+    facts/<spec>.sqlite3        episodic facts
+    state/<spec>/               continuity (focus.md, plans/, goals.yaml, handoff.md, .lock)
+    state/<spec>/sessions/<sess_…>/   continuity with session scope
+    wiki/<spec>/                wiki (articles/<slug>.md, versions/<slug>/<n>.md, .lock)
+    sessions/<sess_…>.jsonl     session event logs
+    sessions/<sess_…>.lock      held while a turn of that conversation runs (per-turn hosts)
+    sessions-index/<spec>/<sess_…>.json   session summaries (``memory.sessionRecall``)
+    trash/<timestamp>/          cleared continuity files (restorable)
+    retention.json              session logs pinned as proof evidence (``.retention.lock``)
+
+Every ``.lock`` is a ``runtime.fs.locking.FileLock`` (an ``flock``; the file exists only while
+held or after its holder was killed, and then blocks nobody). Only regular files are opened
+in these folders (``runtime.fs.safe_open``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from specwire.runtime.core.fragment import storage_name
+from specwire.runtime.core.tenancy import Tenant, assert_inside
+
+SPECWIRE_DIRNAME = ".specwire"
+
+
+@dataclass(frozen=True)
+class StoreLayout:
+    root: Path
+    spec_name: str
+
+    @classmethod
+    def for_cwd(cls, cwd: Path, spec_name: str, tenant: Tenant | None = None) -> StoreLayout:
+        root = tenant.root if tenant is not None else (cwd / SPECWIRE_DIRNAME).resolve()
+        return cls(root, spec_name)
+
+    def _inside(self, path: Path) -> Path:
+        return assert_inside(path, self.root)
+
+    @property
+    def facts_db(self) -> Path:
+        return self._inside(self.root / "facts" / f"{storage_name(self.spec_name)}.sqlite3")
+
+    @property
+    def state_dir(self) -> Path:
+        return self._inside(self.root / "state" / storage_name(self.spec_name))
+
+    def session_state_dir(self, session_scope: str) -> Path:
+        return self._inside(self.state_dir / "sessions" / storage_name(session_scope))
+
+    @property
+    def wiki_dir(self) -> Path:
+        return self._inside(self.root / "wiki" / storage_name(self.spec_name))
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self._inside(self.root / "sessions")
+
+    @property
+    def sessions_index_dir(self) -> Path:
+        return self._inside(self.root / "sessions-index" / storage_name(self.spec_name))
+
+    @property
+    def trash_dir(self) -> Path:
+        return self._inside(self.root / "trash")
+
+    @property
+    def retention_file(self) -> Path:
+        return self._inside(self.root / "retention.json")

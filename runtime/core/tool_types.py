@@ -1,0 +1,222 @@
+"""Tools: a name, a pydantic input model, flags, and a handler. The catalog collects them."""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import functools
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from specwire.runtime.core.errors import StoreError, TenancyError
+from specwire.runtime.core.fragment import CONTINUITY_TOOL_NAMES, FACT_TOOL_NAMES, WIKI_TOOL_NAMES
+
+EventSink = Callable[[str, Mapping[str, Any]], None]
+
+# Tools that read or change the agent's own memory (facts, continuity, skills, wiki). Their calls
+# are never evidence that work was done: the proof ladder refuses them and capture ignores them.
+MEMORY_TOOL_NAMES: frozenset[str] = frozenset(
+    {*FACT_TOOL_NAMES, *CONTINUITY_TOOL_NAMES, *WIKI_TOOL_NAMES, "Skill"}
+)
+
+
+# A delegation (crew) only reports another session's answer: the evidence is the tool call that
+# session made (the proof ladder finds it through the sub-session link), never the delegation.
+DELEGATE_TOOL_NAME = "Delegate"
+NOT_EVIDENCE_TOOL_NAMES: frozenset[str] = MEMORY_TOOL_NAMES | {DELEGATE_TOOL_NAME}
+
+
+def _drop_event(kind: str, payload: Mapping[str, Any]) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool invocation knows about where it runs."""
+
+    session_id: str
+    tool_use_id: str
+    # Appends an event to the current session log (plan_update, action_proof, ...).
+    emit: EventSink = _drop_event
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    text: str
+    is_error: bool = False
+
+
+ToolHandler = Callable[[Any, ToolContext], ToolResult]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    handler: ToolHandler
+    read_only: bool = False
+    destructive: bool = False
+    require_justification: bool = False
+    scope: Literal["internal", "external"] = "internal"
+
+    def __post_init__(self) -> None:
+        if self.require_justification and "justification" not in self.input_model.model_fields:
+            raise ValueError(
+                f"tool {self.name!r} requires a justification but its input has no "
+                "`justification` field to carry it"
+            )
+
+    def input_schema(self) -> dict[str, Any]:
+        return copy.deepcopy(_schema_of(self.input_model))
+
+    def invoke(self, raw_input: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        """Validate the input at the boundary, then run the handler.
+
+        Invalid input never raises: it becomes an error result naming the offending field.
+        """
+        try:
+            parsed = self.input_model.model_validate(dict(raw_input))
+        except ValidationError as exc:
+            return ToolResult(f"{self.name}: invalid input: {format_validation_error(exc)}", True)
+        if self.require_justification and not _has_text(getattr(parsed, "justification", None)):
+            return ToolResult(
+                f"{self.name}: this action needs a justification — say in `justification` why "
+                "it is needed. Nothing was changed.",
+                True,
+            )
+        return self.handler(parsed, ctx)
+
+
+class ToolRefusal(Exception):
+    """A request a tool turns down; its message is shown to the model."""
+
+
+def guarded(name: str, handler: ToolHandler, *, name_refusals: bool = True) -> ToolHandler:
+    """The error guard every tool family runs its handlers under: a tool never crashes.
+
+    A refusal (``ToolRefusal``, a store's ``StoreError``) becomes an error result with its
+    message (after ``"<name>: "`` unless ``name_refusals`` is false, for tools whose messages
+    already say what refused); a tenancy fence ``"<name>: refused: …"``; an operating-system
+    error its reason (never an absolute path); anything else an internal error naming its type.
+    """
+
+    def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
+        try:
+            return handler(parsed, ctx)
+        except (ToolRefusal, StoreError) as exc:
+            return ToolResult(f"{name}: {exc}" if name_refusals else str(exc), True)
+        except TenancyError as exc:
+            return ToolResult(f"{name}: refused: {exc}", True)
+        except OSError as exc:
+            return ToolResult(f"{name}: {exc.strerror or type(exc).__name__}", True)
+        except Exception as exc:
+            return ToolResult(f"{name}: internal error ({type(exc).__name__}): {exc}", True)
+
+    return handle
+
+
+# A tool family's declaration: name → (input model, handler, Tool flags such as read_only).
+ToolTable = Mapping[str, tuple[type[BaseModel], ToolHandler, Mapping[str, Any]]]
+
+
+def tools_from_table(
+    names: Iterable[str], descriptions: Mapping[str, str], table: ToolTable
+) -> list[Tool]:
+    """The named tools of a family, in ``names`` order, each under ``guarded`` (the tools'
+    messages already say what refused)."""
+    return [
+        Tool(
+            name,
+            descriptions[name],
+            table[name][0],
+            guarded(name, table[name][1], name_refusals=False),
+            **table[name][2],
+        )
+        for name in names
+    ]
+
+
+class ToolInput(BaseModel):
+    """The base of every tool's input model: closed objects, validators built on first use.
+
+    Building a pydantic model's validator costs milliseconds, and a session declares a dozen
+    tools but calls few of them, so building waits for the first call (``defer_build``). The
+    schemas the model is shown come from ``tools/schemas.json`` (generated, checked by a test),
+    so listing the tools builds nothing either.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+SCHEMAS_FILE = Path(__file__).parents[1] / "tools" / "schemas.json"
+
+
+def schema_key(model: type[BaseModel]) -> str:
+    return f"{model.__module__}.{model.__qualname__}"
+
+
+@functools.cache
+def _shipped_schemas() -> dict[str, dict[str, Any]]:
+    try:
+        loaded = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+@functools.cache
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON schema, once per process: the shipped copy, else computed."""
+    shipped = _shipped_schemas().get(schema_key(model))
+    if isinstance(shipped, dict):
+        return shipped
+    return model.model_json_schema()
+
+
+def _has_text(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "(input)"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+class Catalog(Protocol):
+    def register(self, tool: Tool) -> None: ...
+
+
+@dataclass
+class ToolCatalog:
+    """An ordered tool registry; registering a name twice is an error."""
+
+    _tools: dict[str, Tool] = field(default_factory=dict)
+
+    def register(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def list(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    def names(self) -> builtins.list[str]:
+        return list(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)

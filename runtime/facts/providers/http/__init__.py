@@ -1,0 +1,1 @@
+"""The HTTP memory contract and its client."""

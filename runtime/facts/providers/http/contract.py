@@ -1,0 +1,300 @@
+"""The HTTP memory contract, version 1: what ``HttpFactProvider`` sends and ``memory_app`` serves.
+
+Modelled on OpenComputer's HTTP memory contract preview (deadlines, bounded retries,
+idempotency, size limits, one error envelope) over the operations of ``FactProvider``.
+
+Endpoints (JSON bodies, camelCase keys, ``Authorization: Bearer <tenant token>`` on every
+``/v1`` call)::
+
+    POST /v1/retain        RetainBody       → 200 RetainReply
+    POST /v1/recall        RecallBody       → 200 RecallReply
+    POST /v1/forget        ForgetBody       → 200 ForgetReply
+    POST /v1/health        ScopeBody        → 200 HealthReply     (ok=false is still 200)
+    POST /v1/capabilities  ScopeBody        → 200 CapabilitiesReply
+    GET  /healthz          (no token)       → 200 {"status": "ok", "version": 1}
+
+Scope. The **tenant** is the one the bearer token belongs to; it is never read from a path or a
+body field, so no request can reach another tenant's data. A body may *claim* a ``tenant``: when
+it disagrees with the token's, the request is refused with 403 ``scope_violation`` (a client
+bound to the wrong tenant fails loudly instead of writing elsewhere). Every body names its
+``spec`` (the agent's name) and optionally a ``session`` (facts kept for that session only;
+absent = the spec's shared facts). Scope lives in the body, not the path, so one route serves
+every spec and the scope is covered by the ``operationId`` fingerprint.
+
+Idempotency. Writes (retain, forget) carry an ``operationId`` (1–128 characters, client-made,
+e.g. a UUID). The server remembers each tenant's recent operations (bounded, see
+``DEDUP_WINDOW_S``/``DEDUP_MAX_PER_TENANT``): the same id with the same request replays the
+first answer, without running the write again; the same id with a different request is 409
+``conflict``. A write without ``operationId`` is accepted, is not de-duplicated and is never
+retried by the client. Reads have no side effects and are always safe to retry.
+
+Deadlines. A client may send ``Deadline-Ms: <n>`` (``DEADLINE_HEADER``), its remaining budget
+for this attempt in milliseconds (1..``MAX_DEADLINE_MS``), relative so that no clocks need to
+agree. The server measures it from the request's arrival: an operation that has not started when
+it runs out is refused with 504 ``deadline_exceeded`` and not applied (a write is never started
+late); a read still running at the deadline is abandoned with the same answer. A write that has
+started runs to its end (resend it with its ``operationId`` to learn the outcome).
+
+Errors. Every non-2xx answer is ``{"error": {"code", "message", "retryable"}}`` (``ErrorBody``),
+with the codes in ``ERROR_CODES``. ``retryable`` says whether the same request may succeed later.
+An error answer means the operation was not applied (a write that fails midway is rolled back
+and is not remembered under its ``operationId``: resending it runs it again).
+
+Limits. Request bodies at most ``MAX_REQUEST_BYTES`` (413 ``payload_too_large`` past it),
+responses at most ``MAX_RESPONSE_BYTES`` (the client refuses a larger one), and the per-field
+bounds below (400 ``invalid_request`` naming the field). Clients should check them before
+sending; servers always check them.
+
+Versioning. ``version`` in every body must be ``CONTRACT_VERSION``; the contract only grows by
+new optional fields and new endpoints under ``/v1``. A breaking change is ``/v2``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from specwire.runtime.core.fragment import TENANT_ID_PATTERN
+from specwire.runtime.core.ids import (
+    MEMORY_ID_RE,
+    SESSION_ID_RE,
+    SPEC_KEY_PATTERN,
+    TOOL_USE_ID_RE,
+    check_client_key,
+)
+from specwire.runtime.facts.model import (
+    MAX_EVIDENCE,
+    MAX_REASON_CHARS,
+    MAX_RECALL_K,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    MAX_TEXT_CHARS,
+)
+from specwire.runtime.facts.text import MAX_QUERY_CHARS
+
+CONTRACT_VERSION: Final = 1
+API_PREFIX: Final = "/v1"
+
+# Size limits (bytes for bodies, characters for fields).
+MAX_REQUEST_BYTES: Final = 64 * 1024
+# Room for MAX_RECALL_K hits of MAX_TEXT_CHARS characters each, every one escaped in JSON.
+MAX_RESPONSE_BYTES: Final = 1024 * 1024
+MAX_OPERATION_ID_CHARS: Final = 128
+DEADLINE_HEADER: Final = "Deadline-Ms"
+MAX_DEADLINE_MS: Final = 10 * 60 * 1000
+MAX_SPEC_CHARS: Final = 128
+MAX_K: Final = MAX_RECALL_K
+OPERATION_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
+SPEC_PATTERN: Final = SPEC_KEY_PATTERN
+
+# Server-side de-duplication of write operationIds.
+DEDUP_WINDOW_S: Final = 15 * 60
+DEDUP_MAX_PER_TENANT: Final = 4096
+
+# The retry schedule clients follow: at most two retries, exponential backoff with jitter.
+MAX_RETRIES: Final = 2
+BACKOFF_BASE_S: Final = 0.25
+BACKOFF_FACTOR: Final = 4.0
+RETRYABLE_STATUSES: Final = frozenset({408, 429, 500, 502, 503, 504})
+
+ErrorCode = Literal[
+    "invalid_request",
+    "unsupported_version",
+    "unauthorized",
+    "scope_violation",
+    "not_found",
+    "method_not_allowed",
+    "conflict",
+    "payload_too_large",
+    "request_timeout",
+    "refused",
+    "rate_limited",
+    "deadline_exceeded",
+    "unavailable",
+    "internal",
+]
+# code → (HTTP status, retryable)
+ERROR_CODES: Final[dict[str, tuple[int, bool]]] = {
+    "invalid_request": (400, False),
+    "unsupported_version": (400, False),
+    "unauthorized": (401, False),
+    "scope_violation": (403, False),
+    "not_found": (404, False),
+    "method_not_allowed": (405, False),
+    "conflict": (409, False),
+    "payload_too_large": (413, False),
+    "request_timeout": (408, True),
+    "refused": (422, False),
+    "rate_limited": (429, True),
+    "deadline_exceeded": (504, True),
+    "unavailable": (503, True),
+    "internal": (500, True),
+}
+
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TAG_CHARS)]
+MemoryId = Annotated[str, StringConstraints(pattern=MEMORY_ID_RE.pattern)]
+OperationId = Annotated[str, StringConstraints(pattern=OPERATION_ID_PATTERN)]
+SpecName = Annotated[str, StringConstraints(pattern=SPEC_PATTERN)]
+# 1-200 letters, digits or ._:@+=- starting with a letter or digit, no '..' (CLIENT_KEY_RULE).
+SessionKey = Annotated[str, StringConstraints(max_length=200), AfterValidator(check_client_key)]
+TenantClaim = Annotated[str, StringConstraints(pattern=TENANT_ID_PATTERN)]
+
+
+class WireModel(BaseModel):
+    """camelCase on the wire, snake_case in Python; unknown fields are refused (a typo is a
+    400, never silently ignored)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class ScopeBody(WireModel):
+    """What every request carries: the contract version and the scope inside the tenant."""
+
+    version: Literal[1] = CONTRACT_VERSION
+    spec: SpecName
+    session: SessionKey | None = None
+    # Optional claim of the caller's tenant: refused (403) unless it is the token's.
+    tenant: TenantClaim | None = None
+
+
+class ProvenanceBody(WireModel):
+    session_id: Annotated[str, StringConstraints(pattern=SESSION_ID_RE.pattern)] | None = None
+    evidence: list[Annotated[str, StringConstraints(pattern=TOOL_USE_ID_RE.pattern)]] = Field(
+        default_factory=list, max_length=MAX_EVIDENCE
+    )
+
+
+class RetainBody(ScopeBody):
+    operation_id: OperationId | None = None
+    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT_CHARS)]
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    ttl_ms: Annotated[int, Field(ge=1)] | None = None
+    provenance: ProvenanceBody | None = None
+    supersedes: MemoryId | None = None
+    if_absent: bool = False
+
+    @model_validator(mode="after")
+    def _one_mode(self) -> RetainBody:
+        if self.supersedes is not None and self.if_absent:
+            raise ValueError("supersedes and ifAbsent cannot be combined")
+        return self
+
+
+class RetainReply(WireModel):
+    id: MemoryId
+    created: bool
+    expires_at: datetime | None = None
+    superseded: MemoryId | None = None
+    # The injection scanner's rule label when the text was held (never recalled).
+    quarantined: str | None = None
+    # When ``created`` is false: the live fact's own text and tags.
+    text: str | None = None
+    tags: list[str] | None = None
+
+
+class RecallBody(ScopeBody):
+    query: Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
+    limit: Annotated[int, Field(ge=1, le=MAX_K)] = 5
+
+
+class HitBody(WireModel):
+    id: MemoryId
+    text: str
+    tags: list[str]
+    score: Annotated[float, Field(ge=0.0, le=1.0)]
+    evidence_backed: bool
+
+
+class RecallReply(WireModel):
+    hits: list[HitBody] = Field(max_length=MAX_K)
+
+
+class ForgetBody(ScopeBody):
+    """Exactly one selector: ``id`` or ``query``."""
+
+    operation_id: OperationId | None = None
+    id: MemoryId | None = None
+    query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS)] | None = None
+    reason: Annotated[str, StringConstraints(max_length=MAX_REASON_CHARS)] | None = None
+    # With ``query``: refuse (400 invalid_request, nothing forgotten) when more facts match.
+    at_most: Annotated[int, Field(ge=1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> ForgetBody:
+        if (self.id is None) == (self.query is None):
+            raise ValueError("provide exactly one of `id` or `query`")
+        if self.query is not None and not self.query.strip():
+            raise ValueError("query must not be blank")
+        return self
+
+
+class ForgetReply(WireModel):
+    removed: Annotated[int, Field(ge=0)]
+    ids: list[MemoryId] = Field(default_factory=list)
+    # The forgotten facts' texts, parallel to ``ids``.
+    texts: list[str] = Field(default_factory=list)
+
+
+class HealthReply(WireModel):
+    ok: bool
+    message: str | None = None
+    checked_at: datetime
+
+
+class CapabilitiesReply(WireModel):
+    lexical: bool
+    semantic: bool
+    ttl: bool
+    supersede: bool
+    provenance: bool
+    forget_by_query: bool
+    tombstones: bool
+    subject_cascade: bool
+
+
+class ErrorDetail(WireModel):
+    code: ErrorCode
+    message: str
+    retryable: bool
+    # The request field at fault (dotted, camelCase), when one is.
+    param: str | None = None
+
+
+class ErrorBody(WireModel):
+    error: ErrorDetail
+
+
+class ServiceHealth(WireModel):
+    status: Literal["ok"] = "ok"
+    version: Literal[1] = CONTRACT_VERSION
+
+
+def error_body(code: str, message: str, *, param: str | None = None) -> dict[str, Any]:
+    """The envelope for ``code`` (one of ``ERROR_CODES``)."""
+    _, retryable = ERROR_CODES[code]
+    detail = ErrorDetail.model_validate(
+        {"code": code, "message": message, "retryable": retryable, "param": param}
+    )
+    return ErrorBody(error=detail).wire()
+
+
+def backoff_s(retry: int, jitter: float) -> float:
+    """Sleep before retry number ``retry`` (1-based): 0.25 s then 1 s, each scaled by a jitter
+    factor in ``[0.5, 1.0]`` (``jitter`` in ``[0, 1)``) so a fleet does not retry in step."""
+    base = BACKOFF_BASE_S * BACKOFF_FACTOR ** (retry - 1)
+    return base * (0.5 + 0.5 * jitter)

@@ -1,0 +1,1 @@
+"""Facts in PostgreSQL (full text + optional pgvector)."""

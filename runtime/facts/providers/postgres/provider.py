@@ -1,0 +1,1035 @@
+"""``PostgresFactProvider``: facts in PostgreSQL (full text + optional pgvector), one scope each.
+
+The same semantics as the local store (``runtime.facts.store``), on a database many processes
+and hosts share:
+
+- **Scope in SQL.** Every row carries ``tenant``, ``spec`` and ``session`` (``''``: the spec's
+  shared memory) and every statement names all three in its ``WHERE``, taken from the scope the
+  provider is bound to. A call that claims another scope (``scope=``) is refused with
+  ``ScopeError`` before any statement runs: never a write elsewhere.
+- **Never deleted.** Forgetting, superseding and expiring are tombstones (``tombstones``); an
+  expired fact is not live from ``expires_at`` on, whether or not a tombstone was written.
+  Times are epoch milliseconds from the provider's clock (``now=``), never the server's.
+- **Full text**: ``facts.tsv`` is a generated ``tsvector`` (``simple`` configuration) over the
+  fact's tokens as ``runtime.facts.text`` cuts them, with a GIN index; queries are built from the
+  same tokens (OR for recall, AND for forget by query), so what matches is what matches locally.
+- **Vectors** (with an embedder): ``fact_vectors_<dim>`` holds one ``vector(dim)`` per fact with
+  an HNSW cosine index; recall fuses the ``ts_rank`` ranking with the cosine ranking by RRF
+  (k = 60) in one SQL statement, and adds the evidence boost (1/61) once.
+- **Quarantine**: a write the injection scanner flags is held in ``quarantine`` and never
+  recalled; recall screens what it is about to return again (a later rule protects old facts).
+- **Migrations**: versioned (``schema_version``), applied at start-up in one transaction under
+  ``pg_advisory_xact_lock``, so several processes starting at once apply each version once.
+
+psycopg (3) and psycopg_pool are imported when a provider is built, never by ``import runtime``.
+Install them with ``pip install 'specwire[postgres]'``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE, SPEC_KEY_RE, new_memory_id
+from specwire.runtime.facts import validation
+from specwire.runtime.facts.fusion import RRF_K
+from specwire.runtime.facts.lexical.ranking import EVIDENCE_FACTOR, PROOF_BOOST, unit_score
+from specwire.runtime.facts.model import InvalidRequestError, from_ms, to_ms
+from specwire.runtime.facts.providers.errors import ProviderTimeout, ProviderUncertain
+from specwire.runtime.facts.providers.protocol import (
+    HEALTH_DEADLINE_S,
+    LOCAL_CAPABILITIES,
+    Capabilities,
+    ForgetRequest,
+    ForgetResult,
+    Health,
+    ProviderHit,
+    RecallRequest,
+    RecallResponse,
+    RetainRequest,
+    RetainResult,
+)
+from specwire.runtime.facts.text import MAX_QUERY_TERMS, document_terms, query_terms
+from specwire.runtime.facts.validation import NewFact
+from specwire.runtime.safety.injection import InjectionHit, scan
+from specwire.runtime.sessions.log import Clock, utc_now
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg_pool import ConnectionPool
+
+    from specwire.runtime.embedders import Embedder
+
+# Any fixed 64-bit number: the advisory lock migrations run under.
+MIGRATION_LOCK = 0x5EC_F1AC7_5C4E3A
+# Candidates taken from each ranking before fusion (as ``runtime.facts.hybrid``).
+MIN_DEPTH = 20
+DEFAULT_TIMEOUT_S = 5.0
+# HNSW candidate list per query: pgvector's default, raised to the fusion depth (its maximum
+# is 1000).
+HNSW_EF_SEARCH = 40
+HNSW_EF_SEARCH_MAX = 1000
+
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (
+        1,
+        (
+            """CREATE TABLE facts (
+                seq bigserial PRIMARY KEY,
+                id text NOT NULL UNIQUE,
+                tenant text NOT NULL,
+                spec text NOT NULL,
+                session text NOT NULL,
+                text text NOT NULL,
+                norm_text text NOT NULL,
+                terms text NOT NULL,
+                tags text[] NOT NULL,
+                created_at bigint NOT NULL,
+                expires_at bigint,
+                superseded_by text,
+                session_id text,
+                evidence text[] NOT NULL,
+                tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, terms)) STORED
+            )""",
+            "CREATE INDEX facts_tsv ON facts USING gin (tsv)",
+            "CREATE INDEX facts_scope_text ON facts (tenant, spec, session, norm_text)",
+            """CREATE TABLE tombstones (
+                target text PRIMARY KEY REFERENCES facts (id),
+                tenant text NOT NULL,
+                spec text NOT NULL,
+                session text NOT NULL,
+                kind text NOT NULL CHECK (kind IN ('superseded', 'expired', 'forgotten')),
+                at bigint NOT NULL,
+                reason text,
+                superseded_by text
+            )""",
+            """CREATE TABLE quarantine (
+                id text PRIMARY KEY,
+                tenant text NOT NULL,
+                spec text NOT NULL,
+                session text NOT NULL,
+                text text NOT NULL,
+                tags text[] NOT NULL,
+                created_at bigint NOT NULL,
+                ttl_ms bigint,
+                session_id text,
+                evidence text[] NOT NULL,
+                rule text NOT NULL,
+                found_on text NOT NULL CHECK (found_on IN ('write', 'read'))
+            )""",
+            "CREATE INDEX quarantine_scope ON quarantine (tenant, spec, session)",
+        ),
+    ),
+)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+_SCOPE = "f.tenant = %(tenant)s AND f.spec = %(spec)s AND f.session = %(session)s"
+_LIVE = f"""{_SCOPE} AND f.superseded_by IS NULL
+AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
+AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.target = f.id AND t.tenant = %(tenant)s
+    AND t.spec = %(spec)s AND t.session = %(session)s)"""
+_COLUMNS = "f.id, f.text, f.tags, f.expires_at, f.session_id, f.evidence"
+_PROVEN = "(cardinality(f.evidence) > 0)"
+_LEXICAL_RANK = f"ts_rank(f.tsv, q.q) * (CASE WHEN {_PROVEN} THEN {EVIDENCE_FACTOR!r} ELSE 1.0 END)"
+
+
+class ScopeError(StoreError):
+    """A call claimed a tenant, spec or session other than the one its provider is bound to."""
+
+
+@dataclass(frozen=True)
+class FactScope:
+    """Whose memory: a tenant's spec, shared (``session`` None) or one session's."""
+
+    tenant: str
+    spec: str
+    session: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tenant, str) or not CLIENT_KEY_RE.fullmatch(self.tenant):
+            raise InvalidRequestError(f"tenant must be {CLIENT_KEY_RULE}")
+        if not isinstance(self.spec, str) or not SPEC_KEY_RE.fullmatch(self.spec):
+            raise InvalidRequestError("spec must be a spec name (1-128 letters, digits, _ .:-)")
+        if self.session is not None and (
+            not isinstance(self.session, str) or not CLIENT_KEY_RE.fullmatch(self.session)
+        ):
+            raise InvalidRequestError(f"session must be {CLIENT_KEY_RULE}")
+
+    def params(self) -> dict[str, Any]:
+        return {"tenant": self.tenant, "spec": self.spec, "session": self.session or ""}
+
+
+def migrate(pool: ConnectionPool[Any], *, vector_dim: int | None = None) -> int:
+    """Bring the database to ``SCHEMA_VERSION`` (and the vector table of ``vector_dim``).
+
+    One transaction under an advisory lock: processes starting together wait for each other and
+    each version is applied once. Returns the version the database is at.
+    """
+    with pool.connection() as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+        current = int(row[0]) if row else 0
+        if current > SCHEMA_VERSION:
+            raise StoreError(
+                f"the fact database is at schema version {current}, newer than this runtime's "
+                f"{SCHEMA_VERSION}: upgrade specwire"
+            )
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
+            current = version
+        if vector_dim is not None:
+            table = _vector_table(vector_dim)
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute(
+                f"""CREATE TABLE IF NOT EXISTS {table} (
+                    fact_id text PRIMARY KEY REFERENCES facts (id),
+                    tenant text NOT NULL,
+                    spec text NOT NULL,
+                    session text NOT NULL,
+                    embedder text NOT NULL,
+                    embedding vector({vector_dim}) NOT NULL
+                )"""
+            )
+            conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} "
+                "USING hnsw (embedding vector_cosine_ops)"
+            )
+        return current
+
+
+_migrated: weakref.WeakKeyDictionary[Any, dict[int | None, int]] = weakref.WeakKeyDictionary()
+_migrated_lock = threading.Lock()
+
+
+def _migrate_once(pool: ConnectionPool[Any], dim: int | None) -> int:
+    """``migrate`` once per pool and vector dimension: providers built per tenant or per turn
+    on a shared pool do not each take the migration lock."""
+    with _migrated_lock:
+        done = _migrated.setdefault(pool, {})
+        if dim not in done:
+            done[dim] = migrate(pool, vector_dim=dim)
+        return done[dim]
+
+
+# The client-side deadline is the statement deadline plus this (connection wait, round trips).
+WATCHDOG_MARGIN_S = 1.0
+_T = TypeVar("_T")
+_watchdog_pool: ThreadPoolExecutor | None = None
+_watchdog_lock = threading.Lock()
+
+
+def _watchdog() -> ThreadPoolExecutor:
+    global _watchdog_pool
+    with _watchdog_lock:
+        if _watchdog_pool is None:
+            _watchdog_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="specwire-pg")
+        return _watchdog_pool
+
+
+def _cap(at_most: int | None) -> int | None:
+    """Rows a forget by query locks: one past ``at_most`` proves there are too many."""
+    return None if at_most is None else at_most + 1
+
+
+def _quiet(logger: logging.Logger) -> None:
+    """Drop a logger's records (a handler of its own keeps ``logging.lastResort`` away)."""
+    logger.propagate = False
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
+def _vector_table(dim: int) -> str:
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 16000:
+        raise StoreError(f"embedding dimension out of range: {dim!r}")
+    return f"fact_vectors_{dim}"
+
+
+def open_pool(
+    dsn: str, *, max_size: int = 10, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> ConnectionPool[Any]:
+    """A connection pool for ``dsn`` (opened now; ``StoreError`` when the server is down)."""
+    import psycopg
+    from psycopg_pool import ConnectionPool, PoolTimeout
+
+    try:
+        psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        # libpq's message quotes the part it could not parse, which may be the password.
+        raise StoreError("the fact database's connection string is not valid") from None
+    # The pool reports failed connection attempts through ``logging`` with libpq's text.
+    _quiet(logging.getLogger("psycopg.pool"))
+    pool: ConnectionPool[Any] = ConnectionPool(
+        dsn,
+        min_size=1,
+        max_size=max_size,
+        timeout=timeout_s,
+        kwargs={
+            "connect_timeout": max(1, int(timeout_s)),
+            # A peer that vanished is noticed by the kernel, not only by the watchdog.
+            "keepalives": 1,
+            "keepalives_idle": 10,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+            "tcp_user_timeout": int(timeout_s * 1000) + 1000,
+        },
+        open=False,
+    )
+    try:
+        pool.open(wait=True, timeout=timeout_s)
+    except (PoolTimeout, psycopg.Error) as exc:
+        pool.close()
+        raise StoreError(f"cannot reach the fact database: {_brief(exc)}") from exc
+    return pool
+
+
+class PostgresFactProvider:
+    """A ``FactProvider`` bound to one scope of a PostgreSQL database.
+
+    Give ``dsn`` (the provider opens and owns a pool; ``close()`` closes it) or a shared ``pool``
+    (its owner closes it). ``embedder``: hybrid recall (pgvector) with that embedder's
+    dimension. ``now``: the clock TTLs run on. ``timeout_s``: the deadline of each statement
+    and of waiting for a connection. ``screen``: the injection scanner (None: none).
+    """
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        scope: FactScope,
+        pool: ConnectionPool[Any] | None = None,
+        embedder: Embedder | None = None,
+        now: Clock = utc_now,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        screen: Any = scan,
+    ) -> None:
+        if (dsn is None) == (pool is None):
+            raise InvalidRequestError("PostgresFactProvider: give exactly one of dsn or pool")
+        self.scope = scope
+        self._now = now
+        self._timeout_ms = max(1, int(timeout_s * 1000))
+        self._timeout_s = timeout_s
+        self._screen = screen
+        self._embedder = embedder
+        self._dim = None if embedder is None else int(embedder.dim)
+        self._clean: set[str] = set()
+        self._owns_pool = pool is None
+        if pool is None:
+            assert dsn is not None
+            pool = open_pool(dsn, timeout_s=timeout_s)
+        self._pool = pool
+        try:
+            with _translated("migrate the fact database"):
+                self.schema_version = _migrate_once(pool, self._dim)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def pool(self) -> ConnectionPool[Any]:
+        return self._pool
+
+    def close(self) -> None:
+        if self._owns_pool:
+            self._pool.close()
+
+    # -- the protocol ----------------------------------------------------------------------
+
+    def retain(self, request: RetainRequest, *, scope: FactScope | None = None) -> RetainResult:
+        return self._bounded("retain", True, lambda: self._retain(request, scope=scope))
+
+    def _retain(self, request: RetainRequest, *, scope: FactScope | None = None) -> RetainResult:
+        self._check_scope(scope)
+        if request.supersedes is not None:
+            validation.memory_id(request.supersedes)
+        new = NewFact(request.text, request.tags, request.ttl_ms, request.provenance)
+        hit = self._screened(new)
+        if hit is not None:
+            return self._hold(new, hit)
+        vector = self._vector([" ".join([new.text, *new.tags])])
+        with self._transaction("retain") as conn:
+            now = self._now_ms()
+            params = self._params(now)
+            expires = _expiry(new, now)
+            if request.supersedes is not None:
+                self._lock_live(conn, request.supersedes, params)
+                fact_id = self._insert(conn, new, now, vector)
+                conn.execute(
+                    f"UPDATE facts f SET superseded_by = %(by)s WHERE f.id = %(old)s AND {_SCOPE}",
+                    {**params, "by": fact_id, "old": request.supersedes},
+                )
+                conn.execute(
+                    "INSERT INTO tombstones (target, tenant, spec, session, kind, at, "
+                    "superseded_by) VALUES (%(old)s, %(tenant)s, %(spec)s, %(session)s, "
+                    "'superseded', %(now)s, %(by)s)",
+                    {**params, "by": fact_id, "old": request.supersedes},
+                )
+                return RetainResult(fact_id, True, expires, request.supersedes)
+            if request.if_absent:
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                    (
+                        "\x1f".join(
+                            [self.scope.tenant, self.scope.spec, params["session"], new.norm_text]
+                        ),
+                    ),
+                )
+                row = conn.execute(
+                    f"SELECT f.id, f.expires_at, f.text, f.tags FROM facts f WHERE {_LIVE} "
+                    "AND f.norm_text = %(norm)s ORDER BY f.seq LIMIT 1",
+                    {**params, "norm": new.norm_text},
+                ).fetchone()
+                if row is not None:
+                    return RetainResult(
+                        row[0], False, _when(row[1]), text=row[2], tags=tuple(row[3])
+                    )
+            return RetainResult(self._insert(conn, new, now, vector), True, expires)
+
+    def retain_many(
+        self, requests: Sequence[RetainRequest], *, scope: FactScope | None = None
+    ) -> list[RetainResult]:
+        """Append several facts in one transaction: all of them, or none (the bulk path).
+
+        Every request is validated and screened as ``retain`` does it before anything is
+        written; a bad one is refused with its position and nothing is written. A request the
+        scanner flags is held in ``quarantine`` in the same transaction and answered with
+        ``quarantined`` set. Plain appends only: ``supersedes`` and ``if_absent`` are refused
+        here (use ``retain``). The facts, and with an embedder their vectors (embedded in one
+        batch before the transaction), go in by ``COPY``. One result per request, in order.
+        """
+        self._check_scope(scope)
+        news: list[NewFact] = []
+        for index, request in enumerate(requests):
+            if not isinstance(request, RetainRequest):
+                kind = type(request).__name__
+                raise InvalidRequestError(
+                    f"item {index} is not a RetainRequest ({kind}); nothing was written"
+                )
+            if request.supersedes is not None or request.if_absent:
+                raise InvalidRequestError(
+                    f"item {index}: retain_many only appends (no supersedes or if_absent); "
+                    "nothing was written"
+                )
+            try:
+                news.append(NewFact(request.text, request.tags, request.ttl_ms, request.provenance))
+            except InvalidRequestError as exc:
+                raise InvalidRequestError(f"item {index}: {exc}; nothing was written") from exc
+        if not news:
+            return []
+        hits = [self._screened(new) for new in news]
+        clean = [new for new, hit in zip(news, hits, strict=True) if hit is None]
+        vectors = (
+            self._vector([" ".join([new.text, *new.tags]) for new in clean]) if clean else None
+        )
+        for attempt in range(3):
+            try:
+                return self._copy_many(news, hits, vectors)
+            except StoreError as exc:
+                import psycopg
+
+                # Two drawn ids collided (2^-64 odds per pair): draw them all again.
+                if attempt == 2 or not isinstance(exc.__cause__, psycopg.errors.UniqueViolation):
+                    raise
+        raise AssertionError("unreachable")
+
+    def recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
+        return self._bounded("recall", False, lambda: self._recall(request, scope=scope))
+
+    def _recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
+        self._check_scope(scope)
+        flagged: set[str] = set()
+        hits: list[ProviderHit] = []
+        for _ in range(3):
+            hits = self._ranking(request.query, request.limit)
+            found = self._flagged_on_read(hits)
+            if not found:
+                return RecallResponse(tuple(hits))
+            self._hold_on_read(found)
+            flagged.update(found)
+        return RecallResponse(tuple(hit for hit in hits if hit.id not in flagged))
+
+    def forget(self, request: ForgetRequest, *, scope: FactScope | None = None) -> ForgetResult:
+        return self._bounded("forget", True, lambda: self._forget(request, scope=scope))
+
+    def _forget(self, request: ForgetRequest, *, scope: FactScope | None = None) -> ForgetResult:
+        self._check_scope(scope)
+        reason = validation.reason(request.reason)
+        if request.id is not None:
+            with self._transaction("forget") as conn:
+                params = self._params(self._now_ms())
+                row = conn.execute(
+                    f"SELECT f.id, f.text FROM facts f WHERE f.id = %(id)s AND {_LIVE} "
+                    "FOR UPDATE OF f",
+                    {**params, "id": request.id},
+                ).fetchone()
+                if row is None:
+                    return ForgetResult(0)
+                return self._forgotten(conn, [(row[0], row[1])], reason, params)
+        assert request.query is not None
+        terms = query_terms(request.query, limit=None)
+        if len(terms) > MAX_QUERY_TERMS:
+            raise InvalidRequestError(
+                f"the forget query has too many distinct words ({len(terms)}; at most "
+                f"{MAX_QUERY_TERMS})"
+            )
+        if not terms:
+            return ForgetResult(0)
+        with self._transaction("forget") as conn:
+            params = self._params(self._now_ms())
+            rows = conn.execute(
+                f"""SELECT f.id, f.text FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q) q
+                WHERE f.tsv @@ q.q AND {_LIVE}
+                ORDER BY {_LEXICAL_RANK} DESC, f.seq LIMIT %(cap)s FOR UPDATE OF f""",
+                {**params, "q": _tsquery(terms, every=True), "cap": _cap(request.at_most)},
+            ).fetchall()
+            if request.at_most is not None and len(rows) > request.at_most:
+                raise InvalidRequestError(
+                    f"that query matches {len(rows)} memories, more than {request.at_most} at "
+                    "once: use more words or forget by id. Nothing was forgotten."
+                )
+            return self._forgotten(conn, [(row[0], row[1]) for row in rows], reason, params)
+
+    def health(self) -> Health:
+        problem: str | None = None
+        try:
+            import psycopg
+            from psycopg_pool import PoolTimeout
+
+            deadline_ms = int(HEALTH_DEADLINE_S * 1000)
+            with self._pool.connection(timeout=HEALTH_DEADLINE_S) as conn, conn.transaction():
+                conn.execute(
+                    "SELECT set_config('statement_timeout', %s, true), "
+                    "set_config('lock_timeout', %s, true)",
+                    (str(deadline_ms), str(deadline_ms)),
+                )
+                conn.execute(
+                    f"SELECT 1 FROM facts f WHERE {_SCOPE} LIMIT 1", self.scope.params()
+                ).fetchall()
+        except (PoolTimeout, psycopg.Error, StoreError) as exc:
+            problem = f"the fact database is not answering: {_brief(exc)}"
+        return Health(ok=problem is None, message=problem, checked_at=self._now())
+
+    def capabilities(self) -> Capabilities:
+        # The local store's, plus ranking by meaning when an embedder is bound.
+        return dataclasses.replace(LOCAL_CAPABILITIES, semantic=self._embedder is not None)
+
+    # -- owner operations ------------------------------------------------------------------
+
+    def quarantined_ids(self) -> list[str]:
+        """The ids of this scope's held writes, oldest first."""
+        with self._transaction("list quarantined memories") as conn:
+            rows = conn.execute(
+                "SELECT q.id FROM quarantine q WHERE q.tenant = %(tenant)s AND q.spec = %(spec)s "
+                "AND q.session = %(session)s ORDER BY q.created_at, q.id",
+                self.scope.params(),
+            ).fetchall()
+            return [row[0] for row in rows]
+
+    def sweep(self) -> int:
+        """Tombstone this scope's expired facts that have none yet; returns how many."""
+        with self._transaction("sweep") as conn:
+            params = self._params(self._now_ms())
+            rows = conn.execute(
+                f"""SELECT f.id FROM facts f WHERE {_SCOPE} AND f.superseded_by IS NULL
+                AND f.expires_at IS NOT NULL AND f.expires_at <= %(now)s ORDER BY f.seq""",
+                params,
+            ).fetchall()
+            return len(self._tombstone(conn, [row[0] for row in rows], "expired", None, params))
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _check_scope(self, claimed: FactScope | None) -> None:
+        if claimed is not None and claimed != self.scope:
+            raise ScopeError(
+                "the request's scope does not match the provider's bound scope; nothing was done"
+            )
+
+    def _params(self, now: int) -> dict[str, Any]:
+        return {**self.scope.params(), "now": now}
+
+    def _now_ms(self) -> int:
+        return to_ms(self._now())
+
+    def _bounded(self, what: str, write: bool, call: Callable[[], _T]) -> _T:
+        """``call()`` under a client-side deadline: the server's ``statement_timeout`` cannot
+        fire when the network hangs, so a turn would wait forever. The thread left behind
+        finishes when the connection does (keepalives end a dead one)."""
+        future = _watchdog().submit(call)
+        try:
+            return future.result(timeout=self._timeout_s + WATCHDOG_MARGIN_S)
+        except FutureTimeout:
+            if write:
+                raise ProviderUncertain(
+                    f"{what}: the fact database did not answer within {self._timeout_s:g} s; "
+                    "the write may or may not have been applied",
+                    operation=what,
+                    operation_id=None,
+                ) from None
+            raise ProviderTimeout(
+                f"{what}: the fact database did not answer within {self._timeout_s:g} s",
+                code="deadline_exceeded",
+                retryable=True,
+            ) from None
+
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[Connection[Any]]:
+        pool = self._pool
+        with (
+            _translated(what),
+            pool.connection(timeout=self._timeout_s) as conn,
+            conn.transaction(),
+        ):
+            conn.execute(
+                "SELECT set_config('statement_timeout', %s, true)", (str(self._timeout_ms),)
+            )
+            yield conn
+
+    def _lock_live(self, conn: Connection[Any], old_id: str, params: dict[str, Any]) -> None:
+        row = conn.execute(
+            f"SELECT f.id FROM facts f WHERE f.id = %(id)s AND {_LIVE} FOR UPDATE OF f",
+            {**params, "id": old_id},
+        ).fetchone()
+        if row is not None:
+            return
+        status = conn.execute(
+            f"""SELECT CASE
+                WHEN f.superseded_by IS NOT NULL OR t.kind = 'superseded' THEN 'superseded'
+                WHEN t.kind = 'forgotten' THEN 'forgotten'
+                ELSE 'expired' END
+            FROM facts f LEFT JOIN tombstones t ON t.target = f.id
+            WHERE f.id = %(id)s AND {_SCOPE}""",
+            {**params, "id": old_id},
+        ).fetchone()
+        if status is None:
+            raise StoreError(f"no memory with id {old_id}")
+        raise StoreError(f"cannot supersede {old_id}: it is {status[0]}, not live")
+
+    def _insert(
+        self, conn: Connection[Any], new: NewFact, now: int, vector: list[str] | None
+    ) -> str:
+        for _ in range(3):
+            fact_id = new_memory_id()
+            row = conn.execute(
+                """INSERT INTO facts (id, tenant, spec, session, text, norm_text, terms, tags,
+                created_at, expires_at, session_id, evidence)
+                VALUES (%(id)s, %(tenant)s, %(spec)s, %(session)s, %(text)s, %(norm)s, %(terms)s,
+                %(tags)s, %(now)s, %(expires)s, %(session_id)s, %(evidence)s)
+                ON CONFLICT (id) DO NOTHING RETURNING id""",
+                {
+                    **self._params(now),
+                    "id": fact_id,
+                    "text": new.text,
+                    "norm": new.norm_text,
+                    "terms": document_terms(new.text, new.tags),
+                    "tags": list(new.tags),
+                    "expires": None if new.ttl_ms is None else now + new.ttl_ms,
+                    "session_id": new.provenance.session_id,
+                    "evidence": list(new.provenance.evidence),
+                },
+            ).fetchone()
+            if row is not None:
+                if vector is not None and self._embedder is not None:
+                    assert self._dim is not None
+                    conn.execute(
+                        f"""INSERT INTO {_vector_table(self._dim)}
+                        (fact_id, tenant, spec, session, embedder, embedding)
+                        VALUES (%(id)s, %(tenant)s, %(spec)s, %(session)s, %(embedder)s,
+                        %(vec)s::vector)""",
+                        {
+                            **self.scope.params(),
+                            "id": fact_id,
+                            "embedder": self._embedder.id,
+                            "vec": vector[0],
+                        },
+                    )
+                return fact_id
+        raise StoreError("could not draw a free memory id")
+
+    def _forgotten(
+        self,
+        conn: Connection[Any],
+        facts: Sequence[tuple[str, str]],
+        reason: str | None,
+        params: dict[str, Any],
+    ) -> ForgetResult:
+        done = set(
+            self._tombstone(conn, [fact_id for fact_id, _ in facts], "forgotten", reason, params)
+        )
+        kept = [(fact_id, text) for fact_id, text in facts if fact_id in done]
+        return ForgetResult(
+            len(kept), tuple(fact_id for fact_id, _ in kept), tuple(text for _, text in kept)
+        )
+
+    def _copy_many(
+        self,
+        news: Sequence[NewFact],
+        hits: Sequence[InjectionHit | None],
+        vectors: list[str] | None,
+    ) -> list[RetainResult]:
+        """One transaction: the clean facts (and their vectors) by ``COPY``, the flagged ones
+        into ``quarantine``; fresh ids drawn for every row."""
+        with self._transaction("retain many") as conn:
+            now = self._now_ms()
+            params = self._params(now)
+            tenant, spec, session = params["tenant"], params["spec"], params["session"]
+            ids = [new_memory_id() for _ in news]
+            clean = [
+                (i, new) for i, (new, hit) in enumerate(zip(news, hits, strict=True)) if hit is None
+            ]
+            if clean:
+                with conn.cursor().copy(
+                    "COPY facts (id, tenant, spec, session, text, norm_text, terms, tags, "
+                    "created_at, expires_at, session_id, evidence) FROM STDIN"
+                ) as copy:
+                    for i, new in clean:
+                        copy.write_row(
+                            (
+                                ids[i],
+                                tenant,
+                                spec,
+                                session,
+                                new.text,
+                                new.norm_text,
+                                document_terms(new.text, new.tags),
+                                list(new.tags),
+                                now,
+                                None if new.ttl_ms is None else now + new.ttl_ms,
+                                new.provenance.session_id,
+                                list(new.provenance.evidence),
+                            )
+                        )
+            if clean and vectors is not None and self._embedder is not None:
+                assert self._dim is not None
+                with conn.cursor().copy(
+                    f"COPY {_vector_table(self._dim)} "
+                    "(fact_id, tenant, spec, session, embedder, embedding) FROM STDIN"
+                ) as copy:
+                    for (i, _), vector in zip(clean, vectors, strict=True):
+                        copy.write_row((ids[i], tenant, spec, session, self._embedder.id, vector))
+            held = [
+                (i, new, hit) for i, (new, hit) in enumerate(zip(news, hits, strict=True)) if hit
+            ]
+            for i, new, hit in held:
+                _insert_held(conn, ids[i], new, hit, params)
+            return [
+                RetainResult(
+                    ids[i], True, _expiry(new, now), None, None if hit is None else hit.label
+                )
+                for i, (new, hit) in enumerate(zip(news, hits, strict=True))
+            ]
+
+    def _tombstone(
+        self,
+        conn: Connection[Any],
+        ids: Sequence[str],
+        kind: str,
+        reason: str | None,
+        params: dict[str, Any],
+    ) -> list[str]:
+        done: list[str] = []
+        for fact_id in ids:
+            row = conn.execute(
+                "INSERT INTO tombstones (target, tenant, spec, session, kind, at, reason) "
+                "SELECT f.id, f.tenant, f.spec, f.session, %(kind)s, %(now)s, %(reason)s "
+                f"FROM facts f WHERE f.id = %(id)s AND {_SCOPE} "
+                "ON CONFLICT (target) DO NOTHING RETURNING target",
+                {**params, "id": fact_id, "kind": kind, "reason": reason},
+            ).fetchone()
+            if row is not None:
+                done.append(row[0])
+        return done
+
+    def _ranking(self, query: str, limit: int) -> list[ProviderHit]:
+        terms = query_terms(query)
+        if not terms:
+            return []
+        depth = max(MIN_DEPTH, 4 * limit)
+        vector = None if self._embedder is None else self._vector([query])
+        with self._transaction("recall") as conn:
+            # Candidates are the facts holding at least one of the query's rarer terms; every
+            # term still counts in the rank. A term in most facts (ANALYZE's statistics) adds
+            # little to a BM25-like score but makes ts_rank score a large share of the table.
+            rare = _rare_terms(conn, self._pool, terms)
+            params = {
+                **self._params(self._now_ms()),
+                "q": _tsquery(terms),
+                "m": _tsquery(rare),
+                "k": limit,
+            }
+            if vector is None:
+                rows = conn.execute(_LEXICAL_SQL, params).fetchall()
+                if len(rows) < limit and rare != terms:
+                    # Too few: fill up from every match, after the rare terms' (ts_rank has no
+                    # idf, so a match on common words alone would otherwise outrank them).
+                    every = conn.execute(_LEXICAL_SQL, {**params, "m": params["q"]}).fetchall()
+                    rows = _filled(rows, every, limit)
+            else:
+                assert self._dim is not None and self._embedder is not None
+                # pgvector >= 0.8: keep scanning the HNSW index until ``depth`` rows pass the
+                # scope filters (without it a scope other tenants dominate gets fewer hits).
+                conn.execute(
+                    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+                    "set_config('hnsw.ef_search', %s, true)",
+                    (str(min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, depth))),),
+                )
+                rows = conn.execute(
+                    _hybrid_sql(_vector_table(self._dim)),
+                    {
+                        **params,
+                        "depth": depth,
+                        "vec": vector[0],
+                        "embedder": self._embedder.id,
+                    },
+                ).fetchall()
+        return [
+            ProviderHit(row[0], row[1], tuple(row[2]), unit_score(float(row[6])), bool(row[5]))
+            for row in rows
+        ]
+
+    def _vector(self, texts: list[str]) -> list[str] | None:
+        """``texts`` embedded as pgvector literals; None without an embedder or when it fails
+        (a fact is then stored without a vector; a query is ranked by full text alone)."""
+        if self._embedder is None:
+            return None
+        try:
+            rows = self._embedder.embed(texts)
+        except Exception:  # an embedder failure must never fail a write or a recall
+            return None
+        return ["[" + ",".join(format(float(x), ".8g") for x in row) + "]" for row in rows]
+
+    def _screened(self, new: NewFact) -> InjectionHit | None:
+        if self._screen is None:
+            return None
+        found: InjectionHit | None = self._screen("\n".join([new.text, *new.tags]))
+        return found
+
+    def _hold(self, new: NewFact, hit: InjectionHit) -> RetainResult:
+        with self._transaction("quarantine a memory") as conn:
+            now = self._now_ms()
+            fact_id = new_memory_id()
+            _insert_held(conn, fact_id, new, hit, self._params(now))
+            return RetainResult(fact_id, True, _expiry(new, now), None, hit.label)
+
+    def _flagged_on_read(self, hits: Sequence[ProviderHit]) -> dict[str, str]:
+        flagged: dict[str, str] = {}
+        if self._screen is None:
+            return flagged
+        for hit in hits:
+            if hit.id in self._clean:
+                continue
+            found = self._screen("\n".join([hit.text, *hit.tags]))
+            if found is None:
+                if len(self._clean) > 100_000:
+                    self._clean.clear()
+                self._clean.add(hit.id)
+            else:
+                flagged[hit.id] = found.label
+        return flagged
+
+    def _hold_on_read(self, flagged: dict[str, str]) -> None:
+        """Copy each flagged stored fact into quarantine and tombstone it (forgotten)."""
+        with self._transaction("quarantine a memory") as conn:
+            params = self._params(self._now_ms())
+            for fact_id, rule in flagged.items():
+                conn.execute(
+                    f"""INSERT INTO quarantine (id, tenant, spec, session, text, tags,
+                    created_at, ttl_ms, session_id, evidence, rule, found_on)
+                    SELECT f.id, f.tenant, f.spec, f.session, f.text, f.tags, %(now)s,
+                    CASE WHEN f.expires_at IS NULL THEN NULL
+                         ELSE greatest(1, f.expires_at - f.created_at) END,
+                    f.session_id, f.evidence, %(rule)s, 'read'
+                    FROM facts f WHERE f.id = %(id)s AND {_SCOPE}
+                    ON CONFLICT (id) DO NOTHING""",
+                    {**params, "id": fact_id, "rule": rule},
+                )
+                self._tombstone(conn, [fact_id], "forgotten", f"quarantined: {rule}", params)
+
+
+def _insert_held(
+    conn: Connection[Any],
+    fact_id: str,
+    new: NewFact,
+    hit: InjectionHit,
+    params: dict[str, Any],
+) -> None:
+    """Hold a write the scanner flagged in ``quarantine`` (never in ``facts``)."""
+    conn.execute(
+        """INSERT INTO quarantine (id, tenant, spec, session, text, tags, created_at,
+        ttl_ms, session_id, evidence, rule, found_on) VALUES (%(id)s, %(tenant)s,
+        %(spec)s, %(session)s, %(text)s, %(tags)s, %(now)s, %(ttl)s, %(session_id)s,
+        %(evidence)s, %(rule)s, 'write')""",
+        {
+            **params,
+            "id": fact_id,
+            "text": new.text,
+            "tags": list(new.tags),
+            "ttl": new.ttl_ms,
+            "session_id": new.provenance.session_id,
+            "evidence": list(new.provenance.evidence),
+            "rule": hit.label,
+        },
+    )
+
+
+def _hybrid_sql(table: str) -> str:
+    """Full-text and cosine rankings (each cut at ``depth``), fused by RRF in SQL.
+
+    The cosine side orders by the distance alone (no tie-breaker) under its ``LIMIT``, so the
+    planner can walk the HNSW index instead of sorting every vector of the scope; with
+    ``hnsw.iterative_scan`` (set per transaction by ``_ranking``) the walk goes on past the
+    rows the scope and liveness filters drop until ``depth`` rows are found."""
+    return f"""
+WITH q AS (SELECT to_tsquery('simple', %(q)s) AS q, to_tsquery('simple', %(m)s) AS m),
+lexical AS (
+    SELECT f.id, row_number() OVER (ORDER BY ts_rank(f.tsv, q.q) DESC, f.seq) AS rank
+    FROM facts f, q WHERE f.tsv @@ q.m AND {_LIVE}
+    ORDER BY rank LIMIT %(depth)s
+),
+nearest AS (
+    SELECT n.id, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
+    FROM (
+        SELECT v.fact_id AS id, f.seq, v.embedding <=> %(vec)s::vector AS distance
+        FROM {table} v JOIN facts f ON f.id = v.fact_id
+        WHERE v.tenant = %(tenant)s AND v.spec = %(spec)s AND v.session = %(session)s
+            AND v.embedder = %(embedder)s AND {_LIVE}
+        ORDER BY v.embedding <=> %(vec)s::vector LIMIT %(depth)s
+    ) AS n
+),
+fused AS (
+    SELECT id, sum(1.0 / ({RRF_K} + rank)) AS rrf
+    FROM (SELECT id, rank FROM lexical UNION ALL SELECT id, rank FROM nearest) AS both_rankings
+    GROUP BY id
+)
+SELECT {_COLUMNS},
+    fused.rrf + (CASE WHEN {_PROVEN} THEN {PROOF_BOOST!r} ELSE 0 END) AS score
+FROM fused JOIN facts f ON f.id = fused.id
+WHERE {_SCOPE}
+ORDER BY score DESC, f.seq LIMIT %(k)s"""
+
+
+def _filled(first: list[Any], more: list[Any], limit: int) -> list[Any]:
+    """``first``, then rows of ``more`` not in it, up to ``limit``; a filler's score is kept
+    below the last of ``first`` so that scores stay in rank order."""
+    seen = {row[0] for row in first}
+    floor = float(first[-1][6]) if first else None
+    out = list(first)
+    for row in more:
+        if len(out) >= limit:
+            break
+        if row[0] in seen:
+            continue
+        score = float(row[6])
+        if floor is not None and score >= floor:
+            score = floor * 0.999
+        floor = score
+        out.append((*row[:6], score))
+    return out
+
+
+_LEXICAL_SQL = f"""SELECT {_COLUMNS}, {_LEXICAL_RANK} AS score
+FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q, to_tsquery('simple', %(m)s) AS m) q
+WHERE f.tsv @@ q.m AND {_LIVE}
+ORDER BY score DESC, f.seq LIMIT %(k)s"""
+
+# Candidates come from the query's rarest terms, taken while the shares of all facts they
+# appear in (ANALYZE's ``most_common_elem_freqs``; a term not listed counts as 0) add up to at
+# most ``CANDIDATE_SHARE``; statistics are re-read at most every ``TERM_STATS_TTL_S``.
+CANDIDATE_SHARE = 0.05
+TERM_STATS_TTL_S = 300.0
+_term_stats: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, float]]] = (
+    weakref.WeakKeyDictionary()
+)
+_term_stats_lock = threading.Lock()
+
+
+def _rare_terms(
+    conn: Connection[Any], pool: ConnectionPool[Any], terms: Sequence[str]
+) -> list[str]:
+    """The rarest of ``terms`` (at least one); all of them when the table has no statistics."""
+    shares = _common_shares(conn, pool)
+    picked: list[str] = []
+    total = 0.0
+    for term in sorted(terms, key=lambda t: shares.get(t, 0.0)):
+        share = shares.get(term, 0.0)
+        if picked and total + share > CANDIDATE_SHARE:
+            break
+        picked.append(term)
+        total += share
+    return picked if len(picked) < len(terms) else list(terms)
+
+
+def _common_shares(conn: Connection[Any], pool: ConnectionPool[Any]) -> dict[str, float]:
+    now = time.monotonic()
+    with _term_stats_lock:
+        cached = _term_stats.get(pool)
+        if cached is not None and now - cached[0] < TERM_STATS_TTL_S:
+            return cached[1]
+    row = conn.execute(
+        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+        "WHERE schemaname = current_schema() AND tablename = 'facts' AND attname = 'tsv'"
+    ).fetchone()
+    shares: dict[str, float] = {}
+    if row is not None and row[0] is not None and row[1] is not None:
+        shares = dict(zip(row[0], (float(f) for f in row[1]), strict=False))
+    with _term_stats_lock:
+        _term_stats[pool] = (now, shares)
+    return shares
+
+
+def _tsquery(terms: Sequence[str], *, every: bool = False) -> str:
+    """A ``to_tsquery`` string of quoted terms (tokens hold only letters, marks and digits)."""
+    quoted = ["'" + term.replace("'", "''").replace("\\", "\\\\") + "'" for term in terms]
+    return (" & " if every else " | ").join(quoted)
+
+
+def _expiry(new: NewFact, now: int) -> datetime | None:
+    return None if new.ttl_ms is None else from_ms(now + new.ttl_ms)
+
+
+def _when(ms: int | None) -> datetime | None:
+    return None if ms is None else from_ms(int(ms))
+
+
+def _brief(exc: BaseException) -> str:
+    """An error's class and first line, without a DETAIL (which may quote row values)."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first[:200]}" if first else type(exc).__name__
+
+
+@contextmanager
+def _translated(what: str) -> Iterator[None]:
+    """psycopg and pool errors become ``StoreError`` (their message never quotes row values)."""
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    try:
+        yield
+    except StoreError:
+        raise
+    except PoolTimeout as exc:
+        raise StoreError(f"could not {what}: no database connection in time") from exc
+    except psycopg.errors.QueryCanceled as exc:
+        raise StoreError(f"could not {what}: the database did not answer in time") from exc
+    except psycopg.Error as exc:
+        state = getattr(exc, "sqlstate", None) or "?"
+        raise StoreError(
+            f"could not {what}: database error {state} ({type(exc).__name__})"
+        ) from exc

@@ -1,0 +1,238 @@
+"""The fact provider protocol (DESIGN §7) and the embedded local provider over ``FactStore``.
+
+Adapted from the Crewship ``Provider`` contract: four operations plus declared capabilities,
+every request validated at the boundary, append-only evolution (new optional fields and methods
+only). Differences, on purpose: retain takes an explicit ``supersedes`` id instead of a
+``replace|append`` mode (a plain retain always appends, so intent is still visible), forget's two
+selectors are ``id`` and ``query`` (no data-subject cascade locally), and scores are squashed into
+``[0, 1)`` by ``score / (1 + score)``: monotone, provider-specific, never compared across
+providers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.ids import MEMORY_ID_RE
+from specwire.runtime.facts.lexical.ranking import unit_score
+from specwire.runtime.facts.model import MAX_RECALL_K, InvalidRequestError, Provenance
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.sessions.log import Clock
+
+
+@dataclass(frozen=True)
+class RetainRequest:
+    text: str
+    tags: tuple[str, ...] = ()
+    ttl_ms: int | None = None
+    provenance: Provenance | None = None
+    # Replace this live fact (tombstoned, pointing at the new one) instead of appending.
+    supersedes: str | None = None
+    # Skip the write when a live fact already has the same normalized text.
+    if_absent: bool = False
+
+    def __post_init__(self) -> None:
+        if self.supersedes is not None and not MEMORY_ID_RE.match(self.supersedes):
+            raise InvalidRequestError(f"supersedes is not a memory id: {self.supersedes!r}")
+        if self.supersedes is not None and self.if_absent:
+            raise InvalidRequestError("retain: supersedes and if_absent cannot be combined")
+
+
+@dataclass(frozen=True)
+class RetainResult:
+    id: str
+    # False when ``if_absent`` found an equal live fact (``id`` is that fact's).
+    created: bool
+    expires_at: datetime | None = None
+    superseded: str | None = None
+    # Set when the injection scanner held the text: the rule's label. Nothing was stored as a
+    # fact (``created`` is True: the held write is new), and recall never returns it.
+    quarantined: str | None = None
+    # When ``created`` is False: the live fact's own text and tags (kept as they were).
+    text: str | None = None
+    tags: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    query: str
+    limit: int = 5
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limit, bool) or not 1 <= self.limit <= MAX_RECALL_K:
+            raise InvalidRequestError(f"limit must be between 1 and {MAX_RECALL_K}")
+
+
+@dataclass(frozen=True)
+class ProviderHit:
+    id: str
+    text: str
+    tags: tuple[str, ...]
+    # In [0, 1), larger is better.
+    score: float
+    evidence_backed: bool
+
+
+@dataclass(frozen=True)
+class RecallResponse:
+    hits: tuple[ProviderHit, ...]
+
+
+@dataclass(frozen=True)
+class ForgetRequest:
+    """Exactly one selector: ``id`` (that fact only) or ``query`` (every live fact containing
+    all of the query's non-stop words; see ``FactStore.forget_matching``)."""
+
+    id: str | None = None
+    query: str | None = None
+    reason: str | None = None
+    # With ``query``: when more live facts match than this, nothing is forgotten and the
+    # request is refused (a broad query must not wipe the store). None: no cap.
+    at_most: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.at_most is not None and (isinstance(self.at_most, bool) or self.at_most < 1):
+            raise InvalidRequestError("forget: at_most must be a positive integer")
+        has_id = self.id is not None
+        has_query = self.query is not None
+        if has_id == has_query:
+            raise InvalidRequestError("forget: provide exactly one of `id` or `query`")
+        if self.id is not None and not MEMORY_ID_RE.match(self.id):
+            raise InvalidRequestError(f"forget: not a memory id: {self.id!r}")
+        if self.query is not None and not self.query.strip():
+            raise InvalidRequestError("forget: query must not be empty")
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    removed: int
+    ids: tuple[str, ...] = ()
+    # The forgotten facts' texts, parallel to ``ids`` (empty when a provider does not say).
+    texts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Health:
+    ok: bool
+    # Set only when not ok; never carries memory content.
+    message: str | None
+    checked_at: datetime
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    lexical: bool = False
+    semantic: bool = False
+    ttl: bool = False
+    supersede: bool = False
+    provenance: bool = False
+    forget_by_query: bool = False
+    # Forget leaves a tombstone and the data readable by operators (never a silent delete).
+    tombstones: bool = False
+    # GDPR-style cascade by data subject (the local store keeps no subject keys).
+    subject_cascade: bool = False
+
+
+@runtime_checkable
+class FactProvider(Protocol):
+    def retain(self, request: RetainRequest) -> RetainResult: ...
+
+    def recall(self, request: RecallRequest) -> RecallResponse: ...
+
+    def forget(self, request: ForgetRequest) -> ForgetResult: ...
+
+    def health(self) -> Health: ...
+
+    def capabilities(self) -> Capabilities: ...
+
+
+LOCAL_CAPABILITIES = Capabilities(
+    lexical=True,
+    semantic=False,
+    ttl=True,
+    supersede=True,
+    provenance=True,
+    forget_by_query=True,
+    tombstones=True,
+    subject_cascade=False,
+)
+
+HEALTH_DEADLINE_S = 0.2
+
+
+class LocalFactProvider:
+    """The embedded default provider: a thin adapter over one ``FactStore``."""
+
+    def __init__(self, store: FactStore, *, now: Clock | None = None) -> None:
+        self._store = store
+        self._now = now if now is not None else store.clock
+
+    @property
+    def store(self) -> FactStore:
+        return self._store
+
+    def retain(self, request: RetainRequest) -> RetainResult:
+        if request.supersedes is not None:
+            fact = self._store.supersede(
+                request.supersedes,
+                request.text,
+                request.tags,
+                ttl_ms=request.ttl_ms,
+                provenance=request.provenance,
+            )
+            if fact.quarantined is not None:
+                return RetainResult(fact.id, True, fact.expires_at, None, fact.quarantined)
+            return RetainResult(fact.id, True, fact.expires_at, request.supersedes)
+        if request.if_absent:
+            fact, created = self._store.remember_if_new(
+                request.text, request.tags, ttl_ms=request.ttl_ms, provenance=request.provenance
+            )
+            if not created:
+                return RetainResult(fact.id, False, fact.expires_at, text=fact.text, tags=fact.tags)
+            return RetainResult(fact.id, created, fact.expires_at, quarantined=fact.quarantined)
+        fact = self._store.remember(
+            request.text, request.tags, ttl_ms=request.ttl_ms, provenance=request.provenance
+        )
+        return RetainResult(fact.id, True, fact.expires_at, quarantined=fact.quarantined)
+
+    def recall(self, request: RecallRequest) -> RecallResponse:
+        hits = self._store.recall(request.query, request.limit)
+        return RecallResponse(
+            tuple(
+                ProviderHit(
+                    hit.fact.id,
+                    hit.fact.text,
+                    hit.fact.tags,
+                    unit_score(hit.score),
+                    hit.fact.has_evidence,
+                )
+                for hit in hits
+            )
+        )
+
+    def forget(self, request: ForgetRequest) -> ForgetResult:
+        if request.id is not None:
+            forgotten = self._store.forget_id(request.id, reason=request.reason)
+        else:
+            assert request.query is not None  # ForgetRequest guarantees exactly one
+            forgotten = self._store.forget_matching(
+                request.query, reason=request.reason, at_most=request.at_most
+            )
+        return ForgetResult(
+            len(forgotten),
+            tuple(fact.id for fact in forgotten),
+            tuple(fact.text for fact in forgotten),
+        )
+
+    def health(self) -> Health:
+        try:
+            problem = self._store.health_problem(timeout_s=HEALTH_DEADLINE_S)
+        except (OSError, StoreError) as exc:
+            problem = f"health check failed: {exc}"
+        return Health(ok=problem is None, message=problem, checked_at=self._now())
+
+    def capabilities(self) -> Capabilities:
+        return LOCAL_CAPABILITIES

@@ -1,0 +1,1 @@
+"""The fact store's SQLite schema and statements."""

@@ -1,0 +1,285 @@
+"""The fact store's SQL statements and the mapping of their rows to value types.
+
+Every function takes an open connection and the current time in epoch milliseconds; none opens,
+commits or validates anything (``lifecycle`` owns the connection and its transactions,
+``validation`` the input).
+
+Status is materialized at read time, in this order: superseded (``superseded_by`` or a superseded
+tombstone), forgotten (a forgotten tombstone), expired (an expired tombstone or
+``now >= expires_at``), live.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from specwire.runtime.core.ids import new_memory_id
+from specwire.runtime.facts.lexical import ranking
+from specwire.runtime.facts.model import (
+    Fact,
+    FactStatus,
+    Provenance,
+    RecallHit,
+    Tombstone,
+    TombstoneKind,
+    from_ms,
+)
+from specwire.runtime.facts.text import document_terms
+from specwire.runtime.facts.validation import NewFact
+
+_COLUMNS = (
+    "f.id, f.text, f.tags, f.created_at, f.expires_at, f.superseded_by, f.session_id, f.evidence"
+)
+_TOMBSTONE = "t.kind AS t_kind, t.at AS t_at, t.reason AS t_reason, t.superseded_by AS t_by"
+_FROM = "facts f LEFT JOIN tombstones t ON t.target = f.id"
+_LIVE = (
+    "f.superseded_by IS NULL AND t.target IS NULL AND (f.expires_at IS NULL OR f.expires_at > :now)"
+)
+_STATUS = """CASE
+    WHEN f.superseded_by IS NOT NULL OR t.kind = 'superseded' THEN 'superseded'
+    WHEN t.kind = 'forgotten' THEN 'forgotten'
+    WHEN t.kind = 'expired' OR f.expires_at <= :now THEN 'expired'
+    ELSE 'live' END"""
+_PROVEN = "(json_array_length(f.evidence) > 0)"
+_LEXICAL = f"""
+SELECT {_COLUMNS}, bm25(facts_fts) AS raw, {_PROVEN} AS proven
+FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid LEFT JOIN tombstones t ON t.target = f.id
+WHERE facts_fts MATCH :match AND {_LIVE}
+ORDER BY raw * (CASE WHEN {_PROVEN} THEN :factor ELSE 1.0 END), f.seq
+LIMIT :limit
+"""
+_SWEEP = f"""INSERT INTO tombstones (kind, target, at)
+SELECT 'expired', f.id, :now FROM {_FROM}
+WHERE t.target IS NULL AND f.superseded_by IS NULL
+AND f.expires_at IS NOT NULL AND f.expires_at <= :now
+ORDER BY f.seq"""
+
+# -- writes --------------------------------------------------------------------------------
+
+
+_INSERT = """INSERT INTO facts (id, text, norm_text, terms, tags, created_at, expires_at,
+session_id, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+
+
+def insert(conn: sqlite3.Connection, new: NewFact, now: int) -> Fact:
+    """Write a new fact under a fresh id (drawn again on the rare 64-bit collision)."""
+    return insert_many(conn, [new], now)[0]
+
+
+def insert_many(conn: sqlite3.Connection, news: Sequence[NewFact], now: int) -> list[Fact]:
+    """Write new facts, in order, under fresh ids (all drawn again on the rare 64-bit
+    collision). Call inside a transaction."""
+    for attempt in range(3):
+        ids = [new_memory_id() for _ in news]
+        rows = [_row(fact_id, new, now) for fact_id, new in zip(ids, news, strict=True)]
+        try:
+            if len(rows) == 1:
+                conn.execute(_INSERT, rows[0])
+            else:
+                conn.execute("SAVEPOINT insert_many")
+                conn.executemany(_INSERT, rows)
+                conn.execute("RELEASE insert_many")
+        except sqlite3.IntegrityError as exc:
+            if len(rows) > 1:
+                conn.execute("ROLLBACK TO insert_many")
+                conn.execute("RELEASE insert_many")
+            if "facts.id" in str(exc) and attempt < 2:
+                continue
+            raise
+        created = from_ms(now)
+        return [
+            Fact(
+                id=fact_id,
+                text=new.text,
+                tags=new.tags,
+                created_at=created,
+                expires_at=None if new.ttl_ms is None else from_ms(now + new.ttl_ms),
+                superseded_by=None,
+                provenance=new.provenance,
+            )
+            for fact_id, new in zip(ids, news, strict=True)
+        ]
+    raise AssertionError("unreachable")
+
+
+def insert_with_id(conn: sqlite3.Connection, fact_id: str, new: NewFact, now: int) -> None:
+    """Write a new fact under a given id (a released quarantined write keeps its id)."""
+    conn.execute(_INSERT, _row(fact_id, new, now))
+
+
+def _row(fact_id: str, new: NewFact, now: int) -> tuple[object, ...]:
+    return (
+        fact_id,
+        new.text,
+        new.norm_text,
+        document_terms(new.text, new.tags),
+        _json_list(new.tags),
+        now,
+        None if new.ttl_ms is None else now + new.ttl_ms,
+        new.provenance.session_id,
+        _json_list(new.provenance.evidence),
+    )
+
+
+def _json_list(items: tuple[str, ...]) -> str:
+    """``json.dumps(list(items), ensure_ascii=False)``, without the encoder for plain strings."""
+    if not items:
+        return "[]"
+    if all(item.isascii() and item.isprintable() and _PLAIN.isdisjoint(item) for item in items):
+        return '["' + '", "'.join(items) + '"]'
+    return json.dumps(list(items), ensure_ascii=False)
+
+
+_PLAIN = frozenset('"\\')
+
+
+def mark_superseded(conn: sqlite3.Connection, old_id: str, replacement_id: str) -> None:
+    conn.execute("UPDATE facts SET superseded_by = ? WHERE id = ?", (replacement_id, old_id))
+
+
+def tombstone(
+    conn: sqlite3.Connection,
+    kind: TombstoneKind,
+    target: str,
+    now: int,
+    reason: str | None,
+    superseded_by: str | None,
+) -> None:
+    conn.execute(
+        "INSERT INTO tombstones (kind, target, at, reason, superseded_by) VALUES (?, ?, ?, ?, ?)",
+        (kind, target, now, reason, superseded_by),
+    )
+
+
+def sweep_expired(conn: sqlite3.Connection, now: int) -> int:
+    """Tombstone every expired fact that has no tombstone yet; returns how many."""
+    return conn.execute(_SWEEP, {"now": now}).rowcount
+
+
+# -- reads ---------------------------------------------------------------------------------
+
+
+def lexical(conn: sqlite3.Connection, match: str, now: int, *, limit: int) -> list[RecallHit]:
+    """Live facts matching the FTS5 expression, best first (``limit`` -1: all of them)."""
+    rows = conn.execute(
+        _LEXICAL,
+        {"match": match, "now": now, "factor": ranking.EVIDENCE_FACTOR, "limit": limit},
+    ).fetchall()
+    return [
+        RecallHit(_fact(row), ranking.lexical_score(row["raw"], bool(row["proven"])))
+        for row in rows
+    ]
+
+
+def live_hits_by_seq(
+    conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], now: int
+) -> list[RecallHit]:
+    """The live facts among the ranked ``(seq, score)`` pairs, as hits in the given order."""
+    rows = live_rows_by_seq(conn, _COLUMNS, [seq for seq, _ in ranked], now)
+    by_seq = {int(row["seq"]): row for row in rows}
+    return [RecallHit(_fact(by_seq[seq]), score) for seq, score in ranked if seq in by_seq]
+
+
+def live_proven(conn: sqlite3.Connection, seqs: Sequence[int], now: int) -> dict[int, bool]:
+    """Of ``seqs``, the live ones, each with whether it is backed by evidence (no row decoded)."""
+    rows = live_rows_by_seq(conn, f"{_PROVEN} AS proven", seqs, now)
+    return {int(row["seq"]): bool(row["proven"]) for row in rows}
+
+
+def live_rows_by_seq(
+    conn: sqlite3.Connection, columns: str, seqs: Sequence[int], now: int
+) -> list[sqlite3.Row]:
+    """``seq`` and ``columns`` of the live facts among ``seqs`` (any order)."""
+    if not seqs:
+        return []
+    marks = ", ".join("?" * len(seqs))
+    rows: list[sqlite3.Row] = conn.execute(
+        f"SELECT f.seq AS seq, {columns} FROM {_FROM} WHERE f.seq IN ({marks}) AND "
+        + _LIVE.replace(":now", "?"),
+        [*seqs, now],
+    ).fetchall()
+    return rows
+
+
+def status_of(conn: sqlite3.Connection, fact_id: str, now: int) -> str | None:
+    row = conn.execute(
+        f"SELECT {_STATUS} AS status FROM {_FROM} WHERE f.id = :id",
+        {"id": fact_id, "now": now},
+    ).fetchone()
+    return None if row is None else str(row["status"])
+
+
+def fact_status(conn: sqlite3.Connection, fact_id: str, now: int) -> FactStatus | None:
+    row = conn.execute(
+        f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} WHERE f.id = :id",
+        {"id": fact_id, "now": now},
+    ).fetchone()
+    return None if row is None else _fact_status(row)
+
+
+def every_fact_status(conn: sqlite3.Connection, now: int) -> list[FactStatus]:
+    """Every fact ever written, oldest first, with its status."""
+    rows = conn.execute(
+        f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} ORDER BY f.seq",
+        {"now": now},
+    ).fetchall()
+    return [_fact_status(row) for row in rows]
+
+
+def live_by_id(conn: sqlite3.Connection, fact_id: str, now: int) -> Fact | None:
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM {_FROM} WHERE f.id = :id AND {_LIVE}",
+        {"id": fact_id, "now": now},
+    ).fetchone()
+    return None if row is None else _fact(row)
+
+
+def live_with_text(conn: sqlite3.Connection, norm: str, now: int) -> Fact | None:
+    """The oldest live fact whose normalized text is ``norm``."""
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM {_FROM} WHERE f.norm_text = :norm AND {_LIVE} "
+        "ORDER BY f.seq LIMIT 1",
+        {"norm": norm, "now": now},
+    ).fetchone()
+    return None if row is None else _fact(row)
+
+
+def count_live(conn: sqlite3.Connection, now: int) -> int:
+    row = conn.execute(f"SELECT count(*) FROM {_FROM} WHERE {_LIVE}", {"now": now}).fetchone()
+    return int(row[0])
+
+
+# -- row mapping ---------------------------------------------------------------------------
+
+
+def _fact(row: sqlite3.Row) -> Fact:
+    expires = row["expires_at"]
+    return Fact(
+        id=row["id"],
+        text=row["text"],
+        tags=tuple(_json_strings(row["tags"])),
+        created_at=from_ms(row["created_at"]),
+        expires_at=None if expires is None else from_ms(expires),
+        superseded_by=row["superseded_by"],
+        provenance=Provenance(row["session_id"], tuple(_json_strings(row["evidence"]))),
+    )
+
+
+def _fact_status(row: sqlite3.Row) -> FactStatus:
+    tombstone = None
+    if row["t_kind"] is not None:
+        tombstone = Tombstone(
+            kind=row["t_kind"],
+            at=from_ms(row["t_at"]),
+            reason=row["t_reason"],
+            superseded_by=row["t_by"],
+        )
+    return FactStatus(_fact(row), row["status"], tombstone)
+
+
+def _json_strings(raw: Any) -> list[str]:
+    value = json.loads(raw) if isinstance(raw, str) else []
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []

@@ -1,0 +1,1 @@
+"""Cosine recall: the vector matrix, sign sketches, cuts and snapshot."""

@@ -1,0 +1,1 @@
+"""File safety: atomic replacement, race-free resolution beneath a root, safe opens, locks."""

@@ -1,0 +1,369 @@
+"""The managed agent as an OpenAI-compatible service: the official ``openai`` client works.
+
+``GET /v1/models``             the agent, listed as one model named after the spec.
+``POST /v1/chat/completions``  one turn: the last message (the user's) goes to the agent; the
+                               reply comes back as a ``chat.completion``, or as server-sent
+                               ``chat.completion.chunk`` events with ``stream: true``.
+``GET /healthz``               ``{"status": "ok", ...}`` (no key needed).
+
+``Authorization: Bearer <tenant key>`` picks the tenant (``runtime.hosts.http.tenant_keys``); every
+turn runs fenced in that tenant's root. The session is the ``X-Session-Id`` header, else the
+``user`` field, else a new one (returned in the ``X-Session-Id`` response header so the client
+can continue it). Every refusal — 401, 400, 404, 413, 429 — happens before the turn runs and
+changes nothing. Errors use OpenAI's body (``{"error": {"message", "type", "param", "code"}}``)
+and ``x-should-retry: false`` where retrying cannot help, so the client raises at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from specwire.runtime.core.errors import MemoryServiceError, RecallUnavailableError
+from specwire.runtime.core.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE
+from specwire.runtime.core.secrets import MissingSecretError
+from specwire.runtime.hosts.http import openai_wire as wire
+from specwire.runtime.hosts.http.common import (
+    BadRequest,
+    bearer_token,
+    drain,
+    drain_dreams,
+    parse_model,
+    read_body,
+)
+from specwire.runtime.hosts.http.conversations import ConversationTurns
+from specwire.runtime.hosts.http.tenant_keys import TenantKeys
+from specwire.runtime.hosts.http.usage_ledger import TenantUsage, UsageLedger, budget_problem
+from specwire.runtime.hosts.types import TenantConfig
+from specwire.runtime.models import ModelError, Usage
+
+SESSION_HEADER = "x-session-id"
+Result = TypeVar("Result")
+KEEPALIVE_S = 15.0
+
+
+@dataclass(frozen=True)
+class ManagedReply:
+    session_id: str
+    replies: list[str]
+    usage: Usage | None
+    # Milliseconds by phase ("wire": memory wiring, "turn": the loop and its tools), sent back
+    # in a Server-Timing header.
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(self.replies)
+
+
+# (tenant id, session key, message) → the turn's replies; blocking, runs in a worker thread.
+ManagedTurn = Callable[[str, str, str], ManagedReply]
+
+
+@dataclass
+class ManagedService:
+    spec_name: str
+    keys: TenantKeys
+    tenants: Mapping[str, TenantConfig]
+    run_turn: ManagedTurn
+    ledger_for: Callable[[str], UsageLedger]
+    max_body: int
+    log: Callable[[str], None]
+    turns: ConversationTurns = field(default_factory=ConversationTurns)
+    background: set[asyncio.Task[Any]] = field(default_factory=set)
+    gates: dict[str, _TenantGate] = field(default_factory=dict)
+
+
+def openai_error(
+    status: int,
+    message: str,
+    error_type: str,
+    *,
+    code: str | None = None,
+    param: str | None = None,
+    retry: bool = False,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    all_headers = dict(headers or {})
+    if not retry:
+        all_headers["x-should-retry"] = "false"
+    return JSONResponse(
+        wire.error_body(message, error_type, code=code, param=param),
+        status_code=status,
+        headers=all_headers,
+    )
+
+
+class _Refused(Exception):
+    def __init__(self, response: Response) -> None:
+        self.response = response
+
+
+def build_managed_app(service: ManagedService) -> Starlette:
+    def tenant_of(request: Request) -> str:
+        given = bearer_token(request)
+        tenant_id = service.keys.tenant_for(given) if given is not None else None
+        if tenant_id is None:
+            raise _Refused(
+                openai_error(
+                    401,
+                    "Incorrect API key provided."
+                    if given
+                    else "Missing API key: send 'Authorization: Bearer <tenant key>'.",
+                    "invalid_request_error",
+                    code="invalid_api_key",
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+            )
+        return tenant_id
+
+    async def models(request: Request) -> Response:
+        try:
+            tenant_of(request)
+        except _Refused as refused:
+            return refused.response
+        return JSONResponse(wire.models_list(service.spec_name))
+
+    async def chat_completions(request: Request) -> Response:
+        try:
+            tenant_id = tenant_of(request)
+            body = await _parsed_request(request, service)
+            message = wire.turn_text(body)
+            if isinstance(message, tuple):
+                raise _Refused(
+                    openai_error(400, message[0], "invalid_request_error", param=message[1])
+                )
+            session_key = _session_key(request, body)
+            await _admit(service, tenant_id)
+        except _Refused as refused:
+            return refused.response
+        headers = {"X-Session-Id": session_key}
+        conversation = f"{tenant_id}/{session_key}"
+
+        def turn() -> ManagedReply:
+            reply = service.run_turn(tenant_id, session_key, message)
+            service.ledger_for(tenant_id).add(reply.usage or Usage())
+            return reply
+
+        if body.stream:
+            include_usage = body.stream_options is not None and body.stream_options.include_usage
+            task = asyncio.get_running_loop().create_task(
+                _admitted(service, tenant_id, service.turns.run(conversation, turn))
+            )
+            service.background.add(task)  # the turn finishes even if the client goes away
+            task.add_done_callback(service.background.discard)
+            return StreamingResponse(
+                _stream(service, task, conversation, include_usage),
+                media_type="text/event-stream",
+                headers={**headers, "Cache-Control": "no-cache"},
+            )
+        try:
+            reply = await _admitted(service, tenant_id, service.turns.run(conversation, turn))
+        except Exception as exc:
+            return _turn_failed(service, conversation, exc)
+        if reply.timings:
+            headers["Server-Timing"] = ", ".join(
+                f"{name};dur={ms:.2f}" for name, ms in reply.timings.items()
+            )
+        return JSONResponse(
+            wire.completion(wire.completion_id(), service.spec_name, reply.text, reply.usage),
+            headers=headers,
+        )
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "status": "ok",
+                "spec": service.spec_name,
+                "target": "managed",
+            }
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await drain(service.background, service.log, what="streamed turn(s)")
+        await drain_dreams(service.log)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return openai_error(404, f"no route {request.method} {request.url.path}", "not_found")
+
+    async def wrong_method(request: Request, exc: Exception) -> Response:
+        return openai_error(
+            405, f"{request.method} is not allowed on {request.url.path}", "invalid_request_error"
+        )
+
+    return Starlette(
+        routes=[
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+        ],
+        exception_handlers={404: not_found, 405: wrong_method},
+        lifespan=lifespan,
+    )
+
+
+async def _parsed_request(request: Request, service: ManagedService) -> wire.ChatCompletionRequest:
+    try:
+        body = parse_model(await read_body(request, service.max_body), wire.ChatCompletionRequest)
+    except BadRequest as refused:
+        raise _Refused(
+            openai_error(
+                refused.status, refused.message, "invalid_request_error", param=refused.param
+            )
+        ) from None
+    if body.model != service.spec_name:
+        raise _Refused(
+            openai_error(
+                404,
+                f"The model {body.model!r} does not exist; this service serves "
+                f"{service.spec_name!r}.",
+                "invalid_request_error",
+                code="model_not_found",
+                param="model",
+            )
+        )
+    return body
+
+
+def _session_key(request: Request, body: wire.ChatCompletionRequest) -> str:
+    header = request.headers.get(SESSION_HEADER)
+    if header is not None:
+        if not CLIENT_KEY_RE.fullmatch(header):
+            raise _Refused(
+                openai_error(
+                    400,
+                    f"X-Session-Id must be {CLIENT_KEY_RULE}",
+                    "invalid_request_error",
+                    param="X-Session-Id",
+                )
+            )
+        return header
+    if body.user is not None:
+        return body.user
+    return f"chat-{secrets.token_hex(8)}"
+
+
+class _TenantGate:
+    """A tenant's turns in flight, so concurrent requests cannot all pass one budget check."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.changed = asyncio.Condition()
+
+
+async def _admit(service: ManagedService, tenant_id: str) -> None:
+    """Admit one turn of the tenant, or refuse it (429) when its budget is spent.
+
+    A budgeted tenant's turn starts only when the recorded usage plus the turns in flight
+    (each reserved at the tenant's average turn) stays within the budget; otherwise it waits
+    for a running turn to finish and looks again. The first turn of a tenant without usage
+    history runs alone. So concurrent requests overshoot a budget by one turn at most.
+    """
+    tenant = service.tenants[tenant_id]
+    gate = service.gates.setdefault(tenant_id, _TenantGate())
+    budgeted = tenant.max_input_tokens is not None or tenant.max_output_tokens is not None
+    async with gate.changed:
+        while True:
+            used = _recorded_usage(service, tenant_id)
+            problem = budget_problem(used, tenant) if budgeted else None
+            if problem is not None:
+                raise _Refused(
+                    openai_error(
+                        429,
+                        f"You exceeded your current quota: {problem}.",
+                        "insufficient_quota",
+                        code="insufficient_quota",
+                    )
+                )
+            if not budgeted or gate.in_flight == 0 or _fits(used, gate.in_flight + 1, tenant):
+                gate.in_flight += 1
+                return
+            await gate.changed.wait()
+
+
+async def _admitted(service: ManagedService, tenant_id: str, turn: Awaitable[Result]) -> Result:
+    """Run an admitted turn; its place is given back however it ends."""
+    gate = service.gates[tenant_id]
+    try:
+        return await turn
+    finally:
+        async with gate.changed:
+            gate.in_flight -= 1
+            gate.changed.notify_all()
+
+
+def _fits(used: TenantUsage, turns: int, tenant: TenantConfig) -> bool:
+    if used.turns == 0:
+        return False
+    checks = (
+        (tenant.max_input_tokens, used.input),
+        (tenant.max_output_tokens, used.output),
+    )
+    return all(
+        limit is None or spent + turns * spent / used.turns <= limit for limit, spent in checks
+    )
+
+
+def _recorded_usage(service: ManagedService, tenant_id: str) -> TenantUsage:
+    try:
+        return service.ledger_for(tenant_id).read()
+    except Exception as exc:  # a damaged ledger fails closed
+        service.log(f"[serve] {tenant_id}: {exc}\n")
+        raise _Refused(
+            openai_error(503, "the tenant's usage ledger cannot be read", "server_error")
+        ) from None
+
+
+def _failure(exc: Exception) -> tuple[int, str, str]:
+    if isinstance(exc, ModelError):
+        return 502, f"the agent's model failed: {exc}", "api_error"
+    if isinstance(exc, RecallUnavailableError | MemoryServiceError | MissingSecretError):
+        return 503, "the agent's memory is unavailable; the turn was not run", "server_error"
+    return 500, "the turn failed; the service log has the details", "server_error"
+
+
+def _turn_failed(service: ManagedService, conversation: str, exc: Exception) -> Response:
+    service.log(f"[serve] {conversation}: error: {type(exc).__name__}: {exc}\n")
+    status, message, error_type = _failure(exc)
+    return openai_error(status, message, error_type, retry=status >= 500)
+
+
+async def _stream(
+    service: ManagedService,
+    task: asyncio.Task[ManagedReply],
+    conversation: str,
+    include_usage: bool,
+) -> AsyncIterator[bytes]:
+    cid = wire.completion_id()
+    model = service.spec_name
+    yield wire.sse(wire.chunk(cid, model, {"role": "assistant", "content": ""}))
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=KEEPALIVE_S)
+        if done:
+            break
+        yield b": keep-alive\n\n"  # an SSE comment: keeps proxies from closing an idle stream
+    try:
+        reply = task.result()
+    except Exception as exc:
+        service.log(f"[serve] {conversation}: error: {type(exc).__name__}: {exc}\n")
+        _, message, error_type = _failure(exc)
+        yield wire.sse(wire.error_body(message, error_type))
+        return
+    for index, text in enumerate(reply.replies):
+        content = f"\n\n{text}" if index else text  # the same text as the non-streaming reply
+        yield wire.sse(wire.chunk(cid, model, {"content": content}))
+    yield wire.sse(wire.chunk(cid, model, {}, "stop"))
+    if include_usage:
+        yield wire.sse(wire.chunk(cid, model, {}, usage=reply.usage, with_usage=True))
+    yield wire.sse("[DONE]")

@@ -1,0 +1,716 @@
+"""The reference memory server: any ``FactProvider`` served over the HTTP memory contract.
+
+``memory_app(provider_for, tokens)`` is the ASGI app (Starlette). The tenant is the one whose
+bearer token the request carries (compared in constant time against every tenant's digest);
+``provider_for(tenant, spec, session)`` returns the provider for that scope, so a body can
+name a spec and a session but never another tenant. Every refusal uses the contract's error
+envelope. Write ``operationId``\\s are de-duplicated per tenant in a bounded LRU (in this
+process: run one server process per store, or put a shared de-dup in front, when scaling out).
+
+``specwire-memory-server --root DIR [--tenant ID ...] [--host H] [--port P]`` serves
+``LocalFactProvider`` stores at ``<root>/tenants/<tenant>/facts/<spec>.sqlite3`` (session-scoped
+facts at ``<root>/tenants/<tenant>/session-facts/<session>/facts/<spec>.sqlite3``). Each
+tenant's token is read from ``SPECWIRE_MEMORY_TOKEN_<TENANT ID>`` (the id upper-cased, every
+other character ``_``; at least 16 characters; never shared). ``--tenant`` defaults to the
+tenant folders already under ``<root>/tenants``. ``--openapi`` prints the contract as OpenAPI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import re
+import socket
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from specwire.runtime.core.errors import (
+    LockTimeoutError,
+    ServeConfigError,
+    StoreError,
+    TenancyError,
+)
+from specwire.runtime.core.fragment import storage_name
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.tenancy import TENANT_ID_RE, assert_inside, build_tenant
+from specwire.runtime.facts.model import InvalidRequestError, Provenance
+from specwire.runtime.facts.providers.errors import (
+    ProviderScopeError,
+    ProviderUnavailable,
+    ProviderUncertain,
+)
+from specwire.runtime.facts.providers.http import contract as wire
+from specwire.runtime.facts.providers.protocol import (
+    FactProvider,
+    ForgetRequest,
+    LocalFactProvider,
+    RecallRequest,
+    RetainRequest,
+)
+from specwire.runtime.facts.store import FactStore
+from specwire.runtime.hosts.http.common import (
+    BadRequest,
+    bearer_token,
+    parse_json,
+    parse_model,
+    read_body,
+)
+from specwire.runtime.hosts.http.tenant_keys import TenantKeys, load_tenant_keys
+from specwire.runtime.sessions.log import Clock, utc_now
+
+# (tenant id, spec, session or None) → the provider serving that scope.
+ProviderFor = Callable[[str, str, str | None], FactProvider]
+TOKEN_ENV_PREFIX: Final = "SPECWIRE_MEMORY_TOKEN_"
+SHA256_PREFIX: Final = "sha256:"
+DEFAULT_PORT: Final = 8765
+
+
+def token_variable(tenant_id: str) -> str:
+    """``tenant-acme`` → ``SPECWIRE_MEMORY_TOKEN_TENANT_ACME``."""
+    return TOKEN_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
+
+
+def tenant_keys_from(tokens: TenantKeys | Mapping[str, str]) -> TenantKeys:
+    """``tokens`` as ``TenantKeys``: a mapping is ``token → tenant`` where a key is the token
+    itself or ``"sha256:<hex digest of its UTF-8 bytes>"`` (so a config never holds secrets)."""
+    if isinstance(tokens, TenantKeys):
+        return tokens
+    digests: list[tuple[str, bytes]] = []
+    for key, tenant_id in tokens.items():
+        if not TENANT_ID_RE.fullmatch(tenant_id):
+            raise ServeConfigError(f"invalid tenant id {tenant_id!r}")
+        if key.startswith(SHA256_PREFIX):
+            try:
+                digest = bytes.fromhex(key[len(SHA256_PREFIX) :])
+            except ValueError:
+                digest = b""
+            if len(digest) != 32:
+                raise ServeConfigError(f"tenant {tenant_id!r}: not a sha256 hex digest")
+        else:
+            digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
+        digests.append((tenant_id, digest))
+    if len({digest for _, digest in digests}) != len(digests):
+        raise ServeConfigError("two tenants share a token; give each tenant its own")
+    return TenantKeys(tuple(digests))
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+class _Refusal(Exception):
+    def __init__(self, code: str, message: str, *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.param = param
+
+
+def envelope(
+    code: str, message: str, *, param: str | None = None, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    status, _ = wire.ERROR_CODES[code]
+    return JSONResponse(
+        wire.error_body(code, message, param=param), status_code=status, headers=headers
+    )
+
+
+_STATUS_CODES: Final = {
+    400: "invalid_request",
+    408: "request_timeout",
+    413: "payload_too_large",
+    499: "invalid_request",
+}
+
+
+# -- operation de-duplication ------------------------------------------------------------------
+
+
+@dataclass
+class _Operation:
+    fingerprint: str
+    started: float
+    outcome: asyncio.Future[tuple[int, dict[str, Any]]]
+
+
+@dataclass
+class OperationLog:
+    """Each tenant's recent write operations, by ``operationId``: bounded in number and age."""
+
+    window_s: float = wire.DEDUP_WINDOW_S
+    max_per_tenant: int = wire.DEDUP_MAX_PER_TENANT
+    clock: Callable[[], float] = time.monotonic
+    _tenants: dict[str, OrderedDict[str, _Operation]] = field(default_factory=dict)
+
+    def _log(self, tenant_id: str) -> OrderedDict[str, _Operation]:
+        log = self._tenants.setdefault(tenant_id, OrderedDict())
+        now = self.clock()
+        while log:
+            oldest = next(iter(log.values()))
+            if now - oldest.started < self.window_s or not oldest.outcome.done():
+                break
+            log.popitem(last=False)
+        return log
+
+    def find(self, tenant_id: str, operation_id: str) -> _Operation | None:
+        log = self._log(tenant_id)
+        found = log.get(operation_id)
+        if found is not None:
+            log.move_to_end(operation_id)
+        return found
+
+    def start(self, tenant_id: str, operation_id: str, fingerprint: str) -> _Operation:
+        log = self._log(tenant_id)
+        entry = _Operation(fingerprint, self.clock(), asyncio.get_running_loop().create_future())
+        log[operation_id] = entry
+        while len(log) > self.max_per_tenant:
+            victim = next((key for key, op in log.items() if op.outcome.done()), None)
+            if victim is None:
+                break
+            del log[victim]
+        return entry
+
+    def drop(self, tenant_id: str, operation_id: str, entry: _Operation) -> None:
+        log = self._tenants.get(tenant_id)
+        if log is not None and log.get(operation_id) is entry:
+            del log[operation_id]
+
+
+# -- the operations ----------------------------------------------------------------------------
+
+
+def _retain(provider: FactProvider, body: wire.RetainBody) -> BaseModel:
+    provenance = None
+    if body.provenance is not None:
+        provenance = Provenance(body.provenance.session_id, tuple(body.provenance.evidence))
+    result = provider.retain(
+        RetainRequest(
+            body.text,
+            tuple(body.tags),
+            body.ttl_ms,
+            provenance,
+            supersedes=body.supersedes,
+            if_absent=body.if_absent,
+        )
+    )
+    return wire.RetainReply(
+        id=result.id,
+        created=result.created,
+        expires_at=result.expires_at,
+        superseded=result.superseded,
+        quarantined=result.quarantined,
+        text=result.text,
+        tags=list(result.tags) if result.tags is not None else None,
+    )
+
+
+def _recall(provider: FactProvider, body: wire.RecallBody) -> BaseModel:
+    response = provider.recall(RecallRequest(body.query, body.limit))
+    return wire.RecallReply(
+        hits=[
+            wire.HitBody(
+                id=hit.id,
+                text=hit.text,
+                tags=list(hit.tags),
+                score=hit.score,
+                evidence_backed=hit.evidence_backed,
+            )
+            for hit in response.hits[: body.limit]
+        ]
+    )
+
+
+def _forget(provider: FactProvider, body: wire.ForgetBody) -> BaseModel:
+    result = provider.forget(
+        ForgetRequest(id=body.id, query=body.query, reason=body.reason, at_most=body.at_most)
+    )
+    # Texts only for the first MAX_K facts: a broad forget must not outgrow the response cap.
+    texts = list(result.texts[: wire.MAX_K])
+    return wire.ForgetReply(removed=result.removed, ids=list(result.ids), texts=texts)
+
+
+def _health(provider: FactProvider, body: wire.ScopeBody) -> BaseModel:
+    health = provider.health()
+    return wire.HealthReply(
+        ok=health.ok, message=None if health.ok else health.message, checked_at=health.checked_at
+    )
+
+
+def _capabilities(provider: FactProvider, body: wire.ScopeBody) -> BaseModel:
+    caps = provider.capabilities()
+    return wire.CapabilitiesReply(
+        lexical=caps.lexical,
+        semantic=caps.semantic,
+        ttl=caps.ttl,
+        supersede=caps.supersede,
+        provenance=caps.provenance,
+        forget_by_query=caps.forget_by_query,
+        tombstones=caps.tombstones,
+        subject_cascade=caps.subject_cascade,
+    )
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    body: type[wire.ScopeBody]
+    reply: type[BaseModel]
+    run: Callable[[FactProvider, Any], BaseModel]
+    write: bool
+    summary: str
+
+
+OPERATIONS: Final = (
+    Operation("retain", wire.RetainBody, wire.RetainReply, _retain, True, "Store one fact"),
+    Operation("recall", wire.RecallBody, wire.RecallReply, _recall, False, "Search facts"),
+    Operation("forget", wire.ForgetBody, wire.ForgetReply, _forget, True, "Tombstone facts"),
+    Operation(
+        "health", wire.ScopeBody, wire.HealthReply, _health, False, "The scope's store health"
+    ),
+    Operation(
+        "capabilities",
+        wire.ScopeBody,
+        wire.CapabilitiesReply,
+        _capabilities,
+        False,
+        "What the provider supports",
+    ),
+)
+
+
+# -- the app -----------------------------------------------------------------------------------
+
+
+def memory_app(
+    provider_for: ProviderFor,
+    tokens: TenantKeys | Mapping[str, str],
+    *,
+    max_body: int = wire.MAX_REQUEST_BYTES,
+    operations: OperationLog | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Starlette:
+    keys = tenant_keys_from(tokens)
+    oplog = operations if operations is not None else OperationLog()
+    say = log if log is not None else _stderr
+
+    def tenant_of(request: Request) -> str:
+        given = bearer_token(request)
+        tenant_id = keys.tenant_for(given) if given is not None else None
+        if tenant_id is None:
+            raise _Refusal(
+                "unauthorized",
+                "the token is not a tenant's"
+                if given
+                else "missing token: send 'Authorization: Bearer <tenant token>'",
+            )
+        return tenant_id
+
+    async def parsed(request: Request, model: type[wire.ScopeBody]) -> wire.ScopeBody:
+        try:
+            raw = await read_body(request, max_body)
+            data = parse_json(raw)
+            if isinstance(data, dict) and data.get("version", wire.CONTRACT_VERSION) != (
+                wire.CONTRACT_VERSION
+            ):
+                raise _Refusal(
+                    "unsupported_version",
+                    f"this server speaks contract version {wire.CONTRACT_VERSION}",
+                    param="version",
+                )
+            return parse_model(raw, model)
+        except BadRequest as exc:
+            raise _Refusal(
+                _STATUS_CODES.get(exc.status, "invalid_request"), exc.message, param=exc.param
+            ) from None
+
+    def provider_in(tenant_id: str, body: wire.ScopeBody) -> FactProvider:
+        if body.tenant is not None and body.tenant != tenant_id:
+            raise _Refusal(
+                "scope_violation", "the request names a tenant its token does not belong to"
+            )
+        try:
+            return provider_for(tenant_id, body.spec, body.session)
+        except (ProviderScopeError, TenancyError, PermissionError) as exc:
+            raise _Refusal("scope_violation", f"scope refused: {exc}") from None
+        except (StoreError, OSError) as exc:
+            say(f"[memory-server] cannot open the store for {tenant_id}: {exc}\n")
+            raise _Refusal("unavailable", "the store for this scope cannot be opened") from None
+
+    async def run(
+        operation: Operation, provider: FactProvider, body: Any, deadline: float | None
+    ) -> dict[str, Any]:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise _Refusal("deadline_exceeded", "the request's deadline passed before it ran")
+        try:
+            work = run_in_threadpool(operation.run, provider, body)
+            # A write, once started, runs to its end; a read is abandoned at the deadline.
+            reply = await (work if operation.write else asyncio.wait_for(work, remaining))
+        except TimeoutError:
+            raise _Refusal(
+                "deadline_exceeded", "the read did not finish within the request's deadline"
+            ) from None
+        except InvalidRequestError as exc:
+            raise _Refusal("invalid_request", str(exc)) from None
+        except ProviderScopeError as exc:
+            raise _Refusal("scope_violation", str(exc)) from None
+        except (LockTimeoutError, ProviderUnavailable, ProviderUncertain) as exc:
+            # A proxied remote provider's failure is this server's unavailability.
+            raise _Refusal("unavailable", str(exc)) from None
+        except StoreError as exc:
+            raise _Refusal("refused", str(exc)) from None
+        except Exception as exc:  # a provider's bug must still answer with the envelope
+            say(f"[memory-server] {operation.name} failed: {type(exc).__name__}: {exc}\n")
+            raise _Refusal("internal", "the provider failed") from None
+        return reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def deduplicated(
+        operation: Operation,
+        tenant_id: str,
+        provider: FactProvider,
+        body: Any,
+        deadline: float | None,
+    ) -> dict[str, Any]:
+        operation_id = getattr(body, "operation_id", None)
+        if not operation.write or operation_id is None:
+            return await run(operation, provider, body, deadline)
+        fields = body.model_dump(mode="json", exclude={"operation_id"})
+        fingerprint = hashlib.sha256(
+            json.dumps([operation.name, fields], sort_keys=True).encode()
+        ).hexdigest()
+        seen = oplog.find(tenant_id, operation_id)
+        if seen is not None:
+            if seen.fingerprint != fingerprint:
+                raise _Refusal(
+                    "conflict",
+                    "this operationId was already used for a different request",
+                    param="operationId",
+                )
+            status, payload = await asyncio.shield(seen.outcome)
+            if status != 200:
+                raise _Refusal(payload["code"], payload["message"], param=payload.get("param"))
+            return payload
+        entry = oplog.start(tenant_id, operation_id, fingerprint)
+        try:
+            payload = await run(operation, provider, body, deadline)
+        except _Refusal as refusal:
+            # Not remembered: a retry runs the write again (nothing was applied).
+            oplog.drop(tenant_id, operation_id, entry)
+            entry.outcome.set_result(
+                (
+                    wire.ERROR_CODES[refusal.code][0],
+                    {"code": refusal.code, "message": refusal.message, "param": refusal.param},
+                )
+            )
+            raise
+        entry.outcome.set_result((200, payload))
+        return payload
+
+    def endpoint(operation: Operation) -> Callable[[Request], Any]:
+        async def handle(request: Request) -> Response:
+            arrived = time.monotonic()
+            try:
+                tenant_id = tenant_of(request)
+                budget = deadline_budget(request)
+                deadline = None if budget is None else arrived + budget
+                body = await parsed(request, operation.body)
+                provider = provider_in(tenant_id, body)
+                payload = await deduplicated(operation, tenant_id, provider, body, deadline)
+            except _Refusal as refusal:
+                headers = {"WWW-Authenticate": "Bearer"} if refusal.code == "unauthorized" else None
+                return envelope(refusal.code, refusal.message, param=refusal.param, headers=headers)
+            return JSONResponse(payload)
+
+        return handle
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse(wire.ServiceHealth().wire())
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        if status == 405:
+            return envelope("method_not_allowed", "this endpoint takes POST")
+        if status == 404:
+            return envelope("not_found", "no such endpoint")
+        return envelope("internal", "the server failed")
+
+    routes = [
+        Route(f"{wire.API_PREFIX}/{op.name}", endpoint(op), methods=["POST"]) for op in OPERATIONS
+    ]
+    routes.append(Route("/healthz", healthz, methods=["GET"]))
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+
+
+# -- OpenAPI -----------------------------------------------------------------------------------
+
+
+def deadline_budget(request: Request) -> float | None:
+    """The ``Deadline-Ms`` header in seconds (None without one); 400 when malformed."""
+    raw = request.headers.get(wire.DEADLINE_HEADER)
+    if raw is None:
+        return None
+    if not raw.strip().isdigit() or not 1 <= int(raw) <= wire.MAX_DEADLINE_MS:
+        raise _Refusal(
+            "invalid_request",
+            f"{wire.DEADLINE_HEADER} must be milliseconds, 1 to {wire.MAX_DEADLINE_MS}",
+            param=wire.DEADLINE_HEADER,
+        )
+    return int(raw) / 1000
+
+
+def openapi_document() -> dict[str, Any]:
+    """The contract as an OpenAPI 3.1 document, from the same models and routes the app serves."""
+    models: list[type[BaseModel]] = [wire.ErrorBody, wire.ServiceHealth]
+    for op in OPERATIONS:
+        models.extend([op.body, op.reply])
+    unique = list(dict.fromkeys(models))
+    _, schemas = models_json_schema(
+        [
+            (model, "validation" if model in {op.body for op in OPERATIONS} else "serialization")
+            for model in unique
+        ],
+        by_alias=True,
+        ref_template="#/components/schemas/{model}",
+    )
+    errors = {
+        str(status): {
+            "description": ", ".join(
+                code for code, (code_status, _) in wire.ERROR_CODES.items() if code_status == status
+            ),
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+        }
+        for status in sorted({status for status, _ in wire.ERROR_CODES.values()})
+    }
+    paths: dict[str, Any] = {}
+    for op in OPERATIONS:
+        paths[f"{wire.API_PREFIX}/{op.name}"] = {
+            "post": {
+                "operationId": op.name,
+                "summary": op.summary,
+                "description": (
+                    "A write: send an operationId to make it idempotent (de-duplicated per "
+                    "tenant; the same id with another body is 409)."
+                    if op.write
+                    else "A read: no side effects, always safe to retry."
+                ),
+                "security": [{"bearer": []}],
+                "parameters": [
+                    {
+                        "name": wire.DEADLINE_HEADER,
+                        "in": "header",
+                        "required": False,
+                        "description": "The caller's remaining budget in milliseconds: an "
+                        "operation not started within it is refused (504 deadline_exceeded, "
+                        "not applied); a read still running at it is abandoned.",
+                        "schema": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "maximum": wire.MAX_DEADLINE_MS,
+                        },
+                    }
+                ],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": f"#/components/schemas/{op.body.__name__}"}
+                        }
+                    },
+                },
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": f"#/components/schemas/{op.reply.__name__}"}
+                            }
+                        },
+                    },
+                    **errors,
+                },
+            }
+        }
+    paths["/healthz"] = {
+        "get": {
+            "operationId": "serviceHealth",
+            "summary": "The server is up (no token needed)",
+            "responses": {
+                "200": {
+                    "description": "OK",
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": "#/components/schemas/ServiceHealth"}
+                        }
+                    },
+                }
+            },
+        }
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "specwire memory provider",
+            "version": str(wire.CONTRACT_VERSION),
+            "description": (wire.__doc__ or "").strip(),
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas.get("$defs", {}),
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "x-limits": {
+            "maxRequestBytes": wire.MAX_REQUEST_BYTES,
+            "maxResponseBytes": wire.MAX_RESPONSE_BYTES,
+            "maxOperationIdChars": wire.MAX_OPERATION_ID_CHARS,
+            "maxK": wire.MAX_K,
+            "maxRetries": wire.MAX_RETRIES,
+            "dedupWindowSeconds": wire.DEDUP_WINDOW_S,
+            "dedupMaxPerTenant": wire.DEDUP_MAX_PER_TENANT,
+        },
+    }
+
+
+def openapi_json() -> str:
+    return json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n"
+
+
+# -- local stores per tenant -------------------------------------------------------------------
+
+
+class LocalStores:
+    """``provider_for`` over local fact stores under ``<root>/tenants``: one open store per
+    (tenant, spec, session) for the life of the process. Only ``tenant_ids`` are served."""
+
+    def __init__(self, root: Path, tenant_ids: Sequence[str], *, now: Clock = utc_now) -> None:
+        self._tenants_root = root.resolve() / "tenants"
+        self._now = now
+        self._tenant_ids = frozenset(tenant_ids)
+        self._open: dict[tuple[str, str, str | None], LocalFactProvider] = {}
+        self._lock = threading.Lock()
+
+    def path_for(self, tenant_id: str, spec: str, session: str | None) -> Path:
+        tenant = build_tenant(tenant_id, self._tenants_root)
+        root = tenant.root
+        if session is not None:
+            root = assert_inside(root / "session-facts" / storage_name(session), tenant.root)
+        return StoreLayout(root, spec).facts_db
+
+    def __call__(self, tenant_id: str, spec: str, session: str | None) -> FactProvider:
+        if tenant_id not in self._tenant_ids:
+            raise ProviderScopeError(f"tenant {tenant_id!r} is not served here")
+        key = (tenant_id, spec, session)
+        with self._lock:
+            provider = self._open.get(key)
+            if provider is None:
+                path = self.path_for(tenant_id, spec, session)
+                provider = LocalFactProvider(FactStore.open(path, now=self._now))
+                self._open[key] = provider
+            return provider
+
+    def close(self) -> None:
+        with self._lock:
+            for provider in self._open.values():
+                provider.store.close()
+            self._open.clear()
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(line)
+    sys.stderr.flush()
+
+
+def _tenants_under(root: Path) -> list[str]:
+    folder = root / "tenants"
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and TENANT_ID_RE.fullmatch(p.name))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="specwire-memory-server",
+        description="Serve local fact stores over the HTTP memory contract, one token per tenant.",
+    )
+    parser.add_argument("--root", type=Path, help="the folder holding tenants/<tenant>/facts")
+    parser.add_argument(
+        "--tenant",
+        action="append",
+        default=[],
+        help="a tenant to serve (repeatable; default: the folders under <root>/tenants)",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument(
+        "--openapi", action="store_true", help="print the contract as OpenAPI JSON and exit"
+    )
+    args = parser.parse_args(argv)
+    if args.openapi:
+        sys.stdout.write(openapi_json())
+        return 0
+    try:
+        if args.root is None:
+            raise ServeConfigError("--root DIR is required")
+        root: Path = args.root
+        if not root.is_dir():
+            raise ServeConfigError(f"--root {root} is not a folder")
+        tenant_ids: list[str] = list(dict.fromkeys(args.tenant)) or _tenants_under(root)
+        if not tenant_ids:
+            raise ServeConfigError("no tenant to serve: pass --tenant ID")
+        for tenant_id in tenant_ids:
+            if not TENANT_ID_RE.fullmatch(tenant_id):
+                raise ServeConfigError(f"invalid tenant id {tenant_id!r}")
+        keys, missing = load_tenant_keys(
+            tenant_ids, variable_for=token_variable, prefix=TOKEN_ENV_PREFIX
+        )
+        # IPPROTO_TCP spelt out (as in runtime.hosts.http.serving): asyncio turns Nagle off
+        # (TCP_NODELAY) only on sockets whose proto says TCP; with Nagle on, every keep-alive
+        # response waited ~40 ms for the client's delayed ACK.
+        family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((args.host, args.port))
+        except OSError as exc:
+            sock.close()
+            raise ServeConfigError(
+                f"cannot listen on {args.host}:{args.port}: {exc.strerror}"
+            ) from None
+    except ServeConfigError as exc:
+        _stderr(f"specwire-memory-server: {exc}\n")
+        return 2
+    import uvicorn
+
+    for tenant_id in missing:
+        _stderr(f"[memory-server] ${token_variable(tenant_id)} is not set: {tenant_id} gets 401\n")
+    stores = LocalStores(root, tenant_ids)
+    app = memory_app(stores, keys)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    _stderr(f"[memory-server] serving {len(tenant_ids)} tenant(s) on {args.host}:{args.port}\n")
+    try:
+        server.run(sockets=[sock])
+    finally:
+        stores.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

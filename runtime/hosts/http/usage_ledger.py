@@ -1,0 +1,94 @@
+"""Each tenant's token usage, persisted under the tenant's root, and its budget check.
+
+``<tenant root>/usage/<spec>.json`` holds the totals (``input``, ``output``, ``cached``,
+``turns``), updated after every turn under a file lock (several processes may serve one tenant)
+and replaced atomically, so a crash never leaves half a ledger. A ledger that cannot be read
+fails closed: the tenant's turns are refused until its owner fixes or removes the file.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.fragment import storage_name
+from specwire.runtime.core.tenancy import assert_inside
+from specwire.runtime.fs.atomic import replace_atomically
+from specwire.runtime.fs.locking import FileLock
+from specwire.runtime.hosts.types import TenantConfig
+from specwire.runtime.models import Usage
+
+_FIELDS = ("input", "output", "cached", "turns")
+
+
+@dataclass(frozen=True)
+class TenantUsage:
+    input: int = 0
+    output: int = 0
+    cached: int = 0
+    turns: int = 0
+
+    def plus(self, usage: Usage) -> TenantUsage:
+        return TenantUsage(
+            self.input + usage.input,
+            self.output + usage.output,
+            self.cached + usage.cached,
+            self.turns + 1,
+        )
+
+
+def budget_problem(used: TenantUsage, tenant: TenantConfig) -> str | None:
+    """Why the tenant may not start another turn, or None."""
+    if tenant.max_input_tokens is not None and used.input >= tenant.max_input_tokens:
+        return (
+            f"tenant {tenant.id!r} has used its input-token budget "
+            f"({used.input} of {tenant.max_input_tokens})"
+        )
+    if tenant.max_output_tokens is not None and used.output >= tenant.max_output_tokens:
+        return (
+            f"tenant {tenant.id!r} has used its output-token budget "
+            f"({used.output} of {tenant.max_output_tokens})"
+        )
+    return None
+
+
+class UsageLedger:
+    def __init__(self, tenant_root: Path, spec_name: str) -> None:
+        folder = tenant_root / "usage"
+        self.path = assert_inside(folder / f"{storage_name(spec_name)}.json", tenant_root)
+        self._lock_path = folder / f"{storage_name(spec_name)}.lock"
+        self._thread_lock = threading.Lock()
+
+    def read(self) -> TenantUsage:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return TenantUsage()
+        except OSError as exc:
+            raise StoreError(f"the usage ledger {self.path} cannot be read: {exc}") from None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            values = [data[name] for name in _FIELDS]
+        except (ValueError, KeyError, TypeError):
+            data, values = None, []
+        if not values or not all(
+            isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            for value in values
+        ):
+            raise StoreError(
+                f"the usage ledger {self.path} is damaged; the tenant's budget cannot be "
+                "enforced until it is fixed or removed"
+            )
+        return TenantUsage(*values)
+
+    def add(self, usage: Usage) -> TenantUsage:
+        with self._thread_lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(self._lock_path, wait_s=10.0, what="the usage ledger"):
+                total = self.read().plus(usage)
+                payload = {name: getattr(total, name) for name in _FIELDS}
+                replace_atomically(self.path, (json.dumps(payload) + "\n").encode(), mode=0o600)
+        return total

@@ -1,1 +1,0 @@
-"""Research tools: reading the web from an allow-list of origins (``fetch``)."""

@@ -1,0 +1,1 @@
+"""Session logs: sealed JSONL events, one file per session."""

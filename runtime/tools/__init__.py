@@ -1,0 +1,1 @@
+"""Builtin tools: file tools, grep, the sandboxed shell, fetch, and the tool schemas."""
