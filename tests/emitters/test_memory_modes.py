@@ -9,8 +9,8 @@ import libcst as cst
 import pytest
 from emitter_cases import EXAMPLES_DIR, MEMORY_EXAMPLES, MEMORYLESS_EXAMPLES, emit_text
 
-from emitters.bundle import Bundle
-from emitters.verify import MEMORY_WORDS, count_wire_calls
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.verify import MEMORY_WORDS, count_wire_calls
 
 # Every way of switching memory off (DESIGN §3); appended to a memoryless example stripped of
 # its own `continuity:` block.
@@ -80,8 +80,8 @@ def test_memoryless_bundle_has_no_memory_code(
     assert count_wire_calls(source) == 0
     assert "wire_memory" not in source
     assert not {m for m in module_imports(source) if MEMORY_WORDS.search(m)}
-    assert "runtime.wiring" not in module_imports(source)
-    assert "runtime.fragment" not in module_imports(source)
+    assert "specwire.runtime.wiring" not in module_imports(source)
+    assert "specwire.runtime.core.fragment" not in module_imports(source)
     names, comments = names_and_comments(source)
     assert not {name for name in names if MEMORY_WORDS.search(name)}
     # Only the two header lines: the @generated notice and the spec it came from.
@@ -114,9 +114,9 @@ def test_memory_bundle_has_exactly_one_wire_memory_call_site(
         and node.func.value == "wire_memory"
     ]
     assert len(calls) == 1
-    assert "runtime.wiring" in module_imports(source)
+    assert "specwire.runtime.bundle" in module_imports(source)
     # The fragment is a plain literal: wire_memory checks its version before its shape.
-    assert "runtime.fragment" not in module_imports(source)
+    assert "specwire.runtime.core.fragment" not in module_imports(source)
     assert "## Memory" in example_bundles[stem]["README.md"]
 
 

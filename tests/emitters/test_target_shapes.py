@@ -9,11 +9,11 @@ import libcst as cst
 import pytest
 from emitter_cases import EXAMPLE_STEMS
 
-from emitters.bundle import Bundle
-from emitters.registry import EMITTERS, emit, emitter_for
-from ir import TARGETS, IrSpec, load_spec_text
-from runtime.tenancy import build_tenant
-from runtime.tools import ToolContext
+from specwire.emitters.bundle import Bundle
+from specwire.emitters.registry import EMITTERS, emit, emitter_for
+from specwire.ir import TARGETS, IrSpec, load_spec_text
+from specwire.runtime.core.tenancy import build_tenant
+from specwire.runtime.core.tool_types import ToolContext
 
 
 class _WireSite(cst.CSTVisitor):
@@ -168,7 +168,8 @@ def test_a_secret_model_id_is_a_reference_never_a_literal(
     bundle = emit(load_spec_text(SECRET_MODEL_SPECS[target] + memory, "s.yaml"))
     source = bundle["agent.py"]
     assert '\nMODEL = SecretRef("MODEL_ID")\n' in source
-    assert "\nfrom runtime.secrets import SecretRef\n" in source
+    imported = source.split("from specwire.runtime.bundle import", 1)[1].split("\n\n", 1)[0]
+    assert "SecretRef" in imported
     assert "$MODEL_ID" not in source
     readme = bundle["README.md"]
     assert "running the model named by the `MODEL_ID` environment variable" in readme

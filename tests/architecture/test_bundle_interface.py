@@ -1,0 +1,69 @@
+"""Generated bundles import one runtime module, whose names are pinned with its version."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from specwire.runtime import bundle
+from specwire.runtime.core.fragment import FRAGMENT_VERSION
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Changing this set is a new bundle interface: bump BUNDLE_INTERFACE and FRAGMENT_VERSION.
+PINNED = {
+    3: [
+        "BUNDLE_INTERFACE",
+        "ChannelConfig",
+        "MemoryDeps",
+        "RoleConfig",
+        "SecretRef",
+        "Tenant",
+        "TenantConfig",
+        "TurnSetup",
+        "builtin_catalog",
+        "run_bundle",
+        "run_cli",
+        "run_crew",
+        "run_research",
+        "serve_channel",
+        "serve_managed",
+        "wire_memory",
+    ]
+}
+
+
+def test_the_interface_is_pinned_and_versioned_with_the_fragment() -> None:
+    assert bundle.BUNDLE_INTERFACE == FRAGMENT_VERSION
+    assert bundle.__all__ == PINNED[bundle.BUNDLE_INTERFACE]
+
+
+def test_every_name_of_the_interface_resolves() -> None:
+    for name in bundle.__all__:
+        assert getattr(bundle, name) is not None, name
+
+
+def test_every_snapshot_bundle_imports_only_the_interface() -> None:
+    agents = sorted((ROOT / "snapshots").glob("*/agent.py"))
+    assert agents
+    for agent in agents:
+        tree = ast.parse(agent.read_text(encoding="utf-8"))
+        modules = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module is not None
+        } | {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
+        ours = {m for m in modules if m.split(".")[0] == "specwire"}
+        assert ours == {"specwire.runtime.bundle"}, (agent, ours)
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "specwire.runtime.bundle"
+            for alias in node.names
+        }
+        assert imported <= set(bundle.__all__), agent
