@@ -22,6 +22,11 @@ never shown to the agent: the sandboxed shell cannot see the state folder and th
 refuse it). Readers skip a line whose seal does not verify, so a line appended by anything but
 the host — a shell ``echo >>``, a copied line from another session, an edited payload — is
 never evidence, never replayed into a prompt and never captured as a fact.
+
+A log is UTF-8 JSON: text that came from undecodable bytes (a message with byte 0xFF, a file
+name that is not UTF-8, a lone surrogate in a model's JSON) is written with U+FFFD in place of
+each lone surrogate (``runtime.undecodable``), so sealing never fails on it and what a reader
+parses back is exactly what was sealed.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from typing import Any, BinaryIO, Literal
 from runtime.atomic import replace_atomically
 from runtime.fsopen import open_regular, open_regular_fd
 from runtime.safety.redaction import redact_data
+from runtime.undecodable import valid_data
 
 Clock = Callable[[], datetime]
 
@@ -142,7 +148,7 @@ class SessionLog:
 
     def append(self, kind: str, payload: Mapping[str, Any]) -> Event:
         self._seq += 1
-        event = Event(self._seq, kind, iso(self._now()), redact_data(dict(payload)))
+        event = Event(self._seq, kind, iso(self._now()), valid_data(redact_data(dict(payload))))
         body = {"seq": event.seq, "type": event.type, "at": event.at, "payload": event.payload}
         # Round-trip first, so the seal covers exactly what a reader will parse back.
         body = json.loads(json.dumps(body, ensure_ascii=False))

@@ -9,22 +9,31 @@ session summarizes them, and ``report.md`` is written to ``<out>/<run id>/`` (de
 With ``retrieve.allowedOrigins`` the branches get the ``fetch`` tool (``runtime.research.fetch``:
 HTTP GET within those origins only, redirects included).
 
+The report's folders are opened one component at a time without following a link
+(``runtime.fsopen.open_dir_beneath``) and the file is replaced inside the opened folder
+(``runtime.atomic.replace_at``): a symlink the agent's shell planted at ``research-runs/`` (or
+below it) is refused, never written through. A relative ``--out`` is walked the same way from
+the working directory; an absolute one is the owner's choice and trusted as given, its run
+folder still opened without following a link.
+
 Exit status: 0 complete (every branch and the synthesis finished), 3 partial (the deadline cut
 something off, or a session failed: the report says which), 2 a start-up error (one line), 130
-interrupted.
+interrupted, 1 the report could not be written (one line).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from runtime.atomic import replace_atomically
+from runtime.atomic import replace_at
 from runtime.continuity.plans import Plan
 from runtime.continuity.store import ContinuityStore
-from runtime.errors import StoreError
+from runtime.errors import StoreError, UnsafeFileError
+from runtime.fsopen import open_dir_beneath
 from runtime.hosts.console import describe, parse_and_load, stderr_log, stdout_line
 from runtime.hosts.research_report import render
 from runtime.hosts.research_run import ResearchRun, RunContext, first_line, run_research_goal
@@ -35,6 +44,7 @@ from runtime.secrets import SecretRef
 from runtime.tools import Tool, ToolCatalog
 
 EXIT_PARTIAL = 3
+EXIT_NO_REPORT = 1
 DEFAULT_OUT = "research-runs"
 
 
@@ -98,8 +108,12 @@ def run_research(
         except KeyboardInterrupt:
             stderr_log("\ninterrupted\n")
             return 130
-        out = args.out if args.out is not None else base / DEFAULT_OUT
-        report = _write_report(run, layout, out if out.is_absolute() else base / out)
+        out = args.out if args.out is not None else Path(DEFAULT_OUT)
+        try:
+            report = _write_report(run, layout, base, out)
+        except (UnsafeFileError, OSError, ValueError) as exc:
+            stderr_log(f"{spec_name}: the report was not written: {exc}\n")
+            return EXIT_NO_REPORT
     finally:
         setup.release()
     for line in summary_lines(run):
@@ -125,13 +139,24 @@ def _fetch_tool(origins: Sequence[str], spec_name: str) -> Tool | int | None:
         return 2
 
 
-def _write_report(run: ResearchRun, layout: StoreLayout, out: Path) -> Path:
-    folder = out / run.run_id
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "report.md"
+def report_folder(base: Path, out: Path) -> tuple[Path, tuple[str, ...]]:
+    """(the trusted root, the components below it that are opened without following links)."""
+    spelled = Path(os.path.normpath(out))
+    if spelled.is_absolute() or spelled.parts[:1] == ("..",):
+        return (base / spelled).resolve(), ()
+    return base, tuple(part for part in spelled.parts if part != ".")
+
+
+def _write_report(run: ResearchRun, layout: StoreLayout, base: Path, out: Path) -> Path:
+    root, parts = report_folder(base, out)
     text = render(run, layout.sessions_dir, _active_plan(layout))
-    replace_atomically(path, text.encode("utf-8"))
-    return path
+    folder_fd = open_dir_beneath(root, (*parts, run.run_id), create=True, mode=0o777)
+    assert folder_fd is not None  # created
+    try:
+        replace_at(folder_fd, "report.md", text.encode("utf-8"))
+    finally:
+        os.close(folder_fd)
+    return root.joinpath(*parts, run.run_id, "report.md")
 
 
 def _active_plan(layout: StoreLayout) -> Plan | None:

@@ -77,6 +77,7 @@ from runtime.seams import (
     StopReason,
 )
 from runtime.tools import ToolCatalog
+from runtime.undecodable import valid_text
 
 InputSource = Iterable[str] | Callable[[], str | None]
 # A per-turn refresh recalls for the latest message and at most this many earlier ones in all.
@@ -383,8 +384,9 @@ class _Session:
     def converse(self, messages: Iterator[str], *, single_turn: bool) -> StopReason:
         for raw in messages:
             # A secret value typed by a person is replaced by its name before anything sees it:
-            # the model, the ledger and handoff on disk, the captured facts.
-            text = redact(raw).strip()
+            # the model, the ledger and handoff on disk, the captured facts. Bytes that were
+            # not UTF-8 (argv and stdin decode them as lone surrogates) become U+FFFD.
+            text = redact(valid_text(raw)).strip()
             if not text:
                 continue
             prompt = text

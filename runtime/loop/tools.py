@@ -22,6 +22,7 @@ from runtime.models.types import ToolCall, ToolSpec
 from runtime.safety.redaction import redact, redact_data
 from runtime.seams import Skill
 from runtime.tools import Tool, ToolCatalog, ToolContext, ToolInput, ToolResult
+from runtime.undecodable import valid_data
 
 # Event kinds only the loop writes.
 LOOP_EVENT_KINDS = frozenset(
@@ -129,7 +130,7 @@ class ToolRunner:
         A secret value in the input or the result is replaced by its reference's name before
         the tool or the model sees it, so it cannot travel on into facts, plans or handoffs.
         """
-        call = ToolCall(call.id, call.name, redact_data(call.input))
+        call = ToolCall(call.id, call.name, valid_data(redact_data(call.input)))
         self._session_log.append(
             "tool_use", {"id": call.id, "name": call.name, "input": call.input}
         )
