@@ -35,7 +35,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -46,6 +45,7 @@ from typing import Any, BinaryIO, Literal
 
 from runtime.atomic import replace_atomically
 from runtime.fsopen import open_regular, open_regular_fd
+from runtime.keyfile import key_in
 from runtime.safety.redaction import redact_data
 from runtime.undecodable import valid_data
 
@@ -69,49 +69,11 @@ class Event:
 
 
 EVIDENCE_KEY_FILENAME = ".evidence.key"
-_KEY_BYTES = 32
-
-
-def _read_key(path: Path) -> bytes | None:
-    try:
-        fd = open_regular_fd(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    try:
-        data = os.read(fd, 4 * _KEY_BYTES)
-    finally:
-        os.close(fd)
-    try:
-        key = bytes.fromhex(data.decode("ascii").strip())
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return key if len(key) == _KEY_BYTES else None
 
 
 def evidence_key(sessions_dir: Path, *, create: bool = False) -> bytes | None:
     """The key that seals this folder's logs; created (race-free) on first use when asked."""
-    path = sessions_dir / EVIDENCE_KEY_FILENAME
-    key = _read_key(path)
-    if key is not None or not create:
-        return key
-    sessions_dir.mkdir(parents=True, exist_ok=True)
-    staging = sessions_dir / f".evidence.key.{secrets.token_hex(8)}.tmp"
-    fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.write(fd, secrets.token_hex(_KEY_BYTES).encode("ascii") + b"\n")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(staging, path)  # fails if another process created the key first: use theirs
-    except FileExistsError:
-        pass
-    finally:
-        staging.unlink()
-    key = _read_key(path)
-    if key is None:
-        raise OSError(f"the session-log key is unreadable or damaged: {path}")
-    return key
+    return key_in(sessions_dir / EVIDENCE_KEY_FILENAME, create=create)
 
 
 def _seal(key: bytes, session_id: str, body: Mapping[str, Any]) -> str:
