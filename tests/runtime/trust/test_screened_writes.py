@@ -181,3 +181,31 @@ def test_an_empty_forget_query_forgets_nothing(
     assert err.count("\n") == 1 and "query is empty" in err
     with FactStore.open(db) as store:
         assert [s.status for s in store.list_facts()] == ["live", "live"]
+
+
+def _crewhaus(tmp_path: Path, focus: str) -> Path:
+    source = tmp_path / ".crewhaus" / "state" / SPEC
+    source.mkdir(parents=True)
+    (source / "focus.md").write_text(focus, encoding="utf-8")
+    layout = StoreLayout(tmp_path / ".specwire", SPEC)
+    layout.state_dir.mkdir(parents=True)
+    return layout.state_dir
+
+
+def test_a_crewhaus_migration_is_screened(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = _crewhaus(tmp_path, f"# Focus\n\n{HOSTILE}\n")
+    status, _, err = _run(capsys, "--root", str(tmp_path), "continuity", "migrate", "--yes")
+    assert status == 2 and err.count("\n") == 1 and "injection scanner" in err
+    assert not (state / "focus.md").exists()
+
+
+def test_a_crewhaus_migration_is_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = _crewhaus(tmp_path, f"# Focus\n\nrotate {SECRET}\n")
+    monkeypatch.setenv(SECRET_NAME, SECRET)
+    status, _, err = _run(capsys, "--root", str(tmp_path), "continuity", "migrate", "--yes")
+    assert status == 0, err
+    assert (state / "focus.md").read_text(encoding="utf-8") == f"# Focus\n\nrotate ${SECRET_NAME}\n"
