@@ -1,9 +1,10 @@
 """Imports as data: templates ask for a symbol, the header renders the sorted import block.
 
-A template never writes an import line. It calls ``imports.use("specwire.runtime.bundle", "wire_memory")``,
-which records the need and returns the name to use in code. The header then renders the
-deduplicated ``from module import name`` lines: standard library first, then everything else,
-each group sorted by module, names sorted within a line.
+A template never writes an import line. It calls
+``imports.use("specwire.runtime.bundle", "wire_memory")``, which records the need and returns
+the name to use in code. The header then renders the deduplicated ``from module import name``
+lines: standard library first, then everything else, each group sorted by module, names sorted
+within a line.
 """
 
 from __future__ import annotations

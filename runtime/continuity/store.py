@@ -13,8 +13,11 @@ mode allows — see ``proof_policy.py``):
 
 What spans concerns is composed here: the tails shown to the model, the handoff view, and the
 rule that a new active plan refreshes the mirror in ``focus.md``. Refusals raise ``StoreError``
-with a message that is safe to show to the model. Files a person wrote or broke are never written
-over (each concern's module says how it reports them).
+with a message that is safe to show to the model. Every text written to focus, plans and
+goals — whoever writes it: a continuity tool, ``log_knowledge_gap``, the owner — is screened
+and redacted here (``runtime.safety.screening``), so the handoff rendered from them is too.
+Files a person wrote or broke are never written over (each concern's module says how it
+reports them).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from specwire.runtime.core.fragment import ProofMode
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import HandoffInput, LedgerEntry
 from specwire.runtime.fs.locking import DEFAULT_WAIT_S
+from specwire.runtime.safety.screening import screen_for_memory, storable
 from specwire.runtime.sessions.log import Clock, utc_now
 
 __all__ = [
@@ -165,7 +169,8 @@ class ContinuityStore:
         return self._focus.is_user_authored()
 
     def write_focus(self, body: str) -> FocusDoc:
-        return self._focus.write(body)
+        screen_for_memory(body)
+        return self._focus.write(storable(body))
 
     def requirements(self) -> tuple[Requirement, ...]:
         return self._ledger.requirements()
@@ -211,10 +216,12 @@ class ContinuityStore:
 
     def create_plan(self, title: str, steps: Sequence[str] = ()) -> tuple[Plan, bool]:
         """Create a plan; it becomes active when no plan is. Returns (plan, became_active)."""
-        return self._plans.create(title, steps)
+        screen_for_memory(title, *steps)
+        return self._plans.create(storable(title), [storable(step) for step in steps])
 
     def add_step(self, plan_id: str | None, text: str) -> tuple[Plan, int]:
-        return self._plans.add_step(plan_id, text)
+        screen_for_memory(text)
+        return self._plans.add_step(plan_id, storable(text))
 
     def set_step_status(self, plan_id: str | None, step: int, status: StepStatus) -> Plan:
         return self._plans.set_step_status(plan_id, step, status)
@@ -255,7 +262,13 @@ class ContinuityStore:
         current: float | None = None,
         unit: str | None = None,
     ) -> Goal:
-        return self._goals.write(title, target=target, current=current, unit=unit)
+        screen_for_memory(title, unit)
+        return self._goals.write(
+            storable(title),
+            target=target,
+            current=current,
+            unit=None if unit is None else storable(unit),
+        )
 
     def update_goal(
         self,
@@ -269,13 +282,14 @@ class ContinuityStore:
         evidence: Sequence[EvidenceRef] = (),
         session_id: str | None = None,
     ) -> GoalChange:
+        screen_for_memory(title, unit)
         return self._goals.update(
             goal_id,
-            title=title,
+            title=None if title is None else storable(title),
             status=status,
             target=target,
             current=current,
-            unit=unit,
+            unit=None if unit is None else storable(unit),
             evidence=evidence,
             session_id=session_id,
         )

@@ -1,4 +1,9 @@
-"""Tools: a name, a pydantic input model, flags, and a handler. The catalog collects them."""
+"""Tools: a name, a pydantic input model, flags, and a handler. The catalog collects them.
+
+A result's text is valid Unicode: a lone surrogate in it (a file name that is not UTF-8, as
+``ls`` or ``grep`` list it, or undecodable tool output) is replaced by U+FFFD in ``invoke``,
+the one way every tool is called (``runtime.core.undecodable``).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from specwire.runtime.core.errors import StoreError, TenancyError
 from specwire.runtime.core.fragment import CONTINUITY_TOOL_NAMES, FACT_TOOL_NAMES, WIKI_TOOL_NAMES
+from specwire.runtime.core.undecodable import valid_text
 
 EventSink = Callable[[str, Mapping[str, Any]], None]
 
@@ -90,7 +96,9 @@ class Tool:
                 "it is needed. Nothing was changed.",
                 True,
             )
-        return self.handler(parsed, ctx)
+        result = self.handler(parsed, ctx)
+        text = valid_text(result.text)
+        return result if text is result.text else ToolResult(text, result.is_error)
 
 
 class ToolRefusal(Exception):

@@ -1,27 +1,39 @@
 """``erase_subject``: erase a subject from every tier under a state root, then prove it.
 
 Order: every fact store (rows, indexes, vacuum), then every other file (session logs,
-continuity, wiki, trash), then the receipt, then verification: the raw bytes of every file
-under the root, and every file name, are searched for the subject again. The receipt (JSON,
-under ``<root>/erasures/``) records what was erased in which tier, the counts, the subject's
-SHA-256 — never the subject — the time, and the verification's outcome.
+continuity, wiki, trash), then the files the runtime writes beside the state root in the agent's
+folder (research reports: ``research-runs/``), then verification — the raw bytes of every file
+under the root and those folders, and every file name, are searched for the subject again —
+then the receipt. A caller with tiers elsewhere (the PostgreSQL fact database) reaches them
+first and passes their counts in: a receipt only ever names tiers that were reached.
+
+The receipt (JSON, under ``<root>/erasures/``) records what was erased in which tier, the
+counts, a keyed hash of the subject (``runtime.erasure.receipt``) — never the subject, nor a
+plain hash of it — the time, and the verification's outcome (file names with the subject
+redacted from them). Research reports written elsewhere with ``--out`` are not known to the
+runtime and are not covered.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from specwire.runtime.core.paths import SPECWIRE_DIRNAME
 from specwire.runtime.erasure.fact_tier import erase_from_store, is_fact_store
 from specwire.runtime.erasure.file_tier import redact_files, regular_files
+from specwire.runtime.erasure.receipt import subject_hmac
 from specwire.runtime.erasure.subject import Subject
 from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.sessions.log import Clock, iso, utc_now
 
 RECEIPTS_DIR = "erasures"
+# Folders the runtime writes in the agent's folder, beside its state root ``.specwire/``.
+OUTPUT_DIRS: Final = ("research-runs",)
 
 
 @dataclass
@@ -36,7 +48,7 @@ class Verification:
 
 @dataclass
 class ErasureReceipt:
-    subject_sha256: str
+    subject_hmac: str
     kind: str
     at: str
     tiers: dict[str, dict[str, int]]
@@ -45,7 +57,7 @@ class ErasureReceipt:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "subjectSha256": self.subject_sha256,
+            "subjectHmacSha256": self.subject_hmac,
             "match": self.kind,
             "at": self.at,
             "tiers": self.tiers,
@@ -60,7 +72,16 @@ class ErasureReceipt:
 FACT_COUNTS = ("facts", "quarantined", "tombstoneReasons", "vectors", "snapshots")
 
 
-def erase_subject(root: Path, subject: Subject, *, now: Clock = utc_now) -> ErasureReceipt:
+def erase_subject(
+    root: Path,
+    subject: Subject,
+    *,
+    now: Clock = utc_now,
+    reached: Mapping[str, dict[str, int]] | None = None,
+) -> ErasureReceipt:
+    """Erase ``subject`` under ``root`` and the runtime's outputs beside it; ``reached``: the
+    counts of tiers the caller already erased elsewhere, recorded in the receipt as given."""
+    keyed = subject_hmac(root, subject)  # first: a key that cannot be made stops it all
     # Every count present even with no fact store under ``root`` (facts in PostgreSQL).
     facts: dict[str, int] = dict.fromkeys(FACT_COUNTS, 0)
     stores = [
@@ -71,15 +92,32 @@ def erase_subject(root: Path, subject: Subject, *, now: Clock = utc_now) -> Eras
             facts[key] = facts.get(key, 0) + value
     facts["stores"] = len(stores)
     edited = redact_files(root, subject)
+    reports = sum(redact_files(folder, subject)["files"] for _, folder in output_dirs(root))
     tiers = {
         "facts": facts,
         "sessions": {"logs": edited["sessionLogs"], "lines": edited["sessionLines"]},
         "files": {"continuityWikiTrash": edited["files"], "renamed": edited["renamed"]},
+        "outputs": {"researchReports": reports},
+        **(reached or {}),
     }
+    verification = verify(root, subject)
     stamp = iso(now())
-    receipt = ErasureReceipt(subject.digest, subject.kind, stamp, tiers, verify(root, subject))
-    receipt.path = _write_receipt(root, receipt)
+    receipt = ErasureReceipt(keyed, subject.kind, stamp, tiers, verification)
+    receipt.path = _write_receipt(root, receipt, subject)
     return receipt
+
+
+def output_dirs(root: Path) -> list[tuple[Path, Path]]:
+    """(base, folder) for each runtime output folder beside a ``.specwire`` root that is a
+    real folder (a symbolic link planted there is neither followed nor searched)."""
+    if root.name != SPECWIRE_DIRNAME:
+        return []
+    found = []
+    for name in OUTPUT_DIRS:
+        folder = root.parent / name
+        if folder.is_dir() and not folder.is_symlink():
+            found.append((root.parent, folder))
+    return found
 
 
 def structure_names(root: Path) -> set[str]:
@@ -99,11 +137,18 @@ def preview(root: Path, subject: Subject) -> Verification:
     return verify(root, subject)
 
 
+def _searched(root: Path) -> list[tuple[Path, str]]:
+    """Every file erasure covers, with the name it is reported under."""
+    found = [(path, path.relative_to(root).as_posix()) for path in regular_files(root)]
+    for base, folder in output_dirs(root):
+        found += [(path, path.relative_to(base).as_posix()) for path in regular_files(folder)]
+    return found
+
+
 def verify(root: Path, subject: Subject) -> Verification:
     result = Verification()
-    for path in regular_files(root):
+    for path, relative in _searched(root):
         result.files_searched += 1
-        relative = path.relative_to(root).as_posix()
         try:
             data = path.read_bytes()
         except OSError:
@@ -115,11 +160,17 @@ def verify(root: Path, subject: Subject) -> Verification:
     return result
 
 
-def _write_receipt(root: Path, receipt: ErasureReceipt) -> Path:
+def _write_receipt(root: Path, receipt: ErasureReceipt, subject: Subject) -> Path:
     folder = root / RECEIPTS_DIR
     folder.mkdir(mode=0o700, exist_ok=True)
     name = "erasure-" + receipt.at.replace(":", "").replace("-", "").replace(".", "") + ".json"
     path = folder / name
-    data = json.dumps(receipt.to_json(), indent=2, sort_keys=True) + "\n"
+    body = receipt.to_json()
+    # A file still holding the subject may hold it in its name: the receipt never does.
+    body["verification"]["filesWithHits"] = sorted(
+        subject.redact(subject.redact_name(label))
+        for label in body["verification"]["filesWithHits"]
+    )
+    data = json.dumps(body, indent=2, sort_keys=True) + "\n"
     replace_atomically(path, data.encode("utf-8"), mode=0o600)
     return path

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 REPLACEMENT_ERASED = "its replacement was erased"  # as the local fact tier
 _BATCH = 2000
+# A database that does not answer is an error, not a hang: no receipt is written without it.
+CONNECT_TIMEOUT_S = 10
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ def erase_in_database(dsn: str, subject: Subject) -> PostgresErasure:
     """Erase ``subject`` from the fact database at ``dsn`` (every tenant and spec)."""
     import psycopg
 
-    with psycopg.connect(dsn) as conn:
+    with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         if not _has_schema(conn):
             return PostgresErasure(0, 0, 0, 0, 0)
         vector_tables = _vector_tables(conn)
@@ -75,7 +77,7 @@ def remaining(dsn: str, subject: Subject) -> int:
     """How many facts, held writes and tombstone reasons still match ``subject``."""
     import psycopg
 
-    with psycopg.connect(dsn) as conn:
+    with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         if not _has_schema(conn):
             return 0
         facts = _matching(conn, "SELECT id, text, tags FROM facts", subject)
@@ -125,6 +127,6 @@ def _vector_tables(conn: Connection[Any]) -> list[str]:
 def _vacuum(dsn: str, tables: list[str]) -> None:
     import psycopg
 
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         for table in tables:
             conn.execute(f"VACUUM FULL {table}")

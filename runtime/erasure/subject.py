@@ -5,7 +5,12 @@ A literal subject matches across any separator between its words (spaces, line b
 also in folded form: NFKC + casefold with separators collapsed, so full-width or compatibility
 letters (``Ａｌｉｃｅ Ｓｍｉｔｈ``) are found too. Text is redacted to ``[erased]``; a line that
 holds the subject only in folded form is replaced whole. Names and slugs are redacted to
-``erased``. The subject itself is never written anywhere: a receipt holds its SHA-256.
+``erased``. Slugs are matched in the form the runtime gives them too: plan and article slugs
+keep only ASCII letters and digits (``Zoë Müller`` → ``zo-m-ller``), and a slug a model wrote
+may be transliterated (``zoe-muller``); both forms are found and redacted wherever they stand
+as a slug. The subject itself is never written anywhere: a receipt holds a keyed hash of it
+(``runtime.erasure.receipt``), never a plain one a list of candidate names could be checked
+against.
 
 ``check_structure`` refuses a subject that matches part of the stores' own structure (ids such
 as ``plan-0001``, markers such as ``<!-- specwire:handoff -->``, JSON syntax, folder and spec
@@ -14,7 +19,6 @@ names): erasing it would break the files instead of removing a person from them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import unicodedata
@@ -48,8 +52,11 @@ class Subject:
     pattern: re.Pattern[str]
     byte_patterns: tuple[re.Pattern[bytes], ...]
     folded: str | None  # the literal subject folded (None for a regex)
-    digest: str
+    identity: str  # what a receipt's keyed hash is computed over; never written itself
     kind: str  # "literal" | "regex"
+    # The subject's slug forms (the runtime's and a transliterated one) where they differ from
+    # what ``pattern`` finds; matched only where they stand whole between non-slug characters.
+    slug_pattern: re.Pattern[str] | None = None
 
     @classmethod
     def literal(cls, text: str) -> Subject:
@@ -67,12 +74,19 @@ class Subject:
         escaped = json.dumps(text)[1:-1]  # as JSON written with ensure_ascii spells it
         if escaped != text:
             raw.append(re.escape(escaped.encode("ascii")))
+        slugs = _slug_forms(text, pattern)
+        slug_pattern = None
+        if slugs:
+            source = _SLUG_WHOLE.format("|".join(re.escape(slug) for slug in slugs))
+            slug_pattern = re.compile(source, re.IGNORECASE)
+            raw.append(source.encode("ascii"))
         return cls(
             pattern,
             tuple(re.compile(item, re.IGNORECASE) for item in raw),
             _fold(text),
-            _digest("literal", text),
+            f"literal:{text}",
             "literal",
+            slug_pattern,
         )
 
     @classmethod
@@ -84,13 +98,15 @@ class Subject:
             raise SubjectError(f"--regex: not a valid regular expression ({exc})") from None
         if pattern.search("") is not None or pattern.search(" ") is not None:
             raise SubjectError("--regex matches empty text: it would erase everything")
-        return cls(pattern, (raw,), None, _digest("regex", source), "regex")
+        return cls(pattern, (raw,), None, f"regex:{source}", "regex")
 
     def check_structure(self, names: Iterable[str] = ()) -> None:
         """Refuse a subject that matches the stores' own structure or one of ``names`` (specs,
         tenants): erasing it would damage the files rather than remove a person from them."""
         probe = " ".join([STRUCTURE, *sorted(names)])
         found = self.pattern.search(probe)
+        if found is None and self.slug_pattern is not None:
+            found = self.slug_pattern.search(probe)
         if found is None and self.folded is not None and f" {self.folded} " in f" {_fold(probe)} ":
             found = re.search(re.escape(self.folded), _fold(probe))
         if found is not None:
@@ -102,10 +118,14 @@ class Subject:
     def matches(self, text: str) -> bool:
         if self.pattern.search(text) is not None:
             return True
+        if self.slug_pattern is not None and self.slug_pattern.search(text) is not None:
+            return True
         return self.folded is not None and self.folded in _fold(text)
 
     def redact(self, text: str) -> str:
         text = self.pattern.sub(lambda found: _replacement(found, text), text)
+        if self.slug_pattern is not None:
+            text = self.slug_pattern.sub(REDACTED_SLUG, text)
         if self.folded is None or self.folded not in _fold(text):
             return text
         # Only the folded form is left (other letter forms): the lines holding it go whole.
@@ -117,6 +137,8 @@ class Subject:
     def redact_name(self, name: str) -> str:
         """A file or folder name without the subject (slug-shaped: no brackets, no spaces)."""
         name = self.pattern.sub(REDACTED_SLUG, name)
+        if self.slug_pattern is not None:
+            name = self.slug_pattern.sub(REDACTED_SLUG, name)
         if self.folded is not None and self.folded.replace(" ", "-") in name.lower():
             name = name.lower().replace(self.folded.replace(" ", "-"), REDACTED_SLUG)
         return name
@@ -149,5 +171,22 @@ def _fold(text: str) -> str:
     return " ".join(_NOT_WORD.split(folded)).strip()
 
 
-def _digest(kind: str, text: str) -> str:
-    return "sha256:" + hashlib.sha256(f"{kind}:{text}".encode()).hexdigest()
+_SLUG_WHOLE: Final = r"(?<![a-z0-9])(?:{})(?![a-z0-9])"
+
+
+def _slug(text: str) -> str:
+    """A text as the runtime slugs it (plans, wiki articles): ASCII letters and digits only."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _slug_forms(text: str, pattern: re.Pattern[str]) -> list[str]:
+    """The subject's slug forms ``pattern`` does not already find, each with enough letters to
+    be specific: the runtime's (non-ASCII letters dropped) and a transliterated one (accents
+    removed by NFKD)."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    forms = dict.fromkeys([_slug(text), _slug(ascii_text)])
+    return [
+        form
+        for form in forms
+        if len(form.replace("-", "")) >= MIN_SUBJECT_CHARS and pattern.fullmatch(form) is None
+    ]

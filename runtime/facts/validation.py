@@ -35,6 +35,7 @@ from specwire.runtime.facts.model import (
     Provenance,
 )
 from specwire.runtime.facts.text import normalize_text
+from specwire.runtime.safety.redaction import redact
 
 
 def unstorable(value: str) -> str | None:
@@ -55,7 +56,7 @@ def _storable(value: str, what: str) -> str:
     problem = unstorable(value)
     if problem is not None:
         raise InvalidRequestError(f"{what} {problem}")
-    return value
+    return redact(value)  # a secret value never reaches the store (every backend builds here)
 
 
 def fact_text(text: str) -> str:

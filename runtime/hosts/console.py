@@ -1,4 +1,8 @@
-"""What every host shares on the local console: stdin/stdout/stderr, argv, model selection."""
+"""What every host shares on the local console: stdin/stdout/stderr, argv, model selection.
+
+What is written to the console passes ``runtime.core.undecodable.valid_text`` first: a lone
+surrogate (from bytes that were not UTF-8) is shown as U+FFFD instead of failing the write.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.core.undecodable import valid_text
 from specwire.runtime.models import Model, ModelError
 from specwire.runtime.models.select import ModelRef, select_spec_model
 from specwire.runtime.safety.redaction import redact
@@ -16,18 +21,24 @@ PROMPT = "> "
 
 
 def stderr_log(text: str) -> None:
-    sys.stderr.write(redact(text))
+    sys.stderr.write(valid_text(redact(text)))
     sys.stderr.flush()
 
 
 def stdout_line(text: str) -> None:
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(valid_text(text) + "\n")
     sys.stdout.flush()
 
 
 def stdin_reader(prompt: str = PROMPT) -> Callable[[], str | None]:
-    """Read one line per call (``None`` at end of input); prompt only when stdin is a TTY."""
+    """Read one line per call (``None`` at end of input); prompt only when stdin is a TTY.
+
+    Bytes that are not UTF-8 are read as U+FFFD, whatever the locale's error handler is (a
+    strict one would end the session with a traceback on the first such byte)."""
     interactive = sys.stdin.isatty()
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="replace")
 
     def read() -> str | None:
         if interactive:

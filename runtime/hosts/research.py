@@ -9,26 +9,35 @@ session summarizes them, and ``report.md`` is written to ``<out>/<run id>/`` (de
 With ``retrieve.allowedOrigins`` the branches get the ``fetch`` tool (``runtime.tools.fetch``:
 HTTP GET within those origins only, redirects included).
 
+The report's folders are opened one component at a time without following a link
+(``runtime.fs.safe_open.open_dir_beneath``) and the file is replaced inside the opened folder
+(``runtime.fs.atomic.replace_at``): a symlink the agent's shell planted at ``research-runs/`` (or
+below it) is refused, never written through. A relative ``--out`` is walked the same way from
+the working directory; an absolute one is the owner's choice and trusted as given, its run
+folder still opened without following a link.
+
 Exit status: 0 complete (every branch and the synthesis finished), 3 partial (the deadline cut
 something off, or a session failed: the report says which), 2 a start-up error (one line), 130
-interrupted.
+interrupted, 1 the report could not be written (one line).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from specwire.runtime.continuity.plans import Plan
 from specwire.runtime.continuity.store import ContinuityStore
-from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.errors import StoreError, UnsafeFileError
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.core.tool_types import Tool, ToolCatalog
-from specwire.runtime.fs.atomic import replace_atomically
+from specwire.runtime.fs.atomic import replace_at
+from specwire.runtime.fs.safe_open import open_dir_beneath
 from specwire.runtime.hosts.console import describe, parse_and_load, stderr_log, stdout_line
 from specwire.runtime.hosts.research_report import render
 from specwire.runtime.hosts.research_run import (
@@ -40,6 +49,7 @@ from specwire.runtime.hosts.research_run import (
 from specwire.runtime.hosts.types import SessionBuilder, session_setup
 
 EXIT_PARTIAL = 3
+EXIT_NO_REPORT = 1
 DEFAULT_OUT = "research-runs"
 
 
@@ -103,8 +113,12 @@ def run_research(
         except KeyboardInterrupt:
             stderr_log("\ninterrupted\n")
             return 130
-        out = args.out if args.out is not None else base / DEFAULT_OUT
-        report = _write_report(run, layout, out if out.is_absolute() else base / out)
+        out = args.out if args.out is not None else Path(DEFAULT_OUT)
+        try:
+            report = _write_report(run, layout, base, out)
+        except (UnsafeFileError, OSError, ValueError) as exc:
+            stderr_log(f"{spec_name}: the report was not written: {exc}\n")
+            return EXIT_NO_REPORT
     finally:
         setup.release()
     for line in summary_lines(run):
@@ -130,13 +144,24 @@ def _fetch_tool(origins: Sequence[str], spec_name: str) -> Tool | int | None:
         return 2
 
 
-def _write_report(run: ResearchRun, layout: StoreLayout, out: Path) -> Path:
-    folder = out / run.run_id
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "report.md"
+def report_folder(base: Path, out: Path) -> tuple[Path, tuple[str, ...]]:
+    """(the trusted root, the components below it that are opened without following links)."""
+    spelled = Path(os.path.normpath(out))
+    if spelled.is_absolute() or spelled.parts[:1] == ("..",):
+        return (base / spelled).resolve(), ()
+    return base, tuple(part for part in spelled.parts if part != ".")
+
+
+def _write_report(run: ResearchRun, layout: StoreLayout, base: Path, out: Path) -> Path:
+    root, parts = report_folder(base, out)
     text = render(run, layout.sessions_dir, _active_plan(layout))
-    replace_atomically(path, text.encode("utf-8"))
-    return path
+    folder_fd = open_dir_beneath(root, (*parts, run.run_id), create=True, mode=0o777)
+    assert folder_fd is not None  # created
+    try:
+        replace_at(folder_fd, "report.md", text.encode("utf-8"))
+    finally:
+        os.close(folder_fd)
+    return root.joinpath(*parts, run.run_id, "report.md")
 
 
 def _active_plan(layout: StoreLayout) -> Plan | None:

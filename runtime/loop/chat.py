@@ -51,6 +51,7 @@ from specwire.runtime.core.seams import (
     StopReason,
 )
 from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.core.undecodable import valid_text
 from specwire.runtime.loop.commands import help_text, parse_command, unknown_command_text
 from specwire.runtime.loop.context import (
     DEFAULT_CONTEXT_MAX_CHARS,
@@ -383,8 +384,9 @@ class _Session:
     def converse(self, messages: Iterator[str], *, single_turn: bool) -> StopReason:
         for raw in messages:
             # A secret value typed by a person is replaced by its name before anything sees it:
-            # the model, the ledger and handoff on disk, the captured facts.
-            text = redact(raw).strip()
+            # the model, the ledger and handoff on disk, the captured facts. Bytes that were
+            # not UTF-8 (argv and stdin decode them as lone surrogates) become U+FFFD.
+            text = redact(valid_text(raw)).strip()
             if not text:
                 continue
             prompt = text

@@ -19,6 +19,7 @@ from pydantic import Field
 from specwire.runtime.core.ids import new_tool_use_id
 from specwire.runtime.core.seams import Skill
 from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolInput, ToolResult
+from specwire.runtime.core.undecodable import valid_data
 from specwire.runtime.models.types import ToolCall, ToolSpec
 from specwire.runtime.safety.redaction import redact, redact_data
 from specwire.runtime.sessions.log import SessionLog
@@ -129,7 +130,7 @@ class ToolRunner:
         A secret value in the input or the result is replaced by its reference's name before
         the tool or the model sees it, so it cannot travel on into facts, plans or handoffs.
         """
-        call = ToolCall(call.id, call.name, redact_data(call.input))
+        call = ToolCall(call.id, call.name, valid_data(redact_data(call.input)))
         self._session_log.append(
             "tool_use", {"id": call.id, "name": call.name, "input": call.input}
         )

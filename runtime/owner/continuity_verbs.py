@@ -15,6 +15,8 @@ from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.output import print_json
 from specwire.runtime.owner.selection import Selection, SelectionError
+from specwire.runtime.safety.injection import scan
+from specwire.runtime.safety.screening import storable
 
 SCOPES = ("focus", "plans", "goals", "all")
 
@@ -115,8 +117,22 @@ def _restore(args: argparse.Namespace, store: ContinuityStore) -> int:
     return 0
 
 
-_MARKERS = (b"<!-- crewhaus:", b"<!-- specwire:")
+_MARKERS = ("<!-- crewhaus:", "<!-- specwire:")
 MAX_MIGRATED_BYTES = 8 << 20
+
+
+def _screened_copy(path: Path, shown: Path) -> str:
+    """A CrewHaus file's text as it may be copied, or ``SelectionError`` naming why not."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise SelectionError(f"{shown} is not UTF-8 text; nothing was copied") from None
+    hit = scan(text)
+    if hit is not None:
+        raise SelectionError(
+            f"{shown}: the injection scanner flagged it (rule {hit.label}); nothing was copied"
+        )
+    return storable(text).replace(*_MARKERS)
 
 
 def _migrate(args: argparse.Namespace, selection: Selection, store: ContinuityStore) -> int:
@@ -125,7 +141,10 @@ def _migrate(args: argparse.Namespace, selection: Selection, store: ContinuitySt
     The formats are the same but for the markers (``<!-- crewhaus:… -->`` becomes
     ``<!-- specwire:… -->``), so files are copied, never parsed and rewritten; the copy is then
     read back through the store and a plan it cannot read is named. Refused when the
-    destination already holds continuity files (nothing is overwritten).
+    destination already holds continuity files (nothing is overwritten). Each file passes the
+    same screening and redaction as every memory write (``runtime.safety.screening``): a file
+    that is not UTF-8 text or that the injection scanner flags refuses the whole migration
+    (nothing is copied), and secret values are replaced by their names.
     """
     crewhaus = Path(args.target) if args.target else args.root / ".crewhaus"
     spec_dir = crewhaus / "state" / selection.layout.state_dir.name
@@ -145,11 +164,12 @@ def _migrate(args: argparse.Namespace, selection: Selection, store: ContinuitySt
         )
     if sum(path.stat().st_size for path in files) > MAX_MIGRATED_BYTES:
         raise SelectionError(f"{spec_dir} holds more than 8 MiB: not a continuity folder?")
+    texts = {path: _screened_copy(path, path.relative_to(spec_dir)) for path in files}
     confirm(f"copy {len(files)} file(s) from {spec_dir} into {destination}", assume_yes=args.yes)
-    for path in files:
+    for path, text in texts.items():
         target = destination / path.relative_to(spec_dir)
         target.parent.mkdir(parents=True, exist_ok=True)
-        replace_atomically(target, path.read_bytes().replace(*_MARKERS), mode=0o600)
+        replace_atomically(target, text.encode("utf-8"), mode=0o600)
     _carry_active_plan(store, destination)
     unreadable = store.unreadable_plans()
     if args.json:

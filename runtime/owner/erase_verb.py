@@ -4,6 +4,10 @@
 ``--id mem_…`` (that fact's text, wherever it was copied). Erasure covers the whole state root
 (every spec and store in it; with ``--tenant``, that tenant's root). Stop the agent first: a
 running one keeps what it already read in memory until it restarts.
+
+With ``--postgres VAR`` the database tier is erased first: a database that cannot be reached
+is a one-line error (exit 2) before any file is touched and no receipt is written, so a receipt
+never names a tier that was not reached. The receipt then records the database's counts.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import sys
 from pathlib import Path
 
 from specwire.runtime.erasure.erase import erase_subject, preview, structure_names
+from specwire.runtime.erasure.postgres_tier import PostgresErasure
 from specwire.runtime.erasure.subject import Subject
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner.asking import confirm
@@ -40,7 +45,19 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             "[erased]. This cannot be undone.",
             assume_yes=args.yes,
         )
-    receipt = erase_subject(root, subject)
+    database = _erase_in_postgres(dsn, subject) if dsn is not None else None
+    reached = None
+    if database is not None:
+        reached = {
+            "postgres": {
+                "facts": database.facts,
+                "quarantined": database.quarantined,
+                "vectors": database.vectors,
+                "reasonsRedacted": database.reasons_redacted,
+                "remaining": database.remaining,
+            }
+        }
+    receipt = erase_subject(root, subject, reached=reached)
     if args.json:
         print_json({**receipt.to_json(), "receipt": str(receipt.path)})
     else:
@@ -60,7 +77,8 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             "--postgres VAR, facts in a memory service by that service's owner\n"
         )
     verification = receipt.verification
-    if dsn is not None and not _erase_in_postgres(dsn, subject):
+    if database is not None and database.remaining:
+        sys.stderr.write(f"{database.remaining} match(es) remain in the PostgreSQL fact database\n")
         return EXIT_INCOMPLETE
     if not verification.clean:
         sys.stderr.write(
@@ -82,8 +100,8 @@ def _postgres_dsn(variable: str) -> str:
         raise SelectionError(f"--postgres: {exc}") from None
 
 
-def _erase_in_postgres(dsn: str, subject: Subject) -> bool:
-    """The database tier; False when matches remain (the caller exits 3)."""
+def _erase_in_postgres(dsn: str, subject: Subject) -> PostgresErasure:
+    """The database tier, erased (or ``SelectionError``: it was not reached)."""
     from specwire.runtime.erasure.postgres_tier import erase_in_database
 
     try:
@@ -101,10 +119,7 @@ def _erase_in_postgres(dsn: str, subject: Subject) -> bool:
         f"erased in PostgreSQL: {done.facts} fact(s), {done.quarantined} quarantined, "
         f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted\n"
     )
-    if done.remaining:
-        sys.stderr.write(f"{done.remaining} match(es) remain in the PostgreSQL fact database\n")
-        return False
-    return True
+    return done
 
 
 def _subject(args: argparse.Namespace, facts_db: Path | None) -> Subject:

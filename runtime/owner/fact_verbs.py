@@ -99,6 +99,9 @@ def search(args: argparse.Namespace, selection: Selection) -> int:
 def forget(args: argparse.Namespace, selection: Selection) -> int:
     if (args.id is None) == (args.query is None):
         raise SelectionError("forget needs a fact id or --query (one of them)")
+    if args.query is not None and not args.query.split():
+        # An empty query matches every fact: it must never mean "forget everything".
+        raise SelectionError("forget --query: the query is empty; give words to match")
     with opened(selection) as store:
         if args.id is not None:
             status = store.get(args.id)

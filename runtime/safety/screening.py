@@ -1,8 +1,17 @@
-"""Screening a tool's input with the injection scanner before it is written to memory.
+"""The one screening and redaction entry point for text about to be written to memory.
 
-Continuity notes (focus, plan titles and steps, goals) are read into every later session's
-prompt, like facts, so a write the scanner flags is refused with the rule that fired and nothing
-is changed (the tool result never echoes the text).
+Everything the runtime keeps and later reads into a prompt — facts, focus, plan titles and
+steps, goals (the agent's own and ``log_knowledge_gap``'s), the handoff rendered from them,
+wiki articles, imports — passes the same two steps before it is written:
+
+- **redaction** (``runtime.safety.redaction.redact``): a secret value becomes ``$NAME``;
+- **screening** (``runtime.safety.injection.scan``): text the scanner flags is refused with the
+  rule that fired and nothing is changed (the refusal never echoes the text).
+
+``storable`` and ``screen_for_memory`` are those steps for a store's write methods;
+``screened`` wraps a tool handler so a flagged input is refused before the handler runs. Every
+function of the runtime that persists text is listed, with how its text is screened, in
+``runtime.safety.write_paths`` (a test walks the code and fails on an unlisted write).
 """
 
 from __future__ import annotations
@@ -12,8 +21,38 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.tool_types import ToolContext, ToolHandler, ToolResult
-from specwire.runtime.safety.injection import scan
+from specwire.runtime.core.undecodable import valid_text
+from specwire.runtime.safety.injection import InjectionHit, scan
+from specwire.runtime.safety.redaction import redact
+
+
+class ScreenedOut(StoreError):
+    """A write the injection scanner flagged: refused, nothing changed."""
+
+    def __init__(self, hit: InjectionHit) -> None:
+        super().__init__(refusal(hit))
+        self.hit = hit
+
+
+def refusal(hit: InjectionHit) -> str:
+    return (
+        f"not written: the injection scanner flagged this input (rule {hit.label}); "
+        "nothing was changed"
+    )
+
+
+def storable(text: str) -> str:
+    """``text`` as it may be kept: valid Unicode, secret values replaced by their names."""
+    return redact(valid_text(text))
+
+
+def screen_for_memory(*texts: str | None) -> None:
+    """Raise ``ScreenedOut`` when the scanner flags any of ``texts`` (``None`` ones skipped)."""
+    hit = scan("\n".join(text for text in texts if text))
+    if hit is not None:
+        raise ScreenedOut(hit)
 
 
 def screened(handler: ToolHandler) -> ToolHandler:
@@ -21,11 +60,7 @@ def screened(handler: ToolHandler) -> ToolHandler:
         data = parsed.model_dump() if isinstance(parsed, BaseModel) else parsed
         hit = scan("\n".join(_strings(data)))
         if hit is not None:
-            return ToolResult(
-                f"not written: the injection scanner flagged this input (rule {hit.label}); "
-                "nothing was changed",
-                is_error=True,
-            )
+            return ToolResult(refusal(hit), is_error=True)
         return handler(parsed, ctx)
 
     return handle

@@ -22,6 +22,11 @@ never shown to the agent: the sandboxed shell cannot see the state folder and th
 refuse it). Readers skip a line whose seal does not verify, so a line appended by anything but
 the host — a shell ``echo >>``, a copied line from another session, an edited payload — is
 never evidence, never replayed into a prompt and never captured as a fact.
+
+A log is UTF-8 JSON: text that came from undecodable bytes (a message with byte 0xFF, a file
+name that is not UTF-8, a lone surrogate in a model's JSON) is written with U+FFFD in place of
+each lone surrogate (``runtime.core.undecodable``), so sealing never fails on it and what a reader
+parses back is exactly what was sealed.
 """
 
 from __future__ import annotations
@@ -30,7 +35,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -39,7 +43,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from specwire.runtime.core.undecodable import valid_data
 from specwire.runtime.fs.atomic import replace_atomically
+from specwire.runtime.fs.keyfile import key_in
 from specwire.runtime.fs.safe_open import open_regular, open_regular_fd
 from specwire.runtime.safety.redaction import redact_data
 
@@ -63,49 +69,11 @@ class Event:
 
 
 EVIDENCE_KEY_FILENAME = ".evidence.key"
-_KEY_BYTES = 32
-
-
-def _read_key(path: Path) -> bytes | None:
-    try:
-        fd = open_regular_fd(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    try:
-        data = os.read(fd, 4 * _KEY_BYTES)
-    finally:
-        os.close(fd)
-    try:
-        key = bytes.fromhex(data.decode("ascii").strip())
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return key if len(key) == _KEY_BYTES else None
 
 
 def evidence_key(sessions_dir: Path, *, create: bool = False) -> bytes | None:
     """The key that seals this folder's logs; created (race-free) on first use when asked."""
-    path = sessions_dir / EVIDENCE_KEY_FILENAME
-    key = _read_key(path)
-    if key is not None or not create:
-        return key
-    sessions_dir.mkdir(parents=True, exist_ok=True)
-    staging = sessions_dir / f".evidence.key.{secrets.token_hex(8)}.tmp"
-    fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        os.write(fd, secrets.token_hex(_KEY_BYTES).encode("ascii") + b"\n")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(staging, path)  # fails if another process created the key first: use theirs
-    except FileExistsError:
-        pass
-    finally:
-        staging.unlink()
-    key = _read_key(path)
-    if key is None:
-        raise OSError(f"the session-log key is unreadable or damaged: {path}")
-    return key
+    return key_in(sessions_dir / EVIDENCE_KEY_FILENAME, create=create)
 
 
 def _seal(key: bytes, session_id: str, body: Mapping[str, Any]) -> str:
@@ -142,7 +110,7 @@ class SessionLog:
 
     def append(self, kind: str, payload: Mapping[str, Any]) -> Event:
         self._seq += 1
-        event = Event(self._seq, kind, iso(self._now()), redact_data(dict(payload)))
+        event = Event(self._seq, kind, iso(self._now()), valid_data(redact_data(dict(payload))))
         body = {"seq": event.seq, "type": event.type, "at": event.at, "payload": event.payload}
         # Round-trip first, so the seal covers exactly what a reader will parse back.
         body = json.loads(json.dumps(body, ensure_ascii=False))

@@ -22,6 +22,7 @@ from typing import Final, Literal
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.safety.injection import scan
+from specwire.runtime.safety.screening import storable
 from specwire.runtime.sessions.log import Clock, iso, utc_now
 from specwire.runtime.wiki.article import (
     MAX_BODY_CHARS,
@@ -196,6 +197,7 @@ class WikiStore:
         session_id: str | None,
         sources_required: bool,
     ) -> WriteOutcome:
+        draft = _redacted(draft)
         slug = check_slug(draft.slug)
         title = _bounded(draft.title, "title", MAX_TITLE_CHARS)
         assert title is not None
@@ -330,3 +332,21 @@ class WikiStore:
                 mark_changed(self.folder.directory)  # read the files again, not the cache
                 continue
         raise StoreError(f"{slug} kept changing while the gap was being logged; retry")
+
+
+def _redacted(draft: ArticleDraft) -> ArticleDraft:
+    """The draft with secret values replaced by their names in every text field (the same
+    redaction every memory write gets: ``runtime.safety.screening.storable``)."""
+
+    def kept(value: str | None) -> str | None:
+        return None if value is None else storable(value)
+
+    return replace(
+        draft,
+        title=storable(draft.title),
+        body=storable(draft.body),
+        summary=kept(draft.summary),
+        tags=None if draft.tags is None else [storable(tag) for tag in draft.tags],
+        category=kept(draft.category),
+        edit_message=kept(draft.edit_message),
+    )

@@ -101,7 +101,16 @@ def test_a_skill_from_a_user_folder_cannot_close_skills() -> None:
     assert_framed_once(block.text, "skills")
 
 
+@pytest.fixture
+def unscreened(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store refuses what the scanner flags; framing is the second fence and must hold for
+    text that reached the files without screening (a person's edit, a write made before a
+    scanner rule existed), so these tests write past the screen."""
+    monkeypatch.setattr("specwire.runtime.continuity.store.screen_for_memory", lambda *texts: None)
+
+
 @pytest.mark.parametrize("where", ["plan title", "plan step", "focus", "goal"])
+@pytest.mark.usefixtures("unscreened")
 def test_plan_focus_and_goals_cannot_close_current_plan(where: str, tmp_path: Path) -> None:
     store = make_store(tmp_path)
     hostile = payload("current_plan") + " " + payload("requirements_ledger")
@@ -139,6 +148,7 @@ def test_an_evicted_user_message_cannot_close_the_ledger(tmp_path: Path) -> None
     assert tag_count(tail, "current_plan") == (1, 1), tail
 
 
+@pytest.mark.usefixtures("unscreened")
 def test_the_handoff_written_from_hostile_state_cannot_close_handoff(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     store.create_plan("Fix it", [payload("handoff")])

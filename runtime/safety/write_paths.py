@@ -1,0 +1,91 @@
+"""Every function of the runtime that writes to disk or to a database, and why what it writes
+is safe to keep.
+
+``tests/runtime/trust/test_write_paths.py`` walks the source for the write primitives (the
+atomic writers, ``write_text``/``write_bytes``, ``os.write``, ``rewrite_log``, SQL ``INSERT``/
+``UPDATE``/``REPLACE``) and fails when a function that calls one is missing here, or when an
+entry here no longer writes: a new write path cannot land without saying how its text is
+screened. Each entry is one of
+
+- ``screened: …`` — model- or user-supplied text, screened by the injection scanner and
+  redacted (``runtime.safety.screening``) before it reaches this function (the entry says
+  where);
+- ``host: …`` — what is written is the runtime's own data (keys, counts, ids, indexes,
+  receipts), or text another entry already screened, copied or edited (the entry says which).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Keys: ``module:function`` (or ``module:Class.method``), modules named within
+# ``specwire.runtime``.
+WRITE_PATHS: Final[dict[str, str]] = {
+    # -- primitives: they write what their callers (listed below) give them ---------------------
+    "fs.atomic:replace_atomically": "host: the atomic writer; its callers are listed",
+    "fs.fenced:write_atomic": "host: the atomic writer; its callers are listed",
+    "fs.keyfile:key_in": "host: a random key (evidence key, erasure receipt key)",
+    # -- facts ----------------------------------------------------------------------------------
+    "facts.sql.queries:insert_many": "screened: NewFact redacts (facts.validation) and the "
+    "store scans before inserting (FactStore._screened: flagged writes are held)",
+    "facts.sql.queries:insert_with_id": "screened: as insert_many",
+    "facts.sql.queries:mark_superseded": "host: ids only",
+    "facts.sql.queries:sweep_expired": "host: tombstones of expired ids",
+    "facts.sql.queries:tombstone": "screened: the reason is redacted (validation.reason); "
+    "a reason is never read into a prompt",
+    "facts.sql.quarantine:hold": "screened: a write the scanner flagged, held apart "
+    "and never read into a prompt; redacted by NewFact",
+    "facts.sql.quarantine:hold_stored": "screened: a stored fact flagged on read, "
+    "moved to quarantine",
+    "facts.sql.quarantine:mark_released": "host: the owner's release of an id",
+    "facts.sql.schema:_retokenize": "host: search terms derived from stored facts",
+    "facts.store:FactStore.compact": "host: index maintenance",
+    "facts.sql.vectors:insert_vector": "host: embeddings of screened facts",
+    "facts.sql.vectors:insert_vectors": "host: embeddings of screened facts",
+    "facts.session_index:SessionIndex.write": "screened: session summaries drop what the "
+    "scanner flags (session_index: scan) from text the loop already redacted",
+    "facts.providers.postgres.provider:PostgresFactProvider._insert": "screened: NewFact "
+    "redacts and PostgresFactProvider._screened scans before inserting",
+    "facts.providers.postgres.provider:PostgresFactProvider._retain": "screened: as _insert",
+    "facts.providers.postgres.provider:PostgresFactProvider._tombstone": "screened: reason "
+    "redacted (validation.reason)",
+    "facts.providers.postgres.provider:PostgresFactProvider._hold_on_read": "screened: a "
+    "stored fact flagged on read, moved to quarantine",
+    "facts.providers.postgres.provider:_insert_held": "screened: a flagged write, held apart",
+    "facts.providers.postgres.provider:migrate": "host: schema version",
+    "owner.fact_verbs:export": "host: the owner's export of stored (screened) facts to "
+    "the file the owner names",
+    # -- continuity -----------------------------------------------------------------------------
+    "continuity.state_folder:StateFolder.write": "screened: ContinuityStore screens and "
+    "redacts every focus, plan and goal text (log_knowledge_gap's goals included) before its "
+    "books write; the handoff is rendered from those; the ledger holds the user's messages, "
+    "redacted by the loop",
+    "continuity.retention:pin_sessions": "host: session ids pinned as evidence",
+    "owner.continuity_verbs:_migrate": "screened: each CrewHaus file is scanned and "
+    "redacted (_screened_copy) before it is copied",
+    # -- wiki -----------------------------------------------------------------------------------
+    "wiki.folder:WikiFolder.write_article": "screened: WikiStore._write redacts the "
+    "draft and scans the article (wiki_write and log_knowledge_gap's drafts) before writing",
+    "wiki.folder:WikiFolder.keep_version": "host: the previous version of an article "
+    "that was screened when written",
+    # -- sessions, dream, research ----------------------------------------------------------------
+    "sessions.log:SessionLog.append": "host: the session log records what happened (payloads "
+    "redacted and made valid Unicode); it is evidence, framed when replayed, never instructions",
+    "sessions.log:rewrite_log": "host: erasure's redaction of a log, sealed again",
+    "dream.state:write_state": "host: the dream schedule's own record (times, counts)",
+    "hosts.research:_write_report": "host: a report for the owner, never read into a "
+    "prompt; the text in it is the sessions' logged (redacted) replies",
+    # -- erasure --------------------------------------------------------------------------------
+    "erasure.erase:_write_receipt": "host: counts and a keyed hash, never the subject",
+    "erasure.fact_tier:_erase_rows": "host: deletions and redactions of the subject",
+    "erasure.file_tier:_redact_file": "host: the subject redacted from a file",
+    "erasure.file_tier:redact_files": "host: the subject redacted from session logs",
+    "erasure.postgres_tier:erase_in_database": "host: deletions of the subject",
+    "erasure.postgres_tier:_redact_reasons": "host: the subject redacted",
+    # -- tools and the rest ---------------------------------------------------------------------
+    "tools.builtin:_write": "host: the agent's own work files in its workspace (the "
+    "write tool refuses .specwire/); never read into a prompt but through a tool result",
+    "hosts.http.usage_ledger:UsageLedger.add": "host: token counts per tenant",
+    "tools.shell.launch:_write_proc": "host: the sandbox's own process settings",
+    "tools.schemas:main": "host: generated tool schemas (a build step)",
+}
