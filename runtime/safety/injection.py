@@ -11,8 +11,11 @@
    to Latin (rule suffix ``_homoglyph``);
 4. compact forms: letters and digits only, lower case, so ``i-g-n-o-r-e``, a phrase split across
    lines or padded with punctuation still reads as itself (suffix ``_compact``);
-5. base64 (20+ chars) and hex (32+ digits) blocks that decode to text, at most 256 of them,
+5. base64 (20+ chars) and hex (24+ digits) blocks that decode to text, at most 256 of them,
    re-scanned whole (category ``base64_obfuscation``, suffix ``_base64`` / ``_hex``).
+
+Passes 2-4 also run the plain-English paraphrase rules of ``injection_paraphrases`` (instruction
+override, authority spoofing, exfiltration, command coercion), after the canonical ones.
 
 A hit names its rule and category only: callers show labels, never the matched text.
 """
@@ -27,6 +30,8 @@ import unicodedata
 import urllib.parse
 from dataclasses import dataclass, replace
 from typing import Final
+
+from runtime.safety.injection_paraphrases import COMPACT_PARAPHRASES, PARAPHRASES, Paraphrase
 
 MAX_SCAN_CHARS: Final = 200_000
 MAX_DECODED_BLOCKS: Final = 256
@@ -86,7 +91,9 @@ def _rule(name: str, category: str, pattern: str) -> _Rule:
     return _Rule(name, category, re.compile(pattern, re.IGNORECASE | re.DOTALL))
 
 
-_ANY = r"(?:(?:all|any|every|each|of|the|your|my|these|those|earlier|other)\s+)*"
+# No "my" or "our": a customer asking the business to ignore their own earlier instructions
+# about a delivery is an ordinary note.
+_ANY = r"(?:(?:all|any|every|each|of|the|your|these|those|earlier|other)\s+)*"
 _RULES: Final = (
     _rule(
         "ignore_previous_instructions",
@@ -248,9 +255,24 @@ _COMPACT_NEEDS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "reveal_system_prompt": (("reveal", "print", "show", "leak", "repeat"),),
     "authorized_keys_append": (("sshauthorizedkeys",),),
 }
-_SCREENED_RULES: Final = _Gate(tuple(replace(rule, needs=_NEEDS[rule.name]) for rule in _RULES))
+
+
+def _paraphrase_rules(entries: tuple[Paraphrase, ...]) -> tuple[_Rule, ...]:
+    return tuple(
+        replace(_rule(name, category, pattern), needs=needs)
+        for name, category, pattern, needs in entries
+    )
+
+
+# The canonical phrases first (their labels are what older quarantine entries carry), then the
+# plain-English paraphrases.
+_SCREENED_RULES: Final = _Gate(
+    tuple(replace(rule, needs=_NEEDS[rule.name]) for rule in _RULES)
+    + _paraphrase_rules(PARAPHRASES)
+)
 _SCREENED_COMPACT: Final = _Gate(
     tuple(replace(rule, needs=_COMPACT_NEEDS[rule.name]) for rule in _COMPACT_RULES)
+    + _paraphrase_rules(COMPACT_PARAPHRASES)
 )
 
 # Pass 1: invisible characters. Hangul fillers are letters (Lo), used as blanks by evaders.
@@ -375,7 +397,8 @@ _LEET: Final = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", 
 # Anchored where a run of the alphabet starts, so a short run costs one step, not twenty: the
 # same blocks as unanchored (a greedy match always starts at its run's first character).
 _BASE64_BLOCK: Final = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}")
-_HEX_BLOCK: Final = re.compile(r"(?:0x)?(?<![0-9a-fA-F])((?:[0-9a-fA-F]{2}){16,})")
+# 12 bytes and up: "you are now DAN" is 15.
+_HEX_BLOCK: Final = re.compile(r"(?:0x)?(?<![0-9a-fA-F])((?:[0-9a-fA-F]{2}){12,})")
 _NOT_ALNUM: Final = re.compile(r"[\W_]+")
 # The same for ASCII text, as one table lookup per character.
 _ASCII_NOT_ALNUM: Final = str.maketrans(
