@@ -55,30 +55,65 @@ class _Rule:
     # Words the pattern cannot match without (each group: one of them), tested on the casefolded
     # text first: substring tests cost ~50x less than the regexes on a 2,000-character fact.
     needs: tuple[tuple[str, ...], ...] = ()
+    # Of those, the ones the pattern only matches as a whole word (between \b): tested against
+    # the text's words, which is far more selective than a substring ("sh", "rm", "you").
+    # In ``needs`` they are written with a leading NUL so they never stand for a substring hit.
+    whole_words: frozenset[str] = frozenset()
 
     def may_match(self, present: frozenset[str]) -> bool:
         """Whether every group of needed words has one in ``present`` (the words found)."""
         return all(not present.isdisjoint(group) for group in self.needs)
 
 
+_WORD: Final = re.compile(r"\w+")
+_WHOLE: Final = "\0"
+# ASCII bytes that are not word characters, as blanks: translate and split on bytes is ~3x
+# faster than a regex for the words of a 2,000-character text.
+_ASCII_WORD_BLANKS: Final = bytes(
+    code if code < 128 and (chr(code).isalnum() or chr(code) == "_") else 0x20
+    for code in range(256)
+)
+
+
+def _words(cased: str) -> list[str]:
+    """The words (``\\w+`` runs) of ``cased``."""
+    if cased.isascii():
+        return cased.encode("ascii").translate(_ASCII_WORD_BLANKS).decode("ascii").split()
+    return _WORD.findall(cased)
+
+
 class _Gate:
     """The rules a text may trip, from which of their needed words it contains.
 
-    One substring test per distinct word, then one dictionary lookup: texts that contain the
-    same needed words (most benign ones: none) share the answer.
+    One substring test per distinct substring word and one set intersection with the text's
+    words, then one dictionary lookup: texts that contain the same needed words (most benign
+    ones: none) share the answer. Whole-word hits are kept apart from substring hits (``nc``
+    found inside "since" lets no rule through that needs the word ``nc``).
     """
 
     _MAX_REMEMBERED: Final = 4096
 
     def __init__(self, rules: tuple[_Rule, ...]) -> None:
         self._rules = rules
-        self._words = tuple(
-            sorted({word for rule in rules for group in rule.needs for word in group})
+        self._substrings = tuple(
+            sorted(
+                {
+                    word
+                    for rule in rules
+                    for group in rule.needs
+                    for word in group
+                    if not word.startswith(_WHOLE)
+                }
+            )
         )
+        self._whole_words = frozenset(word for rule in rules for word in rule.whole_words)
         self._by_words: dict[frozenset[str], tuple[_Rule, ...]] = {}
 
     def rules_for(self, cased: str) -> tuple[_Rule, ...]:
-        present = frozenset([word for word in self._words if word in cased])
+        found = [word for word in self._substrings if word in cased]
+        if self._whole_words:
+            found += [_WHOLE + word for word in self._whole_words.intersection(_words(cased))]
+        present = frozenset(found)
         rules = self._by_words.get(present)
         if rules is None:
             rules = tuple(rule for rule in self._rules if rule.may_match(present))
@@ -258,10 +293,16 @@ _COMPACT_NEEDS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
 
 
 def _paraphrase_rules(entries: tuple[Paraphrase, ...]) -> tuple[_Rule, ...]:
-    return tuple(
-        replace(_rule(name, category, pattern), needs=needs)
-        for name, category, pattern, needs in entries
-    )
+    """Paraphrase needs are whole words unless marked ``~`` (a substring)."""
+    rules = []
+    for name, category, pattern, needs in entries:
+        groups = tuple(
+            tuple(word[1:] if word.startswith("~") else _WHOLE + word for word in group)
+            for group in needs
+        )
+        whole = frozenset(word for group in needs for word in group if not word.startswith("~"))
+        rules.append(replace(_rule(name, category, pattern), needs=groups, whole_words=whole))
+    return tuple(rules)
 
 
 # The canonical phrases first (their labels are what older quarantine entries carry), then the

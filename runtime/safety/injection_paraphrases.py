@@ -2,8 +2,10 @@
 
 Each entry is ``(name, category, pattern, needs)``; ``injection`` compiles them (case-insensitive,
 dot-all) and gates each on its needed words like its own rules: every group of ``needs`` must
-have one word in the casefolded text before the regex runs, so every word in a group must be one
-the pattern cannot match without.
+have one of its words in the casefolded text before the regex runs. A need is a whole word (the
+pattern only matches it between word boundaries, so ``"sh"`` does not pass on "shipping"),
+or, marked ``~``, a substring. Every group must list every word the pattern could match there:
+a word left out is a match the gate skips.
 
 The rules look for what makes a note an attack rather than a note *about* instructions:
 
@@ -27,34 +29,30 @@ from typing import Final
 Needs = tuple[tuple[str, ...], ...]
 Paraphrase = tuple[str, str, str, Needs]
 
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
 # Who the injected text talks to. "agent" alone is also a human support agent: it is only
 # accepted where the rest of the phrase is an attack in itself.
 _AI: Final = (
     r"(?:ai|a\.i\.|assistant|language\s+model|llm|chatbot|bot|gpt|model|"
     r"ai\s+(?:agent|model|assistant|system)s?)"
 )
-_AI_WORDS: Final = ("ai", "a.i.", "assistant", "model", "llm", "bot", "gpt")
+_AI_WORDS: Final = (
+    "~a.i.",
+    *_words("ai ais assistant assistants model models llm llms bot bots chatbot chatbots gpt gpts"),
+)
 # What an instruction set is called. Without "your" only these; with "your" also the rest.
 _RULESET: Final = (
     r"(?:instructions?|rules|guidelines|directives|directions|programming|system\s+prompt|"
     r"prompts?|constraints|restrictions|guardrails)"
 )
 _YOUR_RULESET: Final = rf"(?:{_RULESET}|polic(?:y|ies)|filters|training|safety\s+\w+)"
-_RULESET_WORDS: Final = (
-    "instruction",
-    "rule",
-    "guideline",
-    "directive",
-    "direction",
-    "programming",
-    "prompt",
-    "constraint",
-    "restriction",
-    "guardrail",
-    "polic",
-    "filter",
-    "training",
-    "safety",
+_RULESET_WORDS: Final = _words(
+    "instruction instructions rules guidelines directives directions programming prompt prompts "
+    "constraints restrictions guardrails policy policies filters training safety"
 )
 _EARLIER: Final = (
     r"(?:previous|prior|earlier|above|preceding|original|initial|system|developer['’]?s?)"
@@ -63,32 +61,12 @@ _REVOKED: Final = (
     r"(?:void|revoked|cancell?ed|obsolete|outdated|superseded|overridden|overruled|disabled|"
     r"lifted|suspended|removed|null|invalid|deactivated|rescinded|withdrawn|turned\s+off|"
     r"switched\s+off|no\s+longer\s+(?:apply|applies|valid|in\s+effect|matters?|binding|relevant)|"
-    r"(?:do|does)\s+not\s+apply|(?:don|doesn)['’]t\s+apply|(?:are|is)\s+not\s+(?:valid|binding))"
+    r"(?:do|does)\s+not\s+apply|(?:don|doesn)['’]t\s+apply|(?:are|is)\s+not\s+(?:valid|binding))\b"
 )
-_REVOKED_WORDS: Final = (
-    "void",
-    "revoke",
-    "cancel",
-    "obsolete",
-    "outdated",
-    "supersede",
-    "overrid",
-    "overrul",
-    "disabled",
-    "lifted",
-    "suspended",
-    "removed",
-    "null",
-    "invalid",
-    "deactivated",
-    "rescinded",
-    "withdrawn",
-    "off",
-    "longer",
-    "apply",
-    "applies",
-    "valid",
-    "binding",
+_REVOKED_WORDS: Final = _words(
+    "void revoked cancelled canceled obsolete outdated superseded overridden overruled disabled "
+    "lifted suspended removed null invalid deactivated rescinded withdrawn off longer apply "
+    "applies applicable valid binding irrelevant"
 )
 
 # Exfiltration: verb, what only the agent holds, and a way out.
@@ -97,35 +75,10 @@ _SEND: Final = (
     r"pipe|write|append|include|embed|put|dm|paste|submit|sync|export|publish|deliver|relay|"
     r"cc|bcc|attach|encode)"
 )
-_SEND_WORDS: Final = (
-    "mail",
-    "send",
-    "forward",
-    "post",
-    "upload",
-    "transmit",
-    "transfer",
-    "copy",
-    "dump",
-    "share",
-    "exfiltrate",
-    "pipe",
-    "write",
-    "append",
-    "include",
-    "embed",
-    "put",
-    "dm",
-    "paste",
-    "submit",
-    "sync",
-    "export",
-    "publish",
-    "deliver",
-    "relay",
-    "cc",
-    "attach",
-    "encode",
+_SEND_WORDS: Final = _words(
+    "email mail send forward post upload transmit transfer copy dump share exfiltrate pipe write "
+    "append include embed put dm paste submit sync export publish deliver relay cc bcc attach "
+    "encode"
 )
 _HELD: Final = (
     r"(?:\b(?:memory|memories|(?:stored|saved|remembered|known)\s+\w+|facts|secrets?|"
@@ -139,41 +92,15 @@ _HELD: Final = (
     r"private\s+\w+|card\s+numbers?|(?:bank|account)\s+(?:details|numbers?)|2fa\s+codes?|"
     r"seed\s+phrase|everything\s+you\s+know)\b|\.env\b)"
 )
-_HELD_WORDS: Final = (
-    "memor",
-    "stored",
-    "saved",
-    "remembered",
-    "known",
-    "fact",
-    "secret",
-    "key",
-    "token",
-    "credential",
-    "passw",
-    "cookie",
-    "session",
-    "prompt",
-    "instructions",
-    "conversation",
-    "history",
-    "log",
-    "transcript",
-    "messages",
-    "environment",
-    "env",
-    "personal",
-    "pii",
-    "customer",
-    "user",
-    "database",
-    "private",
-    "card",
-    "bank",
-    "account",
-    "2fa",
-    "seed",
-    "everything",
+# Substrings: "apikey", "api_keys" and "ssh-key" are one word or two.
+_HELD_WORDS: Final = tuple(
+    "~" + word
+    for word in _words(
+        "memor stored saved remembered known fact secret key token credential passw "
+        "cookie session prompt instructions conversation history log transcript messages "
+        "environment env personal pii customer user database private card bank account 2fa seed "
+        "everything"
+    )
 )
 _OUTSIDE: Final = (
     r"(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?|s?ftp|wss?)://|\d{1,3}(?:\.\d{1,3}){3}\b|"
@@ -190,6 +117,10 @@ _SECRETS: Final = (
     r"(?:secrets?|passwords?|api[\s_-]*keys?|access\s+tokens?|tokens|credentials|"
     r"(?:private|secret)\s+keys?)"
 )
+_OWNERS: Final = (
+    r"(?:owner|admin(?:istrator)?|developer|creator|operator|master|supervisor|boss|maker)"
+)
+
 
 PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
     # --- instruction override ---------------------------------------------------------------
@@ -205,27 +136,9 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         rf"(?:your\s+(?:[\w'’-]+\s+){{0,2}}?{_YOUR_RULESET}|"
         rf"(?:(?:the|these|those)\s+)?{_EARLIER}\s+(?:{_EARLIER}\s+)?{_RULESET})\b",
         (
-            (
-                "drop",
-                "discard",
-                "abandon",
-                "aside",
-                "attention",
-                "skip",
-                "unlearn",
-                "throw",
-                "dismiss",
-                "ignore",
-                "forget",
-                "disregard",
-                "override",
-                "bypass",
-                "escape",
-                "yourself",
-                "free",
-                "stop",
-                "follow",
-                "obey",
+            _words(
+                "drop discard abandon aside attention skip unlearn throw dismiss ignore forget "
+                "disregard override bypass escape yourself free stop follow obey"
             ),
             _RULESET_WORDS,
         ),
@@ -238,11 +151,11 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         rf"now\s+)?{_REVOKED}|"
         rf"\b{_RULESET}\s+you\s+(?:were|have\s+been|['’]ve\s+been)\s+(?:given|told|trained\s+on|"
         r"programmed\s+with)\b[^.\n]{0,30}?\b(?:are|is|were|have\s+been|no\s+longer)\s+(?:now\s+)?"
-        r"(?:void|revoked|cancell?ed|obsolete|superseded|null|invalid|apply|applicable|valid)|"
+        r"(?:void|revoked|cancell?ed|obsolete|superseded|null|invalid|apply|applicable|valid)\b|"
         r"\b(?:everything|anything)\s+(?:(?:written\s+|said\s+)?above|you\s+(?:were|have\s+been)\s+"
         r"told|before\s+this)\b[^.\n]{0,40}?\b(?:is|are|as|was)\s+(?:now\s+)?(?:obsolete|"
-        r"cancell?ed|void|null|irrelevant|invalid|revoked)",
-        (("you", "everything", "anything"), (*_REVOKED_WORDS, "irrelevant")),
+        r"cancell?ed|void|null|irrelevant|invalid|revoked)\b",
+        (_words("your you everything anything"), _REVOKED_WORDS),
     ),
     (
         "ignore_what_you_were_told",
@@ -251,7 +164,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"(?:(?:the|your)\s+(?:user|operator|owner|developers?|system|creators?|admin\w*|human)\s+"
         r"(?:asked|said|told\s+you|wants?|wrote|requested|typed)|"
         r"you\s+(?:were|have\s+been|['’]ve\s+been)\s+(?:told|asked|given|instructed))",
-        (("ignore", "forget", "disregard"), ("what", "anything", "everything")),
+        (_words("ignore forget disregard"), _words("what whatever anything everything")),
     ),
     (
         "real_instructions_follow",
@@ -262,8 +175,8 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"instructions?|conversation)\s+(?:was|were|is)\s+(?:just\s+|only\s+)?(?:a\s+test|fake|"
         r"a\s+joke|a\s+decoy|not\s+real)",
         (
-            ("real", "actual", "true", "secret", "hidden", "previous", "above", "prior", "earlier"),
-            ("instruction", "task", "order", "directive", "prompt", "message", "conversation"),
+            _words("real actual true secret hidden previous above prior earlier"),
+            _words("instruction instructions task orders directives prompt message conversation"),
         ),
     ),
     (
@@ -271,7 +184,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         "prompt_injection",
         r"\bno\s+longer\s+(?:bound|restricted|constrained|limited|governed|controlled)\s+by\s+"
         rf"(?:(?:any|all|your|the|its|of|those|these)\s+)*(?:[\w'’-]+\s+){{0,2}}?{_YOUR_RULESET}\b",
-        (("longer",), ("bound", "restrict", "constrain", "limit", "govern", "control")),
+        (("longer",), _words("bound restricted constrained limited governed controlled")),
     ),
     (
         "restrictions_off",
@@ -282,7 +195,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"(?:off|disabled|lifted|removed|suspended|deactivated|turned\s+off|switched\s+off)\b|"
         r"\b(?:enter|enable|activate|switch\s+(?:in)?to)\s+(?:jailbreak|dan|god|unrestricted|"
         r"unfiltered|uncensored)\s+mode\b",
-        (("restriction", "guardrail", "safety", "content", "censorship", "ethical", "mode"),),
+        (_words("restrictions guardrails safety content censorship ethical mode"),),
     ),
     (
         "free_of_rules",
@@ -292,12 +205,12 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         rf"of)\s+)*(?:[\w'’-]+\s+)?{_YOUR_RULESET}\b|"
         r"\b(?:respond|answer|act|behave|reply|speak|roleplay)\s+(?:only\s+)?as\s+[^\n.]{0,40}?"
         r"\b(?:who|that|which)\s+(?:has|have|had|knows)\s+no\s+(?:rules|restrictions|limits|"
-        r"filters|guidelines|limitations|morals|ethics|boundaries)|"
+        r"filters|guidelines|limitations|morals|ethics|boundaries)\b|"
         r"\b(?:pretend|imagine|act\s+as\s+if)\s+(?:that\s+)?(?:your|the)\s+(?:[\w'’-]+\s+)?"
         rf"{_YOUR_RULESET}\s+(?:do(?:es)?\s+not|don['’]t|doesn['’]t|never)\s+(?:exist|apply|matter)",
         (
-            ("free", "release", "liberat", "unshackl", "exempt", "pretend", "imagine", "act", "no"),
-            ("you", "who", "that", "which", "the"),
+            _words("you yourself respond answer act behave reply speak roleplay pretend imagine"),
+            (*_RULESET_WORDS, *_words("limits limitations morals ethics boundaries")),
         ),
     ),
     (
@@ -310,7 +223,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"following)\s+(?:lines?|instructions?|paragraphs?|commands?))|"
         r"\b(?:must\s+not|do\s+not|don['’]t|never)\s+follow\s+any\s+(?:other\s+)?instructions?\s+"
         r"(?:except|but|other\s+than)",
-        (("obey", "follow", "comply"),),
+        (_words("obey follow comply"),),
     ),
     (
         "comply_with_everything",
@@ -320,7 +233,8 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"(?:comply\s+with|obey|follow|fulfil+|execute|do)\s+(?:all|every|any|each|whatever)\b",
         (
             ("you", *_AI_WORDS),
-            ("comply", "obey", "follow", "fulfil", "execute", "do"),
+            _words("comply obey follow fulfil fulfill execute do"),
+            _words("all every any each whatever"),
         ),
     ),
     # --- authority and role spoofing -------------------------------------------------------
@@ -328,7 +242,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         "chat_template_tag",
         "authority_spoofing",
         r"\[/?INST\]|<</?SYS>>|<\|(?:start_header_id|end_header_id|eot_id|endoftext)\|>",
-        (("inst]", "sys>>", "<|"),),
+        (("~inst]", "~sys>>", "~<|"),),
     ),
     (
         "role_header_directive",
@@ -343,20 +257,9 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"(?:required|instructed|authori[sz]ed|permitted|allowed|to|cleared|granted)|have\s+"
         r"(?:been|permission)|need\s+to|may\s+now))",
         (
-            (
-                "system",
-                "admin",
-                "root",
-                "sudo",
-                "operator",
-                "dev",
-                "supervisor",
-                "security",
-                "moderator",
-                "instruction",
-                "important",
-                "override",
-                "priority",
+            _words(
+                "system admin administrator root sudo operator developer dev supervisor security "
+                "moderator sysadmin instruction instructions important override priority"
             ),
             ("you", *_AI_WORDS),
         ),
@@ -370,35 +273,18 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         rf"\b(?:attention|dear|hey|hi|hello|listen|psst)\s*,?\s+(?:the\s+)?{_AI}"
         r"(?:\s+(?:model|system|agent|assistant)s?)?)\s*[,:!.\-–—]"
         r"[^\n]{0,100}?(?:\b(?:you|the\s+(?:assistant|ai|model|agent|bot))\s+(?:must|should|shall|"
-        r"will|are|is|have|has|may|need)\b|\b(?:owner|admin\w*|operator|developer|user|ceo|"
-        r"management|creator|boss|team)\s+(?:has\s+|have\s+)?(?:authori[sz]ed|approved|permitted|"
-        r"allowed|granted|cleared|asked|instructed|requires|wants|ordered|pre-?approved)\b)|"
+        rf"will|are|is|have|has|may|need)\b|\b(?:{_OWNERS}|user|ceo|management|team)\s+"
+        r"(?:has\s+|have\s+)?(?:authori[sz]ed|approved|permitted|allowed|granted|cleared|asked|"
+        r"instructed|requires|wants|ordered|pre-?approved)\b)|"
         r"\b(?:instructions?|orders?|commands?|directives?)\s+(?:for|to)\s+(?:the\s+|all\s+|any\s+)?"
         rf"{_AI}s?\b\s*[:\-–—]",
         (
-            (
-                "note",
-                "message",
-                "notice",
-                "memo",
-                "reminder",
-                "attention",
-                "warning",
-                "request",
-                "update",
-                "alert",
-                "dear",
-                "hey",
-                "hi",
-                "hello",
-                "listen",
-                "psst",
-                "instruction",
-                "order",
-                "command",
-                "directive",
+            _words(
+                "note message notice memo reminder attention warning request update alert dear "
+                "hey hi hello listen psst instruction instructions order orders command commands "
+                "directive directives"
             ),
-            (*_AI_WORDS, "agent"),
+            (*_AI_WORDS, "agent", "agents"),
         ),
     ),
     (
@@ -410,42 +296,22 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"\bI\s+(?:hereby\s+)?(?:allow|permit|authori[sz]e|order|command|instruct)\s+you\b|"
         rf"\b(?:you|the\s+{_AI})\s+(?:are|is|have\s+been|has\s+been)\s+(?:(?:now|hereby|officially|"
         r"also)\s+)*(?:authori[sz]ed|permitted|cleared|granted|given\s+(?:permission|access|"
-        r"clearance|root|admin\w*)|exempt(?:ed)?|pre-?approved|instructed|allowed\s+to\s+"
+        r"clearance|root|admin)|exempt(?:ed)?|pre-?approved|instructed|allowed\s+to\s+"
         r"(?:ignore|bypass|share|reveal|disable|skip|send|delete|override|access))\b|"
-        r"\byou\s+have\s+(?:the\s+)?(?:(?:owner|admin\w*|user|developer|operator)['’]s\s+)?"
+        r"\byou\s+have\s+(?:the\s+)?(?:(?:owner|admin|user|developer|operator)['’]s\s+)?"
         r"(?:permission|authori[sz]ation|clearance|approval|consent)\s+(?:from|to)\b|"
-        r"\bI\s+am\s+your\s+(?:owner|admin\w*|developer|creator|operator|master|supervisor|boss|"
-        r"maker|programmer)\b|"
-        r"\b(?:your|the\s+assistant['’]s)\s+(?:owner|admin\w*|developer|creator|operator|master|"
-        r"supervisor|boss|maker)s?\s+(?:wants|requires|orders|needs|asks|demands|has\s+(?:asked|"
-        r"told|instructed|authori[sz]ed|approved|ordered))\s+you\b",
+        rf"\bI\s+am\s+your\s+(?:{_OWNERS}|programmer)\b|"
+        rf"\b(?:your|the\s+assistant['’]s)\s+{_OWNERS}s?\s+(?:wants|requires|orders|needs|asks|"
+        r"demands|has\s+(?:asked|told|instructed|authori[sz]ed|approved|ordered))\s+you\b",
         (
-            ("you", *_AI_WORDS),
-            (
-                "authori",
-                "approv",
-                "permi",
-                "clear",
-                "instruct",
-                "order",
-                "command",
-                "empower",
-                "entitled",
-                "grant",
-                "given",
-                "exempt",
-                "allow",
-                "consent",
-                "owner",
-                "admin",
-                "developer",
-                "creator",
-                "operator",
-                "master",
-                "supervisor",
-                "boss",
-                "maker",
-                "programmer",
+            ("you", "your", *_AI_WORDS),
+            _words(
+                "authorised authorized authorise authorize approved approve permit permitted "
+                "cleared instructed instruct ordered order commanded command empowered entitled "
+                "given allow granted exempt exempted permission authorisation authorization "
+                "clearance approval consent owner owners admin admins administrator "
+                "administrators developer developers creator creators operator operators master "
+                "masters supervisor supervisors boss bosses maker makers programmer"
             ),
         ),
     ),
@@ -462,7 +328,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         "exfiltration",
         r"\b(?:reply|respond|answer)\b[^\n.]{0,40}?\bwith\s+(?:all|every)\s+(?:of\s+)?"
         rf"(?:the\s+|your\s+)?(?:(?:stored|saved)\s+)?{_HELD}",
-        (("reply", "respond", "answer"), ("all", "every")),
+        (_words("reply respond answer"), _words("all every")),
     ),
     (
         "give_me_secrets",
@@ -471,19 +337,8 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"(?:(?:all|every|each|the|your|of)\s+)*(?:(?:stored|saved|remembered)\s+)?"
         rf"(?:{_SECRETS}|(?-i:[A-Z][A-Z0-9_]*_(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD))\b)",
         (
-            (
-                "give",
-                "tell",
-                "show",
-                "send",
-                "reveal",
-                "list",
-                "print",
-                "display",
-                "output",
-                "read",
-            ),
-            ("secret", "passw", "key", "token", "credential"),
+            _words("give tell show send reveal list print display output read"),
+            _words("me us"),
         ),
     ),
     (
@@ -491,7 +346,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         "exfiltration",
         r"\b(?:leak|exfiltrate|smuggle|siphon)\s+(?:out\s+)?(?:the|your|all|any|its|their|every|"
         r"his|her|our|this|these|those|of)\b",
-        (("leak", "exfiltrat", "smuggl", "siphon"),),
+        (_words("leak exfiltrate smuggle siphon"),),
     ),
     (
         "url_with_held_data",
@@ -501,7 +356,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"\b(?:body|content|data|text|payload|message|msg|attachment)\s*=\s*(?:(?:the|all|your)\s+)*"
         r"(?:memory|memories|facts|secrets|credentials|passwords|tokens|keys|system[\s_]prompt|"
         r"history|env)\b",
-        (("://", "="),),
+        (("~://", "~="),),
     ),
     # --- tool and command coercion ----------------------------------------------------------
     (
@@ -517,7 +372,10 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"\biex\s*\(\s*(?:new-object|iwr|irm|invoke-webrequest)|"
         r"\bpowershell(?:\.exe)?\s+(?:-\w+\s+(?:hidden\s+|bypass\s+)?)*-e(?:nc|ncodedcommand)?\s+"
         r"[A-Za-z0-9+/=]{16,}",
-        (("curl", "wget", "iwr", "irm", "invoke-", "lwp", "eval", "iex", "powershell", "sh"),),
+        (
+            _words("curl wget iwr irm invoke lwp sh bash zsh ksh dash eval iex powershell"),
+            ("~|", "~(", "~-e"),
+        ),
     ),
     (
         "reverse_shell",
@@ -525,7 +383,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"/dev/(?:tcp|udp)/[\w.-]+/\d+|\b(?:nc|ncat|netcat)\b[^\n|]{0,40}\s-[ec]\s*\S*(?:sh|cmd|"
         r"powershell)\b|\bmkfifo\b[^\n]{0,80}\b(?:nc|ncat|netcat|telnet|openssl)\b|"
         r"\bsocat\b[^\n]{0,80}\bexec:",
-        (("/dev/", "nc", "netcat", "mkfifo", "socat"),),
+        (("~/dev/tcp/", "~/dev/udp/", *_words("nc ncat netcat mkfifo socat")),),
     ),
     (
         "destructive_command",
@@ -536,7 +394,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|"
         r"\bchmod\s+(?:-R\s+)?(?:0?777|a\+rwx)\s+(?:-R\s+)?/(?=[\s`'\";&|]|$)|"
         r"\bshred\s+[^\n]{0,40}/dev/",
-        (("rm", "dd", "mkfs", ":()", "chmod", "shred"),),
+        (("~:()", *_words("rm dd mkfs chmod shred")),),
     ),
     (
         "ai_must_act",
@@ -550,7 +408,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"execute|call|invoke)\s+(?:`|\$\(|[\w.]+\()",
         (
             ("you", *_AI_WORDS),
-            ("must", "shall", "required", "instructed", "ordered", "expected", "to", "should"),
+            _words("must shall required instructed ordered expected to should"),
         ),
     ),
     (
@@ -561,7 +419,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"post|share|your\s+(?:rules|instructions|guidelines))|agent\s*,\s*(?:please\s+|now\s+)?"
         r"(?:run|execute|exec|invoke|transfer|wire|disable|wipe|bypass|reveal|grant|"
         r"your\s+(?:rules|instructions|guidelines)))\b",
-        ((*_AI_WORDS, "agent"), (",",)),
+        ((*_AI_WORDS, "agent"), ("~,",)),
     ),
     (
         "run_without_asking",
@@ -575,20 +433,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"send|email|forward|upload|post|append|add|include|install|delete|transfer)\b|"
         r"\b(?:do\s+not|don['’]t|never)\s+(?:tell|inform|notify|alert)\s+(?:the\s+)?(?:user|human|"
         r"operator)\b",
-        (
-            (
-                "without",
-                "silently",
-                "secretly",
-                "quietly",
-                "covertly",
-                "discreetly",
-                "tell",
-                "inform",
-                "notify",
-                "alert",
-            ),
-        ),
+        (_words("without silently secretly quietly covertly discreetly tell inform notify alert"),),
     ),
     (
         "run_before_answering",
@@ -597,7 +442,7 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"anything\s+else)\b[^\n]{0,20}?\b(?:run|execute|call|invoke|fetch|visit|open|send|email|"
         r"read)\b|\b(?:run|execute|call|invoke)\b[^\n]{0,120}?\bbefore\s+(?:answering|replying|"
         r"responding|you\s+(?:answer|reply|respond))",
-        (("before",), ("answer", "repl", "respond", "anything")),
+        (("before",), _words("answering replying responding answer reply respond anything")),
     ),
     (
         "do_what_it_says",
@@ -609,32 +454,19 @@ PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"(?:from\s+)?(?:https?|s?ftp)://|"
         r"\b(?:run|execute|exec)\s+(?:the\s+(?:script|file|code|binary|program)\s+(?:at|from)\s+)?"
         r"(?:https?|s?ftp)://",
-        (
-            (
-                "do",
-                "follow",
-                "execute",
-                "obey",
-                "carry",
-                "download",
-                "fetch",
-                "get",
-                "pull",
-                "run",
-                "exec",
-            ),
-        ),
+        (_words("what whatever everything all ~://"),),
     ),
 )
 
-# The same ideas with every non-alphanumeric character removed (the compact pass).
+# The same ideas with every non-alphanumeric character removed (the compact pass: one word, so
+# its needs are substrings).
 COMPACT_PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
     (
         "ignore_your_instructions",
         "prompt_injection",
         r"(?:ignore|forget|disregard|dismiss)(?:all|the|of)*your(?:previous|prior|earlier|"
         r"original|system)?(?:instructions?|rules|guidelines|programming|systemprompt)",
-        (("ignore", "forget", "disregard", "dismiss"), ("your",)),
+        (("~ignore", "~forget", "~disregard", "~dismiss"), ("~your",)),
     ),
     (
         "no_longer_bound",
@@ -642,6 +474,6 @@ COMPACT_PARAPHRASES: Final[tuple[Paraphrase, ...]] = (
         r"nolonger(?:bound|restricted|constrained|limited)by(?:any|all|your|the|of|its)*"
         r"(?:previous|prior|earlier|original|system|safety)?(?:instructions?|rules|guidelines|"
         r"programming|polic(?:y|ies)|systemprompt|restrictions|constraints)",
-        (("nolonger",),),
+        (("~nolonger",),),
     ),
 )
