@@ -11,8 +11,11 @@
    to Latin (rule suffix ``_homoglyph``);
 4. compact forms: letters and digits only, lower case, so ``i-g-n-o-r-e``, a phrase split across
    lines or padded with punctuation still reads as itself (suffix ``_compact``);
-5. base64 (20+ chars) and hex (32+ digits) blocks that decode to text, at most 256 of them,
+5. base64 (20+ chars) and hex (24+ digits) blocks that decode to text, at most 256 of them,
    re-scanned whole (category ``base64_obfuscation``, suffix ``_base64`` / ``_hex``).
+
+Passes 2-4 also run the plain-English paraphrase rules of ``injection_paraphrases`` (instruction
+override, authority spoofing, exfiltration, command coercion), after the canonical ones.
 
 A hit names its rule and category only: callers show labels, never the matched text.
 """
@@ -27,6 +30,12 @@ import unicodedata
 import urllib.parse
 from dataclasses import dataclass, replace
 from typing import Final
+
+from specwire.runtime.safety.injection_paraphrases import (
+    COMPACT_PARAPHRASES,
+    PARAPHRASES,
+    Paraphrase,
+)
 
 MAX_SCAN_CHARS: Final = 200_000
 MAX_DECODED_BLOCKS: Final = 256
@@ -50,30 +59,65 @@ class _Rule:
     # Words the pattern cannot match without (each group: one of them), tested on the casefolded
     # text first: substring tests cost ~50x less than the regexes on a 2,000-character fact.
     needs: tuple[tuple[str, ...], ...] = ()
+    # Of those, the ones the pattern only matches as a whole word (between \b): tested against
+    # the text's words, which is far more selective than a substring ("sh", "rm", "you").
+    # In ``needs`` they are written with a leading NUL so they never stand for a substring hit.
+    whole_words: frozenset[str] = frozenset()
 
     def may_match(self, present: frozenset[str]) -> bool:
         """Whether every group of needed words has one in ``present`` (the words found)."""
         return all(not present.isdisjoint(group) for group in self.needs)
 
 
+_WORD: Final = re.compile(r"\w+")
+_WHOLE: Final = "\0"
+# ASCII bytes that are not word characters, as blanks: translate and split on bytes is ~3x
+# faster than a regex for the words of a 2,000-character text.
+_ASCII_WORD_BLANKS: Final = bytes(
+    code if code < 128 and (chr(code).isalnum() or chr(code) == "_") else 0x20
+    for code in range(256)
+)
+
+
+def _words(cased: str) -> list[str]:
+    """The words (``\\w+`` runs) of ``cased``."""
+    if cased.isascii():
+        return cased.encode("ascii").translate(_ASCII_WORD_BLANKS).decode("ascii").split()
+    return _WORD.findall(cased)
+
+
 class _Gate:
     """The rules a text may trip, from which of their needed words it contains.
 
-    One substring test per distinct word, then one dictionary lookup: texts that contain the
-    same needed words (most benign ones: none) share the answer.
+    One substring test per distinct substring word and one set intersection with the text's
+    words, then one dictionary lookup: texts that contain the same needed words (most benign
+    ones: none) share the answer. Whole-word hits are kept apart from substring hits (``nc``
+    found inside "since" lets no rule through that needs the word ``nc``).
     """
 
     _MAX_REMEMBERED: Final = 4096
 
     def __init__(self, rules: tuple[_Rule, ...]) -> None:
         self._rules = rules
-        self._words = tuple(
-            sorted({word for rule in rules for group in rule.needs for word in group})
+        self._substrings = tuple(
+            sorted(
+                {
+                    word
+                    for rule in rules
+                    for group in rule.needs
+                    for word in group
+                    if not word.startswith(_WHOLE)
+                }
+            )
         )
+        self._whole_words = frozenset(word for rule in rules for word in rule.whole_words)
         self._by_words: dict[frozenset[str], tuple[_Rule, ...]] = {}
 
     def rules_for(self, cased: str) -> tuple[_Rule, ...]:
-        present = frozenset([word for word in self._words if word in cased])
+        found = [word for word in self._substrings if word in cased]
+        if self._whole_words:
+            found += [_WHOLE + word for word in self._whole_words.intersection(_words(cased))]
+        present = frozenset(found)
         rules = self._by_words.get(present)
         if rules is None:
             rules = tuple(rule for rule in self._rules if rule.may_match(present))
@@ -86,7 +130,9 @@ def _rule(name: str, category: str, pattern: str) -> _Rule:
     return _Rule(name, category, re.compile(pattern, re.IGNORECASE | re.DOTALL))
 
 
-_ANY = r"(?:(?:all|any|every|each|of|the|your|my|these|those|earlier|other)\s+)*"
+# No "my" or "our": a customer asking the business to ignore their own earlier instructions
+# about a delivery is an ordinary note.
+_ANY = r"(?:(?:all|any|every|each|of|the|your|these|those|earlier|other)\s+)*"
 _RULES: Final = (
     _rule(
         "ignore_previous_instructions",
@@ -248,9 +294,30 @@ _COMPACT_NEEDS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "reveal_system_prompt": (("reveal", "print", "show", "leak", "repeat"),),
     "authorized_keys_append": (("sshauthorizedkeys",),),
 }
-_SCREENED_RULES: Final = _Gate(tuple(replace(rule, needs=_NEEDS[rule.name]) for rule in _RULES))
+
+
+def _paraphrase_rules(entries: tuple[Paraphrase, ...]) -> tuple[_Rule, ...]:
+    """Paraphrase needs are whole words unless marked ``~`` (a substring)."""
+    rules = []
+    for name, category, pattern, needs in entries:
+        groups = tuple(
+            tuple(word[1:] if word.startswith("~") else _WHOLE + word for word in group)
+            for group in needs
+        )
+        whole = frozenset(word for group in needs for word in group if not word.startswith("~"))
+        rules.append(replace(_rule(name, category, pattern), needs=groups, whole_words=whole))
+    return tuple(rules)
+
+
+# The canonical phrases first (their labels are what older quarantine entries carry), then the
+# plain-English paraphrases.
+_SCREENED_RULES: Final = _Gate(
+    tuple(replace(rule, needs=_NEEDS[rule.name]) for rule in _RULES)
+    + _paraphrase_rules(PARAPHRASES)
+)
 _SCREENED_COMPACT: Final = _Gate(
     tuple(replace(rule, needs=_COMPACT_NEEDS[rule.name]) for rule in _COMPACT_RULES)
+    + _paraphrase_rules(COMPACT_PARAPHRASES)
 )
 
 # Pass 1: invisible characters. Hangul fillers are letters (Lo), used as blanks by evaders.
@@ -375,7 +442,8 @@ _LEET: Final = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", 
 # Anchored where a run of the alphabet starts, so a short run costs one step, not twenty: the
 # same blocks as unanchored (a greedy match always starts at its run's first character).
 _BASE64_BLOCK: Final = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{20,}={0,2}")
-_HEX_BLOCK: Final = re.compile(r"(?:0x)?(?<![0-9a-fA-F])((?:[0-9a-fA-F]{2}){16,})")
+# 12 bytes and up: "you are now DAN" is 15.
+_HEX_BLOCK: Final = re.compile(r"(?:0x)?(?<![0-9a-fA-F])((?:[0-9a-fA-F]{2}){12,})")
 _NOT_ALNUM: Final = re.compile(r"[\W_]+")
 # The same for ASCII text, as one table lookup per character.
 _ASCII_NOT_ALNUM: Final = str.maketrans(

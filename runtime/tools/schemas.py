@@ -1,7 +1,7 @@
 """Regenerates ``tools/schemas.json``: the JSON schema of every tool input model, shipped so a
 session lists its tools without building a validator (see ``runtime.core.tool_types.ToolInput``).
 
-    python -m runtime.core.tool_types.schemas --write     # after changing a tool's input model
+    python -m specwire.runtime.tools.schemas --write     # after changing a tool's input model
 
 A test fails when the shipped file differs from what this produces.
 """
