@@ -15,7 +15,6 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from specwire.runtime.core.secrets import SecretRef
     from specwire.runtime.core.tenancy import Tenant
     from specwire.runtime.hosts.channel import serve_channel
     from specwire.runtime.hosts.cli import run_cli
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     from specwire.runtime.hosts.managed import serve_managed
     from specwire.runtime.hosts.research import run_research
     from specwire.runtime.hosts.types import ChannelConfig, RoleConfig, TenantConfig, TurnSetup
+    from specwire.runtime.safety.secrets import SecretRef
     from specwire.runtime.tools.builtin import builtin_catalog
     from specwire.runtime.wiring import MemoryDeps, wire_memory
 
@@ -34,7 +34,7 @@ _HOMES: Final = {
     "ChannelConfig": "specwire.runtime.hosts.types",
     "MemoryDeps": "specwire.runtime.wiring",
     "RoleConfig": "specwire.runtime.hosts.types",
-    "SecretRef": "specwire.runtime.core.secrets",
+    "SecretRef": "specwire.runtime.safety.secrets",
     "Tenant": "specwire.runtime.core.tenancy",
     "TenantConfig": "specwire.runtime.hosts.types",
     "TurnSetup": "specwire.runtime.hosts.types",

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import MemoryServiceError
 from specwire.runtime.core.fragment import (
     FRAGMENT_VERSION,
@@ -38,7 +39,6 @@ from specwire.runtime.core.tool_types import (
     ToolResult,
     format_validation_error,
 )
-from specwire.runtime.sessions.log import Clock, utc_now
 
 
 def _stderr(line: str) -> None:

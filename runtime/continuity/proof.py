@@ -17,9 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from specwire.runtime.core.clock import iso
 from specwire.runtime.core.ids import SESSION_ID_RE
 from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME, NOT_EVIDENCE_TOOL_NAMES
-from specwire.runtime.sessions.log import iso, resolve_tool_use, run_of
+from specwire.runtime.sessions.log import resolve_tool_use, run_of
 
 # not_evidence: the cited call exists but is one of the agent's own memory tools.
 # unrelated: the cited session is not part of the citing session's research or crew run.

@@ -29,9 +29,9 @@ from specwire.runtime.continuity.proof import (
     merge_citations,
     merge_proofs,
 )
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import ProofMode
-from specwire.runtime.sessions.log import Clock
 
 CompletedStatus = Literal["proven", "done"]
 

@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.tenancy import assert_inside
 from specwire.runtime.fs.atomic import sweep_temps
 from specwire.runtime.fs.fenced import read_text, write_atomic
 from specwire.runtime.fs.locking import DEFAULT_WAIT_S, FileLock
-from specwire.runtime.sessions.log import Clock
 
 RETENTION_VERSION = 1
 RETENTION_MAX_BYTES = 8 * 1024 * 1024

@@ -32,11 +32,11 @@ from pathlib import Path
 from specwire.runtime.continuity.plans import ACTIVE_FILE, PLAN_FILE_RE
 from specwire.runtime.continuity.retention import LOCK_NAME as RETENTION_LOCK_NAME
 from specwire.runtime.continuity.retention import retention_temp
+from specwire.runtime.core.clock import Clock, iso
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.tenancy import assert_inside
 from specwire.runtime.fs.fenced import read_text, sweep_stale_temps, write_atomic
 from specwire.runtime.fs.locking import FileLock
-from specwire.runtime.sessions.log import Clock, iso
 
 FOCUS_FILE = "focus.md"
 PLANS_DIR = "plans"

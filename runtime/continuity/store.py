@@ -48,12 +48,12 @@ from specwire.runtime.continuity.tail import (
 )
 from specwire.runtime.continuity.trash import Snapshot
 from specwire.runtime.continuity.trash_bin import ClearResult, ClearScope, TrashBin
+from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.fragment import ProofMode
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import HandoffInput, LedgerEntry
 from specwire.runtime.fs.locking import DEFAULT_WAIT_S
 from specwire.runtime.safety.screening import screen_for_memory, storable
-from specwire.runtime.sessions.log import Clock, utc_now
 
 __all__ = [
     "NO_ACTIVE_PLAN",

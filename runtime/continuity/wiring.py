@@ -15,12 +15,12 @@ from pathlib import Path
 from specwire.runtime.continuity.focus import DEFAULT_FOCUS_MAX_CHARS
 from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.continuity.tools import continuity_tools
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.fragment import ContinuityFragment
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import ContinuitySeam, HandoffInput, LedgerEntry
 from specwire.runtime.core.tool_types import Tool
-from specwire.runtime.sessions.log import Clock
 
 
 @dataclass(frozen=True)

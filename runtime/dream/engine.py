@@ -22,16 +22,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.fragment import ProofMode
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import EventSink
 from specwire.runtime.dream.fact_steps import FactSteps, run_fact_steps
 from specwire.runtime.dream.handoff_refresh import refresh_handoff
-from specwire.runtime.dream.model_phase import PriceLookup, model_phase, no_price_table
+from specwire.runtime.dream.model_phase import (
+    ModelSession,
+    PriceLookup,
+    model_phase,
+    no_price_table,
+)
 from specwire.runtime.dream.outcome import (
     ContinuityCounts,
     DreamOutcome,
@@ -53,11 +58,7 @@ from specwire.runtime.dream.state import (
 )
 from specwire.runtime.dream.wiki_steps import WikiSteps, run_wiki_steps
 from specwire.runtime.facts.store import FactStore
-from specwire.runtime.sessions.log import Clock, iso, utc_now
 from specwire.runtime.wiki.store import WikiStore
-
-if TYPE_CHECKING:  # the session module loads the agent loop: only a host that runs it needs it
-    from specwire.runtime.dream.model_session import ModelSession
 
 EVENT = "dream_run"
 _FAILURES = (StoreError, MemoryServiceError, OSError, ValueError)
@@ -83,7 +84,7 @@ def run_dream(
     """Run the dream phases over ``layout``'s stores unless this window already had a run.
 
     ``force`` runs even then. ``model_session`` is the bounded session of ``mode: full``
-    (``runtime.dream.model_session.memory_session``), run only when the phase is allowed.
+    (``runtime.hosts.dream_session.memory_session``), run only when the phase is allowed.
     Raises ``StoreError`` only when the run cannot start (another run holds the lock, the
     state file is damaged); a failing step is reported in the outcome.
     """

@@ -4,7 +4,7 @@ It may run only when the mode is ``full``, a ``budget_usd`` above zero is set, a
 a price, so that the budget can be enforced. specwire ships no model price table
 (``runtime.models`` records token usage, never a price), so ``no_price_table`` prices nothing
 and every model phase is refused, with that reason, until a table is passed in. When every gate
-passes, the session a host provides runs (``runtime.dream.model_session.memory_session``);
+passes, the session a host provides runs (``runtime.hosts.dream_session.memory_session``);
 without one (``codegen dream run`` has no spec to wire), the outcome says so and nothing runs.
 """
 
@@ -49,11 +49,15 @@ def refusal(settings: DreamSettings, model_id: str | None, price_of: PriceLookup
     return None
 
 
+# What a host hands ``run_dream`` for ``mode: full`` (``hosts.dream_session.memory_session``).
+ModelSession = Callable[[DreamSettings, ModelPrice], ModelPhase]
+
+
 def model_phase(
     settings: DreamSettings,
     model_id: str | None,
     price_of: PriceLookup,
-    session: Callable[[DreamSettings, ModelPrice], ModelPhase] | None,
+    session: ModelSession | None,
 ) -> ModelPhase:
     reason = refusal(settings, model_id, price_of)
     if reason is not None:

@@ -19,13 +19,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.fragment import DEFAULT_DREAM_MODE, DreamFragment, ProofMode
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import EventSink
 from specwire.runtime.dream.engine import run_dream
 from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.dream.state import window_of
-from specwire.runtime.sessions.log import Clock, utc_now
 
 _lock = threading.Lock()
 # (root, spec) → the thread running that layout's dream now.

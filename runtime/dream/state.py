@@ -21,12 +21,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from specwire.runtime.core.clock import Clock, iso
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.fs.fenced import read_text, write_atomic
 from specwire.runtime.fs.locking import FileLock
 from specwire.runtime.fs.safe_open import open_dir_beneath
-from specwire.runtime.sessions.log import Clock, iso
 
 STATE_VERSION = 1
 DREAM_DIR = "dream"

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME
 from specwire.runtime.erasure.fact_tier import erase_from_store, is_fact_store
 from specwire.runtime.erasure.file_tier import redact_files, regular_files
 from specwire.runtime.erasure.receipt import subject_hmac
 from specwire.runtime.erasure.subject import Subject
 from specwire.runtime.fs.atomic import replace_atomically
-from specwire.runtime.sessions.log import Clock, iso, utc_now
 
 RECEIPTS_DIR = "erasures"
 # Folders the runtime writes in the agent's folder, beside its state root ``.specwire/``.

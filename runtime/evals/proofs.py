@@ -16,8 +16,8 @@ from pathlib import Path
 
 from specwire.runtime.continuity.plans import Plan, parse_plan
 from specwire.runtime.continuity.proof import EvidenceRef, check_evidence
+from specwire.runtime.core.clock import utc_now
 from specwire.runtime.core.fragment import PLAN_FILE_PATTERN
-from specwire.runtime.sessions.log import utc_now
 
 _PLAN_FILE = re.compile(PLAN_FILE_PATTERN)
 

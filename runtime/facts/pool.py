@@ -30,8 +30,8 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.facts.store import FactStore
-from specwire.runtime.sessions.log import Clock
 
 StoreKey = tuple[Path, Clock]
 Opener = Callable[[Path, Clock], FactStore]

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.fragment import storage_name
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import MemorySeam
@@ -49,7 +50,7 @@ from specwire.runtime.facts.text import clip, collapse_whitespace, query_terms, 
 from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.fs.safe_open import read_regular_text
 from specwire.runtime.safety.injection import scan
-from specwire.runtime.sessions.log import Clock, Event, iso, read_events, utc_now
+from specwire.runtime.sessions.log import Event, read_events
 
 RECORD_VERSION: Final = 1
 LINE_CHARS: Final = 240

@@ -27,6 +27,7 @@ from threading import RLock
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import MEMORY_ID_RE
 from specwire.runtime.facts import validation
@@ -55,7 +56,6 @@ from specwire.runtime.facts.text import (
 )
 from specwire.runtime.facts.validation import NewFact
 from specwire.runtime.safety.injection import InjectionHit, scan
-from specwire.runtime.sessions.log import Clock, utc_now
 
 Screen = Callable[[str], InjectionHit | None]
 # Ids recall found clean; facts are immutable, so a verdict holds for the process's life.

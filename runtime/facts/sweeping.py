@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.facts.store import FactStore
-from specwire.runtime.sessions.log import Clock
 
 SWEEP_INTERVAL_S = 3600.0
 _running: set[str] = set()

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
+from specwire.runtime.core.clock import iso
 from specwire.runtime.core.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
 from specwire.runtime.core.ids import MEMORY_ID_RE
 from specwire.runtime.core.tool_types import (
@@ -49,7 +50,6 @@ from specwire.runtime.facts.providers.protocol import (
 )
 from specwire.runtime.facts.text import MAX_QUERY_CHARS, clip_query, collapse_whitespace
 from specwire.runtime.facts.validation import unstorable
-from specwire.runtime.sessions.log import iso
 
 # The same bounds as the spec's `memory.ttl`: both come from the contract (runtime.core.fragment).
 MIN_TTL_MS = TTL_MIN_MS

@@ -20,8 +20,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.facts.pool import FactStoreLease, FactStorePool, closing_lease, open_store
-from specwire.runtime.sessions.log import Clock
 
 __all__ = ["keep_stores_warm"]
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.fragment import (
     DEFAULT_AUTO_CAPTURE,
@@ -35,7 +36,6 @@ from specwire.runtime.facts.sweeping import sweep_if_due
 from specwire.runtime.facts.text import clip_query
 from specwire.runtime.facts.tools import fact_tools
 from specwire.runtime.facts.warm import fact_store_lease
-from specwire.runtime.sessions.log import Clock
 
 if TYPE_CHECKING:
     from specwire.runtime.embedders import Embedder

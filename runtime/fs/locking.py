@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.errors import LockTimeoutError, UnsafeFileError
 from specwire.runtime.fs.safe_open import open_regular_fd
-from specwire.runtime.sessions.log import Clock, iso, utc_now
 
 DEFAULT_WAIT_S = 2.0
 POLL_S = 0.02

@@ -21,7 +21,6 @@ from typing import Any
 from specwire.runtime.core.errors import ServeConfigError
 from specwire.runtime.core.ids import conversation_session_id
 from specwire.runtime.core.paths import StoreLayout
-from specwire.runtime.core.secrets import SecretRef, SettingValue
 from specwire.runtime.facts.warm import keep_stores_warm
 from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
 from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv, run_server
@@ -29,6 +28,7 @@ from specwire.runtime.hosts.turns import RoutedLine, run_turn, serve_routed_line
 from specwire.runtime.hosts.types import ChannelConfig, ChannelTurnBuilder
 from specwire.runtime.loop import iter_messages
 from specwire.runtime.models import Model
+from specwire.runtime.safety.secrets import SecretRef, SettingValue
 
 LINE_SHAPE = "<conversation-key>: <message>"
 

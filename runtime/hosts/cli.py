@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specwire.runtime.core.seams import LoopOptions
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.core.tool_types import ToolCatalog
 from specwire.runtime.hosts.console import (
     describe,
@@ -27,6 +26,7 @@ from specwire.runtime.hosts.console import (
 )
 from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.types import SessionBuilder, session_setup
+from specwire.runtime.safety.secrets import SecretRef
 
 
 def run_cli(

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import LoopOptions
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME, ToolCatalog
 from specwire.runtime.hosts.console import (
     describe,
@@ -31,6 +30,7 @@ from specwire.runtime.hosts.delegation import Crew
 from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.role_models import RoleModels
 from specwire.runtime.hosts.types import RoleConfig, SessionBuilder, session_setup
+from specwire.runtime.safety.secrets import SecretRef
 
 
 def run_crew(

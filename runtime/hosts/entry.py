@@ -13,9 +13,9 @@ import sqlite3
 from collections.abc import Callable
 
 from specwire.runtime.core.errors import MemoryServiceError, ServeConfigError, StoreError
-from specwire.runtime.core.secrets import MissingSecretError
 from specwire.runtime.hosts.console import stderr_log
 from specwire.runtime.models import ModelError
+from specwire.runtime.safety.secrets import MissingSecretError
 from specwire.runtime.tools.shell import SandboxUnavailableError
 
 STARTUP_FAILURES: tuple[type[BaseException], ...] = (

@@ -27,7 +27,6 @@ from specwire.runtime.core.errors import ServeConfigError
 from specwire.runtime.core.fragment import TENANTS_ROOT_ENV, tenant_key_variable
 from specwire.runtime.core.ids import conversation_session_id
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME, StoreLayout
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.core.tenancy import Tenant, build_tenant
 from specwire.runtime.facts.warm import keep_stores_warm
 from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
@@ -36,6 +35,7 @@ from specwire.runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serv
 from specwire.runtime.hosts.types import ManagedTurnBuilder, TenantConfig, TurnSetup
 from specwire.runtime.loop import LoopResult, iter_messages
 from specwire.runtime.models import Model
+from specwire.runtime.safety.secrets import SecretRef
 
 LINE_SHAPE = "<tenant-id>/<session-key>: <message>"
 

@@ -34,7 +34,6 @@ from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.core.errors import StoreError, UnsafeFileError
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import LoopOptions
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.core.tool_types import Tool, ToolCatalog
 from specwire.runtime.fs.atomic import replace_at
 from specwire.runtime.fs.safe_open import open_dir_beneath
@@ -47,6 +46,7 @@ from specwire.runtime.hosts.research_run import (
     run_research_goal,
 )
 from specwire.runtime.hosts.types import SessionBuilder, session_setup
+from specwire.runtime.safety.secrets import SecretRef
 
 EXIT_PARTIAL = 3
 EXIT_NO_REPORT = 1

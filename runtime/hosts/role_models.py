@@ -20,12 +20,12 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.hosts.console import load_model, stderr_log
 from specwire.runtime.hosts.types import RoleConfig
 from specwire.runtime.models.fallback import FallbackModel
 from specwire.runtime.models.select import MODEL_ENV, ModelRef
 from specwire.runtime.models.types import Model
+from specwire.runtime.safety.secrets import SecretRef
 
 
 class RoleModels:

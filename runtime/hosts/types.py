@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specwire.runtime.core.seams import LoopOptions
-from specwire.runtime.core.secrets import SecretRef, SettingValue
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.safety.secrets import SecretRef, SettingValue
 
 
 @dataclass

@@ -12,7 +12,6 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.models.anthropic_model import AnthropicModel
 from specwire.runtime.models.errors import ModelError, ModelUnavailableError
 from specwire.runtime.models.openai_model import OpenAIModel
@@ -20,6 +19,7 @@ from specwire.runtime.models.replay import ReplayModel
 from specwire.runtime.models.scripted import FAILING_MODEL_ID, FailingModel, ScriptedModel
 from specwire.runtime.models.types import Model
 from specwire.runtime.safety.redaction import register_secret
+from specwire.runtime.safety.secrets import SecretRef
 
 MODEL_ENV = "SPECWIRE_MODEL"
 SCRIPT_ENV = "SPECWIRE_SCRIPT"

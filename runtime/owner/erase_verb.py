@@ -92,7 +92,7 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
 
 
 def _postgres_dsn(variable: str) -> str:
-    from specwire.runtime.core.secrets import MissingSecretError, SecretRef
+    from specwire.runtime.safety.secrets import MissingSecretError, SecretRef
 
     try:
         return SecretRef(variable.removeprefix("$")).resolve()

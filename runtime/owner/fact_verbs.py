@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from specwire.runtime.core.clock import utc_now
 from specwire.runtime.facts.model import Provenance, to_ms
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner import quarantine_verbs
@@ -26,7 +27,6 @@ from specwire.runtime.owner.output import (
     report,
 )
 from specwire.runtime.owner.selection import Selection, SelectionError, passes_filters
-from specwire.runtime.sessions.log import utc_now
 
 MAX_IMPORT_LINE_BYTES = 1 << 20
 

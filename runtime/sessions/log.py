@@ -39,25 +39,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.undecodable import valid_data
 from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.fs.keyfile import key_in
 from specwire.runtime.fs.safe_open import open_regular, open_regular_fd
 from specwire.runtime.safety.redaction import redact_data
-
-Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)

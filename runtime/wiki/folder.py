@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import StoreError, UnsafeFileError
 from specwire.runtime.fs.fenced import read_text, sweep_stale_temps, write_atomic
 from specwire.runtime.fs.locking import FileLock
 from specwire.runtime.fs.safe_open import open_dir_beneath, open_regular_fd, text_mode
-from specwire.runtime.sessions.log import Clock, utc_now
 from specwire.runtime.wiki.article import SLUG_RE, check_slug
 
 ARTICLE_SUFFIX = ".md"

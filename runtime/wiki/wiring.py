@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.fragment import DEFAULT_WIKI_RECALL_K, WikiFragment
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import Tool
-from specwire.runtime.sessions.log import Clock
 from specwire.runtime.wiki import queries
 from specwire.runtime.wiki.semantic import WikiEmbedder
 from specwire.runtime.wiki.store import WikiStore

@@ -13,11 +13,11 @@ from types import ModuleType
 import pytest
 from serving_support import build_bundle, clean_env
 
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.role_models import RoleModels
 from specwire.runtime.hosts.types import RoleConfig, TurnSetup
 from specwire.runtime.models.fallback import FallbackModel
+from specwire.runtime.safety.secrets import SecretRef
 
 SPEC = """\
 name: crew-fallback

@@ -22,12 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.fragment import MemoryFactsFragment, tenant_secret_variable
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.facts.providers.protocol import FactProvider
-from specwire.runtime.sessions.log import Clock
+from specwire.runtime.safety.secrets import SecretRef
 
 if TYPE_CHECKING:
     from specwire.runtime.embedders import Embedder

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import MEMORY_ID_RE
 from specwire.runtime.facts.lexical.ranking import unit_score
 from specwire.runtime.facts.model import MAX_RECALL_K, InvalidRequestError, Provenance
 from specwire.runtime.facts.store import FactStore
-from specwire.runtime.sessions.log import Clock
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ from starlette.routing import Route
 
 from specwire.runtime.core.errors import MemoryServiceError, RecallUnavailableError
 from specwire.runtime.core.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE
-from specwire.runtime.core.secrets import MissingSecretError
 from specwire.runtime.hosts.http import openai_wire as wire
 from specwire.runtime.hosts.http.common import (
     BadRequest,
@@ -45,6 +44,7 @@ from specwire.runtime.hosts.http.tenant_keys import TenantKeys
 from specwire.runtime.hosts.http.usage_ledger import TenantUsage, UsageLedger, budget_problem
 from specwire.runtime.hosts.types import TenantConfig
 from specwire.runtime.models import ModelError, Usage
+from specwire.runtime.safety.secrets import MissingSecretError
 
 SESSION_HEADER = "x-session-id"
 Result = TypeVar("Result")

@@ -41,6 +41,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import (
     LockTimeoutError,
     ServeConfigError,
@@ -73,7 +74,6 @@ from specwire.runtime.hosts.http.common import (
     read_body,
 )
 from specwire.runtime.hosts.http.tenant_keys import TenantKeys, load_tenant_keys
-from specwire.runtime.sessions.log import Clock, utc_now
 
 # (tenant id, spec, session or None) → the provider serving that scope.
 ProviderFor = Callable[[str, str, str | None], FactProvider]

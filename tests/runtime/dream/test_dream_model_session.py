@@ -10,8 +10,8 @@ from specwire.runtime.core.fragment import MemoryWiringFragment
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME, StoreLayout
 from specwire.runtime.dream import DreamSettings, run_dream
 from specwire.runtime.dream.model_phase import ModelPrice
-from specwire.runtime.dream.model_session import STOP_NOTE, BudgetedModel, call_cost, memory_session
 from specwire.runtime.facts.store import FactStore
+from specwire.runtime.hosts.dream_session import STOP_NOTE, BudgetedModel, call_cost, memory_session
 from specwire.runtime.models.scripted import ScriptedModel
 from specwire.runtime.models.types import ModelRequest, ModelResponse, Usage, UserMessage
 from specwire.runtime.sessions.log import read_events

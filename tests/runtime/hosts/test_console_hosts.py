@@ -9,11 +9,11 @@ import pytest
 from hosts_support import echo_catalog, of_kind, session_logs
 
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.hosts.channel import serve_channel
 from specwire.runtime.hosts.managed import serve_managed
 from specwire.runtime.hosts.types import ChannelConfig, TenantConfig, TurnSetup
+from specwire.runtime.safety.secrets import SecretRef
 
 SLACK = ChannelConfig("slack", {"botToken": SecretRef("NEVER_SET_SLACK_TOKEN")})
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.hosts.role_models import RoleModels
 from specwire.runtime.hosts.types import RoleConfig
 from specwire.runtime.models.fallback import FallbackModel
 from specwire.runtime.models.scripted import FailingModel, ScriptedModel
 from specwire.runtime.models.types import ModelRequest, UserMessage
+from specwire.runtime.safety.secrets import SecretRef
 
 REQUEST = ModelRequest(system=[], messages=[UserMessage("hello")], tools=[])
 

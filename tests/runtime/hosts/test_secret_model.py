@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from hosts_support import echo_catalog
 
-from specwire.runtime.core.secrets import SecretRef
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.hosts.channel import serve_channel
 from specwire.runtime.hosts.cli import run_cli
@@ -26,6 +25,7 @@ from specwire.runtime.models.select import (
     resolve_model_id,
     select_spec_model,
 )
+from specwire.runtime.safety.secrets import SecretRef
 
 MODEL_ID = SecretRef("DEMO_MODEL_ID")
 

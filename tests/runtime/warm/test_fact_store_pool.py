@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.facts.pool import FactStorePool, Opener, open_store
 from specwire.runtime.facts.store import FactStore
-from specwire.runtime.sessions.log import Clock
 
 LONG_IDLE_S = 3600.0
 

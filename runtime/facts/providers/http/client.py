@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from specwire.runtime.core.clock import utc_now
 from specwire.runtime.core.tool_types import format_validation_error
 from specwire.runtime.facts.providers.errors import (
     ProviderAuthError,
@@ -62,7 +63,6 @@ from specwire.runtime.facts.providers.protocol import (
     RetainRequest,
     RetainResult,
 )
-from specwire.runtime.sessions.log import utc_now
 
 Reply = TypeVar("Reply", bound=BaseModel)
 Kind = Literal["read", "write"]

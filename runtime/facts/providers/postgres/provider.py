@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE, SPEC_KEY_RE, new_memory_id
 from specwire.runtime.facts import validation
@@ -63,7 +64,6 @@ from specwire.runtime.facts.providers.protocol import (
 from specwire.runtime.facts.text import MAX_QUERY_TERMS, document_terms, query_terms
 from specwire.runtime.facts.validation import NewFact
 from specwire.runtime.safety.injection import InjectionHit, scan
-from specwire.runtime.sessions.log import Clock, utc_now
 
 if TYPE_CHECKING:
     from psycopg import Connection

@@ -16,21 +16,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.fragment import MemoryWiringFragment
 from specwire.runtime.core.ids import new_session_id
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import ToolCatalog
-from specwire.runtime.dream.model_phase import ModelPrice
+from specwire.runtime.dream.model_phase import ModelPrice, ModelSession
 from specwire.runtime.dream.outcome import ModelPhase
 from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.loop.chat import run_chat_loop
 from specwire.runtime.models.types import Model, ModelRequest, ModelResponse, Usage
-from specwire.runtime.sessions.log import Clock, SessionLog, utc_now
+from specwire.runtime.sessions.log import SessionLog
 from specwire.runtime.wiring import MemoryDeps, wire_memory
-
-ModelSession = Callable[[DreamSettings, ModelPrice], ModelPhase]
 
 STOP_NOTE = "[stopped: the dream's budget is spent]"
 MAX_TOOL_ROUNDS = 24
