@@ -116,6 +116,7 @@ class SandboxPolicy:
     def launcher_argv(self, command: str, scratch: Path, environ: Mapping[str, str]) -> list[str]:
         """The launcher's command line; ``scratch`` (empty, removed after the call) holds the
         sandbox's temp folder and the mount point of its root."""
+        interpreter = launcher_interpreter(self.workspace)  # refused before anything is made
         self.state_dir.mkdir(mode=0o700, exist_ok=True)  # the mask needs its mount point
         tmpdir, root = scratch / "tmp", scratch / "root"
         tmpdir.mkdir(mode=0o700, exist_ok=True)
@@ -137,7 +138,7 @@ class SandboxPolicy:
             "argv": [shell_path(), "-c", command],
             "env": env,
         }
-        return launcher_command(launcher_interpreter(self.workspace), config)
+        return launcher_command(interpreter, config)
 
 
 def _probe(workspace: Path, settings: BashSettings) -> str | None:
