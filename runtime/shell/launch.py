@@ -8,8 +8,8 @@ read or run before confinement. It imports nothing but the standard library, and
 steered by the workspace (``-I``: no cwd on ``sys.path``, no ``PYTHON*`` variables; ``-S``: no
 ``site``). Steps, all before ``execve``:
 
-1. a new user, mount, PID and (unless the spec opts into outbound network) network namespace:
-   the shell sees its own loopback and nothing else, and it is the PID namespace's first
+1. a new user, mount, PID and network namespace: the shell sees its own loopback and nothing
+   else, and it is the PID namespace's first
    process, so when it ends (or the host kills the call) every process it started ends too;
 2. a private root (``pivot_root``) holding only the system folders, the workspace, the private
    temp folder and a few device files: the host's ``/run``, ``/tmp``, home folders and every
@@ -24,8 +24,8 @@ steered by the workspace (``-I``: no cwd on ``sys.path``, no ``PYTHON*`` variabl
 
 Any step failing exits with status 125 and one ``specwire-sandbox:`` line on stderr: the
 command never runs unconfined. The config (the last argument) is ``{"root", "workspace",
-"read_exec", "read_write", "devices", "links", "masks", "protect", "hide", "network", "limits",
-"argv", "env"}``.
+"read_exec", "read_write", "devices", "links", "masks", "protect", "hide", "limits", "argv",
+"env"}``.
 """
 
 from __future__ import annotations
@@ -126,10 +126,10 @@ def _write_proc(path: str, text: str) -> None:
         os.close(fd)
 
 
-def enter_namespaces(*, own_network: bool) -> None:
-    """A user, mount and PID namespace (and a network one), this user mapped to itself."""
+def enter_namespaces() -> None:
+    """A user, mount, PID and network namespace, this user mapped to itself."""
     uid, gid = os.getuid(), os.getgid()
-    flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID | (_CLONE_NEWNET if own_network else 0)
+    flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWNET
     if _libc.unshare(flags) != 0:
         raise _fail("cannot create the sandbox's namespaces")
     _write_proc("/proc/self/setgroups", "deny")
@@ -312,8 +312,7 @@ def _confine_and_exec(config: dict[str, Any]) -> None:
     limits: dict[str, int] = config["limits"]
     if "processes" in limits:
         limit_processes(limits["processes"])
-    if config["network"] == "none":
-        loopback_up()
+    loopback_up()
     build_root(config)
     apply_limits(limits)
     restrict_filesystem(config)
@@ -333,7 +332,7 @@ def _wait(child: int) -> int:
 def main(argv: list[str]) -> int:
     try:
         config = marshal.loads(bytes.fromhex(argv[-1]))
-        enter_namespaces(own_network=config["network"] == "none")
+        enter_namespaces()
         child = os.fork()  # the first process of the new PID namespace
         if child == 0:
             try:

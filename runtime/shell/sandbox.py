@@ -46,6 +46,16 @@ ENV_ALLOWED = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGN
 NEVER_GRANTED = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev", "/proc", "/sys", "/home", "/root")
 
 
+# Fail closed: in the host's network namespace the shell would reach every loopback service
+# (Landlock's network rules filter ports, not addresses; seccomp cannot read the address).
+# A sound outbound needs a user-mode stack with the host's loopback unmapped (slirp4netns
+# --disable-host-loopback, pasta --no-map-gw) or a host-side proxy; neither is built yet.
+OUTBOUND_REFUSED = (
+    'bash "network: outbound" cannot be enforced yet (the shell would reach the host\'s '
+    "loopback services); use the default (no network)"
+)
+
+
 class SandboxUnavailableError(RuntimeError):
     """The ``bash`` tool is listed but no sandbox can be set up on this machine."""
 
@@ -133,7 +143,6 @@ class SandboxPolicy:
             "masks": [str(self.state_dir)],
             "protect": host_code_in(self.workspace),
             "hide": list(unreadable_system_files()),
-            "network": "none" if self.settings.network == "none" else "host",
             "limits": self.settings.launcher_limits(),
             "argv": [shell_path(), "-c", command],
             "env": env,
@@ -145,6 +154,8 @@ def _probe(workspace: Path, settings: BashSettings) -> str | None:
     """Why a sandboxed shell cannot run here (None when it can)."""
     if not sys.platform.startswith("linux"):
         return f"Landlock and user namespaces are Linux features (this is {sys.platform})"
+    if settings.network == "outbound":
+        return OUTBOUND_REFUSED
     with tempfile.TemporaryDirectory(prefix="specwire-sh-") as tmp:
         try:
             argv = SandboxPolicy(workspace, settings).launcher_argv("exit 0", Path(tmp), {})

@@ -1,8 +1,8 @@
 """What a spec may set for the ``bash`` tool: its network and its per-call limits.
 
-The spec writes them under the tool (``tools: [read, {bash: {network: outbound, memoryMb:
-4096}}]``); the bundle passes them to ``builtin_catalog`` as a plain mapping. Defaults fit a
-normal build or test command; the spec raises them, never past the bounds below.
+The spec writes them in a ``bash:`` block beside ``tools:`` (``bash: {memoryMb: 4096}``); the
+bundle passes them to ``builtin_catalog`` as a plain mapping. Defaults fit a normal build or
+test command; the spec raises them, never past the bounds in ``runtime.fragment``.
 """
 
 from __future__ import annotations
@@ -11,15 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from runtime.fragment import BASH_LIMITS, BASH_NETWORKS
+
 MIB = 1024 * 1024
-NETWORKS = ("none", "outbound")
-# (spec key, default, largest value a spec may set)
-LIMIT_KNOBS: dict[str, tuple[int, int]] = {
-    "memoryMb": (2048, 1024 * 1024),
-    "processes": (256, 32768),
-    "fileSizeMb": (1024, 1024 * 1024),
-    "cpuSeconds": (600, 86_400),
-}
+NETWORKS = BASH_NETWORKS
+LIMIT_KNOBS = BASH_LIMITS  # (default, largest value a spec may set), shared with the compiler
 
 
 @dataclass(frozen=True)

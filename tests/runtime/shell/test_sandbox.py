@@ -89,7 +89,6 @@ def test_the_launcher_never_runs_a_command_unconfined_when_setup_fails(tmp_path:
         "masks": ["/nonexistent/x/.specwire"],
         "protect": [],
         "hide": [],
-        "network": "none",
         "limits": {},
         "argv": ["/bin/sh", "-c", "echo ran"],
         "env": {},
