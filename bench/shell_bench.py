@@ -2,10 +2,10 @@
 
     python bench/shell_bench.py [--calls N]
 
-Runs the same commands N times each through the ``bash`` tool with the sandbox (user + mount
-namespace, Landlock), through the tool with ``SPECWIRE_UNSANDBOXED_BASH=1``, and as a bare
-``subprocess.run(["bash", "-c", …])`` baseline, in one process, and prints p50 / p95 latency and
-the ratios. Not a test: nothing here asserts a time.
+Runs the same commands N times each through the ``bash`` tool with the sandbox (user, mount,
+PID and network namespaces, a private root, limits, Landlock), through the tool with
+``SPECWIRE_UNSANDBOXED_BASH=1``, and as a bare ``subprocess.run(["bash", "-c", …])`` baseline, in
+one process, and prints p50 / p95 latency and the ratios. Not a test: nothing here asserts a time.
 """
 
 from __future__ import annotations

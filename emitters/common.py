@@ -254,6 +254,7 @@ def emit_plan(
     value = model_value(model)
     full_context = {
         **context,
+        "bash_options": dict(spec.bash),
         "model": value,
         "model_prose": value.prose,
         "env_vars": env_vars(model, secret_vars, extra_env),

@@ -24,6 +24,7 @@ from specwire.ir.values import quote
 def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue]:
     issues: list[SpecIssue] = []
     issues += _duplicate_tools(data, locator)
+    issues += _bash_options_need_bash(data, locator)
     issues += _session_scope(data, target, locator)
     issues += _backend_connection(data, locator)
     issues += _recall_cadence(data, locator)
@@ -47,6 +48,14 @@ def _duplicate_tools(data: dict[str, Any], locator: Locator) -> Iterable[SpecIss
         if tool in seen:
             yield locator.at_value(("tools", index), f"duplicate tool {quote(tool)}")
         seen.add(tool)
+
+
+def _bash_options_need_bash(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    tools = data.get("tools")
+    if "bash" in data and not (isinstance(tools, list) and "bash" in tools):
+        yield locator.at_key(
+            ("bash",), 'sets the bash tool\'s sandbox, but "bash" is not in "tools"'
+        )
 
 
 def _session_scope(data: dict[str, Any], target: str, locator: Locator) -> Iterable[SpecIssue]:

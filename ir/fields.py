@@ -38,6 +38,7 @@ from specwire.ir.suggest import did_you_mean
 from specwire.ir.text import code_point, line_breaker
 from specwire.ir.values import got, quote
 from specwire.runtime.core.fragment import (
+    BASH_LIMITS,
     DREAM_EVERY_MAX_DAYS,
     DREAM_EVERY_MIN_MS,
     RECALL_MODES,
@@ -86,6 +87,28 @@ BranchingFactor = Annotated[
     AfterValidator(_between(BRANCHING_MIN, BRANCHING_MAX)),
     WithJsonSchema({"type": "integer", "minimum": BRANCHING_MIN, "maximum": BRANCHING_MAX}),
 ]
+# The bash tool's per-call limits, bounded as the runtime bounds them.
+BashMemoryMb = Annotated[
+    int,
+    AfterValidator(_between(1, BASH_LIMITS["memoryMb"][1])),
+    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": BASH_LIMITS["memoryMb"][1]}),
+]
+BashProcesses = Annotated[
+    int,
+    AfterValidator(_between(1, BASH_LIMITS["processes"][1])),
+    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": BASH_LIMITS["processes"][1]}),
+]
+BashFileSizeMb = Annotated[
+    int,
+    AfterValidator(_between(1, BASH_LIMITS["fileSizeMb"][1])),
+    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": BASH_LIMITS["fileSizeMb"][1]}),
+]
+BashCpuSeconds = Annotated[
+    int,
+    AfterValidator(_between(1, BASH_LIMITS["cpuSeconds"][1])),
+    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": BASH_LIMITS["cpuSeconds"][1]}),
+]
+BashNetwork = Literal["none", "outbound"]
 PositiveInt = Annotated[
     int, AfterValidator(_at_least(1)), WithJsonSchema({"type": "integer", "minimum": 1})
 ]
@@ -500,6 +523,11 @@ __all__ = [
     "SecretRef",
     "ServiceUrl",
     "Origin",
+    "BashCpuSeconds",
+    "BashFileSizeMb",
+    "BashMemoryMb",
+    "BashNetwork",
+    "BashProcesses",
     "BranchingFactor",
     "Embedder",
     "ManagedToolName",

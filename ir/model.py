@@ -56,6 +56,8 @@ class _IrSpecBase(_Ir):
     name: str
     version: int | None = None
     tools: tuple[str, ...] = ()
+    # The bash tool's sandbox settings the spec gave (canonical keys, sorted); empty: defaults.
+    bash: tuple[tuple[str, str | int], ...] = ()
     # Absent when memory is off (no block, or `enabled: false`).
     memory: IrMemory | None = None
     # Absent when continuity is off (`continuity: false` or `enabled: false`).

@@ -29,6 +29,7 @@ from specwire.ir.model import (
 )
 from specwire.ir.source import (
     AgentSource,
+    BashSource,
     ChannelSource,
     CliSource,
     ContinuitySource,
@@ -44,11 +45,19 @@ from specwire.ir.source import (
 AnySource = CliSource | ChannelSource | ManagedSource | ResearchSource | CrewSource
 
 
+def _bash(source: BashSource | None) -> tuple[tuple[str, str | int], ...]:
+    if source is None:
+        return ()
+    given = source.model_dump(by_alias=True, exclude_none=True)
+    return tuple(sorted(given.items()))
+
+
 def resolve(source: AnySource) -> IrSpec:
     common = {
         "name": source.name,
         "version": source.version,
         "tools": tuple(source.tools),
+        "bash": _bash(source.bash),
         "memory": resolve_memory(source.memory),
         "continuity": resolve_continuity(source.continuity, source.target),
     }

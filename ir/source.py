@@ -15,6 +15,11 @@ from pydantic.alias_generators import to_camel
 from specwire.ir.fields import (
     AutoRecall,
     Backend,
+    BashCpuSeconds,
+    BashFileSizeMb,
+    BashMemoryMb,
+    BashNetwork,
+    BashProcesses,
     BranchingFactor,
     BudgetUsd,
     DreamEvery,
@@ -182,10 +187,29 @@ class RoleSource(_Source):
     )
 
 
+class BashSource(_Source):
+    """The ``bash`` tool's sandbox: its network and per-call limits (defaults when absent)."""
+
+    network: BashNetwork | None = Field(
+        default=None,
+        description='"none" (default): the shell\'s own loopback only; "outbound" is refused at '
+        "start until it can be enforced without reaching the host's loopback services",
+    )
+    memory_mb: BashMemoryMb | None = Field(default=None, description="address space (default 2048)")
+    processes: BashProcesses | None = Field(default=None, description="processes (default 256)")
+    file_size_mb: BashFileSizeMb | None = Field(
+        default=None, description="largest file written (default 1024)"
+    )
+    cpu_seconds: BashCpuSeconds | None = Field(
+        default=None, description="CPU time per process (default 600)"
+    )
+
+
 class _SpecSource(_Source):
     name: SpecName
     version: NonNegativeInt | None = None
     tools: list[ToolName] = Field(default_factory=list)
+    bash: BashSource | None = None
     memory: Annotated[MemorySource | None, NULL_AS_EMPTY] = None
     continuity: Annotated[ContinuitySource | None, NULL_AS_EMPTY] = None
 

@@ -38,6 +38,14 @@ DREAM_MODE_NAMES: Final[tuple[DreamModeName, ...]] = ("deterministic", "full")
 # -- vocabularies ---------------------------------------------------------------------------
 
 BUILTIN_TOOL_NAMES: Final[tuple[str, ...]] = ("bash", "grep", "ls", "read", "write")
+# The spec's ``bash:`` block: network choices and per-call limits as (default, largest).
+BASH_NETWORKS: Final[tuple[str, ...]] = ("none", "outbound")
+BASH_LIMITS: Final[dict[str, tuple[int, int]]] = {
+    "memoryMb": (2048, 1024 * 1024),
+    "processes": (256, 32768),
+    "fileSizeMb": (1024, 1024 * 1024),
+    "cpuSeconds": (600, 86_400),
+}
 # Tools no tenant fence can confine (a shell reaches every path the process can): the managed
 # target does not offer them.
 UNFENCEABLE_TOOL_NAMES: Final[frozenset[str]] = frozenset({"bash"})

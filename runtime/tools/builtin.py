@@ -22,7 +22,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from specwire.runtime.fs.beneath import Location, PathRefused, Workspace
 from specwire.runtime.fs.safe_open import DIR_FLAGS, not_regular, open_dir_beneath, open_regular_fd
 from specwire.runtime.tools.grep_search import RegexRun, search_lines
 from specwire.runtime.tools.shell import BASH_MAX_OUTPUT_BYTES, BashInput, require_sandbox, run_bash
+from specwire.runtime.tools.shell.settings import BashSettings
 
 READ_MAX_BYTES = 256 * 1024
 WRITE_MAX_BYTES = 1024 * 1024
@@ -416,17 +417,25 @@ _SPECS: dict[str, tuple[str, type[BaseModel], _Run, dict[str, Any]]] = {
 }
 
 
-def _tool(name: str, cwd: Path) -> Tool:
+def _tool(name: str, cwd: Path, bash: BashSettings) -> Tool:
     description, input_model, run, flags = _SPECS[name]
 
     def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
+        if name == "bash":
+            return run_bash(cwd, parsed, bash)
         return run(cwd, parsed)
 
     return Tool(name, description, input_model, guarded(name, handle), **flags)
 
 
-def builtin_catalog(names: Sequence[str], cwd: Path | None = None) -> ToolCatalog:
-    """A catalog with the named builtin tools, registered in the given order."""
+def builtin_catalog(
+    names: Sequence[str], cwd: Path | None = None, bash: Mapping[str, object] | None = None
+) -> ToolCatalog:
+    """A catalog with the named builtin tools, registered in the given order.
+
+    ``bash`` holds the spec's options for the bash tool (network, limits; see
+    ``runtime.tools.shell.settings``).
+    """
     unknown = [name for name in names if name not in _SPECS]
     if unknown:
         raise ValueError(
@@ -434,9 +443,10 @@ def builtin_catalog(names: Sequence[str], cwd: Path | None = None) -> ToolCatalo
             f"known: {', '.join(BUILTIN_TOOL_NAMES)}"
         )
     root = (cwd if cwd is not None else Path.cwd()).resolve()
+    settings = BashSettings.from_spec(bash)
     if "bash" in names:
-        require_sandbox(root)  # refuse to start rather than run a shell unconfined
+        require_sandbox(root, settings)  # refuse to start rather than run a shell unconfined
     catalog = ToolCatalog()
     for name in names:
-        catalog.register(_tool(name, root))
+        catalog.register(_tool(name, root, settings))
     return catalog

@@ -120,7 +120,8 @@ def test_every_attempt_of_a_sandboxed_shell_fails(world: Path) -> None:
     joined = "\n".join(texts[1:])
     assert "outside-secret-42" not in joined
     assert not (world / "outside" / "new.txt").exists()
-    assert "Permission denied" in texts[1] and "Permission denied" in texts[2]
+    # Outside the workspace is absent from the sandbox's root, or denied by Landlock.
+    assert all(("No such file" in t or "Permission denied" in t) for t in texts[1:3])
     assert not (work / ".specwire" / "sessions" / "forged.jsonl").exists()
     assert not (work / ".specwire" / "state" / "x").exists()
     assert '"type"' not in joined and "session_start" not in joined

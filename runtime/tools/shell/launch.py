@@ -1,28 +1,39 @@
 """Confine this process, then exec the shell: the sandbox behind the ``bash`` tool.
 
-Run as ``python -I -S launch.py <config JSON>``; it imports nothing but the standard library, so
-it starts fast and cannot be steered by the workspace (``-I``: no cwd on ``sys.path``, no
-``PYTHON*`` variables). Steps, all before ``execve``:
+The host reads this file once when it starts, compiles it, and runs the code object with
+``python -I -S -c <bootstrap> <code> <config>`` (both ``marshal``-ed, hex-encoded) on an
+interpreter that lies outside everything the sandbox may write: no file the shell can touch is
+read or run before confinement. It imports nothing but the standard library, and not ``json``
+(whose ``re`` import costs more than the rest of the setup), so it starts fast and cannot be
+steered by the workspace (``-I``: no cwd on ``sys.path``, no ``PYTHON*`` variables; ``-S``: no
+``site``). Steps, all before ``execve``:
 
-1. a new user + mount + PID namespace, in which each ``mask`` directory (the state folder
-   holding session logs, facts and continuity) is covered by an empty read-only tmpfs, so the
-   shell can neither read nor write what lies beneath. The shell is the namespace's first
-   process: when it ends (or the host kills the call), every process it started ends with it,
-   ``setsid`` or not;
-2. Landlock: the workspace and a private temp folder read-write, the system folders read and
-   execute, a few device files, nothing else; signals and abstract unix sockets scoped to the
-   sandbox (Landlock ABI 6+). A Landlocked process cannot mount or unmount, so the masks hold.
+1. a new user, mount, PID and network namespace: the shell sees its own loopback and nothing
+   else, and it is the PID namespace's first
+   process, so when it ends (or the host kills the call) every process it started ends too;
+2. a private root (``pivot_root``) holding only the system folders, the workspace, the private
+   temp folder and a few device files: the host's ``/run``, ``/tmp``, home folders and every
+   Unix socket in them do not exist inside. On it: the state folder (session logs, facts,
+   continuity) under an empty read-only tmpfs, the host's code that lies in the workspace bound
+   read-only, the host's unreadable ``/etc`` files (shadow, ssh host keys) covered;
+3. limits: the PID namespace's ``pid_max`` (holds for root too, which ``RLIMIT_NPROC`` does
+   not bind), ``RLIMIT_NPROC``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_CPU``, no core files;
+4. Landlock: the workspace and the temp folder read-write, the system folders read and execute,
+   the device files, nothing else; signals and abstract Unix sockets scoped to the sandbox
+   (ABI 6+). A Landlocked process can neither mount nor unmount, so the view above holds.
 
-Any step failing exits with status 125 and one ``specwire-sandbox:`` line on stderr: the command
-never runs unconfined. The config is ``{"workspace", "masks", "read_exec", "read_write",
-"devices", "argv", "env"}``.
+Any step failing exits with status 125 and one ``specwire-sandbox:`` line on stderr: the
+command never runs unconfined. The config (the last argument) is ``{"root", "workspace",
+"read_exec", "read_write", "devices", "links", "masks", "protect", "hide", "limits", "argv",
+"env"}``.
 """
 
 from __future__ import annotations
 
 import ctypes
-import json
+import marshal
 import os
+import resource
 import sys
 from typing import Any
 
@@ -31,6 +42,7 @@ SETUP_FAILED = 125
 _SYS_LANDLOCK_CREATE_RULESET = 444
 _SYS_LANDLOCK_ADD_RULE = 445
 _SYS_LANDLOCK_RESTRICT_SELF = 446
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41}
 _LANDLOCK_CREATE_RULESET_VERSION = 1
 _LANDLOCK_RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
@@ -38,13 +50,28 @@ _PR_SET_NO_NEW_PRIVS = 38
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
-_MS_REC, _MS_PRIVATE = 1 << 14, 1 << 18
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 1 << 14, 1 << 18
+_MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME, _MS_STRICTATIME = 1024, 2048, 1 << 21, 1 << 24
+_MNT_DETACH = 2
+# statvfs f_flag bits that a bind remount must repeat (they are locked in a user namespace).
+_ST_TO_MS = ((2, _MS_NOSUID), (4, _MS_NODEV), (8, _MS_NOEXEC), (1024, _MS_NOATIME))
+_ST_NODIRATIME, _ST_RELATIME = 2048, 4096
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP, _IFF_LOOPBACK, _IFF_RUNNING = 0x1, 0x8, 0x40
+_PID_MAX_FLOOR = 301  # the kernel refuses a smaller pid_max (RESERVED_PIDS + 1)
 
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _TRUNCATE, _IOCTL_DEV = 1 << 14, 1 << 15
-_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+
+_LIMITS = {
+    "memory": resource.RLIMIT_AS,
+    "processes": resource.RLIMIT_NPROC,
+    "fileSize": resource.RLIMIT_FSIZE,
+    "cpu": resource.RLIMIT_CPU,
+}
 
 
 class SetupError(Exception):
@@ -66,6 +93,7 @@ class _PathBeneathAttr(ctypes.Structure):
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
+_libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
 
 
 def _fail(what: str) -> SetupError:
@@ -98,20 +126,132 @@ def _write_proc(path: str, text: str) -> None:
         os.close(fd)
 
 
-def mask_directories(masks: list[str]) -> None:
-    """Cover each directory with an empty read-only tmpfs, in a namespace of our own."""
+def enter_namespaces() -> None:
+    """A user, mount, PID and network namespace, this user mapped to itself."""
     uid, gid = os.getuid(), os.getgid()
-    if _libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID) != 0:
-        raise _fail("cannot create a user, mount and PID namespace")
+    flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWNET
+    if _libc.unshare(flags) != 0:
+        raise _fail("cannot create the sandbox's namespaces")
     _write_proc("/proc/self/setgroups", "deny")
     _write_proc("/proc/self/uid_map", f"{uid} {uid} 1")
     _write_proc("/proc/self/gid_map", f"{gid} {gid} 1")
     if _libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         raise _fail("cannot make the mount namespace private")
-    flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    for path in masks:
-        if _libc.mount(b"tmpfs", os.fsencode(path), b"tmpfs", flags, b"size=4k,mode=0500") != 0:
-            raise _fail(f"cannot mask {path}")
+
+
+def loopback_up() -> None:
+    """Bring up ``lo`` of the new network namespace, so local-only tools still work."""
+    fd = _libc.socket(2, 2, 0)  # AF_INET, SOCK_DGRAM
+    if fd < 0:
+        raise _fail("cannot open a socket to configure loopback")
+    try:
+        flags = _IFF_UP | _IFF_LOOPBACK | _IFF_RUNNING  # struct ifreq: name[16], flags, pad
+        request = ctypes.create_string_buffer(
+            b"lo".ljust(16, b"\0") + flags.to_bytes(2, sys.byteorder), 40
+        )
+        if _libc.ioctl(fd, _SIOCSIFFLAGS, request) != 0:
+            raise _fail("cannot bring up the loopback interface")
+    finally:
+        os.close(fd)
+
+
+def limit_processes(count: int) -> None:
+    """Cap the PID namespace's pids (6.14+: pid_max is per PID namespace); binds root too."""
+    try:
+        _write_proc("/proc/sys/kernel/pid_max", str(max(count + 1, _PID_MAX_FLOOR)))
+    except OSError as exc:
+        if os.getuid() == 0:  # RLIMIT_NPROC does not bind root: no other bound is left
+            raise SetupError(f"cannot bound the number of processes: {exc.strerror}") from exc
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
+    encode = os.fsencode
+    if (
+        _libc.mount(
+            None if source is None else encode(source),
+            encode(target),
+            None if fstype is None else encode(fstype),
+            flags,
+            data.encode() if data else None,
+        )
+        != 0
+    ):
+        raise _fail(f"cannot mount {target}")
+
+
+def _locked_flags(path: str) -> int:
+    """The flags a read-only remount of ``path``'s bind must keep (they are locked)."""
+    bits = os.statvfs(path).f_flag
+    flags = 0
+    for st_bit, ms_bit in _ST_TO_MS:
+        if bits & st_bit:
+            flags |= ms_bit
+    if bits & _ST_NODIRATIME:
+        flags |= _MS_NODIRATIME
+    if bits & _ST_RELATIME:
+        flags |= _MS_RELATIME
+    elif not bits & 1024:
+        flags |= _MS_STRICTATIME
+    return flags
+
+
+def _make_target(target: str, *, directory: bool) -> None:
+    os.makedirs(target if directory else os.path.dirname(target), mode=0o755, exist_ok=True)
+    if not directory and not os.path.lexists(target):
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
+def _bind(path: str, root: str, *, read_only: bool = False) -> None:
+    if not os.path.exists(path):
+        return  # a folder this system does not have
+    target = root + path
+    _make_target(target, directory=os.path.isdir(path))
+    _mount(path, target, None, _MS_BIND | _MS_REC)
+    if read_only:
+        _mount(None, target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _locked_flags(path))
+
+
+def _cover(path: str, root: str) -> None:
+    """Hide ``path``: an empty read-only tmpfs over a folder, ``/dev/null`` over a file."""
+    target = root + path
+    if os.path.isdir(target):
+        sealed = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+        _mount("tmpfs", target, "tmpfs", sealed, "size=4k,mode=0500")
+    elif os.path.isfile(target):
+        _mount("/dev/null", target, None, _MS_BIND)
+
+
+def build_root(config: dict[str, Any]) -> None:
+    """Pivot into a fresh root that holds only what the sandbox may see."""
+    root = os.path.realpath(config["root"])
+    _mount("tmpfs", root, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0755")
+    for path, target in config["links"]:
+        os.makedirs(os.path.dirname(root + path), mode=0o755, exist_ok=True)
+        os.symlink(target, root + path)
+    for path in [*config["read_exec"], config["workspace"], *config["read_write"]]:
+        _bind(path, root)
+    for path in config["devices"]:
+        _bind(path, root)
+    for path in config["protect"]:
+        _bind(path, root, read_only=True)
+    for path in [*config["masks"], *config["hide"]]:
+        _cover(path, root)
+    os.chdir(root)
+    machine = os.uname().machine
+    if machine not in _SYS_PIVOT_ROOT:
+        raise SetupError(f"no pivot_root for {machine}")
+    if _libc.syscall(_SYS_PIVOT_ROOT[machine], b".", b".") != 0:
+        raise _fail("cannot pivot to the sandbox's root")
+    if _libc.umount2(b".", _MNT_DETACH) != 0:
+        raise _fail("cannot detach the host's root")
+    os.chdir("/")
+    _mount(None, "/", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+
+
+def apply_limits(limits: dict[str, int]) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for name, value in limits.items():
+        resource.setrlimit(_LIMITS[name], (value, value))
 
 
 def _add_rule(ruleset_fd: int, path: str, rights: int) -> None:
@@ -168,6 +308,13 @@ def restrict_filesystem(config: dict[str, Any]) -> None:
 
 
 def _confine_and_exec(config: dict[str, Any]) -> None:
+    """In the PID namespace's first process: every step, then the command."""
+    limits: dict[str, int] = config["limits"]
+    if "processes" in limits:
+        limit_processes(limits["processes"])
+    loopback_up()
+    build_root(config)
+    apply_limits(limits)
     restrict_filesystem(config)
     os.chdir(config["workspace"])
     command: list[str] = config["argv"]
@@ -184,10 +331,8 @@ def _wait(child: int) -> int:
 
 def main(argv: list[str]) -> int:
     try:
-        config = json.loads(argv[1])
-        if not config["masks"]:
-            _confine_and_exec(config)
-        mask_directories(config["masks"])
+        config = marshal.loads(bytes.fromhex(argv[-1]))
+        enter_namespaces()
         child = os.fork()  # the first process of the new PID namespace
         if child == 0:
             try:
@@ -196,7 +341,7 @@ def main(argv: list[str]) -> int:
                 sys.stderr.write(f"specwire-sandbox: {exc}\n")
             os._exit(SETUP_FAILED)
         return _wait(child)
-    except (SetupError, OSError, KeyError, IndexError, TypeError, ValueError) as exc:
+    except (SetupError, OSError, KeyError, IndexError, TypeError, ValueError, EOFError) as exc:
         sys.stderr.write(f"specwire-sandbox: {exc}\n")
     return SETUP_FAILED
 

@@ -12,7 +12,6 @@ evidence).
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import subprocess
@@ -24,15 +23,37 @@ from pathlib import Path
 
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME
 from specwire.runtime.safety.redaction import looks_secret
+from specwire.runtime.tools.shell.host_code import (
+    LAUNCHER_FILE,
+    InterpreterInsideWorkspaceError,
+    host_code_in,
+    is_within,
+    launcher_command,
+    launcher_interpreter,
+    unreadable_system_files,
+)
+from specwire.runtime.tools.shell.settings import BashSettings
 
 UNSANDBOXED_ENV = "SPECWIRE_UNSANDBOXED_BASH"
 EXTRA_ENV_ENV = "SPECWIRE_BASH_ENV"
-LAUNCHER = Path(__file__).with_name("launch.py")
+LAUNCHER = LAUNCHER_FILE
 SETUP_FAILED = 125
 
 SYSTEM_READ_EXEC = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full")
 ENV_ALLOWED = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME"})
+# Never granted, nor anything in them: they hold the host's sockets and other users' files.
+NEVER_GRANTED = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev", "/proc", "/sys", "/home", "/root")
+
+
+# Fail closed: in the host's network namespace the shell would reach every loopback service
+# (Landlock's network rules filter ports, not addresses; seccomp cannot read the address).
+# A sound outbound needs a user-mode stack with the host's loopback unmapped (slirp4netns
+# --disable-host-loopback, pasta --no-map-gw) or a host-side proxy; neither is built yet.
+OUTBOUND_REFUSED = (
+    'bash "network: outbound" cannot be enforced yet (the shell would reach the host\'s '
+    "loopback services); use the default (no network)"
+)
 
 
 class SandboxUnavailableError(RuntimeError):
@@ -58,15 +79,18 @@ def shell_path() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-def _is_within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+def _grantable(path: Path, workspace: Path, home: Path) -> bool:
+    if is_within(workspace, path) or is_within(home, path) or not path.is_dir():
+        return False  # a folder that contains the workspace grants its neighbours too
+    return not any(
+        is_within(path, Path(never)) or is_within(Path(never), path) for never in NEVER_GRANTED
+    )
 
 
-def _read_exec_paths(workspace: Path, search_path: str) -> list[str]:
-    """System, interpreter and ``PATH`` folders, minus any that contain the workspace or home.
-
-    Granting a folder that contains the workspace would grant the workspace's neighbours too.
-    """
+@functools.lru_cache(maxsize=64)
+def _read_exec_paths(workspace: Path, search_path: str) -> tuple[list[str], list[list[str]]]:
+    """System, interpreter and ``PATH`` folders, minus any that contain the workspace or home,
+    and the links (``/bin`` → ``usr/bin``) to recreate in the sandbox's root."""
     home = Path.home().resolve()
     candidates = [
         *SYSTEM_READ_EXEC,
@@ -75,45 +99,68 @@ def _read_exec_paths(workspace: Path, search_path: str) -> list[str]:
         str(Path(shell_path()).resolve().parent),
         *(entry for entry in search_path.split(os.pathsep) if os.path.isabs(entry)),
     ]
-    paths: list[str] = []
+    granted: list[Path] = []
+    links: list[list[str]] = []
     for raw in candidates:
         path = Path(raw).resolve()
-        if _is_within(workspace, path) or _is_within(home, path) or not path.is_dir():
+        if not _grantable(path, workspace, home):
             continue
-        if str(path) not in paths:
-            paths.append(str(path))
-    return paths
+        link = [raw, os.readlink(raw)] if raw in SYSTEM_READ_EXEC and os.path.islink(raw) else None
+        if link is not None and link not in links:
+            links.append(link)
+        if path not in granted:
+            granted.append(path)
+    outermost = [p for p in granted if not any(p != o and is_within(p, o) for o in granted)]
+    return [str(p) for p in outermost], links
 
 
 @dataclass(frozen=True)
 class SandboxPolicy:
     workspace: Path
+    settings: BashSettings = BashSettings()
 
     @property
     def state_dir(self) -> Path:
         return self.workspace / SPECWIRE_DIRNAME
 
-    def launcher_argv(self, command: str, tmpdir: Path, environ: Mapping[str, str]) -> list[str]:
+    def launcher_argv(self, command: str, scratch: Path, environ: Mapping[str, str]) -> list[str]:
+        """The launcher's command line; ``scratch`` (empty, removed after the call) holds the
+        sandbox's temp folder and the mount point of its root."""
+        interpreter = launcher_interpreter(self.workspace)  # refused before anything is made
         self.state_dir.mkdir(mode=0o700, exist_ok=True)  # the mask needs its mount point
+        tmpdir, root = scratch / "tmp", scratch / "root"
+        tmpdir.mkdir(mode=0o700, exist_ok=True)
+        root.mkdir(mode=0o700, exist_ok=True)
         env = scrubbed_environment(environ, home=self.workspace, tmpdir=tmpdir)
+        read_exec, links = _read_exec_paths(self.workspace, env["PATH"])  # cached: not mutated
         config = {
+            "root": str(root),
             "workspace": str(self.workspace),
-            "masks": [str(self.state_dir)],
-            "read_exec": _read_exec_paths(self.workspace, env["PATH"]),
+            "read_exec": read_exec,
             "read_write": [str(tmpdir)],
             "devices": list(DEVICES),
+            "links": links,
+            "masks": [str(self.state_dir)],
+            "protect": host_code_in(self.workspace),
+            "hide": list(unreadable_system_files()),
+            "limits": self.settings.launcher_limits(),
             "argv": [shell_path(), "-c", command],
             "env": env,
         }
-        return [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(config)]
+        return launcher_command(interpreter, config)
 
 
-def _probe(workspace: Path) -> str | None:
+def _probe(workspace: Path, settings: BashSettings) -> str | None:
     """Why a sandboxed shell cannot run here (None when it can)."""
     if not sys.platform.startswith("linux"):
         return f"Landlock and user namespaces are Linux features (this is {sys.platform})"
+    if settings.network == "outbound":
+        return OUTBOUND_REFUSED
     with tempfile.TemporaryDirectory(prefix="specwire-sh-") as tmp:
-        argv = SandboxPolicy(workspace).launcher_argv("exit 0", Path(tmp), {})
+        try:
+            argv = SandboxPolicy(workspace, settings).launcher_argv("exit 0", Path(tmp), {})
+        except InterpreterInsideWorkspaceError as exc:
+            return str(exc)
         try:
             done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -125,15 +172,15 @@ def _probe(workspace: Path) -> str | None:
 
 
 @functools.cache
-def _cached_probe(workspace: Path) -> str | None:
-    return _probe(workspace)
+def _cached_probe(workspace: Path, settings: BashSettings) -> str | None:
+    return _probe(workspace, settings)
 
 
 def unsandboxed_opt_in(environ: Mapping[str, str] | None = None) -> bool:
     return (environ if environ is not None else os.environ).get(UNSANDBOXED_ENV) == "1"
 
 
-def require_sandbox(workspace: Path) -> bool:
+def require_sandbox(workspace: Path, settings: BashSettings | None = None) -> bool:
     """True when the shell will be sandboxed; False when the operator opted out.
 
     ``SPECWIRE_UNSANDBOXED_BASH=1`` runs the shell unconfined (a one-line warning says so).
@@ -142,7 +189,7 @@ def require_sandbox(workspace: Path) -> bool:
     if unsandboxed_opt_in():
         _warn_unsandboxed()
         return False
-    reason = _cached_probe(workspace.resolve())
+    reason = _cached_probe(workspace.resolve(), settings or BashSettings())
     if reason is None:
         return True
     raise SandboxUnavailableError(

@@ -27,6 +27,7 @@ from specwire.runtime.tools.shell.sandbox import (
     scrubbed_environment,
     shell_path,
 )
+from specwire.runtime.tools.shell.settings import BashSettings
 
 BASH_DEFAULT_TIMEOUT_MS = 30_000
 BASH_MAX_TIMEOUT_MS = 600_000
@@ -65,26 +66,32 @@ class _Drain:
         self._thread.join(timeout)
 
 
-def run_bash(cwd: Path, parsed: BashInput) -> ToolResult:
-    tmpdir = Path(tempfile.mkdtemp(prefix="specwire-sh-"))
+def run_bash(cwd: Path, parsed: BashInput, settings: BashSettings | None = None) -> ToolResult:
+    settings = settings or BashSettings()
+    scratch = Path(tempfile.mkdtemp(prefix="specwire-sh-"))
     try:
-        return _run(cwd, parsed, tmpdir, sandboxed=require_sandbox(cwd))
+        sandboxed = require_sandbox(cwd, settings)
+        argv, env = _argv(cwd, parsed.command, scratch, settings, sandboxed=sandboxed)
+        return _run(cwd, parsed, argv, env, sandboxed=sandboxed)
     finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _argv(
-    cwd: Path, command: str, tmpdir: Path, *, sandboxed: bool
+    cwd: Path, command: str, scratch: Path, settings: BashSettings, *, sandboxed: bool
 ) -> tuple[list[str], dict[str, str]]:
     if sandboxed:
-        return SandboxPolicy(cwd).launcher_argv(command, tmpdir, os.environ), {}
+        return SandboxPolicy(cwd, settings).launcher_argv(command, scratch, os.environ), {}
+    tmpdir = scratch / "tmp"
+    tmpdir.mkdir(mode=0o700)
     env = scrubbed_environment(os.environ, home=cwd, tmpdir=tmpdir)
     return [shell_path(), "-c", command], env
 
 
-def _run(cwd: Path, parsed: BashInput, tmpdir: Path, *, sandboxed: bool) -> ToolResult:
+def _run(
+    cwd: Path, parsed: BashInput, argv: list[str], env: dict[str, str], *, sandboxed: bool
+) -> ToolResult:
     timeout_ms = parsed.timeoutMs or BASH_DEFAULT_TIMEOUT_MS
-    argv, env = _argv(cwd, parsed.command, tmpdir, sandboxed=sandboxed)
     process = subprocess.Popen(
         argv,
         cwd=cwd,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import marshal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +12,7 @@ import pytest
 from specwire.runtime.core.tool_types import ToolContext
 from specwire.runtime.tools.builtin import builtin_catalog
 from specwire.runtime.tools.shell import sandbox
+from specwire.runtime.tools.shell.host_code import launcher_command
 from specwire.runtime.tools.shell.sandbox import (
     SandboxPolicy,
     SandboxUnavailableError,
@@ -45,8 +46,9 @@ def test_the_environment_is_an_allow_list_without_credentials(tmp_path: Path) ->
 
 def test_a_granted_folder_never_contains_the_workspace(tmp_path: Path) -> None:
     policy = SandboxPolicy(tmp_path.resolve())
+    (tmp_path / "t").mkdir()
     argv = policy.launcher_argv("true", tmp_path / "t", {"PATH": f"/usr/bin:{tmp_path.parent}:/"})
-    config = json.loads(argv[-1])
+    config = marshal.loads(bytes.fromhex(argv[-1]))
     for granted in config["read_exec"]:
         assert not str(tmp_path.resolve()).startswith(granted.rstrip("/") + "/")
     assert config["masks"] == [str(tmp_path.resolve() / ".specwire")]
@@ -81,19 +83,22 @@ def test_the_shell_cannot_signal_its_host(tmp_path: Path) -> None:
 
 
 def test_the_launcher_never_runs_a_command_unconfined_when_setup_fails(tmp_path: Path) -> None:
-    config = json.dumps(
-        {
-            "workspace": "/nonexistent/x",
-            "masks": ["/nonexistent/x/.specwire"],
-            "read_exec": [],
-            "read_write": [],
-            "devices": [],
-            "argv": ["/bin/sh", "-c", "echo ran"],
-            "env": {},
-        }
-    )
+    config: dict[str, object] = {
+        "root": "/nonexistent/root",
+        "workspace": "/nonexistent/x",
+        "read_exec": [],
+        "read_write": [],
+        "devices": [],
+        "links": [],
+        "masks": ["/nonexistent/x/.specwire"],
+        "protect": [],
+        "hide": [],
+        "limits": {},
+        "argv": ["/bin/sh", "-c", "echo ran"],
+        "env": {},
+    }
     done = subprocess.run(
-        [sys.executable, "-I", "-S", str(sandbox.LAUNCHER), config],
+        launcher_command(sys.executable, config),
         capture_output=True,
         text=True,
         check=False,
@@ -106,7 +111,7 @@ def test_without_a_sandbox_bash_is_refused_at_start_unless_opted_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sandbox._cached_probe.cache_clear()
-    monkeypatch.setattr(sandbox, "_probe", lambda workspace: "Landlock is not available")
+    monkeypatch.setattr(sandbox, "_probe", lambda workspace, settings: "Landlock is not available")
     monkeypatch.delenv(sandbox.UNSANDBOXED_ENV, raising=False)
     try:
         with pytest.raises(SandboxUnavailableError) as refused:
@@ -140,7 +145,7 @@ def test_per_turn_catalogs_probe_the_sandbox_once_per_workspace(
 ) -> None:
     probed: list[Path] = []
 
-    def probe(workspace: Path) -> None:
+    def probe(workspace: Path, settings: object) -> None:
         probed.append(workspace)
 
     sandbox._cached_probe.cache_clear()
