@@ -686,9 +686,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     for tenant_id in missing:
         _stderr(f"[memory-server] ${token_variable(tenant_id)} is not set: {tenant_id} gets 401\n")
+    from runtime.serve.connections import (
+        MAX_CONNECTIONS,
+        guarded_protocol_class,
+        raise_open_file_limit,
+    )
+
     stores = LocalStores(root, tenant_ids)
     app = memory_app(stores, keys)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    raise_open_file_limit(MAX_CONNECTIONS)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="off",
+            limit_concurrency=MAX_CONNECTIONS,
+            http=guarded_protocol_class(max_connections=MAX_CONNECTIONS),
+        )
+    )
     _stderr(f"[memory-server] serving {len(tenant_ids)} tenant(s) on {args.host}:{args.port}\n")
     try:
         server.run(sockets=[sock])
