@@ -140,6 +140,15 @@ class FactStorePool:
         for store in doomed:
             _close_quietly(store)
 
+    def discard(self, path: Path, now: Clock) -> None:
+        """Take the store for ``path`` (resolved) and ``now`` out of the pool, if it is there:
+        closed at once when idle, else when its last borrower gives it back (a caller bounding
+        its own share of the pool, e.g. one tenant's stores)."""
+        with self._cond:
+            entry = self._entries.get((path.resolve(), now))
+            if entry is not None:
+                self._retire(entry)
+
     def pooled_paths(self) -> list[Path]:
         """The paths of the stores in the pool, least recently used first (for tests)."""
         with self._cond:

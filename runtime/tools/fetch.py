@@ -8,8 +8,11 @@ URL), so every request is checked before it is sent:
   check and the request read the same URL) is in the allow-list;
 - redirects are followed by hand (at most ``max_redirects``), each target checked the same way
   before anything is requested from it;
-- the body is read streaming and cut at ``max_bytes``; the whole fetch shares one ``timeout_s``
-  budget (httpx's timeout bounds each connect and read; a deadline bounds a slow drip);
+- the body is read streaming as raw bytes and cut at ``max_bytes``; a ``Content-Encoding`` is
+  undone here, one ``gzip`` or ``deflate`` layer at most, and an encoded body that decodes past
+  ``max_bytes`` is refused (``runtime.tools.content_encoding``); the whole fetch shares one
+  ``timeout_s`` budget (httpx's timeout bounds each connect and read; a deadline bounds a slow
+  drip);
 - one client per fetch, ``trust_env=False``: no cookies carried from one fetch to the next, no
   ``.netrc`` credentials, no proxy from the environment;
 - the page text reaches the model inside a framed block (``runtime.safety.framing``): data, never
@@ -25,7 +28,7 @@ import codecs
 import importlib.util
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from html.parser import HTMLParser
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Final
@@ -41,6 +44,7 @@ from specwire.runtime.core.tool_types import (
     guarded,
 )
 from specwire.runtime.safety.framing import frame, neutralize
+from specwire.runtime.tools.content_encoding import EncodingRefused, decoded_body
 
 if TYPE_CHECKING:
     import httpx
@@ -363,20 +367,21 @@ class _Fetcher:
     def _read(
         self, response: httpx.Response, url: httpx.URL, deadline: float
     ) -> tuple[bytes, bool]:
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            if time.monotonic() > deadline:
-                raise ToolRefusal(
-                    f"fetch failed: timed out after {self.timeout_s:g}s reading {_shown(url)}"
-                )
-            room = self.max_bytes - size
-            if len(chunk) > room:
-                chunks.append(chunk[:room])
-                return b"".join(chunks), True
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks), False
+        """The body, its ``Content-Encoding`` undone here (never by httpx, which would inflate
+        before any cap is counted), cut or refused at ``max_bytes`` of decoded text."""
+
+        def raw() -> Iterator[bytes]:
+            for chunk in response.iter_raw():
+                if time.monotonic() > deadline:
+                    raise ToolRefusal(
+                        f"fetch failed: timed out after {self.timeout_s:g}s reading {_shown(url)}"
+                    )
+                yield chunk
+
+        try:
+            return decoded_body(raw(), response.headers.get("content-encoding"), self.max_bytes)
+        except EncodingRefused as refused:
+            raise ToolRefusal(f"fetch failed: {refused} ({_shown(url)})") from None
 
 
 def _shown(url: httpx.URL) -> str:

@@ -364,3 +364,139 @@ def test_the_client_sends_its_remaining_budget(served: Served) -> None:
     client.recall(RecallRequest("anything"))
     client.close()
     assert len(seen) == 1 and 1500 < int(seen[0]) <= 2000
+
+
+# -- bounded open stores, and no server path in any answer -------------------------------------
+
+
+def open_files() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_one_tenant_s_300_specs_keep_open_files_bounded_and_another_tenant_writing(
+    tmp_path: Path,
+) -> None:
+    from starlette.testclient import TestClient
+
+    from specwire.runtime.hosts.http.memory_server import (
+        MAX_OPEN_STORES,
+        MAX_OPEN_STORES_PER_TENANT,
+    )
+
+    stores = LocalStores(tmp_path, ["tenant-a", "tenant-b"])
+    app = memory_app(stores, {TOKEN_A: "tenant-a", TOKEN_B: "tenant-b"})
+    a = {"Authorization": f"Bearer {TOKEN_A}"}
+    b = {"Authorization": f"Bearer {TOKEN_B}"}
+    try:
+        with TestClient(app) as client:
+            assert client.post("/v1/retain", json=retain_body("b's first"), headers=b).is_success
+            before = open_files()
+            for n in range(300):
+                body = {"spec": f"spec-{n}", "text": f"fact number {n}", "tags": []}
+                answer = client.post("/v1/retain", json=body, headers=a)
+                assert answer.status_code == 200, answer.text
+                # Three files per open store (db, WAL, shm): the pool's bound, not 300 specs'.
+                assert open_files() - before <= 3 * MAX_OPEN_STORES_PER_TENANT + 3
+            by_tenant = [path.parts[-4] for path in stores.open_paths()]
+            assert by_tenant.count("tenant-a") <= MAX_OPEN_STORES_PER_TENANT
+            assert len(by_tenant) <= MAX_OPEN_STORES
+            # The other tenant's store still writes and reads.
+            wrote = client.post("/v1/retain", json=retain_body("b's second fact"), headers=b)
+            assert wrote.status_code == 200, wrote.text
+            hits = client.post("/v1/recall", json={"spec": "bot", "query": "fact"}, headers=b)
+            assert [hit["text"] for hit in hits.json()["hits"]] == ["b's second fact"]
+            # A spec whose store was closed by the bound reopens with its facts.
+            again = client.post("/v1/recall", json={"spec": "spec-0", "query": "fact"}, headers=a)
+            assert [hit["text"] for hit in again.json()["hits"]] == ["fact number 0"]
+    finally:
+        stores.close()
+
+
+def test_the_process_bound_holds_across_tenants(tmp_path: Path) -> None:
+    tenants = [f"tenant-{n}" for n in range(6)]
+    stores = LocalStores(tmp_path, tenants, max_open=8, max_open_per_tenant=3)
+    try:
+        for tenant in tenants:
+            for spec in range(5):
+                stores(tenant, f"spec-{spec}", None).retain(RetainRequest(f"{tenant} {spec}"))
+                assert len(stores.open_paths()) <= 8
+        per_tenant = [path.parts[-4] for path in stores.open_paths()]
+        assert max(per_tenant.count(tenant) for tenant in tenants) <= 3
+    finally:
+        stores.close()
+
+
+def test_errors_and_health_never_quote_a_server_path(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    stores = LocalStores(tmp_path, ["tenant-a"])
+    facts = tmp_path / "tenants" / "tenant-a" / "facts"
+    facts.mkdir(parents=True)
+    (facts / "damaged.sqlite3").write_bytes(b"this is not a SQLite database " * 100)
+    (facts / "folder.sqlite3").mkdir()
+    # A session's folder that is a file: its store cannot be created under it.
+    (tmp_path / "tenants" / "tenant-a" / "session-facts").mkdir()
+    (tmp_path / "tenants" / "tenant-a" / "session-facts" / "s-1").write_text("x")
+    a = {"Authorization": f"Bearer {TOKEN_A}"}
+    answers: list[httpx.Response] = []
+    try:
+        with TestClient(memory_app(stores, {TOKEN_A: "tenant-a"})) as client:
+            for spec in ("damaged", "folder"):
+                for op, body in (
+                    ("retain", {"spec": spec, "text": "x", "tags": []}),
+                    ("recall", {"spec": spec, "query": "x"}),
+                    ("health", {"spec": spec}),
+                ):
+                    answers.append(client.post(f"/v1/{op}", json=body, headers=a))
+            for op, body in (
+                ("retain", {"spec": "bot", "text": "x", "tags": [], "session": "s-1"}),
+                ("recall", {"spec": "bot", "query": "x", "session": "s-1"}),
+                ("health", {"spec": "bot", "session": "s-1"}),
+                ("recall", {"spec": "bot", "query": "x", "session": ".."}),
+            ):
+                answers.append(client.post(f"/v1/{op}", json=body, headers=a))
+    finally:
+        stores.close()
+    assert any(answer.status_code == 503 for answer in answers)
+    for answer in answers:
+        assert str(tmp_path) not in answer.text, answer.text
+        assert "/tenants/" not in answer.text, answer.text
+
+
+def test_public_messages_hide_absolute_paths_only() -> None:
+    from specwire.runtime.hosts.http.memory_server import public_message
+
+    assert public_message("[Errno 13] Permission denied: '/srv/a b/x.db'") == (
+        "[Errno 13] Permission denied: '<path>'"
+    )
+    assert public_message("the store /srv/m/facts/x.sqlite3 is damaged") == (
+        "the store <path> is damaged"
+    )
+    kept = "see http://host:1/a/b, ttl / 2, a/b relative, it's fine"
+    assert public_message(kept) == kept
+
+
+def test_running_out_of_files_mid_operation_never_quotes_a_server_path(tmp_path: Path) -> None:
+    """The attack's error: a store open in the pool (its file not yet created) fails to create
+    its file when the process is out of descriptors; the answer said where."""
+    import resource
+
+    from starlette.testclient import TestClient
+
+    stores = LocalStores(tmp_path, ["tenant-a"])
+    a = {"Authorization": f"Bearer {TOKEN_A}"}
+    try:
+        with TestClient(memory_app(stores, {TOKEN_A: "tenant-a"})) as client:
+            empty = client.post("/v1/recall", json={"spec": "fresh", "query": "x"}, headers=a)
+            assert empty.status_code == 200 and empty.json()["hits"] == []
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files(), hard))
+            try:
+                answer = client.post("/v1/retain", json=retain_body("x", spec="fresh"), headers=a)
+            finally:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    finally:
+        stores.close()
+    assert answer.status_code >= 400 and answer.status_code != 500, answer.text
+    assert str(tmp_path) not in answer.text, answer.text
+    assert "<path>" in answer.text or "cannot be opened" in answer.text

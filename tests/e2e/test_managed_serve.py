@@ -263,3 +263,42 @@ def test_sigterm_stops_gracefully_with_status_0(tmp_path: Path) -> None:
         assert say(server, ACME_KEY, "s", "remember: before the stop").startswith("Done")
     assert server.process.returncode == 0
     assert server.stderr.rstrip().endswith("stopped")
+
+
+def test_concurrent_large_turns_after_a_tiny_one_overshoot_by_one_turn_at_most(
+    tmp_path: Path,
+) -> None:
+    """Each turn is reserved by the size of its own message: a tiny first turn does not make
+    twelve large ones look cheap (the average-turn reservation recorded 297,094 of 100,000)."""
+    budget = 100_000
+    spec = tmp_path / "bulk.yaml"
+    spec.write_text(
+        "name: bulk\ntarget: managed\nagent:\n  model: scripted\n  instructions: Be brief.\n"
+        f"tenants:\n  - id: small\n    budget:\n      maxInputTokens: {budget}\n",
+        encoding="utf-8",
+    )
+    agent = build_bundle(spec, tmp_path / "out")
+    key = "sk-small-0123456789abcdef0"
+    ledger = tmp_path / "work" / ".specwire" / "tenants" / "small" / "usage" / "bulk.json"
+    large = "a long report line about the quarterly numbers. " * 1_200  # 58,800 chars
+
+    def attempt(n: int) -> str:
+        try:
+            return say(server, key, f"large-{n}", f"{n}: {large}", model="bulk")
+        except openai.RateLimitError:
+            return "429"
+
+    env = clean_env(SPECWIRE_TENANT_KEY_SMALL=key)
+    with served(agent, tmp_path / "work", env) as server:
+        assert say(server, key, "tiny", "hi", model="bulk")
+        tiny = json.loads(ledger.read_text(encoding="utf-8"))["input"]
+        with ThreadPoolExecutor(12) as pool:
+            answers = list(pool.map(attempt, range(12)))
+    used = json.loads(ledger.read_text(encoding="utf-8"))
+    large_turns = used["turns"] - 1
+    one_large_turn = (used["input"] - tiny) / large_turns
+    assert answers.count("429") == 12 - large_turns > 0
+    assert one_large_turn > 5 * tiny  # the turns are large, the first one tiny
+    assert used["input"] <= budget + one_large_turn, used
+    assert used["estimated"] > 0
+    assert "Traceback" not in server.stderr

@@ -7,9 +7,10 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Final, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ValidationError
 from starlette.requests import ClientDisconnect, Request
@@ -78,10 +79,18 @@ async def read_body(request: Request, limit: int, *, deadline_s: float = BODY_DE
 
 
 def parse_json(body: bytes) -> Any:
+    """The body as JSON. Invalid Unicode in it — bytes that are not UTF-8, or a lone surrogate
+    escape such as ``"\\ud800"`` (no UTF-8 encoding exists for it, so storing or echoing it
+    fails later) — is a 400 naming the first field that holds it."""
     try:
-        return json.loads(body.decode("utf-8"))
+        text = body.decode("utf-8")
+        suspicious = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
     except UnicodeDecodeError:
-        raise BadRequest(400, "the request body is not UTF-8 text") from None
+        # Decoded reversibly, so the bad bytes inside a string land on a field we can name.
+        text = body.decode("utf-8", "surrogateescape")
+        suspicious = True
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BadRequest(
             400, f"the request body is not valid JSON (line {exc.lineno}, column {exc.colno})"
@@ -90,6 +99,46 @@ def parse_json(body: bytes) -> Any:
         raise BadRequest(400, "the request body nests too deeply") from None
     except ValueError as exc:  # e.g. an integer past Python's digit limit
         raise BadRequest(400, f"the request body cannot be read: {exc}") from None
+    if suspicious:
+        try:
+            where = _first_invalid_text(data, ())
+        except RecursionError:
+            where = ("(nested too deeply to name)",)
+        if where is not None:
+            field = (".".join(where) or "(the body)")[:_FIELD_CHARS]
+            raise BadRequest(
+                400,
+                f"the request body's field {field!r} holds invalid Unicode (bytes that are not "
+                "UTF-8, or a lone surrogate escape such as \\ud800)",
+                param=field,
+            )
+    return data
+
+
+# Only an escape like \ud800 or an undecodable byte (decoded as U+DC80..U+DCFF) can give
+# a parsed string a surrogate: a body without either skips the walk.
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+_FIELD_CHARS: Final = 200
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
+
+
+def _first_invalid_text(value: Any, where: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The path (keys and list indexes) of the first string in ``value`` holding a surrogate."""
+    if isinstance(value, str):
+        return where if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _SURROGATE.search(key):
+                return (*where, key.encode("utf-8", "replace").decode("utf-8"))
+            found = _first_invalid_text(item, (*where, key))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _first_invalid_text(item, (*where, str(index)))
+            if found is not None:
+                return found
+    return None
 
 
 def parse_model(body: bytes, model: type[Parsed]) -> Parsed:

@@ -41,7 +41,12 @@ from specwire.runtime.hosts.http.common import (
 )
 from specwire.runtime.hosts.http.conversations import ConversationTurns
 from specwire.runtime.hosts.http.tenant_keys import TenantKeys
-from specwire.runtime.hosts.http.usage_ledger import TenantUsage, UsageLedger, budget_problem
+from specwire.runtime.hosts.http.usage_ledger import (
+    TenantUsage,
+    UsageLedger,
+    budget_problem,
+    estimate_input_tokens,
+)
 from specwire.runtime.hosts.types import TenantConfig
 from specwire.runtime.models import ModelError, Usage
 from specwire.runtime.safety.secrets import MissingSecretError
@@ -143,7 +148,8 @@ def build_managed_app(service: ManagedService) -> Starlette:
                     openai_error(400, message[0], "invalid_request_error", param=message[1])
                 )
             session_key = _session_key(request, body)
-            await _admit(service, tenant_id)
+            estimate = estimate_input_tokens(message)
+            reservation = await _admit(service, tenant_id, estimate)
         except _Refused as refused:
             return refused.response
         headers = {"X-Session-Id": session_key}
@@ -151,13 +157,13 @@ def build_managed_app(service: ManagedService) -> Starlette:
 
         def turn() -> ManagedReply:
             reply = service.run_turn(tenant_id, session_key, message)
-            service.ledger_for(tenant_id).add(reply.usage or Usage())
+            service.ledger_for(tenant_id).add(reply.usage or Usage(), estimated=estimate)
             return reply
 
         if body.stream:
             include_usage = body.stream_options is not None and body.stream_options.include_usage
             task = asyncio.get_running_loop().create_task(
-                _admitted(service, tenant_id, service.turns.run(conversation, turn))
+                _admitted(service, tenant_id, reservation, service.turns.run(conversation, turn))
             )
             service.background.add(task)  # the turn finishes even if the client goes away
             task.add_done_callback(service.background.discard)
@@ -167,7 +173,9 @@ def build_managed_app(service: ManagedService) -> Starlette:
                 headers={**headers, "Cache-Control": "no-cache"},
             )
         try:
-            reply = await _admitted(service, tenant_id, service.turns.run(conversation, turn))
+            reply = await _admitted(
+                service, tenant_id, reservation, service.turns.run(conversation, turn)
+            )
         except Exception as exc:
             return _turn_failed(service, conversation, exc)
         if reply.timings:
@@ -255,20 +263,28 @@ def _session_key(request: Request, body: wire.ChatCompletionRequest) -> str:
 
 
 class _TenantGate:
-    """A tenant's turns in flight, so concurrent requests cannot all pass one budget check."""
+    """A tenant's turns in flight and the input tokens reserved for them, so concurrent
+    requests cannot all pass one budget check."""
 
     def __init__(self) -> None:
         self.in_flight = 0
+        self.reserved_input = 0
         self.changed = asyncio.Condition()
 
 
-async def _admit(service: ManagedService, tenant_id: str) -> None:
-    """Admit one turn of the tenant, or refuse it (429) when its budget is spent.
+async def _admit(service: ManagedService, tenant_id: str, estimate: int) -> int:
+    """Admit one turn of the tenant whose message is estimated at ``estimate`` input tokens and
+    return the input tokens reserved for it, or refuse it (429) when its budget is spent.
 
-    A budgeted tenant's turn starts only when the recorded usage plus the turns in flight
-    (each reserved at the tenant's average turn) stays within the budget; otherwise it waits
-    for a running turn to finish and looks again. The first turn of a tenant without usage
-    history runs alone. So concurrent requests overshoot a budget by one turn at most.
+    A budgeted tenant's turn is reserved by the size of its own input — the message's estimate
+    (``estimate_input_tokens``) plus the overhead the tenant's recorded turns averaged beyond
+    their messages — and starts only when the recorded usage plus every reservation in flight
+    stays within the budget; otherwise it waits for a running turn to finish (its actual usage
+    then replaces its reservation) and looks again. Output, unknown before the turn, is
+    reserved at the tenant's average turn. A turn that finds nothing in flight runs while any
+    budget is left, and the first turn of a tenant without usage history runs alone. So
+    concurrent requests overshoot a budget by one turn at most, as long as turns cost what
+    their reservation says.
     """
     tenant = service.tenants[tenant_id]
     gate = service.gates.setdefault(tenant_id, _TenantGate())
@@ -286,32 +302,44 @@ async def _admit(service: ManagedService, tenant_id: str) -> None:
                         code="insufficient_quota",
                     )
                 )
-            if not budgeted or gate.in_flight == 0 or _fits(used, gate.in_flight + 1, tenant):
+            overhead = used.input_overhead()
+            reservation = estimate + (overhead or 0)
+            if not budgeted or gate.in_flight == 0 or _fits(used, gate, reservation, tenant):
                 gate.in_flight += 1
-                return
+                gate.reserved_input += reservation
+                return reservation
             await gate.changed.wait()
 
 
-async def _admitted(service: ManagedService, tenant_id: str, turn: Awaitable[Result]) -> Result:
-    """Run an admitted turn; its place is given back however it ends."""
+async def _admitted(
+    service: ManagedService, tenant_id: str, reservation: int, turn: Awaitable[Result]
+) -> Result:
+    """Run an admitted turn; its place and its reservation are given back however it ends
+    (its usage is in the ledger by then)."""
     gate = service.gates[tenant_id]
     try:
         return await turn
     finally:
         async with gate.changed:
             gate.in_flight -= 1
+            gate.reserved_input -= reservation
             gate.changed.notify_all()
 
 
-def _fits(used: TenantUsage, turns: int, tenant: TenantConfig) -> bool:
+def _fits(used: TenantUsage, gate: _TenantGate, reservation: int, tenant: TenantConfig) -> bool:
+    """Whether one more turn, reserved at ``reservation`` input tokens, fits beside the turns
+    in flight. Never before the tenant's first recorded turn: its overhead is unknown."""
     if used.turns == 0:
         return False
-    checks = (
-        (tenant.max_input_tokens, used.input),
-        (tenant.max_output_tokens, used.output),
-    )
-    return all(
-        limit is None or spent + turns * spent / used.turns <= limit for limit, spent in checks
+    if (
+        tenant.max_input_tokens is not None
+        and used.input + gate.reserved_input + reservation > tenant.max_input_tokens
+    ):
+        return False
+    average_output = used.output / used.turns
+    return (
+        tenant.max_output_tokens is None
+        or used.output + (gate.in_flight + 1) * average_output <= tenant.max_output_tokens
     )
 
 

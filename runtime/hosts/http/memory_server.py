@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
@@ -52,6 +52,7 @@ from specwire.runtime.core.fragment import storage_name
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tenancy import TENANT_ID_RE, assert_inside, build_tenant
 from specwire.runtime.facts.model import InvalidRequestError, Provenance
+from specwire.runtime.facts.pool import FactStoreLease, FactStorePool
 from specwire.runtime.facts.providers.errors import (
     ProviderScopeError,
     ProviderUnavailable,
@@ -59,13 +60,18 @@ from specwire.runtime.facts.providers.errors import (
 )
 from specwire.runtime.facts.providers.http import contract as wire
 from specwire.runtime.facts.providers.protocol import (
+    LOCAL_CAPABILITIES,
+    Capabilities,
     FactProvider,
     ForgetRequest,
+    ForgetResult,
+    Health,
     LocalFactProvider,
     RecallRequest,
+    RecallResponse,
     RetainRequest,
+    RetainResult,
 )
-from specwire.runtime.facts.store import FactStore
 from specwire.runtime.hosts.http.common import (
     BadRequest,
     bearer_token,
@@ -80,6 +86,7 @@ ProviderFor = Callable[[str, str, str | None], FactProvider]
 TOKEN_ENV_PREFIX: Final = "SPECWIRE_MEMORY_TOKEN_"
 SHA256_PREFIX: Final = "sha256:"
 DEFAULT_PORT: Final = 8765
+_Result = TypeVar("_Result")
 
 
 def token_variable(tenant_id: str) -> str:
@@ -122,12 +129,33 @@ class _Refusal(Exception):
         self.param = param
 
 
+# An absolute POSIX path (not the "//" of a URL): what an exception's text may quote about this
+# server's files, which a client is never told.
+_SERVER_PATH: Final = re.compile(
+    r"(?P<quote>['\"])/.*?(?P=quote)|(?<![\w:/.])/[^\s'\"/]+(?:/[^\s'\"/]*)*"
+)
+
+
+def public_message(message: str) -> str:
+    """``message`` with every absolute path in it (quoted ones whole, spaces and all) replaced
+    by ``<path>``."""
+
+    def hidden(match: re.Match[str]) -> str:
+        quote = match.group("quote") or ""
+        return f"{quote}<path>{quote}"
+
+    return _SERVER_PATH.sub(hidden, message)
+
+
 def envelope(
     code: str, message: str, *, param: str | None = None, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
+    """The contract's error envelope; the message never quotes a server path."""
     status, _ = wire.ERROR_CODES[code]
     return JSONResponse(
-        wire.error_body(code, message, param=param), status_code=status, headers=headers
+        wire.error_body(code, public_message(message), param=param),
+        status_code=status,
+        headers=headers,
     )
 
 
@@ -247,9 +275,8 @@ def _forget(provider: FactProvider, body: wire.ForgetBody) -> BaseModel:
 
 def _health(provider: FactProvider, body: wire.ScopeBody) -> BaseModel:
     health = provider.health()
-    return wire.HealthReply(
-        ok=health.ok, message=None if health.ok else health.message, checked_at=health.checked_at
-    )
+    message = None if health.ok or health.message is None else public_message(health.message)
+    return wire.HealthReply(ok=health.ok, message=message, checked_at=health.checked_at)
 
 
 def _capabilities(provider: FactProvider, body: wire.ScopeBody) -> BaseModel:
@@ -348,6 +375,8 @@ def memory_app(
             return provider_for(tenant_id, body.spec, body.session)
         except (ProviderScopeError, TenancyError, PermissionError) as exc:
             raise _Refusal("scope_violation", f"scope refused: {exc}") from None
+        except ProviderUnavailable as exc:
+            raise _Refusal("unavailable", str(exc)) from None
         except (StoreError, OSError) as exc:
             say(f"[memory-server] cannot open the store for {tenant_id}: {exc}\n")
             raise _Refusal("unavailable", "the store for this scope cannot be opened") from None
@@ -593,16 +622,44 @@ def openapi_json() -> str:
 # -- local stores per tenant -------------------------------------------------------------------
 
 
-class LocalStores:
-    """``provider_for`` over local fact stores under ``<root>/tenants``: one open store per
-    (tenant, spec, session) for the life of the process. Only ``tenant_ids`` are served."""
+MAX_OPEN_STORES: Final = 64  # per process (each open store holds three files: db, WAL, shm)
+MAX_OPEN_STORES_PER_TENANT: Final = 16
+STORE_IDLE_S: Final = 300.0
 
-    def __init__(self, root: Path, tenant_ids: Sequence[str], *, now: Clock = utc_now) -> None:
+
+class LocalStores:
+    """``provider_for`` over local fact stores under ``<root>/tenants``. Only ``tenant_ids``
+    are served.
+
+    Stores stay open between requests in a ``FactStorePool``: at most ``max_open`` in the
+    process, the least recently used idle one closed first, an idle one closed after
+    ``idle_s``; and at most ``max_open_per_tenant`` of them for any one tenant (its least
+    recently used store leaves the pool when it opens another), so one tenant naming hundreds
+    of specs or sessions cannot hold the process's files and starve another tenant's writes.
+    Each operation borrows its store and gives it back; a store in use is never closed under it.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        tenant_ids: Sequence[str],
+        *,
+        now: Clock = utc_now,
+        max_open: int = MAX_OPEN_STORES,
+        max_open_per_tenant: int = MAX_OPEN_STORES_PER_TENANT,
+        idle_s: float = STORE_IDLE_S,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        if not 1 <= max_open_per_tenant <= max_open:
+            raise ValueError("max_open_per_tenant must be between 1 and max_open")
         self._tenants_root = root.resolve() / "tenants"
         self._now = now
         self._tenant_ids = frozenset(tenant_ids)
-        self._open: dict[tuple[str, str, str | None], LocalFactProvider] = {}
+        self._pool = FactStorePool(max_open=max_open, idle_s=idle_s)
+        self._per_tenant = max_open_per_tenant
+        self._recent: dict[str, OrderedDict[Path, None]] = {}
         self._lock = threading.Lock()
+        self._log = log if log is not None else _stderr
 
     def path_for(self, tenant_id: str, spec: str, session: str | None) -> Path:
         tenant = build_tenant(tenant_id, self._tenants_root)
@@ -614,20 +671,68 @@ class LocalStores:
     def __call__(self, tenant_id: str, spec: str, session: str | None) -> FactProvider:
         if tenant_id not in self._tenant_ids:
             raise ProviderScopeError(f"tenant {tenant_id!r} is not served here")
-        key = (tenant_id, spec, session)
+        provider = _PooledProvider(self, tenant_id, self.path_for(tenant_id, spec, session))
+        self.borrow(tenant_id, provider.path).release()  # opened now: a bad store is refused here
+        return provider
+
+    def borrow(self, tenant_id: str, path: Path) -> FactStoreLease:
+        """The open store at ``path``, counted against ``tenant_id``'s share of the pool.
+
+        Raises ``ProviderUnavailable`` (no path in its message) when it cannot be opened.
+        """
+        path = path.resolve()
         with self._lock:
-            provider = self._open.get(key)
-            if provider is None:
-                path = self.path_for(tenant_id, spec, session)
-                provider = LocalFactProvider(FactStore.open(path, now=self._now))
-                self._open[key] = provider
-            return provider
+            recent = self._recent.setdefault(tenant_id, OrderedDict())
+            recent[path] = None
+            recent.move_to_end(path)
+            evicted = []
+            while len(recent) > self._per_tenant:
+                evicted.append(recent.popitem(last=False)[0])
+        for old in evicted:
+            self._pool.discard(old, self._now)
+        try:
+            return self._pool.borrow(path, self._now)
+        except (StoreError, OSError) as exc:
+            self._log(f"[memory-server] cannot open the store for {tenant_id}: {exc}\n")
+            raise ProviderUnavailable("the store for this scope cannot be opened") from None
+
+    def open_paths(self) -> list[Path]:
+        """The stores open in the pool, least recently used first (for tests)."""
+        return self._pool.pooled_paths()
 
     def close(self) -> None:
-        with self._lock:
-            for provider in self._open.values():
-                provider.store.close()
-            self._open.clear()
+        self._pool.close()
+
+
+class _PooledProvider:
+    """One scope's ``FactProvider``: each operation borrows the pooled store for it."""
+
+    def __init__(self, stores: LocalStores, tenant_id: str, path: Path) -> None:
+        self._stores = stores
+        self._tenant_id = tenant_id
+        self.path = path
+
+    def _run(self, operation: Callable[[LocalFactProvider], _Result]) -> _Result:
+        lease = self._stores.borrow(self._tenant_id, self.path)
+        try:
+            return operation(LocalFactProvider(lease.store))
+        finally:
+            lease.release()
+
+    def retain(self, request: RetainRequest) -> RetainResult:
+        return self._run(lambda provider: provider.retain(request))
+
+    def recall(self, request: RecallRequest) -> RecallResponse:
+        return self._run(lambda provider: provider.recall(request))
+
+    def forget(self, request: ForgetRequest) -> ForgetResult:
+        return self._run(lambda provider: provider.forget(request))
+
+    def health(self) -> Health:
+        return self._run(lambda provider: provider.health())
+
+    def capabilities(self) -> Capabilities:
+        return LOCAL_CAPABILITIES
 
 
 # -- command line ------------------------------------------------------------------------------
@@ -701,9 +806,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     for tenant_id in missing:
         _stderr(f"[memory-server] ${token_variable(tenant_id)} is not set: {tenant_id} gets 401\n")
+    from specwire.runtime.hosts.http.connections import (
+        MAX_CONNECTIONS,
+        guarded_protocol_class,
+        raise_open_file_limit,
+    )
+
     stores = LocalStores(root, tenant_ids)
     app = memory_app(stores, keys)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    raise_open_file_limit(MAX_CONNECTIONS)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="off",
+            limit_concurrency=MAX_CONNECTIONS,
+            http=guarded_protocol_class(max_connections=MAX_CONNECTIONS),
+        )
+    )
     _stderr(f"[memory-server] serving {len(tenant_ids)} tenant(s) on {args.host}:{args.port}\n")
     try:
         server.run(sockets=[sock])

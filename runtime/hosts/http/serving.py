@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING, Any
 from specwire.runtime.core.errors import ServeConfigError
 from specwire.runtime.hosts.console import message_option, parse_argv, stderr_log
 from specwire.runtime.hosts.http import DRAIN_S
+from specwire.runtime.hosts.http.connections import (
+    MAX_CONNECTIONS,
+    guarded_protocol_class,
+    raise_open_file_limit,
+)
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
 SERVE_EXTRA_MODULES = ("starlette", "uvicorn", "slack_sdk")
-# Connections beyond this get 503 at once instead of piling up (run several behind a proxy).
-MAX_CONNECTIONS = 1000
 
 
 def per_turn_argv(
@@ -57,7 +60,8 @@ def check_serve_extra(prog: str) -> bool:
 def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
     """Serve ``app`` until SIGINT/SIGTERM (then finish the requests in flight), keeping the
     fact stores open across turns. The listening socket is bound first so the banner names
-    the real port (``--port 0`` picks a free one)."""
+    the real port (``--port 0`` picks a free one). Slow clients are cut off by a header
+    deadline and reaped at the connection limit (``runtime.hosts.http.connections``)."""
     import uvicorn
 
     from specwire.runtime.facts.warm import keep_stores_warm
@@ -85,7 +89,9 @@ def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
         lifespan="on",
         timeout_graceful_shutdown=int(DRAIN_S),  # requests in flight
         limit_concurrency=MAX_CONNECTIONS,
+        http=guarded_protocol_class(max_connections=MAX_CONNECTIONS),
     )
+    raise_open_file_limit(MAX_CONNECTIONS)
     with keep_stores_warm():
         _GracefulServer(config).run(sockets=[sock])
     stderr_log("stopped\n")

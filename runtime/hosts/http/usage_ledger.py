@@ -1,9 +1,10 @@
 """Each tenant's token usage, persisted under the tenant's root, and its budget check.
 
 ``<tenant root>/usage/<spec>.json`` holds the totals (``input``, ``output``, ``cached``,
-``turns``), updated after every turn under a file lock (several processes may serve one tenant)
-and replaced atomically, so a crash never leaves half a ledger. A ledger that cannot be read
-fails closed: the tenant's turns are refused until its owner fixes or removes the file.
+``turns``, and ``estimated``: what admission estimated those turns' messages at), updated after
+every turn under a file lock (several processes may serve one tenant) and replaced atomically,
+so a crash never leaves half a ledger. A ledger that cannot be read fails closed: the tenant's
+turns are refused until its owner fixes or removes the file.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from specwire.runtime.hosts.types import TenantConfig
 from specwire.runtime.models import Usage
 
 _FIELDS = ("input", "output", "cached", "turns")
+# Added later: a ledger written before it counts as having estimated nothing.
+_OPTIONAL_FIELDS = ("estimated",)
 
 
 @dataclass(frozen=True)
@@ -30,14 +33,31 @@ class TenantUsage:
     output: int = 0
     cached: int = 0
     turns: int = 0
+    estimated: int = 0
 
-    def plus(self, usage: Usage) -> TenantUsage:
+    def plus(self, usage: Usage, estimated: int = 0) -> TenantUsage:
         return TenantUsage(
             self.input + usage.input,
             self.output + usage.output,
             self.cached + usage.cached,
             self.turns + 1,
+            self.estimated + estimated,
         )
+
+    def input_overhead(self) -> int | None:
+        """The input tokens a recorded turn spent, on average, beyond its message's estimate
+        (instructions, tools, recalled memory, history, tool rounds); None before any turn."""
+        if not self.turns:
+            return None
+        return max(0, -(-(self.input - self.estimated) // self.turns))
+
+
+def estimate_input_tokens(text: str) -> int:
+    """The tokens ``text`` will cost as model input, estimated before the turn runs: a UTF-8
+    byte count over 3, so never under the ~4 characters a token English tokenizes at and close
+    to the one or more tokens a CJK character costs (3 bytes). Usage is recorded as the model
+    reports it; the difference is learned as the tenant's overhead (``input_overhead``)."""
+    return (len(text.encode("utf-8", "surrogatepass")) + 2) // 3
 
 
 def budget_problem(used: TenantUsage, tenant: TenantConfig) -> str | None:
@@ -72,6 +92,7 @@ class UsageLedger:
         try:
             data = json.loads(raw.decode("utf-8"))
             values = [data[name] for name in _FIELDS]
+            values += [data.get(name, 0) for name in _OPTIONAL_FIELDS]
         except (ValueError, KeyError, TypeError):
             data, values = None, []
         if not values or not all(
@@ -84,11 +105,13 @@ class UsageLedger:
             )
         return TenantUsage(*values)
 
-    def add(self, usage: Usage) -> TenantUsage:
+    def add(self, usage: Usage, *, estimated: int = 0) -> TenantUsage:
+        """Record one turn's ``usage``; ``estimated`` is what admission reserved for its
+        message (``estimate_input_tokens``)."""
         with self._thread_lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with FileLock(self._lock_path, wait_s=10.0, what="the usage ledger"):
-                total = self.read().plus(usage)
-                payload = {name: getattr(total, name) for name in _FIELDS}
+                total = self.read().plus(usage, estimated)
+                payload = {name: getattr(total, name) for name in _FIELDS + _OPTIONAL_FIELDS}
                 replace_atomically(self.path, (json.dumps(payload) + "\n").encode(), mode=0o600)
         return total

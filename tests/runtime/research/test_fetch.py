@@ -215,7 +215,9 @@ def test_idna_hosts_compare_in_their_ascii_form() -> None:
 
     def respond(request: httpx.Request) -> httpx.Response:
         seen.append(str(request.url))
-        return httpx.Response(200, text="willkommen", headers={"content-type": "text/plain"})
+        # A stream, as a real transport answers: the fetch reads raw bytes.
+        body = httpx.ByteStream(b"willkommen")
+        return httpx.Response(200, stream=body, headers={"content-type": "text/plain"})
 
     tool = fetch_tool(["https://bücher.example"], transport=httpx.MockTransport(respond))
     result = run(tool, "https://BÜCHER.example/katalog")

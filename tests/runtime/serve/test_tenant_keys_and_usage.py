@@ -10,7 +10,12 @@ import pytest
 from specwire.runtime.core.errors import ServeConfigError, StoreError
 from specwire.runtime.core.fragment import tenant_key_variable
 from specwire.runtime.hosts.http.tenant_keys import load_tenant_keys
-from specwire.runtime.hosts.http.usage_ledger import TenantUsage, UsageLedger, budget_problem
+from specwire.runtime.hosts.http.usage_ledger import (
+    TenantUsage,
+    UsageLedger,
+    budget_problem,
+    estimate_input_tokens,
+)
 from specwire.runtime.hosts.types import TenantConfig
 from specwire.runtime.models import Usage
 
@@ -95,4 +100,33 @@ def test_concurrent_adds_lose_nothing(tmp_path: Path) -> None:
         "output": 80,
         "cached": 0,
         "turns": 40,
+        "estimated": 0,
     }
+
+
+def test_the_ledger_learns_each_turns_overhead_beyond_its_message(tmp_path: Path) -> None:
+    ledger = UsageLedger(tmp_path, "concierge")
+    assert ledger.read().input_overhead() is None  # no turn yet: unknown
+    ledger.add(Usage(1_000, 5, 0), estimated=10)
+    ledger.add(Usage(3_000, 5, 0), estimated=1_990)
+    used = ledger.read()
+    assert (used.input, used.turns, used.estimated) == (4_000, 2, 2_000)
+    assert used.input_overhead() == 1_000  # (4,000 - 2,000) / 2
+    assert TenantUsage(10, 0, 0, 1, 50).input_overhead() == 0  # an overestimate is not negative
+
+
+def test_a_ledger_written_before_estimates_were_recorded_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "usage" / "concierge.json"
+    path.parent.mkdir()
+    path.write_text('{"input": 900, "output": 9, "cached": 0, "turns": 3}', encoding="utf-8")
+    used = UsageLedger(tmp_path, "concierge").read()
+    assert used == TenantUsage(900, 9, 0, 3, 0)
+    assert used.input_overhead() == 300  # the whole input counts as overhead: conservative
+
+
+def test_input_estimates_never_undercount_english_or_cjk() -> None:
+    english = "the quick brown fox jumps over the lazy dog " * 100
+    assert estimate_input_tokens(english) >= len(english) / 4
+    chinese = "今天的天气很好" * 100
+    assert estimate_input_tokens(chinese) >= len(chinese)
+    assert estimate_input_tokens("") == 0
