@@ -16,8 +16,6 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from specwire.runtime.core.seams import LoopOptions
-from specwire.runtime.core.tool_types import ToolCatalog
 from specwire.runtime.hosts.console import (
     describe,
     message_option,
@@ -25,7 +23,7 @@ from specwire.runtime.hosts.console import (
     stderr_log,
 )
 from specwire.runtime.hosts.interactive import run_console_session
-from specwire.runtime.hosts.types import SessionBuilder, session_setup
+from specwire.runtime.hosts.types import SessionBuilder
 from specwire.runtime.safety.secrets import SecretRef
 
 
@@ -34,11 +32,9 @@ def run_cli(
     spec_name: str,
     model: str | SecretRef,
     instructions: str,
-    catalog: ToolCatalog | None = None,
     cwd: Path | None = None,
-    options: LoopOptions | None = None,
     argv: Sequence[str] | None = None,
-    build_session: SessionBuilder | None = None,
+    build_session: SessionBuilder,
 ) -> int:
     parser = argparse.ArgumentParser(
         prog=spec_name, description=f"Chat with the {spec_name} agent."
@@ -48,7 +44,7 @@ def run_cli(
     if isinstance(started, int):
         return started
     args, chosen = started
-    setup = session_setup(build_session, catalog, options)
+    setup = build_session()
     try:
         stderr_log(
             f"{spec_name} · model {chosen.model_id} · {describe(setup.catalog, setup.options)} · "

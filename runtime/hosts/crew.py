@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specwire.runtime.core.paths import StoreLayout
-from specwire.runtime.core.seams import LoopOptions
-from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME, ToolCatalog
+from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME
 from specwire.runtime.hosts.console import (
     describe,
     message_option,
@@ -29,7 +28,7 @@ from specwire.runtime.hosts.console import (
 from specwire.runtime.hosts.delegation import Crew
 from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.role_models import RoleModels
-from specwire.runtime.hosts.types import RoleConfig, SessionBuilder, session_setup
+from specwire.runtime.hosts.types import RoleConfig, SessionBuilder
 from specwire.runtime.safety.secrets import SecretRef
 
 
@@ -39,11 +38,9 @@ def run_crew(
     model: str | SecretRef,
     entry: str,
     roles: Sequence[RoleConfig],
-    catalog: ToolCatalog | None = None,
     cwd: Path | None = None,
-    options: LoopOptions | None = None,
     argv: Sequence[str] | None = None,
-    build_session: SessionBuilder | None = None,
+    build_session: SessionBuilder,
 ) -> int:
     by_name = {role.name: role for role in roles}
     parser = argparse.ArgumentParser(prog=spec_name, description=f"Work with the {spec_name} crew.")
@@ -62,7 +59,7 @@ def run_crew(
     if chosen is None:
         return 2
     others = [name for name in by_name if name != role.name]
-    setup = session_setup(build_session, catalog, options)
+    setup = build_session()
     crew = Crew(
         spec_name=spec_name,
         entry=entry,

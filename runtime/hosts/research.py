@@ -33,8 +33,7 @@ from specwire.runtime.continuity.plans import Plan
 from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.core.errors import StoreError, UnsafeFileError
 from specwire.runtime.core.paths import StoreLayout
-from specwire.runtime.core.seams import LoopOptions
-from specwire.runtime.core.tool_types import Tool, ToolCatalog
+from specwire.runtime.core.tool_types import Tool
 from specwire.runtime.fs.atomic import replace_at
 from specwire.runtime.fs.safe_open import open_dir_beneath
 from specwire.runtime.hosts.console import describe, parse_and_load, stderr_log, stdout_line
@@ -45,7 +44,7 @@ from specwire.runtime.hosts.research_run import (
     first_line,
     run_research_goal,
 )
-from specwire.runtime.hosts.types import SessionBuilder, session_setup
+from specwire.runtime.hosts.types import SessionBuilder
 from specwire.runtime.safety.secrets import SecretRef
 
 EXIT_PARTIAL = 3
@@ -62,11 +61,9 @@ def run_research(
     branching_factor: int,
     max_duration_ms: int,
     allowed_origins: Sequence[str],
-    catalog: ToolCatalog | None = None,
     cwd: Path | None = None,
-    options: LoopOptions | None = None,
     argv: Sequence[str] | None = None,
-    build_session: SessionBuilder | None = None,
+    build_session: SessionBuilder,
 ) -> int:
     parser = argparse.ArgumentParser(
         prog=spec_name,
@@ -86,7 +83,7 @@ def run_research(
     if isinstance(fetch, int):
         return fetch
     base = (cwd or Path.cwd()).resolve()
-    setup = session_setup(build_session, catalog, options)
+    setup = build_session()
     try:
         if fetch is not None and setup.catalog.get(fetch.name) is None:
             setup.catalog.register(fetch)

@@ -26,24 +26,6 @@ class TurnSetup:
             self.close()
 
 
-def session_setup(
-    build_session: SessionBuilder | None,
-    catalog: ToolCatalog | None,
-    options: LoopOptions | None,
-) -> TurnSetup:
-    """What a once-per-process host runs with, built after its arguments are parsed.
-
-    Bundles pass ``build_session`` (which builds the tools and wires memory), so ``--help`` and
-    a usage error touch nothing. A catalog and options given directly (specwire 0.1 bundles,
-    tests) are used as they are.
-    """
-    if build_session is not None:
-        return build_session()
-    if catalog is None:
-        raise TypeError("a host needs build_session or a catalog")
-    return TurnSetup(catalog=catalog, options=options if options is not None else LoopOptions())
-
-
 @dataclass(frozen=True)
 class ChannelConfig:
     name: str

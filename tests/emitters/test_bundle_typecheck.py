@@ -21,9 +21,9 @@ from specwire.runtime.core.fragment import MemoryWiringFragment
 CANARY = """\
 from pathlib import Path
 
-from specwire.runtime.hosts.cli import run_cli
+from specwire.runtime.bundle import run_cli
 
-status: str = run_cli(spec_name=1, model="m", instructions="i", catalog=None, cwd=Path())
+status: str = run_cli(spec_name=1, model="m", instructions="i", build_session=None, cwd=Path())
 """
 
 

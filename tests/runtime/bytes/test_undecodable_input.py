@@ -27,8 +27,9 @@ import sys
 from pathlib import Path
 from specwire.runtime.tools.builtin import builtin_catalog
 from specwire.runtime.hosts.cli import run_cli
+from specwire.runtime.hosts.types import TurnSetup
 sys.exit(run_cli(spec_name="demo", model="scripted", instructions="You help.",
-    catalog=builtin_catalog(["read", "ls", "grep"], Path.cwd())))
+    build_session=lambda: TurnSetup(catalog=builtin_catalog(["read", "ls", "grep"], Path.cwd()))))
 """
 
 

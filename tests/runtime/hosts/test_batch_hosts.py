@@ -12,7 +12,7 @@ from specwire.runtime.core.seams import LoopOptions, MemorySeam
 from specwire.runtime.hosts.crew import run_crew
 from specwire.runtime.hosts.research import run_research
 from specwire.runtime.hosts.research_run import parse_sub_goals
-from specwire.runtime.hosts.types import RoleConfig
+from specwire.runtime.hosts.types import RoleConfig, TurnSetup
 
 GOAL = "Size the market for agent memory."
 
@@ -43,9 +43,8 @@ def test_research_splits_the_goal_and_runs_every_branch_in_a_linked_session(
         branching_factor=3,
         max_duration_ms=600_000,
         allowed_origins=[],
-        catalog=echo_catalog(),
+        build_session=lambda: TurnSetup(catalog=echo_catalog(), options=shared_memory(asked)),
         cwd=tmp_path,
-        options=shared_memory(asked),
         argv=[],
     )
     out, err = capsys.readouterr()
@@ -88,7 +87,7 @@ def test_research_goal_can_be_overridden_on_the_command_line(
         branching_factor=1,
         max_duration_ms=60_000,
         allowed_origins=[],
-        catalog=echo_catalog(),
+        build_session=lambda: TurnSetup(catalog=echo_catalog()),
         cwd=tmp_path,
         argv=["--goal", "Count the competitors.", "--out", "reports"],
     )
@@ -109,7 +108,7 @@ def test_a_deadline_that_passes_gives_a_partial_report_and_status_3(
         branching_factor=2,
         max_duration_ms=0,
         allowed_origins=[],
-        catalog=echo_catalog(),
+        build_session=lambda: TurnSetup(catalog=echo_catalog()),
         cwd=tmp_path,
         argv=[],
     )
@@ -144,9 +143,10 @@ def crew(tmp_path: Path, *argv: str, asked: list[str] | None = None) -> int:
         model="scripted",
         entry="researcher",
         roles=ROLES,
-        catalog=echo_catalog(),
+        build_session=lambda: TurnSetup(
+            catalog=echo_catalog(), options=shared_memory(asked if asked is not None else [])
+        ),
         cwd=tmp_path,
-        options=shared_memory(asked if asked is not None else []),
         argv=list(argv),
     )
 
@@ -211,9 +211,8 @@ def crew_chain(tmp_path: Path, *messages: str) -> int:
         model="scripted",
         entry="chief",
         roles=CHAIN_ROLES,
-        catalog=echo_catalog(),
+        build_session=lambda: TurnSetup(catalog=echo_catalog(), options=LoopOptions()),
         cwd=tmp_path,
-        options=LoopOptions(),
         argv=argv,
     )
 

@@ -15,6 +15,7 @@ from hosts_support import of_kind, read_log, run_agent, session_logs, write_agen
 AGENT = """
 from specwire.runtime.tools.builtin import builtin_catalog
 from specwire.runtime.hosts.cli import run_cli
+from specwire.runtime.hosts.types import TurnSetup
 from specwire.runtime.core.seams import LoopOptions, MemorySeam, SlashCommand
 
 MODEL = "model=scripted"
@@ -33,8 +34,9 @@ sys.exit(
         spec_name="demo",
         model=MODEL.removeprefix("model="),
         instructions="You help with tickets.",
-        catalog=builtin_catalog(["read", "ls"], Path.cwd()),
-        options=options,
+        build_session=lambda: TurnSetup(
+            catalog=builtin_catalog(["read", "ls"], Path.cwd()), options=options
+        ),
     )
 )
 """

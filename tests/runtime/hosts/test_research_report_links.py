@@ -9,6 +9,7 @@ import pytest
 from hosts_support import echo_catalog
 
 from specwire.runtime.hosts.research import EXIT_NO_REPORT, report_folder, run_research
+from specwire.runtime.hosts.types import TurnSetup
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +27,7 @@ def _research(work: Path, argv: list[str]) -> int:
         branching_factor=1,
         max_duration_ms=600_000,
         allowed_origins=[],
-        catalog=echo_catalog(),
+        build_session=lambda: TurnSetup(catalog=echo_catalog()),
         cwd=work,
         argv=argv,
     )

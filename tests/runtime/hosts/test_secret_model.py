@@ -37,7 +37,7 @@ def cli(model: str | SecretRef, root: Path) -> int:
         spec_name="demo",
         model=model,
         instructions="i",
-        catalog=echo_catalog(),
+        build_session=lambda: TurnSetup(catalog=echo_catalog()),
         cwd=root,
         argv=["--message", "hello"],
     )
@@ -80,7 +80,7 @@ def research(model: str | SecretRef, root: Path) -> int:
         branching_factor=1,
         max_duration_ms=60_000,
         allowed_origins=[],
-        catalog=echo_catalog(),
+        build_session=lambda: TurnSetup(catalog=echo_catalog()),
         cwd=root,
         argv=[],
     )
@@ -92,7 +92,7 @@ def crew(model: str | SecretRef, root: Path) -> int:
         model=model,
         entry="lead",
         roles=[RoleConfig("lead", "i")],
-        catalog=echo_catalog(),
+        build_session=lambda: TurnSetup(catalog=echo_catalog()),
         cwd=root,
         argv=["--message", "hello"],
     )
@@ -182,7 +182,7 @@ def test_a_crew_role_model_may_be_a_secret_reference(
             model="scripted",
             entry="lead",
             roles=roles,
-            catalog=echo_catalog(),
+            build_session=lambda: TurnSetup(catalog=echo_catalog()),
             cwd=tmp_path,
             argv=["--role", role, "--message", "hello"],
         )
