@@ -93,38 +93,38 @@ class OwnerFacts:
         provider: FactProvider = self.backend
         return provider
 
-    def _missing(self, what: str) -> UnsupportedOperation:
+    def refusal(self, what: str) -> UnsupportedOperation:
         return missing(what, _CONTRACTS[self.name])
 
     def lister(self, what: str) -> FactLister:
         if isinstance(self.backend, FactLister):
             return self.backend
-        raise self._missing(what)
+        raise self.refusal(what)
 
     def admin(self, what: str) -> FactAdmin:
         if isinstance(self.backend, FactAdmin):
             return self.backend
-        raise self._missing(what)
+        raise self.refusal(what)
 
     def exporter(self, what: str) -> FactExporter:
         if isinstance(self.backend, FactExporter):
             return self.backend
-        raise self._missing(what)
+        raise self.refusal(what)
 
     def importer(self, what: str) -> FactImporter:
         if isinstance(self.backend, FactImporter):
             return self.backend
-        raise self._missing(what)
+        raise self.refusal(what)
 
     def sweeper(self, what: str) -> FactSweeper:
         if isinstance(self.backend, FactSweeper):
             return self.backend
-        raise self._missing(what)
+        raise self.refusal(what)
 
     def quarantine(self, what: str) -> QuarantineReader:
         if isinstance(self.backend, QuarantineReader):
             return self.backend
-        raise self._missing(what)
+        raise self.refusal(what)
 
     @property
     def store(self) -> FactStore | None:

@@ -46,6 +46,7 @@ from specwire.runtime.facts.providers.protocol import (
     RetainRequest,
     RetainResult,
 )
+from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.hosts.http.memory_server import LocalStores, memory_app
 
@@ -154,7 +155,7 @@ class LocalStoresForTest:
                 store = FactStore.open(folder / f"{spec}.sqlite3", now=self.clock)
                 if spec == self.DEGRADED:
                     store.close()
-                provider = LocalFactProvider(store)
+                provider = LocalFactAdmin(store)
                 self._open[key] = provider
             return provider
 
