@@ -34,6 +34,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from specwire.runtime.facts.providers.http.client import HttpFactProvider
+from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
 from specwire.runtime.facts.providers.protocol import (
     Capabilities,
     FactProvider,
@@ -46,7 +47,6 @@ from specwire.runtime.facts.providers.protocol import (
     RetainRequest,
     RetainResult,
 )
-from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.hosts.http.memory_server import LocalStores, memory_app
 
