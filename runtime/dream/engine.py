@@ -19,6 +19,7 @@ a window that already holds a completed run does nothing and says so.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -29,7 +30,7 @@ from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.fragment import ProofMode
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import EventSink
-from specwire.runtime.dream.fact_steps import FactSteps, run_fact_steps
+from specwire.runtime.dream.fact_steps import DreamFacts, FactSteps, run_fact_steps
 from specwire.runtime.dream.handoff_refresh import refresh_handoff
 from specwire.runtime.dream.model_phase import (
     ModelSession,
@@ -57,11 +58,14 @@ from specwire.runtime.dream.state import (
     write_state,
 )
 from specwire.runtime.dream.wiki_steps import WikiSteps, run_wiki_steps
+from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.wiki.store import WikiStore
 
 EVENT = "dream_run"
 _FAILURES = (StoreError, MemoryServiceError, OSError, ValueError)
+# Opens the backend the fact steps run on (default: the spec's file store).
+FactsOpener = Callable[[], AbstractContextManager[DreamFacts]]
 
 
 def _drop(line: str) -> None:
@@ -80,11 +84,13 @@ def run_dream(
     price_of: PriceLookup = no_price_table,
     force: bool = False,
     model_session: ModelSession | None = None,
+    facts: FactsOpener | None = None,
 ) -> DreamOutcome:
     """Run the dream phases over ``layout``'s stores unless this window already had a run.
 
     ``force`` runs even then. ``model_session`` is the bounded session of ``mode: full``
     (``runtime.hosts.dream_session.memory_session``), run only when the phase is allowed.
+    ``facts`` opens the fact backend (default: ``layout``'s file store).
     Raises ``StoreError`` only when the run cannot start (another run holds the lock, the
     state file is damaged); a failing step is reported in the outcome.
     """
@@ -99,7 +105,16 @@ def run_dream(
             log(f"[dream] {layout.spec_name}: {note}\n")
             return _skipped(layout, settings, window, iso(started), note)
         outcome, stale_facts, stale_articles = _run(
-            layout, settings, window, now, log, proof_mode, model_id, price_of, model_session
+            layout,
+            settings,
+            window,
+            now,
+            log,
+            proof_mode,
+            model_id,
+            price_of,
+            model_session,
+            facts or _file_store(layout, now),
         )
         record = state_record(
             spec=layout.spec_name,
@@ -127,13 +142,14 @@ def _run(
     model_id: str | None,
     price_of: PriceLookup,
     model_session: ModelSession | None,
+    open_facts: FactsOpener,
 ) -> tuple[DreamOutcome, tuple[str, ...], tuple[str, ...]]:
     errors: list[str] = []
     moment = now()
 
     facts = FactSteps(FactCounts(), ())
     try:
-        with FactStore.open(layout.facts_db, now=now) as store:
+        with open_facts() as store:
             facts = run_fact_steps(store, settings, moment)
     except _FAILURES as exc:
         errors.append(f"facts: {exc}")
@@ -174,6 +190,15 @@ def _run(
     for error in errors:
         log(f"[dream] {layout.spec_name}: {error}\n")
     return outcome, facts.stale_ids, wiki.stale_slugs
+
+
+def _file_store(layout: StoreLayout, now: Clock) -> FactsOpener:
+    @contextmanager
+    def opened() -> Iterator[DreamFacts]:
+        with FactStore.open(layout.facts_db, now=now) as store:
+            yield LocalFactAdmin(store)
+
+    return opened
 
 
 def _scope_dirs(layout: StoreLayout) -> Iterator[Path]:

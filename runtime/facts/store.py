@@ -31,6 +31,7 @@ from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import MEMORY_ID_RE
 from specwire.runtime.facts import validation
+from specwire.runtime.facts.importing import ImportedFact, ImportResult, import_into
 from specwire.runtime.facts.lifecycle import FactFile
 from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
@@ -350,7 +351,7 @@ class FactStore:
             survivor = None if conn is None else queries.live_by_id(conn, survivor_id, now)
         if survivor is None:
             raise StoreError(f"cannot consolidate into {survivor_id}: it is not live")
-        merged = _merged_item(survivor, [fact for fact in group if fact is not None], now)
+        merged = merged_item(survivor, [fact for fact in group if fact is not None], now)
         new = None if merged is None else NewFact(*merged)
         if new is not None and self._screened(new) is not None:
             new = None  # never let a merge write what the scanner flags: point at the survivor
@@ -512,6 +513,13 @@ class FactStore:
 
     # -- owner operations (``codegen memory list / sweep``; the agent's tools never call them) --
 
+    def import_facts(self, facts: Sequence[ImportedFact]) -> ImportResult:
+        """Import an export's facts in one transaction (``runtime.facts.importing``'s rules):
+        all of them, or none. Their vectors are computed later, at recall."""
+        with self._file.writing("import memories") as conn:
+            now = self._now_ms()
+            return import_into(_SqliteImportSink(conn, self._screened, now), facts, now)
+
     def list_facts(self) -> list[FactStatus]:
         """Every fact ever written, oldest first, with its status."""
         with self._file.reading("list memories") as conn:
@@ -666,6 +674,41 @@ class FactStore:
             insert_vector(conn, fact_id, semantic.embedder.id, semantic.dim, vector)
 
 
+class _SqliteImportSink:
+    """``ImportSink`` over one open write transaction of the store."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        screened: Callable[[NewFact], InjectionHit | None],
+        now_ms: int,
+    ) -> None:
+        self._conn = conn
+        self._screened = screened
+        self._now = now_ms
+
+    def live_with_text(self, norm_text: str) -> str | None:
+        fact = queries.live_with_text(self._conn, norm_text, self._now)
+        return None if fact is None else fact.id
+
+    def with_text_created(self, norm_text: str, created_ms: int) -> str | None:
+        return queries.with_text_created(self._conn, norm_text, created_ms)
+
+    def screened(self, new: NewFact) -> str | None:
+        hit = self._screened(new)
+        return None if hit is None else hit.label
+
+    def hold(self, new: NewFact, rule: str) -> None:
+        quarantine_queries.hold(self._conn, new, rule, self._now)
+
+    def insert(self, new: NewFact, created_ms: int) -> str:
+        return queries.insert(self._conn, new, created_ms).id
+
+    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str) -> None:
+        queries.mark_superseded(self._conn, old_id, new_id)
+        queries.tombstone(self._conn, "superseded", old_id, at_ms, reason, new_id)
+
+
 def _few_facts(conn: sqlite3.Connection) -> bool:
     """Whether the store has written fewer than ``LEXICAL_INDEX_FROM`` facts (its highest seq)."""
     highest = conn.execute("SELECT max(seq) FROM facts").fetchone()[0]
@@ -676,7 +719,7 @@ def _stderr(line: str) -> None:
     sys.stderr.write(line)
 
 
-def _merged_item(
+def merged_item(
     survivor: Fact, duplicates: Sequence[Fact], now_ms: int
 ) -> tuple[str, tuple[str, ...], int | None, Provenance] | None:
     """The replacement ``consolidate`` writes (text, tags, ttl, provenance), or None when the

@@ -1,12 +1,15 @@
 """``codegen memory``: see, export, correct and delete what an agent remembers.
 
-    codegen memory [--root DIR] [--spec NAME] [--tenant ID] [--session SESS] [--json] VERB
+    codegen memory [--root DIR] [--spec NAME] [--tenant ID] [--session SESS] [--json]
+                   [--backend file|postgres|http [--dsn $VAR] [--url URL --token $VAR]] VERB
 
 Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``sweep``,
 ``export``, ``import FILE``. Continuity: ``continuity show``, ``continuity clear [SCOPE]``,
 ``continuity restore [STAMP]``. Erasure: ``erase --subject TEXT | --regex RE | --id ID``.
 Verbs that change memory show what they will do and ask first unless ``--yes``; without a
-terminal to ask on they refuse. Exit status: 0 done, 1 declined, 2 an error (one line on
+terminal to ask on they refuse. ``--backend`` names where the facts live, as the spec's
+``memory.backend`` (``runtime.owner.backend``); a verb a backend cannot serve says so in one
+line. Exit status: 0 done, 1 declined, 2 an error (one line on
 stderr, nothing changed), 3 erasure incomplete (occurrences remain).
 """
 
@@ -22,7 +25,14 @@ from specwire.runtime.erasure.subject import SubjectError
 from specwire.runtime.facts.model import InvalidRequestError
 from specwire.runtime.owner import continuity_verbs, erase_verb, fact_verbs
 from specwire.runtime.owner.asking import Declined
-from specwire.runtime.owner.selection import Selection, SelectionError, select, state_root
+from specwire.runtime.owner.backend import add_backend_options, is_remote, remote_spec
+from specwire.runtime.owner.selection import (
+    Selection,
+    SelectionError,
+    select,
+    select_remote,
+    state_root,
+)
 from specwire.runtime.safety.redaction import redact
 
 PROG = "codegen memory"
@@ -54,6 +64,7 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=argparse.SUPPRESS if suppress else False,
         help="do not ask before changing memory",
     )
+    add_backend_options(parser, lambda value: argparse.SUPPRESS if suppress else value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -156,7 +167,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.verb == "erase":
             return _erase(args)
-        selection = select(args.root, args.spec, args.tenant, args.session)
+        if is_remote(args) and args.verb == "continuity":
+            raise SelectionError("continuity lives under --root: drop --backend")
+        if is_remote(args):
+            spec = remote_spec(args.root, args.spec, args.tenant)
+            selection = select_remote(args.root, spec, args.tenant, args.session)
+        else:
+            selection = select(args.root, args.spec, args.tenant, args.session)
         return handlers[args.verb](args, selection)
     except Declined as declined:
         sys.stderr.write(f"{PROG}: {declined}\n")

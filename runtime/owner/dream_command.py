@@ -5,6 +5,9 @@
                   [--proof ladder|require|off] [--model ID] [--force]
     codegen dream [--cwd DIR] [--spec NAME] [--tenant ID] [--json] status
 
+``--backend postgres`` (with ``--dsn $VAR``) runs the fact steps on the spec's PostgreSQL facts
+(``runtime.owner.backend``); continuity, wiki and the run's record stay under ``--cwd``.
+
 ``run`` prints each step's counts; a run in a window that already had one does nothing and
 says so (``--force`` runs anyway). ``status`` prints the last run's record. Exit status: 0 done
 (also a run skipped for its window), 2 bad input or a run that could not start (one line on
@@ -17,16 +20,20 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.dream import DreamOutcome, DreamSettings, run_dream
+from specwire.runtime.dream.fact_steps import DreamFacts
 from specwire.runtime.dream.settings import DREAM_MODES
 from specwire.runtime.dream.state import read_state
-from specwire.runtime.owner.selection import SelectionError, select
+from specwire.runtime.facts.providers.admin import FactAdmin, FactLister, FactSweeper
+from specwire.runtime.owner.backend import add_backend_options, is_remote, open_facts, remote_spec
+from specwire.runtime.owner.selection import Selection, SelectionError, select, select_remote
 from specwire.runtime.safety.redaction import redact
 
 PROG = "codegen dream"
@@ -59,6 +66,7 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     parser.add_argument(
         "--json", action="store_true", default=default(False), help="machine-readable output"
     )
+    add_backend_options(parser, default)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,8 +98,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        selection = select(args.cwd, args.spec, args.tenant, None)
-        _check_known(selection.layout)
+        if is_remote(args):
+            spec = remote_spec(args.cwd, args.spec, args.tenant)
+            selection = select_remote(args.cwd, spec, args.tenant, None)
+            selection.layout.root.mkdir(parents=True, exist_ok=True)
+        else:
+            selection = select(args.cwd, args.spec, args.tenant, None)
+            _check_known(selection.layout)
         if args.verb == "status":
             return _status(args, read_state(selection.layout), selection.layout.spec_name)
         settings = DreamSettings(
@@ -107,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             proof_mode=args.proof,
             model_id=args.model,
             force=args.force,
+            facts=_facts_opener(args, selection),
         )
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")
@@ -116,6 +130,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     _print_outcome(args, outcome)
     return 3 if outcome.status == "partial" else 0
+
+
+def _facts_opener(
+    args: argparse.Namespace, selection: Selection
+) -> Callable[[], AbstractContextManager[DreamFacts]]:
+    """The fact backend ``--backend`` names, as the dream's fact steps need it."""
+
+    @contextmanager
+    def opened() -> Iterator[DreamFacts]:
+        with open_facts(args, selection) as facts:
+            backend = facts.backend
+            if (
+                not isinstance(backend, FactLister)
+                or not isinstance(backend, FactAdmin)
+                or not isinstance(backend, FactSweeper)
+            ):
+                raise facts.refusal("the dream")
+            yield backend
+
+    return opened
 
 
 def _check_known(layout: StoreLayout) -> None:

@@ -7,16 +7,23 @@ import json
 import sqlite3
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from specwire.runtime.core.clock import utc_now
-from specwire.runtime.facts.model import Provenance, to_ms
+from specwire.runtime.facts.importing import ImportedFact
+from specwire.runtime.facts.model import MAX_RECALL_K, Provenance, to_ms
+from specwire.runtime.facts.providers.admin import (
+    FactLister,
+    FactListing,
+    QuarantineReader,
+)
+from specwire.runtime.facts.providers.protocol import ForgetRequest, ProviderHit, RecallRequest
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner import quarantine_verbs
 from specwire.runtime.owner.asking import confirm
+from specwire.runtime.owner.backend import is_remote, open_facts
 from specwire.runtime.owner.crewhaus_facts import looks_like_crewhaus, read_crewhaus
 from specwire.runtime.owner.output import (
     FACT_COLUMNS,
@@ -26,34 +33,18 @@ from specwire.runtime.owner.output import (
     print_table,
     report,
 )
-from specwire.runtime.owner.selection import Selection, SelectionError, passes_filters
+from specwire.runtime.owner.selection import Selection, SelectionError
 
 MAX_IMPORT_LINE_BYTES = 1 << 20
-
-
-@contextmanager
-def opened(selection: Selection) -> Iterator[FactStore]:
-    if not selection.facts_db.exists():
-        raise SelectionError(f"no fact store at {selection.facts_db}")
-    store = FactStore.open(selection.facts_db)
-    try:
-        yield store
-    finally:
-        store.close()
+IMPORT_STATUSES = ("live", "superseded", "forgotten", "expired")
 
 
 def list_facts(args: argparse.Namespace, selection: Selection) -> int:
-    if args.quarantined or args.status == "quarantined":
-        with opened(selection) as store:
-            return quarantine_verbs.list_held(args, store)
-    with opened(selection) as store:
-        statuses = store.list_facts()
-    wanted = [
-        status
-        for status in statuses
-        if (args.status == "all" or status.status == args.status)
-        and passes_filters(args, status.fact.text, status.fact.tags)
-    ]
+    with open_facts(args, selection) as facts:
+        if args.quarantined or args.status == "quarantined":
+            return quarantine_verbs.list_held(args, facts.quarantine("quarantine"))
+        listing = FactListing(status=args.status, tag=args.tag, text=args.text)
+        wanted = facts.lister("list").list_facts(listing)
     if args.json:
         print_json([fact_record(status) for status in wanted])
     else:
@@ -62,13 +53,16 @@ def list_facts(args: argparse.Namespace, selection: Selection) -> int:
 
 
 def show(args: argparse.Namespace, selection: Selection) -> int:
-    with opened(selection) as store:
-        status = store.get(args.id)
-        held = store.quarantined_by_id(args.id) if status is None else None
+    with open_facts(args, selection) as facts:
+        status = facts.lister("show").get_fact(args.id)
+        held = None
+        if status is None and isinstance(facts.backend, QuarantineReader):
+            held = facts.backend.quarantined_by_id(args.id)
+        where = facts.where
     if held is not None:
         return quarantine_verbs.show_held(args, held)
     if status is None:
-        raise SelectionError(f"no fact {args.id!r} in {selection.facts_db}")
+        raise SelectionError(f"no fact {args.id!r} in {where}")
     record = fact_record(status)
     if args.json:
         print_json(record)
@@ -79,21 +73,41 @@ def show(args: argparse.Namespace, selection: Selection) -> int:
 
 
 def search(args: argparse.Namespace, selection: Selection) -> int:
-    if not 1 <= args.k <= 100:
-        raise SelectionError(f"-k {args.k}: between 1 and 100")
-    with opened(selection) as store:
-        hits = store.recall(args.query, k=args.k)
-        statuses = [status for hit in hits if (status := store.get(hit.fact.id)) is not None]
+    if not 1 <= args.k <= MAX_RECALL_K:
+        raise SelectionError(f"-k {args.k}: between 1 and {MAX_RECALL_K}")
+    with open_facts(args, selection) as facts:
+        hits = facts.provider.recall(RecallRequest(args.query, args.k)).hits
+        lister = facts.backend if isinstance(facts.backend, FactLister) else None
+        found = [(hit, None if lister is None else lister.get_fact(hit.id)) for hit in hits]
+    records = [
+        {**(fact_record(status) if status is not None else _hit_record(hit)), "score": hit.score}
+        for hit, status in found
+    ]
     if args.json:
-        print_json(
-            [
-                {**fact_record(status), "score": round(hit.score, 4)}
-                for hit, status in zip(hits, statuses, strict=True)
-            ]
-        )
+        print_json([{**record, "score": round(record["score"], 4)} for record in records])
     else:
-        print_table(fact_rows(statuses), FACT_COLUMNS)
+        print_table(
+            [
+                {
+                    "id": record["id"],
+                    "score": f"{record['score']:.3f}",
+                    "status": record.get("status", "live"),
+                    "tags": ",".join(record["tags"]),
+                    "text": record["text"],
+                }
+                for record in records
+            ],
+            SEARCH_COLUMNS,
+        )
     return 0
+
+
+SEARCH_COLUMNS = ("id", "score", "status", "tags", "text")
+
+
+def _hit_record(hit: ProviderHit) -> dict[str, Any]:
+    """What a recall hit says of its fact, where the backend cannot show the fact itself."""
+    return {"id": hit.id, "text": hit.text, "tags": list(hit.tags), "status": "live"}
 
 
 def forget(args: argparse.Namespace, selection: Selection) -> int:
@@ -102,14 +116,24 @@ def forget(args: argparse.Namespace, selection: Selection) -> int:
     if args.query is not None and not args.query.split():
         # An empty query matches every fact: it must never mean "forget everything".
         raise SelectionError("forget --query: the query is empty; give words to match")
-    with opened(selection) as store:
+    with open_facts(args, selection) as facts:
+        if not isinstance(facts.backend, FactLister) and args.id is not None:
+            # The HTTP contract: forget by id is part of it, without a preview of the text.
+            confirm(f"forget {args.id}", assume_yes=args.yes)
+            result = facts.provider.forget(ForgetRequest(id=args.id, reason=args.reason))
+            summary = f"forgot {result.removed} fact(s)"
+            report(args, {"forgotten": list(result.ids)}, summary)
+            return 0
+        lister = facts.lister("forget --query (it lists the facts it would forget)")
+        admin = facts.admin("forget")
         if args.id is not None:
-            status = store.get(args.id)
-            held = store.quarantined_by_id(args.id) if status is None else None
-            if held is not None:
-                return quarantine_verbs.forget_held(args, store, held)
+            status = lister.get_fact(args.id)
+            if status is None and facts.store is not None:
+                held = facts.store.quarantined_by_id(args.id)
+                if held is not None:
+                    return quarantine_verbs.forget_held(args, facts.store, held)
             if status is None:
-                raise SelectionError(f"no fact {args.id!r} in {selection.facts_db}")
+                raise SelectionError(f"no fact {args.id!r} in {facts.where}")
             if status.status != "live":
                 raise SelectionError(f"{args.id} is already {status.status}")
             targets = [status]
@@ -117,30 +141,35 @@ def forget(args: argparse.Namespace, selection: Selection) -> int:
             words = args.query.casefold().split()
             targets = [
                 status
-                for status in store.list_facts()
-                if status.status == "live"
-                and all(word in status.fact.text.casefold() for word in words)
+                for status in lister.list_facts(FactListing(status="live"))
+                if all(word in status.fact.text.casefold() for word in words)
             ]
             if not targets:
                 sys.stdout.write("no live fact matches; nothing to forget\n")
                 return 0
         preview = "\n".join(f"forget {s.fact.id}: {s.fact.text}" for s in targets)
         confirm(preview, assume_yes=args.yes)
-        forgotten = []
-        for status in targets:
-            forgotten += store.forget_id(status.fact.id, reason=args.reason)
+        forgotten = [
+            fact
+            for status in targets
+            if (fact := admin.tombstone(status.fact.id, reason=args.reason)) is not None
+        ]
     report(args, {"forgotten": [fact.id for fact in forgotten]}, f"forgot {len(forgotten)} fact(s)")
     return 0
 
 
 def release(args: argparse.Namespace, selection: Selection) -> int:
-    with opened(selection) as store:
-        return quarantine_verbs.release(args, store, selection)
+    with open_facts(args, selection) as facts:
+        if facts.store is None:
+            raise SelectionError(f"release works on the file store only, not {facts.where}")
+        return quarantine_verbs.release(args, facts.store, selection)
 
 
 def sweep(args: argparse.Namespace, selection: Selection) -> int:
-    with opened(selection) as store:
-        result = store.sweep()
+    if args.compact and is_remote(args):
+        raise SelectionError("--compact reclaims a fact file's space: the file backend only")
+    with open_facts(args, selection) as facts:
+        result = facts.sweeper("sweep").sweep_expired()
     freed = _compact(selection.facts_db) if args.compact else None
     summary = f"swept {result.swept} expired fact(s); {result.live} live"
     if freed is not None:
@@ -162,8 +191,8 @@ def _compact(path: Path) -> int:
 
 
 def export(args: argparse.Namespace, selection: Selection) -> int:
-    with opened(selection) as store:
-        statuses = store.list_facts()
+    with open_facts(args, selection) as facts:
+        statuses = facts.exporter("export").export_facts()
     lines = "".join(json.dumps(fact_record(s), ensure_ascii=False) + "\n" for s in statuses)
     if args.out is None:
         sys.stdout.write(lines)
@@ -180,37 +209,50 @@ def import_facts(args: argparse.Namespace, selection: Selection) -> int:
         args.format == "auto" and looks_like_crewhaus(args.file)
     )
     if crewhaus:
+        if is_remote(args):
+            raise SelectionError("a CrewHaus import goes into the file store only")
         return _import_crewhaus(args, selection)
-    records = list(_read_export(args.file))
-    now = utc_now()
-    live = [record for record in records if _importable(record, now)]
-    confirm(
-        f"import {len(live)} live fact(s) of {len(records)} from {args.file} into "
-        f"{selection.facts_db}",
-        assume_yes=args.yes,
+    records = [_imported(record, number) for number, record in _read_export(args.file)]
+    live = sum(record.status == "live" for record in records)
+    with open_facts(args, selection, create=True) as facts:
+        importer = facts.importer("import")
+        confirm(
+            f"import {len(records)} fact(s) ({live} live) from {args.file} into {facts.where}",
+            assume_yes=args.yes,
+        )
+        result = importer.import_facts(records)
+    summary = (
+        f"imported {result.imported} fact(s); {result.known} already known; "
+        f"{result.quarantined} quarantined; {result.history} as history; "
+        f"{result.skipped} not live (skipped)"
     )
-    selection.facts_db.parent.mkdir(parents=True, exist_ok=True)
-    store = FactStore.open(selection.facts_db)
-    added = held = 0
-    try:
-        for record in live:
-            fact, created = store.remember_if_new(
-                record["text"],
-                record.get("tags") or (),
-                ttl_ms=_ttl_ms(record, now),
-                provenance=_provenance(record),
-            )
-            if fact.quarantined is not None:
-                held += 1
-            else:
-                added += created
-    finally:
-        store.close()
-    known = len(live) - added - held
-    summary = f"imported {added} fact(s); {known} already known; {held} quarantined; "
-    summary += f"{len(records) - len(live)} not live (skipped)"
-    report(args, {"imported": added, "known": known, "quarantined": held}, summary)
+    data = {
+        "imported": result.imported,
+        "known": result.known,
+        "quarantined": result.quarantined,
+        "history": result.history,
+        "skipped": result.skipped,
+    }
+    report(args, data, summary)
     return 0
+
+
+def _imported(record: dict[str, Any], number: int) -> ImportedFact:
+    status = record.get("status", "live")
+    if status not in IMPORT_STATUSES:
+        raise SelectionError(f"line {number}: unknown status {status!r}")
+    key = record.get("id")
+    by = record.get("supersededBy")
+    return ImportedFact(
+        key=key if isinstance(key, str) else f"line {number}",
+        text=record["text"],
+        tags=tuple(record.get("tags") or ()),
+        status=status,
+        created_at=_when(record.get("createdAt")),
+        expires_at=_when(record.get("expiresAt")),
+        provenance=_provenance(record),
+        superseded_by=by if isinstance(by, str) else None,
+    )
 
 
 def _import_crewhaus(args: argparse.Namespace, selection: Selection) -> int:
@@ -262,7 +304,7 @@ def _import_crewhaus(args: argparse.Namespace, selection: Selection) -> int:
     return 0
 
 
-def _read_export(path: Path) -> Iterator[dict[str, Any]]:
+def _read_export(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -282,19 +324,7 @@ def _read_export(path: Path) -> Iterator[dict[str, Any]]:
             tags = record.get("tags", [])
             if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
                 raise SelectionError(f'{path}:{number}: "tags" must be a list of strings')
-            yield record
-
-
-def _importable(record: dict[str, Any], now: datetime) -> bool:
-    if record.get("status", "live") != "live":
-        return False
-    expires = _when(record.get("expiresAt"))
-    return expires is None or expires > now
-
-
-def _ttl_ms(record: dict[str, Any], now: datetime) -> int | None:
-    expires = _when(record.get("expiresAt"))
-    return None if expires is None else to_ms(expires) - to_ms(now)
+            yield number, record
 
 
 def _when(value: Any) -> datetime | None:

@@ -7,6 +7,7 @@ import json
 import sys
 
 from specwire.runtime.facts.model import QuarantinedFact
+from specwire.runtime.facts.providers.admin import QuarantineReader
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.output import (
@@ -20,8 +21,8 @@ from specwire.runtime.owner.output import (
 from specwire.runtime.owner.selection import Selection, passes_filters
 
 
-def list_held(args: argparse.Namespace, store: FactStore) -> int:
-    held = [item for item in store.quarantined() if passes_filters(args, item.text, item.tags)]
+def list_held(args: argparse.Namespace, reader: QuarantineReader) -> int:
+    held = [item for item in reader.quarantined() if passes_filters(args, item.text, item.tags)]
     if args.json:
         print_json([quarantined_record(item) for item in held])
     else:

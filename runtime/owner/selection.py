@@ -54,6 +54,16 @@ def select(root: Path, spec: str | None, tenant: str | None, session: str | None
     return Selection(StoreLayout(state, spec_name), session)
 
 
+def select_remote(root: Path, spec: str, tenant: str | None, session: str | None) -> Selection:
+    """Like ``select`` for facts kept outside ``root`` (a database): the state directory
+    need not exist, and ``spec`` is given."""
+    if session is not None and not session.startswith("sess_"):
+        raise SelectionError(
+            f"--session {session!r}: a session id looks like sess_0123456789abcdef"
+        )
+    return Selection(StoreLayout(_state_root(root, tenant), spec), session)
+
+
 def _state_root(root: Path, tenant: str | None) -> Path:
     if tenant is None:
         return (root / SPECWIRE_DIRNAME).resolve()

@@ -53,6 +53,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "stored fact flagged on read, moved to quarantine",
     "facts.providers.postgres.provider:_insert_held": "screened: a flagged write, held apart",
     "facts.providers.postgres.provider:migrate": "host: schema version",
+    "facts.providers.postgres.admin:link_superseded": "host: ids, and a reason redacted by "
+    "validation.reason (consolidate) or the importer's own (facts.importing)",
     "owner.fact_verbs:export": "host: the owner's export of stored (screened) facts to "
     "the file the owner names",
     # -- continuity -----------------------------------------------------------------------------

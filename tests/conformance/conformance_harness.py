@@ -34,6 +34,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from specwire.runtime.facts.providers.http.client import HttpFactProvider
+from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
 from specwire.runtime.facts.providers.protocol import (
     Capabilities,
     FactProvider,
@@ -154,7 +155,7 @@ class LocalStoresForTest:
                 store = FactStore.open(folder / f"{spec}.sqlite3", now=self.clock)
                 if spec == self.DEGRADED:
                     store.close()
-                provider = LocalFactProvider(store)
+                provider = LocalFactAdmin(store)
                 self._open[key] = provider
             return provider
 

@@ -247,6 +247,16 @@ def live_with_text(conn: sqlite3.Connection, norm: str, now: int) -> Fact | None
     return None if row is None else _fact(row)
 
 
+def with_text_created(conn: sqlite3.Connection, norm: str, created_at: int) -> str | None:
+    """The id of the oldest fact (any status) with normalized text ``norm`` written at
+    ``created_at`` (epoch ms): how an import recognizes a fact it already brought in."""
+    row = conn.execute(
+        "SELECT id FROM facts WHERE norm_text = ? AND created_at = ? ORDER BY seq LIMIT 1",
+        (norm, created_at),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def count_live(conn: sqlite3.Connection, now: int) -> int:
     row = conn.execute(f"SELECT count(*) FROM {_FROM} WHERE {_LIVE}", {"now": now}).fetchone()
     return int(row[0])

@@ -120,7 +120,7 @@ def test_sweep_tombstones_expired_facts_and_compacts(tmp_path: Path, run: Run) -
         (("--tenant", "../x", "list"), "is not a tenant id"),
         (("--session", "../../etc", "continuity", "show"), "a session id looks like"),
         (("forget",), "needs a fact id or --query"),
-        (("search", "x", "-k", "0"), "between 1 and 100"),
+        (("search", "x", "-k", "0"), "between 1 and 50"),
         (("import", "/nonexistent.jsonl", "--yes"), "not a readable file"),
     ],
 )
@@ -372,4 +372,10 @@ def test_import_quarantines_flagged_lines(tmp_path: Path, run: Run) -> None:
     )
     argv = ("--root", str(tmp_path), "--spec", SPEC, "--json", "import", str(export), "--yes")
     status, out, _ = run(*argv)
-    assert status == 0 and json.loads(out) == {"imported": 1, "known": 0, "quarantined": 1}
+    assert status == 0 and json.loads(out) == {
+        "imported": 1,
+        "known": 0,
+        "quarantined": 1,
+        "history": 0,
+        "skipped": 0,
+    }

@@ -45,9 +45,25 @@ from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE, SPEC_KEY_RE, new_memory_id
 from specwire.runtime.facts import validation
 from specwire.runtime.facts.fusion import RRF_K
-from specwire.runtime.facts.lexical.ranking import EVIDENCE_FACTOR, PROOF_BOOST, unit_score
-from specwire.runtime.facts.model import InvalidRequestError, from_ms, to_ms
+from specwire.runtime.facts.importing import ImportedFact, ImportResult, import_into
+from specwire.runtime.facts.lexical.ranking import PROOF_BOOST, unit_score
+from specwire.runtime.facts.model import (
+    Fact,
+    FactStatus,
+    InvalidRequestError,
+    QuarantinedFact,
+    SweepResult,
+    from_ms,
+    to_ms,
+)
+from specwire.runtime.facts.providers.admin import FactListing
 from specwire.runtime.facts.providers.errors import ProviderTimeout, ProviderUncertain
+from specwire.runtime.facts.providers.postgres import admin as admin_sql
+from specwire.runtime.facts.providers.postgres.sql import COLUMNS as _COLUMNS
+from specwire.runtime.facts.providers.postgres.sql import LEXICAL_RANK as _LEXICAL_RANK
+from specwire.runtime.facts.providers.postgres.sql import LIVE as _LIVE
+from specwire.runtime.facts.providers.postgres.sql import PROVEN as _PROVEN
+from specwire.runtime.facts.providers.postgres.sql import SCOPE as _SCOPE
 from specwire.runtime.facts.providers.protocol import (
     HEALTH_DEADLINE_S,
     LOCAL_CAPABILITIES,
@@ -61,6 +77,7 @@ from specwire.runtime.facts.providers.protocol import (
     RetainRequest,
     RetainResult,
 )
+from specwire.runtime.facts.store import merged_item
 from specwire.runtime.facts.text import MAX_QUERY_TERMS, document_terms, query_terms
 from specwire.runtime.facts.validation import NewFact
 from specwire.runtime.safety.injection import InjectionHit, scan
@@ -133,15 +150,6 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
-
-_SCOPE = "f.tenant = %(tenant)s AND f.spec = %(spec)s AND f.session = %(session)s"
-_LIVE = f"""{_SCOPE} AND f.superseded_by IS NULL
-AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
-AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.target = f.id AND t.tenant = %(tenant)s
-    AND t.spec = %(spec)s AND t.session = %(session)s)"""
-_COLUMNS = "f.id, f.text, f.tags, f.expires_at, f.session_id, f.evidence"
-_PROVEN = "(cardinality(f.evidence) > 0)"
-_LEXICAL_RANK = f"ts_rank(f.tsv, q.q) * (CASE WHEN {_PROVEN} THEN {EVIDENCE_FACTOR!r} ELSE 1.0 END)"
 
 
 class ScopeError(StoreError):
@@ -543,6 +551,101 @@ class PostgresFactProvider:
             ).fetchall()
             return [row[0] for row in rows]
 
+    def list_facts(self, listing: FactListing) -> list[FactStatus]:
+        with self._transaction("list memories") as conn:
+            return admin_sql.listed(conn, self._params(self._now_ms()), listing)
+
+    def get_fact(self, fact_id: str) -> FactStatus | None:
+        validation.memory_id(fact_id)
+        with self._transaction("read a memory") as conn:
+            return admin_sql.status_of(conn, self._params(self._now_ms()), fact_id)
+
+    def export_facts(self) -> list[FactStatus]:
+        return self.list_facts(FactListing(status="all"))
+
+    def tombstone(self, fact_id: str, *, reason: str | None = None) -> Fact | None:
+        validation.memory_id(fact_id)
+        reason = validation.reason(reason)
+        with self._transaction("forget") as conn:
+            params = self._params(self._now_ms())
+            fact = admin_sql.live_fact(conn, params, fact_id)
+            if fact is None:
+                return None
+            self._tombstone(conn, [fact_id], "forgotten", reason, params)
+            return fact
+
+    def consolidate(
+        self, survivor_id: str, duplicate_ids: Sequence[str], *, reason: str | None = None
+    ) -> Fact:
+        """Fold live duplicates into the survivor, in one transaction (the local store's
+        rules: ``FactStore.consolidate``)."""
+        validation.memory_id(survivor_id)
+        for dup in duplicate_ids:
+            validation.memory_id(dup)
+        reason = validation.reason(reason)
+        with self._transaction("consolidate memories") as conn:
+            now = self._now_ms()
+            params = self._params(now)
+            survivor = admin_sql.live_fact(conn, params, survivor_id)
+            if survivor is None:
+                raise StoreError(f"cannot consolidate into {survivor_id}: it is not live")
+            group = [
+                fact
+                for dup in dict.fromkeys(duplicate_ids)
+                if dup != survivor_id and (fact := admin_sql.live_fact(conn, params, dup))
+            ]
+            merged = merged_item(survivor, group, now)
+            new = None if merged is None else NewFact(*merged)
+            if new is not None and self._screened(new) is not None:
+                new = None  # never let a merge write what the scanner flags
+            target = survivor
+            if new is not None:
+                vector = self._vector([" ".join([new.text, *new.tags])])
+                target_id = self._insert(conn, new, now, vector)
+                admin_sql.link_superseded(conn, params, survivor_id, target_id, now, reason)
+                target = Fact(
+                    target_id,
+                    new.text,
+                    new.tags,
+                    from_ms(now),
+                    _expiry(new, now),
+                    None,
+                    new.provenance,
+                )
+            for fact in group:
+                admin_sql.link_superseded(conn, params, fact.id, target.id, now, reason)
+            return target
+
+    def import_facts(self, facts: Sequence[ImportedFact]) -> ImportResult:
+        """Import an export's facts in one transaction (``runtime.facts.importing``'s rules);
+        imported facts carry no vector (full-text recall finds them)."""
+        with self._transaction("import memories") as conn:
+            now = self._now_ms()
+            params = self._params(now)
+            sink = admin_sql.PostgresImportSink(
+                conn,
+                params,
+                screened=lambda new: None if (hit := self._screened(new)) is None else hit.label,
+                insert=lambda c, new, created: self._insert(c, new, created, None),
+                hold=lambda c, new, rule: _insert_held(c, new_memory_id(), new, rule, params),
+            )
+            return import_into(sink, facts, now)
+
+    def sweep_expired(self) -> SweepResult:
+        swept = self.sweep()
+        with self._transaction("count memories") as conn:
+            live = admin_sql.count_live(conn, self._params(self._now_ms()))
+        return SweepResult(swept=swept, live=live)
+
+    def quarantined(self) -> list[QuarantinedFact]:
+        with self._transaction("list quarantined memories") as conn:
+            return admin_sql.held(conn, self.scope.params())
+
+    def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None:
+        validation.memory_id(fact_id)
+        with self._transaction("read a quarantined memory") as conn:
+            return admin_sql.held_by_id(conn, self.scope.params(), fact_id)
+
     def sweep(self) -> int:
         """Tombstone this scope's expired facts that have none yet; returns how many."""
         with self._transaction("sweep") as conn:
@@ -728,7 +831,7 @@ class PostgresFactProvider:
                 (i, new, hit) for i, (new, hit) in enumerate(zip(news, hits, strict=True)) if hit
             ]
             for i, new, hit in held:
-                _insert_held(conn, ids[i], new, hit, params)
+                _insert_held(conn, ids[i], new, hit.label, params)
             return [
                 RetainResult(
                     ids[i], True, _expiry(new, now), None, None if hit is None else hit.label
@@ -825,7 +928,7 @@ class PostgresFactProvider:
         with self._transaction("quarantine a memory") as conn:
             now = self._now_ms()
             fact_id = new_memory_id()
-            _insert_held(conn, fact_id, new, hit, self._params(now))
+            _insert_held(conn, fact_id, new, hit.label, self._params(now))
             return RetainResult(fact_id, True, _expiry(new, now), None, hit.label)
 
     def _flagged_on_read(self, hits: Sequence[ProviderHit]) -> dict[str, str]:
@@ -867,7 +970,7 @@ def _insert_held(
     conn: Connection[Any],
     fact_id: str,
     new: NewFact,
-    hit: InjectionHit,
+    rule: str,
     params: dict[str, Any],
 ) -> None:
     """Hold a write the scanner flagged in ``quarantine`` (never in ``facts``)."""
@@ -884,7 +987,7 @@ def _insert_held(
             "ttl": new.ttl_ms,
             "session_id": new.provenance.session_id,
             "evidence": list(new.provenance.evidence),
-            "rule": hit.label,
+            "rule": rule,
         },
     )
 

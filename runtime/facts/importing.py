@@ -1,0 +1,147 @@
+"""Importing an export into a fact store, one rule set for every backend.
+
+A backend hands ``import_into`` an ``ImportSink`` over one open transaction; the rules are
+here, so the embedded store and PostgreSQL import alike:
+
+- live facts are written oldest first with their ``createdAt`` (a time after now is taken as
+  now) and their expiry; one whose expiry has passed is skipped;
+- a fact is *known*, and not written again, when a live fact has the same normalized text or
+  any fact has the same normalized text and the same ``createdAt`` (importing an export twice
+  writes nothing the second time);
+- a superseded fact is written only when the fact that replaced it is imported or known, and
+  is then tombstoned as superseded by it, at the replacement's ``createdAt``: a chain
+  A → B → C keeps its shape; forgotten and expired history is not imported;
+- every text goes through the injection scanner: a flagged live fact is held in quarantine,
+  flagged history is skipped;
+- a fact that breaks the store's rules (empty text, too many tags) fails the whole import,
+  with its key, and nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from specwire.runtime.facts.model import InvalidRequestError, Provenance, to_ms
+from specwire.runtime.facts.validation import NewFact
+
+
+@dataclass(frozen=True)
+class ImportedFact:
+    """One fact of an export. ``key`` is its id there (``superseded_by`` names another key of
+    the same import)."""
+
+    key: str
+    text: str
+    tags: tuple[str, ...] = ()
+    status: str = "live"
+    created_at: datetime | None = None
+    expires_at: datetime | None = None
+    provenance: Provenance | None = None
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    imported: int  # live facts written
+    history: int  # superseded facts written, pointing at their replacement
+    known: int  # already there
+    quarantined: int  # live facts the injection scanner held
+    skipped: int  # not imported: forgotten, expired, flagged history, a chain without its head
+    # Export key → the id of that fact in this store (written or already known).
+    ids: dict[str, str] = field(default_factory=dict)
+
+
+class ImportSink(Protocol):
+    """One backend's writes and look-ups, inside one transaction."""
+
+    def live_with_text(self, norm_text: str) -> str | None: ...
+
+    def with_text_created(self, norm_text: str, created_ms: int) -> str | None: ...
+
+    def screened(self, new: NewFact) -> str | None:
+        """The label of the injection rule that flags ``new``; None when clean."""
+        ...
+
+    def hold(self, new: NewFact, rule: str) -> None: ...
+
+    def insert(self, new: NewFact, created_ms: int) -> str: ...
+
+    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str) -> None: ...
+
+
+HISTORY_REASON = "imported as superseded"
+
+
+def import_into(sink: ImportSink, facts: Sequence[ImportedFact], now_ms: int) -> ImportResult:
+    ids: dict[str, str] = {}
+    created_of: dict[str, int] = {}
+    imported = history = known = held = 0
+    live = [fact for fact in facts if fact.status == "live" and _alive(fact, now_ms)]
+    chained = [fact for fact in facts if fact.status == "superseded" and fact.superseded_by]
+    for fact in sorted(live, key=lambda f: _created_ms(f, now_ms)):
+        new, created = _new(fact, now_ms)
+        existing = sink.live_with_text(new.norm_text) or sink.with_text_created(
+            new.norm_text, created
+        )
+        if existing is not None:
+            ids[fact.key], created_of[fact.key] = existing, created
+            known += 1
+            continue
+        rule = sink.screened(new)
+        if rule is not None:
+            sink.hold(new, rule)
+            held += 1
+            continue
+        ids[fact.key], created_of[fact.key] = sink.insert(new, created), created
+        imported += 1
+    pending = sorted(chained, key=lambda f: _created_ms(f, now_ms), reverse=True)
+    progress = True
+    while pending and progress:
+        progress = False
+        for fact in list(pending):
+            head = fact.superseded_by
+            if head not in ids:
+                continue
+            assert head is not None
+            pending.remove(fact)
+            progress = True
+            new, created = _new(fact, now_ms)
+            existing = sink.with_text_created(new.norm_text, created)
+            if existing is not None:
+                ids[fact.key], created_of[fact.key] = existing, created
+                known += 1
+                continue
+            if sink.screened(new) is not None:
+                continue
+            fact_id = sink.insert(new, created)
+            at = max(created, created_of[head])
+            sink.link_superseded(fact_id, ids[head], at, HISTORY_REASON)
+            ids[fact.key], created_of[fact.key] = fact_id, created
+            history += 1
+    skipped = len(facts) - imported - history - known - held
+    return ImportResult(imported, history, known, held, skipped, ids)
+
+
+def _created_ms(fact: ImportedFact, now_ms: int) -> int:
+    return now_ms if fact.created_at is None else min(to_ms(fact.created_at), now_ms)
+
+
+def _alive(fact: ImportedFact, now_ms: int) -> bool:
+    return fact.expires_at is None or to_ms(fact.expires_at) > now_ms
+
+
+def _new(fact: ImportedFact, now_ms: int) -> tuple[NewFact, int]:
+    created = _created_ms(fact, now_ms)
+    ttl = None
+    if fact.expires_at is not None:
+        # A superseded fact's expiry may lie before its creation in a hand-edited file: the
+        # fact is history either way, so such an expiry is dropped rather than refused.
+        ttl = to_ms(fact.expires_at) - created
+        ttl = ttl if ttl > 0 else None
+    try:
+        return NewFact(fact.text, fact.tags, ttl, fact.provenance), created
+    except InvalidRequestError as exc:
+        raise InvalidRequestError(f"fact {fact.key}: {exc}; nothing was imported") from None

@@ -1,0 +1,136 @@
+"""The owner's fact operations, as small capability-scoped protocols beside ``FactProvider``.
+
+The four-operation provider protocol is what an agent needs; the owner's commands
+(``codegen memory``), the dream and the memory service need more, and a backend implements
+each of these only when it can:
+
+``FactLister``      every fact with its status, filtered and paged; one fact by id.
+``FactAdmin``       tombstone one fact (forget), fold near-duplicates into a survivor.
+``FactExporter``    every fact ever written, oldest first (history included).
+``FactImporter``    facts from an export, keeping their ``createdAt`` and supersede chains.
+``FactSweeper``     tombstone the facts whose TTL has passed.
+``QuarantineReader`` the writes the injection scanner held.
+
+The embedded store (``providers.local_admin.LocalFactAdmin``) and PostgreSQL
+(``providers.postgres.provider.PostgresFactProvider``) implement all of them; the HTTP memory
+contract carries none (``missing`` says so in one line). Callers check with ``isinstance``
+(the protocols are ``runtime_checkable``) and refuse with ``missing``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.facts.importing import ImportedFact, ImportResult
+from specwire.runtime.facts.model import (
+    Fact,
+    FactStatus,
+    InvalidRequestError,
+    QuarantinedFact,
+    SweepResult,
+)
+
+__all__ = [
+    "FactAdmin",
+    "FactExporter",
+    "FactImporter",
+    "FactListing",
+    "FactLister",
+    "FactSweeper",
+    "ImportResult",
+    "ImportedFact",
+    "QuarantineReader",
+    "UnsupportedOperation",
+    "missing",
+]
+
+ListStatus = Literal["live", "expired", "superseded", "forgotten", "all"]
+LIST_STATUSES: tuple[ListStatus, ...] = ("live", "expired", "superseded", "forgotten", "all")
+# A page holds at most this many facts (``FactListing.limit``).
+MAX_PAGE = 10_000
+
+
+@dataclass(frozen=True)
+class FactListing:
+    """Which facts ``list_facts`` returns: by status, tag and text (case-insensitive
+    substring), oldest first, ``limit`` of them from ``offset`` on (None: all)."""
+
+    status: ListStatus = "live"
+    tag: str | None = None
+    text: str | None = None
+    offset: int = 0
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in LIST_STATUSES:
+            raise InvalidRequestError(f"list: unknown status {self.status!r}")
+        if isinstance(self.offset, bool) or self.offset < 0:
+            raise InvalidRequestError("list: offset must be 0 or more")
+        if self.limit is not None and (
+            isinstance(self.limit, bool) or not 1 <= self.limit <= MAX_PAGE
+        ):
+            raise InvalidRequestError(f"list: limit must be between 1 and {MAX_PAGE}")
+
+    def admits(self, status: FactStatus) -> bool:
+        """Whether ``status`` passes the filters (paging aside)."""
+        fact = status.fact
+        return (
+            (self.status == "all" or status.status == self.status)
+            and (self.tag is None or self.tag in fact.tags)
+            and (self.text is None or self.text.casefold() in fact.text.casefold())
+        )
+
+
+@runtime_checkable
+class FactLister(Protocol):
+    def list_facts(self, listing: FactListing) -> list[FactStatus]: ...
+
+    def get_fact(self, fact_id: str) -> FactStatus | None: ...
+
+
+@runtime_checkable
+class FactAdmin(Protocol):
+    def tombstone(self, fact_id: str, *, reason: str | None = None) -> Fact | None:
+        """Forget that live fact (a ``forgotten`` tombstone); None when it is not live."""
+        ...
+
+    def consolidate(
+        self, survivor_id: str, duplicate_ids: Sequence[str], *, reason: str | None = None
+    ) -> Fact:
+        """Fold live duplicates into the survivor (``FactStore.consolidate``'s rules)."""
+        ...
+
+
+@runtime_checkable
+class FactExporter(Protocol):
+    def export_facts(self) -> list[FactStatus]: ...
+
+
+@runtime_checkable
+class FactImporter(Protocol):
+    def import_facts(self, facts: Sequence[ImportedFact]) -> ImportResult: ...
+
+
+@runtime_checkable
+class FactSweeper(Protocol):
+    def sweep_expired(self) -> SweepResult: ...
+
+
+@runtime_checkable
+class QuarantineReader(Protocol):
+    def quarantined(self) -> list[QuarantinedFact]: ...
+
+    def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None: ...
+
+
+class UnsupportedOperation(StoreError):
+    """The backend does not offer that operation (one line for the owner)."""
+
+
+def missing(what: str, where: str) -> UnsupportedOperation:
+    """The one-line refusal of an operation a backend lacks, e.g. "export is not part of the
+    HTTP memory contract"."""
+    return UnsupportedOperation(f"{what} is not part of {where}")

@@ -1,0 +1,54 @@
+"""``LocalFactAdmin``: the embedded store's provider with the owner's protocols
+(``providers.admin``) on top, each one ``FactStore`` call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from specwire.runtime.facts import validation
+from specwire.runtime.facts.importing import ImportedFact, ImportResult
+from specwire.runtime.facts.model import Fact, FactStatus, QuarantinedFact, SweepResult
+from specwire.runtime.facts.providers.admin import FactListing
+from specwire.runtime.facts.providers.protocol import LocalFactProvider
+
+
+class LocalFactAdmin(LocalFactProvider):
+    """``FactProvider`` plus ``FactLister``, ``FactAdmin``, ``FactExporter``,
+    ``FactImporter``, ``FactSweeper`` and ``QuarantineReader`` over one ``FactStore``."""
+
+    def list_facts(self, listing: FactListing) -> list[FactStatus]:
+        wanted = [status for status in self.store.list_facts() if listing.admits(status)]
+        end = None if listing.limit is None else listing.offset + listing.limit
+        return wanted[listing.offset : end]
+
+    def get_fact(self, fact_id: str) -> FactStatus | None:
+        validation.memory_id(fact_id)
+        return self.store.get(fact_id)
+
+    def tombstone(self, fact_id: str, *, reason: str | None = None) -> Fact | None:
+        forgotten = self.store.forget_id(fact_id, reason=reason)
+        return forgotten[0] if forgotten else None
+
+    def consolidate(
+        self, survivor_id: str, duplicate_ids: Sequence[str], *, reason: str | None = None
+    ) -> Fact:
+        return self.store.consolidate(survivor_id, duplicate_ids, reason=reason)
+
+    def export_facts(self) -> list[FactStatus]:
+        return self.store.list_facts()
+
+    def import_facts(self, facts: Sequence[ImportedFact]) -> ImportResult:
+        return self.store.import_facts(facts)
+
+    def sweep_expired(self) -> SweepResult:
+        return self.store.sweep()
+
+    def compact(self) -> int:
+        """Index upkeep (``FactStore.compact``): WAL frames checkpointed."""
+        return self.store.compact()
+
+    def quarantined(self) -> list[QuarantinedFact]:
+        return self.store.quarantined()
+
+    def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None:
+        return self.store.quarantined_by_id(fact_id)
