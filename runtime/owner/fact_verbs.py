@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specwire.runtime.core.clock import utc_now
+from specwire.runtime.embedders import load_embedder
 from specwire.runtime.facts.model import Provenance, to_ms
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner import quarantine_verbs
@@ -79,20 +80,35 @@ def show(args: argparse.Namespace, selection: Selection) -> int:
 
 
 def search(args: argparse.Namespace, selection: Selection) -> int:
+    """Rank as the agent's ``Recall`` does: BM25 fused with the spec's embedder when the agent
+    recalls by meaning (the embedder its stored vectors were made with), BM25 alone otherwise.
+    ``score`` is the store's own; ``relevance`` is relative to the best hit, as ``Recall`` shows
+    it to the model."""
     if not 1 <= args.k <= 100:
         raise SelectionError(f"-k {args.k}: between 1 and 100")
     with opened(selection) as store:
+        embedder_id = args.embedder if args.embedder is not None else store.recorded_embedder()
+        if embedder_id is not None and embedder_id != "none":
+            store.use_embedder(load_embedder(embedder_id), log=_stderr)
         hits = store.recall(args.query, k=args.k)
         statuses = [status for hit in hits if (status := store.get(hit.fact.id)) is not None]
+    best = max((hit.score for hit in hits), default=0.0) or 1.0
+    scored = [
+        (status, float(f"{hit.score:.6g}"), round(hit.score / best, 2))
+        for hit, status in zip(hits, statuses, strict=True)
+    ]
     if args.json:
         print_json(
             [
-                {**fact_record(status), "score": round(hit.score, 4)}
-                for hit, status in zip(hits, statuses, strict=True)
+                {**fact_record(status), "score": score, "relevance": relevance}
+                for status, score, relevance in scored
             ]
         )
     else:
-        print_table(fact_rows(statuses), FACT_COLUMNS)
+        rows = fact_rows(statuses)
+        for row, (_, _, relevance) in zip(rows, scored, strict=True):
+            row["relevance"] = f"{relevance:.2f}"
+        print_table(rows, ("relevance", *FACT_COLUMNS))
     return 0
 
 
@@ -317,3 +333,7 @@ def _provenance(record: dict[str, Any]) -> Provenance | None:
         session if isinstance(session, str) else None,
         tuple(item for item in evidence if isinstance(item, str)),
     )
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(line)
