@@ -410,3 +410,18 @@ def test_search_scores_are_never_rounded_to_zero(tmp_path: Path, run: Run) -> No
     assert status == 0 and hit["score"] > 0 and hit["relevance"] == 1.0
     status, out, _ = run("--root", str(tmp_path), "search", "billing")
     assert out.splitlines()[0].split()[:2] == ["RELEVANCE", "ID"] and "1.00" in out
+
+
+def test_clear_and_restore_report_the_same_count(tmp_path: Path, run: Run) -> None:
+    """Clearing moved a plans folder (1 item) that restoring brought back file by file."""
+    seed(tmp_path, "a fact").close()
+    store = ContinuityStore(StoreLayout(tmp_path / ".specwire", SPEC))
+    store.create_plan("Fix export", ["reproduce", "patch"])
+    store.create_plan("Ship docs", ["write"])
+    store.write_focus("the export bug")
+    status, cleared, _ = run("--root", str(tmp_path), "continuity", "clear", "all", "--yes")
+    assert status == 0
+    moved = cleared.split("moved ", 1)[1].split(" ", 1)[0]
+    status, restored, _ = run("--root", str(tmp_path), "continuity", "restore", "--yes")
+    assert status == 0 and restored.startswith(f"restored {moved} file(s) from ")
+    assert int(moved) >= 3  # two plans and the focus, at least
