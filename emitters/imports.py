@@ -39,16 +39,20 @@ class ImportRegistry:
     def names_from(self, module: str) -> tuple[str, ...]:
         return tuple(sorted(n for n, m in self._by_name.items() if m == module))
 
-    def groups(self) -> tuple[tuple[str, ...], ...]:
-        """Import lines, grouped (stdlib, then the rest); empty groups are left out."""
+    def groups(self, *, without: str | None = None) -> tuple[tuple[str, ...], ...]:
+        """Import lines, grouped (stdlib, then the rest), leaving out module ``without``; empty
+        groups are left out."""
         stdlib: list[str] = []
         other: list[str] = []
         for module in self.modules:
+            if module == without:
+                continue
             line = f"from {module} import {', '.join(self.names_from(module))}"
             top = module.split(".")[0]
             (stdlib if top in sys.stdlib_module_names else other).append(line)
         return tuple(tuple(group) for group in (stdlib, other) if group)
 
-    def render(self) -> str:
-        """The import block: groups separated by one blank line, no trailing newline."""
-        return "\n\n".join("\n".join(group) for group in self.groups())
+    def render(self, *, without: str | None = None) -> str:
+        """The import block (leaving out module ``without``): groups separated by one blank
+        line, no trailing newline."""
+        return "\n\n".join("\n".join(group) for group in self.groups(without=without))

@@ -83,6 +83,14 @@ def _files(directory: Path) -> list[Path]:
     return found
 
 
+def file_count(paths: Sequence[Path]) -> int:
+    """How many files ``paths`` hold (a directory counts its files, as a restore moves them),
+    so clearing and restoring the same snapshot report the same number."""
+    return sum(
+        len(_files(path)) if path.is_dir() and not path.is_symlink() else 1 for path in paths
+    )
+
+
 def restore_snapshot(trash_dir: Path, ts: str, *, root: Path) -> list[Path]:
     """Move a snapshot's files back; refuse (moving nothing) if any destination exists."""
     snapshot = _snapshot_path(trash_dir, ts, root)

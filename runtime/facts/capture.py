@@ -14,6 +14,12 @@ whose only tool calls are memory or continuity tools
 reply reports bookkeeping such as "Done: created plan-0001 …", not a fact). Those tools' ids are
 never evidence either.
 
+A reply that only restates what the turn was handed is no fact either: the first line of one of
+the turn's tool results (the agent's own acknowledgement, "Done: fetched https://… (200)"), or, in
+a session the research host started (its ``session_start`` names a ``runId``), the task the host
+wrote as the user message (the goal, a sub-goal, the synthesis brief). "Restates" means that once
+those words are taken out (compared as below), nothing but acknowledgements is left.
+
 A slash-command turn yields nothing either: its model input was the command's expanded prompt
 (the ``synthetic`` user message the loop logs right after the typed one, before any model output),
 so its reply restates that template rather than anything learned. A synthetic user message later in
@@ -68,6 +74,11 @@ AUTO_CAPTURE_TAG = "auto-capture"
 MEMORY_MATCH_K = 20
 # The facts tools that store or remove a fact themselves: a turn calling one is never captured.
 FACT_WRITING_TOOL_NAMES: frozenset[str] = frozenset({"Remember", "MemoryForget"})
+# ``session_start`` of a session whose user messages the research host writes (goal, sub-goal,
+# synthesis brief): restating them is no fact.
+HOST_TASK_MARK = "runId"
+# What a reply opens with when it reports a tool result ("Done: <its first line>").
+_TOOL_ACK_PREFIX = re.compile(r"^\s*(done|that failed)\s*[:,.!—–-]\s*", re.IGNORECASE)
 # A reply opening with an acknowledgement ("Noted: …") is captured without it; a reply that is
 # nothing but acknowledgements ("OK, thanks!") is not captured at all.
 _ACK_PREFIX = re.compile(
@@ -121,6 +132,8 @@ class Turn:
     answered: bool = False
     # What the person typed to open the turn.
     user_text: str = ""
+    # The first line of each tool result of the turn.
+    result_lines: list[str] = field(default_factory=list)
 
     @property
     def about_memory(self) -> bool:
@@ -162,6 +175,9 @@ def split_turns(events: Iterable[Event]) -> list[Turn]:
             name = known if known else _text(payload.get("name"))
             if known is None:  # a result without its use: the call still counts
                 turns[-1].tool_names.append(name)
+            result_line = first_line(_text(payload.get("text")))
+            if result_line:
+                turns[-1].result_lines.append(result_line)
             evidence = turns[-1].evidence
             if (
                 payload.get("isError") is not True
@@ -200,6 +216,22 @@ def echoes_a_question(line: str, user_text: str) -> bool:
     if not question.endswith("?"):
         return False
     return contains_memory(line, question.rstrip("?"))
+
+
+def restates(line: str, said: str) -> bool:
+    """Whether ``line`` says nothing but ``said`` (as a run of whole words, compared as in
+    ``contains_memory``; or its start, when the line was cut with "…") and acknowledgements
+    ("Noted:", "Done:", "That failed:")."""
+    needle = memory_form(said).rstrip(". ")
+    if not any(char.isalnum() for char in needle):
+        return False
+    if contains_memory(line, said):
+        rest = memory_form(line).replace(needle, " ")
+        words = re.findall(r"[\w']+", rest)
+        return all(word in _ACK_WORDS or word in ("that", "failed") for word in words)
+    cut = memory_form(_TOOL_ACK_PREFIX.sub("", line, count=1))
+    start = cut.removesuffix("...").rstrip()  # NFKC folds the cut mark "…" to three dots
+    return start != cut and any(char.isalnum() for char in start) and needle.startswith(start)
 
 
 def recalled_lines(events: Iterable[Event]) -> list[str]:
@@ -255,6 +287,9 @@ def durable_facts(
     """
     logged = list(events)
     recalled = list(dict.fromkeys(recalled_lines(logged)))
+    host_tasks = any(
+        event.type == "session_start" and HOST_TASK_MARK in event.payload for event in logged
+    )
     texts: dict[str, str] = {}  # key -> text as first stated; insertion order = first statement
     evidence: dict[str, dict[str, None]] = {}
     latest: dict[str, int] = {}  # key -> index of the last turn that stated it
@@ -264,6 +299,11 @@ def durable_facts(
         line = first_line(turn.final_answer) if turn.final_answer else None
         line = without_acknowledgement(line) if line is not None else None
         if line is None or echoes_a_question(line, turn.user_text):
+            continue
+        handed = list(turn.result_lines)
+        if host_tasks and (task := first_line(turn.user_text)) is not None:
+            handed.append(task)
+        if any(restates(line, text) for text in handed):
             continue
         if any(contains_memory(line, memory) for memory in recalled):
             continue

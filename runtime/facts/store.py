@@ -48,6 +48,7 @@ from specwire.runtime.facts.model import (
 )
 from specwire.runtime.facts.sql import quarantine as quarantine_queries
 from specwire.runtime.facts.sql import queries
+from specwire.runtime.facts.sql import vectors as vector_queries
 from specwire.runtime.facts.sql.schema import schema_version
 from specwire.runtime.facts.text import (
     MAX_QUERY_TERMS,
@@ -494,6 +495,12 @@ class FactStore:
 
             self._lexical = LexicalRecall(self._file.path)
         return self._lexical
+
+    def recorded_embedder(self) -> str | None:
+        """The id of the embedder the agent's hybrid recall last embedded a fact with (None:
+        BM25 only so far), so an owner's search ranks as the agent does."""
+        with self._file.reading("read the embedder") as conn:
+            return None if conn is None else vector_queries.latest_embedder(conn)
 
     def get(self, fact_id: str) -> FactStatus | None:
         with self._file.reading("read a memory") as conn:

@@ -2,8 +2,8 @@
 
 Everything but the synthesis text comes from the sealed session logs and the plan file, never
 from what a model says it did: the sources are the successful ``fetch`` calls, the facts are the
-memory ids the run's Remember/Recall results and auto-recall named, the proven steps are the
-active plan's steps with their frozen proofs.
+texts the run's Remember results (with their ids), Recall results and auto-recall gave the model,
+the proven steps are the active plan's steps with their frozen proofs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ from specwire.runtime.hosts.research_run import ResearchRun, SessionOutcome, fir
 from specwire.runtime.sessions.log import read_events, session_log_path
 
 FETCH = "fetch"
-_FACT_ID = re.compile(r"\bmem_[0-9a-f]{16}\b")
+# "remembered (mem_…) [tags] (expires …): <text>" (tags and expiry optional).
+_REMEMBERED = re.compile(
+    r"^remembered \((mem_[0-9a-f]{16})\)(?: \[[^\]]*\])?(?: \(expires [^)]*\))?: (.+)$"
+)
+# One hit of a Recall result: "  • (0.87) <text> [tags]".
+_RECALLED = re.compile(r"^\s*• \((?:\d+\.\d+|<0\.01)\) (.+)$")
 _FETCHED = re.compile(r"^fetched (\S+) \(HTTP (\d+)")
 
 
@@ -34,9 +39,13 @@ class Source:
 
 @dataclass(frozen=True)
 class FactUse:
-    fact_id: str
-    line: str
-    label: str
+    text: str
+    label: str  # the first session that used it ("branch 1/2", "synthesis")
+    fact_id: str | None = None  # known when the run remembered it
+
+    def line(self) -> str:
+        how = f"remembered as `{self.fact_id}`" if self.fact_id else "recalled"
+        return f"- {self.text} ({self.label}: {how})"
 
 
 def collect(run: ResearchRun, sessions_dir: Path) -> tuple[list[Source], list[FactUse]]:
@@ -52,8 +61,8 @@ def collect(run: ResearchRun, sessions_dir: Path) -> tuple[list[Source], list[Fa
                 _tool_result(outcome, payload, uses, sources, facts)
             elif event.type == "recall":
                 for line in payload.get("lines") or []:
-                    _note_facts(str(line), outcome.label, facts)
-    return sources, sorted(facts.values(), key=lambda use: use.fact_id)
+                    _note_fact(str(line), outcome.label, facts)
+    return sources, sorted(facts.values(), key=lambda use: (use.text.casefold(), use.text))
 
 
 def _tool_result(
@@ -75,14 +84,30 @@ def _tool_result(
         sources.append(
             Source(url, status, outcome.session_id, str(payload.get("toolUseId")), outcome.label)
         )
-    elif name in ("Remember", "Recall"):
-        for line in text.splitlines():
-            _note_facts(line, outcome.label, facts)
+    elif name == "Remember":
+        remembered = _REMEMBERED.match(text.strip())
+        if remembered is not None:
+            _note_fact(remembered.group(2), outcome.label, facts, remembered.group(1))
+    elif name == "Recall":
+        for line in text.splitlines()[1:]:
+            hit = _RECALLED.match(line)
+            if hit is not None:
+                _note_fact(hit.group(1), outcome.label, facts)
 
 
-def _note_facts(line: str, label: str, facts: dict[str, FactUse]) -> None:
-    for fact_id in _FACT_ID.findall(line):
-        facts.setdefault(fact_id, FactUse(fact_id, line.strip(), label))
+def _note_fact(
+    text: str, label: str, facts: dict[str, FactUse], fact_id: str | None = None
+) -> None:
+    """Record a fact the run used, once per text (the first use's label; an id when known)."""
+    shown = " ".join(text.split())
+    if not shown:
+        return
+    key = shown.casefold()
+    known = facts.get(key)
+    if known is None:
+        facts[key] = FactUse(shown, label, fact_id)
+    elif known.fact_id is None and fact_id is not None:
+        facts[key] = FactUse(known.text, known.label, fact_id)
 
 
 def render(
@@ -130,7 +155,7 @@ def render(
         for source in sources
     ] or ["(none)"]
     lines += ["", "## Facts used", ""]
-    lines += [f"- `{use.fact_id}` ({use.label}): {use.line}" for use in facts] or ["(none)"]
+    lines += [use.line() for use in facts] or ["(none)"]
     lines += ["", "## Proven plan steps", ""]
     lines += _proven_steps(plan) or ["(none)"]
     return "\n".join(lines).rstrip() + "\n"

@@ -1,5 +1,8 @@
 """The scripted model: offline, deterministic, readable in a demo.
 
+A bundle built with ``model: scripted`` summarizes these directives in its README ("Try it
+offline"); this table is the full reference.
+
 It reads the latest user message and follows one directive per message:
 
 ==============================================  ==================================================
@@ -43,7 +46,8 @@ anything else                                   answers ``Noted: <message>.``, a
 ``ModelServerError`` (a simulated 503), so a role's ``modelFallbacks`` can be shown offline.
 
 Keywords are case-insensitive. After a tool call the model is called again with the result and
-answers one line: ``Done: <first line of the result>`` or ``That failed: <first line>``. A
+answers one line: ``Done: <first line of the result>`` (for ``Recall``: the whole result, every
+matched fact with its relevance) or ``That failed: <first line>``. A
 directive naming a tool that is not offered in the request is answered with a line saying the
 tool is unavailable; no call is made.
 """
@@ -72,6 +76,7 @@ from specwire.runtime.models.types import (
 )
 
 FORGET_REASON = "the user asked to forget it"
+RECALL_TOOL = "Recall"
 _MAX_ECHO = 200
 
 _KEYED = re.compile(r"^(remember|recall|focus|plan|forget)\s*:\s*(.*)$", re.IGNORECASE | re.DOTALL)
@@ -209,10 +214,18 @@ def _summarize(messages: list[Message]) -> str:
         if isinstance(message, ToolResultMessage):
             results.append(message)
     parts = [
-        f"That failed: {first_line(r.text)}" if r.is_error else f"Done: {first_line(r.text)}"
+        f"That failed: {first_line(r.text)}" if r.is_error else f"Done: {_result_line(r)}"
         for r in reversed(results)
     ]
     return " | ".join(parts)
+
+
+def _result_line(result: ToolResultMessage) -> str:
+    """The first line of a result; for ``Recall``, every line, so the matched facts show."""
+    if result.name != RECALL_TOOL:
+        return first_line(result.text)
+    lines = [line.strip().removeprefix("• ") for line in result.text.splitlines() if line.strip()]
+    return " ".join(lines)
 
 
 def _answer(text: str, request: ModelRequest) -> ModelResponse:

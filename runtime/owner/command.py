@@ -100,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     search = verb("search", "recall as the agent would (best first)")
     search.add_argument("query")
     search.add_argument("-k", type=int, default=10)
+    search.add_argument(
+        "--embedder",
+        help="rank with this embedder (default: the one the agent's recall uses, read from the "
+        "store; none: BM25 only)",
+    )
     forget = verb(
         "forget",
         "forget a fact by id (a quarantined one is deleted), or every live fact matching all "

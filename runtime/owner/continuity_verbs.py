@@ -10,6 +10,7 @@ from typing import Any, cast
 from specwire.runtime.continuity.focus import ACTIVE_PLAN_MARKER
 from specwire.runtime.continuity.plans import PLAN_ID_RE
 from specwire.runtime.continuity.store import ContinuityStore
+from specwire.runtime.continuity.trash import file_count
 from specwire.runtime.continuity.trash_bin import ClearScope
 from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.owner.asking import confirm
@@ -96,7 +97,8 @@ def _clear(args: argparse.Namespace, store: ContinuityStore) -> int:
     elif stamp is None:
         sys.stdout.write("nothing to clear\n")
     else:
-        sys.stdout.write(f"moved {len(result.moved)} item(s) to the trash as {stamp}\n")
+        count = file_count(result.moved)
+        sys.stdout.write(f"moved {count} file(s) to the trash as {stamp}\n")
     return 0
 
 
@@ -113,7 +115,7 @@ def _restore(args: argparse.Namespace, store: ContinuityStore) -> int:
     if args.json:
         print_json({"restored": [str(path) for path in restored], "snapshot": stamp})
     else:
-        sys.stdout.write(f"restored {len(restored)} item(s) from {stamp}\n")
+        sys.stdout.write(f"restored {file_count(restored)} file(s) from {stamp}\n")
     return 0
 
 

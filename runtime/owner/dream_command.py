@@ -1,12 +1,12 @@
 """``codegen dream``: run a spec's dream by hand, or see what the last run did.
 
-    codegen dream [--cwd DIR] [--spec NAME] [--tenant ID] [--json] run [--every DUR]
+    codegen dream [--root DIR] [--spec NAME] [--tenant ID] [--json] run [--every DUR]
                   [--mode deterministic|full] [--budget-usd USD] [--instructions TEXT]
                   [--proof ladder|require|off] [--model ID] [--force]
-    codegen dream [--cwd DIR] [--spec NAME] [--tenant ID] [--json] status
+    codegen dream [--root DIR] [--spec NAME] [--tenant ID] [--json] status
 
 ``--backend postgres`` (with ``--dsn $VAR``) runs the fact steps on the spec's PostgreSQL facts
-(``runtime.owner.backend``); continuity, wiki and the run's record stay under ``--cwd``.
+(``runtime.owner.backend``); continuity, wiki and the run's record stay under ``--root``.
 
 ``run`` prints each step's counts; a run in a window that already had one does nothing and
 says so (``--force`` runs anyway). ``status`` prints the last run's record. Exit status: 0 done
@@ -59,7 +59,14 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         return argparse.SUPPRESS if suppress else value
 
     parser.add_argument(
-        "--cwd", type=Path, default=default(Path(".")), help="the agent's directory"
+        "--root",
+        type=Path,
+        default=default(Path(".")),
+        help="the directory the agent runs in (default: here), as in codegen memory",
+    )
+    # The 0.2 name, documented for dream before ``--root`` was the one name: kept, not shown.
+    parser.add_argument(
+        "--cwd", dest="root", type=Path, default=default(Path(".")), help=argparse.SUPPRESS
     )
     parser.add_argument("--spec", default=default(None), help="the spec (needed when several)")
     parser.add_argument("--tenant", default=default(None), help="a managed bundle's tenant id")
@@ -99,11 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     try:
         if is_remote(args):
-            spec = remote_spec(args.cwd, args.spec, args.tenant)
-            selection = select_remote(args.cwd, spec, args.tenant, None)
+            spec = remote_spec(args.root, args.spec, args.tenant)
+            selection = select_remote(args.root, spec, args.tenant, None)
             selection.layout.root.mkdir(parents=True, exist_ok=True)
         else:
-            selection = select(args.cwd, args.spec, args.tenant, None)
+            selection = select(args.root, args.spec, args.tenant, None)
             _check_known(selection.layout)
         if args.verb == "status":
             return _status(args, read_state(selection.layout), selection.layout.spec_name)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from specwire.runtime.core.clock import utc_now
+from specwire.runtime.embedders import load_embedder
 from specwire.runtime.facts.importing import ImportedFact
 from specwire.runtime.facts.model import MAX_RECALL_K, Provenance, to_ms
 from specwire.runtime.facts.providers.admin import (
@@ -19,6 +20,7 @@ from specwire.runtime.facts.providers.admin import (
     FactListing,
     QuarantineReader,
 )
+from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
 from specwire.runtime.facts.providers.protocol import ForgetRequest, ProviderHit, RecallRequest
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner import quarantine_verbs
@@ -73,24 +75,40 @@ def show(args: argparse.Namespace, selection: Selection) -> int:
 
 
 def search(args: argparse.Namespace, selection: Selection) -> int:
+    """Rank as the agent's ``Recall`` does, on every backend: the provider's own recall; on the
+    file store fused with the embedder the agent recalls by meaning with (the one its stored
+    vectors were made with; ``--embedder`` overrides, ``none`` turns it off). ``score`` is the
+    backend's own; ``relevance`` is relative to the best hit, as ``Recall`` shows it."""
     if not 1 <= args.k <= MAX_RECALL_K:
         raise SelectionError(f"-k {args.k}: between 1 and {MAX_RECALL_K}")
     with open_facts(args, selection) as facts:
+        if isinstance(facts.backend, LocalFactAdmin):
+            store = facts.backend.store
+            embedder_id = args.embedder if args.embedder is not None else store.recorded_embedder()
+            if embedder_id is not None and embedder_id != "none":
+                store.use_embedder(load_embedder(embedder_id), log=_stderr)
+        elif args.embedder is not None:
+            raise SelectionError(f"--embedder: the {facts.name} backend ranks with its own")
         hits = facts.provider.recall(RecallRequest(args.query, args.k)).hits
         lister = facts.backend if isinstance(facts.backend, FactLister) else None
         found = [(hit, None if lister is None else lister.get_fact(hit.id)) for hit in hits]
+    best = max((hit.score for hit in hits), default=0.0) or 1.0
     records = [
-        {**(fact_record(status) if status is not None else _hit_record(hit)), "score": hit.score}
+        {
+            **(fact_record(status) if status is not None else _hit_record(hit)),
+            "score": float(f"{hit.score:.6g}"),
+            "relevance": round(hit.score / best, 2),
+        }
         for hit, status in found
     ]
     if args.json:
-        print_json([{**record, "score": round(record["score"], 4)} for record in records])
+        print_json(records)
     else:
         print_table(
             [
                 {
                     "id": record["id"],
-                    "score": f"{record['score']:.3f}",
+                    "relevance": f"{record['relevance']:.2f}",
                     "status": record.get("status", "live"),
                     "tags": ",".join(record["tags"]),
                     "text": record["text"],
@@ -102,7 +120,7 @@ def search(args: argparse.Namespace, selection: Selection) -> int:
     return 0
 
 
-SEARCH_COLUMNS = ("id", "score", "status", "tags", "text")
+SEARCH_COLUMNS = ("relevance", "id", "status", "tags", "text")
 
 
 def _hit_record(hit: ProviderHit) -> dict[str, Any]:
@@ -347,3 +365,7 @@ def _provenance(record: dict[str, Any]) -> Provenance | None:
         session if isinstance(session, str) else None,
         tuple(item for item in evidence if isinstance(item, str)),
     )
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(line)

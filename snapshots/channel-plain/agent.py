@@ -3,14 +3,23 @@
 
 from pathlib import Path
 
-from specwire.runtime.bundle import (
-    ChannelConfig,
-    SecretRef,
-    TurnSetup,
-    builtin_catalog,
-    run_bundle,
-    serve_channel,
-)
+try:
+    from specwire.runtime.bundle import (
+        ChannelConfig,
+        SecretRef,
+        TurnSetup,
+        builtin_catalog,
+        run_bundle,
+        serve_channel,
+    )
+except ModuleNotFoundError as missing:
+    if not (missing.name or "").startswith("specwire"):
+        raise
+    raise SystemExit(
+        "this agent needs specwire 0.3.0 or newer in the Python that runs it: "
+        "pip install /path/to/specwire-checkout, or pip install specwire-0.3.0-py3-none-any.whl"
+    ) from None
+
 
 SPEC_NAME = "channel-plain"
 MODEL = "scripted"

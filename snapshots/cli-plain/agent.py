@@ -3,7 +3,21 @@
 
 from pathlib import Path
 
-from specwire.runtime.bundle import TurnSetup, builtin_catalog, run_bundle, run_cli
+try:
+    from specwire.runtime.bundle import (
+        TurnSetup,
+        builtin_catalog,
+        run_bundle,
+        run_cli,
+    )
+except ModuleNotFoundError as missing:
+    if not (missing.name or "").startswith("specwire"):
+        raise
+    raise SystemExit(
+        "this agent needs specwire 0.3.0 or newer in the Python that runs it: "
+        "pip install /path/to/specwire-checkout, or pip install specwire-0.3.0-py3-none-any.whl"
+    ) from None
+
 
 SPEC_NAME = "cli-plain"
 MODEL = "scripted"

@@ -165,3 +165,19 @@ def test_a_deadline_that_passes_mid_run_gives_a_partial_report_and_status_3(
     assert "- status: **partial**" in report
     assert "not written: the deadline passed" in report
     assert "research: partial" in done.stdout
+
+
+def test_the_facts_used_show_their_text(tmp_path: Path) -> None:
+    """The report's "Facts used" lists each fact's text (it listed a remembered fact's id with
+    the tool's whole reply, and left recalled facts out)."""
+    with site() as (origin, _):
+        first, _work = run(
+            tmp_path, spec_text(origin, [f"remember: {FACT}", "list vendors"], 60_000)
+        )
+        second, _work = run(tmp_path, spec_text(origin, ["recall: market", "list vendors"], 60_000))
+    assert first.returncode == 0 and second.returncode == 0, (first.stderr, second.stderr)
+    used = report_of(first).split("## Facts used\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    [remembered] = used
+    assert remembered.startswith(f"- {FACT} (branch 1/2: remembered as `mem_")
+    used = report_of(second).split("## Facts used\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert used == [f"- {FACT} (branch 1/2: recalled)"]

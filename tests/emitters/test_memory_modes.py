@@ -40,8 +40,13 @@ def without_continuity(stem: str) -> str:
 
 
 def module_imports(source: str) -> set[str]:
+    """The modules imported at the top level (also inside the bundle interface's import guard,
+    a top-level ``try``)."""
     modules: set[str] = set()
-    for statement in cst.parse_module(source).body:
+    statements: list[cst.BaseStatement] = []
+    for top in cst.parse_module(source).body:
+        statements += list(top.body.body) if isinstance(top, cst.Try) else [top]
+    for statement in statements:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:

@@ -62,6 +62,13 @@ def tombstone_target(conn: sqlite3.Connection, seq: int) -> str | None:
     return None if row is None else str(row[0])
 
 
+def latest_embedder(conn: sqlite3.Connection) -> str | None:
+    """The id of the embedder that made the newest vector (None: no fact was ever embedded):
+    the embedder the agent's recall last ran with."""
+    row = conn.execute("SELECT embedder FROM fact_vectors ORDER BY rowid DESC LIMIT 1").fetchone()
+    return None if row is None else str(row[0])
+
+
 def vector_of(conn: sqlite3.Connection, embedder: str, fact_seq: int) -> bytes | None:
     row = conn.execute(
         "SELECT vector FROM fact_vectors WHERE embedder = ? AND fact_seq = ?", (embedder, fact_seq)

@@ -15,7 +15,7 @@ from specwire.runtime.owner.dream_command import duration_s, main
 
 def _seeded(tmp_path: Path) -> list[str]:
     seed(tmp_path / ".specwire")
-    return ["--cwd", str(tmp_path), "--spec", SPEC]
+    return ["--root", str(tmp_path), "--spec", SPEC]
 
 
 def test_run_prints_the_counts_then_a_second_run_is_skipped(
@@ -61,7 +61,7 @@ def test_bad_input_is_one_line_and_status_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     seed(tmp_path / ".specwire")
-    argv = ["--cwd", str(tmp_path), *args]
+    argv = ["--root", str(tmp_path), *args]
     if "--spec" not in args:
         argv[2:2] = ["--spec", SPEC]
     code = main(argv)
@@ -72,12 +72,12 @@ def test_bad_input_is_one_line_and_status_2(
 
 
 def test_no_state_directory_is_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--cwd", str(tmp_path), "run"]) == 2
+    assert main(["--root", str(tmp_path), "run"]) == 2
     assert "no state directory" in capsys.readouterr().err
 
 
 def test_an_unknown_mode_is_refused_by_the_parser(tmp_path: Path) -> None:
-    assert main(["--cwd", str(tmp_path), "run", "--mode", "nightly"]) == 2
+    assert main(["--root", str(tmp_path), "run", "--mode", "nightly"]) == 2
 
 
 def test_durations() -> None:
@@ -90,7 +90,33 @@ def test_durations() -> None:
 def test_codegen_dream_delegates_to_the_runtime(tmp_path: Path) -> None:
     seed(tmp_path / ".specwire")
     result = CliRunner().invoke(
-        codegen, ["dream", "--cwd", str(tmp_path), "--spec", SPEC, "run", "--every", "1h"]
+        codegen, ["dream", "--root", str(tmp_path), "--spec", SPEC, "run", "--every", "1h"]
     )
     assert result.exit_code == 0, result.output
     assert f"dream {SPEC}: ok" in result.output
+
+
+@pytest.mark.parametrize("where", [["--root"], ["run", "--root"]])
+def test_the_agents_folder_is_root_as_in_codegen_memory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: list[str]
+) -> None:
+    from specwire.runtime.owner.command import build_parser as memory_parser
+    from specwire.runtime.owner.dream_command import build_parser as dream_parser
+
+    seed(tmp_path / ".specwire")
+    argv = [*where, str(tmp_path), "--spec", SPEC]
+    if argv[0] != "run":
+        argv.append("run")
+    assert main(argv) == 0
+    assert f"dream {SPEC}: ok" in capsys.readouterr().out
+    for parser in (memory_parser(), dream_parser()):
+        shown = parser.format_help()
+        assert "--root ROOT" in shown and "--cwd" not in shown
+
+
+def test_the_old_cwd_flag_still_works_unshown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed(tmp_path / ".specwire")
+    assert main(["--cwd", str(tmp_path), "--spec", SPEC, "status"]) == 0
+    assert "no run recorded yet" in capsys.readouterr().out

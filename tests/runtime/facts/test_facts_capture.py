@@ -595,3 +595,76 @@ def test_acknowledgements_and_questions_are_not_facts(
         assistant(log, reply, turn)
     assert capture(store, tmp_path, SESSION) == 2
     assert texts(store) == ["the deploy target is Kubernetes.", "Sure Corp is our vendor."]
+
+
+def test_the_agents_own_tool_acknowledgements_are_not_facts(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """End to end: the scripted model's "Done: <first line of the result>" after a real tool
+    call (it stored "Done: fetched …" after each fetch) is not captured; a fact is."""
+    from specwire.runtime.tools.builtin import builtin_catalog
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("the printer on floor 3 is broken\n")
+    long_line = "the quarterly numbers " * 20
+    (work / "long.txt").write_text(long_line + "\n")
+    layout = StoreLayout(tmp_path / ".specwire", "spec")
+    wiring = wire_facts(
+        MemoryFactsFragment.model_validate({"auto_capture": True, "auto_recall": False}),
+        layout,
+        sessions_dir=layout.sessions_dir,
+        now=clock,
+        log=lambda line: None,
+    )
+    catalog = builtin_catalog(("read", "ls"), work)
+    replies: list[str] = []
+    try:
+        run_chat_loop(
+            model=ScriptedModel(),
+            instructions="Be brief.",
+            catalog=catalog,
+            session_log=SessionLog(layout.sessions_dir, SESSION, now=clock),
+            inputs=[
+                "call ls {}",
+                'call read {"path": "long.txt"}',
+                'call read {"path": "missing.txt"}',
+                "the office moves to Lyon in May",
+            ],
+            output=replies.append,
+            memory=wiring.seam,
+            log=lambda line: None,
+        )
+    finally:
+        wiring.release()
+    assert [reply.split(":")[0] for reply in replies] == ["Done", "Done", "That failed", "Noted"]
+    assert replies[1].endswith("…")  # the scripted model cut the result's line
+    assert stored_texts(layout, clock) == ["the office moves to Lyon in May."]
+
+
+def test_a_research_session_does_not_capture_its_task(tmp_path: Path, store: FactStore) -> None:
+    """The research host's goal, sub-goal and synthesis brief are its user messages: a reply
+    restating them is no fact; a finding stated in the same session is."""
+    goal = "Size the market for self-hosted agent memory in 2026."
+    sessions = {
+        "sess_00000000000000b1": (goal, f"Noted: {goal}"),
+        "sess_00000000000000b2": (f"{goal} (angle 2 of 2)", f"Noted: {goal} (angle 2 of 2)."),
+        "sess_00000000000000b3": (
+            f"Write the research summary for: {goal}\n\nFindings per branch:\n- branch 1/2",
+            f"Noted: Write the research summary for: {goal}",
+        ),
+        "sess_00000000000000b4": (f"{goal} (angle 1 of 2)", "The market was $2B in 2025."),
+    }
+    for session_id, (task, reply) in sessions.items():
+        log = SessionLog(tmp_path, session_id)
+        log.append("session_start", {"spec": "s", "target": "research", "runId": "sess_run"})
+        user(log, task, 1)
+        assistant(log, reply, 1)
+    assert sum(capture(store, tmp_path, session_id) for session_id in sessions) == 1
+    assert texts(store) == ["The market was $2B in 2025."]
+    # Outside a research run, the person's own statement echoed back is still captured.
+    cli = SessionLog(tmp_path, SESSION)
+    cli.append("session_start", {"spec": "s", "target": "cli"})
+    user(cli, "our fiscal year starts in April", 1)
+    assistant(cli, "Noted: our fiscal year starts in April.", 1)
+    assert capture(store, tmp_path, SESSION) == 1

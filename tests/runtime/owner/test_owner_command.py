@@ -379,3 +379,55 @@ def test_import_quarantines_flagged_lines(tmp_path: Path, run: Run) -> None:
         "history": 0,
         "skipped": 0,
     }
+
+
+def test_search_ranks_as_the_agents_recall_with_the_specs_embedder(
+    tmp_path: Path, run: Run
+) -> None:
+    from specwire.runtime.embedders import load_embedder
+    from specwire.runtime.facts.providers.protocol import LocalFactProvider, RecallRequest
+
+    store = FactStore.open(StoreLayout(tmp_path / ".specwire", SPEC).facts_db)
+    store.use_embedder(load_embedder("hash/256"), log=lambda _line: None)
+    for text in (
+        "we deploy with ArgoCD every Tuesday",
+        "the database backups run nightly at 02:00",
+        "the billing plan is Enterprise",
+    ):
+        store.remember(text, [], provenance=Provenance("sess_00000000000000aa", ()))
+    # "deployments" shares no word with any fact: only the embedder relates it to "deploy".
+    agent_hits = LocalFactProvider(store).recall(RecallRequest("deployments", 3)).hits
+    store.close()
+    assert agent_hits and agent_hits[0].text == "we deploy with ArgoCD every Tuesday"
+    status, out, _ = run("--root", str(tmp_path), "--json", "search", "deployments", "-k", "3")
+    found = json.loads(out)
+    assert status == 0
+    assert [hit["text"] for hit in found] == [hit.text for hit in agent_hits]
+    assert found[0]["score"] > 0 and found[0]["relevance"] == 1.0
+    status, out, _ = run("--root", str(tmp_path), "search", "deployments", "--embedder", "none")
+    assert status == 0 and out == "(none)\n"
+
+
+def test_search_scores_are_never_rounded_to_zero(tmp_path: Path, run: Run) -> None:
+    # Two facts: FTS5's BM25 is about 1e-6 here, which four decimals printed as 0.0.
+    seed(tmp_path, "the billing plan is Enterprise", "the deploy target is Kubernetes").close()
+    status, out, _ = run("--root", str(tmp_path), "--json", "search", "billing")
+    [hit] = json.loads(out)
+    assert status == 0 and hit["score"] > 0 and hit["relevance"] == 1.0
+    status, out, _ = run("--root", str(tmp_path), "search", "billing")
+    assert out.splitlines()[0].split()[:2] == ["RELEVANCE", "ID"] and "1.00" in out
+
+
+def test_clear_and_restore_report_the_same_count(tmp_path: Path, run: Run) -> None:
+    """Clearing moved a plans folder (1 item) that restoring brought back file by file."""
+    seed(tmp_path, "a fact").close()
+    store = ContinuityStore(StoreLayout(tmp_path / ".specwire", SPEC))
+    store.create_plan("Fix export", ["reproduce", "patch"])
+    store.create_plan("Ship docs", ["write"])
+    store.write_focus("the export bug")
+    status, cleared, _ = run("--root", str(tmp_path), "continuity", "clear", "all", "--yes")
+    assert status == 0
+    moved = cleared.split("moved ", 1)[1].split(" ", 1)[0]
+    status, restored, _ = run("--root", str(tmp_path), "continuity", "restore", "--yes")
+    assert status == 0 and restored.startswith(f"restored {moved} file(s) from ")
+    assert int(moved) >= 3  # two plans and the focus, at least
