@@ -25,6 +25,7 @@ from specwire.ir import load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
+SNAPSHOTS = ROOT / "snapshots"
 _loaded = itertools.count()
 
 
@@ -35,8 +36,18 @@ def load_agent(spec: Path, out: Path) -> ModuleType:
         target = out / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+    return _imported(out / "agent.py")
+
+
+def example_agent(name: str) -> ModuleType:
+    """An example's bundle as ``codegen build`` writes it: its golden copy under snapshots/,
+    which tests/emitters/test_snapshots.py keeps byte-identical to the build (no emit here)."""
+    return _imported(SNAPSHOTS / name / "agent.py")
+
+
+def _imported(agent_py: Path) -> ModuleType:
     module_name = f"inprocess_agent_{next(_loaded)}"
-    found = importlib.util.spec_from_file_location(module_name, out / "agent.py")
+    found = importlib.util.spec_from_file_location(module_name, agent_py)
     assert found is not None and found.loader is not None
     module = importlib.util.module_from_spec(found)
     found.loader.exec_module(module)

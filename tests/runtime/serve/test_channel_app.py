@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from inprocess_serving import EXAMPLES, ROOT, load_agent, serve_app, stores_kept_warm
+from inprocess_serving import ROOT, example_agent, serve_app, stores_kept_warm
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -28,14 +28,20 @@ WEBHOOK = {"authorization": f"Bearer {WEBHOOK_TOKEN}"}
 
 
 @pytest.fixture(scope="module")
-def helpdesk_agent(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    return load_agent(EXAMPLES / "channel-helpdesk.yaml", tmp_path_factory.mktemp("helpdesk"))
+def helpdesk_agent() -> ModuleType:
+    return example_agent("channel-helpdesk")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def slack() -> Iterator[FakeSlack]:
+    """One fake Slack for the module (stopping one takes half a second): tests count the posts
+    made since they started."""
     with fake_slack() as fake:
         yield fake
+
+
+def posts_since(slack: FakeSlack, before: int) -> list[dict[str, object]]:
+    return slack.posts[before:]
 
 
 @pytest.fixture
@@ -107,19 +113,21 @@ def test_messages_are_answered_in_their_threads_with_per_thread_memory(
 ) -> None:
     first = message_event("Ev1", "<@UBOT> remember: thread one uses the blue runbook", ts="100.1")
     second = message_event("Ev2", "remember: thread two uses the red runbook", ts="200.1")
+    before, tokens_before = len(slack.posts), len(slack.tokens)
     with stores_kept_warm(), served(helpdesk_app) as client:
         for body in (first, second):
             assert post_event(client, body, **signed(body)) == 200
-    assert sorted(post["thread_ts"] for post in slack.posts) == ["100.1", "200.1"]
-    assert all(post["channel"] == "C100" for post in slack.posts)
-    by_thread = {post["thread_ts"]: post["text"] for post in slack.posts}
+    posts = posts_since(slack, before)
+    assert sorted(str(post["thread_ts"]) for post in posts) == ["100.1", "200.1"]
+    assert all(post["channel"] == "C100" for post in posts)
+    by_thread = {post["thread_ts"]: str(post["text"]) for post in posts}
     assert "blue runbook" in by_thread["100.1"] and "red runbook" in by_thread["200.1"]
-    assert set(slack.tokens) == {f"Bearer {BOT_TOKEN}"}
+    assert set(slack.tokens[tokens_before:]) == {f"Bearer {BOT_TOKEN}"}
 
     follow = message_event("Ev3", "what runbook?", ts="100.2", thread_ts="100.1")
     with stores_kept_warm(), served(helpdesk_app) as client:
         assert post_event(client, follow, **signed(follow)) == 200
-    assert [post["thread_ts"] for post in slack.posts[2:]] == ["100.1"]
+    assert [post["thread_ts"] for post in posts_since(slack, before + 2)] == ["100.1"]
     said = [user_messages_in(log) for log in session_logs(workdir)]
     [thread_one] = [texts for texts in said if "what runbook?" in texts]
     # The mention of the bot is not part of what was said.
@@ -136,11 +144,12 @@ def test_a_retried_or_re_delivered_event_runs_once(
     mention["event_id"] = "EvRetryMention"  # the same message again, as an app_mention
     mention["event"]["type"] = "app_mention"
     again = json.dumps(mention).encode()
+    before = len(slack.posts)
     with stores_kept_warm(), served(helpdesk_app) as client:
         assert post_event(client, body, **signed(body)) == 200
         assert post_event(client, body, **signed(body), **{"x-slack-retry-num": "1"}) == 200
         assert post_event(client, again, **signed(again)) == 200
-    assert len(slack.posts) == 1
+    assert len(posts_since(slack, before)) == 1
     assert user_messages(workdir) == ["remember: the retry fact"]
 
 
@@ -154,6 +163,7 @@ def test_forged_stale_unsigned_and_bot_events_are_refused_and_store_nothing(
     from_bot = message_event("EvBot", "remember: from a bot", ts="400.4", bot_id="B9")
     from_self = message_event("EvSelf", "remember: from myself", ts="400.5", user="UBOT")
     old = int(time.time()) - 6 * 60
+    before = len(slack.posts)
     with stores_kept_warm(), served(helpdesk_app) as client:
         forged_at = post_event(client, forged, **slack_headers("not-the-secret", forged))
         assert forged_at == 401
@@ -164,7 +174,7 @@ def test_forged_stale_unsigned_and_bot_events_are_refused_and_store_nothing(
         assert refused.json()["error"].startswith("not a request from Slack: ")
         assert post_event(client, from_bot, **signed(from_bot)) == 200
         assert post_event(client, from_self, **signed(from_self)) == 200
-    assert slack.posts == []
+    assert posts_since(slack, before) == []
     assert not (workdir / ".specwire").exists() or user_messages(workdir) == []
 
 
@@ -267,9 +277,10 @@ def test_a_webhook_conversation_cannot_name_a_slack_thread(
         ts="900.1",
         channel="CPRIV",
     )
+    before = len(slack.posts)
     with stores_kept_warm(), served(helpdesk_app) as client:
         assert post_event(client, body, **signed(body)) == 200
-    assert len(slack.posts) == 1
+    assert len(posts_since(slack, before)) == 1
     with stores_kept_warm(), served(helpdesk_app) as client:
         answer = client.post(
             "/v1/turns",
@@ -283,7 +294,7 @@ def test_a_webhook_conversation_cannot_name_a_slack_thread(
 def test_a_slack_only_bot_has_no_webhook(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slack: FakeSlack
 ) -> None:
-    agent = load_agent(EXAMPLES / "channel-plain.yaml", tmp_path / "out")
+    agent = example_agent("channel-plain")
     monkeypatch.setenv("PLAIN_SLACK_SIGNING_SECRET", SECRET)
     monkeypatch.setenv("PLAIN_SLACK_BOT_TOKEN", BOT_TOKEN)
     monkeypatch.setenv("SPECWIRE_SLACK_API_URL", slack.url)

@@ -13,18 +13,44 @@ from types import ModuleType
 import httpx
 import openai
 import pytest
-from inprocess_serving import EXAMPLES, files_text, load_agent, serve_app, stores_kept_warm
+from inprocess_serving import example_agent, files_text, load_agent, serve_app, stores_kept_warm
 from starlette.testclient import TestClient
 
 ACME_KEY = "sk-acme-0123456789abcdef0123"
 GLOBEX_KEY = "sk-globex-0123456789abcdef01"
-SMALL_KEY = "sk-small-0123456789abcdef0"
 MODEL = "managed-concierge"
 
 
 @pytest.fixture(scope="module")
-def concierge_agent(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    return load_agent(EXAMPLES / f"{MODEL}.yaml", tmp_path_factory.mktemp("concierge"))
+def concierge_agent() -> ModuleType:
+    return example_agent(MODEL)
+
+
+BUDGETS_SPEC = """\
+name: budgets
+target: managed
+agent:
+  model: scripted
+  instructions: Be brief.
+tenants:
+  - id: tight
+    budget:
+      maxOutputTokens: 1
+  - id: burst
+    budget:
+      maxInputTokens: 3000
+  - id: damaged
+    budget:
+      maxOutputTokens: 100
+"""
+BUDGET_KEYS = {tenant: f"sk-{tenant}-0123456789abcdef0" for tenant in ("tight", "burst", "damaged")}
+
+
+@pytest.fixture(scope="module")
+def budgets_agent(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    folder = tmp_path_factory.mktemp("budgets")
+    (folder / "budgets.yaml").write_text(BUDGETS_SPEC, encoding="utf-8")
+    return load_agent(folder / "budgets.yaml", folder / "out")
 
 
 @pytest.fixture
@@ -341,41 +367,38 @@ def test_a_tenant_without_a_key_gets_401_and_is_named_at_start(
 
 
 def budgeted_app(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, budget: str
+    agent: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tenant: str
 ) -> tuple[TestClient, Path]:
-    spec = tmp_path / f"{name}.yaml"
-    spec.write_text(
-        f"name: {name}\ntarget: managed\nagent:\n  model: scripted\n  instructions: Be brief.\n"
-        f"tenants:\n  - id: small\n    budget:\n      {budget}\n",
-        encoding="utf-8",
-    )
-    agent = load_agent(spec, tmp_path / "out")
-    monkeypatch.setenv("SPECWIRE_TENANT_KEY_SMALL", SMALL_KEY)
+    """The budgets bundle served; ``tenant``'s usage ledger."""
+    for name, key in BUDGET_KEYS.items():
+        monkeypatch.setenv(f"SPECWIRE_TENANT_KEY_{name.upper()}", key)
     app, _ = serve_app(agent, tmp_path / "work", monkeypatch, "managed")
-    ledger = tmp_path / "work" / ".specwire" / "tenants" / "small" / "usage" / f"{name}.json"
+    ledger = tmp_path / "work" / ".specwire" / "tenants" / tenant / "usage" / "budgets.json"
     return TestClient(app), ledger
 
 
 def test_an_exhausted_budget_is_a_quota_error_and_runs_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    budgets_agent: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    client, ledger = budgeted_app(tmp_path, monkeypatch, "tight", "maxOutputTokens: 1")
+    client, ledger = budgeted_app(budgets_agent, tmp_path, monkeypatch, "tight")
     with stores_kept_warm(), client:
-        assert say(client, SMALL_KEY, "s1", "remember: the first call fits", model="tight")
+        assert say(
+            client, BUDGET_KEYS["tight"], "s1", "remember: the first call fits", model="budgets"
+        )
         used = json.loads(ledger.read_text(encoding="utf-8"))
         assert used["output"] >= 1 and used["turns"] == 1
         with pytest.raises(openai.RateLimitError) as caught:
-            say(client, SMALL_KEY, "s1", "remember: over budget", model="tight")
+            say(client, BUDGET_KEYS["tight"], "s1", "remember: over budget", model="budgets")
         assert caught.value.code == "insufficient_quota"
         assert caught.value.response.headers["x-should-retry"] == "false"
         streamed = client.post(
             "/v1/chat/completions",
             json={
-                "model": "tight",
+                "model": "budgets",
                 "stream": True,
                 "messages": [{"role": "user", "content": "remember: streamed over budget"}],
             },
-            headers=auth(SMALL_KEY),
+            headers=auth(BUDGET_KEYS["tight"]),
         )
         assert streamed.status_code == 429  # refused before the stream starts
     assert json.loads(ledger.read_text(encoding="utf-8")) == used
@@ -383,16 +406,19 @@ def test_an_exhausted_budget_is_a_quota_error_and_runs_nothing(
 
 
 def test_a_damaged_usage_ledger_fails_closed_with_503(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    budgets_agent: ModuleType,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    client, ledger = budgeted_app(tmp_path, monkeypatch, "damaged", "maxOutputTokens: 100")
+    client, ledger = budgeted_app(budgets_agent, tmp_path, monkeypatch, "damaged")
     ledger.parent.mkdir(parents=True)
     ledger.write_text("{not a ledger", encoding="utf-8")
     with client:
         response = client.post(
             "/v1/chat/completions",
-            json={"model": "damaged", "messages": [{"role": "user", "content": "remember: x"}]},
-            headers=auth(SMALL_KEY),
+            json={"model": "budgets", "messages": [{"role": "user", "content": "remember: x"}]},
+            headers=auth(BUDGET_KEYS["damaged"]),
         )
     assert response.status_code == 503
     assert response.json()["error"]["message"] == "the tenant's usage ledger cannot be read"
@@ -401,9 +427,9 @@ def test_a_damaged_usage_ledger_fails_closed_with_503(
 
 
 def test_concurrent_requests_overshoot_a_budget_by_one_turn_at_most(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    budgets_agent: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    client, ledger = budgeted_app(tmp_path, monkeypatch, "burst", "maxInputTokens: 3000")
+    client, ledger = budgeted_app(budgets_agent, tmp_path, monkeypatch, "burst")
     app = client.app
 
     async def burst() -> list[int]:
@@ -413,8 +439,11 @@ def test_concurrent_requests_overshoot_a_budget_by_one_turn_at_most(
             async def attempt(n: int) -> int:
                 response = await http.post(
                     "/v1/chat/completions",
-                    json={"model": "burst", "messages": [{"role": "user", "content": f"note {n}"}]},
-                    headers={**auth(SMALL_KEY), "x-session-id": f"s{n % 4}"},
+                    json={
+                        "model": "budgets",
+                        "messages": [{"role": "user", "content": f"note {n}"}],
+                    },
+                    headers={**auth(BUDGET_KEYS["burst"]), "x-session-id": f"s{n % 4}"},
                 )
                 return response.status_code
 
