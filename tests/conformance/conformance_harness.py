@@ -9,6 +9,9 @@ A *target factory* is ``factory(workdir: pathlib.Path) -> target``; the target h
     moves the clock the backend's TTLs run on; ``None`` skips the TTL time-travel test.
 ``degraded(tenant, spec) -> FactProvider | None``  a provider whose backend is broken.
 ``stalled(tenant, spec) -> FactProvider | None``   a provider whose backend hangs.
+``still_stalled() -> bool`` (optional)
+    whether every stall ``stalled`` made still hangs: a call that gave up at its deadline
+    returned while it did (without it, only the hang guard checks the call returned).
 ``wrong_scope(tenant, spec) -> FactProvider | None``
     a provider whose requests claim a scope that disagrees with its bound context.
 ``close() -> None``
@@ -26,9 +29,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -95,14 +100,36 @@ class ThreadedServer:
         self._sock.close()
 
 
-class StallingProvider:
-    """A backend that hangs on every call until released."""
+# How long a stalled backend hangs at most, and how long a test waits for a call that must give
+# up at its deadline: hang guards that keep a broken deadline from hanging the suite, never
+# timing assertions (a test checks the order of events instead: the call returned while the
+# stall still held).
+HANG_GUARD_S = 30.0
+Answer = TypeVar("Answer")
 
-    def __init__(self, release: threading.Event) -> None:
+
+def answered(call: Callable[[], Answer], guard_s: float = HANG_GUARD_S) -> Answer:
+    """``call()``'s result; fails the test if it has not returned within ``guard_s``."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(call).result(timeout=guard_s)
+    except FutureTimeout:
+        raise AssertionError(f"the call did not return within the {guard_s:g} s guard") from None
+    finally:
+        pool.shutdown(wait=False)
+
+
+class StallingProvider:
+    """A backend that hangs on every call until released; ``ended`` records each call that
+    stopped hanging (released, or past the hang guard)."""
+
+    def __init__(self, release: threading.Event, ended: list[str] | None = None) -> None:
         self._release = release
+        self._ended = ended if ended is not None else []
 
     def _stall(self) -> None:
-        self._release.wait(30)
+        self._release.wait(HANG_GUARD_S)
+        self._ended.append("stall ended")
 
     def retain(self, request: RetainRequest) -> RetainResult:
         self._stall()
@@ -139,12 +166,13 @@ class LocalStoresForTest:
         self.served = LocalStores(root, TENANTS, now=clock) if like_the_server else None
         self.clock = clock
         self.release = threading.Event()
+        self.stalls_ended: list[str] = []
         self._open: dict[tuple[str, str, str | None], LocalFactProvider] = {}
         self._lock = threading.Lock()
 
     def __call__(self, tenant: str, spec: str, session: str | None) -> FactProvider:
         if spec == self.STALLED:
-            return StallingProvider(self.release)
+            return StallingProvider(self.release, self.stalls_ended)
         if self.served is not None and spec != self.DEGRADED:
             return self.served(tenant, spec, session)
         with self._lock:
@@ -179,6 +207,7 @@ class LocalTarget:
         self.clock = ManualClock()
         self.stores = LocalStoresForTest(workdir / "local", self.clock)
         self._held: list[threading.Event] = []
+        self._locks_released: list[str] = []
 
     def provider(self, tenant: str, spec: str, session: str | None = None) -> FactProvider:
         return self.stores(tenant, spec, session)
@@ -199,12 +228,17 @@ class LocalTarget:
         def hold() -> None:
             with lock:
                 held.set()
-                done.wait(30)
+                done.wait(HANG_GUARD_S)
+            self._locks_released.append(spec)
 
         threading.Thread(target=hold, daemon=True).start()
         held.wait(5)
         self._held.append(done)
         return provider
+
+    def still_stalled(self) -> bool:
+        """True while every stall ``stalled`` made still holds its store's lock."""
+        return not self._locks_released
 
     def wrong_scope(self, tenant: str, spec: str) -> FactProvider | None:
         return None
@@ -249,6 +283,10 @@ class HttpLocalTarget:
 
     def stalled(self, tenant: str, spec: str) -> FactProvider | None:
         return self.client(tenant, LocalStoresForTest.STALLED, timeout_s=0.5, max_retries=1)
+
+    def still_stalled(self) -> bool:
+        """True while every call the server made to a stalled backend still hangs."""
+        return not self.stores.stalls_ended
 
     def wrong_scope(self, tenant: str, spec: str) -> FactProvider | None:
         other = next(t for t in TENANTS if t != tenant)
@@ -448,12 +486,13 @@ class PostgresStoresForTest:
     def __init__(self, postgres: PostgresTarget, workdir: Path) -> None:
         self.postgres = postgres
         self.release = threading.Event()
+        self.stalls_ended: list[str] = []
         self._open: dict[tuple[str, str, str | None], FactProvider] = {}
         self._lock = threading.Lock()
 
     def __call__(self, tenant: str, spec: str, session: str | None) -> FactProvider:
         if spec == LocalStoresForTest.STALLED:
-            return StallingProvider(self.release)
+            return StallingProvider(self.release, self.stalls_ended)
         with self._lock:
             key = (tenant, spec, session)
             provider = self._open.get(key)

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conformance_harness import LocalStoresForTest, ManualClock, ThreadedServer
+from conformance_harness import HANG_GUARD_S, LocalStoresForTest, ManualClock, ThreadedServer
 
 from specwire.runtime.core.errors import TenancyError
 from specwire.runtime.facts.providers.errors import ProviderAuthError, ProviderScopeError
@@ -40,7 +40,7 @@ class Served:
         self.server = ThreadedServer(
             memory_app(self.stores, {TOKEN_A: "tenant-a", TOKEN_B: "tenant-b"})
         )
-        self.http = httpx.Client(base_url=self.server.url, timeout=5)
+        self.http = httpx.Client(base_url=self.server.url, timeout=HANG_GUARD_S)
 
     def post(self, op: str, body: Any, token: str | None = TOKEN_A, **kw: Any) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -336,12 +336,11 @@ def test_a_write_whose_deadline_passed_before_it_ran_is_refused_and_not_applied(
 
 def test_a_read_past_its_deadline_is_abandoned_with_504(served: Served) -> None:
     headers = {wire.DEADLINE_HEADER: "200"}
-    started = time.monotonic()
     response = served.post(
         "recall", {"spec": LocalStoresForTest.STALLED, "query": "x"}, headers=headers
     )
-    assert time.monotonic() - started < 3
     assert_envelope(response, 504, "deadline_exceeded")
+    assert served.stores.stalls_ended == []  # answered while the backend still hung
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "soon", "1e3", str(wire.MAX_DEADLINE_MS + 1)])
@@ -363,7 +362,7 @@ def test_the_client_sends_its_remaining_budget(served: Served) -> None:
     client._client.event_hooks["request"] = [record]
     client.recall(RecallRequest("anything"))
     client.close()
-    assert len(seen) == 1 and 1500 < int(seen[0]) <= 2000
+    assert len(seen) == 1 and 0 < int(seen[0]) <= 2000  # what is left of its 2 s, in ms
 
 
 # -- bounded open stores, and no server path in any answer -------------------------------------

@@ -1,0 +1,93 @@
+"""Bundles served in-process: the Starlette app `agent.py serve` hands to uvicorn, driven through
+Starlette's TestClient (or httpx's ASGI transport) instead of a socket and a subprocess.
+
+The bundle is the one `codegen build` writes (emitted in-process, then imported from its file);
+its ``main(["serve"])`` runs the real host code, whose last step — ``run_server(app, ...)`` — is
+swapped for one that keeps the app. Everything before that (the tenant keys, the channel secrets,
+the usage ledgers, the memory wiring of every turn) is the code a user runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+
+from specwire.emitters.registry import emit
+from specwire.ir import load_spec
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples"
+SNAPSHOTS = ROOT / "snapshots"
+_loaded = itertools.count()
+
+
+def load_agent(spec: Path, out: Path) -> ModuleType:
+    """Emit ``spec``'s bundle into ``out`` and import its ``agent.py`` (under a unique name)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for relative, text in emit(load_spec(spec)).items():
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    return _imported(out / "agent.py")
+
+
+def example_agent(name: str) -> ModuleType:
+    """An example's bundle as ``codegen build`` writes it: its golden copy under snapshots/,
+    which tests/emitters/test_snapshots.py keeps byte-identical to the build (no emit here)."""
+    return _imported(SNAPSHOTS / name / "agent.py")
+
+
+def _imported(agent_py: Path) -> ModuleType:
+    module_name = f"inprocess_agent_{next(_loaded)}"
+    found = importlib.util.spec_from_file_location(module_name, agent_py)
+    assert found is not None and found.loader is not None
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return module
+
+
+def serve_app(
+    agent: ModuleType, workdir: Path, monkeypatch: pytest.MonkeyPatch, host_module: str
+) -> tuple[Starlette, str]:
+    """``agent.py serve`` run in ``workdir`` up to the point it would listen: the app and the
+    banner it would print. ``host_module`` is the host that calls ``run_server``
+    (``managed`` or ``channel``)."""
+    kept: dict[str, Any] = {}
+
+    def keep(app: Starlette, host: str, port: int, banner: str) -> int:
+        kept.update(app=app, banner=banner)
+        return 0
+
+    monkeypatch.setattr(f"specwire.runtime.hosts.{host_module}.run_server", keep)
+    workdir.mkdir(parents=True, exist_ok=True)
+    with contextlib.chdir(workdir):
+        assert agent.main(["serve", "--host", "127.0.0.1", "--port", "0"]) == 0
+    return kept["app"], kept["banner"]
+
+
+@contextlib.contextmanager
+def stores_kept_warm() -> Iterator[None]:
+    """What ``run_server`` wraps the server in: fact stores stay open across turns."""
+    from specwire.runtime.facts.warm import keep_stores_warm
+
+    with keep_stores_warm():
+        yield
+
+
+def files_text(root: Path) -> str:
+    """Every file under ``root`` as text: what a refused request must not have changed."""
+    if not root.exists():
+        return ""
+    return "\n".join(
+        path.read_bytes().decode("utf-8", "replace")
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    )
