@@ -212,7 +212,7 @@ def test_outbound_bash_never_reaches_the_hosts_own_services(world: Path) -> None
         threading.Thread(target=serve, args=(sock, kind), daemon=True).start()
     port = tcp.getsockname()[1]
     connect = (
-        'p=${HTTP_PROXY##*:}; exec 3<>/dev/tcp/127.0.0.1/$p; '
+        "p=${HTTP_PROXY##*:}; exec 3<>/dev/tcp/127.0.0.1/$p; "
         "printf 'CONNECT TARGET HTTP/1.1\\r\\n\\r\\n' >&3; head -c 200 <&3; echo"
     )
     curl = shutil.which("curl") or "false"

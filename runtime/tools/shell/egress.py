@@ -43,7 +43,9 @@ HEAD_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 10.0
 IDLE_TIMEOUT_S = 300.0
 _CHUNK = 64 * 1024
-_HOP_HEADERS = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"proxy-authorization"})
+_HOP_HEADERS = frozenset(
+    {b"connection", b"keep-alive", b"proxy-connection", b"proxy-authorization"}
+)
 
 
 class _BadRequest(Exception):
@@ -77,9 +79,9 @@ def _authority(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def _forwarded_request(target: str, method: str, version: str, lines: list[bytes]) -> tuple[
-    Destination, bytes
-]:
+def _forwarded_request(
+    target: str, method: str, version: str, lines: list[bytes]
+) -> tuple[Destination, bytes]:
     """The destination of an absolute-URI plain-HTTP request and its head in origin form."""
     url = urllib.parse.urlsplit(target)
     if url.scheme.lower() != "http" or not url.hostname or url.username or url.password:
@@ -90,9 +92,7 @@ def _forwarded_request(target: str, method: str, version: str, lines: list[bytes
         raise _BadRequest(f"bad port in {target[:80]!r}") from exc
     destination = parse_authority(_authority(url.hostname, port))
     path = urllib.parse.urlunsplit(("", "", url.path or "/", url.query, ""))
-    kept = [
-        line for line in lines if line.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS
-    ]
+    kept = [line for line in lines if line.split(b":", 1)[0].strip().lower() not in _HOP_HEADERS]
     head = b"\r\n".join([f"{method} {path} {version}".encode(), *kept, b"Connection: close"])
     return destination, head + b"\r\n\r\n"
 

@@ -142,7 +142,10 @@ def resolve_destination(
     """Every address ``destination`` resolves to, each checked; refused if any one is refused."""
     try:
         answers = resolver(
-            destination.host, destination.port, socket.AF_UNSPEC, socket.SOCK_STREAM,
+            destination.host,
+            destination.port,
+            socket.AF_UNSPEC,
+            socket.SOCK_STREAM,
             socket.IPPROTO_TCP,
         )
     except (OSError, UnicodeError) as exc:

@@ -67,7 +67,14 @@ _SIOCSIFFLAGS = 0x8914
 _IFF_UP, _IFF_LOOPBACK, _IFF_RUNNING = 0x1, 0x8, 0x40
 _PID_MAX_FLOOR = 301  # the kernel refuses a smaller pid_max (RESERVED_PIDS + 1)
 EGRESS_SOCKET = "/run/specwire/egress.sock"
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+PROXY_VARIABLES = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+)
 NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
 _RELAY_CONNECTIONS = 32
 _RELAY_IDLE_S = 600.0
@@ -340,7 +347,7 @@ def _relay_pump(inside: Any, proxy: Any) -> None:
                     peers[source].sendall(data)
                 else:
                     target = peers.pop(source)
-                    try:
+                    try:  # noqa: SIM105 (the launcher does not load contextlib)
                         target.shutdown(socket.SHUT_WR)
                     except OSError:
                         pass

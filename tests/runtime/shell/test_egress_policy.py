@@ -141,9 +141,7 @@ def test_anything_but_a_tcp_host_port_is_refused(authority: str) -> None:
         parse_authority(authority)
 
 
-def resolver_for(
-    answers: dict[str, list[str]], calls: list[str] | None = None
-) -> object:
+def resolver_for(answers: dict[str, list[str]], calls: list[str] | None = None) -> object:
     def resolve(
         host: str, port: int, *_: object
     ) -> Sequence[tuple[int, int, int, str, tuple[object, ...]]]:

@@ -48,7 +48,7 @@ def get(url: str, *, tunnel: bool = False) -> str:
 def raw_connect(target: str) -> str:
     """CONNECT ``target`` through the relay with bash's own /dev/tcp: no client in between."""
     return (
-        'port=${HTTP_PROXY##*:}; exec 3<>/dev/tcp/127.0.0.1/$port || exit 9; '
+        "port=${HTTP_PROXY##*:}; exec 3<>/dev/tcp/127.0.0.1/$port || exit 9; "
         f"printf 'CONNECT {target} HTTP/1.1\\r\\n\\r\\n' >&3; head -c 400 <&3"
     )
 
