@@ -3,7 +3,8 @@
     python bench/shell_bench.py [--calls N]
 
 Runs the same commands N times each through the ``bash`` tool with the sandbox (user, mount,
-PID and network namespaces, a private root, limits, Landlock), through the tool with
+PID and network namespaces, a private root, limits, Landlock), with the sandbox and
+``network: outbound`` (the egress socket bound in, the relay forked), through the tool with
 ``SPECWIRE_UNSANDBOXED_BASH=1``, and as a bare ``subprocess.run(["bash", "-c", …])`` baseline, in
 one process, and prints p50 / p95 latency and the ratios. Not a test: nothing here asserts a time.
 """
@@ -21,6 +22,9 @@ from pathlib import Path
 
 from specwire.runtime.tools.shell import BashInput, run_bash
 from specwire.runtime.tools.shell.sandbox import UNSANDBOXED_ENV, shell_path
+from specwire.runtime.tools.shell.settings import BashSettings
+
+OUTBOUND = BashSettings(network="outbound")
 
 COMMANDS = ("true", "ls -la > /dev/null", "echo hi > f.txt && cat f.txt")
 
@@ -51,18 +55,23 @@ def main() -> int:
         def tool(parsed: BashInput = parsed) -> object:
             return run_bash(work, parsed)
 
+        def outbound(parsed: BashInput = parsed) -> object:
+            return run_bash(work, parsed, OUTBOUND)
+
         def bare_shell(command: str = command) -> object:
             argv = [shell_path(), "-c", command]
             return subprocess.run(argv, cwd=work, capture_output=True, check=False)
 
         os.environ.pop(UNSANDBOXED_ENV, None)
         sandboxed = timed(tool, args.calls)
+        with_egress = timed(outbound, args.calls)
         os.environ[UNSANDBOXED_ENV] = "1"
         unconfined = timed(tool, args.calls)
         os.environ.pop(UNSANDBOXED_ENV, None)
         bare = timed(bare_shell, args.calls)
         for label, samples in (
             ("sandboxed", sandboxed),
+            ("outbound", with_egress),
             ("unconfined", unconfined),
             ("bare", bare),
         ):

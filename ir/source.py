@@ -192,8 +192,9 @@ class BashSource(_Source):
 
     network: BashNetwork | None = Field(
         default=None,
-        description='"none" (default): the shell\'s own loopback only; "outbound" is refused at '
-        "start until it can be enforced without reaching the host's loopback services",
+        description='"none" (default): the shell\'s own loopback only; "outbound": public TCP '
+        "hosts through the host's checking proxy (HTTP_PROXY/HTTPS_PROXY), never this machine, "
+        "its loopback or private networks",
     )
     memory_mb: BashMemoryMb | None = Field(default=None, description="address space (default 2048)")
     processes: BashProcesses | None = Field(default=None, description="processes (default 256)")

@@ -47,10 +47,10 @@ def fingerprint(folder: Path) -> dict[str, str]:
 
 
 def run_host(
-    world: Path, python: str, pythonpath: Path, messages: list[str]
+    world: Path, python: str, pythonpath: Path, messages: list[str], spec_text: str = SPEC
 ) -> subprocess.CompletedProcess[str]:
     spec = world / "sealed.yaml"
-    spec.write_text(SPEC, encoding="utf-8")
+    spec.write_text(spec_text, encoding="utf-8")
     # -P: the workspace (the cwd) is not put on sys.path; see runtime/shell/host_code.py.
     argv = [python, "-P", "-m", "specwire.emitters.command", "run", str(spec)]
     for message in messages:
@@ -180,3 +180,65 @@ def test_a_venv_inside_the_workspace_cannot_be_patched_from_bash(world: Path) ->
     assert fingerprint(work / ".venv") == before
     assert texts[-1].startswith("second")
     assert_never_ran_unconfined(world)
+
+
+def test_outbound_bash_never_reaches_the_hosts_own_services(world: Path) -> None:
+    """A spec with ``bash: {network: outbound}``, run by the real host: the shell's curl (or a
+    raw CONNECT) to a loopback port and a Unix socket the test opened reach nothing."""
+    import socket
+    import threading
+    import uuid
+
+    accepted = {"tcp": 0, "unix": 0}
+
+    def serve(sock: socket.socket, kind: str) -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            accepted[kind] += 1
+            conn.sendall(b"host-service-banner\n")
+            conn.close()
+
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    folder = Path(f"/tmp/specwire-e2e-{uuid.uuid4().hex[:8]}")
+    folder.mkdir(mode=0o700)
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(str(folder / "service.sock"))
+    for sock, kind in ((tcp, "tcp"), (unix, "unix")):
+        sock.listen(8)
+        threading.Thread(target=serve, args=(sock, kind), daemon=True).start()
+    port = tcp.getsockname()[1]
+    connect = (
+        "p=${HTTP_PROXY##*:}; exec 3<>/dev/tcp/127.0.0.1/$p; "
+        "printf 'CONNECT TARGET HTTP/1.1\\r\\n\\r\\n' >&3; head -c 200 <&3; echo"
+    )
+    curl = shutil.which("curl") or "false"
+    try:
+        done = run_host(
+            world,
+            sys.executable,
+            ROOT / ".typing",
+            [
+                bash(f"{curl} -sS -m 10 http://127.0.0.1:{port}/ 2>&1; echo curl=$?"),
+                bash(connect.replace("TARGET", f"127.0.0.1:{port}")),
+                bash(connect.replace("TARGET", str(folder / "service.sock"))),
+                bash(f"exec 3<>/dev/tcp/127.0.0.1/{port} && head -c 64 <&3 || echo no-route"),
+            ],
+            spec_text=SPEC + "bash: {network: outbound}\n",
+        )
+        assert done.returncode == 0, done.stderr
+        texts = [r["text"] for r in results(world / "work")]
+        assert len(texts) == 4, texts
+        joined = "\n".join(texts)
+        assert "host-service-banner" not in joined
+        assert "403" in texts[1] and "loopback" in texts[1], texts[1]
+        assert "403" in texts[2] and "not a host:port" in texts[2], texts[2]
+        assert "no-route" in texts[3]
+        assert accepted == {"tcp": 0, "unix": 0}
+    finally:
+        tcp.close()
+        unix.close()
+        shutil.rmtree(folder, ignore_errors=True)

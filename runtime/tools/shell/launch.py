@@ -20,12 +20,17 @@ steered by the workspace (``-I``: no cwd on ``sys.path``, no ``PYTHON*`` variabl
    not bind), ``RLIMIT_NPROC``, ``RLIMIT_AS``, ``RLIMIT_FSIZE``, ``RLIMIT_CPU``, no core files;
 4. Landlock: the workspace and the temp folder read-write, the system folders read and execute,
    the device files, nothing else; signals and abstract Unix sockets scoped to the sandbox
-   (ABI 6+). A Landlocked process can neither mount nor unmount, so the view above holds.
+   (ABI 6+). A Landlocked process can neither mount nor unmount, so the view above holds;
+5. with ``network: outbound`` only (``"egress"`` in the config): the host's egress proxy socket
+   is bound (that one socket) at ``EGRESS_SOCKET`` in the private root, and a relay, forked
+   after every step above so it is as confined as the shell, listens on ``127.0.0.1`` of the
+   sandbox's own network namespace and carries each connection to that socket; the shell gets
+   ``HTTP(S)_PROXY`` / ``ALL_PROXY`` pointing at it. The relay ends with the PID namespace.
 
 Any step failing exits with status 125 and one ``specwire-sandbox:`` line on stderr: the
 command never runs unconfined. The config (the last argument) is ``{"root", "workspace",
 "read_exec", "read_write", "devices", "links", "masks", "protect", "hide", "limits", "argv",
-"env"}``.
+"env", "egress"}`` (``egress``: the proxy's socket path on the host, or ``None``).
 """
 
 from __future__ import annotations
@@ -61,6 +66,18 @@ _ST_NODIRATIME, _ST_RELATIME = 2048, 4096
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP, _IFF_LOOPBACK, _IFF_RUNNING = 0x1, 0x8, 0x40
 _PID_MAX_FLOOR = 301  # the kernel refuses a smaller pid_max (RESERVED_PIDS + 1)
+EGRESS_SOCKET = "/run/specwire/egress.sock"
+PROXY_VARIABLES = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+)
+NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")
+_RELAY_CONNECTIONS = 32
+_RELAY_IDLE_S = 600.0
 
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _TRUNCATE, _IOCTL_DEV = 1 << 14, 1 << 15
@@ -236,6 +253,10 @@ def build_root(config: dict[str, Any]) -> None:
         _bind(path, root, read_only=True)
     for path in [*config["masks"], *config["hide"]]:
         _cover(path, root)
+    egress = config.get("egress")
+    if egress:
+        _make_target(root + EGRESS_SOCKET, directory=False)
+        _mount(egress, root + EGRESS_SOCKET, None, _MS_BIND)
     os.chdir(root)
     machine = os.uname().machine
     if machine not in _SYS_PIVOT_ROOT:
@@ -307,18 +328,108 @@ def restrict_filesystem(config: dict[str, Any]) -> None:
         os.close(ruleset_fd)
 
 
+def _relay_pump(inside: Any, proxy: Any) -> None:
+    """Copy bytes both ways until both sides finished, one failed, or nothing moved a while."""
+    import select
+    import socket
+
+    peers = {inside: proxy, proxy: inside}
+    for end in peers:
+        end.settimeout(_RELAY_IDLE_S)
+    try:
+        while peers:
+            ready, _, _ = select.select(list(peers), [], [], _RELAY_IDLE_S)
+            if not ready:
+                return
+            for source in ready:
+                data = source.recv(65536)
+                if data:
+                    peers[source].sendall(data)
+                else:
+                    target = peers.pop(source)
+                    try:  # noqa: SIM105 (the launcher does not load contextlib)
+                        target.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+    except OSError:
+        return
+
+
+def _relay_forever(listener: Any, proxy_path: str) -> None:
+    """Accept on the sandbox's loopback; one forked child carries each connection to the proxy."""
+    import socket
+
+    children: set[int] = set()
+    while True:
+        while children:
+            pid, _ = os.waitpid(-1, os.WNOHANG if len(children) < _RELAY_CONNECTIONS else 0)
+            if pid == 0:
+                break
+            children.discard(pid)
+        inside, _ = listener.accept()
+        try:
+            child = os.fork()
+        except OSError:
+            inside.close()
+            continue
+        if child:
+            children.add(child)
+            inside.close()
+            continue
+        listener.close()
+        proxy = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            proxy.connect(proxy_path)
+            _relay_pump(inside, proxy)
+        finally:
+            os._exit(0)
+
+
+def start_relay(env: dict[str, str]) -> dict[str, str]:
+    """Fork the relay; the environment the shell gets, its proxy variables set to the relay."""
+    import socket
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    port = listener.getsockname()[1]
+    child = os.fork()
+    if child == 0:
+        try:
+            quiet = os.open("/dev/null", os.O_RDWR)
+            for fd in (0, 1, 2):  # never hold the call's output pipe open
+                os.dup2(quiet, fd)
+            _relay_forever(listener, EGRESS_SOCKET)
+        finally:
+            os._exit(0)
+    listener.close()
+    url = f"http://127.0.0.1:{port}"
+    shell_env = dict(env)
+    shell_env.update(dict.fromkeys(PROXY_VARIABLES, url))
+    shell_env.update(dict.fromkeys(NO_PROXY_VARIABLES, ""))
+    return shell_env
+
+
 def _confine_and_exec(config: dict[str, Any]) -> None:
     """In the PID namespace's first process: every step, then the command."""
     limits: dict[str, int] = config["limits"]
+    if config.get("egress"):
+        # The relay's modules, loaded while the host's standard library is still in view
+        # (only the outbound path pays for them).
+        import select  # noqa: F401
+        import socket  # noqa: F401
     if "processes" in limits:
         limit_processes(limits["processes"])
     loopback_up()
     build_root(config)
     apply_limits(limits)
     restrict_filesystem(config)
+    env: dict[str, str] = config["env"]
+    if config.get("egress"):
+        env = start_relay(env)
     os.chdir(config["workspace"])
     command: list[str] = config["argv"]
-    os.execve(command[0], command, config["env"])
+    os.execve(command[0], command, env)
 
 
 def _wait(child: int) -> int:
@@ -337,7 +448,7 @@ def main(argv: list[str]) -> int:
         if child == 0:
             try:
                 _confine_and_exec(config)
-            except (SetupError, OSError, KeyError, TypeError, ValueError) as exc:
+            except (SetupError, OSError, ImportError, KeyError, TypeError, ValueError) as exc:
                 sys.stderr.write(f"specwire-sandbox: {exc}\n")
             os._exit(SETUP_FAILED)
         return _wait(child)

@@ -11,6 +11,7 @@ evidence).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import shutil
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME
 from specwire.runtime.safety.redaction import looks_secret
+from specwire.runtime.tools.shell.egress import shared_proxy
 from specwire.runtime.tools.shell.host_code import (
     LAUNCHER_FILE,
     InterpreterInsideWorkspaceError,
@@ -46,18 +48,13 @@ ENV_ALLOWED = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGN
 NEVER_GRANTED = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev", "/proc", "/sys", "/home", "/root")
 
 
-# Fail closed: in the host's network namespace the shell would reach every loopback service
-# (Landlock's network rules filter ports, not addresses; seccomp cannot read the address).
-# A sound outbound needs a user-mode stack with the host's loopback unmapped (slirp4netns
-# --disable-host-loopback, pasta --no-map-gw) or a host-side proxy; neither is built yet.
-OUTBOUND_REFUSED = (
-    'bash "network: outbound" cannot be enforced yet (the shell would reach the host\'s '
-    "loopback services); use the default (no network)"
-)
-
-
 class SandboxUnavailableError(RuntimeError):
     """The ``bash`` tool is listed but no sandbox can be set up on this machine."""
+
+
+class EgressUnavailableError(RuntimeError):
+    """``network: outbound`` cannot be given for this call (no proxy, or one the shell could
+    touch): the command does not run."""
 
 
 def scrubbed_environment(environ: Mapping[str, str], *, home: Path, tmpdir: Path) -> dict[str, str]:
@@ -146,19 +143,35 @@ class SandboxPolicy:
             "limits": self.settings.launcher_limits(),
             "argv": [shell_path(), "-c", command],
             "env": env,
+            "egress": self._egress_socket(),
         }
         return launcher_command(interpreter, config)
+
+    def _egress_socket(self) -> str | None:
+        """The egress proxy's socket (``network: outbound`` only), started on first use."""
+        if self.settings.network != "outbound":
+            return None
+        try:
+            proxy = shared_proxy()
+        except OSError as exc:
+            raise EgressUnavailableError(f"cannot start the egress proxy: {exc}") from exc
+        if is_within(proxy.folder.resolve(), self.workspace):
+            raise EgressUnavailableError(
+                f"the egress proxy's folder ({proxy.folder}) lies in the workspace; set TMPDIR "
+                f"to a folder outside {self.workspace}"
+            )
+        return str(proxy.socket_path)
 
 
 def _probe(workspace: Path, settings: BashSettings) -> str | None:
     """Why a sandboxed shell cannot run here (None when it can)."""
     if not sys.platform.startswith("linux"):
         return f"Landlock and user namespaces are Linux features (this is {sys.platform})"
-    if settings.network == "outbound":
-        return OUTBOUND_REFUSED
     with tempfile.TemporaryDirectory(prefix="specwire-sh-") as tmp:
         try:
-            argv = SandboxPolicy(workspace, settings).launcher_argv("exit 0", Path(tmp), {})
+            # The proxy starts on the first outbound call, not here: the probe checks the rest.
+            probed = dataclasses.replace(settings, network="none")
+            argv = SandboxPolicy(workspace, probed).launcher_argv("exit 0", Path(tmp), {})
         except InterpreterInsideWorkspaceError as exc:
             return str(exc)
         try:

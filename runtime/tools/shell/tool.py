@@ -22,6 +22,7 @@ from pydantic import Field
 from specwire.runtime.core.tool_types import ToolInput, ToolResult
 from specwire.runtime.tools.shell.sandbox import (
     SETUP_FAILED,
+    EgressUnavailableError,
     SandboxPolicy,
     require_sandbox,
     scrubbed_environment,
@@ -71,7 +72,10 @@ def run_bash(cwd: Path, parsed: BashInput, settings: BashSettings | None = None)
     scratch = Path(tempfile.mkdtemp(prefix="specwire-sh-"))
     try:
         sandboxed = require_sandbox(cwd, settings)
-        argv, env = _argv(cwd, parsed.command, scratch, settings, sandboxed=sandboxed)
+        try:
+            argv, env = _argv(cwd, parsed.command, scratch, settings, sandboxed=sandboxed)
+        except EgressUnavailableError as exc:
+            return ToolResult(f"specwire-sandbox: {exc}\n[the command did not run]", True)
         return _run(cwd, parsed, argv, env, sandboxed=sandboxed)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -11,8 +11,7 @@ from specwire.emitters.registry import emit
 from specwire.ir import SpecError, load_spec_text
 from specwire.runtime.core.tool_types import ToolContext
 from specwire.runtime.tools.builtin import builtin_catalog
-from specwire.runtime.tools.shell import sandbox
-from specwire.runtime.tools.shell.sandbox import SandboxUnavailableError
+from specwire.runtime.tools.shell import egress, sandbox
 
 CTX = ToolContext("sess_0000000000000001", "tu_0000000000000001")
 
@@ -61,17 +60,24 @@ def test_a_bad_bash_block_is_a_located_error(
     assert "Traceback" not in message
 
 
-def test_outbound_network_fails_closed_at_start(
+def test_outbound_network_starts_and_its_proxy_starts_with_the_first_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(sandbox.UNSANDBOXED_ENV, raising=False)
+    monkeypatch.setattr(egress, "_shared", None)
     sandbox._cached_probe.cache_clear()
     try:
-        with pytest.raises(SandboxUnavailableError) as refused:
-            builtin_catalog(["read", "bash"], tmp_path, {"network": "outbound"})
-        assert "outbound" in str(refused.value) and "\n" not in str(refused.value)
+        catalog = builtin_catalog(["read", "bash"], tmp_path, {"network": "outbound"})
+        assert egress._shared is None  # nothing listens until a call needs it
+        tool = catalog.get("bash")
+        assert tool is not None
+        result = tool.invoke({"command": 'echo "proxy=$HTTPS_PROXY"'}, CTX)
+        assert "proxy=http://127.0.0.1:" in result.text, result.text
+        assert egress._shared is not None
     finally:
         sandbox._cached_probe.cache_clear()
+        if egress._shared is not None:
+            egress._shared.close()
 
 
 def test_the_catalog_applies_the_spec_limits(tmp_path: Path) -> None:
