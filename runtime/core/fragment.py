@@ -202,7 +202,8 @@ DEFAULT_DREAM_MODE: Final[DreamModeName] = "full"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use (validation, a JSON schema): a memoryless bundle never builds them.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class WikiFragment(_Frozen):

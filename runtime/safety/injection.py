@@ -51,11 +51,30 @@ class InjectionHit:
         return f"{self.category}/{self.rule}"
 
 
+class _LazyPattern:
+    """A rule's regex, compiled on its first search: compiling every rule costs more than the
+    rest of this module's import, and most processes (a bundle's first turn) never scan."""
+
+    __slots__ = ("source", "_compiled")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:  # a race compiles twice, harmlessly
+            self._compiled = re.compile(self.source, re.IGNORECASE | re.DOTALL)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled().search(text)
+
+
 @dataclass(frozen=True)
 class _Rule:
     name: str
     category: str
-    pattern: re.Pattern[str]
+    pattern: _LazyPattern
     # Words the pattern cannot match without (each group: one of them), tested on the casefolded
     # text first: substring tests cost ~50x less than the regexes on a 2,000-character fact.
     needs: tuple[tuple[str, ...], ...] = ()
@@ -127,7 +146,7 @@ class _Gate:
 
 
 def _rule(name: str, category: str, pattern: str) -> _Rule:
-    return _Rule(name, category, re.compile(pattern, re.IGNORECASE | re.DOTALL))
+    return _Rule(name, category, _LazyPattern(pattern))
 
 
 # No "my" or "our": a customer asking the business to ignore their own earlier instructions
