@@ -187,7 +187,7 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPECWIRE_")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["SPECWIRE_TENANT_KEY_TENANT_ACME"] = KEY
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = str(ROOT / ".typing")
     print(f"managed turns vs a bare endpoint · {args.requests} requests per run · {work}")
     print(f"{'run':<26}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}{'× floor p50':>13}")
     argv = [sys.executable, str(agent), "serve", "--port", "0"]

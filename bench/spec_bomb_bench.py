@@ -149,7 +149,7 @@ class Run:
 
 def _run(argv: list[str], cwd: Path, timeout: float | None) -> Run:
     """Run ``argv`` to completion; its wall time, its own peak RSS, exit status, first output."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / ".typing")}
     env.pop("SPECWIRE_DEBUG", None)
     with tempfile.TemporaryFile() as output:
         start = time.perf_counter()

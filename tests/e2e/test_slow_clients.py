@@ -129,7 +129,7 @@ def memory_server(root: Path) -> Iterator[str]:
     port = free_port()
     env = {
         **clean_env(SPECWIRE_MEMORY_TOKEN_ACME="memory-token-0123456789ab"),
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(ROOT / ".typing"),
     }
     process = subprocess.Popen(
         [
@@ -176,7 +176,7 @@ def test_the_server_raises_its_open_file_limit_for_its_connections() -> None:
         "resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard)); "
         "print(r(1000), 1256 if hard == resource.RLIM_INFINITY else min(hard, 1256))"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / ".typing")}
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
     )

@@ -48,7 +48,7 @@ def codegen(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         check=False,
         cwd=cwd,
-        env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / ".typing")},
     )
 
 

@@ -26,7 +26,7 @@ class FakeTty(io.StringIO):
 
 def codegen_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
-    return {**env, "PYTHONPATH": str(ROOT), "TERM": "xterm", **extra}
+    return {**env, "PYTHONPATH": str(ROOT / ".typing"), "TERM": "xterm", **extra}
 
 
 def run_on_a_terminal(*args: str | Path, env: dict[str, str]) -> tuple[int, str]:
