@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tool_types import ToolCatalog
 from specwire.runtime.core.undecodable import valid_text
+from specwire.runtime.loop.tools import SKILL_TOOL_NAME
 from specwire.runtime.models import Model, ModelError
 from specwire.runtime.models.select import ModelRef, select_spec_model
 from specwire.runtime.safety.redaction import redact
@@ -107,8 +108,12 @@ def parse_and_load(
 
 
 def describe(catalog: ToolCatalog, options: LoopOptions) -> str:
-    """A short account of the tools and the memory wiring, for banners."""
-    parts = [f"{len(catalog)} tool(s)"]
+    """A short account of the tools and the memory wiring, for banners. The tool count is what
+    the model is sent: the catalog plus the ``Skill`` tool a session with skills adds."""
+    sent = len(catalog)
+    if options.get("skills") and catalog.get(SKILL_TOOL_NAME) is None:
+        sent += 1
+    parts = [f"{sent} tool(s)"]
     memory = options.get("memory")
     if memory is not None:
         recall = "on" if memory.auto_recall and memory.recall is not None else "off"

@@ -56,6 +56,9 @@ class _SkillInput(ToolInput):
     name: str = Field(min_length=1, description="The skill's name, as listed in the prompt.")
 
 
+SKILL_TOOL_NAME = "Skill"
+
+
 def skill_tool(skills: Sequence[Skill]) -> Tool:
     """``Skill {name}``: returns the body of one of the session's skills."""
     by_name = {skill.name: skill for skill in skills}
@@ -68,7 +71,7 @@ def skill_tool(skills: Sequence[Skill]) -> Tool:
         return ToolResult(skill.body)
 
     return Tool(
-        name="Skill",
+        name=SKILL_TOOL_NAME,
         description="Load the full instructions of a skill listed in the prompt.",
         input_model=_SkillInput,
         handler=handle,
