@@ -12,6 +12,7 @@ from pathlib import Path
 
 from specwire.runtime.continuity.goals import (
     Goal,
+    GoalEntryError,
     GoalStatus,
     next_goal_id,
     normalize_number,
@@ -47,6 +48,10 @@ class GoalBook:
             return []
         try:
             return parse_goals(text)
+        except GoalEntryError as exc:
+            raise StoreError(
+                f"{self._folder.relative(self.path)} {exc} — fix it by hand; nothing was changed"
+            ) from None
         except ValueError as exc:
             raise StoreError(
                 f"{self._folder.relative(self.path)} {exc} (expected a mapping with a `goals:` "

@@ -133,15 +133,50 @@ def render_goals(goals: Sequence[Goal]) -> str:
     return dump_data({"version": GOALS_VERSION, "goals": [goal_to_data(g) for g in goals]}) + "\n"
 
 
+class GoalEntryError(ValueError):
+    """One entry of ``goals:`` is not a goal; the message names its line and why."""
+
+
 def parse_goals(text: str) -> list[Goal]:
-    """Parse goals.yaml (any YAML); raise ValueError when it is not a mapping with goals."""
+    """Parse goals.yaml (any YAML); raise ValueError when it is not a mapping with goals, and
+    ``GoalEntryError`` naming the line of an entry that is not a goal (a person's typo must not
+    make the whole file read as "no goals yet")."""
     if not text.strip():
         return []
     raw = load_mapping(text)
     items = raw.get("goals", [])
     if not isinstance(items, list):
         raise ValueError("has a `goals` entry that is not a list")
-    return [g for g in (goal_from_data(i) for i in items if isinstance(i, Mapping)) if g]
+    goals: list[Goal] = []
+    for index, item in enumerate(items):
+        goal = goal_from_data(item) if isinstance(item, Mapping) else None
+        if goal is None:
+            raise GoalEntryError(_entry_problem(text, index, item))
+        goals.append(goal)
+    return goals
+
+
+def _entry_problem(text: str, index: int, item: Any) -> str:
+    from specwire.runtime.core.yaml_text import LocatedYamlError, load_located_yaml
+
+    line = 0
+    try:
+        located = load_located_yaml(text).value["goals"].value[index]
+        line = located.line
+    except (LocatedYamlError, KeyError, IndexError, TypeError, AttributeError):
+        pass
+    where = f"line {line}: " if line else ""
+    if not isinstance(item, Mapping):
+        return f"{where}goal entry {index + 1} is not a mapping of goal fields"
+    goal_id = item.get("id")
+    if not isinstance(goal_id, str) or not GOAL_ID_RE.match(goal_id):
+        reason = f"its `id` is not a goal id like goal-0001 (got {goal_id!r})"
+    else:
+        reason = f"{goal_id} has no `title` text"
+    unknown = sorted(str(key) for key in item if key not in _KNOWN)
+    if unknown:
+        reason += f"; unknown key(s): {', '.join(unknown)}"
+    return f"{where}goal entry {index + 1}: {reason}"
 
 
 def format_number(value: Number) -> str:

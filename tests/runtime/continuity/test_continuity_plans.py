@@ -245,6 +245,31 @@ def test_a_broken_goals_file_is_named_with_its_line_and_never_clobbered(tmp_path
     assert store.goals_path.read_text() == broken
 
 
+def test_a_goal_entry_with_a_wrong_key_is_named_with_its_line(tmp_path: Path) -> None:
+    """A typo (`name:` for `title:`) used to make the whole file read as "no goals yet"."""
+    store = make_store(tmp_path)
+    store.goals_path.parent.mkdir(parents=True)
+    edited = (
+        "version: 1\n"
+        "goals:\n"
+        "  - id: goal-0001\n"
+        "    title: Cut p95 latency\n"
+        "  - id: goal-0002\n"
+        "    name: Ship the beta\n"
+    )
+    store.goals_path.write_text(edited)
+    with pytest.raises(
+        StoreError,
+        match=r"goals.yaml line 5: goal entry 2: goal-0002 has no `title` text; "
+        r"unknown key\(s\): name — fix it by hand",
+    ):
+        store.write_goal("x")
+    assert store.goals_path.read_text() == edited
+    store.goals_path.write_text("version: 1\ngoals:\n  - {title: Ship it}\n")
+    with pytest.raises(StoreError, match=r"line 3: goal entry 1: its `id` is not a goal id"):
+        store.list_goals()
+
+
 def test_a_hand_written_block_yaml_plan_works_with_the_plan_tools(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     store.plans_dir.mkdir(parents=True)
