@@ -8,6 +8,7 @@ from specwire.emitters.bundle import Bundle
 from specwire.emitters.common import EnvVar, agent_context, emit_plan, serve_env
 from specwire.emitters.literals import md_code
 from specwire.ir.model import IrChannelSpec, SecretRef
+from specwire.runtime.core.fragment import SLACK_BOT_SCOPES, SLACK_EVENT_SUBSCRIPTIONS
 
 
 def _settings(spec: IrChannelSpec) -> list[dict[str, Any]]:
@@ -44,6 +45,8 @@ def emit(spec: IrChannelSpec) -> Bundle:
         "channel_names": [channel.name for channel in spec.channels],
         "slack": any(channel.name == "slack" for channel in spec.channels),
         "webhook": any(channel.name == "webhook" for channel in spec.channels),
+        "slack_events": list(SLACK_EVENT_SUBSCRIPTIONS),
+        "slack_scopes": list(SLACK_BOT_SCOPES),
     }
     return emit_plan(
         spec=spec,

@@ -26,6 +26,22 @@ SPECWIRE_VERSION: Final = "0.3.0"
 # from ``specwire.runtime.bundle`` (``BUNDLE_INTERFACE``).
 FRAGMENT_VERSION: Final = 3
 
+# What a Slack app that talks to a channel bundle subscribes to and the bot scopes it needs: the
+# channel host answers these events, the bundle README and docs/serving.md list them.
+SLACK_EVENT_SUBSCRIPTIONS: Final = (
+    "message.channels",
+    "message.groups",
+    "message.im",
+    "app_mention",
+)
+SLACK_BOT_SCOPES: Final = (
+    "chat:write",
+    "channels:history",
+    "groups:history",
+    "im:history",
+    "app_mentions:read",
+)
+
 ProofMode = Literal["ladder", "require", "off"]
 ContinuityScope = Literal["spec", "session"]
 # ``memory.autoRecall`` (CrewHaus 0.4): ``true`` is ``"session-start"``; only ``"per-turn"`` is
