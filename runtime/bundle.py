@@ -25,13 +25,14 @@ if TYPE_CHECKING:
     from specwire.runtime.hosts.types import ChannelConfig, RoleConfig, TenantConfig, TurnSetup
     from specwire.runtime.safety.secrets import SecretRef
     from specwire.runtime.tools.builtin import builtin_catalog
-    from specwire.runtime.wiring import MemoryDeps, wire_memory
+    from specwire.runtime.wiring import HostResources, MemoryDeps, wire_memory
 
 # The interface's version: the fragment version of the bundles that import it.
 BUNDLE_INTERFACE: Final = 3
 
 _HOMES: Final = {
     "ChannelConfig": "specwire.runtime.hosts.types",
+    "HostResources": "specwire.runtime.wiring",
     "MemoryDeps": "specwire.runtime.wiring",
     "RoleConfig": "specwire.runtime.hosts.types",
     "SecretRef": "specwire.runtime.safety.secrets",
@@ -51,6 +52,7 @@ _HOMES: Final = {
 __all__ = [
     "BUNDLE_INTERFACE",
     "ChannelConfig",
+    "HostResources",
     "MemoryDeps",
     "RoleConfig",
     "SecretRef",

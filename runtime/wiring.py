@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -39,6 +39,9 @@ from specwire.runtime.core.tool_types import (
     ToolResult,
     format_validation_error,
 )
+
+if TYPE_CHECKING:
+    from specwire.runtime.facts.pool import FactStorePool
 
 
 def _stderr(line: str) -> None:
@@ -80,6 +83,20 @@ class _AnnounceOnce:
         self._log(line)
 
 
+@dataclass(frozen=True)
+class HostResources:
+    """What a host lends every turn it runs: built once per serving process (after any fork),
+    passed to each ``build_turn`` and on through ``MemoryDeps.resources``, closed by the host
+    when it stops. Tuning (how many stores stay open, for how long) lives in what the host
+    built (``FactStorePool(max_open=…, idle_s=…)``), not in module globals."""
+
+    # Open fact stores the turns borrow and give back; None: each turn opens and closes its own.
+    fact_stores: FactStorePool | None = None
+    # The clock every tier stamps with (``MemoryDeps.now``, when set, wins). One clock object
+    # per process: the pool lends a store only for the clock it was opened with.
+    clock: Clock = utc_now
+
+
 @dataclass
 class MemoryDeps:
     catalog: Catalog
@@ -98,6 +115,18 @@ class MemoryDeps:
     log: Callable[[str], None] = _stderr
     home_dir: Path | None = None
     now: Clock | None = None
+    # Lent by the host (per-turn hosts); None: the wiring opens what it needs and ``close``
+    # closes it.
+    resources: HostResources | None = None
+
+    def clock(self) -> Clock:
+        """``now`` if set, else the host's clock, else the system's UTC clock."""
+        if self.now is not None:
+            return self.now
+        return self.resources.clock if self.resources is not None else utc_now
+
+    def fact_stores(self) -> FactStorePool | None:
+        return self.resources.fact_stores if self.resources is not None else None
 
 
 @dataclass
@@ -116,7 +145,7 @@ class WiredMemory:
 
     def close(self) -> None:
         """Release open stores: close the fact store's SQLite connection, or give it back to the
-        warm pool while ``runtime.facts.warm.keep_stores_warm`` is active. Idempotent."""
+        host's pool (``HostResources.fact_stores``). Idempotent."""
         while self._releases:
             self._releases.pop()()
 
@@ -202,7 +231,7 @@ def _wire(
         return wired
 
     layout, sessions_dir = _layout(parsed, deps)
-    now = deps.now or utc_now
+    now = deps.clock()
     announce = _AnnounceOnce(deps.log) if deps.log is _stderr else None
     try:
         _wire_tiers(parsed, deps, wired, layout, sessions_dir, now, announce or deps.log, facts)
@@ -240,6 +269,7 @@ def _wire_tiers(
             log=log,
             embedder=deps.embedder,
             tenant=deps.tenant,
+            fact_stores=deps.fact_stores(),
         )
         wired.stores.memory = facts.store if facts.store is not None else facts.provider
         wired._releases.append(facts.release)

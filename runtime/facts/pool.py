@@ -6,6 +6,10 @@ WAL checkpoint). With one, a turn borrows the open store for its exact path and 
 it back afterwards; closing, and the maintenance that comes with it, runs on the pool's reaper
 thread, off the turn path.
 
+Nothing here is process-global: a host builds its pool (one per process that serves, after any
+fork: an SQLite connection must not cross one), lends it to every turn through
+``HostResources.fact_stores`` (``specwire.runtime.wiring``) and closes it when it stops.
+
 Rules:
 - A store is keyed by its resolved path **and** its clock (``FactStore`` carries the clock it
   stamps facts with). It is only ever lent for that exact key, so tenant fences are unaffected.
@@ -59,6 +63,14 @@ class FactStoreLease:
 def closing_lease(store: FactStore) -> FactStoreLease:
     """A lease on a store nobody pools: releasing it closes the store."""
     return FactStoreLease(store, store.close)
+
+
+def lease_store(path: Path, now: Clock, pool: FactStorePool | None) -> FactStoreLease:
+    """The fact store at ``path``: borrowed from ``pool`` when there is one, else opened for
+    this caller alone (releasing the lease closes it). Raises what ``FactStore.open`` raises."""
+    if pool is None:
+        return closing_lease(open_store(path, now))
+    return pool.borrow(path, now)
 
 
 @dataclass(eq=False)

@@ -29,13 +29,12 @@ from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import Tool
 from specwire.runtime.facts.capture import capture_session
 from specwire.runtime.facts.model import MAX_RECALL_K
-from specwire.runtime.facts.pool import FactStoreLease
+from specwire.runtime.facts.pool import FactStoreLease, FactStorePool, lease_store
 from specwire.runtime.facts.providers.protocol import FactProvider, LocalFactProvider, RecallRequest
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.facts.sweeping import sweep_if_due
 from specwire.runtime.facts.text import clip_query
 from specwire.runtime.facts.tools import fact_tools
-from specwire.runtime.facts.warm import fact_store_lease
 
 if TYPE_CHECKING:
     from specwire.runtime.embedders import Embedder
@@ -52,8 +51,8 @@ class FactsWiring:
     provider: FactProvider
     tools: list[Tool]
     seam: MemorySeam
-    # Closes ``store`` or gives it back to the warm pool (``runtime.facts.warm``); closes a remote
-    # provider's connection. Idempotent.
+    # Closes ``store`` or gives it back to the host's pool; closes a remote provider's
+    # connection. Idempotent.
     release: Callable[[], None]
 
 
@@ -93,11 +92,13 @@ def wire_facts(
     log: Callable[[str], None],
     embedder: Embedder | None = None,
     tenant: Tenant | None = None,
+    fact_stores: FactStorePool | None = None,
 ) -> FactsWiring:
     """Connect the spec's fact provider and build its tools and seam. The caller calls
     ``release`` when done, not ``store.close``.
 
-    Backend ``file``: the spec's fact store (borrowed from the warm pool, ``runtime.facts.warm``).
+    Backend ``file``: the spec's fact store, borrowed from ``fact_stores`` (the host's pool)
+    when given, else opened here and closed by ``release``.
     Creates nothing on disk: the store's directory and file appear with the first fact written
     (``FactStore`` opens lazily), so a host that only parses its arguments leaves no trace.
     Backends ``postgres`` and ``http``: connected now, so a missing secret or an unreachable
@@ -135,7 +136,7 @@ def wire_facts(
             remote.release()
             raise
     try:
-        lease = fact_store_lease(layout.facts_db, now)
+        lease = lease_store(layout.facts_db, now, fact_stores)
     except StoreError as exc:
         raise MemoryServiceError(f"memory-service: {exc}") from exc
     sweep_if_due(layout.facts_db, now, log)

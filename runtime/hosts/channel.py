@@ -5,8 +5,9 @@
 adapter: each stdin line (or ``--message``) is ``<conversation-key>: <message>``.
 
 Either way a conversation key always maps to the same session id (stable across restarts);
-every message calls ``build_turn(session id)`` (memory is wired per turn, scoped to the
-conversation), runs one single-turn loop seeded with the conversation so far, and replies.
+every message calls ``build_turn(session id, resources)`` (memory is wired per turn, scoped to
+the conversation, borrowing the fact store from the host's pool: ``runtime.hosts.resources``),
+runs one single-turn loop seeded with the conversation so far, and replies.
 Malformed lines and failed turns are reported on stderr and the host keeps serving. The console
 adapter never resolves the channels' secret references: it connects nowhere.
 """
@@ -21,14 +22,15 @@ from typing import Any
 from specwire.runtime.core.errors import ServeConfigError
 from specwire.runtime.core.ids import conversation_session_id
 from specwire.runtime.core.paths import StoreLayout
-from specwire.runtime.facts.warm import keep_stores_warm
 from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
 from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv, run_server
+from specwire.runtime.hosts.resources import host_resources
 from specwire.runtime.hosts.turns import RoutedLine, run_turn, serve_routed_lines
 from specwire.runtime.hosts.types import ChannelConfig, ChannelTurnBuilder
 from specwire.runtime.loop import iter_messages
 from specwire.runtime.models import Model
 from specwire.runtime.safety.secrets import SecretRef, SettingValue
+from specwire.runtime.wiring import HostResources
 
 LINE_SHAPE = "<conversation-key>: <message>"
 
@@ -59,10 +61,11 @@ def serve_channel(
     chosen = load_model(model, spec_name)
     if chosen is None:
         return 2
-    bot = _ChannelBot(spec_name, chosen, instructions, build_turn, root)
-    if args.command == "serve":
-        return _serve_http(bot, args, channels, session_key)
-    return _serve_console(bot, args, channels, session_key)
+    with host_resources() as resources:  # one fact store (and its recall index) for every turn
+        bot = _ChannelBot(spec_name, chosen, instructions, build_turn, root, resources)
+        if args.command == "serve":
+            return _serve_http(bot, args, channels, session_key)
+        return _serve_console(bot, args, channels, session_key)
 
 
 class _ChannelBot:
@@ -75,11 +78,13 @@ class _ChannelBot:
         instructions: str,
         build_turn: ChannelTurnBuilder,
         root: Path | None,
+        resources: HostResources,
     ) -> None:
         self.spec_name = spec_name
         self.model = model
         self.instructions = instructions
         self.build_turn = build_turn
+        self.resources = resources
         self.sessions_dir = StoreLayout.for_cwd(
             (root or Path.cwd()).resolve(), spec_name
         ).sessions_dir
@@ -89,7 +94,7 @@ class _ChannelBot:
         _, replies = run_turn(
             model=self.model,
             instructions=self.instructions,
-            setup=self.build_turn(session_id),
+            setup=self.build_turn(session_id, self.resources),
             sessions_dir=self.sessions_dir,
             session_id=session_id,
             message=message,
@@ -118,13 +123,12 @@ def _serve_console(
         return bot.answer(routed.key, routed.message, {})[1]
 
     messages: list[str] = args.message
-    with keep_stores_warm():  # one fact store (and its recall index) for every turn
-        status = serve_routed_lines(
-            iter_messages(messages if messages else stdin_reader()),
-            spec_name=bot.spec_name,
-            line_shape=LINE_SHAPE,
-            handle=handle,
-        )
+    status = serve_routed_lines(
+        iter_messages(messages if messages else stdin_reader()),
+        spec_name=bot.spec_name,
+        line_shape=LINE_SHAPE,
+        handle=handle,
+    )
     if status != 0:
         return status
     stderr_log(f"session logs: {bot.sessions_dir}\n")

@@ -9,9 +9,11 @@ line and nothing runs.
 The tenant's root is ``<tenants root>/<tenant-id>``, where the tenants root is
 ``$SPECWIRE_TENANTS_ROOT`` or ``<root or cwd>/.specwire/tenants``; every store, the session logs
 (``<tenant root>/sessions/``) and the usage ledger (``<tenant root>/usage/``) live under it.
-Each message calls ``build_turn(tenant, session id)`` (memory wired per turn, fenced to the
-tenant) and runs one single-turn loop seeded with the conversation so far. Token budgets are
-enforced by ``serve`` from the recorded usage; the console adapter records usage too.
+Each message calls ``build_turn(tenant, session id, resources)`` (memory wired per turn, fenced
+to the tenant, borrowing the tenant's fact store from the host's pool:
+``runtime.hosts.resources``) and runs one single-turn loop seeded with the conversation so far.
+Token budgets are enforced by ``serve`` from the recorded usage; the console adapter records
+usage too.
 """
 
 from __future__ import annotations
@@ -28,14 +30,15 @@ from specwire.runtime.core.fragment import TENANTS_ROOT_ENV, tenant_key_variable
 from specwire.runtime.core.ids import conversation_session_id
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME, StoreLayout
 from specwire.runtime.core.tenancy import Tenant, build_tenant
-from specwire.runtime.facts.warm import keep_stores_warm
 from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
 from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv, run_server
+from specwire.runtime.hosts.resources import host_resources
 from specwire.runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serve_routed_lines
 from specwire.runtime.hosts.types import ManagedTurnBuilder, TenantConfig, TurnSetup
 from specwire.runtime.loop import LoopResult, iter_messages
 from specwire.runtime.models import Model
 from specwire.runtime.safety.secrets import SecretRef
+from specwire.runtime.wiring import HostResources
 
 LINE_SHAPE = "<tenant-id>/<session-key>: <message>"
 
@@ -74,10 +77,11 @@ def serve_managed(
     chosen = load_model(model, spec_name)
     if chosen is None:
         return 2
-    agent = _TenantAgent(spec_name, chosen, instructions, tenants, build_turn, root)
-    if args.command == "serve":
-        return _serve_http(agent, args)
-    return _serve_console(agent, args)
+    with host_resources() as resources:  # each tenant's fact store (and recall index) across turns
+        agent = _TenantAgent(spec_name, chosen, instructions, tenants, build_turn, root, resources)
+        if args.command == "serve":
+            return _serve_http(agent, args)
+        return _serve_console(agent, args)
 
 
 class _TenantAgent:
@@ -91,12 +95,14 @@ class _TenantAgent:
         tenants: Sequence[TenantConfig],
         build_turn: ManagedTurnBuilder,
         root: Path | None,
+        resources: HostResources,
     ) -> None:
         self.spec_name = spec_name
         self.model = model
         self.instructions = instructions
         self.tenants = {tenant.id: tenant for tenant in tenants}
         self.build_turn = build_turn
+        self.resources = resources
         self.base = tenants_root(root)
         self._built: dict[str, Tenant] = {}
         self._lock = threading.Lock()
@@ -118,7 +124,7 @@ class _TenantAgent:
         tenant = self.tenant(tenant_id)
         session_id = conversation_session_id(self.spec_name, "managed", tenant_id, key)
         started = time.perf_counter()
-        setup = self.build_turn(tenant, session_id)
+        setup = self.build_turn(tenant, session_id, self.resources)
         wired = time.perf_counter()
         try:
             return self._run(tenant, tenant_id, key, session_id, message, setup)
@@ -176,13 +182,12 @@ def _serve_console(agent: _TenantAgent, args: argparse.Namespace) -> int:
         return replies
 
     messages: list[str] = args.message
-    with keep_stores_warm():  # each tenant's fact store (and its recall index) across turns
-        return serve_routed_lines(
-            iter_messages(messages if messages else stdin_reader()),
-            spec_name=agent.spec_name,
-            line_shape=LINE_SHAPE,
-            handle=handle,
-        )
+    return serve_routed_lines(
+        iter_messages(messages if messages else stdin_reader()),
+        spec_name=agent.spec_name,
+        line_shape=LINE_SHAPE,
+        handle=handle,
+    )
 
 
 def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import ToolCatalog
 from specwire.runtime.safety.secrets import SecretRef, SettingValue
+from specwire.runtime.wiring import HostResources
 
 
 @dataclass
@@ -51,5 +52,7 @@ class RoleConfig:
 
 
 SessionBuilder = Callable[[], TurnSetup]
-ChannelTurnBuilder = Callable[[str], TurnSetup]
-ManagedTurnBuilder = Callable[[Tenant, str], TurnSetup]
+# ``build_turn(session_id, resources)``: the host lends its resources to every turn.
+ChannelTurnBuilder = Callable[[str, HostResources], TurnSetup]
+# ``build_turn(tenant, session_id, resources)``.
+ManagedTurnBuilder = Callable[[Tenant, str, HostResources], TurnSetup]

@@ -6,6 +6,7 @@ from pathlib import Path
 try:
     from specwire.runtime.bundle import (
         ChannelConfig,
+        HostResources,
         MemoryDeps,
         SecretRef,
         TurnSetup,
@@ -58,11 +59,12 @@ MEMORY_FRAGMENT = {
 }
 
 
-def build_turn(session_id: str) -> TurnSetup:
+def build_turn(session_id: str, resources: HostResources) -> TurnSetup:
     cwd = Path.cwd()
     catalog = builtin_catalog(TOOLS, cwd)
     wired = wire_memory(
-        MEMORY_FRAGMENT, MemoryDeps(catalog=catalog, cwd=cwd, session_scope=session_id)
+        MEMORY_FRAGMENT,
+        MemoryDeps(catalog=catalog, cwd=cwd, session_scope=session_id, resources=resources),
     )
     return TurnSetup(catalog=catalog, options=wired.options, close=wired.close)
 

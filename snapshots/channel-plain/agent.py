@@ -6,6 +6,7 @@ from pathlib import Path
 try:
     from specwire.runtime.bundle import (
         ChannelConfig,
+        HostResources,
         SecretRef,
         TurnSetup,
         builtin_catalog,
@@ -37,7 +38,7 @@ CHANNELS: tuple[ChannelConfig, ...] = (
 )
 
 
-def build_turn(session_id: str) -> TurnSetup:
+def build_turn(session_id: str, resources: HostResources) -> TurnSetup:
     cwd = Path.cwd()
     catalog = builtin_catalog(TOOLS, cwd)
     return TurnSetup(catalog=catalog)

@@ -4,6 +4,7 @@
 
 try:
     from specwire.runtime.bundle import (
+        HostResources,
         MemoryDeps,
         Tenant,
         TenantConfig,
@@ -51,12 +52,14 @@ MEMORY_FRAGMENT = {
 }
 
 
-def build_turn(tenant: Tenant, session_id: str) -> TurnSetup:
+def build_turn(tenant: Tenant, session_id: str, resources: HostResources) -> TurnSetup:
     cwd = tenant.workspace
     catalog = builtin_catalog(TOOLS, cwd)
     wired = wire_memory(
         MEMORY_FRAGMENT,
-        MemoryDeps(catalog=catalog, cwd=cwd, tenant=tenant, session_scope=session_id),
+        MemoryDeps(
+            catalog=catalog, cwd=cwd, tenant=tenant, session_scope=session_id, resources=resources
+        ),
     )
     return TurnSetup(catalog=catalog, options=wired.options, close=wired.close)
 

@@ -4,6 +4,7 @@
 
 try:
     from specwire.runtime.bundle import (
+        HostResources,
         Tenant,
         TenantConfig,
         TurnSetup,
@@ -31,7 +32,7 @@ TENANTS: tuple[TenantConfig, ...] = (
 )
 
 
-def build_turn(tenant: Tenant, session_id: str) -> TurnSetup:
+def build_turn(tenant: Tenant, session_id: str, resources: HostResources) -> TurnSetup:
     cwd = tenant.workspace
     catalog = builtin_catalog(TOOLS, cwd)
     return TurnSetup(catalog=catalog)

@@ -15,6 +15,7 @@ PINNED = {
     3: [
         "BUNDLE_INTERFACE",
         "ChannelConfig",
+        "HostResources",
         "MemoryDeps",
         "RoleConfig",
         "SecretRef",

@@ -58,13 +58,12 @@ def check_serve_extra(prog: str) -> bool:
 
 
 def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
-    """Serve ``app`` until SIGINT/SIGTERM (then finish the requests in flight), keeping the
-    fact stores open across turns. The listening socket is bound first so the banner names
-    the real port (``--port 0`` picks a free one). Slow clients are cut off by a header
-    deadline and reaped at the connection limit (``runtime.hosts.http.connections``)."""
+    """Serve ``app`` until SIGINT/SIGTERM (then finish the requests in flight). The caller owns
+    what the turns borrow (``runtime.hosts.resources``) and closes it after this returns. The
+    listening socket is bound first so the banner names the real port (``--port 0`` picks a
+    free one). Slow clients are cut off by a header deadline and reaped at the connection
+    limit (``runtime.hosts.http.connections``)."""
     import uvicorn
-
-    from specwire.runtime.facts.warm import keep_stores_warm
 
     _GracefulServer = _graceful_server_class()
 
@@ -92,8 +91,7 @@ def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
         http=guarded_protocol_class(max_connections=MAX_CONNECTIONS),
     )
     raise_open_file_limit(MAX_CONNECTIONS)
-    with keep_stores_warm():
-        _GracefulServer(config).run(sockets=[sock])
+    _GracefulServer(config).run(sockets=[sock])
     stderr_log("stopped\n")
     return 0
 
@@ -102,8 +100,8 @@ def _graceful_server_class() -> type[Any]:
     import uvicorn
 
     class GracefulServer(uvicorn.Server):
-        """A SIGINT/SIGTERM ends the server gracefully and the process normally (exit 0, the
-        stores closed); uvicorn would re-raise the signal and kill the process at once."""
+        """A SIGINT/SIGTERM ends the server gracefully and the process normally (exit 0, so the
+        host closes its stores); uvicorn would re-raise the signal and kill the process at once."""
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:

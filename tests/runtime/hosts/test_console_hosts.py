@@ -14,6 +14,7 @@ from specwire.runtime.hosts.channel import serve_channel
 from specwire.runtime.hosts.managed import serve_managed
 from specwire.runtime.hosts.types import ChannelConfig, TenantConfig, TurnSetup
 from specwire.runtime.safety.secrets import SecretRef
+from specwire.runtime.wiring import HostResources
 
 SLACK = ChannelConfig("slack", {"botToken": SecretRef("NEVER_SET_SLACK_TOKEN")})
 
@@ -25,7 +26,7 @@ def _no_model_override(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def channel(root: Path, lines: list[str], turns: list[str]) -> int:
-    def build_turn(session_id: str) -> TurnSetup:
+    def build_turn(session_id: str, resources: HostResources) -> TurnSetup:
         turns.append(session_id)
         return TurnSetup(echo_catalog())
 
@@ -84,7 +85,7 @@ def test_channel_reads_stdin_lines_and_keeps_serving_after_a_failed_turn(
 
     attempts: list[str] = []
 
-    def build_turn(session_id: str) -> TurnSetup:
+    def build_turn(session_id: str, resources: HostResources) -> TurnSetup:
         attempts.append(session_id)
         if len(attempts) == 1:
             raise RuntimeError("wiring exploded")
@@ -118,7 +119,7 @@ TENANTS = [TenantConfig("acme"), TenantConfig("globex", max_input_tokens=1000)]
 
 
 def managed(root: Path, lines: list[str], calls: list[tuple[Tenant, str]]) -> int:
-    def build_turn(tenant: Tenant, session_id: str) -> TurnSetup:
+    def build_turn(tenant: Tenant, session_id: str, resources: HostResources) -> TurnSetup:
         calls.append((tenant, session_id))
         recall = MemorySeam(auto_recall=True, recall=lambda q, k: [f"tenant {tenant.id} fact"])
         return TurnSetup(echo_catalog(), LoopOptions(memory=recall))
@@ -201,7 +202,7 @@ def test_managed_tenants_root_comes_from_the_environment(
 def test_channel_releases_each_turns_wiring_after_the_turn(tmp_path: Path) -> None:
     events: list[str] = []
 
-    def build_turn(session_id: str) -> TurnSetup:
+    def build_turn(session_id: str, resources: HostResources) -> TurnSetup:
         events.append("open")
         return TurnSetup(echo_catalog(), close=lambda: events.append("close"))
 

@@ -26,6 +26,7 @@ from specwire.runtime.models.select import (
     select_spec_model,
 )
 from specwire.runtime.safety.secrets import SecretRef
+from specwire.runtime.wiring import HostResources
 
 MODEL_ID = SecretRef("DEMO_MODEL_ID")
 
@@ -50,14 +51,14 @@ def channel(model: str | SecretRef, root: Path) -> int:
         instructions="i",
         channels=[ChannelConfig("slack", {})],
         session_key="thread",
-        build_turn=lambda session_id: TurnSetup(echo_catalog()),
+        build_turn=lambda session_id, resources: TurnSetup(echo_catalog()),
         root=root,
         argv=["--message", "t1: hello"],
     )
 
 
 def managed(model: str | SecretRef, root: Path) -> int:
-    def build_turn(tenant: Tenant, session_id: str) -> TurnSetup:
+    def build_turn(tenant: Tenant, session_id: str, resources: HostResources) -> TurnSetup:
         return TurnSetup(echo_catalog())
 
     return serve_managed(
