@@ -82,16 +82,22 @@ def parse_json(body: bytes) -> Any:
     """The body as JSON. Invalid Unicode in it — bytes that are not UTF-8, or a lone surrogate
     escape such as ``"\\ud800"`` (no UTF-8 encoding exists for it, so storing or echoing it
     fails later) — is a 400 naming the first field that holds it."""
+    undecodable: UnicodeDecodeError | None = None
     try:
         text = body.decode("utf-8")
         suspicious = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as exc:
         # Decoded reversibly, so the bad bytes inside a string land on a field we can name.
+        undecodable = exc
         text = body.decode("utf-8", "surrogateescape")
         suspicious = True
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
+        if undecodable is not None:
+            raise BadRequest(
+                400, f"the request body is not UTF-8 (byte {undecodable.start} cannot be decoded)"
+            ) from None
         raise BadRequest(
             400, f"the request body is not valid JSON (line {exc.lineno}, column {exc.colno})"
         ) from None

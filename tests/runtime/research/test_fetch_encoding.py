@@ -118,12 +118,14 @@ def test_encoding_layers_reads_the_header_in_order() -> None:
 # -- bombs, measured in a process of their own -------------------------------------------------
 
 _PROBE = """
-import json, resource, sys
+import json, sys
 from specwire.runtime.tools.fetch import fetch_tool
 from specwire.runtime.core.tool_types import ToolContext
 ctx = ToolContext(session_id="sess_0123456789abcdef", tool_use_id="tu_0123456789abcdef")
 result = fetch_tool([sys.argv[1]]).invoke({"url": sys.argv[2]}, ctx)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM is this process's own high-water mark; ru_maxrss would carry the parent's from before exec.
+with open("/proc/self/status") as status:
+    peak = next(int(l.split()[1]) for l in status if l.startswith("VmHWM:")) * 1024
 print(json.dumps({"error": result.is_error, "text": result.text, "peak": peak}))
 """
 

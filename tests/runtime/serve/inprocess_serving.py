@@ -67,19 +67,37 @@ def serve_app(
         return 0
 
     monkeypatch.setattr(f"specwire.runtime.hosts.{host_module}.run_server", keep)
+    # The host closes its store pool when `serve` returns; here `serve` returns before the app
+    # answers, so the pool lives on until `stores_kept_open` closes it.
+    monkeypatch.setattr(f"specwire.runtime.hosts.{host_module}.host_resources", _lasting_resources)
     workdir.mkdir(parents=True, exist_ok=True)
     with contextlib.chdir(workdir):
         assert agent.main(["serve", "--host", "127.0.0.1", "--port", "0"]) == 0
     return kept["app"], kept["banner"]
 
 
-@contextlib.contextmanager
-def stores_kept_warm() -> Iterator[None]:
-    """What ``run_server`` wraps the server in: fact stores stay open across turns."""
-    from specwire.runtime.facts.warm import keep_stores_warm
+_open_pools: list[Any] = []
 
-    with keep_stores_warm():
+
+@contextlib.contextmanager
+def _lasting_resources(**_tuning: Any) -> Iterator[Any]:
+    from specwire.runtime.facts.pool import FactStorePool
+    from specwire.runtime.wiring import HostResources
+
+    pool = FactStorePool(max_open=64, idle_s=300.0)
+    _open_pools.append(pool)
+    yield HostResources(fact_stores=pool)
+
+
+@contextlib.contextmanager
+def stores_kept_open() -> Iterator[None]:
+    """The app's turns share the host's store pool; it is closed on the way out, as the host
+    closes it when its server stops."""
+    try:
         yield
+    finally:
+        while _open_pools:
+            _open_pools.pop().close()
 
 
 def files_text(root: Path) -> str:

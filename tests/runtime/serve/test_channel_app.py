@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from inprocess_serving import ROOT, example_agent, serve_app, stores_kept_warm
+from inprocess_serving import ROOT, example_agent, serve_app, stores_kept_open
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -64,7 +64,7 @@ def helpdesk_app(
 
 @pytest.fixture
 def helpdesk(helpdesk_app: Starlette) -> Iterator[TestClient]:
-    with stores_kept_warm(), TestClient(helpdesk_app) as client:
+    with stores_kept_open(), TestClient(helpdesk_app) as client:
         yield client
 
 
@@ -114,7 +114,7 @@ def test_messages_are_answered_in_their_threads_with_per_thread_memory(
     first = message_event("Ev1", "<@UBOT> remember: thread one uses the blue runbook", ts="100.1")
     second = message_event("Ev2", "remember: thread two uses the red runbook", ts="200.1")
     before, tokens_before = len(slack.posts), len(slack.tokens)
-    with stores_kept_warm(), served(helpdesk_app) as client:
+    with stores_kept_open(), served(helpdesk_app) as client:
         for body in (first, second):
             assert post_event(client, body, **signed(body)) == 200
     posts = posts_since(slack, before)
@@ -125,7 +125,7 @@ def test_messages_are_answered_in_their_threads_with_per_thread_memory(
     assert set(slack.tokens[tokens_before:]) == {f"Bearer {BOT_TOKEN}"}
 
     follow = message_event("Ev3", "what runbook?", ts="100.2", thread_ts="100.1")
-    with stores_kept_warm(), served(helpdesk_app) as client:
+    with stores_kept_open(), served(helpdesk_app) as client:
         assert post_event(client, follow, **signed(follow)) == 200
     assert [post["thread_ts"] for post in posts_since(slack, before + 2)] == ["100.1"]
     said = [user_messages_in(log) for log in session_logs(workdir)]
@@ -145,7 +145,7 @@ def test_a_retried_or_re_delivered_event_runs_once(
     mention["event"]["type"] = "app_mention"
     again = json.dumps(mention).encode()
     before = len(slack.posts)
-    with stores_kept_warm(), served(helpdesk_app) as client:
+    with stores_kept_open(), served(helpdesk_app) as client:
         assert post_event(client, body, **signed(body)) == 200
         assert post_event(client, body, **signed(body), **{"x-slack-retry-num": "1"}) == 200
         assert post_event(client, again, **signed(again)) == 200
@@ -164,7 +164,7 @@ def test_forged_stale_unsigned_and_bot_events_are_refused_and_store_nothing(
     from_self = message_event("EvSelf", "remember: from myself", ts="400.5", user="UBOT")
     old = int(time.time()) - 6 * 60
     before = len(slack.posts)
-    with stores_kept_warm(), served(helpdesk_app) as client:
+    with stores_kept_open(), served(helpdesk_app) as client:
         forged_at = post_event(client, forged, **slack_headers("not-the-secret", forged))
         assert forged_at == 401
         assert post_event(client, stale, **slack_headers(SECRET, stale, timestamp=old)) == 401
@@ -278,10 +278,10 @@ def test_a_webhook_conversation_cannot_name_a_slack_thread(
         channel="CPRIV",
     )
     before = len(slack.posts)
-    with stores_kept_warm(), served(helpdesk_app) as client:
+    with stores_kept_open(), served(helpdesk_app) as client:
         assert post_event(client, body, **signed(body)) == 200
     assert len(posts_since(slack, before)) == 1
-    with stores_kept_warm(), served(helpdesk_app) as client:
+    with stores_kept_open(), served(helpdesk_app) as client:
         answer = client.post(
             "/v1/turns",
             json={"conversation": "slack:T1:CPRIV:900.1", "text": "call PlanRead {}"},

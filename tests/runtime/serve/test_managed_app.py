@@ -13,7 +13,7 @@ from types import ModuleType
 import httpx
 import openai
 import pytest
-from inprocess_serving import example_agent, files_text, load_agent, serve_app, stores_kept_warm
+from inprocess_serving import example_agent, files_text, load_agent, serve_app, stores_kept_open
 from starlette.testclient import TestClient
 
 ACME_KEY = "sk-acme-0123456789abcdef0123"
@@ -65,7 +65,7 @@ def concierge(
     monkeypatch.setenv("SPECWIRE_TENANT_KEY_TENANT_ACME", ACME_KEY)
     monkeypatch.setenv("SPECWIRE_TENANT_KEY_TENANT_GLOBEX", GLOBEX_KEY)
     app, _ = serve_app(concierge_agent, workdir, monkeypatch, "managed")
-    with stores_kept_warm(), TestClient(app) as client:
+    with stores_kept_open(), TestClient(app) as client:
         yield client
 
 
@@ -381,7 +381,7 @@ def test_an_exhausted_budget_is_a_quota_error_and_runs_nothing(
     budgets_agent: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client, ledger = budgeted_app(budgets_agent, tmp_path, monkeypatch, "tight")
-    with stores_kept_warm(), client:
+    with stores_kept_open(), client:
         assert say(
             client, BUDGET_KEYS["tight"], "s1", "remember: the first call fits", model="budgets"
         )
@@ -449,7 +449,7 @@ def test_concurrent_requests_overshoot_a_budget_by_one_turn_at_most(
 
             return list(await asyncio.gather(*(attempt(n) for n in range(20))))
 
-    with stores_kept_warm():
+    with stores_kept_open():
         statuses = asyncio.run(burst())
     assert set(statuses) == {200, 429}
     used = json.loads(ledger.read_text(encoding="utf-8"))
