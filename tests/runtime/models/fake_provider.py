@@ -83,7 +83,7 @@ class FakeProvider:
 @contextmanager
 def serve(replies: list[Reply]) -> Iterator[FakeProvider]:
     provider = FakeProvider(replies)
-    thread = threading.Thread(target=provider.server.serve_forever, daemon=True)
+    thread = threading.Thread(target=provider.server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield provider

@@ -94,7 +94,7 @@ class Site:
 @contextmanager
 def serve(routes: dict[str, Route]) -> Iterator[Site]:
     site = Site(routes)
-    thread = threading.Thread(target=site.server.serve_forever, daemon=True)
+    thread = threading.Thread(target=site.server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield site

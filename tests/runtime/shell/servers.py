@@ -35,7 +35,7 @@ class RecordingHTTPServer:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
         self._thread.start()
 
     def close(self) -> None:

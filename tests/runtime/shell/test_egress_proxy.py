@@ -8,6 +8,7 @@ runs the real check.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import shutil
@@ -79,13 +80,17 @@ def ask(proxy: EgressProxy, request: bytes) -> tuple[bytes, socket.socket]:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.settimeout(15)
     conn.connect(str(proxy.socket_path))
-    conn.sendall(request)
+    # A proxy at its cap answers 503 and closes without reading: the request may meet a closed
+    # socket, and the answer is still there to read (or the reset says the same).
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        conn.sendall(request)
     data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(4096)
-        if not chunk:
-            break
-        data += chunk
+    with contextlib.suppress(ConnectionResetError):
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            data += chunk
     return data, conn
 
 
