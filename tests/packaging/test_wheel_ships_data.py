@@ -6,6 +6,8 @@ interpreter that cannot see the editable install.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -37,9 +39,22 @@ specwire.emitters.command.main()
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    # Built from a copy of the tracked files: setuptools builds in ./build, which a parallel
+    # worker or an earlier build (stale modules from another layout) would share.
+    source = tmp_path_factory.mktemp("source")
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, tracked.split("\0")):
+        origin, copy = ROOT / name, source / name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        if origin.is_symlink():
+            copy.symlink_to(os.readlink(origin))
+        elif origin.is_file():
+            shutil.copy2(origin, copy)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-        + ["-w", str(out), str(ROOT)],
+        + ["-w", str(out), str(source)],
         check=True,
         capture_output=True,
     )
