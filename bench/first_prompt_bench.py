@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from build_bench import run_timed
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SPECS = (REPO / "examples" / "support-bot.yaml", REPO / "examples" / "cli-plain.yaml")
 RATIO_GOAL = 5.0  # a bundle's first prompt / python -c pass
@@ -107,25 +109,10 @@ def _tail(text: str) -> str:
 def run_to_exit(
     cmd: Sequence[str | Path], *, cwd: Path, env: dict[str, str]
 ) -> tuple[float, str | None]:
-    """Spawn ``cmd`` and wait for it: wall milliseconds, and an error unless it exited 0."""
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(
-            [str(part) for part in cmd],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return (time.perf_counter() - start) * 1000, f"{type(exc).__name__}: {exc}"
-    elapsed = (time.perf_counter() - start) * 1000
-    if done.returncode != 0:
-        return elapsed, f"exit {done.returncode}: {_tail(done.stderr or done.stdout)}"
-    return elapsed, None
+    """Spawn ``cmd`` and wait for it (``build_bench.run_timed``): wall milliseconds, and an
+    error unless it exited 0."""
+    run = run_timed(cmd, cwd=cwd, env=env)
+    return run.wall_ms, run.error
 
 
 def run_to_prompt(
