@@ -52,7 +52,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,6 @@ from specwire.runtime.embedders import Embedder, load_embedder  # noqa: E402
 from specwire.runtime.facts.lexical import snapshot as lexical_snapshot  # noqa: E402
 from specwire.runtime.facts.store import FactStore  # noqa: E402
 from specwire.runtime.facts.text import document_terms, normalize_text  # noqa: E402
-from specwire.runtime.facts.vector import semantic  # noqa: E402
 from specwire.runtime.facts.vector import snapshot as vector_snapshot  # noqa: E402
 from specwire.runtime.facts.vector.semantic import embedding_text  # noqa: E402
 
@@ -230,18 +229,18 @@ def sketch_agreement(
 ) -> tuple[float, float] | None:
     """(share of queries whose sketched top 5 equals the exact one, in order; share of the exact
     top 5 found), or None below the size where the sketch pass starts."""
-    if index._n < semantic.SKETCH_FROM_ROWS:
+    tuning = index.tuning
+    if index._n < tuning.sketch_from_rows:
         return None
     same = found = 0
     for query in queries:
         vector = embedder.embed([query])[0]
         sketched = index.nearest(vector, now, K)
-        threshold = semantic.SKETCH_FROM_ROWS
-        semantic.SKETCH_FROM_ROWS = 1 << 62
+        index.tuning = replace(tuning, sketch_from_rows=1 << 62)  # every row scored exactly
         try:
             exact = index.nearest(vector, now, K)
         finally:
-            semantic.SKETCH_FROM_ROWS = threshold
+            index.tuning = tuning
         same += sketched == exact
         found += len(set(sketched) & set(exact))
     return same / len(queries), found / (K * len(queries))

@@ -5,7 +5,7 @@ check, WAL, the shared connection, transactions), ``validation`` (the rules ever
 whoever calls), ``queries`` (the SQL and its row mapping), ``schema`` (DDL and migrations) and
 ``lexical_recall`` (the in-memory BM25 index recall ranks through, kept in step with the rows
 and saved beside the file at close; built, and numpy loaded, only when a store of at least
-``LEXICAL_INDEX_FROM`` facts first recalls: a smaller one ranks through FTS5).
+``FactsTuning.lexical_index_from`` facts first recalls: a smaller one ranks through FTS5).
 Each operation validates its input first, then runs its statements in one read or one
 transaction. Facts are never deleted: forgetting, superseding and expiring write tombstones.
 
@@ -56,15 +56,13 @@ from specwire.runtime.facts.text import (
     normalize_text,
     query_terms,
 )
+from specwire.runtime.facts.tuning import DEFAULT_TUNING, FactsTuning
 from specwire.runtime.facts.validation import NewFact
 from specwire.runtime.safety.injection import InjectionHit, scan
 
 Screen = Callable[[str], InjectionHit | None]
 # Ids recall found clean; facts are immutable, so a verdict holds for the process's life.
 _MAX_SCREENED_IDS = 200_000
-# From this many facts written, BM25 recall ranks through the in-memory index (numpy); below
-# it, through the FTS5 query, which ranks identically.
-LEXICAL_INDEX_FROM = 5_000
 
 if TYPE_CHECKING:
     from specwire.runtime.embedders import Embedder
@@ -75,8 +73,18 @@ if TYPE_CHECKING:
 class FactStore:
     """Open with ``FactStore.open(path)``; usable as a context manager."""
 
-    def __init__(self, path: Path, now: Clock, screen: Screen | None = scan) -> None:
+    def __init__(
+        self,
+        path: Path,
+        now: Clock,
+        screen: Screen | None = scan,
+        tuning: FactsTuning | None = None,
+    ) -> None:
         self._file = FactFile(path)
+        self._tuning = tuning or DEFAULT_TUNING
+        # From this many facts written, BM25 recall ranks through the in-memory index (numpy);
+        # below it, through the FTS5 query, which ranks identically.
+        self._lexical_index_from = self._tuning.lexical_index_from
         self._now = now
         self._screen = screen
         self._clean: set[str] = set()
@@ -93,6 +101,7 @@ class FactStore:
         now: Clock = utc_now,
         embedder: Embedder | None = None,
         screen: Screen | None = scan,
+        tuning: FactsTuning | None = None,
     ) -> FactStore:
         """Open the store at ``path``: an existing file is opened and migrated now.
 
@@ -100,9 +109,10 @@ class FactStore:
         creating nothing, when it could never be created (an ancestor is a file or is not
         writable). With ``embedder``, recall is hybrid (see ``use_embedder``). ``screen`` is the
         injection scanner writes and recalls go through (None: no screening, for benchmarks of
-        the store alone).
+        the store alone). ``tuning``: the indexes' thresholds (None: ``FactsTuning()``, the
+        defaults; tests pass small ones to reach the paths of a large store).
         """
-        store = cls(Path(path), now, screen)
+        store = cls(Path(path), now, screen, tuning)
         store._file.open()
         if embedder is not None:
             store.use_embedder(embedder)
@@ -123,7 +133,9 @@ class FactStore:
         from specwire.runtime.facts.vector.semantic import SemanticIndex
         from specwire.runtime.facts.vector.snapshot import snapshot_path
 
-        self._semantic = SemanticIndex(embedder, log or _stderr, snapshot_path(self._file.path))
+        self._semantic = SemanticIndex(
+            embedder, log or _stderr, snapshot_path(self._file.path), self._tuning
+        )
 
     def close(self) -> None:
         if self._lexical is not None and not self._file.closed:
@@ -469,7 +481,11 @@ class FactStore:
         with self._file.reading("recall") as conn:
             if conn is None:
                 return []
-            if self._lexical is None and self._semantic is None and _few_facts(conn):
+            if (
+                self._lexical is None
+                and self._semantic is None
+                and _few_facts(conn, self._lexical_index_from)
+            ):
                 # FTS5 ranks a small store in a millisecond or two, the same ranking as the
                 # in-memory index, without loading numpy (a tenth of a second) or building it.
                 match = match_expression(terms)
@@ -493,7 +509,7 @@ class FactStore:
             # Imported here: numpy loads only when a store actually recalls.
             from specwire.runtime.facts.lexical.recall import LexicalRecall
 
-            self._lexical = LexicalRecall(self._file.path)
+            self._lexical = LexicalRecall(self._file.path, self._tuning)
         return self._lexical
 
     def recorded_embedder(self) -> str | None:
@@ -716,10 +732,10 @@ class _SqliteImportSink:
         queries.tombstone(self._conn, "superseded", old_id, at_ms, reason, new_id)
 
 
-def _few_facts(conn: sqlite3.Connection) -> bool:
-    """Whether the store has written fewer than ``LEXICAL_INDEX_FROM`` facts (its highest seq)."""
+def _few_facts(conn: sqlite3.Connection, index_from: int) -> bool:
+    """Whether the store has written fewer than ``index_from`` facts (its highest seq)."""
     highest = conn.execute("SELECT max(seq) FROM facts").fetchone()[0]
-    return highest is None or int(highest) < LEXICAL_INDEX_FROM
+    return highest is None or int(highest) < index_from
 
 
 def _stderr(line: str) -> None:

@@ -39,6 +39,7 @@ from specwire.runtime.facts.lexical import pruning as lexical_pruning
 from specwire.runtime.facts.lexical.pruning import BlockStats, Corpus, TermPostings
 from specwire.runtime.facts.lexical.ranking import EVIDENCE_FACTOR
 from specwire.runtime.facts.lexical.vocab import FrozenVocab
+from specwire.runtime.facts.tuning import DEFAULT_TUNING, FactsTuning
 
 NO_EXPIRY = np.iinfo(np.int64).max
 # Term scores remembered between writes, in postings (8 bytes each).
@@ -88,10 +89,16 @@ class DamagedIndexError(Exception):
 
 class LexicalIndex:
     def __init__(
-        self, arrays: IndexArrays | None = None, *, posting_crcs: Crcs | None = None
+        self,
+        arrays: IndexArrays | None = None,
+        *,
+        posting_crcs: Crcs | None = None,
+        tuning: FactsTuning | None = None,
     ) -> None:
         """``posting_crcs``: one CRC-32 per term of the base postings (from a snapshot), each
-        checked the first time the term is used."""
+        checked the first time the term is used. ``tuning``: when pruning pays (None: the
+        defaults)."""
+        self.tuning = tuning or DEFAULT_TUNING
         a = arrays or _empty_arrays()
         if isinstance(a.vocab, FrozenVocab):
             self._frozen: FrozenVocab | None = a.vocab
@@ -119,6 +126,17 @@ class LexicalIndex:
         self._contributions_size = 0
         self._generation = 0  # changes with every fact added or removed
         self._proven_blocks: Flags | None = None
+
+    @property
+    def tuning(self) -> FactsTuning:
+        return self._tuning
+
+    @tuning.setter
+    def tuning(self, tuning: FactsTuning) -> None:
+        """Read once into attributes: ranking reads them per query."""
+        self._tuning = tuning
+        self._min_postings = tuning.prune_min_postings
+        self._min_bounded_postings = tuning.bound_min_postings
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -198,7 +216,7 @@ class LexicalIndex:
 
         avgdl = self.total_tokens / n
         corpus = Corpus(self._doc_len, self._proven, self._proven_by_block(), avgdl, live)
-        pruned = lexical_pruning.pruned_top(query, limit, corpus)
+        pruned = lexical_pruning.pruned_top(query, limit, corpus, self._min_postings)
         if pruned is not None:
             return pruned
         for tid, posting in zip(tids, query, strict=True):
@@ -237,7 +255,7 @@ class LexicalIndex:
         if tid + 1 >= len(self._indptr):
             return None, 0
         start, end = int(self._indptr[tid]), int(self._indptr[tid + 1])
-        if end - start < lexical_pruning.MIN_BOUNDED_POSTINGS:
+        if end - start < self._min_bounded_postings:
             return None, 0
         stats = self._stats.get(tid)
         if stats is None:
@@ -389,7 +407,7 @@ class LexicalIndex:
         self._tail_postings = 0
 
 
-def build(docs: Iterable[NewDoc]) -> LexicalIndex:
+def build(docs: Iterable[NewDoc], tuning: FactsTuning | None = None) -> LexicalIndex:
     """An index of ``docs`` (ascending seq, all indexed), built in bulk from a stream of rows
     (compact C arrays while reading: a million facts never become a million Python objects)."""
     vocab: dict[str, int] = {}
@@ -439,7 +457,8 @@ def build(docs: Iterable[NewDoc]) -> LexicalIndex:
             indexed=indexed,
             n_indexed=len(seqs),
             total_tokens=int(doc_len.sum(dtype=np.int64)),
-        )
+        ),
+        tuning=tuning,
     )
 
 

@@ -37,10 +37,6 @@ from specwire.runtime.facts.lexical.ranking import EVIDENCE_FACTOR, K1, B
 
 BLOCK_SHIFT = 12
 BLOCK_SIZE = 1 << BLOCK_SHIFT  # seqs per block
-# Terms with fewer base postings than this are not bounded: their facts are always scored.
-MIN_BOUNDED_POSTINGS = 512
-# Below this many postings in all, scoring them all is as cheap as pruning.
-MIN_POSTINGS = 20_000
 # Pruning gives up (the caller scores every posting) past this share of all postings.
 MAX_SCORED_SHARE = 0.6
 # The two rarest terms seed the search when the rarest holds at most this share of all postings.
@@ -99,13 +95,14 @@ class Corpus:
 
 
 def pruned_top(
-    terms: Sequence[TermPostings], limit: int, corpus: Corpus
+    terms: Sequence[TermPostings], limit: int, corpus: Corpus, min_postings: int
 ) -> list[tuple[int, float]] | None:
     """The best ``limit`` live facts as ``(seq, score)``, best first; None when pruning would
-    not pay (the caller then scores every posting)."""
+    not pay (the caller then scores every posting): among others, below ``min_postings``
+    postings in all (``FactsTuning.prune_min_postings``)."""
     total = sum(len(term.seqs) for term in terms)
     bounded = [term for term in terms if term.stats is not None]
-    if total < MIN_POSTINGS or limit <= 0 or not bounded:
+    if total < min_postings or limit <= 0 or not bounded:
         return None
     n_blocks = (len(corpus.doc_len) >> BLOCK_SHIFT) + 1
     bounds = _block_bounds(terms, n_blocks, corpus)

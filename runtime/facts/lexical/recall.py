@@ -30,14 +30,7 @@ from specwire.runtime.facts.model import RecallHit
 from specwire.runtime.facts.sql import queries
 from specwire.runtime.facts.sql.schema import schema_version
 from specwire.runtime.facts.text import match_expression
-
-# A snapshot is written at close for an index of at least this many facts (a smaller one is
-# rebuilt in a fraction of a second), when this many rows (or 1% of them) changed since the
-# snapshot on disk.
-SNAPSHOT_MIN_FACTS = 20_000
-SNAPSHOT_MIN_CHANGES = 1_000
-# More new facts than this (and than the index holds) are indexed by a rebuild, not one by one.
-REBUILD_AFTER = 50_000
+from specwire.runtime.facts.tuning import DEFAULT_TUNING, FactsTuning
 
 _NEW_FACTS = """SELECT seq, terms, expires_at, json_array_length(evidence) > 0 FROM facts
 WHERE seq > ? ORDER BY seq"""
@@ -51,7 +44,15 @@ FROM tombstones t CROSS JOIN facts f ON f.id = t.target WHERE t.seq > ? ORDER BY
 
 
 class LexicalRecall:
-    def __init__(self, db_path: Path | None = None) -> None:
+    def __init__(self, db_path: Path | None = None, tuning: FactsTuning | None = None) -> None:
+        self.tuning = tuning or DEFAULT_TUNING
+        # Read once (see ``FactsTuning``): a snapshot is written at close for an index of at
+        # least ``_snapshot_min_facts`` facts, when ``_snapshot_min_changes`` rows (or 1% of
+        # them) changed since the one on disk; more new facts than ``_rebuild_after`` (and than
+        # the index holds) are indexed by a rebuild, not one by one.
+        self._snapshot_min_facts = self.tuning.lexical_snapshot_min_facts
+        self._snapshot_min_changes = self.tuning.lexical_snapshot_min_changes
+        self._rebuild_after = self.tuning.lexical_rebuild_after
         self.index: LexicalIndex | None = None
         self.last_fact = 0  # the highest facts.seq the index has read
         self.last_tombstone = 0  # the highest tombstones.seq the index has read
@@ -111,7 +112,7 @@ class LexicalRecall:
             index = self.index
             assert index is not None
         rows = cursor.execute(_NEW_FACTS, (self.last_fact,)).fetchall()
-        if len(rows) > max(REBUILD_AFTER, index.n_indexed):
+        if len(rows) > max(self._rebuild_after, index.n_indexed):
             return self._rebuild(cursor)  # a bulk import since: cheaper than adding one by one
         if rows:
             index.add(_doc(row) for row in rows)
@@ -127,7 +128,7 @@ class LexicalRecall:
         self.last_fact = _max_seq(cursor, "facts")
         self.last_tombstone = _max_seq(cursor, "tombstones")
         self.loaded_snapshot = False
-        self.index = build(_doc(row) for row in cursor.execute(_INDEXED_FACTS))
+        self.index = build((_doc(row) for row in cursor.execute(_INDEXED_FACTS)), self.tuning)
         return self.index
 
     def save_snapshot(self, conn: sqlite3.Connection) -> bool:
@@ -136,11 +137,11 @@ class LexicalRecall:
         Call in a read transaction, with the index caught up. Returns whether it was saved.
         """
         index = self.index
-        if index is None or self.snapshot is None or index.n_indexed < SNAPSHOT_MIN_FACTS:
+        if index is None or self.snapshot is None or index.n_indexed < self._snapshot_min_facts:
             return False
         if self.saved is not None:
             changes = self.last_fact - self.saved[0] + self.last_tombstone - self.saved[1]
-            if changes < max(SNAPSHOT_MIN_CHANGES, index.n_indexed // 100):
+            if changes < max(self._snapshot_min_changes, index.n_indexed // 100):
                 return False
         position = Position(
             schema_version=schema_version(conn),
@@ -172,6 +173,7 @@ class LexicalRecall:
         )
         if not matches:
             return False
+        index.tuning = self.tuning
         self.index, self.loaded_snapshot = index, True
         self.last_fact, self.last_tombstone = position.last_fact, position.last_tombstone
         self.saved = (position.last_fact, position.last_tombstone)

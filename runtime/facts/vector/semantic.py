@@ -5,8 +5,8 @@ query first reads only what was written since the last one (new vectors, by this
 process; new tombstones, which mask rows), so a query never re-reads every row. Expiry is a
 per-row deadline compared at query time. Facts without a vector of this embedder (written while
 the embedder failed, by a process without one, or under another embedder) are embedded lazily,
-``CATCH_UP_BATCH`` per query; until then the cosine ranking ignores them, and vectors of another
-embedder are never read, so two models never meet in one ranking.
+``FactsTuning.catch_up_batch`` per query; until then the cosine ranking ignores them, and
+vectors of another embedder are never read, so two models never meet in one ranking.
 
 A large index is saved beside the database when the store closes (``vector_snapshot``) and
 mapped, not rebuilt, by the next store that opens it: checked against the database, then caught
@@ -31,27 +31,20 @@ from specwire.runtime.embedders.base import Embedder
 from specwire.runtime.facts.lifecycle import FactFile
 from specwire.runtime.facts.sql import vectors as vector_queries
 from specwire.runtime.facts.sql.schema import schema_version
+from specwire.runtime.facts.tuning import DEFAULT_TUNING, FactsTuning
 from specwire.runtime.facts.vector import cuts as vector_cuts
 from specwire.runtime.facts.vector import sketch
 from specwire.runtime.facts.vector import snapshot as vector_snapshot
 from specwire.runtime.facts.vector.matrix import DamagedVectorsError, VectorMatrix
 from specwire.runtime.facts.vector.snapshot import Position, SnapshotError
 
-CATCH_UP_BATCH = 256
-# From this many rows a query scans sign sketches first (``sketch``): the rows of fewest
-# differing bits (one in SKETCH_POOL_SHARE, between SKETCH_POOL_MIN and SKETCH_POOL of them),
-# ranked by their bits' agreement with the query, and the best half of those (at most
-# SKETCH_CANDIDATES) rescored exactly. Below it, every row is scored exactly.
-SKETCH_FROM_ROWS = 50_000
-SKETCH_POOL = 10_000
+# From ``FactsTuning.sketch_from_rows`` rows a query scans sign sketches first (``sketch``): the
+# rows of fewest differing bits (one in SKETCH_POOL_SHARE, between SKETCH_POOL_MIN and
+# ``FactsTuning.sketch_pool`` of them), ranked by their bits' agreement with the query, and the
+# best half of those (at most ``FactsTuning.sketch_candidates``) rescored exactly. Below it,
+# every row is scored exactly.
 SKETCH_POOL_MIN = 3_000
 SKETCH_POOL_SHARE = 33
-SKETCH_CANDIDATES = 2_000
-# A snapshot is written at close for an index of at least this many rows (a smaller one is
-# rebuilt in a fraction of a second), when this many rows or tombstones (or 1% of the rows)
-# changed since the one on disk.
-SNAPSHOT_MIN_ROWS = 20_000
-SNAPSHOT_MIN_CHANGES = 1_000
 # Rows of a loaded snapshot compared with SQLite before it is trusted.
 SNAPSHOT_SAMPLE = 16
 _NEVER = np.iinfo(np.int64).max
@@ -64,9 +57,14 @@ def embedding_text(text: str, tags: Sequence[str]) -> str:
 
 class SemanticIndex:
     def __init__(
-        self, embedder: Embedder, log: Callable[[str], None], snapshot: Path | None = None
+        self,
+        embedder: Embedder,
+        log: Callable[[str], None],
+        snapshot: Path | None = None,
+        tuning: FactsTuning | None = None,
     ) -> None:
         self.embedder = embedder
+        self.tuning = tuning or DEFAULT_TUNING
         self._log = log
         self._failing = False
         self._dim: int | None = None
@@ -94,6 +92,21 @@ class SemanticIndex:
         self._vector_cursor = 0
         self._tomb_cursor = 0
         self._checked_seq = 0  # every fact up to here has a vector of this embedder or is dead
+
+    @property
+    def tuning(self) -> FactsTuning:
+        return self._tuning
+
+    @tuning.setter
+    def tuning(self, tuning: FactsTuning) -> None:
+        """Read once into attributes: queries read them every time."""
+        self._tuning = tuning
+        self._catch_up_batch = tuning.catch_up_batch
+        self._sketch_from_rows = tuning.sketch_from_rows
+        self._sketch_pool = tuning.sketch_pool
+        self._sketch_candidates = tuning.sketch_candidates
+        self._snapshot_min_rows = tuning.vector_snapshot_min_rows
+        self._snapshot_min_changes = tuning.vector_snapshot_min_changes
 
     # -- embedding -----------------------------------------------------------------------
 
@@ -143,7 +156,7 @@ class SemanticIndex:
             )
             newest = vector_queries.newest_seq(conn)
             missing = vector_queries.unembedded_since(
-                conn, self.embedder.id, self._checked_seq, CATCH_UP_BATCH
+                conn, self.embedder.id, self._checked_seq, self._catch_up_batch
             )
         if not missing:
             self._checked_seq = newest
@@ -156,7 +169,7 @@ class SemanticIndex:
         with file.updating("embed memories") as conn:
             if conn is not None:
                 vector_queries.insert_vectors(conn, self.embedder.id, self.dim, rows)
-        complete = len(missing) < CATCH_UP_BATCH
+        complete = len(missing) < self._catch_up_batch
         self._checked_seq = newest if complete else int(missing[-1][0])
         with file.reading("recall") as conn:
             if conn is not None:
@@ -222,11 +235,11 @@ class SemanticIndex:
         Returns whether it was saved."""
         with self._lock:
             n, matrix = self._n, self._matrix
-            if self._snapshot is None or matrix is None or n < SNAPSHOT_MIN_ROWS:
+            if self._snapshot is None or matrix is None or n < self._snapshot_min_rows:
                 return False
             if self._saved is not None:
                 changes = n - self._saved[0] + self._tomb_cursor - self._saved[1]
-                if changes < max(SNAPSHOT_MIN_CHANGES, n // 100):
+                if changes < max(self._snapshot_min_changes, n // 100):
                     return False
             with file.reading("save the vector index") as conn:
                 if conn is None:
@@ -346,7 +359,7 @@ class SemanticIndex:
             if n == 0 or limit < 1 or matrix is None:
                 return []
             usable = self._usable(n, now_ms)
-            if n >= SKETCH_FROM_ROWS:
+            if n >= self._sketch_from_rows:
                 return self._nearest_sketched(matrix, query, usable, limit)
             scores = matrix.all_scores(query)
             scores = np.where(usable & (scores > 0), scores, -np.inf)
@@ -390,8 +403,8 @@ class SemanticIndex:
         query_sketch = np.packbits(projection > 0).view(np.uint64)[None, :]
         distance = matrix.differing_bits(query_sketch)
         distance[~usable] = sketch.SKETCH_BITS + 1
-        pool_size = min(SKETCH_POOL, max(SKETCH_POOL_MIN, n // SKETCH_POOL_SHARE))
-        wanted = max(min(SKETCH_CANDIDATES, pool_size // 2), limit)
+        pool_size = min(self._sketch_pool, max(SKETCH_POOL_MIN, n // SKETCH_POOL_SHARE))
+        wanted = max(min(self._sketch_candidates, pool_size // 2), limit)
         # Pools in row order, so ties go to the older row, as everywhere.
         pool = vector_cuts.closest(distance, min(n, max(pool_size, wanted)))
         pool = pool[usable[pool]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -15,18 +16,19 @@ from specwire.runtime.facts.model import Provenance
 from specwire.runtime.facts.sql.queries import lexical
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.facts.text import match_expression, query_terms
-from specwire.runtime.facts.vector import semantic
+from specwire.runtime.facts.tuning import FactsTuning
 
 KUBE = "the deploy target is Kubernetes"
 
 
 @pytest.fixture(autouse=True, params=["exact", "sketched"])
-def cosine_scan(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test runs with every row scored exactly, and again through the sign-sketch first
-    pass that big stores use (here it keeps every row as a candidate, so results are equal)."""
+def cosine_scan(request: pytest.FixtureRequest) -> FactsTuning:
+    """The tuning of every store: every test runs with every row scored exactly, and again
+    through the sign-sketch first pass that big stores use (here it keeps every row as a
+    candidate, so results are equal)."""
     if request.param == "sketched":
-        monkeypatch.setattr(semantic, "SKETCH_FROM_ROWS", 1)
-    return str(request.param)
+        return FactsTuning(sketch_from_rows=1)
+    return FactsTuning()
 
 
 def texts(store: FactStore, query: str, k: int = 5) -> list[str]:
@@ -86,8 +88,12 @@ def test_without_an_embedder_recall_is_exactly_the_bm25_ranking(
 # -- hybrid ------------------------------------------------------------------------------------
 
 
-def test_hybrid_recall_finds_by_meaning_what_bm25_misses(db_path: Path, clock: FakeClock) -> None:
-    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
+def test_hybrid_recall_finds_by_meaning_what_bm25_misses(
+    db_path: Path, clock: FakeClock, cosine_scan: FactsTuning
+) -> None:
+    with FactStore.open(
+        db_path, now=clock, embedder=ConceptEmbedder(), tuning=cosine_scan
+    ) as store:
         store.remember(KUBE)
         store.remember("my cat is called Tom")
         assert store._lexical_ranking("container orchestration", 5) == []
@@ -95,8 +101,12 @@ def test_hybrid_recall_finds_by_meaning_what_bm25_misses(db_path: Path, clock: F
         assert vector_rows(db_path) == [("test/concepts", 2)]
 
 
-def test_filters_hold_in_hybrid_mode(db_path: Path, clock: FakeClock) -> None:
-    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
+def test_filters_hold_in_hybrid_mode(
+    db_path: Path, clock: FakeClock, cosine_scan: FactsTuning
+) -> None:
+    with FactStore.open(
+        db_path, now=clock, embedder=ConceptEmbedder(), tuning=cosine_scan
+    ) as store:
         forgotten = store.remember("kubernetes runs the batch jobs")
         old = store.remember("k8s hosts the website")
         store.remember("kubernetes container for the cron", ttl_ms=3_600_000)
@@ -110,18 +120,28 @@ def test_filters_hold_in_hybrid_mode(db_path: Path, clock: FakeClock) -> None:
         ]
 
 
-def test_the_scope_is_the_store_file(tmp_path: Path, clock: FakeClock) -> None:
+def test_the_scope_is_the_store_file(
+    tmp_path: Path, clock: FakeClock, cosine_scan: FactsTuning
+) -> None:
     embedder = ConceptEmbedder()
-    with FactStore.open(tmp_path / "a.sqlite3", now=clock, embedder=embedder) as a:
+    with FactStore.open(
+        tmp_path / "a.sqlite3", now=clock, embedder=embedder, tuning=cosine_scan
+    ) as a:
         a.remember(KUBE)
-        with FactStore.open(tmp_path / "b.sqlite3", now=clock, embedder=embedder) as b:
+        with FactStore.open(
+            tmp_path / "b.sqlite3", now=clock, embedder=embedder, tuning=cosine_scan
+        ) as b:
             b.remember("my kitten sleeps")
             assert texts(b, "container orchestration") == []
             assert texts(a, "container orchestration") == [KUBE]
 
 
-def test_evidence_backed_facts_get_the_boost(db_path: Path, clock: FakeClock) -> None:
-    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
+def test_evidence_backed_facts_get_the_boost(
+    db_path: Path, clock: FakeClock, cosine_scan: FactsTuning
+) -> None:
+    with FactStore.open(
+        db_path, now=clock, embedder=ConceptEmbedder(), tuning=cosine_scan
+    ) as store:
         store.remember("kubernetes one")
         store.remember("kubernetes two", provenance=Provenance(None, ("toolu_1",)))
         hits = store.recall("kubernetes", 2)
@@ -130,11 +150,15 @@ def test_evidence_backed_facts_get_the_boost(db_path: Path, clock: FakeClock) ->
 
 
 def test_writes_from_a_second_store_on_the_same_file_are_seen(
-    db_path: Path, clock: FakeClock
+    db_path: Path, clock: FakeClock, cosine_scan: FactsTuning
 ) -> None:
     with (
-        FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as reader,
-        FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as writer,
+        FactStore.open(
+            db_path, now=clock, embedder=ConceptEmbedder(), tuning=cosine_scan
+        ) as reader,
+        FactStore.open(
+            db_path, now=clock, embedder=ConceptEmbedder(), tuning=cosine_scan
+        ) as writer,
     ):
         writer.remember("my cat is called Tom")
         assert texts(reader, "container orchestration") == []
@@ -144,10 +168,12 @@ def test_writes_from_a_second_store_on_the_same_file_are_seen(
         assert texts(reader, "container orchestration") == []
 
 
-def test_a_failing_embedder_loses_no_fact(db_path: Path, clock: FakeClock) -> None:
+def test_a_failing_embedder_loses_no_fact(
+    db_path: Path, clock: FakeClock, cosine_scan: FactsTuning
+) -> None:
     embedder = ConceptEmbedder()
     lines: list[str] = []
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=cosine_scan) as store:
         store.use_embedder(embedder, log=lines.append)
         embedder.fail = True
         fact = store.remember(KUBE)
@@ -167,15 +193,15 @@ def test_a_failing_embedder_loses_no_fact(db_path: Path, clock: FakeClock) -> No
 
 
 def test_changing_the_embedder_reembeds_lazily_and_never_mixes(
-    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    db_path: Path, clock: FakeClock, cosine_scan: FactsTuning
 ) -> None:
-    monkeypatch.setattr(semantic, "CATCH_UP_BATCH", 2)
-    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder("v1")) as store:
+    tuning = replace(cosine_scan, catch_up_batch=2)
+    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder("v1"), tuning=tuning) as store:
         for n in range(5):
             store.remember(f"kubernetes cluster {n}")
     assert vector_rows(db_path) == [("test/v1", 5)]
     v2 = ConceptEmbedder("v2", dim=16)
-    with FactStore.open(db_path, now=clock, embedder=v2) as store:
+    with FactStore.open(db_path, now=clock, embedder=v2, tuning=tuning) as store:
         # One batch of two facts is re-embedded per recall; v1's vectors are never read, so only
         # facts that have a v2 vector can come from the cosine side.
         assert texts(store, "container", 10) == ["kubernetes cluster 0", "kubernetes cluster 1"]
@@ -188,7 +214,7 @@ def test_changing_the_embedder_reembeds_lazily_and_never_mixes(
         assert len(texts(store, "container", 10)) == 5
     # Back to v1: its vectors are still there, nothing is embedded again.
     v1 = ConceptEmbedder("v1")
-    with FactStore.open(db_path, now=clock, embedder=v1) as store:
+    with FactStore.open(db_path, now=clock, embedder=v1, tuning=tuning) as store:
         assert len(texts(store, "container", 10)) == 5
         assert v1.calls == [["container"]]
 
@@ -221,10 +247,14 @@ def test_the_sketch_pass_finds_the_exact_neighbours_of_real_embeddings() -> None
     assert 42 in candidates and len(exact & candidates) >= 4
 
 
-def test_retain_many_embeds_its_batch_in_the_write(db_path: Path, clock: FakeClock) -> None:
+def test_retain_many_embeds_its_batch_in_the_write(
+    db_path: Path, clock: FakeClock, cosine_scan: FactsTuning
+) -> None:
     from specwire.runtime.facts.model import NewFactItem
 
-    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
+    with FactStore.open(
+        db_path, now=clock, embedder=ConceptEmbedder(), tuning=cosine_scan
+    ) as store:
         written = store.retain_many(
             [
                 NewFactItem("the deploy target is Kubernetes"),
@@ -243,12 +273,12 @@ def test_retain_many_embeds_its_batch_in_the_write(db_path: Path, clock: FakeClo
 
 
 def test_retain_many_with_a_failing_embedder_stores_the_batch(
-    db_path: Path, clock: FakeClock
+    db_path: Path, clock: FakeClock, cosine_scan: FactsTuning
 ) -> None:
     from specwire.runtime.facts.model import NewFactItem
 
     embedder = ConceptEmbedder()
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=cosine_scan) as store:
         store.use_embedder(embedder, log=lambda line: None)
         embedder.fail = True
         written = store.retain_many([NewFactItem(KUBE), NewFactItem("my cat is called Tom")])
@@ -277,10 +307,14 @@ def test_the_sketch_cuts_keep_the_best_rows_with_ties_to_the_older_row(
         assert largest(values, wanted).tolist() == expected.tolist()
 
 
-def test_an_index_out_of_step_with_the_file_never_answers(db_path: Path, clock: FakeClock) -> None:
+def test_an_index_out_of_step_with_the_file_never_answers(
+    db_path: Path, clock: FakeClock, cosine_scan: FactsTuning
+) -> None:
     """Rows removed underneath an open store (as an erasure in another process does): hybrid
     recall notices, rebuilds and never returns, nor ranks by, the removed fact."""
-    with FactStore.open(db_path, now=clock, embedder=ConceptEmbedder()) as store:
+    with FactStore.open(
+        db_path, now=clock, embedder=ConceptEmbedder(), tuning=cosine_scan
+    ) as store:
         erased = store.remember("kubernetes secret plan")
         store.remember("kubernetes cluster")
         assert len(store.recall("kubernetes secret plan", 5)) == 2

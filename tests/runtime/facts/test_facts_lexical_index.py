@@ -6,17 +6,19 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from facts_support import FakeClock
 
-from specwire.runtime.facts import store as store_module
 from specwire.runtime.facts.lexical import pruning as lexical_pruning
 from specwire.runtime.facts.model import InvalidRequestError, NewFactItem, Provenance, RecallHit
 from specwire.runtime.facts.sql import queries
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.facts.text import match_expression, query_terms
+from specwire.runtime.facts.tuning import FactsTuning
 
 WORDS = [
     "plan",
@@ -54,10 +56,14 @@ WORDS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def index_from_the_first_fact(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These stores are small: rank through the in-memory index anyway (it starts at 5,000)."""
-    monkeypatch.setattr(store_module, "LEXICAL_INDEX_FROM", 0)
+# These stores are small: rank through the in-memory index anyway (it starts at 5,000).
+TUNING = FactsTuning(lexical_index_from=0)
+
+
+@pytest.fixture
+def store(db_path: Path, clock: FakeClock) -> Iterator[FactStore]:
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as opened:
+        yield opened
 
 
 def fts5_ranking(store: FactStore, query: str, k: int, now_ms: int) -> list[RecallHit]:
@@ -126,11 +132,10 @@ def test_identical_ranking_to_fts5_with_ties_evidence_and_tombstones(
     db_path: Path, clock: FakeClock, seed: int, pruned: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Pruning starts at 20,000 postings and blocks hold 4,096 seqs; forced here on a small store.
-    monkeypatch.setattr(lexical_pruning, "MIN_POSTINGS", 0 if pruned else 10**12)
-    monkeypatch.setattr(lexical_pruning, "MIN_BOUNDED_POSTINGS", 4)
+    tuning = replace(TUNING, prune_min_postings=0 if pruned else 10**12, bound_min_postings=4)
     monkeypatch.setattr(lexical_pruning, "BLOCK_SHIFT", 4)
     rng = random.Random(seed)
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=tuning) as store:
         ids = fill_varied(store, rng, 400)
         for fact_id in rng.sample(ids, 40):
             store.forget_id(fact_id)
@@ -180,8 +185,8 @@ def test_tombstoned_and_expired_facts_are_never_returned(
 
 def test_a_second_store_on_the_same_file_sees_every_write(db_path: Path, clock: FakeClock) -> None:
     with (
-        FactStore.open(db_path, now=clock) as writer,
-        FactStore.open(db_path, now=clock) as reader,
+        FactStore.open(db_path, now=clock, tuning=TUNING) as writer,
+        FactStore.open(db_path, now=clock, tuning=TUNING) as reader,
     ):
         a = writer.remember("the staging cluster runs in Osaka")
         assert [hit.fact.id for hit in reader.recall("staging Osaka")] == [a.id]
@@ -207,7 +212,7 @@ with FactStore.open(sys.argv[1]) as store:
 
 
 def test_writes_from_another_process_are_picked_up(db_path: Path) -> None:
-    with FactStore.open(db_path) as store:
+    with FactStore.open(db_path, tuning=TUNING) as store:
         contoso = store.remember("Contoso renewal is due in March")
         kept = store.remember("the invoice for Fabrikam is paid")
         assert [hit.fact.id for hit in store.recall("Contoso renewal")] == [contoso.id]
@@ -238,16 +243,16 @@ def test_numpy_loads_only_when_a_large_store_recalls(db_path: Path) -> None:
     code = (
         "import sys\n"
         "import runtime, specwire.runtime.wiring, specwire.runtime.facts.wiring\n"
-        "import specwire.runtime.facts.store as store_module\n"
         "from specwire.runtime.facts.store import FactStore\n"
+        "from specwire.runtime.facts.tuning import FactsTuning\n"
         f"store = FactStore.open({str(db_path)!r})\n"
         "for n in range(3):\n"
         "    store.remember(f'numpy stays unloaded {n}')\n"
-        "top = lambda: [hit.fact.text for hit in store.recall('unloaded 1', 1)]\n"
-        "assert top() == ['numpy stays unloaded 1']\n"
+        "top = lambda store: [hit.fact.text for hit in store.recall('unloaded 1', 1)]\n"
+        "assert top(store) == ['numpy stays unloaded 1']\n"
         "assert 'numpy' not in sys.modules, 'a small store loaded numpy'\n"
-        "store_module.LEXICAL_INDEX_FROM = 3\n"
-        "assert top() == ['numpy stays unloaded 1']\n"
+        f"large = FactStore.open({str(db_path)!r}, tuning=FactsTuning(lexical_index_from=3))\n"
+        "assert top(large) == ['numpy stays unloaded 1']\n"
         "assert 'numpy' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
@@ -298,14 +303,12 @@ def test_retain_many_if_new_skips_live_texts_and_repeats(store: FactStore) -> No
 
 
 def test_a_bulk_import_by_another_store_is_indexed_by_a_rebuild(
-    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    db_path: Path, clock: FakeClock
 ) -> None:
-    from specwire.runtime.facts.lexical import recall as lexical_recall
-
-    monkeypatch.setattr(lexical_recall, "REBUILD_AFTER", 5)
+    tuning = replace(TUNING, lexical_rebuild_after=5)
     with (
-        FactStore.open(db_path, now=clock) as writer,
-        FactStore.open(db_path, now=clock) as reader,
+        FactStore.open(db_path, now=clock, tuning=tuning) as writer,
+        FactStore.open(db_path, now=clock, tuning=tuning) as reader,
     ):
         fill_varied(writer, random.Random(4), 20)
         reader.recall("plan")

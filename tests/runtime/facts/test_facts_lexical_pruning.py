@@ -6,21 +6,24 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from specwire.runtime.facts.lexical import pruning as lexical_pruning
 from specwire.runtime.facts.lexical.index import LexicalIndex, NewDoc, build
+from specwire.runtime.facts.tuning import FactsTuning
 
 NOW = 1_000_000
+# Every term of 8 postings or more bounded, so that a test-sized corpus prunes.
+TUNING = FactsTuning(bound_min_postings=8)
 
 
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Blocks of 64 seqs and every term bounded, so that a test-sized corpus has many blocks."""
+    """Blocks of 64 seqs, so that a test-sized corpus has many blocks."""
     monkeypatch.setattr(lexical_pruning, "BLOCK_SHIFT", 6)
-    monkeypatch.setattr(lexical_pruning, "MIN_BOUNDED_POSTINGS", 8)
     yield
 
 
@@ -36,12 +39,12 @@ def zipf_docs(rng: random.Random, seqs: range) -> list[NewDoc]:
 
 
 def ranked(index: LexicalIndex, terms: list[str], limit: int, *, prune: bool) -> object:
-    saved = lexical_pruning.MIN_POSTINGS
-    lexical_pruning.MIN_POSTINGS = 0 if prune else 10**12
+    saved = index.tuning
+    index.tuning = replace(saved, prune_min_postings=0 if prune else 10**12)
     try:
         return index.rank(terms, limit, NOW)
     finally:
-        lexical_pruning.MIN_POSTINGS = saved
+        index.tuning = saved
 
 
 def pruned_share(index: LexicalIndex, terms: list[str], limit: int) -> float | None:
@@ -55,14 +58,14 @@ def pruned_share(index: LexicalIndex, terms: list[str], limit: int) -> float | N
 
     lexical_pruning._exact_scores = spy  # type: ignore[assignment]
     try:
-        saved = lexical_pruning.MIN_POSTINGS
-        lexical_pruning.MIN_POSTINGS = 0
+        saved = index.tuning
+        index.tuning = replace(saved, prune_min_postings=0)
         query = [index._lookup(term) for term in terms]
         total = sum(len(index.postings(tid)[0]) for tid in query if tid is not None)
         got = index.rank(terms, limit, NOW)
     finally:
         lexical_pruning._exact_scores = original  # type: ignore[assignment]
-        lexical_pruning.MIN_POSTINGS = saved
+        index.tuning = saved
     assert got is not None
     return sum(scored) / total if scored and total else None
 
@@ -71,7 +74,7 @@ def pruned_share(index: LexicalIndex, terms: list[str], limit: int) -> float | N
 def test_pruned_top_k_is_the_exhaustive_top_k(seed: int) -> None:
     rng = random.Random(seed)
     docs = zipf_docs(rng, range(1, 20_001))
-    index = build(docs)
+    index = build(docs, TUNING)
     for doc in rng.sample(docs, 500):
         index.remove(doc.seq, doc.terms)
     index.add(zipf_docs(rng, range(20_001, 20_401)))  # a tail of new postings beside the base
@@ -95,7 +98,7 @@ def test_ties_keep_the_older_fact_first_when_pruned() -> None:
         NewDoc(seq, "common rare" if seq % 97 == 0 else "common filler", None, False)
         for seq in range(1, 30_001)
     ]
-    index = build(docs)
+    index = build(docs, TUNING)
     for terms in (["rare", "common"], ["common"], ["filler", "common"]):
         top = ranked(index, terms, 5, prune=True)
         assert top == ranked(index, terms, 5, prune=False), terms
@@ -106,7 +109,7 @@ def test_ties_keep_the_older_fact_first_when_pruned() -> None:
 
 def test_block_bounds_hold_for_every_fact() -> None:
     rng = random.Random(3)
-    index = build(zipf_docs(rng, range(1, 5_001)))
+    index = build(zipf_docs(rng, range(1, 5_001)), TUNING)
     avgdl = index.total_tokens / index.n_indexed
     for term in ("w0", "w5", "w50"):
         tid = index._lookup(term)
@@ -129,13 +132,13 @@ def test_the_limit_th_fact_at_the_start_of_its_block_is_kept(
     # Found by review: the fact setting theta came from the two rarest terms, outside the seed
     # blocks, at the first seq of a block bounded by exactly theta; that block must be scored.
     monkeypatch.setattr(lexical_pruning, "BLOCK_SHIFT", 1)
-    monkeypatch.setattr(lexical_pruning, "MIN_BOUNDED_POSTINGS", 2)
     texts = {3: "w4", 28: "w4", 71: "w4", 76: "w3", 77: "w0", 99: "w3", 161: "w3", 182: "w4"}
     texts |= {183: "w0", 212: "w3", 213: "w0", 259: "w0", 263: "w0", 275: "w0", 302: "w4"}
     texts |= {328: "w0", 337: "w0", 354: "w0", 357: "w0", 358: "w0", 361: "w0", 366: "w0"}
     texts |= {402: "w3", 411: "w4", 414: "w3", 415: "w0", 420: "w3 w4 w0", 421: "w3 w1 w0"}
     texts |= {429: "w4"}
-    index = build(NewDoc(seq, texts.get(seq, ""), None, False) for seq in range(1, 430))
+    docs = [NewDoc(seq, texts.get(seq, ""), None, False) for seq in range(1, 430)]
+    index = build(docs, FactsTuning(bound_min_postings=2))
     exhaustive = ranked(index, ["w4", "w0", "w3"], 1, prune=False)
     assert exhaustive == ranked(index, ["w4", "w0", "w3"], 1, prune=True)
     assert [seq for seq, _ in exhaustive] == [420]  # type: ignore[attr-defined]
@@ -145,7 +148,7 @@ def test_evidence_added_after_a_recall_still_bounds_its_block() -> None:
     # Blocks holding a proven fact get the evidence factor in their bound; a proven fact added
     # after the marks were made must mark its block (else the block could be skipped).
     docs = [NewDoc(seq, "common filler", None, False) for seq in range(1, 20_001)]
-    index = build(docs)
+    index = build(docs, TUNING)
     index.add([NewDoc(20_001, "common filler", None, False)])  # room for more seqs
     assert ranked(index, ["common"], 3, prune=True) == ranked(index, ["common"], 3, prune=False)
     index.add([NewDoc(20_002, "common filler", None, True)])

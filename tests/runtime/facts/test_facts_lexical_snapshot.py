@@ -5,25 +5,20 @@ from __future__ import annotations
 
 import random
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from facts_support import FakeClock
 from test_facts_lexical_index import QUERIES, fill_varied, fts5_ranking, ids_and_scores, now_ms
 
-from specwire.runtime.facts import store as store_module
-from specwire.runtime.facts.lexical import recall as lexical_recall
 from specwire.runtime.facts.lexical.snapshot import snapshot_path
 from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.tuning import FactsTuning
 
-
-@pytest.fixture(autouse=True)
-def small_snapshots(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(lexical_recall, "SNAPSHOT_MIN_FACTS", 1)
-    monkeypatch.setattr(lexical_recall, "SNAPSHOT_MIN_CHANGES", 1)
-    monkeypatch.setattr(store_module, "LEXICAL_INDEX_FROM", 0)
-    yield
+# Small stores that rank through the in-memory index and save it at close.
+TUNING = FactsTuning(
+    lexical_index_from=0, lexical_snapshot_min_facts=1, lexical_snapshot_min_changes=1
+)
 
 
 def assert_same_as_fts5(store: FactStore, clock: FakeClock) -> None:
@@ -35,7 +30,7 @@ def assert_same_as_fts5(store: FactStore, clock: FakeClock) -> None:
 
 
 def saved_store(db_path: Path, clock: FakeClock, n: int = 300) -> list[str]:
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as store:
         ids = fill_varied(store, random.Random(11), n)
         for fact_id in ids[:30]:
             store.forget_id(fact_id)
@@ -54,7 +49,7 @@ def test_a_snapshot_is_saved_at_close_and_loaded_by_the_next_store(
 ) -> None:
     saved_store(db_path, clock)
     assert snapshot_path(db_path).stat().st_mode & 0o777 == 0o600
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as store:
         assert_same_as_fts5(store, clock)
         assert loaded(store)
 
@@ -63,13 +58,14 @@ def test_a_stale_snapshot_is_caught_up_with_writes_made_since(
     db_path: Path, clock: FakeClock
 ) -> None:
     ids = saved_store(db_path, clock)
-    with FactStore.open(db_path, now=clock) as writer:  # never recalls: saves no snapshot
+    # The writer never recalls: it saves no snapshot.
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as writer:
         fill_varied(writer, random.Random(12), 100)
         for fact_id in ids[30:60]:
             writer.forget_id(fact_id)
         writer.supersede(ids[70], "plan superseded Enterprise")
         new = writer.remember("a brand new kubernetes plan fact")
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as store:
         assert_same_as_fts5(store, clock)
         assert loaded(store)
         assert new.id in {hit.fact.id for hit in store.recall("kubernetes plan", 100)}
@@ -82,10 +78,10 @@ def test_a_snapshot_of_another_database_is_ignored(
 ) -> None:
     other = tmp_path / "other" / "facts.sqlite3"
     saved_store(other, clock)
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as store:
         fill_varied(store, random.Random(99), 300)
     shutil.copy(snapshot_path(other), snapshot_path(db_path))
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as store:
         assert_same_as_fts5(store, clock)
         assert not loaded(store)
 
@@ -96,10 +92,10 @@ def test_a_database_behind_its_snapshot_rebuilds(db_path: Path, clock: FakeClock
     db_path.unlink()
     for suffix in ("-wal", "-shm"):
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as store:
         fill_varied(store, random.Random(5), 20)
     snapshot_path(db_path).write_bytes(kept)
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as store:
         assert_same_as_fts5(store, clock)
         assert not loaded(store)
 
@@ -127,11 +123,11 @@ def test_a_damaged_snapshot_never_crashes_and_never_answers_wrong(
 ) -> None:
     saved_store(db_path, clock)
     damage(snapshot_path(db_path), how)
-    with FactStore.open(db_path, now=clock) as store:
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as store:
         assert_same_as_fts5(store, clock)
         store.remember("one more plan fact")
         assert_same_as_fts5(store, clock)
-    with FactStore.open(db_path, now=clock) as store:  # saved afresh, and sound
+    with FactStore.open(db_path, now=clock, tuning=TUNING) as store:  # saved afresh, and sound
         assert_same_as_fts5(store, clock)
 
 
