@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import http.server
+import os
+import shutil
 import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 
 class RecordingHTTPServer:
@@ -79,3 +83,33 @@ class CountingListener:
         self._stop.set()
         self._thread.join(timeout=5)
         self.sock.close()
+
+
+@contextmanager
+def tcp_listener() -> Iterator[tuple[CountingListener, int]]:
+    """A counting listener on a loopback port of the host: its listener and port."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    listener = CountingListener(sock)
+    try:
+        yield listener, sock.getsockname()[1]
+    finally:
+        listener.close()
+
+
+@contextmanager
+def unix_listener() -> Iterator[tuple[CountingListener, Path]]:
+    """A counting listener on a Unix socket outside any workspace, in a 0700 folder under /tmp
+    (a shell could not even list it); the socket itself is open to everyone."""
+    folder = Path(f"/tmp/specwire-shell-test-{uuid.uuid4().hex[:8]}")
+    folder.mkdir(mode=0o700)
+    path = folder / "service.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    os.chmod(path, 0o777)
+    listener = CountingListener(sock)
+    try:
+        yield listener, path
+    finally:
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -11,11 +11,9 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
-import shutil
 import socket
 import stat
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,28 +49,6 @@ def test_proxy() -> Iterator[EgressProxy]:
 def server() -> Iterator[RecordingHTTPServer]:
     with http_server() as running:
         yield running
-
-
-@pytest.fixture
-def tcp_listener() -> Iterator[tuple[CountingListener, int]]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    listener = CountingListener(sock)
-    yield listener, sock.getsockname()[1]
-    listener.close()
-
-
-@pytest.fixture
-def unix_listener() -> Iterator[tuple[CountingListener, Path]]:
-    folder = Path(f"/tmp/specwire-egress-test-{uuid.uuid4().hex[:8]}")
-    folder.mkdir(mode=0o700)
-    path = folder / "service.sock"
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(str(path))
-    listener = CountingListener(sock)
-    yield listener, path
-    listener.close()
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def ask(proxy: EgressProxy, request: bytes) -> tuple[bytes, socket.socket]:

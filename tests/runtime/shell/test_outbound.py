@@ -12,7 +12,6 @@ from __future__ import annotations
 import ipaddress
 import shutil
 import socket
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,28 +50,6 @@ def raw_connect(target: str) -> str:
         "port=${HTTP_PROXY##*:}; exec 3<>/dev/tcp/127.0.0.1/$port || exit 9; "
         f"printf 'CONNECT {target} HTTP/1.1\\r\\n\\r\\n' >&3; head -c 400 <&3"
     )
-
-
-@pytest.fixture
-def tcp_listener() -> Iterator[tuple[CountingListener, int]]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    listener = CountingListener(sock)
-    yield listener, sock.getsockname()[1]
-    listener.close()
-
-
-@pytest.fixture
-def unix_listener() -> Iterator[tuple[CountingListener, Path]]:
-    folder = Path(f"/tmp/specwire-outbound-{uuid.uuid4().hex[:8]}")
-    folder.mkdir(mode=0o700)
-    path = folder / "service.sock"
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(str(path))
-    listener = CountingListener(sock)
-    yield listener, path
-    listener.close()
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

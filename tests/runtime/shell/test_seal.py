@@ -11,9 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +27,7 @@ from specwire.runtime.tools.shell.sandbox import (
     require_sandbox,
 )
 from specwire.runtime.tools.shell.settings import BashSettings
+from tests.runtime.shell.servers import CountingListener
 
 SYSTEM_PYTHON = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
 needs_python = pytest.mark.skipif(SYSTEM_PYTHON is None, reason="no system python3 in /usr")
@@ -42,60 +41,8 @@ def py(code: str) -> str:
     return f"{SYSTEM_PYTHON} -c '{code}' 2>&1"
 
 
-class Listener:
-    """A server the test opens on the host; records whether anyone ever connected."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.accepted = 0
-        sock.listen(8)
-        sock.settimeout(0.2)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            self.accepted += 1
-            conn.sendall(b"host-service-banner\n")
-            conn.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.sock.close()
-
-
-@pytest.fixture
-def tcp_listener() -> Iterator[tuple[Listener, int]]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    listener = Listener(sock)
-    yield listener, sock.getsockname()[1]
-    listener.close()
-
-
-@pytest.fixture
-def unix_listener(tmp_path: Path) -> Iterator[tuple[Listener, Path]]:
-    # Outside the workspace, in a folder under /tmp the shell cannot even list.
-    folder = Path(f"/tmp/specwire-seal-{uuid.uuid4().hex[:8]}")
-    folder.mkdir(mode=0o700)
-    path = folder / "service.sock"
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(str(path))
-    os.chmod(path, 0o777)
-    listener = Listener(sock)
-    yield listener, path
-    listener.close()
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 def test_bash_cannot_reach_a_loopback_port_of_the_host(
-    tmp_path: Path, tcp_listener: tuple[Listener, int]
+    tmp_path: Path, tcp_listener: tuple[CountingListener, int]
 ) -> None:
     listener, port = tcp_listener
     # The listener answers the host itself: the test sees a working service first.
@@ -126,7 +73,7 @@ def test_loopback_inside_the_sandbox_is_up_and_its_own(tmp_path: Path) -> None:
 
 @needs_python
 def test_bash_cannot_reach_a_unix_socket_outside_the_workspace(
-    tmp_path: Path, unix_listener: tuple[Listener, Path]
+    tmp_path: Path, unix_listener: tuple[CountingListener, Path]
 ) -> None:
     listener, path = unix_listener
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
@@ -148,7 +95,7 @@ def test_an_abstract_unix_socket_of_the_host_is_unreachable(tmp_path: Path) -> N
     name = f"\0specwire-seal-{uuid.uuid4().hex[:8]}"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(name)
-    listener = Listener(sock)
+    listener = CountingListener(sock)
     try:
         code = (
             f'import socket;s=socket.socket(socket.AF_UNIX);s.connect("\\0{name[1:]}");'
