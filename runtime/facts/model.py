@@ -5,12 +5,14 @@ Times are stored as integer epoch milliseconds (UTC) and surfaced as aware ``dat
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import RECALL_K_MAX
+from specwire.runtime.core.scopes import AGENT, ScopeKey
 
 Status = Literal["live", "expired", "superseded", "forgotten"]
 TombstoneKind = Literal["superseded", "expired", "forgotten"]
@@ -26,6 +28,14 @@ MAX_RECALL_K = RECALL_K_MAX
 # one-word query must not tombstone half the store by accident).
 MAX_FORGET_AT_ONCE = 10
 
+# A fact's key (keyed facts replace each other per scope key) and the tiers of Crewship's
+# layout (``runtime.facts.tiers``); a tier note's key is its tier-relative label.
+MAX_KEY_CHARS = 200
+_FACT_KEY_RE = re.compile(r"^[^\x00-\x1f\x7f]+$")
+TIERS: tuple[str, ...] = ("AGENT", "CREW", "PERSONA", "pins", "daily", "peers", "lessons")
+# The largest text a keyed write may store, whatever its cap (``lessons`` has none).
+MAX_KEYED_TEXT_BYTES = 64 * 1024
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
@@ -35,6 +45,34 @@ class InvalidRequestError(StoreError, ValueError):
 
     A ``StoreError`` (its message is safe to show to the model) and a ``ValueError``.
     """
+
+
+class CapExceededError(StoreError):
+    """A keyed write refused because its text would exceed ``max_bytes``; nothing was written."""
+
+    def __init__(self, key: str, cap_bytes: int, current_size: int, projected_size: int) -> None:
+        self.key = key
+        self.cap_bytes = cap_bytes
+        self.current_size = current_size
+        self.projected_size = projected_size
+        super().__init__(
+            f"{key} would grow to {projected_size} bytes, over its cap of {cap_bytes} "
+            f"(now {current_size} bytes)"
+        )
+
+
+def check_fact_key(key: str) -> str:
+    if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY_CHARS:
+        raise InvalidRequestError(f"a memory key is 1-{MAX_KEY_CHARS} characters")
+    if not _FACT_KEY_RE.fullmatch(key):
+        raise InvalidRequestError("a memory key has no control characters")
+    return key
+
+
+def check_tier(tier: str) -> str:
+    if tier not in TIERS:
+        raise InvalidRequestError(f"unknown memory tier {tier!r} (one of {', '.join(TIERS)})")
+    return tier
 
 
 @dataclass(frozen=True)
@@ -67,10 +105,28 @@ class Fact:
     # Set on a write the injection scanner flagged: the text was held in quarantine, not stored
     # as a fact (``FactStore``); the label of the rule that fired.
     quarantined: str | None = None
+    scope: ScopeKey = AGENT
+    key: str | None = None
+    tier: str | None = None
 
     @property
     def has_evidence(self) -> bool:
         return bool(self.provenance.evidence)
+
+
+@dataclass(frozen=True)
+class FactRecord:
+    """One live fact as a provider's point read returns it (every backend, same shape)."""
+
+    id: str
+    text: str
+    tags: tuple[str, ...]
+    created_at: datetime
+    expires_at: datetime | None
+    evidence_backed: bool
+    scope: ScopeKey = AGENT
+    key: str | None = None
+    tier: str | None = None
 
 
 @dataclass(frozen=True)

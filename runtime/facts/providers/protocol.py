@@ -7,19 +7,37 @@ only). Differences, on purpose: retain takes an explicit ``supersedes`` id inste
 selectors are ``id`` and ``query`` (no data-subject cascade locally), and scores are squashed into
 ``[0, 1)`` by ``score / (1 + score)``: monotone, provider-specific, never compared across
 providers.
+
+Scopes (``runtime.core.scopes``): every retain names the scope key it writes into (default
+``agent``, the behaviour before scopes), and every recall, point read and model-facing forget
+names the keys it may see; a provider returns nothing outside them and never moves a fact to
+another key. A **keyed** retain (``key``) replaces the live fact with that key in the same scope
+key (a supersede with a tombstone, never a second copy) or, with ``mode="append"``, writes the
+old text plus the new one as its replacement, in one transaction; ``max_bytes`` refuses a keyed
+write whose stored text would grow past it (``CapExceededError``). Tier notes
+(``runtime.facts.tiers``) are keyed facts with a ``tier``; recall returns them only when asked
+for their tier, plain recall only facts without one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import MEMORY_ID_RE
+from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.lexical.ranking import unit_score
-from specwire.runtime.facts.model import MAX_RECALL_K, InvalidRequestError, Provenance
+from specwire.runtime.facts.model import (
+    MAX_RECALL_K,
+    FactRecord,
+    InvalidRequestError,
+    Provenance,
+    check_fact_key,
+    check_tier,
+)
 from specwire.runtime.facts.store import FactStore
 
 
@@ -31,14 +49,42 @@ class RetainRequest:
     provenance: Provenance | None = None
     # Replace this live fact (tombstoned, pointing at the new one) instead of appending.
     supersedes: str | None = None
-    # Skip the write when a live fact already has the same normalized text.
+    # Skip the write when a live fact in the same scope key already has the same normalized
+    # text.
     if_absent: bool = False
+    # The scope key the fact belongs to (its subject comes from the host, never the model). A
+    # superseded fact must be in this same key: a later write never moves or widens a fact.
+    scope: ScopeKey = AGENT
+    # Replace the live fact with this key in the same scope key (see the module docstring).
+    key: str | None = None
+    # With ``key``: ``replace`` the keyed fact's text, or ``append`` to it (a new line).
+    mode: Literal["replace", "append"] = "replace"
+    # A tier note (``runtime.facts.tiers``): needs ``key``; plain recall never returns it.
+    tier: str | None = None
+    # With ``key``: refuse (``CapExceededError``) when the stored text would exceed this many
+    # UTF-8 bytes; checked in the write's transaction, so concurrent appends cannot overshoot.
+    max_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if self.supersedes is not None and not MEMORY_ID_RE.match(self.supersedes):
             raise InvalidRequestError(f"supersedes is not a memory id: {self.supersedes!r}")
         if self.supersedes is not None and self.if_absent:
             raise InvalidRequestError("retain: supersedes and if_absent cannot be combined")
+        if not isinstance(self.scope, ScopeKey):
+            raise InvalidRequestError("retain: scope must be a ScopeKey")
+        if self.mode not in ("replace", "append"):
+            raise InvalidRequestError("retain: mode must be replace or append")
+        if self.key is None:
+            if self.mode != "replace" or self.tier is not None or self.max_bytes is not None:
+                raise InvalidRequestError("retain: mode, tier and max_bytes need a key")
+            return
+        check_fact_key(self.key)
+        if self.tier is not None:
+            check_tier(self.tier)
+        if self.supersedes is not None or self.if_absent:
+            raise InvalidRequestError("retain: a keyed write replaces by key, not by id")
+        if self.max_bytes is not None and (isinstance(self.max_bytes, bool) or self.max_bytes < 1):
+            raise InvalidRequestError("retain: max_bytes must be a positive integer")
 
 
 @dataclass(frozen=True)
@@ -54,16 +100,30 @@ class RetainResult:
     # When ``created`` is False: the live fact's own text and tags (kept as they were).
     text: str | None = None
     tags: tuple[str, ...] | None = None
+    # UTF-8 bytes of the text stored (for a keyed write: the whole text after an append).
+    bytes: int = 0
+
+
+def _check_visible(visible: tuple[ScopeKey, ...], what: str) -> None:
+    if not visible or not all(isinstance(key, ScopeKey) for key in visible):
+        raise InvalidRequestError(f"{what}: visible must name at least one scope key")
 
 
 @dataclass(frozen=True)
 class RecallRequest:
     query: str
     limit: int = 5
+    # The scope keys the caller may see: nothing outside them is returned.
+    visible: tuple[ScopeKey, ...] = (AGENT,)
+    # Empty: plain facts only. Otherwise only tier notes of these tiers.
+    tiers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.limit, bool) or not 1 <= self.limit <= MAX_RECALL_K:
             raise InvalidRequestError(f"limit must be between 1 and {MAX_RECALL_K}")
+        _check_visible(self.visible, "recall")
+        for tier in self.tiers:
+            check_tier(tier)
 
 
 @dataclass(frozen=True)
@@ -74,11 +134,39 @@ class ProviderHit:
     # In [0, 1), larger is better.
     score: float
     evidence_backed: bool
+    scope: ScopeKey = AGENT
+    key: str | None = None
+    tier: str | None = None
 
 
 @dataclass(frozen=True)
 class RecallResponse:
     hits: tuple[ProviderHit, ...]
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """A point read: exactly one of ``id`` (that fact, if live and visible) or ``key`` (the
+    live fact with that key in each visible scope key)."""
+
+    id: str | None = None
+    key: str | None = None
+    visible: tuple[ScopeKey, ...] = (AGENT,)
+
+    def __post_init__(self) -> None:
+        if (self.id is None) == (self.key is None):
+            raise InvalidRequestError("read: provide exactly one of `id` or `key`")
+        if self.id is not None and not MEMORY_ID_RE.match(self.id):
+            raise InvalidRequestError(f"read: not a memory id: {self.id!r}")
+        if self.key is not None:
+            check_fact_key(self.key)
+        _check_visible(self.visible, "read")
+
+
+@dataclass(frozen=True)
+class ReadResponse:
+    # Live, visible facts only, sorted by scope key; empty when there is none.
+    records: tuple[FactRecord, ...]
 
 
 @dataclass(frozen=True)
@@ -92,6 +180,9 @@ class ForgetRequest:
     # With ``query``: when more live facts match than this, nothing is forgotten and the
     # request is refused (a broad query must not wipe the store). None: no cap.
     at_most: int | None = None
+    # The scope keys the caller may forget in (a fact outside them is left alone, as if absent).
+    # None: every key (the owner's forget).
+    visible: tuple[ScopeKey, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.at_most is not None and (isinstance(self.at_most, bool) or self.at_most < 1):
@@ -104,6 +195,8 @@ class ForgetRequest:
             raise InvalidRequestError(f"forget: not a memory id: {self.id!r}")
         if self.query is not None and not self.query.strip():
             raise InvalidRequestError("forget: query must not be empty")
+        if self.visible is not None:
+            _check_visible(self.visible, "forget")
 
 
 @dataclass(frozen=True)
@@ -134,6 +227,20 @@ class Capabilities:
     tombstones: bool = False
     # GDPR-style cascade by data subject (the local store keeps no subject keys).
     subject_cascade: bool = False
+    # Scope keys on retain/recall/read/forget (``runtime.core.scopes``).
+    scopes: bool = False
+    # Keyed retains (replace/append, max_bytes) and tier notes.
+    keys: bool = False
+    # ``read`` by id or key.
+    point_read: bool = False
+
+
+@runtime_checkable
+class FactReader(Protocol):
+    """Point reads (``Capabilities.point_read``); joins ``FactProvider`` once every backend
+    implements it."""
+
+    def read(self, request: ReadRequest) -> ReadResponse: ...
 
 
 @runtime_checkable
