@@ -217,6 +217,9 @@ DEFAULT_SESSION_RECALL = False
 DEFAULT_DREAM_MODE: Final[DreamModeName] = "full"
 
 
+ScopeName = Literal["user", "conversation", "role", "agent", "crew"]
+
+
 class _Frozen(BaseModel):
     # Built on first use (validation, a JSON schema): a memoryless bundle never builds them.
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
@@ -237,6 +240,16 @@ class DreamFragment(_Frozen):
     mode: DreamModeName | None = None
     budget_usd: float | None = Field(default=None, ge=0)
     instructions: str | None = None
+
+
+class ScopeFragment(_Frozen):
+    """``memory.scope`` resolved for the target (``runtime.core.scopes``): where a write goes
+    when the model names no scope (``user``: the person in their private conversations, the
+    conversation in shared ones), and whether ``user`` facts follow a person into shared
+    conversations. Absent: every fact is an ``agent`` fact (cli and research)."""
+
+    default: ScopeName
+    follow_user: bool | None = None
 
 
 class MemoryFactsFragment(_Frozen):
@@ -260,6 +273,10 @@ class MemoryFactsFragment(_Frozen):
     refresh_every: int | None = Field(default=None, gt=0)
     session_recall: bool | None = None
     dream: DreamFragment | None = None
+    scope: ScopeFragment | None = None
+    # Crewship's seven tiers as notes beside the facts (``runtime.facts.tiers``): their tools
+    # and the prompt's memory blocks. Absent: off.
+    tiers: bool | None = None
 
 
 class ContinuityFragment(_Frozen):
