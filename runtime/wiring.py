@@ -16,14 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import MemoryServiceError
 from specwire.runtime.core.fragment import (
     FRAGMENT_VERSION,
     SPECWIRE_VERSION,
-    MemoryWiringFragment,
     continuity_enabled,
     memory_enabled,
     wiki_enabled,
@@ -41,6 +38,7 @@ from specwire.runtime.core.tool_types import (
 )
 
 if TYPE_CHECKING:
+    from specwire.runtime.core.fragment_model import MemoryWiringFragment
     from specwire.runtime.facts.pool import FactStorePool
 
 
@@ -151,6 +149,11 @@ class WiredMemory:
 
 
 def parse_fragment(fragment: MemoryWiringFragment | Mapping[str, Any]) -> MemoryWiringFragment:
+    # pydantic loads here, with the fragment's models: a host that wires no memory never does.
+    from pydantic import ValidationError
+
+    from specwire.runtime.core.fragment_model import MemoryWiringFragment
+
     if isinstance(fragment, MemoryWiringFragment):
         parsed = fragment
     else:

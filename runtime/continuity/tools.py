@@ -11,25 +11,10 @@ refusal. Events go out through ``ctx.emit``: ``plan_update``, ``goal_update``, a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.continuity.focus import FocusDoc
 from specwire.runtime.continuity.handoff import plan_detail_lines, plan_summary
-from specwire.runtime.continuity.inputs import (
-    EvidenceRefInput,
-    FocusReadInput,
-    FocusWriteInput,
-    GoalListInput,
-    GoalUpdateInput,
-    GoalWriteInput,
-    MemoryClearInput,
-    PlanCompleteInput,
-    PlanCompleteUnverifiedInput,
-    PlanReadInput,
-    PlanUpdateInput,
-)
 from specwire.runtime.continuity.plan_book import NO_ACTIVE_PLAN
 from specwire.runtime.continuity.plans import Plan, UnreadablePlan, plan_number
 from specwire.runtime.continuity.proof import EvidenceRef, ProofCheck
@@ -37,6 +22,7 @@ from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.continuity.tail import goal_line, user_focus_lines
 from specwire.runtime.core.fragment import CONTINUITY_TOOL_NAMES, ProofMode
 from specwire.runtime.core.tool_types import (
+    LazyInput,
     Tool,
     ToolContext,
     ToolResult,
@@ -45,10 +31,28 @@ from specwire.runtime.core.tool_types import (
 )
 from specwire.runtime.safety.screening import screened
 
+if TYPE_CHECKING:
+    from specwire.runtime.continuity.inputs import (
+        EvidenceRefInput,
+        FocusReadInput,
+        FocusWriteInput,
+        GoalListInput,
+        GoalUpdateInput,
+        GoalWriteInput,
+        MemoryClearInput,
+        PlanCompleteInput,
+        PlanCompleteUnverifiedInput,
+        PlanReadInput,
+        PlanUpdateInput,
+    )
+
 TOOL_NAMES = CONTINUITY_TOOL_NAMES
 FOCUS_ONLY_TOOL_NAMES: tuple[str, ...] = ("FocusRead", "FocusWrite", "MemoryClear")
 
-M = TypeVar("M", bound=BaseModel)
+
+def _input(name: str) -> LazyInput:
+    """An input model of ``continuity.inputs``, imported (with pydantic) on the first call."""
+    return LazyInput("specwire.runtime.continuity.inputs", name)
 
 
 def _refs(evidence: Sequence[EvidenceRefInput] | None) -> list[EvidenceRef]:
@@ -307,20 +311,24 @@ def continuity_tools(
     """The continuity tools in registration order (``CONTINUITY_TOOL_NAMES``)."""
     h = _Handlers(store, proof_mode)
     descriptions = _descriptions(proof_mode, store.focus_max_chars)
-    complete_input: type[BaseModel] = (
-        PlanCompleteUnverifiedInput if proof_mode == "off" else PlanCompleteInput
+    complete_input = _input(
+        "PlanCompleteUnverifiedInput" if proof_mode == "off" else "PlanCompleteInput"
     )
     read, write = {"read_only": True}, {"destructive": True}
     table: ToolTable = {
-        "FocusRead": (FocusReadInput, h.focus_read, read),
-        "FocusWrite": (FocusWriteInput, screened(h.focus_write), write),
-        "PlanRead": (PlanReadInput, h.plan_read, read),
-        "PlanUpdate": (PlanUpdateInput, screened(h.plan_update), write),
+        "FocusRead": (_input("FocusReadInput"), h.focus_read, read),
+        "FocusWrite": (_input("FocusWriteInput"), screened(h.focus_write), write),
+        "PlanRead": (_input("PlanReadInput"), h.plan_read, read),
+        "PlanUpdate": (_input("PlanUpdateInput"), screened(h.plan_update), write),
         "PlanComplete": (complete_input, screened(h.plan_complete), write),
-        "GoalWrite": (GoalWriteInput, screened(h.goal_write), write),
-        "GoalUpdate": (GoalUpdateInput, screened(h.goal_update), write),
-        "GoalList": (GoalListInput, h.goal_list, read),
-        "MemoryClear": (MemoryClearInput, h.memory_clear, {**write, "require_justification": True}),
+        "GoalWrite": (_input("GoalWriteInput"), screened(h.goal_write), write),
+        "GoalUpdate": (_input("GoalUpdateInput"), screened(h.goal_update), write),
+        "GoalList": (_input("GoalListInput"), h.goal_list, read),
+        "MemoryClear": (
+            _input("MemoryClearInput"),
+            h.memory_clear,
+            {**write, "require_justification": True},
+        ),
     }
     return tools_from_table(
         TOOL_NAMES if plan_enabled else FOCUS_ONLY_TOOL_NAMES, descriptions, table

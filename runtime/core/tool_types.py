@@ -1,5 +1,10 @@
 """Tools: a name, a pydantic input model, flags, and a handler. The catalog collects them.
 
+A tool names its input model lazily (``LazyInput``: the module and class that define it), so
+listing a session's tools imports neither pydantic nor the models: the model is shown the
+shipped schema (``tools/schemas.json``), and the input model is imported on the tool's first
+call.
+
 A result's text is valid Unicode: a lone surrogate in it (a file name that is not UTF-8, as
 ``ls`` or ``grep`` list it, or undecodable tool output) is replaced by U+FFFD in ``invoke``,
 the one way every tool is called (``runtime.core.undecodable``).
@@ -13,14 +18,18 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
-from typing import Any, Literal, Protocol
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from specwire.runtime.core.errors import StoreError, TenancyError
 from specwire.runtime.core.fragment import CONTINUITY_TOOL_NAMES, FACT_TOOL_NAMES, WIKI_TOOL_NAMES
 from specwire.runtime.core.undecodable import valid_text
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+    from specwire.runtime.core.tool_input import ToolInput as ToolInput
 
 EventSink = Callable[[str, Mapping[str, Any]], None]
 
@@ -61,10 +70,28 @@ ToolHandler = Callable[[Any, ToolContext], ToolResult]
 
 
 @dataclass(frozen=True)
+class LazyInput:
+    """A tool's input model named by the module and class that define it: imported (with
+    pydantic) on the tool's first call, not when the tool is listed."""
+
+    module: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        """The model's key in ``tools/schemas.json`` (``schema_key`` of the class)."""
+        return f"{self.module}.{self.name}"
+
+    def load(self) -> type[BaseModel]:
+        model: type[BaseModel] = getattr(import_module(self.module), self.name)
+        return model
+
+
+@dataclass(frozen=True)
 class Tool:
     name: str
     description: str
-    input_model: type[BaseModel]
+    input_model: type[BaseModel] | LazyInput
     handler: ToolHandler
     read_only: bool = False
     destructive: bool = False
@@ -72,11 +99,16 @@ class Tool:
     scope: Literal["internal", "external"] = "internal"
 
     def __post_init__(self) -> None:
-        if self.require_justification and "justification" not in self.input_model.model_fields:
+        if self.require_justification and "justification" not in _field_names(self.input_model):
             raise ValueError(
                 f"tool {self.name!r} requires a justification but its input has no "
                 "`justification` field to carry it"
             )
+
+    def model(self) -> type[BaseModel]:
+        """The input model, imported on first use when it is named lazily."""
+        model = self.input_model
+        return model.load() if isinstance(model, LazyInput) else model
 
     def input_schema(self) -> dict[str, Any]:
         return copy.deepcopy(_schema_of(self.input_model))
@@ -86,8 +118,11 @@ class Tool:
 
         Invalid input never raises: it becomes an error result naming the offending field.
         """
+        model = self.model()
+        from pydantic import ValidationError
+
         try:
-            parsed = self.input_model.model_validate(dict(raw_input))
+            parsed = model.model_validate(dict(raw_input))
         except ValidationError as exc:
             return ToolResult(f"{self.name}: invalid input: {format_validation_error(exc)}", True)
         if self.require_justification and not _has_text(getattr(parsed, "justification", None)):
@@ -130,7 +165,7 @@ def guarded(name: str, handler: ToolHandler, *, name_refusals: bool = True) -> T
 
 
 # A tool family's declaration: name → (input model, handler, Tool flags such as read_only).
-ToolTable = Mapping[str, tuple[type[BaseModel], ToolHandler, Mapping[str, Any]]]
+ToolTable = Mapping[str, tuple["type[BaseModel] | LazyInput", ToolHandler, Mapping[str, Any]]]
 
 
 def tools_from_table(
@@ -150,16 +185,14 @@ def tools_from_table(
     ]
 
 
-class ToolInput(BaseModel):
-    """The base of every tool's input model: closed objects, validators built on first use.
+def __getattr__(name: str) -> Any:
+    # ``ToolInput`` subclasses pydantic's BaseModel: it is defined in its own module, so that
+    # importing this one (every tool family does) does not import pydantic.
+    if name == "ToolInput":
+        from specwire.runtime.core.tool_input import ToolInput
 
-    Building a pydantic model's validator costs milliseconds, and a session declares a dozen
-    tools but calls few of them, so building waits for the first call (``defer_build``). The
-    schemas the model is shown come from ``tools/schemas.json`` (generated, checked by a test),
-    so listing the tools builds nothing either.
-    """
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+        return ToolInput
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 SCHEMAS_FILE = Path(__file__).parents[1] / "tools" / "schemas.json"
@@ -179,12 +212,21 @@ def _shipped_schemas() -> dict[str, dict[str, Any]]:
 
 
 @functools.cache
-def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+def _schema_of(model: type[BaseModel] | LazyInput) -> dict[str, Any]:
     """A model's JSON schema, once per process: the shipped copy, else computed."""
-    shipped = _shipped_schemas().get(schema_key(model))
+    key = model.key if isinstance(model, LazyInput) else schema_key(model)
+    shipped = _shipped_schemas().get(key)
     if isinstance(shipped, dict):
         return shipped
-    return model.model_json_schema()
+    loaded = model.load() if isinstance(model, LazyInput) else model
+    return loaded.model_json_schema()
+
+
+def _field_names(model: type[BaseModel] | LazyInput) -> set[str]:
+    if isinstance(model, LazyInput):
+        properties = _schema_of(model).get("properties")
+        return set(properties) if isinstance(properties, dict) else set()
+    return set(model.model_fields)
 
 
 def _has_text(value: object) -> bool:

@@ -14,11 +14,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from pydantic import Field
-
 from specwire.runtime.core.ids import new_tool_use_id
 from specwire.runtime.core.seams import Skill
-from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolInput, ToolResult
+from specwire.runtime.core.tool_types import LazyInput, Tool, ToolCatalog, ToolContext, ToolResult
 from specwire.runtime.core.undecodable import valid_data
 from specwire.runtime.models.types import ToolCall, ToolSpec
 from specwire.runtime.safety.redaction import redact, redact_data
@@ -52,10 +50,6 @@ def _valid_tool_use_id(value: str) -> bool:
     )
 
 
-class _SkillInput(ToolInput):
-    name: str = Field(min_length=1, description="The skill's name, as listed in the prompt.")
-
-
 SKILL_TOOL_NAME = "Skill"
 
 
@@ -73,7 +67,7 @@ def skill_tool(skills: Sequence[Skill]) -> Tool:
     return Tool(
         name=SKILL_TOOL_NAME,
         description="Load the full instructions of a skill listed in the prompt.",
-        input_model=_SkillInput,
+        input_model=LazyInput("specwire.runtime.loop.skill_input", "_SkillInput"),
         handler=handle,
         read_only=True,
     )

@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import BaseModel
-
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.tool_types import ToolContext, ToolHandler, ToolResult
 from specwire.runtime.core.undecodable import valid_text
@@ -57,6 +55,8 @@ def screen_for_memory(*texts: str | None) -> None:
 
 def screened(handler: ToolHandler) -> ToolHandler:
     def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
+        from pydantic import BaseModel  # loaded already: ``parsed`` came from a tool's input model
+
         data = parsed.model_dump() if isinstance(parsed, BaseModel) else parsed
         hit = scan("\n".join(_strings(data)))
         if hit is not None:

@@ -24,18 +24,16 @@ import stat
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.errors import UnsafeFileError
 from specwire.runtime.core.fragment import BUILTIN_TOOL_NAMES
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME
 from specwire.runtime.core.tool_types import (
+    LazyInput,
     Tool,
     ToolCatalog,
     ToolContext,
-    ToolInput,
     ToolRefusal,
     ToolResult,
     guarded,
@@ -43,9 +41,12 @@ from specwire.runtime.core.tool_types import (
 from specwire.runtime.fs.atomic import replace_at
 from specwire.runtime.fs.beneath import Location, PathRefused, Workspace
 from specwire.runtime.fs.safe_open import DIR_FLAGS, not_regular, open_dir_beneath, open_regular_fd
-from specwire.runtime.tools.grep_search import RegexRun, search_lines
-from specwire.runtime.tools.shell import BASH_MAX_OUTPUT_BYTES, BashInput, require_sandbox, run_bash
+from specwire.runtime.tools.shell.limits import BASH_MAX_OUTPUT_BYTES
 from specwire.runtime.tools.shell.settings import BashSettings
+
+if TYPE_CHECKING:
+    from specwire.runtime.tools.builtin_inputs import GrepInput, LsInput, ReadInput, WriteInput
+    from specwire.runtime.tools.shell.inputs import BashInput
 
 READ_MAX_BYTES = 256 * 1024
 WRITE_MAX_BYTES = 1024 * 1024
@@ -103,10 +104,6 @@ class _Swapped(Exception):
 # -- read ------------------------------------------------------------------------------------
 
 
-class ReadInput(ToolInput):
-    path: str = Field(min_length=1, description="A text file, relative to the working directory.")
-
-
 def _open_file(raw: str) -> Callable[[Location], int]:
     def open_one(loc: Location) -> int:
         if loc.name is None:
@@ -141,11 +138,6 @@ def _read(cwd: Path, parsed: ReadInput) -> ToolResult:
 
 
 # -- write -----------------------------------------------------------------------------------
-
-
-class WriteInput(ToolInput):
-    path: str = Field(min_length=1, description="The file to create or replace.")
-    content: str = Field(description="The complete new content of the file (UTF-8 text).")
 
 
 def _state_folder_guard(refusal: str) -> Callable[[tuple[str, ...]], None]:
@@ -186,10 +178,6 @@ def _write(cwd: Path, parsed: WriteInput) -> ToolResult:
 
 
 # -- ls --------------------------------------------------------------------------------------
-
-
-class LsInput(ToolInput):
-    path: str = Field(default=".", description="A directory (default: the working directory).")
 
 
 def _open_directory(raw: str) -> Callable[[Location], int]:
@@ -233,11 +221,6 @@ def _ls(cwd: Path, parsed: LsInput) -> ToolResult:
 
 
 # -- grep ------------------------------------------------------------------------------------
-
-
-class GrepInput(ToolInput):
-    pattern: str = Field(min_length=1, description="A Python regular expression.")
-    path: str = Field(default=".", description="A file or directory to search (default: all).")
 
 
 class _Search:
@@ -325,6 +308,8 @@ def _grep_base(raw: str) -> Callable[[Location], int]:
 
 
 def _grep(cwd: Path, parsed: GrepInput) -> ToolResult:
+    from specwire.runtime.tools.grep_search import RegexRun, search_lines  # on the first grep
+
     try:
         re.compile(parsed.pattern)
     except re.error as exc:
@@ -376,42 +361,57 @@ def _stopped_notice(found: int, slow_pattern: bool) -> str:
     )
 
 
+# -- bash --------------------------------------------------------------------------------------
+
+
+def _bash(cwd: Path, parsed: BashInput, settings: BashSettings) -> ToolResult:
+    from specwire.runtime.tools.shell.tool import run_bash  # with the sandbox, on the first call
+
+    return run_bash(cwd, parsed, settings)
+
+
 # -- the catalog ------------------------------------------------------------------------------
 
 _Run = Callable[[Path, Any], ToolResult]
 
-_SPECS: dict[str, tuple[str, type[BaseModel], _Run, dict[str, Any]]] = {
+
+def _input(module: str, name: str) -> LazyInput:
+    return LazyInput(f"specwire.runtime.{module}", name)
+
+
+# Each tool's input model is imported (with pydantic) on the tool's first call.
+_SPECS: dict[str, tuple[str, LazyInput, _Run | None, dict[str, Any]]] = {
     "read": (
         f"Read a UTF-8 text file under the working directory (first {READ_MAX_BYTES} bytes).",
-        ReadInput,
+        _input("tools.builtin_inputs", "ReadInput"),
         _read,
         {"read_only": True},
     ),
     "write": (
         "Create or replace a text file under the working directory (atomic).",
-        WriteInput,
+        _input("tools.builtin_inputs", "WriteInput"),
         _write,
         {"destructive": True},
     ),
     "ls": (
         "List a directory under the working directory, sorted; directories end with '/', "
         "symbolic links with '@'.",
-        LsInput,
+        _input("tools.builtin_inputs", "LsInput"),
         _ls,
         {"read_only": True},
     ),
     "grep": (
         f"Search files under the working directory for a regex; at most {GREP_MAX_MATCHES} "
         f"matching lines as path:line: text, within {GREP_TIME_LIMIT_S:g}s.",
-        GrepInput,
+        _input("tools.builtin_inputs", "GrepInput"),
         _grep,
         {"read_only": True},
     ),
     "bash": (
         "Run a shell command in the working directory with a timeout; stdout and stderr are "
         f"combined and capped at {BASH_MAX_OUTPUT_BYTES} bytes.",
-        BashInput,
-        run_bash,
+        _input("tools.shell.inputs", "BashInput"),
+        None,  # _bash: it takes the spec's settings
         {"destructive": True, "scope": "external"},
     ),
 }
@@ -421,8 +421,8 @@ def _tool(name: str, cwd: Path, bash: BashSettings) -> Tool:
     description, input_model, run, flags = _SPECS[name]
 
     def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
-        if name == "bash":
-            return run_bash(cwd, parsed, bash)
+        if run is None:
+            return _bash(cwd, parsed, bash)
         return run(cwd, parsed)
 
     return Tool(name, description, input_model, guarded(name, handle), **flags)
@@ -445,6 +445,8 @@ def builtin_catalog(
     root = (cwd if cwd is not None else Path.cwd()).resolve()
     settings = BashSettings.from_spec(bash)
     if "bash" in names:
+        from specwire.runtime.tools.shell.sandbox import require_sandbox
+
         require_sandbox(root, settings)  # refuse to start rather than run a shell unconfined
     catalog = ToolCatalog()
     for name in names:

@@ -13,17 +13,18 @@ import json
 import sys
 from typing import Any
 
-from specwire.runtime.core.tool_types import SCHEMAS_FILE, ToolInput, schema_key
+from specwire.runtime.core.tool_input import ToolInput
+from specwire.runtime.core.tool_types import SCHEMAS_FILE, schema_key
 
 # Every module that defines tool input models.
 INPUT_MODULES = (
-    "specwire.runtime.tools.builtin",
+    "specwire.runtime.tools.builtin_inputs",
     "specwire.runtime.continuity.inputs",
     "specwire.runtime.facts.tools",
     "specwire.runtime.hosts.delegation",
-    "specwire.runtime.loop.tools",
+    "specwire.runtime.loop.skill_input",
     "specwire.runtime.tools.fetch",
-    "specwire.runtime.tools.shell.tool",
+    "specwire.runtime.tools.shell.inputs",
     "specwire.runtime.wiki.inputs",
 )
 

@@ -1,7 +1,7 @@
-"""What a bundle's first answer loads: the fragment's pydantic models are built on first use, so
-a memoryless bundle builds no pydantic model before it answers (pydantic's plugin loader, which
-imports importlib.metadata, never runs) and no bundle loads numpy for a turn that recalls
-nothing; a memory bundle still validates its fragment (a bad one is refused)."""
+"""What a bundle's first answer loads: tools name their input models lazily and the fragment's
+models load on first use, so a memoryless bundle answers without importing pydantic at all (nor
+its plugin loader, which imports importlib.metadata), and no bundle loads numpy for a turn that
+recalls nothing; a memory bundle still validates its fragment (a bad one is refused)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Runs a bundle, then reports which of the watched modules it had loaded.
 PROBE = """\
 import atexit, runpy, sys
-WATCHED = ("pydantic.plugin._loader", "importlib.metadata", "numpy")
+WATCHED = ("pydantic", "pydantic.plugin._loader", "importlib.metadata", "numpy")
 def report():
     print("@@loaded " + ",".join(n for n in WATCHED if n in sys.modules), file=sys.stderr)
 atexit.register(report)
@@ -50,7 +50,7 @@ def run_bundle(tmp_path: Path, stem: str, source: str | None = None) -> tuple[in
     return done.returncode, done.stdout + done.stderr, loaded
 
 
-def test_a_memoryless_bundle_answers_without_building_a_pydantic_model(tmp_path: Path) -> None:
+def test_a_memoryless_bundle_answers_without_importing_pydantic(tmp_path: Path) -> None:
     code, output, loaded = run_bundle(tmp_path, "cli-plain")
     assert code == 0, output
     assert loaded == set(), output

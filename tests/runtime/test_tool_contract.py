@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolResult
+from specwire.runtime.core.tool_types import LazyInput, Tool, ToolCatalog, ToolContext, ToolResult
+from specwire.runtime.tools.builtin import builtin_catalog
 
 CTX = ToolContext(session_id="sess_0123456789abcdef", tool_use_id="tu_1")
 
@@ -66,3 +67,30 @@ def test_the_catalog_keeps_order_and_refuses_duplicates() -> None:
     with pytest.raises(ValueError, match="already registered"):
         catalog.register(wipe_tool([]))
     assert catalog.get("Echo") is not None and catalog.get("Nope") is None
+
+
+# A lazily named input model: where this module defines ``Wipe`` and ``Plain``.
+LAZY_WIPE = LazyInput(__name__, "Wipe")
+LAZY_PLAIN = LazyInput(__name__, "Plain")
+
+
+def test_a_lazily_named_input_validates_as_the_model_itself() -> None:
+    calls: list[str] = []
+    eager = wipe_tool(calls)
+    lazy = Tool("Wipe", "Wipe a thing.", LAZY_WIPE, eager.handler, require_justification=True)
+    for raw in ({"target": 3, "extra": 1}, {"target": "a"}, {"target": "a", "justification": "x"}):
+        assert lazy.invoke(raw, CTX) == eager.invoke(raw, CTX)
+    assert lazy.model() is Wipe
+    assert lazy.input_schema() == eager.input_schema() == Wipe.model_json_schema()
+
+
+def test_a_lazily_named_justified_tool_must_declare_the_field() -> None:
+    with pytest.raises(ValueError, match="justification"):
+        Tool("Bad", "x", LAZY_PLAIN, lambda args, ctx: ToolResult("x"), require_justification=True)
+
+
+def test_every_builtin_tool_names_a_model_that_has_its_shipped_schema() -> None:
+    catalog = builtin_catalog(["read", "write", "ls", "grep"])
+    for tool in catalog:
+        assert isinstance(tool.input_model, LazyInput)
+        assert tool.input_schema() == tool.model().model_json_schema()

@@ -21,7 +21,8 @@ def test_listing_the_tools_builds_no_validator_until_a_call() -> None:
     probe = (
         "from pathlib import Path\n"
         "import tempfile\n"
-        "from specwire.runtime.tools.builtin import builtin_catalog, ReadInput\n"
+        "from specwire.runtime.tools.builtin import builtin_catalog\n"
+        "from specwire.runtime.tools.builtin_inputs import ReadInput\n"
         "from specwire.runtime.continuity.inputs import PlanUpdateInput\n"
         "from specwire.runtime.core.fragment import MemoryWiringFragment\n"
         "from specwire.runtime.core.tool_types import ToolContext\n"

@@ -25,6 +25,7 @@ from pathlib import Path
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME
 from specwire.runtime.safety.redaction import looks_secret
 from specwire.runtime.tools.shell.egress import shared_proxy
+from specwire.runtime.tools.shell.errors import EgressUnavailableError, SandboxUnavailableError
 from specwire.runtime.tools.shell.host_code import (
     LAUNCHER_FILE,
     InterpreterInsideWorkspaceError,
@@ -46,15 +47,6 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full")
 ENV_ALLOWED = frozenset({"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME"})
 # Never granted, nor anything in them: they hold the host's sockets and other users' files.
 NEVER_GRANTED = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev", "/proc", "/sys", "/home", "/root")
-
-
-class SandboxUnavailableError(RuntimeError):
-    """The ``bash`` tool is listed but no sandbox can be set up on this machine."""
-
-
-class EgressUnavailableError(RuntimeError):
-    """``network: outbound`` cannot be given for this call (no proxy, or one the shell could
-    touch): the command does not run."""
 
 
 def scrubbed_environment(environ: Mapping[str, str], *, home: Path, tmpdir: Path) -> dict[str, str]:

@@ -15,14 +15,16 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from pydantic import Field
-
-from specwire.runtime.core.tool_types import ToolInput, ToolResult
+from specwire.runtime.core.tool_types import ToolResult
+from specwire.runtime.tools.shell.errors import EgressUnavailableError
+from specwire.runtime.tools.shell.limits import (
+    BASH_DEFAULT_TIMEOUT_MS,
+    BASH_MAX_OUTPUT_BYTES,
+)
 from specwire.runtime.tools.shell.sandbox import (
     SETUP_FAILED,
-    EgressUnavailableError,
     SandboxPolicy,
     require_sandbox,
     scrubbed_environment,
@@ -30,19 +32,8 @@ from specwire.runtime.tools.shell.sandbox import (
 )
 from specwire.runtime.tools.shell.settings import BashSettings
 
-BASH_DEFAULT_TIMEOUT_MS = 30_000
-BASH_MAX_TIMEOUT_MS = 600_000
-BASH_MAX_OUTPUT_BYTES = 32 * 1024
-
-
-class BashInput(ToolInput):
-    command: str = Field(min_length=1, description="A shell command, run in the working directory.")
-    timeoutMs: int | None = Field(  # camelCase: the tool schema spelling
-        default=None,
-        ge=1,
-        le=BASH_MAX_TIMEOUT_MS,
-        description=f"Kill the command after this many ms (default {BASH_DEFAULT_TIMEOUT_MS}).",
-    )
+if TYPE_CHECKING:
+    from specwire.runtime.tools.shell.inputs import BashInput
 
 
 class _Drain:

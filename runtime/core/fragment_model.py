@@ -1,0 +1,119 @@
+"""The memory wiring fragment's pydantic models (the contract's shape; its vocabularies and
+limits are in ``fragment``, which exposes these names too, loaded on first use).
+
+Kept apart so that a bundle that wires no memory never imports pydantic: ``fragment`` is
+imported by every bundle for its vocabularies, this module only by one that validates a
+fragment (and by the compiler).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from specwire.runtime.core.fragment import (
+    DREAM_EVERY_MIN_MS,
+    FRAGMENT_VERSION,
+    RECALL_K_MAX,
+    RECALL_K_MIN,
+    ContinuityScope,
+    DreamModeName,
+    ProofMode,
+    ScopeName,
+)
+
+
+class _Frozen(BaseModel):
+    # Built on first use (validation, a JSON schema): a memoryless bundle never builds them.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+class WikiFragment(_Frozen):
+    enabled: bool | None = None
+    recall_k: int | None = Field(default=None, ge=RECALL_K_MIN, le=RECALL_K_MAX)
+    embedder: str | None = None
+    auto_recall: bool | None = None
+    require_sources: bool | None = None
+
+
+class DreamFragment(_Frozen):
+    """``memory.dream``: ``every_ms`` is always declared (the window); the rest only if given."""
+
+    every_ms: int = Field(ge=DREAM_EVERY_MIN_MS)
+    mode: DreamModeName | None = None
+    budget_usd: float | None = Field(default=None, ge=0)
+    instructions: str | None = None
+
+
+class ScopeFragment(_Frozen):
+    """``memory.scope`` resolved for the target (``runtime.core.scopes``): where a write goes
+    when the model names no scope (``user``: the person in their private conversations, the
+    conversation in shared ones), and whether ``user`` facts follow a person into shared
+    conversations. Absent: every fact is an ``agent`` fact (cli and research)."""
+
+    default: ScopeName
+    follow_user: bool | None = None
+
+
+class MemoryFactsFragment(_Frozen):
+    enabled: bool | None = None
+    # A string, not a closed enum: the runtime names the backends it knows when it refuses one.
+    backend: str | None = None
+    # Connection settings as secret references (``$DATABASE_URL``), resolved at wiring time;
+    # ``url`` may also be a literal URL. Never a secret value.
+    dsn: str | None = None
+    url: str | None = None
+    token: str | None = None
+    embedder: str | None = None
+    ttl_ms: int | None = Field(default=None, gt=0)
+    auto_capture: bool | None = None
+    auto_capture_threshold: int | None = Field(default=None, gt=0)
+    auto_recall: bool | None = None
+    recall_k: int | None = Field(default=None, ge=RECALL_K_MIN, le=RECALL_K_MAX)
+    wiki: WikiFragment | None = None
+    # CrewHaus 0.4: carried only when declared (``recall_mode`` only for ``"per-turn"``).
+    recall_mode: Literal["per-turn"] | None = None
+    refresh_every: int | None = Field(default=None, gt=0)
+    session_recall: bool | None = None
+    dream: DreamFragment | None = None
+    scope: ScopeFragment | None = None
+    # Crewship's seven tiers as notes beside the facts (``runtime.facts.tiers``): their tools
+    # and the prompt's memory blocks. Absent: off.
+    tiers: bool | None = None
+
+
+class ContinuityFragment(_Frozen):
+    """Resolved continuity settings: every field but ``focus_max_chars`` is always present."""
+
+    plan: bool = True
+    proof: ProofMode = "ladder"
+    ledger: bool = True
+    handoff: bool = True
+    scope: ContinuityScope = "spec"
+    focus_max_chars: int | None = Field(default=None, gt=0)
+
+
+class MemoryWiringFragment(_Frozen):
+    spec_name: str
+    # The fragment's shape and the specwire that built it (absent in specwire 0.1 bundles).
+    version: int = FRAGMENT_VERSION
+    specwire: str | None = None
+    memory: MemoryFactsFragment | None = None
+    continuity: ContinuityFragment | None = None
+
+    @property
+    def is_memoryless(self) -> bool:
+        return self.memory is None and self.continuity is None
+
+    def to_data(self) -> dict[str, Any]:
+        """The minimal JSON-ready form: undeclared (None) fields are left out."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_data(), separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> MemoryWiringFragment:
+        return cls.model_validate_json(text)
