@@ -834,15 +834,31 @@ class FactStore:
         """Store a held write as a live fact (the owner vouched for it), without screening.
 
         It keeps its id unless a fact already has it (one flagged on read, which was forgotten):
-        then it is written under a fresh id. Its TTL, if any, starts now.
+        then it is written under a fresh id. Its TTL, if any, starts now. It lands in the scope
+        key it was written for, with its key and tier; a keyed write is refused while another
+        live fact holds its key there.
         """
         validation.memory_id(fact_id)
         with self._file.updating("release a quarantined memory") as conn:
             held = None if conn is None else quarantine_queries.by_id(conn, fact_id)
             if conn is None or held is None:
                 raise StoreError(f"no quarantined memory with id {fact_id}")
-            new = NewFact(held.text, held.tags, held.ttl_ms, held.provenance)
+            new = NewFact(
+                held.text,
+                held.tags,
+                held.ttl_ms,
+                held.provenance,
+                scope=held.scope,
+                key=held.key,
+                tier=held.tier,
+            )
             now = self._now_ms()
+            if held.key is not None and queries.live_keyed(conn, held.key, held.scope, now):
+                # Released over the live one, an append would lose what was written since.
+                raise StoreError(
+                    f"{held.key} has a live memory in {held.scope.label()} now: forget this "
+                    "held write and write it again"
+                )
             taken = queries.status_of(conn, fact_id, now) is not None
             if taken:
                 fact = queries.insert(conn, new, now)
