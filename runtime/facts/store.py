@@ -584,8 +584,10 @@ class FactStore:
         """
         if k < 1:
             raise InvalidRequestError(f"k must be at least 1 (got {k})")
-        visible = None if visible is None else tuple(dict.fromkeys(visible))
-        tiers = None if tiers is None else tuple(dict.fromkeys(tiers))
+        if visible is not None and not isinstance(visible, tuple):
+            visible = tuple(visible)
+        if tiers is not None and not isinstance(tiers, tuple):
+            tiers = tuple(tiers)
         for _ in range(3):
             hits = self._ranking(query, k, visible, tiers)
             flagged = self._flagged_on_read(hits)

@@ -138,6 +138,8 @@ class LexicalIndex:
         # Per group id, its seqs (ascending; dead ones included): built on the first narrow
         # recall, then appended to.
         self._members: dict[int, list[int] | Seqs] | None = None
+        # (visible, tiers, groups known) -> a ``rank`` mask (``LexicalRecall.groups_for``).
+        self.mask_cache: dict[tuple[object, ...], Flags] = {}
         self._top_seq = int(np.flatnonzero(self._indexed)[-1]) if self.n_indexed else 0
         self._tail: dict[int, tuple[list[int], list[int]]] = {}
         self._tail_postings = 0

@@ -68,8 +68,8 @@ class LexicalRecall:
         self.snapshot = None if db_path is None else lexical_snapshot.snapshot_path(db_path)
         self.saved: tuple[int, int] | None = None  # (last_fact, last_tombstone) on disk
         self.loaded_snapshot = False
-        # (visible, tiers, groups known) -> the mask ``LexicalIndex.rank`` takes.
-        self._masks: dict[tuple[object, ...], npt.NDArray[np.bool_] | None] = {}
+        self._last_mask: tuple[object, object, LexicalIndex, int, npt.NDArray[np.bool_]] | None
+        self._last_mask = None
 
     def groups_for(
         self,
@@ -81,13 +81,25 @@ class LexicalRecall:
         is in ``tiers`` (empty: none, i.e. plain facts; None: any); None: no filter."""
         if visible is None and tiers is None:
             return None
+        last = self._last_mask
+        # The same sequences as the last recall (a turn reuses its audience's tuple): no
+        # hashing of a long visible set per recall.
+        if (
+            last is not None
+            and last[0] is visible
+            and last[1] is tiers
+            and last[2] is index
+            and last[3] == len(index.group_names)
+        ):
+            return last[4]
         cache_key = (
             None if visible is None else tuple(visible),
             None if tiers is None else tuple(tiers),
             len(index.group_names),
-            id(index),
         )
-        mask = self._masks.get(cache_key)
+        # Kept on the index: a rebuilt index numbers its groups anew.
+        masks = index.mask_cache
+        mask = masks.get(cache_key)
         if mask is None:
             keys = None if visible is None else {key_label(k.scope, k.subject) for k in visible}
             # Empty tiers: plain facts only, whose tier part is "".
@@ -101,9 +113,11 @@ class LexicalRecall:
                     and (wanted_tiers is None or tier in wanted_tiers)
                 )
 
-            if len(self._masks) >= _MAX_MASKS:
-                self._masks.clear()
-            mask = self._masks[cache_key] = index.group_mask(admits)
+            if len(masks) >= _MAX_MASKS:
+                masks.clear()
+            mask = masks[cache_key] = index.group_mask(admits)
+        if mask is not None:
+            self._last_mask = (visible, tiers, index, len(index.group_names), mask)
         return mask
 
     def recall(
