@@ -11,27 +11,28 @@ from specwire.runtime.core.fragment import FRAGMENT_VERSION
 ROOT = Path(__file__).resolve().parents[2]
 
 # Changing this set is a new bundle interface: bump BUNDLE_INTERFACE and FRAGMENT_VERSION.
-PINNED = {
-    3: [
-        "BUNDLE_INTERFACE",
-        "ChannelConfig",
-        "HostResources",
-        "MemoryDeps",
-        "RoleConfig",
-        "SecretRef",
-        "Tenant",
-        "TenantConfig",
-        "TurnSetup",
-        "builtin_catalog",
-        "run_bundle",
-        "run_cli",
-        "run_crew",
-        "run_research",
-        "serve_channel",
-        "serve_managed",
-        "wire_memory",
-    ]
-}
+# 4 added ``Audience`` (the per-conversation builders take the host's audience); every name of 3
+# is still there, so a bundle built for 3 runs unchanged.
+PINNED_3 = [
+    "BUNDLE_INTERFACE",
+    "ChannelConfig",
+    "HostResources",
+    "MemoryDeps",
+    "RoleConfig",
+    "SecretRef",
+    "Tenant",
+    "TenantConfig",
+    "TurnSetup",
+    "builtin_catalog",
+    "run_bundle",
+    "run_cli",
+    "run_crew",
+    "run_research",
+    "serve_channel",
+    "serve_managed",
+    "wire_memory",
+]
+PINNED = {3: PINNED_3, 4: ["Audience", *PINNED_3]}
 
 
 def test_the_interface_is_pinned_and_versioned_with_the_fragment() -> None:

@@ -47,7 +47,7 @@ def test_names_order_and_flags(store: FactStore) -> None:
 
 def test_schemas_forbid_extra_fields_and_describe_every_field(tools: dict[str, Tool]) -> None:
     expected = {
-        "Remember": ({"text", "tags", "ttlDays"}, ["text"]),
+        "Remember": ({"text", "tags", "ttlDays", "key"}, ["text"]),
         "Recall": ({"query", "k"}, ["query"]),
         "MemoryForget": ({"id", "query", "reason", "justification"}, ["justification"]),
     }
@@ -159,9 +159,14 @@ def test_recall_result_text(tools: dict[str, Tool], store: FactStore) -> None:
     assert not result.is_error
     header, *lines = result.text.split("\n")
     assert header == '2 memory match(es) for "customer billing" (relevance, best = 1.00):'
-    assert lines[0] == "  • (1.00) customer plan is Enterprise [billing, crm]"
+    source = r" — source mem_[0-9a-f]{16}"
+    assert re.fullmatch(
+        r"  • \(1\.00\) customer plan is Enterprise \[billing, crm\]" + source, lines[0]
+    )
     # "billing" is in two of three facts: BM25 gives it almost no weight.
-    assert re.fullmatch(r"  • \((<0\.01|0\.\d\d)\) billing runs on the first \[finance\]", lines[1])
+    assert re.fullmatch(
+        r"  • \((<0\.01|0\.\d\d)\) billing runs on the first \[finance\]" + source, lines[1]
+    )
 
 
 def test_a_small_store_never_shows_zero_scores(tools: dict[str, Tool], store: FactStore) -> None:
