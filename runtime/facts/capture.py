@@ -358,10 +358,11 @@ def capture_session(
             (AUTO_CAPTURE_TAG, session_id),
             ttl_ms=ttl_ms,
             provenance=Provenance(session_id, fact.evidence),
+            scope=scope,
         )
         for fact in facts
     ]
-    if isinstance(provider, LocalFactProvider) and scope == AGENT:
+    if isinstance(provider, LocalFactProvider):
         written = provider.store.retain_many(items, if_new=True)
         return sum(fact.quarantined is None for fact in written)
     results = [

@@ -37,12 +37,14 @@ def call(tools: dict[str, Tool], name: str, **raw: Any) -> ToolResult:
 
 
 def test_names_order_and_flags(store: FactStore) -> None:
-    remember, recall, forget = fact_tools(LocalFactProvider(store), ttl_ms=None, recall_k=5)
-    assert [remember.name, recall.name, forget.name] == ["Remember", "Recall", "MemoryForget"]
+    remember, recall, read, forget = fact_tools(LocalFactProvider(store), ttl_ms=None, recall_k=5)
+    names = [remember.name, recall.name, read.name, forget.name]
+    assert names == ["Remember", "Recall", "MemoryRead", "MemoryForget"]
     assert remember.destructive and not remember.read_only and not remember.require_justification
     assert recall.read_only and not recall.destructive
+    assert read.read_only and not read.destructive
     assert forget.destructive and forget.require_justification
-    assert {t.scope for t in (remember, recall, forget)} == {"internal"}
+    assert {t.scope for t in (remember, recall, read, forget)} == {"internal"}
 
 
 def test_schemas_forbid_extra_fields_and_describe_every_field(tools: dict[str, Tool]) -> None:
