@@ -81,7 +81,8 @@ def test_recall_off_and_capture_on_shape_the_seam(tmp_path: Path, clock: FakeClo
         assert seam.recall is None and seam.auto_recall is False
         assert seam.auto_capture and seam.capture_threshold == 2 and seam.on_capture is not None
         assert lines == [
-            "[memory] Remember/Recall/MemoryRead/MemoryForget wired (autoRecall=false, autoCapture=true)\n"
+            "[memory] Remember/Recall/MemoryRead/MemoryForget wired "
+            "(autoRecall=false, autoCapture=true)\n"
         ]
         log = SessionLog(layout.sessions_dir, SESSION, now=clock)
         for turn, answer in enumerate(["Deploy window is 9-11 UTC.", "Use the blue cluster."]):
