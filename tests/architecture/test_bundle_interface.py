@@ -69,3 +69,19 @@ def test_every_snapshot_bundle_imports_only_the_interface() -> None:
             for alias in node.names
         }
         assert imported <= set(bundle.__all__), agent
+
+
+def test_a_bundle_imports_only_the_names_of_its_fragment_version() -> None:
+    """A cli or research bundle that says version 3 runs on a version-3 runtime: it imports
+    nothing version 4 added."""
+    for agent in sorted((ROOT / "snapshots").glob("*/agent.py")):
+        source = agent.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "specwire.runtime.bundle"
+            for alias in node.names
+        }
+        version = 3 if '"version": 3,' in source else 4
+        assert imported <= set(PINNED[version]), (agent, imported - set(PINNED[version]))
