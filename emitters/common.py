@@ -129,7 +129,47 @@ def memory_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
     mode = data.pop("recall_mode", None)
     if mode is not None:  # the spec says `autoRecall: per-turn`
         data["auto_recall"] = mode
+    data.pop("scope", None)  # resolved, not declared: said in prose (``scope_note``)
     return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
+
+
+_SCOPE_NOTES: dict[tuple[str, str], str] = {
+    ("channel", "user"): "Facts told in a direct message are that person's: they are recalled "
+    "only in their direct messages{follow}. Facts told in a channel belong to that channel "
+    "(everyone there heard them). Facts the owner keeps for the whole bot (`agent`) reach every "
+    "conversation.",
+    ("channel", "conversation"): "Facts belong to the conversation they were told in (a Slack "
+    "channel or direct message, a webhook conversation){follow}. Facts the owner keeps for the "
+    "whole bot (`agent`) reach every conversation.",
+    ("channel", "agent"): "Facts belong to the bot, shared by every conversation (a fact told "
+    "in a DM can be recalled in a channel){follow}.",
+    ("managed", "user"): "Facts belong to the request's `user`: two users of one tenant never "
+    "see each other's facts. A request without `user` keeps them in its session "
+    "(`X-Session-Id`). Facts the owner keeps for the tenant (`agent`) reach every user.",
+    ("managed", "conversation"): "Facts belong to the session (`X-Session-Id`, else the `user` "
+    "field). Facts the owner keeps for the tenant (`agent`) reach every session.",
+    ("managed", "agent"): "Facts belong to the tenant, shared by every session and user.",
+    ("crew", "role"): "Facts belong to the role that kept them: another role does not recall "
+    "them. A role shares a fact with the whole crew by remembering it with `scope: crew`.",
+    ("crew", "crew"): "Facts are shared by every role of the crew.",
+    ("crew", "agent"): "Facts belong to the agent, shared by every role.",
+}
+_FOLLOW_USER = (
+    "; with `followUser`, a person's own facts are also recalled wherever they talk to the bot "
+    "(a reply in a channel is read by everyone there)"
+)
+
+
+def scope_note(fragment: MemoryWiringFragment, target: str) -> str | None:
+    """Who sees a fact, in the README's words (``memory.scope`` as resolved for the target);
+    None when facts are the agent's alone (cli, research)."""
+    memory = fragment.memory
+    if memory is None or memory.scope is None:
+        return None
+    note = _SCOPE_NOTES.get((target, memory.scope.default))
+    if note is None:
+        return None
+    return note.format(follow=_FOLLOW_USER if memory.scope.follow_user else "")
 
 
 def wiki_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
@@ -264,6 +304,7 @@ def emit_plan(
         "embedder_extra": embedder_extra(fragment),
         "backend_note": backend_note(fragment),
         "continuity_settings": continuity_settings(fragment),
+        "scope_note": scope_note(fragment, spec.target),
     }
     plan = BundlePlan(
         spec_name=spec.name,

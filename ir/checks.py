@@ -11,7 +11,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from specwire.ir.constants import (
+    AUTO_MEMORY_SCOPE,
     BACKEND_CONNECTION_KEYS,
+    FOLLOW_USER_TARGETS,
+    MEMORY_SCOPES_BY_TARGET,
     SESSION_ROUTED_TARGETS,
     tenant_key_variable,
 )
@@ -29,6 +32,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _backend_connection(data, locator)
     issues += _recall_cadence(data, locator)
     issues += _dream_backend(data, locator)
+    issues += _memory_scope(data, target, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
     if target == "crew":
@@ -125,6 +129,51 @@ def _dream_backend(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue
         f"the dream engine consolidates the embedded fact store, and the {backend} backend "
         "keeps facts elsewhere: remove `dream` or use `backend: file`",
     )
+
+
+_SCOPE_WHY: dict[str, str] = {
+    "user": "a person's memory needs a host that knows who is talking (channel, managed)",
+    "conversation": "a conversation's memory needs a host that routes conversations "
+    "(channel, managed)",
+    "role": "role memory exists only in a crew",
+    "crew": "crew memory exists only in a crew",
+    "agent": "",
+}
+
+
+def _memory_scope(data: dict[str, Any], target: str, locator: Locator) -> Iterable[SpecIssue]:
+    """``memory.scope`` names a scope the target's host can give a subject to; ``followUser``
+    only where conversations are shared (channel)."""
+    memory = data.get("memory")
+    scope = memory.get("scope") if isinstance(memory, dict) else None
+    if isinstance(scope, str):
+        where: tuple[str, ...] = ("memory", "scope")
+        default: Any = scope
+        follow = None
+    elif isinstance(scope, dict):
+        where = ("memory", "scope", "default")
+        default = scope.get("default")
+        follow = scope.get("followUser")
+    else:
+        return
+    allowed = MEMORY_SCOPES_BY_TARGET.get(target)
+    if allowed is None:
+        return
+    named = isinstance(default, str) and default != "auto" and default in _SCOPE_WHY
+    if named and default not in allowed:
+        yield locator.at_value(
+            where,
+            f'scope "{default}" is not available on the {target} target: '
+            f"{_SCOPE_WHY[default]} (the {target} target takes auto, which is "
+            f"{AUTO_MEMORY_SCOPE[target]} there, or {' or '.join(allowed)})",
+        )
+    if follow is not None and target not in FOLLOW_USER_TARGETS:
+        spelt = _last_key(locator, ("memory", "scope", "followUser"))
+        yield locator.at_key(
+            ("memory", "scope", "followUser"),
+            f"`{spelt}` lets a person's facts follow them into shared conversations, which only "
+            f"channel bots have: remove it on the {target} target",
+        )
 
 
 def _duplicate_tenants(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:

@@ -21,6 +21,7 @@ from specwire.runtime.core.fragment import (
     TTL_MAX_DAYS,
     UNFENCEABLE_TOOL_NAMES,
     WIRABLE_BACKENDS,
+    ScopeName,
     embedder_problem,
     tenant_key_variable,
 )
@@ -44,6 +45,27 @@ EMBEDDER_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0
 # Targets whose host routes each conversation to its own session (so `scope: session` resolves).
 SESSION_ROUTED_TARGETS: Final[frozenset[str]] = frozenset({"channel"})
 
+# ``memory.scope`` per target: the scopes a spec may name (besides ``auto``), and what ``auto``
+# means. A host must know the subject of a scope for its facts to be written there: cli and
+# research talk to one owner (``agent``: everything is the agent's, as before scopes), channel and
+# managed hosts know the person and the conversation, a crew knows its roles.
+MEMORY_SCOPES_BY_TARGET: Final[dict[str, tuple[str, ...]]] = {
+    "cli": ("agent",),
+    "research": ("agent",),
+    "channel": ("user", "conversation", "agent"),
+    "managed": ("user", "conversation", "agent"),
+    "crew": ("role", "crew", "agent"),
+}
+AUTO_MEMORY_SCOPE: Final[dict[str, ScopeName]] = {
+    "cli": "agent",
+    "research": "agent",
+    "channel": "user",
+    "managed": "user",
+    "crew": "role",
+}
+# Targets where a person's ``user`` facts may follow them into shared conversations.
+FOLLOW_USER_TARGETS: Final[frozenset[str]] = frozenset({"channel"})
+
 # A crew role's lists of model ids (canonical keys): each item takes a model id or a secret ref.
 ROLE_MODEL_LISTS: Final[tuple[str, ...]] = ("modelPool", "modelFallbacks")
 
@@ -53,13 +75,16 @@ BRANCHING_MAX: Final = 16
 __all__ = [
     "BRANCHING_MAX",
     "BRANCHING_MIN",
+    "AUTO_MEMORY_SCOPE",
     "BUILTIN_TOOLS",
     "EMBEDDER_RE",
     "embedder_problem",
     "KNOWN_BACKENDS",
     "BACKEND_CONNECTION_KEYS",
     "tenant_key_variable",
+    "FOLLOW_USER_TARGETS",
     "MANAGED_TOOLS",
+    "MEMORY_SCOPES_BY_TARGET",
     "NAME_RE",
     "RECALL_K_MAX",
     "RECALL_K_MIN",

@@ -454,6 +454,8 @@ DreamMode = DreamModeName
 
 Proof = Literal["ladder", "require", "off"]
 Scope = Literal["auto", "spec", "session"]
+# ``memory.scope``: whose memory a fact is by default (``auto``: the target's protective default).
+MemoryScope = Literal["auto", "user", "conversation", "role", "agent", "crew"]
 SessionKey = Literal["thread", "channel", "user"]
 
 
@@ -543,6 +545,7 @@ __all__ = [
     "MAX_DURATION_MS",
     "Proof",
     "RecallK",
+    "MemoryScope",
     "Scope",
     "SessionKey",
     "SettingValue",

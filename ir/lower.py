@@ -1,20 +1,39 @@
 """IR → the memory wiring fragment: only declared memory fields, continuity as resolved.
 
 The IR's memory and continuity settings already are fragment types, so lowering adds the
-contract's version and the specwire that built it, and nothing else.
+contract's version and the specwire that built it, and nothing else. The version is the lowest
+that reads the bundle: a target whose host passes an ``Audience`` to the bundle, or a fragment
+with a memory scope or tiers, needs version 4; anything else still says 3, so a cli or research
+bundle without scope keys is byte-identical to one built before scopes.
 """
 
 from __future__ import annotations
 
 from specwire.ir.model import IrSpec
-from specwire.runtime.core.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, MemoryWiringFragment
+from specwire.runtime.core.fragment import (
+    FRAGMENT_VERSION,
+    PRE_SCOPES_FRAGMENT_VERSION,
+    SPECWIRE_VERSION,
+    MemoryWiringFragment,
+)
+
+# Targets whose generated builders take the host's audience (bundle interface 4).
+AUDIENCE_TARGETS: frozenset[str] = frozenset({"channel", "managed", "crew"})
 
 
 def lower(ir: IrSpec) -> MemoryWiringFragment:
     return MemoryWiringFragment(
         spec_name=ir.name,
-        version=FRAGMENT_VERSION,
+        version=fragment_version(ir),
         specwire=SPECWIRE_VERSION,
         memory=ir.memory,
         continuity=ir.continuity,
     )
+
+
+def fragment_version(ir: IrSpec) -> int:
+    memory = ir.memory
+    scoped = memory is not None and (memory.scope is not None or memory.tiers is not None)
+    if ir.target in AUDIENCE_TARGETS or scoped:
+        return FRAGMENT_VERSION
+    return PRE_SCOPES_FRAGMENT_VERSION

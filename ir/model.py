@@ -16,6 +16,7 @@ from specwire.runtime.core.fragment import (
     ContinuityFragment,
     DreamFragment,
     MemoryFactsFragment,
+    ScopeFragment,
     WikiFragment,
 )
 
@@ -43,6 +44,7 @@ ModelRef = str | SecretRef
 # lowers to, so the two shapes cannot drift.
 IrMemoryWiki = WikiFragment
 IrMemoryDream = DreamFragment
+IrMemoryScope = ScopeFragment
 IrMemory = MemoryFactsFragment
 IrContinuity = ContinuityFragment
 

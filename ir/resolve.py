@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from specwire.ir.constants import SECRET_REF_RE, SESSION_ROUTED_TARGETS
+from specwire.ir.constants import AUTO_MEMORY_SCOPE, SECRET_REF_RE, SESSION_ROUTED_TARGETS
 from specwire.ir.durations import parse_duration_ms
 from specwire.ir.model import (
     IrAgent,
@@ -17,6 +17,7 @@ from specwire.ir.model import (
     IrManaged,
     IrMemory,
     IrMemoryDream,
+    IrMemoryScope,
     IrMemoryWiki,
     IrResearch,
     IrRetrieve,
@@ -36,11 +37,13 @@ from specwire.ir.source import (
     CrewSource,
     DreamSource,
     ManagedSource,
+    MemoryScopeSource,
     MemorySource,
     ResearchSource,
     TenantSource,
     WikiSource,
 )
+from specwire.runtime.core.fragment import ScopeName
 
 AnySource = CliSource | ChannelSource | ManagedSource | ResearchSource | CrewSource
 
@@ -58,7 +61,7 @@ def resolve(source: AnySource) -> IrSpec:
         "version": source.version,
         "tools": tuple(source.tools),
         "bash": _bash(source.bash),
-        "memory": resolve_memory(source.memory),
+        "memory": resolve_memory(source.memory, source.target),
         "continuity": resolve_continuity(source.continuity, source.target),
     }
     if isinstance(source, CliSource):
@@ -117,8 +120,9 @@ def resolve(source: AnySource) -> IrSpec:
     assert_never(source)
 
 
-def resolve_memory(memory: MemorySource | None) -> IrMemory | None:
-    """``None`` when memory is off; otherwise only the declared fields (``None`` = undeclared)."""
+def resolve_memory(memory: MemorySource | None, target: str) -> IrMemory | None:
+    """``None`` when memory is off; otherwise only the declared fields (``None`` = undeclared),
+    and the memory scope resolved for ``target``."""
     if memory is None or memory.enabled is False:
         return None
     return IrMemory(
@@ -139,7 +143,21 @@ def resolve_memory(memory: MemorySource | None) -> IrMemory | None:
         refresh_every=memory.refresh_every,
         session_recall=memory.session_recall,
         dream=_dream(memory.dream) if memory.dream is not None else None,
+        scope=resolve_memory_scope(memory.scope, target),
+        tiers=True if memory.tiers else None,
     )
+
+
+def resolve_memory_scope(scope: MemoryScopeSource | None, target: str) -> IrMemoryScope | None:
+    """``auto`` becomes the target's default (``AUTO_MEMORY_SCOPE``). ``None``: every fact is an
+    ``agent`` fact, the behaviour before scopes (cli and research), so their fragments, and
+    their bundles, stay as they were."""
+    chosen = scope.default if scope is not None else "auto"
+    default: ScopeName = AUTO_MEMORY_SCOPE[target] if chosen == "auto" else chosen
+    follow_user = scope.follow_user if scope is not None else None
+    if default == "agent" and follow_user is None and target in ("cli", "research"):
+        return None
+    return IrMemoryScope(default=default, follow_user=follow_user)
 
 
 def _dream(dream: DreamSource) -> IrMemoryDream:

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from specwire.ir.keys import ListShape, MapShape, ModelShape, shape_of, table_for
-from specwire.ir.source import SOURCE_MODELS, SpecSource
+from specwire.ir.source import MEMORY_SCOPES, SOURCE_MODELS, MemorySource, SpecSource
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _NULL = {"type": "null"}
@@ -44,6 +44,8 @@ def _tidy(definition: dict[str, Any], model: type[BaseModel]) -> None:
             continue
         if key == "continuity":
             branches.insert(0, {"type": "boolean"})
+        if key == "scope" and model is MemorySource:  # `scope: user` is `scope: {default: user}`
+            branches.insert(0, {"enum": list(MEMORY_SCOPES)})
         if not info.null_as_empty:
             branches.remove(_NULL)
         if len(branches) == 1:

@@ -7,7 +7,7 @@ value turned into ``{}``), so ``extra="forbid"`` is only a safety net here.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
@@ -27,6 +27,7 @@ from specwire.ir.fields import (
     DurationMs,
     Embedder,
     ManagedToolName,
+    MemoryScope,
     ModelId,
     ModelIdList,
     Name,
@@ -50,6 +51,8 @@ from specwire.ir.fields import (
 )
 from specwire.ir.values import got
 from specwire.runtime.core.fragment import WIRABLE_TIERS
+
+MEMORY_SCOPES: tuple[str, ...] = get_args(MemoryScope)
 
 
 def _block_flag(value: Any, key: str) -> Any:
@@ -101,6 +104,21 @@ class DreamSource(_Source):
     instructions: NonEmptyStr | None = None
 
 
+class MemoryScopeSource(_Source):
+    """``memory.scope`` in its block form; ``scope: user`` arrives as ``{default: user}``."""
+
+    default: MemoryScope = Field(
+        description="whose memory a fact is when the model names no scope: auto (the "
+        "target's default: channel and managed user, crew role, cli and research agent), user, "
+        "conversation, role, agent or crew",
+    )
+    follow_user: bool | None = Field(
+        default=None,
+        description="channel: a person's user facts are recalled in shared conversations too "
+        "(default false: only in their direct messages)",
+    )
+
+
 class MemorySource(_Source):
     enabled: bool | None = None
     backend: Backend | None = None
@@ -118,6 +136,19 @@ class MemorySource(_Source):
     recall_k: RecallK | None = None
     wiki: Annotated[WikiSource | None, NULL_AS_EMPTY] = None
     dream: DreamSource | None = None
+    scope: MemoryScopeSource | None = None
+    tiers: bool | None = None
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _scope_word(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if value not in MEMORY_SCOPES:
+                fail(f"expected one of {', '.join(MEMORY_SCOPES)} or a mapping {got(value)}")
+            return {"default": value}
+        if not isinstance(value, dict):
+            fail(f"expected one of {', '.join(MEMORY_SCOPES)} or a mapping {got(value)}")
+        return value
 
     @field_validator("wiki", mode="before")
     @classmethod

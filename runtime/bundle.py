@@ -15,6 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
+    from specwire.runtime.core.scopes import Audience
     from specwire.runtime.core.tenancy import Tenant
     from specwire.runtime.hosts.channel import serve_channel
     from specwire.runtime.hosts.cli import run_cli
@@ -28,9 +29,10 @@ if TYPE_CHECKING:
     from specwire.runtime.wiring import HostResources, MemoryDeps, wire_memory
 
 # The interface's version: the fragment version of the bundles that import it.
-BUNDLE_INTERFACE: Final = 3
+BUNDLE_INTERFACE: Final = 4
 
 _HOMES: Final = {
+    "Audience": "specwire.runtime.core.scopes",
     "ChannelConfig": "specwire.runtime.hosts.types",
     "HostResources": "specwire.runtime.wiring",
     "MemoryDeps": "specwire.runtime.wiring",
@@ -50,6 +52,7 @@ _HOMES: Final = {
 }
 
 __all__ = [
+    "Audience",
     "BUNDLE_INTERFACE",
     "ChannelConfig",
     "HostResources",

@@ -26,6 +26,7 @@ from specwire.runtime.core.fragment import (
     wiki_enabled,
 )
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
 from specwire.runtime.core.tenancy import Tenant, assert_inside
 from specwire.runtime.core.tool_types import (
@@ -116,6 +117,10 @@ class MemoryDeps:
     # Lent by the host (per-turn hosts); None: the wiring opens what it needs and ``close``
     # closes it.
     resources: HostResources | None = None
+    # Who the agent talks to in this turn or session, as the host knows it (a Slack user and
+    # channel, a managed request's user and session, a crew role). Required when the fragment
+    # has ``memory.scope``; ignored without it (every fact is the agent's).
+    audience: Audience | None = None
 
     def clock(self) -> Clock:
         """``now`` if set, else the host's clock, else the system's UTC clock."""
@@ -273,6 +278,7 @@ def _wire_tiers(
             embedder=deps.embedder,
             tenant=deps.tenant,
             fact_stores=deps.fact_stores(),
+            audience=deps.audience,
         )
         wired.stores.memory = facts.store if facts.store is not None else facts.provider
         wired._releases.append(facts.release)

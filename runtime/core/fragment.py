@@ -40,8 +40,13 @@ if TYPE_CHECKING:
 # The release: pyproject.toml reads it from here, bundle headers name it.
 SPECWIRE_VERSION: Final = "0.3.0"
 # 1: specwire 0.1 (no version field); 2: ``version`` and ``specwire`` fields; 3: bundles import
-# from ``specwire.runtime.bundle`` (``BUNDLE_INTERFACE``).
-FRAGMENT_VERSION: Final = 3
+# from ``specwire.runtime.bundle`` (``BUNDLE_INTERFACE``); 4: ``memory.scope`` and
+# ``memory.tiers``, and the per-conversation builders (channel and managed ``build_turn``, crew
+# ``build_session``) take the host's ``Audience``. A bundle carries the lowest version that reads
+# it (``ir.lower``): a cli or research bundle without those fields still says 3.
+FRAGMENT_VERSION: Final = 4
+# The version before scopes, still written for bundles that use nothing of version 4.
+PRE_SCOPES_FRAGMENT_VERSION: Final = 3
 
 # What a Slack app that talks to a channel bundle subscribes to and the bot scopes it needs: the
 # channel host answers these events, the bundle README and docs/serving.md list them.
@@ -82,7 +87,7 @@ BASH_LIMITS: Final[dict[str, tuple[int, int]]] = {
 # Tools no tenant fence can confine (a shell reaches every path the process can): the managed
 # target does not offer them.
 UNFENCEABLE_TOOL_NAMES: Final[frozenset[str]] = frozenset({"bash"})
-FACT_TOOL_NAMES: Final[tuple[str, ...]] = ("Remember", "Recall", "MemoryForget")
+FACT_TOOL_NAMES: Final[tuple[str, ...]] = ("Remember", "Recall", "MemoryRead", "MemoryForget")
 # Registration order of the continuity tools.
 CONTINUITY_TOOL_NAMES: Final[tuple[str, ...]] = (
     "FocusRead",

@@ -50,6 +50,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.core.tool_types import MEMORY_TOOL_NAMES
 from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
@@ -330,8 +331,13 @@ def capture_session(
     ttl_ms: int | None,
     threshold: int,
     completed_turns: int,
+    scope: ScopeKey = AGENT,
+    visible: tuple[ScopeKey, ...] = (AGENT,),
 ) -> int:
     """Capture a session's durable facts through ``provider``; returns how many were written.
+
+    They are written in ``scope`` (the wiring's default write key: a fact said in a shared
+    conversation is that conversation's); "repeats memory" looks only at ``visible``.
 
     Nothing happens below the threshold (``completed_turns < max(1, threshold)``). Facts whose
     normalized text is already live are skipped, so capturing a session twice writes nothing.
@@ -344,7 +350,7 @@ def capture_session(
     _check_session_id(session_id)
     facts = durable_facts(
         read_events(session_log_path(sessions_dir, session_id)),
-        repeats_memory=_repeats_stored_fact(provider, session_id),
+        repeats_memory=_repeats_stored_fact(provider, session_id, visible),
     )
     items = [
         NewFactItem(
@@ -352,6 +358,7 @@ def capture_session(
             (AUTO_CAPTURE_TAG, session_id),
             ttl_ms=ttl_ms,
             provenance=Provenance(session_id, fact.evidence),
+            scope=scope,
         )
         for fact in facts
     ]
@@ -360,21 +367,26 @@ def capture_session(
         return sum(fact.quarantined is None for fact in written)
     results = [
         provider.retain(
-            RetainRequest(item.text, item.tags, item.ttl_ms, item.provenance, if_absent=True)
+            RetainRequest(
+                item.text, item.tags, item.ttl_ms, item.provenance, if_absent=True, scope=scope
+            )
         )
         for item in items
     ]
     return sum(result.created and result.quarantined is None for result in results)
 
 
-def _repeats_stored_fact(provider: FactProvider, session_id: str) -> Callable[[str], bool]:
+def _repeats_stored_fact(
+    provider: FactProvider, session_id: str, visible: tuple[ScopeKey, ...]
+) -> Callable[[str], bool]:
     """Whether a line contains the text of a live fact that is not this session's own capture."""
     seen: dict[str, bool] = {}
 
     def repeats(line: str) -> bool:
         key = memory_form(line)
         if key not in seen:
-            hits = provider.recall(RecallRequest(clip(line, MAX_TEXT_CHARS), MEMORY_MATCH_K)).hits
+            request = RecallRequest(clip(line, MAX_TEXT_CHARS), MEMORY_MATCH_K, visible=visible)
+            hits = provider.recall(request).hits
             seen[key] = any(
                 contains_memory(line, hit.text)
                 for hit in hits

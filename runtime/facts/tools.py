@@ -1,4 +1,11 @@
-"""The facts tools the model sees: ``Remember``, ``Recall`` and ``MemoryForget``.
+"""The facts tools the model sees: ``Remember``, ``Recall``, ``MemoryRead`` and ``MemoryForget``.
+
+Scopes (``runtime.facts.scoping``): every write goes to the wiring's scope key unless the model
+names a scope among the ones it may choose (never wider than the spec's default, never a
+subject: subjects come from the host); recall, point reads and forget see only the keys the
+host's audience may see. A keyed ``Remember`` (``key``) replaces the fact with that key in the
+same scope key. Recall shows each hit's ``source`` (its id) and a snippet of at most
+``SNIPPET_CHARS``; ``MemoryRead`` returns the whole text.
 
 They speak only the provider protocol (``runtime.facts.providers.protocol``), so the same tools
 serve the
@@ -14,15 +21,17 @@ rules. Store failures come back as error results, never as exceptions. Provenanc
 
 from __future__ import annotations
 
+import functools
 from itertools import zip_longest
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, create_model
 from pydantic_core import PydanticCustomError
 
 from specwire.runtime.core.clock import iso
 from specwire.runtime.core.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
 from specwire.runtime.core.ids import MEMORY_ID_RE
+from specwire.runtime.core.scopes import Scope, ScopeError
 from specwire.runtime.core.tool_types import (
     Tool,
     ToolContext,
@@ -33,23 +42,32 @@ from specwire.runtime.core.tool_types import (
 )
 from specwire.runtime.facts.model import (
     MAX_FORGET_AT_ONCE,
+    MAX_KEY_CHARS,
     MAX_REASON_CHARS,
     MAX_RECALL_K,
     MAX_TAG_CHARS,
     MAX_TAGS,
     MAX_TEXT_CHARS,
+    CapExceededError,
+    FactRecord,
     Provenance,
 )
 from specwire.runtime.facts.providers.errors import ProviderUncertain
 from specwire.runtime.facts.providers.protocol import (
     FactProvider,
+    FactReader,
     ForgetRequest,
     ProviderHit,
+    ReadRequest,
     RecallRequest,
     RetainRequest,
 )
+from specwire.runtime.facts.scoping import UNSCOPED, FactScoping
 from specwire.runtime.facts.text import MAX_QUERY_CHARS, clip_query, collapse_whitespace
 from specwire.runtime.facts.validation import unstorable
+
+# The longest piece of a memory Recall shows; MemoryRead returns the whole text.
+SNIPPET_CHARS = 500
 
 # The same bounds as the spec's `memory.ttl`: both come from the contract (runtime.core.fragment).
 MIN_TTL_MS = TTL_MIN_MS
@@ -113,6 +131,59 @@ class RememberInput(_Input):
         f"(0.0417), at most {TTL_MAX_DAYS} (omit to keep the spec's default lifetime).",
     )
 
+    key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_KEY_CHARS,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+        description="Optional name for this fact (e.g. 'preferred-language'). Remembering "
+        "again with the same key replaces the earlier fact instead of adding a second one.",
+    )
+
+
+_SCOPE_WORDS: dict[str, str] = {
+    "user": "the person you are talking to (recalled only in their private conversations)",
+    "conversation": "this conversation (everyone in it)",
+    "role": "your role only",
+    "crew": "every role of the crew",
+    "agent": "everyone who talks to this agent",
+}
+
+
+@functools.cache
+def scoped_remember_input(choices: tuple[Scope, ...]) -> type[RememberInput]:
+    """``RememberInput`` with a ``scope`` field naming only ``choices`` (cached: at most one
+    class per set of scopes, so a per-turn wiring never makes a new one)."""
+    described = "; ".join(f"{name}: {_SCOPE_WORDS[name]}" for name in choices)
+    allowed: Any = Literal[choices]  # a Literal of exactly these names, made at run time
+    model: type[RememberInput] = create_model(
+        "ScopedRememberInput",
+        __base__=RememberInput,
+        scope=(
+            allowed | None,
+            Field(
+                default=None,
+                description="Who may see this fact later (omit for the default). " + described,
+            ),
+        ),
+    )
+    return model
+
+
+class MemoryReadInput(_Input):
+    id: str | None = Field(
+        default=None,
+        pattern=MEMORY_ID_RE.pattern,
+        description="The id of one memory (its `source` in Recall results).",
+    )
+    key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_KEY_CHARS,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+        description="The key a memory was remembered under.",
+    )
+
 
 class RecallInput(_Input):
     query: str = Field(min_length=1, description="What to look for, in plain words.")
@@ -171,19 +242,30 @@ def _unconfirmed(name: str, handler: ToolHandler) -> ToolHandler:
     return handle
 
 
-def fact_tools(provider: FactProvider, *, ttl_ms: int | None, recall_k: int) -> list[Tool]:
-    """``[Remember, Recall, MemoryForget]`` over ``provider``."""
-    return [
+def fact_tools(
+    provider: FactProvider,
+    *,
+    ttl_ms: int | None,
+    recall_k: int,
+    scoping: FactScoping = UNSCOPED,
+) -> list[Tool]:
+    """``[Remember, Recall, MemoryRead, MemoryForget]`` over ``provider`` (``MemoryRead`` only
+    when the provider has point reads)."""
+    choices = tuple(name for name, _ in scoping.choices)
+    remember_input = scoped_remember_input(choices) if len(choices) > 1 else RememberInput
+    tools = [
         Tool(
             name="Remember",
             description=(
                 "Store a durable fact for future sessions (a preference, a decision, a detail "
                 "about the user or the project). Keep it to one self-contained sentence. "
-                "Remembering a fact already stored (same text) keeps the one copy."
+                "Remembering a fact already stored (same text) keeps the one copy; with a "
+                "`key`, the new text replaces the fact kept under that key."
             ),
-            input_model=RememberInput,
+            input_model=remember_input,
             handler=guarded(
-                "Remember", _unconfirmed("Remember", _remember_handler(provider, ttl_ms))
+                "Remember",
+                _unconfirmed("Remember", _remember_handler(provider, ttl_ms, scoping)),
             ),
             destructive=True,
         ),
@@ -191,12 +273,30 @@ def fact_tools(provider: FactProvider, *, ttl_ms: int | None, recall_k: int) -> 
             name="Recall",
             description=(
                 "Search the facts remembered in earlier sessions. Returns the best matches "
-                "with their relevance relative to the best one (1.00)."
+                "with their relevance relative to the best one (1.00) and their `source` id; "
+                f"a match longer than {SNIPPET_CHARS} characters is cut (MemoryRead gives it "
+                "whole)."
             ),
             input_model=RecallInput,
-            handler=guarded("Recall", _recall_handler(provider, recall_k)),
+            handler=guarded("Recall", _recall_handler(provider, recall_k, scoping)),
             read_only=True,
         ),
+    ]
+    if isinstance(provider, FactReader) and provider.capabilities().point_read:
+        tools.append(
+            Tool(
+                name="MemoryRead",
+                description=(
+                    "Read one remembered fact in full: by `id` (a Recall `source`) or by the "
+                    "`key` it was remembered under."
+                ),
+                input_model=MemoryReadInput,
+                handler=guarded("MemoryRead", _read_handler(provider, scoping)),
+                read_only=True,
+            )
+        )
+    return [
+        *tools,
         Tool(
             name="MemoryForget",
             description=(
@@ -206,7 +306,7 @@ def fact_tools(provider: FactProvider, *, ttl_ms: int | None, recall_k: int) -> 
             ),
             input_model=MemoryForgetInput,
             handler=guarded(
-                "MemoryForget", _unconfirmed("MemoryForget", _forget_handler(provider))
+                "MemoryForget", _unconfirmed("MemoryForget", _forget_handler(provider, scoping))
             ),
             destructive=True,
             require_justification=True,
@@ -214,23 +314,38 @@ def fact_tools(provider: FactProvider, *, ttl_ms: int | None, recall_k: int) -> 
     ]
 
 
-def _remember_handler(provider: FactProvider, default_ttl_ms: int | None) -> ToolHandler:
+def _remember_handler(
+    provider: FactProvider, default_ttl_ms: int | None, scoping: FactScoping
+) -> ToolHandler:
     def handle(args: RememberInput, ctx: ToolContext) -> ToolResult:
         ttl_ms = default_ttl_ms
         if args.ttlDays is not None:
             ttl_ms = ttl_days_to_ms(args.ttlDays)
         tags = tuple(args.tags or ())
-        result = provider.retain(
-            RetainRequest(
-                args.text,
-                tags,
-                ttl_ms=ttl_ms,
-                provenance=Provenance(ctx.session_id or None),
-                if_absent=True,
+        try:
+            scope = scoping.key_for(getattr(args, "scope", None))
+        except ScopeError as exc:
+            return ToolResult(f"Remember: {exc}", True)
+        try:
+            result = provider.retain(
+                RetainRequest(
+                    args.text,
+                    tags,
+                    ttl_ms=ttl_ms,
+                    provenance=Provenance(ctx.session_id or None),
+                    if_absent=args.key is None,
+                    scope=scope,
+                    key=args.key,
+                )
             )
-        )
+        except CapExceededError as exc:
+            return ToolResult(f"not remembered: {exc}", True)
         if result.quarantined is not None:
             return ToolResult(render_quarantined(result.id, result.quarantined), is_error=True)
+        if args.key is not None:
+            text = collapse_whitespace(args.text)
+            replaced = f", replacing {result.superseded}" if result.superseded else ""
+            return ToolResult(f"remembered ({result.id}) as {args.key!r}{replaced}: {text}")
         if not result.created:
             # The copy already stored is kept as it is (its tags and lifetime too).
             kept_text = collapse_whitespace(result.text or args.text)
@@ -243,11 +358,12 @@ def _remember_handler(provider: FactProvider, default_ttl_ms: int | None) -> Too
     return handle
 
 
-def _recall_handler(provider: FactProvider, recall_k: int) -> ToolHandler:
+def _recall_handler(provider: FactProvider, recall_k: int, scoping: FactScoping) -> ToolHandler:
     def handle(args: RecallInput, ctx: ToolContext) -> ToolResult:
         query = collapse_whitespace(args.query)
         k = args.k if args.k is not None else recall_k
-        hits = provider.recall(RecallRequest(clip_query(args.query), k)).hits
+        request = RecallRequest(clip_query(args.query), k, visible=scoping.visible)
+        hits = provider.recall(request).hits
         if not hits:
             return ToolResult(f'no memories matched "{query}"')
         lines = [f'{len(hits)} memory match(es) for "{query}" (relevance, best = 1.00):']
@@ -255,11 +371,45 @@ def _recall_handler(provider: FactProvider, recall_k: int) -> ToolHandler:
         # are shown relative to the best match.
         best = max(_raw(hit) for hit in hits) or 1.0
         lines += [
-            f"  • ({_relevance(_raw(hit) / best)}) {collapse_whitespace(hit.text)}"
-            f"{_tag_list(hit.tags)}"
+            f"  • ({_relevance(_raw(hit) / best)}) {snippet(hit.text)}{_tag_list(hit.tags)}"
+            f" — source {hit.id}{_scope_note(hit, scoping)}"
             for hit in hits
         ]
         return ToolResult("\n".join(lines))
+
+    return handle
+
+
+def snippet(text: str) -> str:
+    """The text on one line, cut to ``SNIPPET_CHARS`` (with a ``…``)."""
+    flat = collapse_whitespace(text)
+    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
+
+
+def _scope_note(hit: ProviderHit | FactRecord, scoping: FactScoping) -> str:
+    """The scope (never its subject) and key of a hit, when the spec has scopes or a key."""
+    parts = [f"scope {hit.scope.scope}"] if scoping.scoped else []
+    if hit.key is not None:
+        parts.append(f"key {hit.key!r}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _read_handler(provider: FactReader, scoping: FactScoping) -> ToolHandler:
+    def handle(args: MemoryReadInput, ctx: ToolContext) -> ToolResult:
+        if (args.id is None) == (args.key is None):
+            return ToolResult("MemoryRead: provide exactly one of `id` or `key`.", True)
+        records = provider.read(ReadRequest(id=args.id, key=args.key, visible=scoping.visible))
+        what = f"id {args.id}" if args.id is not None else f"key {args.key!r}"
+        if not records.records:
+            return ToolResult(f"no live memory with {what}")
+        blocks = [
+            f"{record.id}{_scope_note(record, scoping)}{_tag_list(record.tags)}, remembered "
+            f"{iso(record.created_at)}"
+            + (f", expires {iso(record.expires_at)}" if record.expires_at is not None else "")
+            + f":\n{record.text}"
+            for record in records.records
+        ]
+        return ToolResult("\n\n".join(blocks))
 
     return handle
 
@@ -275,13 +425,16 @@ def _raw(hit: ProviderHit) -> float:
     return score / (1.0 - score)
 
 
-def _forget_handler(provider: FactProvider) -> ToolHandler:
+def _forget_handler(provider: FactProvider, scoping: FactScoping) -> ToolHandler:
+    # Unscoped (cli, research): every key, as before scopes; scoped: only what the audience sees.
+    visible = scoping.visible if scoping.scoped else None
+
     def handle(args: MemoryForgetInput, ctx: ToolContext) -> ToolResult:
         if (args.id is None) == (args.query is None):
             return ToolResult("MemoryForget: provide exactly one of `id` or `query`.", True)
         reason = args.reason or args.justification
         if args.id is not None:
-            result = provider.forget(ForgetRequest(id=args.id, reason=reason))
+            result = provider.forget(ForgetRequest(id=args.id, reason=reason, visible=visible))
             target = f"id {args.id}"
         else:
             assert args.query is not None
@@ -292,7 +445,9 @@ def _forget_handler(provider: FactProvider) -> ToolHandler:
                     True,
                 )
             result = provider.forget(
-                ForgetRequest(query=args.query, reason=reason, at_most=MAX_FORGET_AT_ONCE)
+                ForgetRequest(
+                    query=args.query, reason=reason, at_most=MAX_FORGET_AT_ONCE, visible=visible
+                )
             )
             target = f'"{collapse_whitespace(args.query)}"'
         if not result.ids:

@@ -24,13 +24,15 @@ from specwire.runtime.core.fragment import (
     MemoryFactsFragment,
 )
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import MemorySeam, RecallMode
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import Tool
 from specwire.runtime.facts.capture import capture_session
-from specwire.runtime.facts.model import MAX_RECALL_K
+from specwire.runtime.facts.model import MAX_RECALL_K, MAX_TEXT_CHARS
 from specwire.runtime.facts.pool import FactStoreLease, FactStorePool, lease_store
 from specwire.runtime.facts.providers.protocol import FactProvider, LocalFactProvider, RecallRequest
+from specwire.runtime.facts.scoping import FactScoping, fact_scoping
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.facts.sweeping import sweep_if_due
 from specwire.runtime.facts.text import clip_query
@@ -93,6 +95,7 @@ def wire_facts(
     embedder: Embedder | None = None,
     tenant: Tenant | None = None,
     fact_stores: FactStorePool | None = None,
+    audience: Audience | None = None,
 ) -> FactsWiring:
     """Connect the spec's fact provider and build its tools and seam. The caller calls
     ``release`` when done, not ``store.close``.
@@ -106,9 +109,13 @@ def wire_facts(
 
     Recall is hybrid when the spec names ``memory.embedder`` (loaded here, so a missing extra or
     key fails the wiring with one line) or when ``embedder`` is given ready-made.
+
+    With ``memory.scope``, writes go to the audience's key and reads see only its visible keys
+    (``runtime.facts.scoping``); a scoped spec wired without an audience fails here.
     """
     check_backend(memory.backend)
     settings = FactsSettings.resolve(memory)
+    scoping = fact_scoping(memory.scope, audience)
     if embedder is None and memory.embedder is not None and memory.backend != "http":
         from specwire.runtime.embedders import load_embedder
 
@@ -128,6 +135,7 @@ def wire_facts(
                 None,
                 remote.release,
                 settings,
+                scoping,
                 where=remote.description,
                 sessions_dir=sessions_dir,
                 log=log,
@@ -141,7 +149,7 @@ def wire_facts(
         raise MemoryServiceError(f"memory-service: {exc}") from exc
     sweep_if_due(layout.facts_db, now, log)
     try:
-        return _wire_store(lease, settings, embedder, sessions_dir=sessions_dir, log=log)
+        return _wire_store(lease, settings, scoping, embedder, sessions_dir=sessions_dir, log=log)
     except BaseException:
         lease.release()
         raise
@@ -150,6 +158,7 @@ def wire_facts(
 def _wire_store(
     lease: FactStoreLease,
     settings: FactsSettings,
+    scoping: FactScoping,
     embedder: Embedder | None,
     *,
     sessions_dir: Path,
@@ -165,6 +174,7 @@ def _wire_store(
         store,
         lease.release,
         settings,
+        scoping,
         where=str(store.path),
         sessions_dir=sessions_dir,
         log=log,
@@ -176,6 +186,7 @@ def _wire_provider(
     store: FactStore | None,
     release: Callable[[], None],
     settings: FactsSettings,
+    scoping: FactScoping,
     *,
     where: str,
     sessions_dir: Path,
@@ -184,21 +195,25 @@ def _wire_provider(
     seam = MemorySeam(
         auto_recall=settings.auto_recall,
         recall_k=settings.recall_k,
-        recall=_recall_lines(provider) if settings.auto_recall else None,
+        recall=_recall_lines(provider, scoping) if settings.auto_recall else None,
         auto_capture=settings.auto_capture,
         capture_threshold=settings.capture_threshold,
         on_capture=(
-            _capture(provider, where, sessions_dir, settings, log)
+            _capture(provider, where, sessions_dir, settings, scoping, log)
             if settings.auto_capture
             else None
         ),
         recall_mode=settings.recall_mode,
         refresh_every=settings.refresh_every,
     )
-    tools = fact_tools(provider, ttl_ms=settings.ttl_ms, recall_k=settings.recall_k)
+    tools = fact_tools(
+        provider, ttl_ms=settings.ttl_ms, recall_k=settings.recall_k, scoping=scoping
+    )
+    names = "/".join(tool.name for tool in tools)
+    scope = f", scope={scoping.default}" if scoping.default is not None else ""
     log(
-        "[memory] Remember/Recall/MemoryForget wired "
-        f"(autoRecall={_recall_flag(settings)}, autoCapture={_flag(settings.auto_capture)})\n"
+        f"[memory] {names} wired (autoRecall={_recall_flag(settings)}, "
+        f"autoCapture={_flag(settings.auto_capture)}{scope})\n"
     )
     return FactsWiring(store=store, provider=provider, tools=tools, seam=seam, release=release)
 
@@ -212,15 +227,22 @@ def check_backend(backend: str | None) -> None:
         )
 
 
-def _recall_lines(provider: FactProvider) -> Callable[[str, int], list[str]]:
-    """Auto-recall through the provider. A failure propagates: the loop blocks the turn rather
-    than answer with silently empty memory."""
+def _recall_lines(provider: FactProvider, scoping: FactScoping) -> Callable[[str, int], list[str]]:
+    """Auto-recall through the provider, of the keys the audience may see. A failure
+    propagates: the loop blocks the turn rather than answer with silently empty memory. A keyed
+    fact longer than a plain one is cut (the MemoryRead tool has it whole)."""
 
     def recall(query: str, k: int) -> list[str]:
-        request = RecallRequest(clip_query(query), max(1, min(k, MAX_RECALL_K)))
-        return [hit.text for hit in provider.recall(request).hits]
+        request = RecallRequest(
+            clip_query(query), max(1, min(k, MAX_RECALL_K)), visible=scoping.visible
+        )
+        return [_clip(hit.text) for hit in provider.recall(request).hits]
 
     return recall
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_TEXT_CHARS else text[: MAX_TEXT_CHARS - 1] + "…"
 
 
 def _capture(
@@ -228,6 +250,7 @@ def _capture(
     where: str,
     sessions_dir: Path,
     settings: FactsSettings,
+    scoping: FactScoping,
     log: Callable[[str], None],
 ) -> Callable[[int, str], int]:
     def on_capture(completed_turns: int, session_id: str) -> int:
@@ -239,6 +262,8 @@ def _capture(
                 ttl_ms=settings.ttl_ms,
                 threshold=settings.capture_threshold,
                 completed_turns=completed_turns,
+                scope=scoping.write_key,
+                visible=scoping.visible,
             )
         except StoreError as exc:
             log(f"[memory] auto-capture skipped: {exc}\n")

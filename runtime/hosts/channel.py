@@ -5,9 +5,13 @@
 adapter: each stdin line (or ``--message``) is ``<conversation-key>: <message>``.
 
 Either way a conversation key always maps to the same session id (stable across restarts);
-every message calls ``build_turn(session id, resources)`` (memory is wired per turn, scoped to
-the conversation, borrowing the fact store from the host's pool: ``runtime.hosts.resources``),
-runs one single-turn loop seeded with the conversation so far, and replies.
+every message calls ``build_turn(session id, resources, audience)`` (memory is wired per turn,
+scoped to the conversation, borrowing the fact store from the host's pool:
+``runtime.hosts.resources``), runs one single-turn loop seeded with the conversation so far, and
+replies. The audience says who wrote the message and where, as the adapter knows it (Slack: the
+user, the channel, whether it is a direct message; the webhook: its ``user``, ``conversation``
+and ``direct`` fields; the console: the conversation key): ``memory.scope`` keeps a person's
+facts to their direct messages and a channel's facts to that channel.
 Malformed lines and failed turns are reported on stderr and the host keeps serving. The console
 adapter never resolves the channels' secret references: it connects nowhere.
 """
@@ -22,11 +26,17 @@ from typing import Any
 from specwire.runtime.core.errors import ServeConfigError
 from specwire.runtime.core.ids import conversation_session_id
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
 from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv, run_server
 from specwire.runtime.hosts.resources import host_resources
 from specwire.runtime.hosts.turns import RoutedLine, run_turn, serve_routed_lines
-from specwire.runtime.hosts.types import ChannelConfig, ChannelTurnBuilder
+from specwire.runtime.hosts.types import (
+    ChannelConfig,
+    ChannelTurnBuilder,
+    build_with_audience,
+    takes_audience,
+)
 from specwire.runtime.loop import iter_messages
 from specwire.runtime.models import Model
 from specwire.runtime.safety.secrets import SecretRef, SettingValue
@@ -84,17 +94,23 @@ class _ChannelBot:
         self.model = model
         self.instructions = instructions
         self.build_turn = build_turn
+        self.takes_audience = takes_audience(build_turn)
         self.resources = resources
         self.sessions_dir = StoreLayout.for_cwd(
             (root or Path.cwd()).resolve(), spec_name
         ).sessions_dir
 
-    def answer(self, key: str, message: str, info: Mapping[str, Any]) -> tuple[str, list[str]]:
+    def answer(
+        self, key: str, message: str, info: Mapping[str, Any], audience: Audience
+    ) -> tuple[str, list[str]]:
         session_id = conversation_session_id(self.spec_name, "channel", key)
+        setup = build_with_audience(
+            self.build_turn, self.takes_audience, audience, session_id, self.resources
+        )
         _, replies = run_turn(
             model=self.model,
             instructions=self.instructions,
-            setup=self.build_turn(session_id, self.resources),
+            setup=setup,
             sessions_dir=self.sessions_dir,
             session_id=session_id,
             message=message,
@@ -120,7 +136,8 @@ def _serve_console(
     )
 
     def handle(routed: RoutedLine) -> list[str]:
-        return bot.answer(routed.key, routed.message, {})[1]
+        # The console's operator is nobody in particular: the key is the conversation.
+        return bot.answer(routed.key, routed.message, {}, Audience(conversation=routed.key))[1]
 
     messages: list[str] = args.message
     status = serve_routed_lines(
@@ -173,8 +190,8 @@ def _serve_http(
             "channels.webhook {token} to the spec (as $SECRET references)"
         )
 
-    def turn(key: str, message: str, info: Mapping[str, Any]) -> ChannelReply:
-        session_id, replies = bot.answer(key, message, info)
+    def turn(key: str, message: str, info: Mapping[str, Any], audience: Audience) -> ChannelReply:
+        session_id, replies = bot.answer(key, message, info, audience)
         return ChannelReply(session_id, replies)
 
     service = ChannelService(

@@ -3,8 +3,10 @@
 Each run is one session of one role: the entry role by default, another with ``--role NAME``.
 The role's instructions are its system prompt; its model is the next of its ``model_pool``, else
 ``role.model``, else the crew's, tried with its ``model_fallbacks`` (``runtime.hosts.role_models``).
-Every role shares the catalog and the wired options, so the plan one role writes is the plan
-the next role reads: the plan is the coordination surface. Roles hand work to each other with
+Every role shares the stores, so the plan one role writes is the plan the next role reads: the
+plan is the coordination surface. A bundle built with scopes wires each role with its audience
+(``build_session(Audience(role=…, crew=True))``): a role's facts are its own unless it shares
+them with the crew. Roles hand work to each other with
 the ``Delegate`` tool (``runtime.hosts.delegation``): the named role runs as a linked
 sub-session and its answer comes back as the tool result.
 
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME
 from specwire.runtime.hosts.console import (
     describe,
@@ -28,7 +31,13 @@ from specwire.runtime.hosts.console import (
 from specwire.runtime.hosts.delegation import Crew
 from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.role_models import RoleModels
-from specwire.runtime.hosts.types import RoleConfig, SessionBuilder
+from specwire.runtime.hosts.types import (
+    RoleConfig,
+    SessionBuilder,
+    TurnSetup,
+    build_with_audience,
+    takes_audience,
+)
 from specwire.runtime.safety.secrets import SecretRef
 
 
@@ -59,7 +68,12 @@ def run_crew(
     if chosen is None:
         return 2
     others = [name for name in by_name if name != role.name]
-    setup = build_session()
+    takes = takes_audience(build_session)
+
+    def role_setup(name: str) -> TurnSetup:
+        return build_with_audience(build_session, takes, Audience(role=name, crew=True))
+
+    setup = role_setup(role.name)
     crew = Crew(
         spec_name=spec_name,
         entry=entry,
@@ -68,6 +82,8 @@ def run_crew(
         options=setup.options,
         sessions_dir=StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name).sessions_dir,
         log=stderr_log,
+        # Bundles built before scopes wire once: every role shares those tools and stores.
+        role_setup=role_setup if takes else None,
     )
     crew.root_role = role.name
     if len(by_name) > 1 and setup.catalog.get(DELEGATE_TOOL_NAME) is None:
@@ -90,4 +106,5 @@ def run_crew(
             session_info={"role": role.name, "entry": entry},
         )
     finally:
+        crew.release()
         setup.release()

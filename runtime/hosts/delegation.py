@@ -8,6 +8,10 @@ ways: the caller's log records ``sub_agent_start`` / ``sub_agent_end`` naming th
 the proof names that session); the child's ``session_start`` names its ``parent``, the
 ``runId`` (the crew session the user talks to) and the delegation chain.
 
+With scoped memory (a bundle whose ``build_session`` takes the role's audience), each role runs
+with its own wiring (``role_setup``, built once per role and process): its ``role`` memories are
+its own, ``crew`` memories every role's. Otherwise every role shares the caller's tools.
+
 Bounds: a role already in the chain is refused (A → B → A is a cycle, reported as such, never a
 hang); at most ``MAX_DEPTH`` delegations below the entry session, ``MAX_FAN_OUT`` per session
 and ``MAX_PER_RUN`` in one run (depth × fan-out would otherwise allow thousands).
@@ -35,7 +39,7 @@ from specwire.runtime.core.tool_types import (
     ToolResult,
     guarded,
 )
-from specwire.runtime.hosts.types import RoleConfig
+from specwire.runtime.hosts.types import RoleConfig, TurnSetup
 from specwire.runtime.loop import run_chat_loop
 from specwire.runtime.models import Model, ModelError
 from specwire.runtime.sessions.log import SessionLog
@@ -78,8 +82,12 @@ class Crew:
         options: LoopOptions,
         sessions_dir: Path,
         log: Callable[[str], None],
+        role_setup: Callable[[str], TurnSetup] | None = None,
     ) -> None:
         self.spec_name = spec_name
+        self.role_setup = role_setup
+        self._setups: dict[str, TurnSetup] = {}
+        self._setups_lock = threading.Lock()
         self.entry = entry
         self.roles = dict(roles)
         self.model_for = model_for
@@ -106,6 +114,28 @@ class Crew:
             DelegateInput,
             guarded(DELEGATE_TOOL_NAME, self._delegate),
         )
+
+    def _tools_for(self, role: str) -> tuple[ToolCatalog, LoopOptions]:
+        """The catalog and loop options a role's sub-session runs with."""
+        shared = self.catalog if self.catalog is not None else ToolCatalog()
+        if self.role_setup is None:
+            return shared, self.options
+        with self._setups_lock:
+            setup = self._setups.get(role)
+            if setup is None:
+                setup = self.role_setup(role)
+                delegate = shared.get(DELEGATE_TOOL_NAME)
+                if delegate is not None and setup.catalog.get(DELEGATE_TOOL_NAME) is None:
+                    setup.catalog.register(delegate)
+                self._setups[role] = setup
+        return setup.catalog, setup.options
+
+    def release(self) -> None:
+        """Release the roles' own wirings (their fact stores). Idempotent."""
+        with self._setups_lock:
+            setups, self._setups = list(self._setups.values()), {}
+        for setup in setups:
+            setup.release()
 
     def _place(self, session_id: str) -> _Place:
         # A session delegation did not open is the one the user talks to: the run's root.
@@ -138,7 +168,7 @@ class Crew:
         model = self.model_for(role)
         if model is None:
             raise ToolRefusal(f"the model of role {args.role} could not be loaded")
-        catalog = self.catalog if self.catalog is not None else ToolCatalog()
+        catalog, options = self._tools_for(args.role)
         ctx.emit(
             "sub_agent_start",
             {"childSessionId": child_id, "role": args.role, "task": args.task},
@@ -164,7 +194,7 @@ class Crew:
                     "chain": list(child.chain),
                 },
                 log=self.log,
-                **self.options,
+                **options,
             )
             stop = result.stop_reason
         except ModelError as exc:

@@ -9,9 +9,11 @@ line and nothing runs.
 The tenant's root is ``<tenants root>/<tenant-id>``, where the tenants root is
 ``$SPECWIRE_TENANTS_ROOT`` or ``<root or cwd>/.specwire/tenants``; every store, the session logs
 (``<tenant root>/sessions/``) and the usage ledger (``<tenant root>/usage/``) live under it.
-Each message calls ``build_turn(tenant, session id, resources)`` (memory wired per turn, fenced
-to the tenant, borrowing the tenant's fact store from the host's pool:
+Each message calls ``build_turn(tenant, session id, resources, audience)`` (memory wired per
+turn, fenced to the tenant, borrowing the tenant's fact store from the host's pool:
 ``runtime.hosts.resources``) and runs one single-turn loop seeded with the conversation so far.
+The audience is the request's ``user`` field (a private conversation with that person) and the
+session: with ``memory.scope`` a user's facts are theirs alone, a session's facts that session's.
 Token budgets are enforced by ``serve`` from the recorded usage; the console adapter records
 usage too.
 """
@@ -29,12 +31,19 @@ from specwire.runtime.core.errors import ServeConfigError
 from specwire.runtime.core.fragment import TENANTS_ROOT_ENV, tenant_key_variable
 from specwire.runtime.core.ids import conversation_session_id
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME, StoreLayout
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.tenancy import Tenant, build_tenant
 from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
 from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv, run_server
 from specwire.runtime.hosts.resources import host_resources
 from specwire.runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serve_routed_lines
-from specwire.runtime.hosts.types import ManagedTurnBuilder, TenantConfig, TurnSetup
+from specwire.runtime.hosts.types import (
+    ManagedTurnBuilder,
+    TenantConfig,
+    TurnSetup,
+    build_with_audience,
+    takes_audience,
+)
 from specwire.runtime.loop import LoopResult, iter_messages
 from specwire.runtime.models import Model
 from specwire.runtime.safety.secrets import SecretRef
@@ -102,6 +111,7 @@ class _TenantAgent:
         self.instructions = instructions
         self.tenants = {tenant.id: tenant for tenant in tenants}
         self.build_turn = build_turn
+        self.takes_audience = takes_audience(build_turn)
         self.resources = resources
         self.base = tenants_root(root)
         self._built: dict[str, Tenant] = {}
@@ -116,15 +126,25 @@ class _TenantAgent:
             return self._built[tenant_id]
 
     def answer(
-        self, tenant_id: str, key: str, message: str, timings: dict[str, float] | None = None
+        self,
+        tenant_id: str,
+        key: str,
+        message: str,
+        timings: dict[str, float] | None = None,
+        user: str | None = None,
     ) -> tuple[LoopResult, list[str]]:
-        """Run the turn; ``timings`` receives milliseconds spent wiring and in the turn."""
+        """Run the turn; ``timings`` receives milliseconds spent wiring and in the turn;
+        ``user`` is the request's ``user`` field (whose memory it is)."""
         if tenant_id not in self.tenants:
             raise ValueError(f"unknown tenant {tenant_id!r}")
         tenant = self.tenant(tenant_id)
         session_id = conversation_session_id(self.spec_name, "managed", tenant_id, key)
+        # A managed request is one person's conversation with the agent: private.
+        audience = Audience(user=user, conversation=key, private=True)
         started = time.perf_counter()
-        setup = self.build_turn(tenant, session_id, self.resources)
+        setup = build_with_audience(
+            self.build_turn, self.takes_audience, audience, tenant, session_id, self.resources
+        )
         wired = time.perf_counter()
         try:
             return self._run(tenant, tenant_id, key, session_id, message, setup)
@@ -221,9 +241,9 @@ def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
                 ledgers[tenant_id] = UsageLedger(agent.tenant(tenant_id).root, agent.spec_name)
             return ledgers[tenant_id]
 
-    def turn(tenant_id: str, key: str, message: str) -> ManagedReply:
+    def turn(tenant_id: str, key: str, message: str, user: str | None) -> ManagedReply:
         timings: dict[str, float] = {}
-        result, replies = agent.answer(tenant_id, key, message, timings)
+        result, replies = agent.answer(tenant_id, key, message, timings, user)
         return ManagedReply(result.session_id, replies, result.usage, timings)
 
     service = ManagedService(

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions
-from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import ToolCatalog
 from specwire.runtime.safety.secrets import SecretRef, SettingValue
-from specwire.runtime.wiring import HostResources
 
 
 @dataclass
@@ -51,8 +52,24 @@ class RoleConfig:
     model_fallbacks: tuple[str | SecretRef, ...] = ()
 
 
-SessionBuilder = Callable[[], TurnSetup]
-# ``build_turn(session_id, resources)``: the host lends its resources to every turn.
-ChannelTurnBuilder = Callable[[str, HostResources], TurnSetup]
-# ``build_turn(tenant, session_id, resources)``.
-ManagedTurnBuilder = Callable[[Tenant, str, HostResources], TurnSetup]
+# Bundles built for interface 4 take the host's ``Audience`` as their last argument (crew:
+# ``build_session(audience)``; channel: ``build_turn(session_id, resources, audience)``; managed:
+# ``build_turn(tenant, session_id, resources, audience)``); bundles built for interface 3 do
+# not, and the hosts still run them (``takes_audience``).
+SessionBuilder = Callable[..., TurnSetup]
+ChannelTurnBuilder = Callable[..., TurnSetup]
+ManagedTurnBuilder = Callable[..., TurnSetup]
+
+
+def takes_audience(builder: Callable[..., Any]) -> bool:
+    """Whether a bundle's builder takes the host's audience (interface 4 and later)."""
+    try:
+        return "audience" in inspect.signature(builder).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: the old interface
+        return False
+
+
+def build_with_audience(
+    builder: Callable[..., TurnSetup], takes: bool, audience: Audience, *args: Any
+) -> TurnSetup:
+    return builder(*args, audience) if takes else builder(*args)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 try:
     from specwire.runtime.bundle import (
+        Audience,
         ChannelConfig,
         HostResources,
         MemoryDeps,
@@ -46,9 +47,9 @@ CHANNELS: tuple[ChannelConfig, ...] = (
 )
 MEMORY_FRAGMENT = {
     "spec_name": "channel-helpdesk",
-    "version": 3,
+    "version": 4,
     "specwire": "0.3.0",
-    "memory": {"auto_capture": True, "auto_capture_threshold": 2},
+    "memory": {"auto_capture": True, "auto_capture_threshold": 2, "scope": {"default": "user"}},
     "continuity": {
         "plan": True,
         "proof": "ladder",
@@ -59,12 +60,18 @@ MEMORY_FRAGMENT = {
 }
 
 
-def build_turn(session_id: str, resources: HostResources) -> TurnSetup:
+def build_turn(session_id: str, resources: HostResources, audience: Audience) -> TurnSetup:
     cwd = Path.cwd()
     catalog = builtin_catalog(TOOLS, cwd)
     wired = wire_memory(
         MEMORY_FRAGMENT,
-        MemoryDeps(catalog=catalog, cwd=cwd, session_scope=session_id, resources=resources),
+        MemoryDeps(
+            catalog=catalog,
+            cwd=cwd,
+            session_scope=session_id,
+            resources=resources,
+            audience=audience,
+        ),
     )
     return TurnSetup(catalog=catalog, options=wired.options, close=wired.close)
 

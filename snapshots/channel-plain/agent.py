@@ -5,6 +5,7 @@ from pathlib import Path
 
 try:
     from specwire.runtime.bundle import (
+        Audience,
         ChannelConfig,
         HostResources,
         SecretRef,
@@ -38,7 +39,7 @@ CHANNELS: tuple[ChannelConfig, ...] = (
 )
 
 
-def build_turn(session_id: str, resources: HostResources) -> TurnSetup:
+def build_turn(session_id: str, resources: HostResources, audience: Audience) -> TurnSetup:
     cwd = Path.cwd()
     catalog = builtin_catalog(TOOLS, cwd)
     return TurnSetup(catalog=catalog)

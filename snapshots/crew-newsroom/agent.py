@@ -5,6 +5,7 @@ from pathlib import Path
 
 try:
     from specwire.runtime.bundle import (
+        Audience,
         MemoryDeps,
         RoleConfig,
         TurnSetup,
@@ -38,17 +39,17 @@ ROLES: tuple[RoleConfig, ...] = (
 )
 MEMORY_FRAGMENT = {
     "spec_name": "crew-newsroom",
-    "version": 3,
+    "version": 4,
     "specwire": "0.3.0",
-    "memory": {"recall_k": 10},
+    "memory": {"recall_k": 10, "scope": {"default": "role"}},
     "continuity": {"plan": True, "proof": "off", "ledger": True, "handoff": True, "scope": "spec"},
 }
 
 
-def build_session() -> TurnSetup:
+def build_session(audience: Audience) -> TurnSetup:
     cwd = Path.cwd()
     catalog = builtin_catalog(TOOLS, cwd)
-    wired = wire_memory(MEMORY_FRAGMENT, MemoryDeps(catalog=catalog, cwd=cwd))
+    wired = wire_memory(MEMORY_FRAGMENT, MemoryDeps(catalog=catalog, cwd=cwd, audience=audience))
     return TurnSetup(catalog=catalog, options=wired.options, close=wired.close)
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 try:
     from specwire.runtime.bundle import (
+        Audience,
         RoleConfig,
         TurnSetup,
         builtin_catalog,
@@ -36,7 +37,7 @@ ROLES: tuple[RoleConfig, ...] = (
 )
 
 
-def build_session() -> TurnSetup:
+def build_session(audience: Audience) -> TurnSetup:
     cwd = Path.cwd()
     catalog = builtin_catalog(TOOLS, cwd)
     return TurnSetup(catalog=catalog)

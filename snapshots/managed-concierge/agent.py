@@ -4,6 +4,7 @@
 
 try:
     from specwire.runtime.bundle import (
+        Audience,
         HostResources,
         MemoryDeps,
         Tenant,
@@ -39,9 +40,9 @@ TENANTS: tuple[TenantConfig, ...] = (
 )
 MEMORY_FRAGMENT = {
     "spec_name": "managed-concierge",
-    "version": 3,
+    "version": 4,
     "specwire": "0.3.0",
-    "memory": {"auto_recall": True, "recall_k": 8},
+    "memory": {"auto_recall": True, "recall_k": 8, "scope": {"default": "user"}},
     "continuity": {
         "plan": True,
         "proof": "require",
@@ -52,13 +53,20 @@ MEMORY_FRAGMENT = {
 }
 
 
-def build_turn(tenant: Tenant, session_id: str, resources: HostResources) -> TurnSetup:
+def build_turn(
+    tenant: Tenant, session_id: str, resources: HostResources, audience: Audience
+) -> TurnSetup:
     cwd = tenant.workspace
     catalog = builtin_catalog(TOOLS, cwd)
     wired = wire_memory(
         MEMORY_FRAGMENT,
         MemoryDeps(
-            catalog=catalog, cwd=cwd, tenant=tenant, session_scope=session_id, resources=resources
+            catalog=catalog,
+            cwd=cwd,
+            tenant=tenant,
+            session_scope=session_id,
+            resources=resources,
+            audience=audience,
         ),
     )
     return TurnSetup(catalog=catalog, options=wired.options, close=wired.close)

@@ -4,6 +4,7 @@
 
 try:
     from specwire.runtime.bundle import (
+        Audience,
         HostResources,
         Tenant,
         TenantConfig,
@@ -32,7 +33,9 @@ TENANTS: tuple[TenantConfig, ...] = (
 )
 
 
-def build_turn(tenant: Tenant, session_id: str, resources: HostResources) -> TurnSetup:
+def build_turn(
+    tenant: Tenant, session_id: str, resources: HostResources, audience: Audience
+) -> TurnSetup:
     cwd = tenant.workspace
     catalog = builtin_catalog(TOOLS, cwd)
     return TurnSetup(catalog=catalog)

@@ -4,6 +4,7 @@
 
 try:
     from specwire.runtime.bundle import (
+        Audience,
         HostResources,
         MemoryDeps,
         Tenant,
@@ -37,13 +38,14 @@ TENANTS: tuple[TenantConfig, ...] = (
 )
 MEMORY_FRAGMENT = {
     "spec_name": "managed-postgres",
-    "version": 3,
+    "version": 4,
     "specwire": "0.3.0",
     "memory": {
         "backend": "postgres",
         "dsn": "$DATABASE_URL",
         "embedder": "hash/256",
         "recall_k": 6,
+        "scope": {"default": "user"},
     },
     "continuity": {
         "plan": True,
@@ -55,13 +57,20 @@ MEMORY_FRAGMENT = {
 }
 
 
-def build_turn(tenant: Tenant, session_id: str, resources: HostResources) -> TurnSetup:
+def build_turn(
+    tenant: Tenant, session_id: str, resources: HostResources, audience: Audience
+) -> TurnSetup:
     cwd = tenant.workspace
     catalog = builtin_catalog(TOOLS, cwd)
     wired = wire_memory(
         MEMORY_FRAGMENT,
         MemoryDeps(
-            catalog=catalog, cwd=cwd, tenant=tenant, session_scope=session_id, resources=resources
+            catalog=catalog,
+            cwd=cwd,
+            tenant=tenant,
+            session_scope=session_id,
+            resources=resources,
+            audience=audience,
         ),
     )
     return TurnSetup(catalog=catalog, options=wired.options, close=wired.close)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 try:
     from specwire.runtime.bundle import (
+        Audience,
         ChannelConfig,
         HostResources,
         MemoryDeps,
@@ -42,7 +43,7 @@ CHANNELS: tuple[ChannelConfig, ...] = (
 )
 MEMORY_FRAGMENT = {
     "spec_name": "support-memory-04",
-    "version": 3,
+    "version": 4,
     "specwire": "0.3.0",
     "memory": {
         "ttl_ms": 7776000000,
@@ -57,6 +58,7 @@ MEMORY_FRAGMENT = {
             "budget_usd": 0.25,
             "instructions": "Merge duplicate facts about the customer's setup and flag stale ones.",
         },
+        "scope": {"default": "user"},
     },
     "continuity": {
         "plan": True,
@@ -68,12 +70,18 @@ MEMORY_FRAGMENT = {
 }
 
 
-def build_turn(session_id: str, resources: HostResources) -> TurnSetup:
+def build_turn(session_id: str, resources: HostResources, audience: Audience) -> TurnSetup:
     cwd = Path.cwd()
     catalog = builtin_catalog(TOOLS, cwd)
     wired = wire_memory(
         MEMORY_FRAGMENT,
-        MemoryDeps(catalog=catalog, cwd=cwd, session_scope=session_id, resources=resources),
+        MemoryDeps(
+            catalog=catalog,
+            cwd=cwd,
+            session_scope=session_id,
+            resources=resources,
+            audience=audience,
+        ),
     )
     return TurnSetup(catalog=catalog, options=wired.options, close=wired.close)
 

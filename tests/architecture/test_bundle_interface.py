@@ -11,27 +11,28 @@ from specwire.runtime.core.fragment import FRAGMENT_VERSION
 ROOT = Path(__file__).resolve().parents[2]
 
 # Changing this set is a new bundle interface: bump BUNDLE_INTERFACE and FRAGMENT_VERSION.
-PINNED = {
-    3: [
-        "BUNDLE_INTERFACE",
-        "ChannelConfig",
-        "HostResources",
-        "MemoryDeps",
-        "RoleConfig",
-        "SecretRef",
-        "Tenant",
-        "TenantConfig",
-        "TurnSetup",
-        "builtin_catalog",
-        "run_bundle",
-        "run_cli",
-        "run_crew",
-        "run_research",
-        "serve_channel",
-        "serve_managed",
-        "wire_memory",
-    ]
-}
+# 4 added ``Audience`` (the per-conversation builders take the host's audience); every name of 3
+# is still there, so a bundle built for 3 runs unchanged.
+PINNED_3 = [
+    "BUNDLE_INTERFACE",
+    "ChannelConfig",
+    "HostResources",
+    "MemoryDeps",
+    "RoleConfig",
+    "SecretRef",
+    "Tenant",
+    "TenantConfig",
+    "TurnSetup",
+    "builtin_catalog",
+    "run_bundle",
+    "run_cli",
+    "run_crew",
+    "run_research",
+    "serve_channel",
+    "serve_managed",
+    "wire_memory",
+]
+PINNED = {3: PINNED_3, 4: ["Audience", *PINNED_3]}
 
 
 def test_the_interface_is_pinned_and_versioned_with_the_fragment() -> None:
@@ -68,3 +69,19 @@ def test_every_snapshot_bundle_imports_only_the_interface() -> None:
             for alias in node.names
         }
         assert imported <= set(bundle.__all__), agent
+
+
+def test_a_bundle_imports_only_the_names_of_its_fragment_version() -> None:
+    """A cli or research bundle that says version 3 runs on a version-3 runtime: it imports
+    nothing version 4 added."""
+    for agent in sorted((ROOT / "snapshots").glob("*/agent.py")):
+        source = agent.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "specwire.runtime.bundle"
+            for alias in node.names
+        }
+        version = 3 if '"version": 3,' in source else 4
+        assert imported <= set(PINNED[version]), (agent, imported - set(PINNED[version]))

@@ -14,7 +14,7 @@ CONTRACT = ROOT / "runtime" / "core" / "fragment.py"
 # Each pattern finds one vocabulary or limit written out as a literal.
 VOCABULARIES = {
     "builtin tool names": r"\(\s*\"bash\",\s*\"grep\",\s*\"ls\",\s*\"read\",\s*\"write\"",
-    "fact tool names": r"\(\s*\"Remember\",\s*\"Recall\",\s*\"MemoryForget\"",
+    "fact tool names": r"\(\s*\"Remember\",\s*\"Recall\",\s*\"MemoryRead\",\s*\"MemoryForget\"",
     "continuity tool order": r"\"FocusRead\",\s*\"FocusWrite\",\s*\"PlanRead\",",
     "wiki tool names": r"\"wiki_recall\",\s*\"wiki_semantic_search\",",
     "tenant id pattern": r"\[a-zA-Z0-9\]\[a-zA-Z0-9_\\\\?-",

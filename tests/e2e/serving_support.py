@@ -181,6 +181,7 @@ def message_event(
     thread_ts: str | None = None,
     bot_id: str | None = None,
     bot_user: str = "UBOT",
+    channel_type: str | None = None,
 ) -> bytes:
     event: dict[str, Any] = {
         "type": "message",
@@ -189,6 +190,8 @@ def message_event(
         "text": text,
         "ts": ts,
     }
+    if channel_type is not None:
+        event["channel_type"] = channel_type
     if thread_ts is not None:
         event["thread_ts"] = thread_ts
     if bot_id is not None:

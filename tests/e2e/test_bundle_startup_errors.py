@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from specwire.runtime.core.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION
+from specwire.runtime.core.fragment import (
+    FRAGMENT_VERSION,
+    PRE_SCOPES_FRAGMENT_VERSION,
+    SPECWIRE_VERSION,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,7 +77,8 @@ def test_a_corrupt_fact_store_is_reported_and_left_alone(tmp_path: Path) -> None
 def test_a_bundle_from_a_newer_specwire_says_which_version_it_needs(tmp_path: Path) -> None:
     agent = build(ROOT / "examples" / "support-bot.yaml", tmp_path / "out")
     source = agent.read_text(encoding="utf-8")
-    stamp = f'"version": {FRAGMENT_VERSION},\n    "specwire": "{SPECWIRE_VERSION}",'
+    # A cli bundle without scope keys carries the version before scopes.
+    stamp = f'"version": {PRE_SCOPES_FRAGMENT_VERSION},\n    "specwire": "{SPECWIRE_VERSION}",'
     assert stamp in source
     newer = f'"version": {FRAGMENT_VERSION + 1},\n    "specwire": "9.1.0",\n    "wiki_v9": {{}},'
     agent.write_text(source.replace(stamp, newer), encoding="utf-8")

@@ -76,7 +76,7 @@ def test_a_failing_role_model_is_answered_by_its_fallback(
     lines: list[str] = []
     chosen = RoleModels(bundle.MODEL, bundle.SPEC_NAME, lines.append, environ={}).for_role(editor)
     assert isinstance(chosen, FallbackModel)
-    setup: TurnSetup = bundle.build_session()
+    setup: TurnSetup = bundle.build_session(bundle.Audience(role=editor.name, crew=True))
     code = run_console_session(
         spec_name=bundle.SPEC_NAME,
         target="crew",

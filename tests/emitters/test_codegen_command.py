@@ -20,7 +20,11 @@ import specwire.emitters.registry as registry
 import specwire.emitters.writer as writer
 from specwire.emitters.command import codegen, run_agent_source
 from specwire.ir import load_spec, lower, spec_json_schema
-from specwire.runtime.core.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, storage_name
+from specwire.runtime.core.fragment import (
+    PRE_SCOPES_FRAGMENT_VERSION,
+    SPECWIRE_VERSION,
+    storage_name,
+)
 
 SUPPORT = EXAMPLES_DIR / "support-bot.yaml"
 PLAIN = EXAMPLES_DIR / "cli-plain.yaml"
@@ -272,7 +276,7 @@ def test_fragment_prints_the_lowered_fragment_as_pretty_json() -> None:
     assert result.output.startswith('{\n  "spec_name": "support-bot",\n  "version": ')
     assert json.loads(invoke("fragment", PLAIN).output) == {
         "spec_name": "cli-plain",
-        "version": FRAGMENT_VERSION,
+        "version": PRE_SCOPES_FRAGMENT_VERSION,
         "specwire": SPECWIRE_VERSION,
     }
 

@@ -16,7 +16,7 @@ from specwire.emitters.pipeline import BundlePlan, OutputFile, build_bundle, hea
 from specwire.emitters.render import TemplateRenderError, render
 from specwire.emitters.verify import VerificationError
 from specwire.runtime.core.fragment import (
-    FRAGMENT_VERSION,
+    PRE_SCOPES_FRAGMENT_VERSION,
     SPECWIRE_VERSION,
     ContinuityFragment,
     MemoryWiringFragment,
@@ -92,7 +92,7 @@ def test_the_embedded_fragment_equals_the_lowered_one(example_bundles: dict[str,
     fragment = MemoryWiringFragment.model_validate(namespace["MEMORY_FRAGMENT"])
     assert fragment.to_data() == {
         "spec_name": "support-bot",
-        "version": FRAGMENT_VERSION,
+        "version": PRE_SCOPES_FRAGMENT_VERSION,
         "specwire": SPECWIRE_VERSION,
         "memory": {"ttl_ms": 90 * 86_400_000, "recall_k": 5},
         "continuity": {

@@ -12,6 +12,7 @@ from emitter_cases import EXAMPLE_STEMS
 from specwire.emitters.bundle import Bundle
 from specwire.emitters.registry import EMITTERS, emit, emitter_for
 from specwire.ir import TARGETS, IrSpec, load_spec_text
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.tenancy import build_tenant
 from specwire.runtime.core.tool_types import ToolContext
 from specwire.runtime.wiring import HostResources
@@ -50,12 +51,16 @@ def wire_sites(source: str) -> list[tuple[str, tuple[str, ...]]]:
     [
         ("support-bot", "build_session", ("catalog", "cwd")),
         ("research-market", "build_session", ("catalog", "cwd")),
-        ("crew-newsroom", "build_session", ("catalog", "cwd")),
-        ("channel-helpdesk", "build_turn", ("catalog", "cwd", "session_scope", "resources")),
+        ("crew-newsroom", "build_session", ("catalog", "cwd", "audience")),
+        (
+            "channel-helpdesk",
+            "build_turn",
+            ("catalog", "cwd", "session_scope", "resources", "audience"),
+        ),
         (
             "managed-concierge",
             "build_turn",
-            ("catalog", "cwd", "tenant", "session_scope", "resources"),
+            ("catalog", "cwd", "tenant", "session_scope", "resources", "audience"),
         ),
     ],
 )
@@ -67,7 +72,8 @@ def test_memory_is_wired_at_boot_or_per_turn_by_target(
 
 def test_channel_turn_builder_and_secrets(example_bundles: dict[str, Bundle]) -> None:
     source = example_bundles["channel-helpdesk"]["agent.py"]
-    assert "def build_turn(session_id: str, resources: HostResources) -> TurnSetup:" in source
+    signature = "def build_turn(session_id: str, resources: HostResources, audience: Audience)"
+    assert f"{signature} -> TurnSetup:" in source
     assert '"botToken": SecretRef("HELPDESK_SLACK_BOT_TOKEN")' in source
     assert "session_key=SESSION_KEY" in source and 'SESSION_KEY = "thread"' in source
     readme = example_bundles["channel-helpdesk"]["README.md"]
@@ -85,12 +91,22 @@ def test_secret_values_never_reach_a_bundle(
 
 def test_managed_tenants_and_fenced_turns(example_bundles: dict[str, Bundle]) -> None:
     source = example_bundles["managed-concierge"]["agent.py"]
-    signature = "def build_turn(tenant: Tenant, session_id: str, resources: HostResources)"
+    signature = (
+        "def build_turn(\n    tenant: Tenant, session_id: str, resources: HostResources, "
+        "audience: Audience\n)"
+    )
     assert f"{signature} -> TurnSetup:" in source
     assert "    cwd = tenant.workspace\n" in source
     assert "builtin_catalog(TOOLS, cwd)" in source
-    deps = "catalog=catalog, cwd=cwd, tenant=tenant, session_scope=session_id, resources=resources"
-    assert f"MemoryDeps(\n            {deps}\n        )" in source
+    deps = (
+        "catalog=catalog",
+        "cwd=cwd",
+        "tenant=tenant",
+        "session_scope=session_id",
+        "resources=resources",
+        "audience=audience",
+    )
+    assert "MemoryDeps(\n" + "".join(f"            {d},\n" for d in deps) + "        )" in source
     acme = 'id="tenant-acme",\n        max_input_tokens=2000000,\n        max_output_tokens=200000,'
     assert acme in source
     assert 'TenantConfig(\n        id="tenant-globex",\n    ),' in source
@@ -222,7 +238,8 @@ def test_managed_file_tools_work_in_the_tenant_workspace_not_its_store_root(
     exec(compile(emit(spec)["agent.py"], "agent.py", "exec"), namespace)
     tenant = build_tenant("acme", tmp_path / "tenants")
     tenant.workspace.mkdir(parents=True)  # the managed host creates it
-    setup = namespace["build_turn"](tenant, "sess_0123456789abcdef", HostResources())
+    audience = Audience(user="u1", conversation="sess-1", private=True)
+    setup = namespace["build_turn"](tenant, "sess_0123456789abcdef", HostResources(), audience)
     try:
         write = setup.catalog.get("write")
         ctx = ToolContext(session_id="sess_0123456789abcdef", tool_use_id="tu_1")

@@ -8,7 +8,11 @@ import pytest
 
 from specwire.ir import TARGETS, load_spec, lower
 from specwire.ir.model import IrChannelSpec, IrCrew, IrManaged, IrResearch, SecretRef
-from specwire.runtime.core.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, MemoryWiringFragment
+from specwire.runtime.core.fragment import (
+    PRE_SCOPES_FRAGMENT_VERSION,
+    SPECWIRE_VERSION,
+    MemoryWiringFragment,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
@@ -37,7 +41,7 @@ def test_support_bot_fragment() -> None:
     fragment = lower(load_spec(EXAMPLES / "support-bot.yaml"))
     assert fragment.to_data() == {
         "spec_name": "support-bot",
-        "version": FRAGMENT_VERSION,
+        "version": PRE_SCOPES_FRAGMENT_VERSION,
         "specwire": SPECWIRE_VERSION,
         "memory": {"ttl_ms": 90 * 86_400_000, "recall_k": 5},
         "continuity": {

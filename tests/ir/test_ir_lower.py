@@ -7,13 +7,18 @@ import json
 import pytest
 
 from specwire.ir import load_spec_text, lower
-from specwire.runtime.core.fragment import FRAGMENT_VERSION, SPECWIRE_VERSION, MemoryWiringFragment
+from specwire.runtime.core.fragment import (
+    PRE_SCOPES_FRAGMENT_VERSION,
+    SPECWIRE_VERSION,
+    MemoryWiringFragment,
+)
 
 CLI = "name: spec-a\ntarget: cli\nagent: {model: m, instructions: i}\n"
 DEFAULT_CONTINUITY = {"plan": True, "proof": "ladder", "ledger": True, "handoff": True}
-# Every fragment names its contract version and the specwire that built it.
-STAMP = {"version": FRAGMENT_VERSION, "specwire": SPECWIRE_VERSION}
-STAMP_JSON = f'"version":{FRAGMENT_VERSION},"specwire":"{SPECWIRE_VERSION}"'
+# Every fragment names its contract version and the specwire that built it (a cli spec without
+# scope keys: the version before scopes).
+STAMP = {"version": PRE_SCOPES_FRAGMENT_VERSION, "specwire": SPECWIRE_VERSION}
+STAMP_JSON = f'"version":{PRE_SCOPES_FRAGMENT_VERSION},"specwire":"{SPECWIRE_VERSION}"'
 
 
 def fragment_data(text: str) -> dict[str, object]:

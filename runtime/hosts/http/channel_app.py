@@ -3,8 +3,10 @@
 ``POST /slack/events``  Slack's Events API. Signed requests only; ``url_verification`` answered;
                         a message is acknowledged at once and answered in the background (Slack
                         retries after 3 s), in its thread with ``chat.postMessage``.
-``POST /v1/turns``      ``{"conversation", "user"?, "text"}`` → ``{"reply", "session_id"}``,
-                        with ``Authorization: Bearer <channels.webhook.token>``.
+``POST /v1/turns``      ``{"conversation", "user"?, "direct"?, "text"}`` → ``{"reply",
+                        "session_id"}``, with ``Authorization: Bearer <channels.webhook.token>``.
+                        ``direct: true`` says the conversation is a direct message with ``user``
+                        (nobody else reads it): their ``user`` memories are recalled there.
 ``GET /healthz``        ``{"status": "ok", ...}``.
 
 Every refusal (401, 4xx) happens before a turn is scheduled, so it stores nothing.
@@ -26,6 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from specwire.runtime.core.errors import RecallUnavailableError
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.hosts.http.common import (
     BadRequest,
     ClientKey,
@@ -63,8 +66,9 @@ class ChannelReply:
         return "\n\n".join(self.replies)
 
 
-# (conversation key, message, session info) → the turn's replies; blocking, runs in a thread.
-ChannelTurn = Callable[[str, str, Mapping[str, Any]], ChannelReply]
+# (conversation key, message, session info, who is talking and where) → the turn's replies;
+# blocking, runs in a thread.
+ChannelTurn = Callable[[str, str, Mapping[str, Any], Audience], ChannelReply]
 
 
 @dataclass
@@ -92,6 +96,8 @@ class WebhookTurn(BaseModel):
 
     conversation: ClientKey
     user: ClientKey | None = None
+    # A direct message with ``user``: only they read the conversation.
+    direct: bool = False
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS, pattern=r"\S")
 
 
@@ -154,8 +160,15 @@ def build_channel_app(service: ChannelService) -> Starlette:
         info: dict[str, Any] = {"channel": "webhook", "conversation": turn.conversation}
         if turn.user is not None:
             info["user"] = turn.user
+        if turn.direct:
+            if turn.user is None:
+                return error(400, '"direct": true needs the "user" the conversation is with')
+            info["direct"] = True
+        audience = webhook_audience(turn)
         try:
-            reply = await service.turns.run(key, lambda: service.run_turn(key, turn.text, info))
+            reply = await service.turns.run(
+                key, lambda: service.run_turn(key, turn.text, info, audience)
+            )
         except Exception as exc:  # the turn failed: say so, the next turn may work
             service.log(f"[serve] webhook {key}: error: {type(exc).__name__}: {exc}\n")
             if isinstance(exc, RecallUnavailableError):
@@ -190,6 +203,15 @@ def build_channel_app(service: ChannelService) -> Starlette:
     )
 
 
+def webhook_audience(turn: WebhookTurn) -> Audience:
+    """Subjects in the webhook's own namespace: a caller naming user "U123" is not Slack's."""
+    return Audience(
+        user=f"webhook:{turn.user}" if turn.user is not None else None,
+        conversation=f"webhook:{turn.conversation}",
+        private=turn.direct,
+    )
+
+
 def _accept_slack_event(service: ChannelService, envelope: Mapping[str, Any]) -> None:
     message = message_from_envelope(envelope)
     if message is None or service.slack is None:
@@ -202,7 +224,7 @@ def _accept_slack_event(service: ChannelService, envelope: Mapping[str, Any]) ->
 
     def answer() -> None:
         try:
-            reply = service.run_turn(key, message.text, info)
+            reply = service.run_turn(key, message.text, info, message.audience())
             text = reply.text
         except Exception as exc:
             service.log(f"[serve] slack {key}: error: {type(exc).__name__}: {exc}\n")

@@ -9,9 +9,11 @@
 ``Authorization: Bearer <tenant key>`` picks the tenant (``runtime.hosts.http.tenant_keys``); every
 turn runs fenced in that tenant's root. The session is the ``X-Session-Id`` header, else the
 ``user`` field, else a new one (returned in the ``X-Session-Id`` response header so the client
-can continue it). Every refusal — 401, 400, 404, 413, 429 — happens before the turn runs and
-changes nothing. Errors use OpenAI's body (``{"error": {"message", "type", "param", "code"}}``)
-and ``x-should-retry: false`` where retrying cannot help, so the client raises at once.
+can continue it). The ``user`` field also names whose memory the turn reads and writes
+(``memory.scope``): two users of one tenant never see each other's facts. Every refusal — 401,
+400, 404, 413, 429 — happens before the turn runs and changes nothing. Errors use OpenAI's
+body (``{"error": {"message", "type", "param", "code"}}``) and ``x-should-retry: false`` where
+retrying cannot help, so the client raises at once.
 """
 
 from __future__ import annotations
@@ -70,8 +72,9 @@ class ManagedReply:
         return "\n\n".join(self.replies)
 
 
-# (tenant id, session key, message) → the turn's replies; blocking, runs in a worker thread.
-ManagedTurn = Callable[[str, str, str], ManagedReply]
+# (tenant id, session key, message, the request's ``user`` field) → the turn's replies;
+# blocking, runs in a worker thread.
+ManagedTurn = Callable[[str, str, str, str | None], ManagedReply]
 
 
 @dataclass
@@ -156,7 +159,7 @@ def build_managed_app(service: ManagedService) -> Starlette:
         conversation = f"{tenant_id}/{session_key}"
 
         def turn() -> ManagedReply:
-            reply = service.run_turn(tenant_id, session_key, message)
+            reply = service.run_turn(tenant_id, session_key, message, body.user)
             service.ledger_for(tenant_id).add(reply.usage or Usage(), estimated=estimate)
             return reply
 

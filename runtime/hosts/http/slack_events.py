@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from specwire.runtime.core.scopes import Audience
+
 MAX_SKEW_S = 5 * 60
 _UNIX_TIME = re.compile(r"[0-9]{1,12}")  # not str.isdigit(): it takes "²", which int() refuses
 _MENTION = re.compile(r"<@[A-Z0-9]+>")
@@ -53,6 +55,25 @@ class SlackMessage:
     text: str
     ts: str
     thread_ts: str | None
+    # Slack's ``channel_type``: ``im`` for a direct message, ``channel``, ``group``, ``mpim``.
+    channel_type: str | None = None
+
+    @property
+    def direct(self) -> bool:
+        """A direct message between the person and the bot (Slack's DM channel ids start with
+        ``D`` when an event carries no ``channel_type``)."""
+        if self.channel_type is not None:
+            return self.channel_type == "im"
+        return self.channel.startswith("D")
+
+    def audience(self) -> Audience:
+        """The person and the channel (never the thread: a fact said in a channel is that
+        channel's); ``private`` only in a direct message."""
+        return Audience(
+            user=f"slack:{self.team}:{self.user}",
+            conversation=f"slack:{self.team}:{self.channel}",
+            private=self.direct,
+        )
 
     @property
     def reply_thread(self) -> str:
@@ -101,6 +122,7 @@ def message_from_envelope(envelope: Mapping[str, Any]) -> SlackMessage | None:
         text=text,
         ts=ts,
         thread_ts=_text(event.get("thread_ts")),
+        channel_type=_text(event.get("channel_type")),
     )
 
 

@@ -37,17 +37,19 @@ def call(tools: dict[str, Tool], name: str, **raw: Any) -> ToolResult:
 
 
 def test_names_order_and_flags(store: FactStore) -> None:
-    remember, recall, forget = fact_tools(LocalFactProvider(store), ttl_ms=None, recall_k=5)
-    assert [remember.name, recall.name, forget.name] == ["Remember", "Recall", "MemoryForget"]
+    remember, recall, read, forget = fact_tools(LocalFactProvider(store), ttl_ms=None, recall_k=5)
+    names = [remember.name, recall.name, read.name, forget.name]
+    assert names == ["Remember", "Recall", "MemoryRead", "MemoryForget"]
     assert remember.destructive and not remember.read_only and not remember.require_justification
     assert recall.read_only and not recall.destructive
+    assert read.read_only and not read.destructive
     assert forget.destructive and forget.require_justification
-    assert {t.scope for t in (remember, recall, forget)} == {"internal"}
+    assert {t.scope for t in (remember, recall, read, forget)} == {"internal"}
 
 
 def test_schemas_forbid_extra_fields_and_describe_every_field(tools: dict[str, Tool]) -> None:
     expected = {
-        "Remember": ({"text", "tags", "ttlDays"}, ["text"]),
+        "Remember": ({"text", "tags", "ttlDays", "key"}, ["text"]),
         "Recall": ({"query", "k"}, ["query"]),
         "MemoryForget": ({"id", "query", "reason", "justification"}, ["justification"]),
     }
@@ -159,9 +161,14 @@ def test_recall_result_text(tools: dict[str, Tool], store: FactStore) -> None:
     assert not result.is_error
     header, *lines = result.text.split("\n")
     assert header == '2 memory match(es) for "customer billing" (relevance, best = 1.00):'
-    assert lines[0] == "  • (1.00) customer plan is Enterprise [billing, crm]"
+    source = r" — source mem_[0-9a-f]{16}"
+    assert re.fullmatch(
+        r"  • \(1\.00\) customer plan is Enterprise \[billing, crm\]" + source, lines[0]
+    )
     # "billing" is in two of three facts: BM25 gives it almost no weight.
-    assert re.fullmatch(r"  • \((<0\.01|0\.\d\d)\) billing runs on the first \[finance\]", lines[1])
+    assert re.fullmatch(
+        r"  • \((<0\.01|0\.\d\d)\) billing runs on the first \[finance\]" + source, lines[1]
+    )
 
 
 def test_a_small_store_never_shows_zero_scores(tools: dict[str, Tool], store: FactStore) -> None:

@@ -16,7 +16,9 @@ from specwire.runtime.facts.wiring import FactsWiring, wire_facts
 from specwire.runtime.sessions.log import SessionLog
 
 SESSION = "sess_0123456789abcdef"
-WIRED_DEFAULT = "[memory] Remember/Recall/MemoryForget wired (autoRecall=true, autoCapture=false)\n"
+WIRED_DEFAULT = (
+    "[memory] Remember/Recall/MemoryRead/MemoryForget wired (autoRecall=true, autoCapture=false)\n"
+)
 
 
 def wire(
@@ -37,7 +39,12 @@ def wire(
 def test_a_bare_memory_block_gets_the_runtime_defaults(tmp_path: Path, clock: FakeClock) -> None:
     wiring, lines, layout = wire(tmp_path, clock)
     try:
-        assert [t.name for t in wiring.tools] == ["Remember", "Recall", "MemoryForget"]
+        assert [t.name for t in wiring.tools] == [
+            "Remember",
+            "Recall",
+            "MemoryRead",
+            "MemoryForget",
+        ]
         assert wiring.store.path == layout.facts_db
         assert layout.facts_db.name == "support-bot.sqlite3"
         assert not layout.facts_db.exists()  # created by the first write
@@ -74,7 +81,8 @@ def test_recall_off_and_capture_on_shape_the_seam(tmp_path: Path, clock: FakeClo
         assert seam.recall is None and seam.auto_recall is False
         assert seam.auto_capture and seam.capture_threshold == 2 and seam.on_capture is not None
         assert lines == [
-            "[memory] Remember/Recall/MemoryForget wired (autoRecall=false, autoCapture=true)\n"
+            "[memory] Remember/Recall/MemoryRead/MemoryForget wired "
+            "(autoRecall=false, autoCapture=true)\n"
         ]
         log = SessionLog(layout.sessions_dir, SESSION, now=clock)
         for turn, answer in enumerate(["Deploy window is 9-11 UTC.", "Use the blue cluster."]):
@@ -168,7 +176,12 @@ def test_an_embedder_that_cannot_load_fails_the_wiring_in_one_line(
 
 def test_the_file_backend_is_accepted_by_name(tmp_path: Path, clock: FakeClock) -> None:
     wiring, _, _ = wire(tmp_path, clock, backend="file")
-    assert [tool.name for tool in wiring.tools] == ["Remember", "Recall", "MemoryForget"]
+    assert [tool.name for tool in wiring.tools] == [
+        "Remember",
+        "Recall",
+        "MemoryRead",
+        "MemoryForget",
+    ]
     wiring.store.close()
 
 
@@ -197,10 +210,11 @@ def test_a_store_that_cannot_open_fails_wiring_with_a_memory_service_error(
 def test_wiring_and_reading_create_nothing_until_remember(tmp_path: Path, clock: FakeClock) -> None:
     wiring, _, layout = wire(tmp_path, clock, auto_capture=True)
     try:
-        remember, recall, forget = wiring.tools
+        remember, recall, read, forget = wiring.tools
         ctx = ToolContext(session_id=SESSION, tool_use_id="tu_1")
         assert wiring.seam.recall is not None and wiring.seam.recall("billing plan", 5) == []
         assert recall.invoke({"query": "billing"}, ctx).text == ('no memories matched "billing"')
+        assert read.invoke({"key": "plan"}, ctx).text == "no live memory with key 'plan'"
         nothing = forget.invoke({"query": "billing", "justification": "asked"}, ctx)
         assert nothing.text == 'nothing to forget — no live memory matched "billing"'
         assert wiring.provider.health().ok

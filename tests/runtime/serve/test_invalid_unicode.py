@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.hosts.http.channel_app import (
     ChannelReply,
     ChannelService,
@@ -83,7 +84,7 @@ def test_valid_pairs_and_plain_backslashes_still_parse() -> None:
 def managed(tmp_path: Path) -> Iterator[tuple[TestClient, list[str]]]:
     ran: list[str] = []
 
-    def run_turn(tenant_id: str, session: str, message: str) -> ManagedReply:
+    def run_turn(tenant_id: str, session: str, message: str, user: str | None) -> ManagedReply:
         ran.append(message)
         return ManagedReply(session, [f"echo {message}"], Usage(10, 2, 0))
 
@@ -130,7 +131,9 @@ def test_the_managed_service_refuses_invalid_unicode_with_400(
 def channel() -> Iterator[tuple[TestClient, list[str]]]:
     ran: list[str] = []
 
-    def run_turn(key: str, message: str, info: Mapping[str, Any]) -> ChannelReply:
+    def run_turn(
+        key: str, message: str, info: Mapping[str, Any], audience: Audience
+    ) -> ChannelReply:
         ran.append(message)
         return ChannelReply(key, [f"echo {message}"])
 

@@ -15,7 +15,7 @@ from specwire.runtime.core.tenancy import build_tenant
 from specwire.runtime.core.tool_types import ToolCatalog, ToolContext
 from specwire.runtime.wiring import MemoryDeps, wire_continuity, wire_memory
 
-FACTS = ["Remember", "Recall", "MemoryForget"]
+FACTS = ["Remember", "Recall", "MemoryRead", "MemoryForget"]
 CONTINUITY = [
     "FocusRead",
     "FocusWrite",
@@ -78,7 +78,7 @@ def test_facts_and_continuity_register_in_order_with_all_option_keys(tmp_path: P
         ["plan", "focus", "next", "handoff", "clear-plan", "clear-focus", "forget"]
     )
     assert [s.name for s in wired.options["skills"]] == ["continuity"]
-    assert any("Remember/Recall/MemoryForget wired" in line for line in lines)
+    assert any("Remember/Recall/MemoryRead/MemoryForget wired" in line for line in lines)
     assert any("continuity on" in line for line in lines)
 
 
@@ -252,7 +252,10 @@ def test_per_turn_wiring_announces_to_stderr_once_per_process(tmp_path: Path) ->
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     lines = done.stderr.splitlines()
-    assert len([line for line in lines if "Remember/Recall/MemoryForget wired" in line]) == 1
+    assert (
+        len([line for line in lines if "Remember/Recall/MemoryRead/MemoryForget wired" in line])
+        == 1
+    )
     assert len([line for line in lines if "continuity on" in line]) == 2  # two session dirs
 
 
