@@ -145,6 +145,10 @@ class QuarantinedFact:
     provenance: Provenance
     rule: str
     found_on: Literal["write", "read"]
+    # Where the write was going: released, it lands in this scope key, with this key and tier.
+    scope: ScopeKey = AGENT
+    key: str | None = None
+    tier: str | None = None
 
 
 @dataclass(frozen=True)

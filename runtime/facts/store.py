@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import MEMORY_ID_RE
+from specwire.runtime.core.scopes import Scope
 from specwire.runtime.facts import validation
 from specwire.runtime.facts.importing import ImportedFact, ImportResult, import_into
 from specwire.runtime.facts.lifecycle import FactFile
@@ -543,10 +544,21 @@ class FactStore:
             now = self._now_ms()
             return import_into(_SqliteImportSink(conn, self._screened, now), facts, now)
 
-    def list_facts(self) -> list[FactStatus]:
-        """Every fact ever written, oldest first, with its status."""
+    def list_facts(
+        self, scopes: Sequence[Scope] | None = None, subject: str | None = None
+    ) -> list[FactStatus]:
+        """Every fact ever written, oldest first, with its status; with ``scopes`` only facts of
+        those scopes, with ``subject`` only facts whose scope key names that subject."""
         with self._file.reading("list memories") as conn:
-            return [] if conn is None else queries.every_fact_status(conn, self._now_ms())
+            if conn is None:
+                return []
+            every = queries.every_fact_status(conn, self._now_ms())
+        return [
+            status
+            for status in every
+            if (scopes is None or status.fact.scope.scope in scopes)
+            and (subject is None or status.fact.scope.subject == subject)
+        ]
 
     def sweep(self) -> SweepResult:
         """Tombstone every expired fact that has no tombstone yet (idempotent)."""
