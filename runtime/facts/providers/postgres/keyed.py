@@ -54,9 +54,7 @@ def lock(
     name = _UNIT.join(
         [kind, params["tenant"], params["spec"], params["session"], key.scope, subject_of(key)]
     )
-    conn.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (name + _UNIT + value,)
-    )
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (name + _UNIT + value,))
 
 
 def live_keyed(
@@ -89,7 +87,7 @@ def records(conn: Connection[Any], params: dict[str, Any], request: ReadRequest)
     if request.id is not None:
         where, selector = "f.id = %(read_id)s", {"read_id": request.id}
     else:
-        where, selector = "f.fact_key = %(read_key)s", {"read_key": request.key}
+        where, selector = "f.fact_key = %(read_key)s", {"read_key": request.key or ""}
     return conn.execute(
         _RECORD.format(where=where, visible=visible), {**params, **visible_params, **selector}
     ).fetchall()

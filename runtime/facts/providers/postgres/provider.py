@@ -49,12 +49,12 @@ from specwire.runtime.facts.fusion import RRF_K
 from specwire.runtime.facts.importing import ImportedFact, ImportResult, import_into
 from specwire.runtime.facts.lexical.ranking import PROOF_BOOST, unit_score
 from specwire.runtime.facts.model import (
+    MAX_KEYED_TEXT_BYTES,
     TIERS,
+    CapExceededError,
     Fact,
     FactRecord,
     FactStatus,
-    MAX_KEYED_TEXT_BYTES,
-    CapExceededError,
     InvalidRequestError,
     QuarantinedFact,
     SweepResult,
@@ -97,7 +97,6 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
     from specwire.runtime.embedders import Embedder
-
 
 
 def _sql_list(values: Sequence[str]) -> str:
@@ -672,8 +671,7 @@ class PostgresFactProvider:
 
     def list_facts(self, listing: FactListing, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
         with self._transaction("list memories") as conn:
-            listed = admin_sql.listed(conn, self._params(self._now_ms()), listing)
-        return listed if where.everything else [s for s in listed if where.admits(s.fact)]
+            return admin_sql.listed(conn, self._params(self._now_ms()), listing, where)
 
     def get_fact(self, fact_id: str) -> FactStatus | None:
         validation.memory_id(fact_id)
@@ -766,8 +764,7 @@ class PostgresFactProvider:
 
     def quarantined(self, where: FactFilter = EVERY_KEY) -> list[QuarantinedFact]:
         with self._transaction("list quarantined memories") as conn:
-            held = admin_sql.held(conn, self.scope.params())
-        return [item for item in held if where.admits(item)]
+            return admin_sql.held(conn, self.scope.params(), where)
 
     def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None:
         validation.memory_id(fact_id)
@@ -845,9 +842,7 @@ class PostgresFactProvider:
         ).fetchone()
         if row is not None:
             if key_of(row[0], row[1]) != new.scope:
-                raise InvalidRequestError(
-                    f"cannot supersede {old_id}: it belongs to another scope"
-                )
+                raise InvalidRequestError(f"cannot supersede {old_id}: it belongs to another scope")
             return
         status = conn.execute(
             f"""SELECT CASE
