@@ -65,7 +65,7 @@ from specwire.runtime.facts.providers.errors import (
 )
 from specwire.runtime.facts.providers.http import contract as wire
 from specwire.runtime.facts.providers.protocol import (
-    LOCAL_CAPABILITIES,
+    STORE_CAPABILITIES,
     Capabilities,
     FactProvider,
     FactReader,
@@ -849,7 +849,7 @@ class _PooledProvider:
         return self._run(lambda provider: provider.health())
 
     def capabilities(self) -> Capabilities:
-        return LOCAL_CAPABILITIES
+        return STORE_CAPABILITIES
 
 
 # -- command line ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.model import (
     Fact,
     FactStatus,
@@ -22,7 +23,13 @@ from specwire.runtime.facts.model import (
     from_ms,
 )
 from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactListing
-from specwire.runtime.facts.providers.postgres.sql import LIVE, SCOPE, key_of
+from specwire.runtime.facts.providers.postgres.sql import (
+    IN_KEY,
+    LIVE,
+    SCOPE,
+    key_of,
+    key_params,
+)
 from specwire.runtime.facts.validation import NewFact
 
 if TYPE_CHECKING:
@@ -160,19 +167,23 @@ class PostgresImportSink:
         self._insert = insert
         self._hold = hold
 
-    def live_with_text(self, norm_text: str) -> str | None:
+    def live_with_text(self, norm_text: str, scope: ScopeKey = AGENT) -> str | None:
+        """The oldest live plain fact (no key) of ``scope`` with that normalized text."""
         row = self._conn.execute(
             f"SELECT f.id FROM facts f WHERE {LIVE} AND f.norm_text = %(norm)s "
-            "ORDER BY f.seq LIMIT 1",
-            {**self._params, "norm": norm_text},
+            f"AND {IN_KEY} AND f.fact_key IS NULL ORDER BY f.seq LIMIT 1",
+            {**self._params, **key_params(scope), "norm": norm_text},
         ).fetchone()
         return None if row is None else str(row[0])
 
-    def with_text_created(self, norm_text: str, created_ms: int) -> str | None:
+    def with_text_created(
+        self, norm_text: str, created_ms: int, scope: ScopeKey = AGENT
+    ) -> str | None:
+        """The oldest fact (any status) of ``scope`` with that text written at ``created_ms``."""
         row = self._conn.execute(
             f"SELECT f.id FROM facts f WHERE {SCOPE} AND f.norm_text = %(norm)s "
-            "AND f.created_at = %(created)s ORDER BY f.seq LIMIT 1",
-            {**self._params, "norm": norm_text, "created": created_ms},
+            f"AND f.created_at = %(created)s AND {IN_KEY} ORDER BY f.seq LIMIT 1",
+            {**self._params, **key_params(scope), "norm": norm_text, "created": created_ms},
         ).fetchone()
         return None if row is None else str(row[0])
 

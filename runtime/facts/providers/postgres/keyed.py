@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.facts.model import FactRecord, from_ms
 from specwire.runtime.facts.providers.postgres.sql import (
+    IN_KEY,
     LIVE,
     PROVEN,
     key_of,
+    key_params,
     subject_of,
     visible_clause,
 )
@@ -35,11 +37,6 @@ _UNIT = "\x1f"
 class LiveKeyed:
     id: str
     text: str
-
-
-def key_params(key: ScopeKey) -> dict[str, Any]:
-    """A fact's own scope key as statement parameters (``fact_scope``, ``fact_subject``)."""
-    return {"fact_scope": key.scope, "fact_subject": subject_of(key)}
 
 
 def lock(
@@ -63,8 +60,7 @@ def live_keyed(
     """The live fact with ``fact_key`` in ``key``, locked (at most one is live)."""
     row = conn.execute(
         f"""SELECT f.id, f.text FROM facts f WHERE {LIVE} AND f.fact_key = %(fact_key)s
-        AND f.scope = %(fact_scope)s AND f.subject = %(fact_subject)s
-        ORDER BY f.seq DESC LIMIT 1 FOR UPDATE OF f""",
+        AND {IN_KEY} ORDER BY f.seq DESC LIMIT 1 FOR UPDATE OF f""",
         {**params, **key_params(key), "fact_key": fact_key},
     ).fetchone()
     return None if row is None else LiveKeyed(row[0], row[1])

@@ -66,12 +66,18 @@ from specwire.runtime.facts.providers.errors import ProviderTimeout, ProviderUnc
 from specwire.runtime.facts.providers.postgres import admin as admin_sql
 from specwire.runtime.facts.providers.postgres import keyed
 from specwire.runtime.facts.providers.postgres.sql import COLUMNS as _COLUMNS
+from specwire.runtime.facts.providers.postgres.sql import (
+    IN_KEY,
+    key_of,
+    key_params,
+    subject_of,
+    visible_clause,
+)
 from specwire.runtime.facts.providers.postgres.sql import LEXICAL_RANK as _LEXICAL_RANK
 from specwire.runtime.facts.providers.postgres.sql import LIVE as _LIVE
 from specwire.runtime.facts.providers.postgres.sql import PROVEN as _PROVEN
 from specwire.runtime.facts.providers.postgres.sql import SCOPE as _SCOPE
 from specwire.runtime.facts.providers.postgres.sql import SCOPE_COLUMNS as _SCOPE_COLUMNS
-from specwire.runtime.facts.providers.postgres.sql import key_of, subject_of, visible_clause
 from specwire.runtime.facts.providers.protocol import (
     HEALTH_DEADLINE_S,
     LOCAL_CAPABILITIES,
@@ -446,10 +452,9 @@ class PostgresFactProvider:
                 keyed.lock(conn, params, new.scope, "text", new.norm_text)
                 row = conn.execute(
                     f"SELECT f.id, f.expires_at, f.text, f.tags FROM facts f WHERE {_LIVE} "
-                    "AND f.norm_text = %(norm)s AND f.scope = %(fact_scope)s "
-                    "AND f.subject = %(fact_subject)s AND f.fact_key IS NULL "
+                    f"AND f.norm_text = %(norm)s AND {IN_KEY} AND f.fact_key IS NULL "
                     "ORDER BY f.seq LIMIT 1",
-                    {**params, **keyed.key_params(new.scope), "norm": new.norm_text},
+                    {**params, **key_params(new.scope), "norm": new.norm_text},
                 ).fetchone()
                 if row is not None:
                     return RetainResult(
@@ -871,7 +876,7 @@ class PostgresFactProvider:
                 ON CONFLICT (id) DO NOTHING RETURNING id""",
                 {
                     **self._params(now),
-                    **keyed.key_params(new.scope),
+                    **key_params(new.scope),
                     "fact_key": new.key,
                     "tier": new.tier,
                     "id": fact_id,
@@ -1136,7 +1141,7 @@ def _insert_held(
         %(fact_subject)s, %(fact_key)s, %(tier)s)""",
         {
             **params,
-            **keyed.key_params(new.scope),
+            **key_params(new.scope),
             "fact_key": new.key,
             "tier": new.tier,
             "id": fact_id,

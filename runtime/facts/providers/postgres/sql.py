@@ -33,6 +33,15 @@ def subject_of(key: ScopeKey) -> str:
     return NO_SUBJECT if key.subject is None else key.subject
 
 
+def key_params(key: ScopeKey) -> dict[str, Any]:
+    """A fact's own scope key as statement parameters (``fact_scope``, ``fact_subject``)."""
+    return {"fact_scope": key.scope, "fact_subject": subject_of(key)}
+
+
+# The fact is in the scope key ``key_params`` names.
+IN_KEY = "f.scope = %(fact_scope)s AND f.subject = %(fact_subject)s"
+
+
 def key_of(scope: str, subject: str) -> ScopeKey:
     """The ``ScopeKey`` a row's ``scope`` and ``subject`` columns hold."""
     if subject == NO_SUBJECT:

@@ -1,0 +1,138 @@
+"""What a scope filter costs recall: the same store, the same queries, with and without one.
+
+A benchmark, not a test: it prints figures and never asserts timings. Issue 21's target: recall
+with a visible filter costs at most 10% more than unfiltered recall at 100k facts.
+
+The store holds ``recall_bench``'s corpus spread over the scope keys of a busy channel bot: a
+fifth ``agent`` facts, the rest the ``user`` facts of 500 people and the ``conversation`` facts
+of 50 channels (``--agent-share`` moves the split). Each query is timed, interleaved in the same
+pass, as
+
+- **unfiltered**: ``recall(q, 5)``, today's call (every fact);
+- **dm**: the audience of a direct message: ``agent`` plus one person's ``user`` key;
+- **channel**: ``agent`` plus one channel's ``conversation`` key (and, with follow-user, a user);
+- **broad**: every key but one person's (the filter's worst case: it excludes almost nothing, so
+  the index ranks as unfiltered and checks the mask on each candidate).
+
+Run from the repository root (PYTHONPATH as for the tests):
+
+    .venv/bin/python bench/scope_bench.py                  # 100,000 facts
+    .venv/bin/python bench/scope_bench.py --sizes 10000,100000 --budget 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from recall_bench import build_queries, generate_corpus, percentile  # noqa: E402
+
+from specwire.runtime.core.scopes import AGENT, ScopeKey  # noqa: E402
+from specwire.runtime.facts.model import NewFactItem  # noqa: E402
+from specwire.runtime.facts.store import FactStore  # noqa: E402
+
+PEOPLE = [ScopeKey("user", f"U{n:04d}") for n in range(500)]
+CHANNELS = [ScopeKey("conversation", f"C{n:03d}") for n in range(50)]
+CHUNK = 10_000
+Visible = tuple[ScopeKey, ...] | None
+
+
+def scope_of(rng: random.Random, agent_share: float) -> ScopeKey:
+    roll = rng.random()
+    if roll < agent_share:
+        return AGENT
+    if roll < agent_share + (1 - agent_share) * 0.75:
+        return rng.choice(PEOPLE)
+    return rng.choice(CHANNELS)
+
+
+def audiences() -> dict[str, Visible]:
+    every = (AGENT, *PEOPLE, *CHANNELS)
+    return {
+        "unfiltered": None,
+        "dm": (AGENT, PEOPLE[7]),
+        "channel": (AGENT, CHANNELS[3], PEOPLE[7]),
+        "broad": tuple(key for key in every if key != PEOPLE[7]),
+    }
+
+
+def timed(recall: Callable[[], object]) -> int:
+    start = time.perf_counter_ns()
+    recall()
+    return time.perf_counter_ns() - start
+
+
+def measure(store: FactStore, queries: Sequence[str], budget_s: float) -> dict[str, list[int]]:
+    """Per audience, every timed recall (ns); audiences interleaved query by query."""
+    kinds = audiences()
+    samples: dict[str, list[int]] = {name: [] for name in kinds}
+    for visible in kinds.values():  # warm-up: builds the index and the masks
+        for query in queries:
+            store.recall(query, 5, visible=visible)
+    deadline = time.monotonic() + budget_s * len(kinds)
+    passes = 0
+    while passes < 3 or time.monotonic() < deadline:
+        for query in queries:
+            for name, visible in kinds.items():
+                samples[name].append(
+                    timed(lambda q=query, v=visible: store.recall(q, 5, visible=v))
+                )
+        passes += 1
+    return samples
+
+
+def report(size: int, samples: dict[str, list[int]]) -> None:
+    base = statistics.median(samples["unfiltered"])
+    base_p95 = percentile(samples["unfiltered"], 0.95)
+    print(f"\n{size:,} facts, {len(samples['unfiltered'])} recalls per audience")
+    print(f"{'audience':<12}{'median µs':>11}{'p95 µs':>10}{'median ratio':>14}{'p95 ratio':>11}")
+    for name, values in samples.items():
+        median, p95 = statistics.median(values), percentile(values, 0.95)
+        print(
+            f"{name:<12}{median / 1000:>11.1f}{p95 / 1000:>10.1f}"
+            f"{median / base:>14.2f}{p95 / base_p95:>11.2f}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--sizes", default="100000")
+    parser.add_argument("--budget", type=float, default=3.0, help="seconds per audience and size")
+    parser.add_argument("--agent-share", type=float, default=0.2)
+    parser.add_argument("--seed", type=int, default=21)
+    parser.add_argument("--dir", type=Path, default=None)
+    args = parser.parse_args(argv)
+    sizes = sorted(int(size) for size in args.sizes.split(","))
+    corpus = generate_corpus(sizes[-1], args.seed)
+    rng = random.Random(args.seed)
+    scopes = [scope_of(rng, args.agent_share) for _ in corpus]
+    items = [
+        NewFactItem(fact.text, fact.tags, scope=scope)
+        for fact, scope in zip(corpus, scopes, strict=True)
+    ]
+    with (
+        tempfile.TemporaryDirectory(dir=args.dir) as folder,
+        FactStore.open(Path(folder) / "scopes.sqlite3") as store,
+    ):
+        written = 0
+        for size in sizes:
+            while written < size:
+                end = min(size, written + CHUNK)
+                store.retain_many(items[written:end])
+                written = end
+            queries = build_queries(corpus, size, 30, 10, args.seed)
+            report(size, measure(store, [*queries.hits, *queries.misses], args.budget))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
