@@ -20,6 +20,7 @@ from conformance_harness import HANG_GUARD_S, LocalStoresForTest, ManualClock, T
 from test_http_client_faults import TOKEN, FaultServer, reply
 
 from specwire.runtime.core.scopes import AGENT, ScopeKey
+from specwire.runtime.facts.model import CapExceededError
 from specwire.runtime.facts.providers.errors import ProviderInvalidRequest
 from specwire.runtime.facts.providers.http import contract as wire
 from specwire.runtime.facts.providers.http.client import HttpFactProvider
@@ -86,7 +87,11 @@ def test_a_client_from_before_scopes_sees_agent_facts_and_replies_it_can_read(
     assert set(retained.json()) == {"id", "created"}
     recalled = served.post("recall", {"query": "wifi printer", "limit": 10})
     hits = recalled.json()["hits"]
-    assert sorted(hit["text"] for hit in hits) == ["the office wifi is guest-5"]
+    # Both agent facts; never Alice's.
+    assert sorted(hit["text"] for hit in hits) == [
+        "the office wifi is guest-5",
+        "the printer is on floor 2",
+    ]
     assert all(set(hit) == {"id", "text", "tags", "score", "evidenceBacked"} for hit in hits)
     caps = served.post("capabilities", {}).json()
     assert not {"scopes", "keys", "pointRead"} & set(caps)
@@ -164,7 +169,20 @@ def test_a_keyed_text_may_be_long_and_a_cap_refuses_with_nothing_written(
         {"text": "more", "key": "pins.md", "tier": "pins", "mode": "append", "maxBytes": 40_001},
         scoped=True,
     )
-    assert response.status_code == 422 and response.json()["error"]["code"] == "refused"
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "cap_exceeded" and error["retryable"] is False
+    assert error["cap"] == {"capBytes": 40_001, "currentSize": 40_000, "projectedSize": 40_005}
+    # The client raises what a local store raises, with the sizes.
+    with pytest.raises(CapExceededError) as refused:
+        client.retain(
+            RetainRequest("more", key="pins.md", tier="pins", mode="append", max_bytes=40_001)
+        )
+    assert (refused.value.key, refused.value.cap_bytes, refused.value.projected_size) == (
+        "pins.md",
+        40_001,
+        40_005,
+    )
     [record] = client.read(ReadRequest(key="pins.md")).records
     assert record.id == first.id and record.text == long_text
     client.close()

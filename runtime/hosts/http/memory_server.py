@@ -131,11 +131,14 @@ def tenant_keys_from(tokens: TenantKeys | Mapping[str, str]) -> TenantKeys:
 
 
 class _Refusal(Exception):
-    def __init__(self, code: str, message: str, *, param: str | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, *, param: str | None = None, cap: wire.CapBody | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.param = param
+        self.cap = cap
 
 
 # An absolute POSIX path (not the "//" of a URL): what an exception's text may quote about this
@@ -157,12 +160,17 @@ def public_message(message: str) -> str:
 
 
 def envelope(
-    code: str, message: str, *, param: str | None = None, headers: Mapping[str, str] | None = None
+    code: str,
+    message: str,
+    *,
+    param: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    cap: wire.CapBody | None = None,
 ) -> JSONResponse:
     """The contract's error envelope; the message never quotes a server path."""
     status, _ = wire.ERROR_CODES[code]
     return JSONResponse(
-        wire.error_body(code, public_message(message), param=param),
+        wire.error_body(code, public_message(message), param=param, cap=cap),
         status_code=status,
         headers=headers,
     )
@@ -489,7 +497,14 @@ def memory_app(
             ) from None
         except InvalidRequestError as exc:
             raise _Refusal("invalid_request", str(exc)) from None
-        except (CapExceededError, _Unsupported) as exc:
+        except CapExceededError as exc:
+            cap = wire.CapBody(
+                cap_bytes=exc.cap_bytes,
+                current_size=exc.current_size,
+                projected_size=exc.projected_size,
+            )
+            raise _Refusal("cap_exceeded", str(exc), cap=cap) from None
+        except _Unsupported as exc:
             raise _Refusal("refused", str(exc)) from None
         except ProviderScopeError as exc:
             raise _Refusal("scope_violation", str(exc)) from None
@@ -529,7 +544,12 @@ def memory_app(
                 )
             status, payload = await asyncio.shield(seen.outcome)
             if status != 200:
-                raise _Refusal(payload["code"], payload["message"], param=payload.get("param"))
+                raise _Refusal(
+                    payload["code"],
+                    payload["message"],
+                    param=payload.get("param"),
+                    cap=payload.get("cap"),
+                )
             return payload
         entry = oplog.start(tenant_id, operation_id, fingerprint)
         try:
@@ -540,7 +560,12 @@ def memory_app(
             entry.outcome.set_result(
                 (
                     wire.ERROR_CODES[refusal.code][0],
-                    {"code": refusal.code, "message": refusal.message, "param": refusal.param},
+                    {
+                        "code": refusal.code,
+                        "message": refusal.message,
+                        "param": refusal.param,
+                        "cap": refusal.cap,
+                    },
                 )
             )
             raise
@@ -560,7 +585,13 @@ def memory_app(
                 payload = await deduplicated(operation, tenant_id, call, body, deadline)
             except _Refusal as refusal:
                 headers = {"WWW-Authenticate": "Bearer"} if refusal.code == "unauthorized" else None
-                return envelope(refusal.code, refusal.message, param=refusal.param, headers=headers)
+                return envelope(
+                    refusal.code,
+                    refusal.message,
+                    param=refusal.param,
+                    headers=headers,
+                    cap=refusal.cap,
+                )
             return JSONResponse(payload)
 
         return handle

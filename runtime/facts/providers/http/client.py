@@ -47,9 +47,10 @@ from pydantic import BaseModel, ValidationError
 from specwire.runtime.core.clock import utc_now
 from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.core.tool_types import format_validation_error
-from specwire.runtime.facts.model import FactRecord
+from specwire.runtime.facts.model import CapExceededError, FactRecord
 from specwire.runtime.facts.providers.errors import (
     ProviderAuthError,
+    ProviderCapExceeded,
     ProviderConflict,
     ProviderError,
     ProviderInvalidRequest,
@@ -195,7 +196,15 @@ class HttpFactProvider:
             tier=request.tier,
             max_bytes=request.max_bytes,
         )
-        reply = self._call("retain", body, wire.RetainReply, kind="write", operation_id=op_id)
+        try:
+            reply = self._call("retain", body, wire.RetainReply, kind="write", operation_id=op_id)
+        except ProviderCapExceeded as exc:
+            if request.key is None:
+                raise
+            # The same error a local store raises, worded here (the key is the request's).
+            raise CapExceededError(
+                request.key, exc.cap_bytes, exc.current_size, exc.projected_size
+            ) from None
         return RetainResult(
             reply.id,
             reply.created,
@@ -542,6 +551,20 @@ def _envelope_error(operation: str, status: int, payload: Any) -> ProviderError:
         return ProviderScopeError(text, code=code, http_status=status)
     if status == 409:
         return ProviderConflict(text, code=code, http_status=status)
+    if status == 422 and code == "cap_exceeded":
+        try:
+            cap = wire.CapBody.model_validate(detail.get("cap"))
+        except ValidationError:
+            cap = None
+        if cap is not None:
+            return ProviderCapExceeded(
+                said,
+                code=code,
+                http_status=status,
+                cap_bytes=cap.cap_bytes,
+                current_size=cap.current_size,
+                projected_size=cap.projected_size,
+            )
     if status in (400, 413, 422):
         # The request's own fault: the server's words alone, as a local provider says them.
         return ProviderInvalidRequest(said, code=code, http_status=status)

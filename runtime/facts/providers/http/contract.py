@@ -147,6 +147,7 @@ ErrorCode = Literal[
     "payload_too_large",
     "request_timeout",
     "refused",
+    "cap_exceeded",
     "rate_limited",
     "deadline_exceeded",
     "unavailable",
@@ -164,6 +165,8 @@ ERROR_CODES: Final[dict[str, tuple[int, bool]]] = {
     "payload_too_large": (413, False),
     "request_timeout": (408, True),
     "refused": (422, False),
+    # A keyed write whose stored text would pass its ``maxBytes``: nothing was written.
+    "cap_exceeded": (422, False),
     "rate_limited": (429, True),
     "deadline_exceeded": (504, True),
     "unavailable": (503, True),
@@ -436,12 +439,22 @@ class CapabilitiesReply(WireModel):
     point_read: bool | None = None
 
 
+class CapBody(WireModel):
+    """Why a keyed write was refused (``cap_exceeded``): its cap and the sizes, in bytes."""
+
+    cap_bytes: Annotated[int, Field(ge=1)]
+    current_size: Annotated[int, Field(ge=0)]
+    projected_size: Annotated[int, Field(ge=0)]
+
+
 class ErrorDetail(WireModel):
     code: ErrorCode
     message: str
     retryable: bool
     # The request field at fault (dotted, camelCase), when one is.
     param: str | None = None
+    # With ``cap_exceeded``.
+    cap: CapBody | None = None
 
 
 class ErrorBody(WireModel):
@@ -453,11 +466,13 @@ class ServiceHealth(WireModel):
     version: Literal[1] = CONTRACT_VERSION
 
 
-def error_body(code: str, message: str, *, param: str | None = None) -> dict[str, Any]:
+def error_body(
+    code: str, message: str, *, param: str | None = None, cap: CapBody | None = None
+) -> dict[str, Any]:
     """The envelope for ``code`` (one of ``ERROR_CODES``)."""
     _, retryable = ERROR_CODES[code]
     detail = ErrorDetail.model_validate(
-        {"code": code, "message": message, "retryable": retryable, "param": param}
+        {"code": code, "message": message, "retryable": retryable, "param": param, "cap": cap}
     )
     return ErrorBody(error=detail).wire()
 

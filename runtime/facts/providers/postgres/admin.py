@@ -115,7 +115,7 @@ def held(
 ) -> list[QuarantinedFact]:
     condition, filter_params = filter_clause(where, "q")
     rows = conn.execute(
-        f"{_HELD} AND {condition} ORDER BY q.created_at, q.id", {**params, **filter_params}
+        f"{_HELD} AND {condition} ORDER BY q.created_at, q.seq", {**params, **filter_params}
     ).fetchall()
     return [_held(row) for row in rows]
 

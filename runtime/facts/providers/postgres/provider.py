@@ -188,10 +188,12 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX facts_scope_key ON facts (tenant, spec, session, scope, subject)",
             "CREATE INDEX facts_keyed ON facts (tenant, spec, session, scope, subject, fact_key) "
             "WHERE fact_key IS NOT NULL",
+            # ``seq``: writes held in one millisecond list in the order they came.
             """ALTER TABLE quarantine ADD COLUMN scope text NOT NULL DEFAULT 'agent',
                 ADD COLUMN subject text NOT NULL DEFAULT '',
                 ADD COLUMN fact_key text,
-                ADD COLUMN tier text""",
+                ADD COLUMN tier text,
+                ADD COLUMN seq bigserial""",
         ),
     ),
 )
@@ -579,8 +581,11 @@ class PostgresFactProvider:
     def _forget(self, request: ForgetRequest, *, scope: FactScope | None = None) -> ForgetResult:
         self._check_scope(scope)
         reason = validation.reason(request.reason)
-        # A fact outside ``visible`` is left alone, as if it did not exist (None: the owner's).
-        visible, visible_params = visible_clause(request.visible, None)
+        # A fact outside ``visible`` is left alone, as if it did not exist; with ``visible`` (a
+        # model's forget) only plain facts, never a tier note. None: the owner's, every fact.
+        visible, visible_params = visible_clause(
+            request.visible, None if request.visible is None else ()
+        )
         if request.id is not None:
             with self._transaction("forget") as conn:
                 params = {**self._params(self._now_ms()), **visible_params}
@@ -669,7 +674,7 @@ class PostgresFactProvider:
         with self._transaction("list quarantined memories") as conn:
             rows = conn.execute(
                 "SELECT q.id FROM quarantine q WHERE q.tenant = %(tenant)s AND q.spec = %(spec)s "
-                "AND q.session = %(session)s ORDER BY q.created_at, q.id",
+                "AND q.session = %(session)s ORDER BY q.created_at, q.seq",
                 self.scope.params(),
             ).fetchall()
             return [row[0] for row in rows]
