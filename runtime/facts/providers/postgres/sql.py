@@ -58,17 +58,27 @@ def visible_clause(
     """A condition on ``f`` and its parameters: the fact's scope key is one of ``visible``
     (None: any) and its tier one of ``tiers`` (empty: plain facts, without a tier; None: any).
 
-    One equality pair per visible key, inline: an audience sees a handful of keys, and the
-    test on a candidate row costs two string comparisons each (``bench/scope_bench.py``)."""
+    One test per scope named (at most five, whatever the number of keys, so the statement's
+    text and plan stay the same): ``agent`` and ``crew`` by the scope alone (the schema keeps
+    their subject ''), a personal scope by its subjects as one array (``bench/scope_bench.py``
+    measures it)."""
     parts: list[str] = []
     params: dict[str, Any] = {}
     if visible is not None:
-        pairs = []
-        for n, key in enumerate(dict.fromkeys(visible)):
-            params[f"vis_scope{n}"] = key.scope
-            params[f"vis_subject{n}"] = subject_of(key)
-            pairs.append(f"(f.scope = %(vis_scope{n})s AND f.subject = %(vis_subject{n})s)")
-        parts.append("(" + (" OR ".join(pairs) or "FALSE") + ")")
+        subjects: dict[str, list[str]] = {}
+        for key in dict.fromkeys(visible):
+            subjects.setdefault(key.scope, []).append(subject_of(key))
+        tests = []
+        for n, (scope, named) in enumerate(sorted(subjects.items())):
+            params[f"vis_scope{n}"] = scope
+            if named == [NO_SUBJECT]:
+                tests.append(f"f.scope = %(vis_scope{n})s")
+            else:
+                params[f"vis_subjects{n}"] = named
+                tests.append(
+                    f"(f.scope = %(vis_scope{n})s AND f.subject = ANY(%(vis_subjects{n})s::text[]))"
+                )
+        parts.append("(" + (" OR ".join(tests) or "FALSE") + ")")
     if tiers is not None:
         if not tiers:
             parts.append("f.tier IS NULL")
