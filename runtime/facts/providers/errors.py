@@ -17,7 +17,7 @@ show to the model: it never carries a token, a URL's credentials or memory conte
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.facts.model import InvalidRequestError
@@ -43,6 +43,19 @@ class ProviderError(StoreError):
 
 class ProviderInvalidRequest(ProviderError, InvalidRequestError):
     """The provider refused the request as malformed, too large or not applicable."""
+
+
+class ProviderCapExceeded(ProviderInvalidRequest):
+    """A keyed write refused past its ``maxBytes`` (``cap_exceeded``): the sizes the service
+    gave, in bytes. ``HttpFactProvider.retain`` raises it as ``CapExceededError``."""
+
+    def __init__(
+        self, message: str, *, cap_bytes: int, current_size: int, projected_size: int, **kw: Any
+    ) -> None:
+        super().__init__(message, **kw)
+        self.cap_bytes = cap_bytes
+        self.current_size = current_size
+        self.projected_size = projected_size
 
 
 class ProviderAuthError(ProviderError):

@@ -51,7 +51,12 @@ from specwire.runtime.core.errors import (
 from specwire.runtime.core.fragment import storage_name
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tenancy import TENANT_ID_RE, assert_inside, build_tenant
-from specwire.runtime.facts.model import InvalidRequestError, Provenance
+from specwire.runtime.facts.model import (
+    CapExceededError,
+    FactRecord,
+    InvalidRequestError,
+    Provenance,
+)
 from specwire.runtime.facts.pool import FactStoreLease, FactStorePool
 from specwire.runtime.facts.providers.errors import (
     ProviderScopeError,
@@ -60,13 +65,17 @@ from specwire.runtime.facts.providers.errors import (
 )
 from specwire.runtime.facts.providers.http import contract as wire
 from specwire.runtime.facts.providers.protocol import (
-    LOCAL_CAPABILITIES,
+    STORE_CAPABILITIES,
     Capabilities,
     FactProvider,
+    FactReader,
     ForgetRequest,
     ForgetResult,
     Health,
     LocalFactProvider,
+    ProviderHit,
+    ReadRequest,
+    ReadResponse,
     RecallRequest,
     RecallResponse,
     RetainRequest,
@@ -122,11 +131,14 @@ def tenant_keys_from(tokens: TenantKeys | Mapping[str, str]) -> TenantKeys:
 
 
 class _Refusal(Exception):
-    def __init__(self, code: str, message: str, *, param: str | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, *, param: str | None = None, cap: wire.CapBody | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.param = param
+        self.cap = cap
 
 
 # An absolute POSIX path (not the "//" of a URL): what an exception's text may quote about this
@@ -148,12 +160,17 @@ def public_message(message: str) -> str:
 
 
 def envelope(
-    code: str, message: str, *, param: str | None = None, headers: Mapping[str, str] | None = None
+    code: str,
+    message: str,
+    *,
+    param: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    cap: wire.CapBody | None = None,
 ) -> JSONResponse:
     """The contract's error envelope; the message never quotes a server path."""
     status, _ = wire.ERROR_CODES[code]
     return JSONResponse(
-        wire.error_body(code, public_message(message), param=param),
+        wire.error_body(code, public_message(message), param=param, cap=cap),
         status_code=status,
         headers=headers,
     )
@@ -223,11 +240,23 @@ class OperationLog:
 # -- the operations ----------------------------------------------------------------------------
 
 
-def _retain(provider: FactProvider, body: wire.RetainBody) -> BaseModel:
+@dataclass(frozen=True)
+class Call:
+    """What an operation runs on: the scope's provider, and whether the client reads the
+    replies' scope fields (``Memory-Features: scopes``)."""
+
+    provider: FactProvider
+    scoped_replies: bool = False
+
+
+def _retain(call: Call, body: wire.RetainBody) -> BaseModel:
     provenance = None
     if body.provenance is not None:
         provenance = Provenance(body.provenance.session_id, tuple(body.provenance.evidence))
-    result = provider.retain(
+    scope = body.memory_scope()
+    if body.key is not None or scope.scope != "agent":
+        _needs_scopes(call.provider)
+    result = call.provider.retain(
         RetainRequest(
             body.text,
             tuple(body.tags),
@@ -235,6 +264,11 @@ def _retain(provider: FactProvider, body: wire.RetainBody) -> BaseModel:
             provenance,
             supersedes=body.supersedes,
             if_absent=body.if_absent,
+            scope=scope,
+            key=body.key,
+            mode=body.mode or "replace",
+            tier=body.tier,
+            max_bytes=body.max_bytes,
         )
     )
     return wire.RetainReply(
@@ -245,11 +279,16 @@ def _retain(provider: FactProvider, body: wire.RetainBody) -> BaseModel:
         quarantined=result.quarantined,
         text=result.text,
         tags=list(result.tags) if result.tags is not None else None,
+        bytes=result.bytes if call.scoped_replies else None,
     )
 
 
-def _recall(provider: FactProvider, body: wire.RecallBody) -> BaseModel:
-    response = provider.recall(RecallRequest(body.query, body.limit))
+def _recall(call: Call, body: wire.RecallBody) -> BaseModel:
+    visible = wire.scope_keys(body.visible)
+    tiers = tuple(body.tiers or ())
+    if body.visible is not None or tiers:
+        _needs_scopes(call.provider)
+    response = call.provider.recall(RecallRequest(body.query, body.limit, visible, tiers))
     return wire.RecallReply(
         hits=[
             wire.HitBody(
@@ -258,29 +297,63 @@ def _recall(provider: FactProvider, body: wire.RecallBody) -> BaseModel:
                 tags=list(hit.tags),
                 score=hit.score,
                 evidence_backed=hit.evidence_backed,
+                **_scoped(hit, call.scoped_replies),
             )
             for hit in response.hits[: body.limit]
         ]
     )
 
 
-def _forget(provider: FactProvider, body: wire.ForgetBody) -> BaseModel:
-    result = provider.forget(
-        ForgetRequest(id=body.id, query=body.query, reason=body.reason, at_most=body.at_most)
+def _forget(call: Call, body: wire.ForgetBody) -> BaseModel:
+    visible = body.scope_keys()
+    if visible != wire.scope_keys(None):
+        _needs_scopes(call.provider)
+    result = call.provider.forget(
+        ForgetRequest(
+            id=body.id,
+            query=body.query,
+            reason=body.reason,
+            at_most=body.at_most,
+            visible=visible,
+        )
     )
     # Texts only for the first MAX_K facts: a broad forget must not outgrow the response cap.
     texts = list(result.texts[: wire.MAX_K])
     return wire.ForgetReply(removed=result.removed, ids=list(result.ids), texts=texts)
 
 
-def _health(provider: FactProvider, body: wire.ScopeBody) -> BaseModel:
-    health = provider.health()
+def _read(call: Call, body: wire.ReadBody) -> BaseModel:
+    provider = call.provider
+    if not isinstance(provider, FactReader) or not provider.capabilities().point_read:
+        raise _Unsupported("point reads are not supported by this memory store")
+    response: ReadResponse = provider.read(
+        ReadRequest(id=body.id, key=body.key, visible=wire.scope_keys(body.visible))
+    )
+    return wire.ReadReply(
+        records=[
+            wire.RecordBody(
+                id=record.id,
+                text=record.text,
+                tags=list(record.tags),
+                created_at=record.created_at,
+                expires_at=record.expires_at,
+                evidence_backed=record.evidence_backed,
+                **_scoped(record, call.scoped_replies),
+            )
+            for record in response.records[: wire.MAX_VISIBLE]
+        ]
+    )
+
+
+def _health(call: Call, body: wire.ScopeBody) -> BaseModel:
+    health = call.provider.health()
     message = None if health.ok or health.message is None else public_message(health.message)
     return wire.HealthReply(ok=health.ok, message=message, checked_at=health.checked_at)
 
 
-def _capabilities(provider: FactProvider, body: wire.ScopeBody) -> BaseModel:
-    caps = provider.capabilities()
+def _capabilities(call: Call, body: wire.ScopeBody) -> BaseModel:
+    caps = call.provider.capabilities()
+    scoped = call.scoped_replies
     return wire.CapabilitiesReply(
         lexical=caps.lexical,
         semantic=caps.semantic,
@@ -290,7 +363,33 @@ def _capabilities(provider: FactProvider, body: wire.ScopeBody) -> BaseModel:
         forget_by_query=caps.forget_by_query,
         tombstones=caps.tombstones,
         subject_cascade=caps.subject_cascade,
+        scopes=caps.scopes if scoped else None,
+        keys=caps.keys if scoped else None,
+        point_read=caps.point_read if scoped else None,
     )
+
+
+class _Unsupported(Exception):
+    """The scope's provider cannot do what the request asks (422 ``refused``)."""
+
+
+def _needs_scopes(provider: FactProvider) -> None:
+    """Fail closed: a provider without scope keys would serve a scoped request unscoped."""
+    if not provider.capabilities().scopes:
+        raise _Unsupported("memory scopes and keys are not supported by this memory store")
+
+
+def _scoped(item: ProviderHit | FactRecord, scoped_replies: bool) -> dict[str, Any]:
+    """A hit's or record's scope key, key and tier as reply fields (none for a client that
+    does not read them)."""
+    if not scoped_replies:
+        return {}
+    return {
+        "scope": item.scope.scope,
+        "subject": item.scope.subject,
+        "key": item.key,
+        "tier": item.tier,
+    }
 
 
 @dataclass(frozen=True)
@@ -298,7 +397,7 @@ class Operation:
     name: str
     body: type[wire.ScopeBody]
     reply: type[BaseModel]
-    run: Callable[[FactProvider, Any], BaseModel]
+    run: Callable[[Call, Any], BaseModel]
     write: bool
     summary: str
 
@@ -307,6 +406,7 @@ OPERATIONS: Final = (
     Operation("retain", wire.RetainBody, wire.RetainReply, _retain, True, "Store one fact"),
     Operation("recall", wire.RecallBody, wire.RecallReply, _recall, False, "Search facts"),
     Operation("forget", wire.ForgetBody, wire.ForgetReply, _forget, True, "Tombstone facts"),
+    Operation("read", wire.ReadBody, wire.ReadReply, _read, False, "Read one fact by id or key"),
     Operation(
         "health", wire.ScopeBody, wire.HealthReply, _health, False, "The scope's store health"
     ),
@@ -382,13 +482,13 @@ def memory_app(
             raise _Refusal("unavailable", "the store for this scope cannot be opened") from None
 
     async def run(
-        operation: Operation, provider: FactProvider, body: Any, deadline: float | None
+        operation: Operation, call: Call, body: Any, deadline: float | None
     ) -> dict[str, Any]:
         remaining = None if deadline is None else deadline - time.monotonic()
         if remaining is not None and remaining <= 0:
             raise _Refusal("deadline_exceeded", "the request's deadline passed before it ran")
         try:
-            work = run_in_threadpool(operation.run, provider, body)
+            work = run_in_threadpool(operation.run, call, body)
             # A write, once started, runs to its end; a read is abandoned at the deadline.
             reply = await (work if operation.write else asyncio.wait_for(work, remaining))
         except TimeoutError:
@@ -397,6 +497,15 @@ def memory_app(
             ) from None
         except InvalidRequestError as exc:
             raise _Refusal("invalid_request", str(exc)) from None
+        except CapExceededError as exc:
+            cap = wire.CapBody(
+                cap_bytes=exc.cap_bytes,
+                current_size=exc.current_size,
+                projected_size=exc.projected_size,
+            )
+            raise _Refusal("cap_exceeded", str(exc), cap=cap) from None
+        except _Unsupported as exc:
+            raise _Refusal("refused", str(exc)) from None
         except ProviderScopeError as exc:
             raise _Refusal("scope_violation", str(exc)) from None
         except (LockTimeoutError, ProviderUnavailable, ProviderUncertain) as exc:
@@ -412,16 +521,18 @@ def memory_app(
     async def deduplicated(
         operation: Operation,
         tenant_id: str,
-        provider: FactProvider,
+        call: Call,
         body: Any,
         deadline: float | None,
     ) -> dict[str, Any]:
         operation_id = getattr(body, "operation_id", None)
         if not operation.write or operation_id is None:
-            return await run(operation, provider, body, deadline)
+            return await run(operation, call, body, deadline)
         fields = body.model_dump(mode="json", exclude={"operation_id"})
+        # The reply's shape is part of the request: a replay must not hand a client fields
+        # it does not read.
         fingerprint = hashlib.sha256(
-            json.dumps([operation.name, fields], sort_keys=True).encode()
+            json.dumps([operation.name, fields, call.scoped_replies], sort_keys=True).encode()
         ).hexdigest()
         seen = oplog.find(tenant_id, operation_id)
         if seen is not None:
@@ -433,18 +544,28 @@ def memory_app(
                 )
             status, payload = await asyncio.shield(seen.outcome)
             if status != 200:
-                raise _Refusal(payload["code"], payload["message"], param=payload.get("param"))
+                raise _Refusal(
+                    payload["code"],
+                    payload["message"],
+                    param=payload.get("param"),
+                    cap=payload.get("cap"),
+                )
             return payload
         entry = oplog.start(tenant_id, operation_id, fingerprint)
         try:
-            payload = await run(operation, provider, body, deadline)
+            payload = await run(operation, call, body, deadline)
         except _Refusal as refusal:
             # Not remembered: a retry runs the write again (nothing was applied).
             oplog.drop(tenant_id, operation_id, entry)
             entry.outcome.set_result(
                 (
                     wire.ERROR_CODES[refusal.code][0],
-                    {"code": refusal.code, "message": refusal.message, "param": refusal.param},
+                    {
+                        "code": refusal.code,
+                        "message": refusal.message,
+                        "param": refusal.param,
+                        "cap": refusal.cap,
+                    },
                 )
             )
             raise
@@ -460,10 +581,17 @@ def memory_app(
                 deadline = None if budget is None else arrived + budget
                 body = await parsed(request, operation.body)
                 provider = provider_in(tenant_id, body)
-                payload = await deduplicated(operation, tenant_id, provider, body, deadline)
+                call = Call(provider, scoped_replies=_reads_scopes(request))
+                payload = await deduplicated(operation, tenant_id, call, body, deadline)
             except _Refusal as refusal:
                 headers = {"WWW-Authenticate": "Bearer"} if refusal.code == "unauthorized" else None
-                return envelope(refusal.code, refusal.message, param=refusal.param, headers=headers)
+                return envelope(
+                    refusal.code,
+                    refusal.message,
+                    param=refusal.param,
+                    headers=headers,
+                    cap=refusal.cap,
+                )
             return JSONResponse(payload)
 
         return handle
@@ -484,6 +612,12 @@ def memory_app(
     ]
     routes.append(Route("/healthz", healthz, methods=["GET"]))
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+
+
+def _reads_scopes(request: Request) -> bool:
+    """Whether the client sent ``Memory-Features: scopes`` (a comma-separated list)."""
+    features = request.headers.get(wire.FEATURES_HEADER, "")
+    return wire.FEATURE_SCOPES in {part.strip().lower() for part in features.split(",")}
 
 
 # -- OpenAPI -----------------------------------------------------------------------------------
@@ -552,7 +686,17 @@ def openapi_document() -> dict[str, Any]:
                             "minimum": 1,
                             "maximum": wire.MAX_DEADLINE_MS,
                         },
-                    }
+                    },
+                    {
+                        "name": wire.FEATURES_HEADER,
+                        "in": "header",
+                        "required": False,
+                        "description": f"'{wire.FEATURE_SCOPES}': the reply carries the memory "
+                        "scope fields (a hit's or record's scope, subject, key and tier; a "
+                        "retain's bytes; the scope capabilities). Without it they are left out, "
+                        "as clients written before them expect.",
+                        "schema": {"type": "string"},
+                    },
                 ],
                 "requestBody": {
                     "required": True,
@@ -608,6 +752,7 @@ def openapi_document() -> dict[str, Any]:
             "maxResponseBytes": wire.MAX_RESPONSE_BYTES,
             "maxOperationIdChars": wire.MAX_OPERATION_ID_CHARS,
             "maxK": wire.MAX_K,
+            "maxVisibleScopeKeys": wire.MAX_VISIBLE,
             "maxRetries": wire.MAX_RETRIES,
             "dedupWindowSeconds": wire.DEDUP_WINDOW_S,
             "dedupMaxPerTenant": wire.DEDUP_MAX_PER_TENANT,
@@ -728,11 +873,14 @@ class _PooledProvider:
     def forget(self, request: ForgetRequest) -> ForgetResult:
         return self._run(lambda provider: provider.forget(request))
 
+    def read(self, request: ReadRequest) -> ReadResponse:
+        return self._run(lambda provider: provider.read(request))
+
     def health(self) -> Health:
         return self._run(lambda provider: provider.health())
 
     def capabilities(self) -> Capabilities:
-        return LOCAL_CAPABILITIES
+        return STORE_CAPABILITIES
 
 
 # -- command line ------------------------------------------------------------------------------

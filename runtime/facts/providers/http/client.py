@@ -20,6 +20,12 @@ Behaviour (see ``runtime.facts.providers.http.contract`` for the wire format):
 scope,
   400/413/422 → invalid request, 409 → conflict). The token is only ever in the
   ``Authorization`` header: no message, exception or repr carries it.
+- **Memory scopes.** Scope keys, keys, tiers and ``visible`` travel as the contract's optional
+  fields, sent only when they differ from the defaults (the ``agent`` key), so a plain call
+  reads exactly as before scopes and a service that predates them answers it; a scoped call to
+  such a service is refused by it (400), never served unscoped. Every request says
+  ``Memory-Features: scopes``; a hit or record outside the request's ``visible`` keys (or of a
+  tier it did not ask for) is dropped, whatever the service answered.
 - ``health()`` never raises: within ``min(timeout_s, 1 s)`` and without retries it reports
   ``ok=False`` with a short reason instead.
 """
@@ -39,9 +45,12 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from specwire.runtime.core.clock import utc_now
+from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.core.tool_types import format_validation_error
+from specwire.runtime.facts.model import CapExceededError, FactRecord
 from specwire.runtime.facts.providers.errors import (
     ProviderAuthError,
+    ProviderCapExceeded,
     ProviderConflict,
     ProviderError,
     ProviderInvalidRequest,
@@ -58,6 +67,8 @@ from specwire.runtime.facts.providers.protocol import (
     ForgetResult,
     Health,
     ProviderHit,
+    ReadRequest,
+    ReadResponse,
     RecallRequest,
     RecallResponse,
     RetainRequest,
@@ -127,7 +138,11 @@ class HttpFactProvider:
         self._client = httpx.Client(
             base_url=base_url.rstrip("/"),
             transport=transport,
-            headers={"Authorization": f"Bearer {token.strip()}", "Accept": "application/json"},
+            headers={
+                "Authorization": f"Bearer {token.strip()}",
+                "Accept": "application/json",
+                wire.FEATURES_HEADER: wire.FEATURE_SCOPES,
+            },
             follow_redirects=False,
             trust_env=False,
         )
@@ -175,8 +190,21 @@ class HttpFactProvider:
             provenance=provenance,
             supersedes=request.supersedes,
             if_absent=request.if_absent,
+            **_scope_fields(request.scope),
+            key=request.key,
+            mode=None if request.key is None else request.mode,
+            tier=request.tier,
+            max_bytes=request.max_bytes,
         )
-        reply = self._call("retain", body, wire.RetainReply, kind="write", operation_id=op_id)
+        try:
+            reply = self._call("retain", body, wire.RetainReply, kind="write", operation_id=op_id)
+        except ProviderCapExceeded as exc:
+            if request.key is None:
+                raise
+            # The same error a local store raises, worded here (the key is the request's).
+            raise CapExceededError(
+                request.key, exc.cap_bytes, exc.current_size, exc.projected_size
+            ) from None
         return RetainResult(
             reply.id,
             reply.created,
@@ -185,17 +213,77 @@ class HttpFactProvider:
             reply.quarantined,
             text=reply.text,
             tags=tuple(reply.tags) if reply.tags is not None else None,
+            bytes=reply.bytes or 0,
         )
 
     def recall(self, request: RecallRequest) -> RecallResponse:
-        body = self._body(wire.RecallBody, query=request.query, limit=request.limit)
-        reply = self._call("recall", body, wire.RecallReply, kind="read")
-        return RecallResponse(
-            tuple(
-                ProviderHit(hit.id, hit.text, tuple(hit.tags), hit.score, hit.evidence_backed)
-                for hit in reply.hits[: request.limit]
-            )
+        body = self._body(
+            wire.RecallBody,
+            query=request.query,
+            limit=request.limit,
+            visible=_visible_field(request.visible),
+            tiers=list(request.tiers) or None,
         )
+        reply = self._call("recall", body, wire.RecallReply, kind="read")
+        visible = set(request.visible)
+        hits = []
+        for hit in reply.hits:
+            scope = self._scope_of(hit, "recall")
+            if scope not in visible or hit.tier not in (request.tiers or (None,)):
+                continue  # the service broke the request's fence: never pass it on
+            hits.append(
+                ProviderHit(
+                    hit.id,
+                    hit.text,
+                    tuple(hit.tags),
+                    hit.score,
+                    hit.evidence_backed,
+                    scope=scope,
+                    key=hit.key,
+                    tier=hit.tier,
+                )
+            )
+        return RecallResponse(tuple(hits[: request.limit]))
+
+    def read(self, request: ReadRequest) -> ReadResponse:
+        body = self._body(
+            wire.ReadBody, id=request.id, key=request.key, visible=_visible_field(request.visible)
+        )
+        reply = self._call("read", body, wire.ReadReply, kind="read")
+        visible = set(request.visible)
+        records = []
+        for item in reply.records:
+            scope = self._scope_of(item, "read")
+            if scope not in visible:
+                continue
+            if (request.id is not None and item.id != request.id) or (
+                request.key is not None and item.key != request.key
+            ):
+                continue
+            records.append(
+                FactRecord(
+                    id=item.id,
+                    text=item.text,
+                    tags=tuple(item.tags),
+                    created_at=item.created_at,
+                    expires_at=item.expires_at,
+                    evidence_backed=item.evidence_backed,
+                    scope=scope,
+                    key=item.key,
+                    tier=item.tier,
+                )
+            )
+        return ReadResponse(tuple(sorted(records, key=lambda record: (record.scope, record.id))))
+
+    @staticmethod
+    def _scope_of(item: wire.ScopedFields, operation: str) -> ScopeKey:
+        try:
+            return item.memory_scope()
+        except ValueError:
+            raise ProviderProtocolError(
+                f"{operation}: the memory service's answer names an invalid scope key",
+                code="protocol_error",
+            ) from None
 
     def forget(self, request: ForgetRequest, *, operation_id: str | None = None) -> ForgetResult:
         op_id = self._operation_id(operation_id)
@@ -206,6 +294,8 @@ class HttpFactProvider:
             query=request.query,
             reason=request.reason,
             at_most=request.at_most,
+            visible=None if request.visible is None else _visible_field(request.visible),
+            all_scopes=True if request.visible is None else None,
         )
         reply = self._call("forget", body, wire.ForgetReply, kind="write", operation_id=op_id)
         return ForgetResult(reply.removed, tuple(reply.ids), tuple(reply.texts))
@@ -231,7 +321,9 @@ class HttpFactProvider:
         if self._capabilities is None:
             body = self._body(wire.ScopeBody)
             reply = self._call("capabilities", body, wire.CapabilitiesReply, kind="read")
-            self._capabilities = Capabilities(**reply.model_dump())
+            # A service that predates scopes leaves their fields out: it has none of them.
+            fields = {name: bool(value) for name, value in reply.model_dump().items()}
+            self._capabilities = Capabilities(**fields)
         return self._capabilities
 
     # -- the call ---------------------------------------------------------------------------
@@ -412,6 +504,20 @@ class HttpFactProvider:
             ) from None
 
 
+def _scope_fields(key: ScopeKey) -> dict[str, Any]:
+    """A retain's scope key as body fields (none for ``agent``, as before scopes)."""
+    if key == AGENT:
+        return {}
+    return {"scope": key.scope, "subject": key.subject}
+
+
+def _visible_field(visible: tuple[ScopeKey, ...]) -> list[dict[str, Any]] | None:
+    """``visible`` as the body field (absent for the ``agent`` key alone, as before scopes)."""
+    if visible == (AGENT,):
+        return None
+    return [wire.ScopeKeyBody.of(key).wire() for key in visible]
+
+
 class _BodyDeadline(Exception):
     """The response body was still arriving when the deadline passed."""
 
@@ -445,6 +551,20 @@ def _envelope_error(operation: str, status: int, payload: Any) -> ProviderError:
         return ProviderScopeError(text, code=code, http_status=status)
     if status == 409:
         return ProviderConflict(text, code=code, http_status=status)
+    if status == 422 and code == "cap_exceeded":
+        try:
+            cap = wire.CapBody.model_validate(detail.get("cap"))
+        except ValidationError:
+            cap = None
+        if cap is not None:
+            return ProviderCapExceeded(
+                said,
+                code=code,
+                http_status=status,
+                cap_bytes=cap.cap_bytes,
+                current_size=cap.current_size,
+                projected_size=cap.projected_size,
+            )
     if status in (400, 413, 422):
         # The request's own fault: the server's words alone, as a local provider says them.
         return ProviderInvalidRequest(said, code=code, http_status=status)

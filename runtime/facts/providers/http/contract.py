@@ -9,6 +9,7 @@ Endpoints (JSON bodies, camelCase keys, ``Authorization: Bearer <tenant token>``
     POST /v1/retain        RetainBody       → 200 RetainReply
     POST /v1/recall        RecallBody       → 200 RecallReply
     POST /v1/forget        ForgetBody       → 200 ForgetReply
+    POST /v1/read          ReadBody         → 200 ReadReply       (point read by id or key)
     POST /v1/health        ScopeBody        → 200 HealthReply     (ok=false is still 200)
     POST /v1/capabilities  ScopeBody        → 200 CapabilitiesReply
     GET  /healthz          (no token)       → 200 {"status": "ok", "version": 1}
@@ -20,6 +21,22 @@ bound to the wrong tenant fails loudly instead of writing elsewhere). Every body
 ``spec`` (the agent's name) and optionally a ``session`` (facts kept for that session only;
 absent = the spec's shared facts). Scope lives in the body, not the path, so one route serves
 every spec and the scope is covered by the ``operationId`` fingerprint.
+
+Memory scopes (``runtime.core.scopes``). Inside its spec, each fact belongs to one scope key:
+a ``scope`` (``user``, ``conversation``, ``role``, ``agent``, ``crew``) and, for the first
+three, a ``subject`` (the host's id for the person, conversation or role). A retain names its
+key with ``scope`` and ``subject`` (absent: ``agent``); a recall, a read and a forget name the
+keys they may see with ``visible`` (absent: ``[{"scope": "agent"}]``; a forget may say
+``allScopes: true`` instead, the owner's forget over every key). The service returns and
+touches nothing outside them. A retain with a ``key`` replaces the live fact with that key in
+its scope key (``mode``: ``replace`` or ``append``; ``maxBytes``: refused with 422 ``refused``
+past it, nothing written; ``tier``: a Crewship tier note, recalled only when ``tiers`` names
+its tier). These fields are all optional, so a client written before them keeps working: all
+it writes and sees is the ``agent`` key, as before. Replies carry the new fields (a hit's
+scope, key and tier; ``bytes``; the scope capabilities) only when the request sends
+``Memory-Features: scopes`` (``FEATURES_HEADER``), since a client written before them refuses
+fields it does not know; a server written before them refuses the new request fields (400), so
+a scoped request to it fails closed instead of being served unscoped.
 
 Idempotency. Writes (retain, forget) carry an ``operationId`` (1–128 characters, client-made,
 e.g. a UUID). The server remembers each tenant's recent operations (bounded, see
@@ -60,6 +77,8 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
@@ -72,13 +91,17 @@ from specwire.runtime.core.ids import (
     TOOL_USE_ID_RE,
     check_client_key,
 )
+from specwire.runtime.core.scopes import SUBJECT_RE, Scope, ScopeError, ScopeKey
 from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
+    MAX_KEY_CHARS,
+    MAX_KEYED_TEXT_BYTES,
     MAX_REASON_CHARS,
     MAX_RECALL_K,
     MAX_TAG_CHARS,
     MAX_TAGS,
     MAX_TEXT_CHARS,
+    TIERS,
 )
 from specwire.runtime.facts.text import MAX_QUERY_CHARS
 
@@ -86,9 +109,15 @@ CONTRACT_VERSION: Final = 1
 API_PREFIX: Final = "/v1"
 
 # Size limits (bytes for bodies, characters for fields).
-MAX_REQUEST_BYTES: Final = 64 * 1024
-# Room for MAX_RECALL_K hits of MAX_TEXT_CHARS characters each, every one escaped in JSON.
-MAX_RESPONSE_BYTES: Final = 1024 * 1024
+# Room for a keyed text of MAX_KEYED_TEXT_BYTES, every character escaped in JSON.
+MAX_REQUEST_BYTES: Final = 512 * 1024
+# Room for MAX_RECALL_K hits of MAX_KEYED_TEXT_BYTES (tier notes), escaped in JSON.
+MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
+# The scope keys one request may name (an audience sees at most five).
+MAX_VISIBLE: Final = 16
+# Sent by a client that understands the replies' scope fields (see "Memory scopes" above).
+FEATURES_HEADER: Final = "Memory-Features"
+FEATURE_SCOPES: Final = "scopes"
 MAX_OPERATION_ID_CHARS: Final = 128
 DEADLINE_HEADER: Final = "Deadline-Ms"
 MAX_DEADLINE_MS: Final = 10 * 60 * 1000
@@ -118,6 +147,7 @@ ErrorCode = Literal[
     "payload_too_large",
     "request_timeout",
     "refused",
+    "cap_exceeded",
     "rate_limited",
     "deadline_exceeded",
     "unavailable",
@@ -135,6 +165,8 @@ ERROR_CODES: Final[dict[str, tuple[int, bool]]] = {
     "payload_too_large": (413, False),
     "request_timeout": (408, True),
     "refused": (422, False),
+    # A keyed write whose stored text would pass its ``maxBytes``: nothing was written.
+    "cap_exceeded": (422, False),
     "rate_limited": (429, True),
     "deadline_exceeded": (504, True),
     "unavailable": (503, True),
@@ -148,6 +180,11 @@ SpecName = Annotated[str, StringConstraints(pattern=SPEC_PATTERN)]
 # 1-200 letters, digits or ._:@+=- starting with a letter or digit, no '..' (CLIENT_KEY_RULE).
 SessionKey = Annotated[str, StringConstraints(max_length=200), AfterValidator(check_client_key)]
 TenantClaim = Annotated[str, StringConstraints(pattern=TENANT_ID_PATTERN)]
+SubjectId = Annotated[str, StringConstraints(pattern=SUBJECT_RE.pattern)]
+FactKey = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_KEY_CHARS, pattern=r"^[^\x00-\x1f\x7f]+$")
+]
+Tier = Literal[TIERS]  # type: ignore[valid-type]  # the tier names, one Literal
 
 
 class WireModel(BaseModel):
@@ -172,6 +209,39 @@ class ScopeBody(WireModel):
     tenant: TenantClaim | None = None
 
 
+class ScopeKeyBody(WireModel):
+    """One memory scope key: ``{"scope": "user", "subject": "U123"}``, ``{"scope": "agent"}``."""
+
+    scope: Scope
+    subject: SubjectId | None = None
+
+    @model_validator(mode="after")
+    def _a_key(self) -> ScopeKeyBody:
+        try:
+            ScopeKey(self.scope, self.subject)
+        except ScopeError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    def key(self) -> ScopeKey:
+        return ScopeKey(self.scope, self.subject)
+
+    @classmethod
+    def of(cls, key: ScopeKey) -> ScopeKeyBody:
+        return cls(scope=key.scope, subject=key.subject)
+
+
+def scope_keys(bodies: list[ScopeKeyBody] | None) -> tuple[ScopeKey, ...]:
+    """``visible`` as scope keys (absent: the ``agent`` key alone, what clients before scopes
+    saw)."""
+    if bodies is None:
+        return (ScopeKey("agent"),)
+    return tuple(body.key() for body in bodies)
+
+
+Visible = Annotated[list[ScopeKeyBody], Field(min_length=1, max_length=MAX_VISIBLE)]
+
+
 class ProvenanceBody(WireModel):
     session_id: Annotated[str, StringConstraints(pattern=SESSION_ID_RE.pattern)] | None = None
     evidence: list[Annotated[str, StringConstraints(pattern=TOOL_USE_ID_RE.pattern)]] = Field(
@@ -181,18 +251,55 @@ class ProvenanceBody(WireModel):
 
 class RetainBody(ScopeBody):
     operation_id: OperationId | None = None
-    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT_CHARS)]
+    # Replace the live fact with this key in the fact's scope key (before ``text``: a keyed
+    # text may be longer).
+    key: FactKey | None = None
+    # A plain fact: at most MAX_TEXT_CHARS characters; a keyed one: MAX_KEYED_TEXT_BYTES bytes.
+    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEYED_TEXT_BYTES)]
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
     ttl_ms: Annotated[int, Field(ge=1)] | None = None
     provenance: ProvenanceBody | None = None
     supersedes: MemoryId | None = None
     if_absent: bool = False
+    # The fact's scope key (absent: ``agent``); ``subject`` for user, conversation and role.
+    scope: Scope | None = None
+    subject: SubjectId | None = None
+    # With ``key``: replace (default) or append; a tier; a cap on the stored text's bytes.
+    mode: Literal["replace", "append"] | None = None
+    tier: Tier | None = None
+    max_bytes: Annotated[int, Field(ge=1)] | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _text_size(cls, text: str, info: ValidationInfo) -> str:
+        if info.data.get("key") is None:
+            if len(text) > MAX_TEXT_CHARS:
+                raise ValueError(f"String should have at most {MAX_TEXT_CHARS} characters")
+        elif len(text.encode("utf-8", "surrogatepass")) > MAX_KEYED_TEXT_BYTES:
+            raise ValueError(f"a keyed text has at most {MAX_KEYED_TEXT_BYTES} UTF-8 bytes")
+        return text
 
     @model_validator(mode="after")
     def _one_mode(self) -> RetainBody:
         if self.supersedes is not None and self.if_absent:
             raise ValueError("supersedes and ifAbsent cannot be combined")
+        if self.key is None and (
+            self.mode is not None or self.tier is not None or self.max_bytes is not None
+        ):
+            raise ValueError("mode, tier and maxBytes need a key")
+        if self.key is not None and (self.supersedes is not None or self.if_absent):
+            raise ValueError("a keyed write replaces by key, not by supersedes or ifAbsent")
+        if self.subject is not None and self.scope is None:
+            raise ValueError("a subject needs its scope")
+        self.memory_scope()
         return self
+
+    def memory_scope(self) -> ScopeKey:
+        """The fact's scope key (``agent`` when absent)."""
+        try:
+            return ScopeKey(self.scope or "agent", self.subject)
+        except ScopeError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class RetainReply(WireModel):
@@ -205,14 +312,36 @@ class RetainReply(WireModel):
     # When ``created`` is false: the live fact's own text and tags.
     text: str | None = None
     tags: list[str] | None = None
+    # UTF-8 bytes of the stored text (with ``Memory-Features: scopes``).
+    bytes: Annotated[int, Field(ge=0)] | None = None
 
 
 class RecallBody(ScopeBody):
     query: Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)]
     limit: Annotated[int, Field(ge=1, le=MAX_K)] = 5
+    # The scope keys the caller may see (absent: ``agent`` alone).
+    visible: Visible | None = None
+    # Tier notes of these tiers only (absent or empty: plain facts only).
+    tiers: list[Tier] | None = Field(default=None, max_length=len(TIERS))
 
 
-class HitBody(WireModel):
+class ScopedFields(WireModel):
+    """A fact's scope key, key and tier in a reply (with ``Memory-Features: scopes``)."""
+
+    scope: Scope | None = None
+    subject: SubjectId | None = None
+    key: str | None = None
+    tier: Tier | None = None
+
+    def memory_scope(self) -> ScopeKey:
+        """The fact's scope key (``agent`` when the reply names none)."""
+        try:
+            return ScopeKey(self.scope or "agent", self.subject)
+        except ScopeError as exc:
+            raise ValueError(str(exc)) from None
+
+
+class HitBody(ScopedFields):
     id: MemoryId
     text: str
     tags: list[str]
@@ -233,6 +362,10 @@ class ForgetBody(ScopeBody):
     reason: Annotated[str, StringConstraints(max_length=MAX_REASON_CHARS)] | None = None
     # With ``query``: refuse (400 invalid_request, nothing forgotten) when more facts match.
     at_most: Annotated[int, Field(ge=1)] | None = None
+    # The scope keys the caller may forget in (absent: ``agent`` alone) ...
+    visible: Visible | None = None
+    # ... or every key (the owner's forget).
+    all_scopes: bool | None = None
 
     @model_validator(mode="after")
     def _one_selector(self) -> ForgetBody:
@@ -240,7 +373,13 @@ class ForgetBody(ScopeBody):
             raise ValueError("provide exactly one of `id` or `query`")
         if self.query is not None and not self.query.strip():
             raise ValueError("query must not be blank")
+        if self.all_scopes and self.visible is not None:
+            raise ValueError("allScopes and visible cannot be combined")
         return self
+
+    def scope_keys(self) -> tuple[ScopeKey, ...] | None:
+        """The keys the forget may touch (None: every key)."""
+        return None if self.all_scopes else scope_keys(self.visible)
 
 
 class ForgetReply(WireModel):
@@ -248,6 +387,35 @@ class ForgetReply(WireModel):
     ids: list[MemoryId] = Field(default_factory=list)
     # The forgotten facts' texts, parallel to ``ids``.
     texts: list[str] = Field(default_factory=list)
+
+
+class ReadBody(ScopeBody):
+    """A point read: exactly one of ``id`` or ``key``."""
+
+    id: MemoryId | None = None
+    key: FactKey | None = None
+    # The scope keys the caller may see (absent: ``agent`` alone).
+    visible: Visible | None = None
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> ReadBody:
+        if (self.id is None) == (self.key is None):
+            raise ValueError("provide exactly one of `id` or `key`")
+        return self
+
+
+class RecordBody(ScopedFields):
+    id: MemoryId
+    text: str
+    tags: list[str]
+    created_at: datetime
+    expires_at: datetime | None = None
+    evidence_backed: bool
+
+
+class ReadReply(WireModel):
+    # One per visible scope key at most.
+    records: list[RecordBody] = Field(max_length=MAX_VISIBLE)
 
 
 class HealthReply(WireModel):
@@ -265,6 +433,18 @@ class CapabilitiesReply(WireModel):
     forget_by_query: bool
     tombstones: bool
     subject_cascade: bool
+    # With ``Memory-Features: scopes``.
+    scopes: bool | None = None
+    keys: bool | None = None
+    point_read: bool | None = None
+
+
+class CapBody(WireModel):
+    """Why a keyed write was refused (``cap_exceeded``): its cap and the sizes, in bytes."""
+
+    cap_bytes: Annotated[int, Field(ge=1)]
+    current_size: Annotated[int, Field(ge=0)]
+    projected_size: Annotated[int, Field(ge=0)]
 
 
 class ErrorDetail(WireModel):
@@ -273,6 +453,8 @@ class ErrorDetail(WireModel):
     retryable: bool
     # The request field at fault (dotted, camelCase), when one is.
     param: str | None = None
+    # With ``cap_exceeded``.
+    cap: CapBody | None = None
 
 
 class ErrorBody(WireModel):
@@ -284,11 +466,13 @@ class ServiceHealth(WireModel):
     version: Literal[1] = CONTRACT_VERSION
 
 
-def error_body(code: str, message: str, *, param: str | None = None) -> dict[str, Any]:
+def error_body(
+    code: str, message: str, *, param: str | None = None, cap: CapBody | None = None
+) -> dict[str, Any]:
     """The envelope for ``code`` (one of ``ERROR_CODES``)."""
     _, retryable = ERROR_CODES[code]
     detail = ErrorDetail.model_validate(
-        {"code": code, "message": message, "retryable": retryable, "param": param}
+        {"code": code, "message": message, "retryable": retryable, "param": param, "cap": cap}
     )
     return ErrorBody(error=detail).wire()
 

@@ -3,26 +3,33 @@
 always within its scope.
 
 Status is materialized at read time as the local store does it (``facts.sql.queries``):
-superseded, forgotten, expired (a tombstone or ``now >= expires_at``), live.
+superseded, forgotten, expired (a tombstone or ``now >= expires_at``), live. The owner's
+``FactFilter`` (memory scope keys) is a condition of the statement, so paging counts only the
+facts it admits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.model import (
     Fact,
     FactStatus,
-    InvalidRequestError,
     Provenance,
     QuarantinedFact,
     Tombstone,
     from_ms,
 )
-from specwire.runtime.facts.providers.admin import FactListing
-from specwire.runtime.facts.providers.postgres.sql import LIVE, SCOPE
+from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactListing
+from specwire.runtime.facts.providers.postgres.sql import (
+    IN_KEY,
+    LIVE,
+    SCOPE,
+    key_of,
+    key_params,
+)
 from specwire.runtime.facts.validation import NewFact
 
 if TYPE_CHECKING:
@@ -33,29 +40,50 @@ _STATUS = """CASE
     WHEN t.kind = 'forgotten' THEN 'forgotten'
     WHEN t.kind = 'expired' OR f.expires_at <= %(now)s THEN 'expired'
     ELSE 'live' END"""
-_STATUSES = f"""SELECT f.seq, f.id, f.text, f.tags, f.created_at, f.expires_at, f.superseded_by,
-    f.session_id, f.evidence, t.kind AS t_kind, t.at AS t_at, t.reason AS t_reason,
+_FACT = """f.id, f.text, f.tags, f.created_at, f.expires_at, f.superseded_by, f.session_id,
+    f.evidence, f.scope, f.subject, f.fact_key, f.tier"""
+_STATUSES = f"""SELECT f.seq, {_FACT}, t.kind AS t_kind, t.at AS t_at, t.reason AS t_reason,
     t.superseded_by AS t_by, {_STATUS} AS status
 FROM facts f LEFT JOIN tombstones t ON t.target = f.id AND t.tenant = f.tenant
     AND t.spec = f.spec AND t.session = f.session
 WHERE {SCOPE}"""
-_LISTED = f"""SELECT * FROM ({_STATUSES}) s
+_LISTED = f"""SELECT * FROM ({_STATUSES} AND {{where}}) s
 WHERE (%(status)s::text = 'all' OR s.status = %(status)s::text)
 AND (%(tag)s::text IS NULL OR %(tag)s::text = ANY (s.tags))
 AND (%(text)s::text IS NULL OR strpos(lower(s.text), lower(%(text)s::text)) > 0)
 ORDER BY s.seq OFFSET %(offset)s LIMIT %(limit)s"""
 _HELD = """SELECT q.id, q.text, q.tags, q.created_at, q.ttl_ms, q.session_id, q.evidence, q.rule,
-    q.found_on FROM quarantine q
+    q.found_on, q.scope, q.subject, q.fact_key, q.tier FROM quarantine q
 WHERE q.tenant = %(tenant)s AND q.spec = %(spec)s AND q.session = %(session)s"""
-_LIVE_FACT = f"""SELECT f.id, f.text, f.tags, f.created_at, f.expires_at, f.superseded_by,
-    f.session_id, f.evidence FROM facts f WHERE f.id = %(id)s AND {LIVE} FOR UPDATE OF f"""
+_LIVE_FACT = f"""SELECT {_FACT} FROM facts f WHERE f.id = %(id)s AND {LIVE} FOR UPDATE OF f"""
 
 
-def listed(conn: Connection[Any], params: dict[str, Any], listing: FactListing) -> list[FactStatus]:
+def filter_clause(where: FactFilter, table: str = "f") -> tuple[str, dict[str, Any]]:
+    """``where`` as a condition on ``table``'s ``scope`` and ``subject`` columns."""
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    if where.scopes is not None:
+        parts.append(f"{table}.scope = ANY(%(filter_scopes)s::text[])")
+        params["filter_scopes"] = list(where.scopes)
+    if where.subject is not None:
+        # A subject is never '' (the column of agent and crew keys), so those never match.
+        parts.append(f"{table}.subject = %(filter_subject)s")
+        params["filter_subject"] = where.subject
+    return (" AND ".join(parts) or "TRUE"), params
+
+
+def listed(
+    conn: Connection[Any],
+    params: dict[str, Any],
+    listing: FactListing,
+    where: FactFilter = EVERY_KEY,
+) -> list[FactStatus]:
+    condition, filter_params = filter_clause(where)
     rows = conn.execute(
-        _LISTED,
+        _LISTED.format(where=condition),
         {
             **params,
+            **filter_params,
             "status": listing.status,
             "tag": listing.tag,
             "text": listing.text,
@@ -82,8 +110,13 @@ def count_live(conn: Connection[Any], params: dict[str, Any]) -> int:
     return 0 if row is None else int(row[0])
 
 
-def held(conn: Connection[Any], params: dict[str, Any]) -> list[QuarantinedFact]:
-    rows = conn.execute(f"{_HELD} ORDER BY q.created_at, q.id", params).fetchall()
+def held(
+    conn: Connection[Any], params: dict[str, Any], where: FactFilter = EVERY_KEY
+) -> list[QuarantinedFact]:
+    condition, filter_params = filter_clause(where, "q")
+    rows = conn.execute(
+        f"{_HELD} AND {condition} ORDER BY q.created_at, q.seq", {**params, **filter_params}
+    ).fetchall()
     return [_held(row) for row in rows]
 
 
@@ -135,22 +168,22 @@ class PostgresImportSink:
         self._hold = hold
 
     def live_with_text(self, norm_text: str, scope: ScopeKey = AGENT) -> str | None:
-        _agent_only(scope)
+        """The oldest live plain fact (no key) of ``scope`` with that normalized text."""
         row = self._conn.execute(
             f"SELECT f.id FROM facts f WHERE {LIVE} AND f.norm_text = %(norm)s "
-            "ORDER BY f.seq LIMIT 1",
-            {**self._params, "norm": norm_text},
+            f"AND {IN_KEY} AND f.fact_key IS NULL ORDER BY f.seq LIMIT 1",
+            {**self._params, **key_params(scope), "norm": norm_text},
         ).fetchone()
         return None if row is None else str(row[0])
 
     def with_text_created(
         self, norm_text: str, created_ms: int, scope: ScopeKey = AGENT
     ) -> str | None:
-        _agent_only(scope)
+        """The oldest fact (any status) of ``scope`` with that text written at ``created_ms``."""
         row = self._conn.execute(
             f"SELECT f.id FROM facts f WHERE {SCOPE} AND f.norm_text = %(norm)s "
-            "AND f.created_at = %(created)s ORDER BY f.seq LIMIT 1",
-            {**self._params, "norm": norm_text, "created": created_ms},
+            f"AND f.created_at = %(created)s AND {IN_KEY} ORDER BY f.seq LIMIT 1",
+            {**self._params, **key_params(scope), "norm": norm_text, "created": created_ms},
         ).fetchone()
         return None if row is None else str(row[0])
 
@@ -167,14 +200,8 @@ class PostgresImportSink:
         link_superseded(self._conn, self._params, old_id, new_id, at_ms, reason)
 
 
-def _agent_only(scope: ScopeKey) -> None:
-    # Until this backend stores scope keys, a scoped import fails closed (nothing written).
-    if scope != AGENT:
-        raise InvalidRequestError("this backend does not store memory scopes yet")
-
-
-def _fact(row: Any) -> Fact:
-    # Columns: id, text, tags, created_at, expires_at, superseded_by, session_id, evidence.
+def _fact(row: Sequence[Any]) -> Fact:
+    # Columns: ``_FACT``.
     return Fact(
         id=row[0],
         text=row[1],
@@ -183,17 +210,20 @@ def _fact(row: Any) -> Fact:
         expires_at=None if row[4] is None else from_ms(int(row[4])),
         superseded_by=row[5],
         provenance=Provenance(row[6], tuple(row[7])),
+        scope=key_of(row[8], row[9]),
+        key=row[10],
+        tier=row[11],
     )
 
 
-def _status(row: Any) -> FactStatus:
-    # Columns: seq, the fact's eight, t_kind, t_at, t_reason, t_by, status.
+def _status(row: Sequence[Any]) -> FactStatus:
+    # Columns: seq, the fact's twelve (``_FACT``), t_kind, t_at, t_reason, t_by, status.
     tombstone = None
-    if row[9] is not None:
+    if row[13] is not None:
         tombstone = Tombstone(
-            kind=row[9], at=from_ms(int(row[10])), reason=row[11], superseded_by=row[12]
+            kind=row[13], at=from_ms(int(row[14])), reason=row[15], superseded_by=row[16]
         )
-    return FactStatus(_fact(row[1:9]), row[13], tombstone)
+    return FactStatus(_fact(row[1:13]), row[17], tombstone)
 
 
 def _held(row: Any) -> QuarantinedFact:
@@ -206,4 +236,7 @@ def _held(row: Any) -> QuarantinedFact:
         provenance=Provenance(row[5], tuple(row[6])),
         rule=row[7],
         found_on=row[8],
+        scope=key_of(row[9], row[10]),
+        key=row[11],
+        tier=row[12],
     )

@@ -43,12 +43,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE, SPEC_KEY_RE, new_memory_id
+from specwire.runtime.core.scopes import SCOPES
 from specwire.runtime.facts import validation
 from specwire.runtime.facts.fusion import RRF_K
 from specwire.runtime.facts.importing import ImportedFact, ImportResult, import_into
 from specwire.runtime.facts.lexical.ranking import PROOF_BOOST, unit_score
 from specwire.runtime.facts.model import (
+    MAX_KEYED_TEXT_BYTES,
+    TIERS,
+    CapExceededError,
     Fact,
+    FactRecord,
     FactStatus,
     InvalidRequestError,
     QuarantinedFact,
@@ -59,11 +64,20 @@ from specwire.runtime.facts.model import (
 from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactListing
 from specwire.runtime.facts.providers.errors import ProviderTimeout, ProviderUncertain
 from specwire.runtime.facts.providers.postgres import admin as admin_sql
+from specwire.runtime.facts.providers.postgres import keyed
 from specwire.runtime.facts.providers.postgres.sql import COLUMNS as _COLUMNS
+from specwire.runtime.facts.providers.postgres.sql import (
+    IN_KEY,
+    key_of,
+    key_params,
+    subject_of,
+    visible_clause,
+)
 from specwire.runtime.facts.providers.postgres.sql import LEXICAL_RANK as _LEXICAL_RANK
 from specwire.runtime.facts.providers.postgres.sql import LIVE as _LIVE
 from specwire.runtime.facts.providers.postgres.sql import PROVEN as _PROVEN
 from specwire.runtime.facts.providers.postgres.sql import SCOPE as _SCOPE
+from specwire.runtime.facts.providers.postgres.sql import SCOPE_COLUMNS as _SCOPE_COLUMNS
 from specwire.runtime.facts.providers.protocol import (
     HEALTH_DEADLINE_S,
     LOCAL_CAPABILITIES,
@@ -72,6 +86,8 @@ from specwire.runtime.facts.providers.protocol import (
     ForgetResult,
     Health,
     ProviderHit,
+    ReadRequest,
+    ReadResponse,
     RecallRequest,
     RecallResponse,
     RetainRequest,
@@ -87,6 +103,12 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
     from specwire.runtime.embedders import Embedder
+
+
+def _sql_list(values: Sequence[str]) -> str:
+    """Constant identifiers (``SCOPES``, ``TIERS``) as a quoted SQL list."""
+    return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
+
 
 # Any fixed 64-bit number: the advisory lock migrations run under.
 MIGRATION_LOCK = 0x5EC_F1AC7_5C4E3A
@@ -146,6 +168,32 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
                 found_on text NOT NULL CHECK (found_on IN ('write', 'read'))
             )""",
             "CREATE INDEX quarantine_scope ON quarantine (tenant, spec, session)",
+        ),
+    ),
+    (
+        # Memory scopes (``runtime.core.scopes``): each fact's scope key, its key and tier as
+        # columns. Facts written before scopes are ``agent`` facts (the column default: no
+        # table rewrite). The subject of ``agent`` and ``crew`` is ''.
+        2,
+        (
+            """ALTER TABLE facts ADD COLUMN scope text NOT NULL DEFAULT 'agent',
+                ADD COLUMN subject text NOT NULL DEFAULT '',
+                ADD COLUMN fact_key text,
+                ADD COLUMN tier text""",
+            f"""ALTER TABLE facts ADD CONSTRAINT facts_scope_key CHECK (
+                scope IN ({_sql_list(SCOPES)})
+                AND (scope IN ('agent', 'crew')) = (subject = ''))""",
+            f"""ALTER TABLE facts ADD CONSTRAINT facts_tier CHECK (
+                tier IS NULL OR (fact_key IS NOT NULL AND tier IN ({_sql_list(TIERS)})))""",
+            "CREATE INDEX facts_scope_key ON facts (tenant, spec, session, scope, subject)",
+            "CREATE INDEX facts_keyed ON facts (tenant, spec, session, scope, subject, fact_key) "
+            "WHERE fact_key IS NOT NULL",
+            # ``seq``: writes held in one millisecond list in the order they came.
+            """ALTER TABLE quarantine ADD COLUMN scope text NOT NULL DEFAULT 'agent',
+                ADD COLUMN subject text NOT NULL DEFAULT '',
+                ADD COLUMN fact_key text,
+                ADD COLUMN tier text,
+                ADD COLUMN seq bigserial""",
         ),
     ),
 )
@@ -368,17 +416,27 @@ class PostgresFactProvider:
         self._check_scope(scope)
         if request.supersedes is not None:
             validation.memory_id(request.supersedes)
-        new = NewFact(request.text, request.tags, request.ttl_ms, request.provenance)
+        new = NewFact(
+            request.text,
+            request.tags,
+            request.ttl_ms,
+            request.provenance,
+            scope=request.scope,
+            key=request.key,
+            tier=request.tier,
+        )
         hit = self._screened(new)
         if hit is not None:
             return self._hold(new, hit)
-        vector = self._vector([" ".join([new.text, *new.tags])])
+        if request.key is not None:
+            return self._retain_keyed(request, new)
+        vector = self._vector([_embedded(new)])
         with self._transaction("retain") as conn:
             now = self._now_ms()
             params = self._params(now)
             expires = _expiry(new, now)
             if request.supersedes is not None:
-                self._lock_live(conn, request.supersedes, params)
+                self._lock_live(conn, request.supersedes, params, new)
                 fact_id = self._insert(conn, new, now, vector)
                 conn.execute(
                     f"UPDATE facts f SET superseded_by = %(by)s WHERE f.id = %(old)s AND {_SCOPE}",
@@ -390,26 +448,63 @@ class PostgresFactProvider:
                     "'superseded', %(now)s, %(by)s)",
                     {**params, "by": fact_id, "old": request.supersedes},
                 )
-                return RetainResult(fact_id, True, expires, request.supersedes)
+                return RetainResult(fact_id, True, expires, request.supersedes, bytes=_size(new))
             if request.if_absent:
-                conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                    (
-                        "\x1f".join(
-                            [self.scope.tenant, self.scope.spec, params["session"], new.norm_text]
-                        ),
-                    ),
-                )
+                # Equal text counts only among live plain facts of the same scope key.
+                keyed.lock(conn, params, new.scope, "text", new.norm_text)
                 row = conn.execute(
                     f"SELECT f.id, f.expires_at, f.text, f.tags FROM facts f WHERE {_LIVE} "
-                    "AND f.norm_text = %(norm)s ORDER BY f.seq LIMIT 1",
-                    {**params, "norm": new.norm_text},
+                    f"AND f.norm_text = %(norm)s AND {IN_KEY} AND f.fact_key IS NULL "
+                    "ORDER BY f.seq LIMIT 1",
+                    {**params, **key_params(new.scope), "norm": new.norm_text},
                 ).fetchone()
                 if row is not None:
                     return RetainResult(
                         row[0], False, _when(row[1]), text=row[2], tags=tuple(row[3])
                     )
-            return RetainResult(self._insert(conn, new, now, vector), True, expires)
+            fact_id = self._insert(conn, new, now, vector)
+            return RetainResult(fact_id, True, expires, bytes=_size(new))
+
+    def _retain_keyed(self, request: RetainRequest, new: NewFact) -> RetainResult:
+        """Replace (or append to) the live fact with ``request.key`` in ``request.scope``, in
+        one transaction under that key's lock, so concurrent appends all land."""
+        assert request.key is not None
+        vector = None if request.mode == "append" else self._vector([_embedded(new)])
+        with self._transaction("retain") as conn:
+            now = self._now_ms()
+            params = self._params(now)
+            keyed.lock(conn, params, new.scope, "key", request.key)
+            old = keyed.live_keyed(conn, params, new.scope, request.key)
+            current = 0 if old is None else len(old.text.encode("utf-8"))
+            text = new.text
+            if request.mode == "append" and old is not None:
+                text = keyed.appended(old.text, new.text)
+            size = len(text.encode("utf-8"))
+            cap = min(request.max_bytes or MAX_KEYED_TEXT_BYTES, MAX_KEYED_TEXT_BYTES)
+            if size > cap:
+                raise CapExceededError(request.key, cap, current, size)
+            stored = new
+            if text != new.text:
+                stored = NewFact(
+                    text,
+                    new.tags,
+                    new.ttl_ms,
+                    new.provenance,
+                    scope=new.scope,
+                    key=new.key,
+                    tier=new.tier,
+                )
+                vector = self._vector([_embedded(stored)])
+            fact_id = self._insert(conn, stored, now, vector)
+            if old is not None:
+                admin_sql.link_superseded(conn, params, old.id, fact_id, now, None)
+            return RetainResult(
+                fact_id,
+                True,
+                _expiry(stored, now),
+                None if old is None else old.id,
+                bytes=_size(stored),
+            )
 
     def retain_many(
         self, requests: Sequence[RetainRequest], *, scope: FactScope | None = None
@@ -431,22 +526,28 @@ class PostgresFactProvider:
                 raise InvalidRequestError(
                     f"item {index} is not a RetainRequest ({kind}); nothing was written"
                 )
-            if request.supersedes is not None or request.if_absent:
+            if request.supersedes is not None or request.if_absent or request.key is not None:
                 raise InvalidRequestError(
-                    f"item {index}: retain_many only appends (no supersedes or if_absent); "
-                    "nothing was written"
+                    f"item {index}: retain_many only appends (no supersedes, if_absent or "
+                    "key); nothing was written"
                 )
             try:
-                news.append(NewFact(request.text, request.tags, request.ttl_ms, request.provenance))
+                news.append(
+                    NewFact(
+                        request.text,
+                        request.tags,
+                        request.ttl_ms,
+                        request.provenance,
+                        scope=request.scope,
+                    )
+                )
             except InvalidRequestError as exc:
                 raise InvalidRequestError(f"item {index}: {exc}; nothing was written") from exc
         if not news:
             return []
         hits = [self._screened(new) for new in news]
         clean = [new for new, hit in zip(news, hits, strict=True) if hit is None]
-        vectors = (
-            self._vector([" ".join([new.text, *new.tags]) for new in clean]) if clean else None
-        )
+        vectors = self._vector([_embedded(new) for new in clean]) if clean else None
         for attempt in range(3):
             try:
                 return self._copy_many(news, hits, vectors)
@@ -466,7 +567,7 @@ class PostgresFactProvider:
         flagged: set[str] = set()
         hits: list[ProviderHit] = []
         for _ in range(3):
-            hits = self._ranking(request.query, request.limit)
+            hits = self._ranking(request)
             found = self._flagged_on_read(hits)
             if not found:
                 return RecallResponse(tuple(hits))
@@ -480,12 +581,17 @@ class PostgresFactProvider:
     def _forget(self, request: ForgetRequest, *, scope: FactScope | None = None) -> ForgetResult:
         self._check_scope(scope)
         reason = validation.reason(request.reason)
+        # A fact outside ``visible`` is left alone, as if it did not exist; with ``visible`` (a
+        # model's forget) only plain facts, never a tier note. None: the owner's, every fact.
+        visible, visible_params = visible_clause(
+            request.visible, None if request.visible is None else ()
+        )
         if request.id is not None:
             with self._transaction("forget") as conn:
-                params = self._params(self._now_ms())
+                params = {**self._params(self._now_ms()), **visible_params}
                 row = conn.execute(
                     f"SELECT f.id, f.text FROM facts f WHERE f.id = %(id)s AND {_LIVE} "
-                    "FOR UPDATE OF f",
+                    f"AND {visible} FOR UPDATE OF f",
                     {**params, "id": request.id},
                 ).fetchone()
                 if row is None:
@@ -501,10 +607,10 @@ class PostgresFactProvider:
         if not terms:
             return ForgetResult(0)
         with self._transaction("forget") as conn:
-            params = self._params(self._now_ms())
+            params = {**self._params(self._now_ms()), **visible_params}
             rows = conn.execute(
                 f"""SELECT f.id, f.text FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q) q
-                WHERE f.tsv @@ q.q AND {_LIVE}
+                WHERE f.tsv @@ q.q AND {_LIVE} AND {visible}
                 ORDER BY {_LEXICAL_RANK} DESC, f.seq LIMIT %(cap)s FOR UPDATE OF f""",
                 {**params, "q": _tsquery(terms, every=True), "cap": _cap(request.at_most)},
             ).fetchall()
@@ -514,6 +620,22 @@ class PostgresFactProvider:
                     "once: use more words or forget by id. Nothing was forgotten."
                 )
             return self._forgotten(conn, [(row[0], row[1]) for row in rows], reason, params)
+
+    def read(self, request: ReadRequest, *, scope: FactScope | None = None) -> ReadResponse:
+        return self._bounded("read", False, lambda: self._read(request, scope=scope))
+
+    def _read(self, request: ReadRequest, *, scope: FactScope | None = None) -> ReadResponse:
+        """Live, visible facts only (a fact elsewhere is absent, never an error), screened again
+        as recall screens them, sorted by scope key."""
+        self._check_scope(scope)
+        with self._transaction("read") as conn:
+            rows = keyed.records(conn, self._params(self._now_ms()), request)
+        found = [keyed.record(row) for row in rows]
+        flagged = self._flagged_on_read(found)
+        if flagged:
+            self._hold_on_read(flagged)
+        kept = [record for record in found if record.id not in flagged]
+        return ReadResponse(tuple(sorted(kept, key=lambda record: (record.scope, record.id))))
 
     def health(self) -> Health:
         problem: str | None = None
@@ -537,7 +659,13 @@ class PostgresFactProvider:
 
     def capabilities(self) -> Capabilities:
         # The local store's, plus ranking by meaning when an embedder is bound.
-        return dataclasses.replace(LOCAL_CAPABILITIES, semantic=self._embedder is not None)
+        return dataclasses.replace(
+            LOCAL_CAPABILITIES,
+            semantic=self._embedder is not None,
+            scopes=True,
+            keys=True,
+            point_read=True,
+        )
 
     # -- owner operations ------------------------------------------------------------------
 
@@ -546,15 +674,14 @@ class PostgresFactProvider:
         with self._transaction("list quarantined memories") as conn:
             rows = conn.execute(
                 "SELECT q.id FROM quarantine q WHERE q.tenant = %(tenant)s AND q.spec = %(spec)s "
-                "AND q.session = %(session)s ORDER BY q.created_at, q.id",
+                "AND q.session = %(session)s ORDER BY q.created_at, q.seq",
                 self.scope.params(),
             ).fetchall()
             return [row[0] for row in rows]
 
     def list_facts(self, listing: FactListing, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
         with self._transaction("list memories") as conn:
-            listed = admin_sql.listed(conn, self._params(self._now_ms()), listing)
-        return listed if where.everything else [s for s in listed if where.admits(s.fact)]
+            return admin_sql.listed(conn, self._params(self._now_ms()), listing, where)
 
     def get_fact(self, fact_id: str) -> FactStatus | None:
         validation.memory_id(fact_id)
@@ -590,18 +717,24 @@ class PostgresFactProvider:
             survivor = admin_sql.live_fact(conn, params, survivor_id)
             if survivor is None:
                 raise StoreError(f"cannot consolidate into {survivor_id}: it is not live")
+            if survivor.key is not None:
+                raise InvalidRequestError(f"cannot consolidate into {survivor_id}: it is keyed")
+            # Only plain facts of the survivor's own scope key fold into it (a fact never moves).
             group = [
                 fact
                 for dup in dict.fromkeys(duplicate_ids)
-                if dup != survivor_id and (fact := admin_sql.live_fact(conn, params, dup))
+                if dup != survivor_id
+                and (fact := admin_sql.live_fact(conn, params, dup))
+                and fact.key is None
+                and fact.scope == survivor.scope
             ]
             merged = merged_item(survivor, group, now)
-            new = None if merged is None else NewFact(*merged)
+            new = None if merged is None else NewFact(*merged, scope=survivor.scope)
             if new is not None and self._screened(new) is not None:
                 new = None  # never let a merge write what the scanner flags
             target = survivor
             if new is not None:
-                vector = self._vector([" ".join([new.text, *new.tags])])
+                vector = self._vector([_embedded(new)])
                 target_id = self._insert(conn, new, now, vector)
                 admin_sql.link_superseded(conn, params, survivor_id, target_id, now, reason)
                 target = Fact(
@@ -612,6 +745,7 @@ class PostgresFactProvider:
                     _expiry(new, now),
                     None,
                     new.provenance,
+                    scope=new.scope,
                 )
             for fact in group:
                 admin_sql.link_superseded(conn, params, fact.id, target.id, now, reason)
@@ -640,8 +774,7 @@ class PostgresFactProvider:
 
     def quarantined(self, where: FactFilter = EVERY_KEY) -> list[QuarantinedFact]:
         with self._transaction("list quarantined memories") as conn:
-            held = admin_sql.held(conn, self.scope.params())
-        return [item for item in held if where.admits(item)]
+            return admin_sql.held(conn, self.scope.params(), where)
 
     def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None:
         validation.memory_id(fact_id)
@@ -707,12 +840,19 @@ class PostgresFactProvider:
             )
             yield conn
 
-    def _lock_live(self, conn: Connection[Any], old_id: str, params: dict[str, Any]) -> None:
+    def _lock_live(
+        self, conn: Connection[Any], old_id: str, params: dict[str, Any], new: NewFact
+    ) -> None:
+        """Lock the live fact ``new`` replaces; refused when it is not live or belongs to
+        another scope key (a later write never moves or widens a fact)."""
         row = conn.execute(
-            f"SELECT f.id FROM facts f WHERE f.id = %(id)s AND {_LIVE} FOR UPDATE OF f",
+            f"SELECT f.scope, f.subject FROM facts f WHERE f.id = %(id)s AND {_LIVE} "
+            "FOR UPDATE OF f",
             {**params, "id": old_id},
         ).fetchone()
         if row is not None:
+            if key_of(row[0], row[1]) != new.scope:
+                raise InvalidRequestError(f"cannot supersede {old_id}: it belongs to another scope")
             return
         status = conn.execute(
             f"""SELECT CASE
@@ -734,12 +874,16 @@ class PostgresFactProvider:
             fact_id = new_memory_id()
             row = conn.execute(
                 """INSERT INTO facts (id, tenant, spec, session, text, norm_text, terms, tags,
-                created_at, expires_at, session_id, evidence)
+                created_at, expires_at, session_id, evidence, scope, subject, fact_key, tier)
                 VALUES (%(id)s, %(tenant)s, %(spec)s, %(session)s, %(text)s, %(norm)s, %(terms)s,
-                %(tags)s, %(now)s, %(expires)s, %(session_id)s, %(evidence)s)
+                %(tags)s, %(now)s, %(expires)s, %(session_id)s, %(evidence)s, %(fact_scope)s,
+                %(fact_subject)s, %(fact_key)s, %(tier)s)
                 ON CONFLICT (id) DO NOTHING RETURNING id""",
                 {
                     **self._params(now),
+                    **key_params(new.scope),
+                    "fact_key": new.key,
+                    "tier": new.tier,
                     "id": fact_id,
                     "text": new.text,
                     "norm": new.norm_text,
@@ -802,7 +946,7 @@ class PostgresFactProvider:
             if clean:
                 with conn.cursor().copy(
                     "COPY facts (id, tenant, spec, session, text, norm_text, terms, tags, "
-                    "created_at, expires_at, session_id, evidence) FROM STDIN"
+                    "created_at, expires_at, session_id, evidence, scope, subject) FROM STDIN"
                 ) as copy:
                     for i, new in clean:
                         copy.write_row(
@@ -819,6 +963,8 @@ class PostgresFactProvider:
                                 None if new.ttl_ms is None else now + new.ttl_ms,
                                 new.provenance.session_id,
                                 list(new.provenance.evidence),
+                                new.scope.scope,
+                                subject_of(new.scope),
                             )
                         )
             if clean and vectors is not None and self._embedder is not None:
@@ -862,12 +1008,15 @@ class PostgresFactProvider:
                 done.append(row[0])
         return done
 
-    def _ranking(self, query: str, limit: int) -> list[ProviderHit]:
-        terms = query_terms(query)
+    def _ranking(self, request: RecallRequest) -> list[ProviderHit]:
+        terms = query_terms(request.query)
         if not terms:
             return []
+        limit = request.limit
         depth = max(MIN_DEPTH, 4 * limit)
-        vector = None if self._embedder is None else self._vector([query])
+        vector = None if self._embedder is None else self._vector([request.query])
+        # Only the caller's visible scope keys, and plain facts or the asked tiers.
+        where, where_params = visible_clause(request.visible, request.tiers)
         with self._transaction("recall") as conn:
             # Candidates are the facts holding at least one of the query's rarer terms; every
             # term still counts in the rank. A term in most facts (ANALYZE's statistics) adds
@@ -875,16 +1024,18 @@ class PostgresFactProvider:
             rare = _rare_terms(conn, self._pool, terms)
             params = {
                 **self._params(self._now_ms()),
+                **where_params,
                 "q": _tsquery(terms),
                 "m": _tsquery(rare),
                 "k": limit,
             }
             if vector is None:
-                rows = conn.execute(_LEXICAL_SQL, params).fetchall()
+                lexical_sql = _LEXICAL_SQL.format(where=where)
+                rows = conn.execute(lexical_sql, params).fetchall()
                 if len(rows) < limit and rare != terms:
                     # Too few: fill up from every match, after the rare terms' (ts_rank has no
                     # idf, so a match on common words alone would otherwise outrank them).
-                    every = conn.execute(_LEXICAL_SQL, {**params, "m": params["q"]}).fetchall()
+                    every = conn.execute(lexical_sql, {**params, "m": params["q"]}).fetchall()
                     rows = _filled(rows, every, limit)
             else:
                 assert self._dim is not None and self._embedder is not None
@@ -896,7 +1047,7 @@ class PostgresFactProvider:
                     (str(min(HNSW_EF_SEARCH_MAX, max(HNSW_EF_SEARCH, depth))),),
                 )
                 rows = conn.execute(
-                    _hybrid_sql(_vector_table(self._dim)),
+                    _hybrid_sql(_vector_table(self._dim), where),
                     {
                         **params,
                         "depth": depth,
@@ -905,7 +1056,16 @@ class PostgresFactProvider:
                     },
                 ).fetchall()
         return [
-            ProviderHit(row[0], row[1], tuple(row[2]), unit_score(float(row[6])), bool(row[5]))
+            ProviderHit(
+                row[0],
+                row[1],
+                tuple(row[2]),
+                unit_score(float(row[6])),
+                bool(row[5]),
+                scope=key_of(row[7], row[8]),
+                key=row[9],
+                tier=row[10],
+            )
             for row in rows
         ]
 
@@ -933,7 +1093,7 @@ class PostgresFactProvider:
             _insert_held(conn, fact_id, new, hit.label, self._params(now))
             return RetainResult(fact_id, True, _expiry(new, now), None, hit.label)
 
-    def _flagged_on_read(self, hits: Sequence[ProviderHit]) -> dict[str, str]:
+    def _flagged_on_read(self, hits: Sequence[ProviderHit | FactRecord]) -> dict[str, str]:
         flagged: dict[str, str] = {}
         if self._screen is None:
             return flagged
@@ -956,11 +1116,13 @@ class PostgresFactProvider:
             for fact_id, rule in flagged.items():
                 conn.execute(
                     f"""INSERT INTO quarantine (id, tenant, spec, session, text, tags,
-                    created_at, ttl_ms, session_id, evidence, rule, found_on)
+                    created_at, ttl_ms, session_id, evidence, rule, found_on, scope, subject,
+                    fact_key, tier)
                     SELECT f.id, f.tenant, f.spec, f.session, f.text, f.tags, %(now)s,
                     CASE WHEN f.expires_at IS NULL THEN NULL
                          ELSE greatest(1, f.expires_at - f.created_at) END,
-                    f.session_id, f.evidence, %(rule)s, 'read'
+                    f.session_id, f.evidence, %(rule)s, 'read', f.scope, f.subject,
+                    f.fact_key, f.tier
                     FROM facts f WHERE f.id = %(id)s AND {_SCOPE}
                     ON CONFLICT (id) DO NOTHING""",
                     {**params, "id": fact_id, "rule": rule},
@@ -978,11 +1140,15 @@ def _insert_held(
     """Hold a write the scanner flagged in ``quarantine`` (never in ``facts``)."""
     conn.execute(
         """INSERT INTO quarantine (id, tenant, spec, session, text, tags, created_at,
-        ttl_ms, session_id, evidence, rule, found_on) VALUES (%(id)s, %(tenant)s,
-        %(spec)s, %(session)s, %(text)s, %(tags)s, %(now)s, %(ttl)s, %(session_id)s,
-        %(evidence)s, %(rule)s, 'write')""",
+        ttl_ms, session_id, evidence, rule, found_on, scope, subject, fact_key, tier)
+        VALUES (%(id)s, %(tenant)s, %(spec)s, %(session)s, %(text)s, %(tags)s, %(now)s,
+        %(ttl)s, %(session_id)s, %(evidence)s, %(rule)s, 'write', %(fact_scope)s,
+        %(fact_subject)s, %(fact_key)s, %(tier)s)""",
         {
             **params,
+            **key_params(new.scope),
+            "fact_key": new.key,
+            "tier": new.tier,
             "id": fact_id,
             "text": new.text,
             "tags": list(new.tags),
@@ -994,18 +1160,19 @@ def _insert_held(
     )
 
 
-def _hybrid_sql(table: str) -> str:
+def _hybrid_sql(table: str, where: str) -> str:
     """Full-text and cosine rankings (each cut at ``depth``), fused by RRF in SQL.
 
     The cosine side orders by the distance alone (no tie-breaker) under its ``LIMIT``, so the
     planner can walk the HNSW index instead of sorting every vector of the scope; with
     ``hnsw.iterative_scan`` (set per transaction by ``_ranking``) the walk goes on past the
-    rows the scope and liveness filters drop until ``depth`` rows are found."""
+    rows the scope and liveness filters drop until ``depth`` rows are found. ``where``: the
+    caller's visible scope keys and tiers (``visible_clause``), on both rankings."""
     return f"""
 WITH q AS (SELECT to_tsquery('simple', %(q)s) AS q, to_tsquery('simple', %(m)s) AS m),
 lexical AS (
     SELECT f.id, row_number() OVER (ORDER BY ts_rank(f.tsv, q.q) DESC, f.seq) AS rank
-    FROM facts f, q WHERE f.tsv @@ q.m AND {_LIVE}
+    FROM facts f, q WHERE f.tsv @@ q.m AND {_LIVE} AND {where}
     ORDER BY rank LIMIT %(depth)s
 ),
 nearest AS (
@@ -1014,7 +1181,7 @@ nearest AS (
         SELECT v.fact_id AS id, f.seq, v.embedding <=> %(vec)s::vector AS distance
         FROM {table} v JOIN facts f ON f.id = v.fact_id
         WHERE v.tenant = %(tenant)s AND v.spec = %(spec)s AND v.session = %(session)s
-            AND v.embedder = %(embedder)s AND {_LIVE}
+            AND v.embedder = %(embedder)s AND {_LIVE} AND {where}
         ORDER BY v.embedding <=> %(vec)s::vector LIMIT %(depth)s
     ) AS n
 ),
@@ -1024,7 +1191,8 @@ fused AS (
     GROUP BY id
 )
 SELECT {_COLUMNS},
-    fused.rrf + (CASE WHEN {_PROVEN} THEN {PROOF_BOOST!r} ELSE 0 END) AS score
+    fused.rrf + (CASE WHEN {_PROVEN} THEN {PROOF_BOOST!r} ELSE 0 END) AS score,
+    {_SCOPE_COLUMNS}
 FROM fused JOIN facts f ON f.id = fused.id
 WHERE {_SCOPE}
 ORDER BY score DESC, f.seq LIMIT %(k)s"""
@@ -1045,13 +1213,14 @@ def _filled(first: list[Any], more: list[Any], limit: int) -> list[Any]:
         if floor is not None and score >= floor:
             score = floor * 0.999
         floor = score
-        out.append((*row[:6], score))
+        out.append((*row[:6], score, *row[7:]))
     return out
 
 
-_LEXICAL_SQL = f"""SELECT {_COLUMNS}, {_LEXICAL_RANK} AS score
+# ``{where}``: the caller's visible scope keys and tiers (``visible_clause``).
+_LEXICAL_SQL = f"""SELECT {_COLUMNS}, {_LEXICAL_RANK} AS score, {_SCOPE_COLUMNS}
 FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q, to_tsquery('simple', %(m)s) AS m) q
-WHERE f.tsv @@ q.m AND {_LIVE}
+WHERE f.tsv @@ q.m AND {_LIVE} AND {{where}}
 ORDER BY score DESC, f.seq LIMIT %(k)s"""
 
 # Candidates come from the query's rarest terms, taken while the shares of all facts they
@@ -1103,6 +1272,16 @@ def _tsquery(terms: Sequence[str], *, every: bool = False) -> str:
     """A ``to_tsquery`` string of quoted terms (tokens hold only letters, marks and digits)."""
     quoted = ["'" + term.replace("'", "''").replace("\\", "\\\\") + "'" for term in terms]
     return (" & " if every else " | ").join(quoted)
+
+
+def _size(new: NewFact) -> int:
+    """UTF-8 bytes of the text stored (``RetainResult.bytes``)."""
+    return len(new.text.encode("utf-8"))
+
+
+def _embedded(new: NewFact) -> str:
+    """What a fact's vector is computed from."""
+    return " ".join([new.text, *new.tags])
 
 
 def _expiry(new: NewFact, now: int) -> datetime | None:
