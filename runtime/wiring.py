@@ -29,6 +29,7 @@ from specwire.runtime.core.fragment import (
     wiki_enabled,
 )
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
 from specwire.runtime.core.tenancy import Tenant, assert_inside
 from specwire.runtime.core.tool_types import (
@@ -118,6 +119,9 @@ class MemoryDeps:
     # Lent by the host (per-turn hosts); None: the wiring opens what it needs and ``close``
     # closes it.
     resources: HostResources | None = None
+    # Who the turn talks to, as the host knows it (``runtime.core.scopes``); None: nobody in
+    # particular (cli, research): every memory is the agent's.
+    audience: Audience | None = None
 
     def clock(self) -> Clock:
         """``now`` if set, else the host's clock, else the system's UTC clock."""
@@ -295,6 +299,19 @@ def _wire_tiers(
             wired.options["memory"] = dataclasses.replace(
                 wired.options["memory"], dream=job.start_if_due
             )
+        if parsed.memory.tiers:
+            from specwire.runtime.facts.tiers.wiring import wire_tier_notes
+
+            tiers = wire_tier_notes(
+                parsed.memory,
+                facts.provider,
+                deps.audience,
+                wired.options.get("memory"),
+                now=now,
+                log=log,
+            )
+            wired.tools.extend(tiers.tools)
+            wired.options["memory"] = tiers.seam
 
     if continuity_on and parsed.continuity is not None:
         continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log)

@@ -19,7 +19,12 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from specwire.runtime.core.errors import StoreError, TenancyError
-from specwire.runtime.core.fragment import CONTINUITY_TOOL_NAMES, FACT_TOOL_NAMES, WIKI_TOOL_NAMES
+from specwire.runtime.core.fragment import (
+    CONTINUITY_TOOL_NAMES,
+    FACT_TOOL_NAMES,
+    TIER_TOOL_NAMES,
+    WIKI_TOOL_NAMES,
+)
 from specwire.runtime.core.undecodable import valid_text
 
 EventSink = Callable[[str, Mapping[str, Any]], None]
@@ -27,7 +32,7 @@ EventSink = Callable[[str, Mapping[str, Any]], None]
 # Tools that read or change the agent's own memory (facts, continuity, skills, wiki). Their calls
 # are never evidence that work was done: the proof ladder refuses them and capture ignores them.
 MEMORY_TOOL_NAMES: frozenset[str] = frozenset(
-    {*FACT_TOOL_NAMES, *CONTINUITY_TOOL_NAMES, *WIKI_TOOL_NAMES, "Skill"}
+    {*FACT_TOOL_NAMES, *TIER_TOOL_NAMES, *CONTINUITY_TOOL_NAMES, *WIKI_TOOL_NAMES, "Skill"}
 )
 
 

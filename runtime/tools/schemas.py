@@ -20,6 +20,7 @@ INPUT_MODULES = (
     "specwire.runtime.tools.builtin",
     "specwire.runtime.continuity.inputs",
     "specwire.runtime.facts.tools",
+    "specwire.runtime.facts.tiers.tools",
     "specwire.runtime.hosts.delegation",
     "specwire.runtime.loop.tools",
     "specwire.runtime.tools.fetch",
