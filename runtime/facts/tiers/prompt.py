@@ -142,5 +142,11 @@ def _cut(section: _Section, share: int) -> str:
     if keep <= 0:
         return note[: max(0, share)]
     if section.tier in _TAIL_KEPT:
-        return f"{note}\n{body[len(body) - keep :]}"
-    return f"{body[:keep]}\n{note}"
+        kept = body[len(body) - keep :]
+        if body[len(body) - keep - 1] != "\n" and "\n" in kept:
+            kept = kept[kept.index("\n") + 1 :]  # whole entries only
+        return f"{note}\n{kept}"
+    kept = body[:keep]
+    if body[keep] != "\n" and "\n" in kept:
+        kept = kept[: kept.rindex("\n")]  # whole lines only
+    return f"{kept}\n{note}"
