@@ -15,6 +15,9 @@ Facts are taken in that order; each one not yet grouped becomes a survivor and t
 not-yet-grouped fact that is a near-duplicate **of it** (so every superseded fact is similar to
 its own survivor, never only through a chain).
 
+Only plain facts (no key) of one scope key are ever grouped together: a fact never folds into
+another person's, conversation's or role's fact, and keyed facts are replaced by key, not folded.
+
 Candidates come from prefix filtering (rarest tokens first; two sets with Jaccard ≥ t share a
 token among the first ``|x| - ceil(t·|x|) + 1`` of either), so a large store is not compared
 pair by pair.
@@ -27,6 +30,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.facts.model import Fact
 from specwire.runtime.facts.text import normalize_text, words
 
@@ -90,7 +94,19 @@ def survivor_order(fact: Fact) -> tuple[bool, float]:
 
 def group_duplicates(facts: Sequence[Fact], threshold: float) -> list[DuplicateGroup]:
     """The groups of two or more near-duplicates among ``facts`` (live facts), in survivor
-    order; a fact belongs to at most one group."""
+    order; a fact belongs to at most one group, and a group to one scope key."""
+    by_key: dict[ScopeKey, list[Fact]] = defaultdict(list)
+    for fact in facts:
+        if fact.key is None:
+            by_key[fact.scope].append(fact)
+    groups = [group for same in by_key.values() for group in _groups_of(same, threshold)]
+    if len(by_key) > 1:
+        position = {id(fact): index for index, fact in enumerate(facts)}
+        groups.sort(key=lambda g: (survivor_order(g.survivor), position[id(g.survivor)]))
+    return groups
+
+
+def _groups_of(facts: Sequence[Fact], threshold: float) -> list[DuplicateGroup]:
     ordered = sorted(facts, key=survivor_order)  # stable: ties keep the order given
     tokens = [token_set(fact.text) for fact in ordered]
     norms = [normalize_text(fact.text) for fact in ordered]

@@ -91,6 +91,7 @@ class NewFactItem:
     tags: tuple[str, ...] = ()
     ttl_ms: int | None = None
     provenance: Provenance | None = None
+    scope: ScopeKey = AGENT
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,10 @@ class QuarantinedFact:
     provenance: Provenance
     rule: str
     found_on: Literal["write", "read"]
+    # Where the write was going: released, it lands in this scope key, with this key and tier.
+    scope: ScopeKey = AGENT
+    key: str | None = None
+    tier: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,10 @@ each of these only when it can:
 ``FactSweeper``     tombstone the facts whose TTL has passed.
 ``QuarantineReader`` the writes the injection scanner held.
 
+Listing, export and the quarantine take a ``FactFilter`` (``where``): the scope keys
+(``runtime.core.scopes``) the owner asks about, e.g. one person's ``user`` facts for
+``codegen memory erase --user``. The default, ``EVERY_KEY``, is every fact of every key.
+
 The embedded store (``providers.local_admin.LocalFactAdmin``) and PostgreSQL
 (``providers.postgres.provider.PostgresFactProvider``) implement all of them; the HTTP memory
 contract carries none (``missing`` says so in one line). Callers check with ``isinstance``
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.scopes import PERSONAL_SCOPES, SCOPES, SUBJECT_RE, Scope, ScopeKey
 from specwire.runtime.facts.importing import ImportedFact, ImportResult
 from specwire.runtime.facts.model import (
     Fact,
@@ -34,8 +39,10 @@ from specwire.runtime.facts.model import (
 )
 
 __all__ = [
+    "EVERY_KEY",
     "FactAdmin",
     "FactExporter",
+    "FactFilter",
     "FactImporter",
     "FactListing",
     "FactLister",
@@ -84,9 +91,57 @@ class FactListing:
         )
 
 
+@dataclass(frozen=True)
+class FactFilter:
+    """Which scope keys an owner's operation covers.
+
+    ``scopes``: only keys of these scopes (None: every scope). ``subject``: only keys naming
+    this subject (a Slack user id, a conversation key, a role), so ``agent`` and ``crew`` facts,
+    which name none, never match it (None: any subject, or none). Both set: e.g. the ``user``
+    key of one person.
+    """
+
+    scopes: tuple[Scope, ...] | None = None
+    subject: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.scopes is not None:
+            if not isinstance(self.scopes, tuple) or not self.scopes:
+                raise InvalidRequestError("filter: scopes must name at least one scope")
+            for scope in self.scopes:
+                if scope not in SCOPES:
+                    raise InvalidRequestError(
+                        f"filter: unknown memory scope {scope!r} (one of {', '.join(SCOPES)})"
+                    )
+        if self.subject is not None:
+            if not isinstance(self.subject, str) or not SUBJECT_RE.fullmatch(self.subject):
+                raise InvalidRequestError("filter: the subject is not a valid subject id")
+            if self.scopes is not None and PERSONAL_SCOPES.isdisjoint(self.scopes):
+                raise InvalidRequestError(
+                    "filter: a subject needs a scope that has one (user, conversation, role)"
+                )
+
+    @property
+    def everything(self) -> bool:
+        return self.scopes is None and self.subject is None
+
+    def admits_key(self, key: ScopeKey) -> bool:
+        return (self.scopes is None or key.scope in self.scopes) and (
+            self.subject is None or key.subject == self.subject
+        )
+
+    def admits(self, fact: Fact | QuarantinedFact) -> bool:
+        return self.admits_key(fact.scope)
+
+
+EVERY_KEY = FactFilter()
+
+
 @runtime_checkable
 class FactLister(Protocol):
-    def list_facts(self, listing: FactListing) -> list[FactStatus]: ...
+    def list_facts(
+        self, listing: FactListing, where: FactFilter = EVERY_KEY
+    ) -> list[FactStatus]: ...
 
     def get_fact(self, fact_id: str) -> FactStatus | None: ...
 
@@ -106,7 +161,7 @@ class FactAdmin(Protocol):
 
 @runtime_checkable
 class FactExporter(Protocol):
-    def export_facts(self) -> list[FactStatus]: ...
+    def export_facts(self, where: FactFilter = EVERY_KEY) -> list[FactStatus]: ...
 
 
 @runtime_checkable
@@ -121,7 +176,7 @@ class FactSweeper(Protocol):
 
 @runtime_checkable
 class QuarantineReader(Protocol):
-    def quarantined(self) -> list[QuarantinedFact]: ...
+    def quarantined(self, where: FactFilter = EVERY_KEY) -> list[QuarantinedFact]: ...
 
     def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None: ...
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from specwire.runtime.facts import validation
 from specwire.runtime.facts.importing import ImportedFact, ImportResult
 from specwire.runtime.facts.model import Fact, FactStatus, QuarantinedFact, SweepResult
-from specwire.runtime.facts.providers.admin import FactListing
+from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactListing
 from specwire.runtime.facts.providers.protocol import LocalFactProvider
 
 
@@ -16,8 +16,12 @@ class LocalFactAdmin(LocalFactProvider):
     """``FactProvider`` plus ``FactLister``, ``FactAdmin``, ``FactExporter``,
     ``FactImporter``, ``FactSweeper`` and ``QuarantineReader`` over one ``FactStore``."""
 
-    def list_facts(self, listing: FactListing) -> list[FactStatus]:
-        wanted = [status for status in self.store.list_facts() if listing.admits(status)]
+    def list_facts(self, listing: FactListing, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
+        wanted = [
+            status
+            for status in self.store.list_facts(where.scopes, where.subject)
+            if listing.admits(status)
+        ]
         end = None if listing.limit is None else listing.offset + listing.limit
         return wanted[listing.offset : end]
 
@@ -34,8 +38,8 @@ class LocalFactAdmin(LocalFactProvider):
     ) -> Fact:
         return self.store.consolidate(survivor_id, duplicate_ids, reason=reason)
 
-    def export_facts(self) -> list[FactStatus]:
-        return self.store.list_facts()
+    def export_facts(self, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
+        return self.store.list_facts(where.scopes, where.subject)
 
     def import_facts(self, facts: Sequence[ImportedFact]) -> ImportResult:
         return self.store.import_facts(facts)
@@ -47,8 +51,8 @@ class LocalFactAdmin(LocalFactProvider):
         """Index upkeep (``FactStore.compact``): WAL frames checkpointed."""
         return self.store.compact()
 
-    def quarantined(self) -> list[QuarantinedFact]:
-        return self.store.quarantined()
+    def quarantined(self, where: FactFilter = EVERY_KEY) -> list[QuarantinedFact]:
+        return [held for held in self.store.quarantined() if where.admits(held)]
 
     def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None:
         return self.store.quarantined_by_id(fact_id)

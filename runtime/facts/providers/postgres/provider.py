@@ -56,7 +56,7 @@ from specwire.runtime.facts.model import (
     from_ms,
     to_ms,
 )
-from specwire.runtime.facts.providers.admin import FactListing
+from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactListing
 from specwire.runtime.facts.providers.errors import ProviderTimeout, ProviderUncertain
 from specwire.runtime.facts.providers.postgres import admin as admin_sql
 from specwire.runtime.facts.providers.postgres.sql import COLUMNS as _COLUMNS
@@ -551,17 +551,18 @@ class PostgresFactProvider:
             ).fetchall()
             return [row[0] for row in rows]
 
-    def list_facts(self, listing: FactListing) -> list[FactStatus]:
+    def list_facts(self, listing: FactListing, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
         with self._transaction("list memories") as conn:
-            return admin_sql.listed(conn, self._params(self._now_ms()), listing)
+            listed = admin_sql.listed(conn, self._params(self._now_ms()), listing)
+        return listed if where.everything else [s for s in listed if where.admits(s.fact)]
 
     def get_fact(self, fact_id: str) -> FactStatus | None:
         validation.memory_id(fact_id)
         with self._transaction("read a memory") as conn:
             return admin_sql.status_of(conn, self._params(self._now_ms()), fact_id)
 
-    def export_facts(self) -> list[FactStatus]:
-        return self.list_facts(FactListing(status="all"))
+    def export_facts(self, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
+        return self.list_facts(FactListing(status="all"), where)
 
     def tombstone(self, fact_id: str, *, reason: str | None = None) -> Fact | None:
         validation.memory_id(fact_id)
@@ -637,9 +638,10 @@ class PostgresFactProvider:
             live = admin_sql.count_live(conn, self._params(self._now_ms()))
         return SweepResult(swept=swept, live=live)
 
-    def quarantined(self) -> list[QuarantinedFact]:
+    def quarantined(self, where: FactFilter = EVERY_KEY) -> list[QuarantinedFact]:
         with self._transaction("list quarantined memories") as conn:
-            return admin_sql.held(conn, self.scope.params())
+            held = admin_sql.held(conn, self.scope.params())
+        return [item for item in held if where.admits(item)]
 
     def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None:
         validation.memory_id(fact_id)
