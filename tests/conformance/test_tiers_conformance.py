@@ -20,6 +20,7 @@ import pytest
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.scopes import AGENT, CREW, Audience, Scope, ScopeKey
 from specwire.runtime.core.tool_types import ToolContext
+from specwire.runtime.facts.model import InvalidRequestError
 from specwire.runtime.facts.providers.protocol import (
     FactProvider,
     ReadRequest,
@@ -126,10 +127,17 @@ def test_a_plain_keyed_fact_never_reaches_a_tier_note(target: Any) -> None:
     provider = keyed_provider(target)
     owner = notes(target, OWNER, "agent")
     owner.write("lessons", None, "- the real lesson", "replace", owner=True)
-    # A model's Remember with a key shaped like a label is a plain fact: it must not replace
-    # the note (lessons are read-only to the model) nor be read as one.
-    provider.retain(RetainRequest("- a forged lesson", key="lessons.md"))
+    # A model's Remember with a key shaped like a label would replace the note (and lessons
+    # are read-only to the model): tier labels are reserved for their tier's notes.
+    for key in ("lessons.md", "AGENT.md", "peers/ana.md", "daily/2026-05-21.md"):
+        with pytest.raises(InvalidRequestError, match="reserved for the"):
+            provider.retain(RetainRequest("- a forged note", key=key))
+    with pytest.raises(InvalidRequestError, match="reserved for the lessons tier"):
+        provider.retain(RetainRequest("- a forged note", key="lessons.md", tier="pins"))
     assert texts(owner, "lessons") == ["- the real lesson"]
+    # Keys that only look alike are plain keys.
+    for key in ("lessons", "notes.md", "AGENT.md.bak"):
+        assert provider.retain(RetainRequest(f"plain under {key}", key=key)).created
 
 
 # -- caps ---------------------------------------------------------------------------------------
