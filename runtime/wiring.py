@@ -304,6 +304,19 @@ def _wire_tiers(
             wired.options["memory"] = dataclasses.replace(
                 wired.options["memory"], dream=job.start_if_due
             )
+        if parsed.memory.tiers:
+            from specwire.runtime.facts.tiers.wiring import wire_tier_notes
+
+            tiers = wire_tier_notes(
+                parsed.memory,
+                facts.provider,
+                deps.audience,
+                wired.options.get("memory"),
+                now=now,
+                log=log,
+            )
+            wired.tools.extend(tiers.tools)
+            wired.options["memory"] = tiers.seam
 
     if continuity_on and parsed.continuity is not None:
         continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log)

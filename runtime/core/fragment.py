@@ -100,6 +100,20 @@ CONTINUITY_TOOL_NAMES: Final[tuple[str, ...]] = (
     "GoalList",
     "MemoryClear",
 )
+# Crewship's tier tools (``runtime.facts.tiers``), in registration order, and the dotted names
+# Crewship gives them (a spec that lists those means these).
+TIER_TOOL_NAMES: Final[tuple[str, ...]] = (
+    "memory_read",
+    "memory_write",
+    "memory_search",
+    "memory_append_daily",
+)
+CREWSHIP_TIER_TOOLS: Final[dict[str, str]] = {
+    "memory.read": "memory_read",
+    "memory.write": "memory_write",
+    "memory.search": "memory_search",
+    "memory.append_daily": "memory_append_daily",
+}
 WIKI_TOOL_NAMES: Final[tuple[str, ...]] = (
     "wiki_recall",
     "wiki_semantic_search",

@@ -19,6 +19,7 @@ StopReason = Literal["complete", "exit", "abort", "deadline"]
 # When auto-recall runs: once, at the session's first message, or again every
 # ``refresh_every`` user turns (the recalled block is replaced, never stacked).
 RecallMode = Literal["session-start", "per-turn"]
+MemoryBlockKind = Literal["agent_memory", "crew_memory"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ class MemorySeam:
     # (``memory.dream``, ``runtime.dream.schedule``); a per-turn host calls it after a turn.
     # Never blocks, never raises.
     dream: Callable[[str | None], object] | None = None
+    # () -> (kind, text) system blocks read at the session's first message and put after the
+    # instructions: Crewship's ``[AGENT MEMORY]`` and ``[CREW SHARED MEMORY]`` blocks
+    # (``memory.tiers``, ``runtime.facts.tiers.prompt``). A failure blocks the turn, as a
+    # failed recall does.
+    memory_blocks: Callable[[], Sequence[tuple[MemoryBlockKind, str]]] | None = None
 
 
 @dataclass(frozen=True)

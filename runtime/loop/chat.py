@@ -245,12 +245,29 @@ class _Session:
         not only for what the instructions mention.
         """
         self._context_open = True
+        self.prefix[1:1] = self._memory_blocks()
         carried = self._carried_recall()
         lines = carried if carried is not None else self._auto_recall(first_prompt)
         recalled = recalled_memory_block(lines)
         if recalled is not None:
             self.prefix.insert(1, recalled)  # right after the instructions
         self.session_log.append("context", {"blocks": blocks_payload(self.system())})
+
+    def _memory_blocks(self) -> list[SystemBlock]:
+        """The tiers' memory blocks (``memory.tiers``); a failure blocks the turn, like a
+        failed recall (an answer from silently empty memory would contradict earlier ones)."""
+        memory = self.memory
+        if memory is None or memory.memory_blocks is None:
+            return []
+        try:
+            blocks = list(memory.memory_blocks())
+        except Exception as exc:
+            self.log(f"[memory] memory notes unavailable ({type(exc).__name__}: {exc})\n")
+            raise RecallUnavailableError(
+                "memory is unavailable, so the turn was not answered: the memory notes could "
+                f"not be read ({exc}); try again once the memory store is reachable"
+            ) from exc
+        return [SystemBlock(kind, text) for kind, text in blocks if text.strip()]
 
     def _auto_recall(self, first_prompt: str) -> list[str]:
         """Facts for the first message first, then facts for the instructions; k at most."""

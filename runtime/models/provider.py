@@ -39,7 +39,13 @@ DEFAULT_MAX_TOKENS = 4096
 
 # Stable blocks first (the cacheable prefix), then the ones that change between sessions.
 STABLE_KINDS: tuple[SystemBlockKind, ...] = ("instructions", "skills")
-VOLATILE_KINDS: tuple[SystemBlockKind, ...] = ("recalled_memory", "handoff", "continuity_tail")
+VOLATILE_KINDS: tuple[SystemBlockKind, ...] = (
+    "recalled_memory",
+    "agent_memory",
+    "crew_memory",
+    "handoff",
+    "continuity_tail",
+)
 
 
 def cache_order(blocks: list[SystemBlock]) -> tuple[list[SystemBlock], list[SystemBlock]]:

@@ -11,7 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-SystemBlockKind = Literal["instructions", "recalled_memory", "handoff", "continuity_tail", "skills"]
+SystemBlockKind = Literal[
+    "instructions",
+    "recalled_memory",
+    "agent_memory",
+    "crew_memory",
+    "handoff",
+    "continuity_tail",
+    "skills",
+]
 
 
 @dataclass(frozen=True)

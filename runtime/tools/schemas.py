@@ -21,6 +21,7 @@ INPUT_MODULES = (
     "specwire.runtime.tools.builtin_inputs",
     "specwire.runtime.continuity.inputs",
     "specwire.runtime.facts.tools",
+    "specwire.runtime.facts.tiers.tools",
     "specwire.runtime.hosts.delegation",
     "specwire.runtime.loop.skill_input",
     "specwire.runtime.tools.fetch",

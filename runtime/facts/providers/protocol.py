@@ -40,6 +40,7 @@ from specwire.runtime.facts.model import (
     check_tier,
 )
 from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.tiers.layout import split_label
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,14 @@ class RetainRequest:
         check_fact_key(self.key)
         if self.tier is not None:
             check_tier(self.tier)
+        # A tier label (``AGENT.md``, ``peers/ana.md``) is reserved for its tier's note: a
+        # plain keyed write under it would replace the note and slip past the tier's rules
+        # (``lessons`` is read-only to the model, every tier has a cap).
+        reserved = split_label(self.key)
+        if reserved is not None and self.tier != reserved[0]:
+            raise InvalidRequestError(
+                f"retain: the key {self.key!r} is reserved for the {reserved[0]} tier note"
+            )
         if self.supersedes is not None or self.if_absent:
             raise InvalidRequestError("retain: a keyed write replaces by key, not by id")
         if self.max_bytes is not None and (isinstance(self.max_bytes, bool) or self.max_bytes < 1):
