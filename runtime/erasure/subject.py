@@ -90,6 +90,31 @@ class Subject:
         )
 
     @classmethod
+    def identifier(cls, subject_id: str, identity: str) -> Subject:
+        """A host's id for a subject (a Slack user id, a managed ``user``, a conversation key):
+        matched exactly (without case) and only whole, so erasing ``bob`` leaves ``bobby``,
+        ``bob.smith`` and ``bob-2`` alone but finds ``webhook:user:bob`` and ``"user": "bob"``.
+        ``identity`` is what the receipt's keyed hash covers (``user:bob``)."""
+        if len(_fold(subject_id)) < MIN_SUBJECT_CHARS:
+            raise SubjectError(
+                f"the id must have at least {MIN_SUBJECT_CHARS} letters or digits to be searched "
+                "for in logs (a shorter one would erase far more than meant)"
+            )
+        forms = [subject_id]
+        escaped = json.dumps(subject_id)[1:-1]
+        if escaped != subject_id:
+            forms.append(escaped)
+        source = _WHOLE_ID.format("|".join(re.escape(form) for form in forms))
+        pattern = re.compile(source, re.IGNORECASE)
+        raw = re.compile(
+            _WHOLE_ID.format(
+                "|".join(re.escape(form.encode("utf-8")).decode("latin-1") for form in forms)
+            ).encode("latin-1"),
+            re.IGNORECASE,
+        )
+        return cls(pattern, (raw,), None, identity, "identifier")
+
+    @classmethod
     def regex(cls, source: str) -> Subject:
         try:
             pattern = re.compile(source, re.IGNORECASE)
@@ -172,6 +197,10 @@ def _fold(text: str) -> str:
 
 
 _SLUG_WHOLE: Final = r"(?<![a-z0-9])(?:{})(?![a-z0-9])"
+# An id stands whole: no word character, nor an id's own punctuation followed by one, on
+# either side (``bob`` is not in ``bobby``, ``bob.smith`` or ``ann-bob``; it is in ``user:bob``
+# and at a sentence's end, ``bob.``).
+_WHOLE_ID: Final = r"(?<!\w)(?<!\w[.@+-])(?:{})(?!\w)(?![.@+-]\w)"
 
 
 def _slug(text: str) -> str:
