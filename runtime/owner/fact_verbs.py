@@ -103,6 +103,9 @@ def search(args: argparse.Namespace, selection: Selection) -> int:
             raise SelectionError(f"--embedder: the {facts.name} backend ranks with its own")
         lister = facts.backend if isinstance(facts.backend, FactLister) else None
         visible = _searched_keys(args, lister)
+        if not facts.provider.capabilities().scopes:
+            # Every fact of a backend without scopes is an agent fact.
+            visible = tuple(key for key in visible if key == AGENT)
         hits = (
             facts.provider.recall(RecallRequest(args.query, args.k, visible=visible)).hits
             if visible

@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.model import check_fact_key
-from specwire.runtime.facts.providers.protocol import RetainRequest
+from specwire.runtime.facts.providers.protocol import Capabilities, RetainRequest
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.backend import open_facts
 from specwire.runtime.owner.output import report
@@ -33,6 +34,7 @@ def remember(args: argparse.Namespace, selection: Selection) -> int:
     tags = tuple(dict.fromkeys([OWNER_TAG, *args.tag]))
     request = RetainRequest(args.text, tags, scope=scope, key=args.key)
     with open_facts(args, selection, create=True) as facts:
+        _check_supported(facts.provider.capabilities(), scope, keyed=args.key is not None)
         keyed = "" if args.key is None else f" under key {json.dumps(args.key, ensure_ascii=True)}"
         confirm(
             f"remember in {scope.label()}{keyed} of {facts.where}: "
@@ -59,3 +61,14 @@ def remember(args: argparse.Namespace, selection: Selection) -> int:
         summary = f"remembered {result.id} in {scope.label()}{replaced}"
     report(args, data, summary)
     return 0
+
+
+def _check_supported(capabilities: Capabilities, scope: ScopeKey, *, keyed: bool) -> None:
+    """A backend that does not keep scope keys (or keys) would store the fact as a plain
+    ``agent`` fact, recalled by everyone: refused, never widened."""
+    if scope != AGENT and not capabilities.scopes:
+        raise SelectionError(
+            f"this backend does not keep memory scopes: {scope.label()} would become agent memory"
+        )
+    if keyed and not capabilities.keys:
+        raise SelectionError("this backend does not keep keyed facts (--key)")
