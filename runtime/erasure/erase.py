@@ -88,17 +88,19 @@ def erase_subject(
     now: Clock = utc_now,
     reached: Mapping[str, dict[str, int]] | None = None,
     key: ScopeKey | None = None,
+    reached_scopes: Mapping[str, int] | None = None,
 ) -> ErasureReceipt:
     """Erase ``subject`` under ``root`` and the runtime's outputs beside it (with ``key``, that
     scope key's facts, notes and held writes too); ``reached``: the counts of tiers the caller
-    already erased elsewhere, recorded in the receipt as given."""
+    already erased elsewhere, recorded in the receipt as given, and ``reached_scopes`` what
+    they deleted per scope (added to the receipt's ``scopes``)."""
     keyed = subject_hmac(root, subject)  # first: a key that cannot be made stops it all
     # Every count present even with no fact store under ``root`` (facts in PostgreSQL).
     facts: dict[str, int] = dict.fromkeys(FACT_COUNTS, 0)
     stores = [
         path for path in regular_files(root) if path.suffix == ".sqlite3" and is_fact_store(path)
     ]
-    scopes: dict[str, int] = {}
+    scopes: dict[str, int] = dict(reached_scopes or {})
     for store in stores:
         done = erase_from_store(store, subject, key)
         for kind, value in done.counts.items():

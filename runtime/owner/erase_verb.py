@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             "undone.",
             assume_yes=args.yes,
         )
-    database = _erase_in_postgres(dsn, subject) if dsn is not None else None
+    database = _erase_in_postgres(dsn, subject, key) if dsn is not None else None
     reached = None
     if database is not None:
         reached = {
@@ -69,7 +69,13 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
                 "remaining": database.remaining,
             }
         }
-    receipt = erase_subject(root, subject, reached=reached, key=key)
+    receipt = erase_subject(
+        root,
+        subject,
+        reached=reached,
+        key=key,
+        reached_scopes=None if database is None else database.by_scope,
+    )
     if args.json:
         print_json({**receipt.to_json(), "receipt": str(receipt.path)})
     else:
@@ -115,12 +121,12 @@ def _postgres_dsn(variable: str) -> str:
         raise SelectionError(f"--postgres: {exc}") from None
 
 
-def _erase_in_postgres(dsn: str, subject: Subject) -> PostgresErasure:
+def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> PostgresErasure:
     """The database tier, erased (or ``SelectionError``: it was not reached)."""
     from specwire.runtime.erasure.postgres_tier import erase_in_database
 
     try:
-        done = erase_in_database(dsn, subject)
+        done = erase_in_database(dsn, subject, key)
     except ImportError as exc:
         raise SelectionError(
             f"--postgres needs {exc.name}: pip install 'specwire[postgres]'"
