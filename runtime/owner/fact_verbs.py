@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specwire.runtime.core.clock import utc_now
-from specwire.runtime.core.scopes import AGENT, ScopeKey
+from specwire.runtime.core.scopes import AGENT, ScopeError, ScopeKey
 from specwire.runtime.embedders import load_embedder
 from specwire.runtime.facts.importing import ImportedFact
 from specwire.runtime.facts.model import MAX_RECALL_K, Provenance, to_ms
@@ -322,6 +322,12 @@ def _imported(record: dict[str, Any], number: int) -> ImportedFact:
     status = record.get("status", "live")
     if status not in IMPORT_STATUSES:
         raise SelectionError(f"line {number}: unknown status {status!r}")
+    if _scope_key(record, number) != AGENT or record.get("key") or record.get("tier"):
+        # Imported as a plain fact it would be recalled by everyone: refused, never widened.
+        raise SelectionError(
+            f"line {number}: a scoped or keyed fact; import keeps agent facts only for now "
+            "(export with --scope agent)"
+        )
     key = record.get("id")
     by = record.get("supersededBy")
     return ImportedFact(
@@ -334,6 +340,15 @@ def _imported(record: dict[str, Any], number: int) -> ImportedFact:
         provenance=_provenance(record),
         superseded_by=by if isinstance(by, str) else None,
     )
+
+
+def _scope_key(record: dict[str, Any], number: int) -> ScopeKey:
+    """An exported fact's scope key (``agent`` for exports from before scopes)."""
+    scope, subject = record.get("scope", "agent"), record.get("subject")
+    try:
+        return ScopeKey(scope, subject)
+    except (ScopeError, TypeError):
+        raise SelectionError(f"line {number}: not a scope key ({scope!r}, {subject!r})") from None
 
 
 def _import_crewhaus(args: argparse.Namespace, selection: Selection) -> int:

@@ -277,3 +277,22 @@ def test_an_identifier_subject_matches_only_whole_ids() -> None:
     assert subject.count_in(b'"user":"bob","other":"bobby"') == 1
     accented = Subject.identifier("zo\u00eb@x.io", "user:zoe")
     assert accented.count_in(b'{"user": "zo\\u00eb@x.io"}') == 1  # as ensure_ascii JSON spells it
+
+
+def test_an_import_never_widens_a_scoped_fact_into_agent_memory(tmp_path: Path, run: Run) -> None:
+    (tmp_path / ".specwire").mkdir()
+    export = tmp_path / "facts.jsonl"
+    export.write_text(
+        json.dumps({"text": "an old agent fact", "status": "live"})  # from before scopes
+        + "\n"
+        + json.dumps({"text": "prefers tea", "scope": "user", "subject": "U0ALICE01"})
+        + "\n",
+        encoding="utf-8",
+    )
+    argv = ("--root", str(tmp_path), "--spec", SPEC, "import", str(export), "--yes")
+    status, _, err = run(*argv)
+    assert status == 2 and "line 2: a scoped or keyed fact" in err
+    assert not _db(tmp_path).exists()  # nothing written
+    export.write_text(json.dumps({"text": "x", "scope": "user"}) + "\n", encoding="utf-8")
+    status, _, err = run(*argv)
+    assert status == 2 and "line 1: not a scope key" in err
