@@ -63,7 +63,9 @@ def listed(run: Run, root: Path, *options: str) -> set[tuple[str, str | None, st
     return {(fact["scope"], fact["subject"], fact["text"]) for fact in json.loads(out)}
 
 
-def test_list_covers_every_key_and_narrows_to_one_scope_or_subject(tmp_path: Path, run: Run) -> None:
+def test_list_covers_every_key_and_narrows_to_one_scope_or_subject(
+    tmp_path: Path, run: Run
+) -> None:
     seed(tmp_path, *WRITES)
     assert len(listed(run, tmp_path)) == 5
     assert listed(run, tmp_path, "--user", ALICE.subject or "") == {
