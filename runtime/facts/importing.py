@@ -11,6 +11,8 @@ here, so the embedded store and PostgreSQL import alike:
 - a superseded fact is written only when the fact that replaced it is imported or known, and
   is then tombstoned as superseded by it, at the replacement's ``createdAt``: a chain
   A → B → C keeps its shape; forgotten and expired history is not imported;
+- a fact keeps its scope key (``scope``), ``fact_key`` and ``tier``; whether it is known is
+  decided within its own scope key (two people's equal facts are two facts);
 - every text goes through the injection scanner: a flagged live fact is held in quarantine,
   flagged history is skipped;
 - a fact that breaks the store's rules (empty text, too many tags) fails the whole import,
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.model import InvalidRequestError, Provenance, to_ms
 from specwire.runtime.facts.validation import NewFact
 
@@ -41,6 +44,9 @@ class ImportedFact:
     expires_at: datetime | None = None
     provenance: Provenance | None = None
     superseded_by: str | None = None
+    scope: ScopeKey = AGENT
+    fact_key: str | None = None
+    tier: str | None = None
 
 
 @dataclass(frozen=True)
@@ -57,9 +63,11 @@ class ImportResult:
 class ImportSink(Protocol):
     """One backend's writes and look-ups, inside one transaction."""
 
-    def live_with_text(self, norm_text: str) -> str | None: ...
+    def live_with_text(self, norm_text: str, scope: ScopeKey = AGENT) -> str | None: ...
 
-    def with_text_created(self, norm_text: str, created_ms: int) -> str | None: ...
+    def with_text_created(
+        self, norm_text: str, created_ms: int, scope: ScopeKey = AGENT
+    ) -> str | None: ...
 
     def screened(self, new: NewFact) -> str | None:
         """The label of the injection rule that flags ``new``; None when clean."""
@@ -83,8 +91,8 @@ def import_into(sink: ImportSink, facts: Sequence[ImportedFact], now_ms: int) ->
     chained = [fact for fact in facts if fact.status == "superseded" and fact.superseded_by]
     for fact in sorted(live, key=lambda f: _created_ms(f, now_ms)):
         new, created = _new(fact, now_ms)
-        existing = sink.live_with_text(new.norm_text) or sink.with_text_created(
-            new.norm_text, created
+        existing = sink.live_with_text(new.norm_text, new.scope) or sink.with_text_created(
+            new.norm_text, created, new.scope
         )
         if existing is not None:
             ids[fact.key], created_of[fact.key] = existing, created
@@ -109,7 +117,7 @@ def import_into(sink: ImportSink, facts: Sequence[ImportedFact], now_ms: int) ->
             pending.remove(fact)
             progress = True
             new, created = _new(fact, now_ms)
-            existing = sink.with_text_created(new.norm_text, created)
+            existing = sink.with_text_created(new.norm_text, created, new.scope)
             if existing is not None:
                 ids[fact.key], created_of[fact.key] = existing, created
                 known += 1
@@ -142,6 +150,15 @@ def _new(fact: ImportedFact, now_ms: int) -> tuple[NewFact, int]:
         ttl = to_ms(fact.expires_at) - created
         ttl = ttl if ttl > 0 else None
     try:
-        return NewFact(fact.text, fact.tags, ttl, fact.provenance), created
+        new = NewFact(
+            fact.text,
+            fact.tags,
+            ttl,
+            fact.provenance,
+            scope=fact.scope,
+            key=fact.fact_key,
+            tier=fact.tier,
+        )
+        return new, created
     except InvalidRequestError as exc:
         raise InvalidRequestError(f"fact {fact.key}: {exc}; nothing was imported") from None

@@ -91,6 +91,7 @@ class NewFactItem:
     tags: tuple[str, ...] = ()
     ttl_ms: int | None = None
     provenance: Provenance | None = None
+    scope: ScopeKey = AGENT
 
 
 @dataclass(frozen=True)

@@ -22,21 +22,23 @@ import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 from threading import RLock
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import MEMORY_ID_RE
-from specwire.runtime.core.scopes import Scope
+from specwire.runtime.core.scopes import AGENT, Scope, ScopeKey
 from specwire.runtime.facts import validation
 from specwire.runtime.facts.importing import ImportedFact, ImportResult, import_into
 from specwire.runtime.facts.lifecycle import FactFile
 from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
     MAX_TAGS,
+    CapExceededError,
     Fact,
     FactStatus,
     InvalidRequestError,
@@ -45,6 +47,7 @@ from specwire.runtime.facts.model import (
     QuarantinedFact,
     RecallHit,
     SweepResult,
+    check_fact_key,
     to_ms,
 )
 from specwire.runtime.facts.sql import quarantine as quarantine_queries
@@ -69,6 +72,20 @@ if TYPE_CHECKING:
     from specwire.runtime.embedders import Embedder
     from specwire.runtime.facts.lexical.recall import LexicalRecall
     from specwire.runtime.facts.vector.semantic import SemanticIndex
+
+
+@dataclass(frozen=True)
+class KeyedWrite:
+    """What ``FactStore.write_keyed`` wrote: the fact (``quarantined`` set when the scanner
+    held the text) and the id of the fact it superseded."""
+
+    fact: Fact
+    superseded: str | None
+
+    @property
+    def bytes(self) -> int:
+        """UTF-8 size of the text stored (0 when nothing was stored)."""
+        return 0 if self.fact.quarantined is not None else len(self.fact.text.encode("utf-8"))
 
 
 class FactStore:
@@ -218,8 +235,10 @@ class FactStore:
         *,
         ttl_ms: int | None = None,
         provenance: Provenance | None = None,
+        scope: ScopeKey = AGENT,
     ) -> Fact:
-        new = NewFact(text, tags, ttl_ms, provenance)
+        """Write a fact in ``scope`` (the scope key the host chose; never from the model)."""
+        new = NewFact(text, tags, ttl_ms, provenance, scope=scope)
         hit = self._screened(new)
         if hit is not None:
             return self._hold(new, hit)
@@ -246,7 +265,9 @@ class FactStore:
                     f"item {index} is not a NewFactItem ({kind}); nothing was written"
                 )
             try:
-                news.append(NewFact(item.text, item.tags, item.ttl_ms, item.provenance))
+                news.append(
+                    NewFact(item.text, item.tags, item.ttl_ms, item.provenance, scope=item.scope)
+                )
             except InvalidRequestError as exc:
                 raise InvalidRequestError(f"item {index}: {exc}; nothing was written") from exc
         if not news:
@@ -264,7 +285,7 @@ class FactStore:
                 kept = [
                     index
                     for index, new in enumerate(news)
-                    if queries.live_with_text(conn, new.norm_text, now) is None
+                    if queries.live_with_text(conn, new.norm_text, now, new.scope) is None
                 ]
                 news = [news[index] for index in kept]
                 vectors = [vectors[index] for index in kept]
@@ -285,20 +306,22 @@ class FactStore:
         *,
         ttl_ms: int | None = None,
         provenance: Provenance | None = None,
+        scope: ScopeKey = AGENT,
     ) -> tuple[Fact, bool]:
-        """Like ``remember``, unless a live fact has the same normalized text: then that fact.
+        """Like ``remember``, unless a live plain fact of the same scope key has the same
+        normalized text: then that fact.
 
         The check and the insert are one transaction, so concurrent captures never duplicate.
         Returns ``(fact, created)``.
         """
-        new = NewFact(text, tags, ttl_ms, provenance)
+        new = NewFact(text, tags, ttl_ms, provenance, scope=scope)
         hit = self._screened(new)
         if hit is not None:
             return self._hold(new, hit), True
         vector = self._vector_of(new)
         with self._file.writing("remember") as conn:
             now = self._now_ms()
-            existing = queries.live_with_text(conn, new.norm_text, now)
+            existing = queries.live_with_text(conn, new.norm_text, now, new.scope)
             if existing is not None:
                 return existing, False
             fact = queries.insert(conn, new, now)
@@ -314,14 +337,17 @@ class FactStore:
         ttl_ms: int | None = None,
         provenance: Provenance | None = None,
         reason: str | None = None,
+        scope: ScopeKey = AGENT,
     ) -> Fact:
-        """Write a replacement and tombstone the original, in one transaction.
+        """Write a replacement in ``scope`` and tombstone the original, in one transaction.
 
-        A replacement the scanner flags is held in quarantine and the original stays live.
+        The original must be a plain fact of the same scope key (a fact never moves to another
+        key; a keyed fact is replaced by key). A replacement the scanner flags is held in
+        quarantine and the original stays live.
         """
         validation.memory_id(old_id)
         reason = validation.reason(reason)
-        new = NewFact(text, tags, ttl_ms, provenance)
+        new = NewFact(text, tags, ttl_ms, provenance, scope=scope)
         hit = self._screened(new)
         if hit is not None:
             return self._hold(new, hit)
@@ -334,11 +360,79 @@ class FactStore:
             if status != "live":
                 raise StoreError(f"cannot supersede {old_id}: it is {status}, not live")
             assert conn is not None
+            old = queries.live_by_id(conn, old_id, now)
+            assert old is not None
+            if old.scope != new.scope:
+                raise InvalidRequestError(f"cannot supersede {old_id}: it belongs to another scope")
+            if old.key is not None:
+                raise InvalidRequestError(
+                    f"cannot supersede {old_id}: it is a keyed memory; write it by its key"
+                )
             replacement = queries.insert(conn, new, now)
             self._store_vector(conn, replacement.id, vector)
             queries.mark_superseded(conn, old_id, replacement.id)
             queries.tombstone(conn, "superseded", old_id, now, reason, replacement.id)
             return replacement
+
+    def write_keyed(
+        self,
+        key: str,
+        text: str,
+        tags: Sequence[str] = (),
+        *,
+        scope: ScopeKey = AGENT,
+        mode: Literal["replace", "append"] = "replace",
+        tier: str | None = None,
+        max_bytes: int | None = None,
+        ttl_ms: int | None = None,
+        provenance: Provenance | None = None,
+    ) -> KeyedWrite:
+        """Write the fact with ``key`` in ``scope``: the live one with that key there (if any) is
+        superseded, in one transaction, by ``text`` (``replace``) or by its own text, a newline
+        and ``text`` (``append``; its tags kept unless ``tags`` are given).
+
+        ``max_bytes``: refuse (``CapExceededError``, nothing written) when the stored text would
+        be larger, checked inside the transaction, so concurrent appends neither overshoot nor
+        lose each other (every write holds the file's write lock from its first read). The text
+        written now is screened like any write: a flagged one is held in quarantine (with its
+        scope, key and tier) and the keyed fact stays as it was.
+        """
+        if mode not in ("replace", "append"):
+            raise InvalidRequestError("mode must be replace or append")
+        if max_bytes is not None and (
+            isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1
+        ):
+            raise InvalidRequestError("max_bytes must be a positive integer")
+        part = NewFact(text, tags, ttl_ms, provenance, scope=scope, key=key, tier=tier)
+        hit = self._screened(part)
+        if hit is not None:
+            return KeyedWrite(self._hold(part, hit), None)
+        vector = self._vector_of(part) if mode == "replace" else None
+        with self._file.writing("write a memory") as conn:
+            now = self._now_ms()
+            old = queries.live_keyed(conn, part.key or key, part.scope, now)
+            new = part
+            if mode == "append" and old is not None:
+                new = NewFact(
+                    f"{old.text}\n{part.text}",
+                    part.tags or old.tags,
+                    ttl_ms,
+                    provenance,
+                    scope=part.scope,
+                    key=part.key,
+                    tier=part.tier,
+                )
+            size = len(new.text.encode("utf-8"))
+            if max_bytes is not None and size > max_bytes:
+                current = 0 if old is None else len(old.text.encode("utf-8"))
+                raise CapExceededError(key, max_bytes, current, size)
+            fact = queries.insert(conn, new, now)
+            self._store_vector(conn, fact.id, vector)
+            if old is None:
+                return KeyedWrite(fact, None)
+            queries.mark_superseded(conn, old.id, fact.id)
+            queries.tombstone(conn, "superseded", old.id, now, None, fact.id)
+            return KeyedWrite(fact, old.id)
 
     def consolidate(
         self, survivor_id: str, duplicate_ids: Sequence[str], *, reason: str | None = None
@@ -365,8 +459,12 @@ class FactStore:
             survivor = None if conn is None else queries.live_by_id(conn, survivor_id, now)
         if survivor is None:
             raise StoreError(f"cannot consolidate into {survivor_id}: it is not live")
-        merged = merged_item(survivor, [fact for fact in group if fact is not None], now)
-        new = None if merged is None else NewFact(*merged)
+        if survivor.key is not None:
+            raise InvalidRequestError(f"cannot consolidate into {survivor_id}: it is keyed")
+        # Only plain facts of the survivor's own scope key fold into it (a fact never moves).
+        folded = [fact for fact in group if fact is not None and _foldable(fact, survivor)]
+        merged = merged_item(survivor, folded, now)
+        new = None if merged is None else NewFact(*merged, scope=survivor.scope)
         if new is not None and self._screened(new) is not None:
             new = None  # never let a merge write what the scanner flags: point at the survivor
         vector = None if new is None else self._vector_of(new)
@@ -381,7 +479,8 @@ class FactStore:
                 queries.mark_superseded(conn, survivor_id, target.id)
                 queries.tombstone(conn, "superseded", survivor_id, now, reason, target.id)
             for dup in dict.fromkeys(duplicate_ids):
-                if dup == survivor_id or queries.live_by_id(conn, dup, now) is None:
+                fact = None if dup == survivor_id else queries.live_by_id(conn, dup, now)
+                if fact is None or not _foldable(fact, survivor):
                     continue
                 queries.mark_superseded(conn, dup, target.id)
                 queries.tombstone(conn, "superseded", dup, now, reason, target.id)
@@ -398,20 +497,35 @@ class FactStore:
             return self.forget_id(selector, reason=reason)
         return self.forget_matching(selector, reason=reason)
 
-    def forget_id(self, fact_id: str, *, reason: str | None = None) -> list[Fact]:
-        """Forget that fact only; ``[]`` when it is unknown or no longer live."""
+    def forget_id(
+        self,
+        fact_id: str,
+        *,
+        reason: str | None = None,
+        visible: Sequence[ScopeKey] | None = None,
+    ) -> list[Fact]:
+        """Forget that fact only; ``[]`` when it is unknown or no longer live.
+
+        With ``visible`` (a model's forget), only a plain fact (no tier) of those scope keys:
+        anything else is left alone as if it did not exist.
+        """
         validation.memory_id(fact_id)
         reason = validation.reason(reason)
         with self._file.updating("forget") as conn:
             now = self._now_ms()
             fact = None if conn is None else queries.live_by_id(conn, fact_id, now)
-            if conn is None or fact is None:
+            if conn is None or fact is None or not _admitted(fact, visible):
                 return []
             queries.tombstone(conn, "forgotten", fact.id, now, reason, None)
             return [fact]
 
     def forget_matching(
-        self, query: str, *, reason: str | None = None, at_most: int | None = None
+        self,
+        query: str,
+        *,
+        reason: str | None = None,
+        at_most: int | None = None,
+        visible: Sequence[ScopeKey] | None = None,
     ) -> list[Fact]:
         """Forget every live fact that matches **every** term of the query, as text, never as an id.
 
@@ -419,7 +533,8 @@ class FactStore:
         plan is due Friday" with it. Stop words are ignored (a query of stop words only forgets
         nothing), and a query with more than ``MAX_QUERY_TERMS`` distinct terms is refused rather
         than cut (dropping a term would widen what is forgotten). With ``at_most``, a query
-        matching more facts than that forgets nothing and is refused.
+        matching more facts than that forgets nothing and is refused. With ``visible`` (a
+        model's forget), only plain facts (no tier) of those scope keys are matched.
         """
         reason = validation.reason(reason)
         terms = query_terms(query, limit=None)
@@ -435,7 +550,9 @@ class FactStore:
             if conn is None:
                 return []
             now = self._now_ms()
-            facts = [hit.fact for hit in queries.lexical(conn, match, now, limit=-1)]
+            tiers = None if visible is None else ()
+            found = queries.lexical(conn, match, now, limit=-1, visible=visible, tiers=tiers)
+            facts = [hit.fact for hit in found]
             if at_most is not None and len(facts) > at_most:
                 raise InvalidRequestError(
                     f"that query matches {len(facts)} memories, more than {at_most} at once: "
@@ -447,17 +564,30 @@ class FactStore:
 
     # -- reads -----------------------------------------------------------------------------
 
-    def recall(self, query: str, k: int = 5) -> list[RecallHit]:
+    def recall(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        visible: Sequence[ScopeKey] | None = None,
+        tiers: Sequence[str] | None = (),
+    ) -> list[RecallHit]:
         """The ``k`` best live matches, best first: by BM25 (OR over non-stop-word tokens), or
         with an embedder by BM25 fused with cosine similarity (``runtime.facts.hybrid``).
+
+        Only facts whose scope key is in ``visible`` (None: any key, the owner's search) and
+        whose tier is in ``tiers`` (empty: plain facts, without a tier; None: any) are ranked
+        against each other; the BM25 statistics are those of the whole store, as FTS5's are.
 
         Never returns a fact the scanner flags: such a fact is moved to quarantine and the
         ranking is asked again (a few times at most; anything still flagged is left out).
         """
         if k < 1:
             raise InvalidRequestError(f"k must be at least 1 (got {k})")
+        visible = None if visible is None else tuple(dict.fromkeys(visible))
+        tiers = None if tiers is None else tuple(dict.fromkeys(tiers))
         for _ in range(3):
-            hits = self._ranking(query, k)
+            hits = self._ranking(query, k, visible, tiers)
             flagged = self._flagged_on_read(hits)
             if flagged:
                 self._hold_on_read(flagged)
@@ -466,14 +596,26 @@ class FactStore:
                 return hits
         return [hit for hit in hits if hit.fact.id not in flagged]
 
-    def _ranking(self, query: str, k: int) -> list[RecallHit]:
+    def _ranking(
+        self,
+        query: str,
+        k: int,
+        visible: tuple[ScopeKey, ...] | None = None,
+        tiers: tuple[str, ...] | None = (),
+    ) -> list[RecallHit]:
         if self._semantic is not None:
             from specwire.runtime.facts.hybrid import hybrid_recall
 
-            return hybrid_recall(self, self._semantic, query, k)
-        return self._lexical_ranking(query, k)
+            return hybrid_recall(self, self._semantic, query, k, visible, tiers)
+        return self._lexical_ranking(query, k, visible, tiers)
 
-    def _lexical_ranking(self, query: str, limit: int) -> list[RecallHit]:
+    def _lexical_ranking(
+        self,
+        query: str,
+        limit: int,
+        visible: tuple[ScopeKey, ...] | None = None,
+        tiers: tuple[str, ...] | None = (),
+    ) -> list[RecallHit]:
         """The ``limit`` best live BM25 matches (OR over non-stop-word tokens), best first; ties
         go to the older fact (see ``runtime.facts.lexical.ranking``)."""
         terms = query_terms(query)
@@ -491,10 +633,18 @@ class FactStore:
                 # in-memory index, without loading numpy (a tenth of a second) or building it.
                 match = match_expression(terms)
                 assert match is not None
-                return queries.lexical(conn, match, self._now_ms(), limit=limit)
-            return self._lexical_recall().recall(conn, terms, limit, self._now_ms())
+                return queries.lexical(
+                    conn, match, self._now_ms(), limit=limit, visible=visible, tiers=tiers
+                )
+            return self._lexical_recall().recall(conn, terms, limit, self._now_ms(), visible, tiers)
 
-    def _lexical_seqs(self, query: str, limit: int) -> list[tuple[int, bool]] | None:
+    def _lexical_seqs(
+        self,
+        query: str,
+        limit: int,
+        visible: tuple[ScopeKey, ...] | None = None,
+        tiers: tuple[str, ...] | None = (),
+    ) -> list[tuple[int, bool]] | None:
         """``_lexical_ranking`` as ``(seq, proven)`` pairs, no fact read; None when only
         ``_lexical_ranking`` can answer (see ``LexicalRecall.ranked_live``)."""
         terms = query_terms(query)
@@ -503,7 +653,47 @@ class FactStore:
         with self._file.reading("recall") as conn:
             if conn is None:
                 return []
-            return self._lexical_recall().ranked_live(conn, terms, limit, self._now_ms())
+            return self._lexical_recall().ranked_live(
+                conn, terms, limit, self._now_ms(), visible, tiers
+            )
+
+    def read(
+        self,
+        *,
+        fact_id: str | None = None,
+        key: str | None = None,
+        visible: Sequence[ScopeKey],
+    ) -> list[Fact]:
+        """A point read: the live fact ``fact_id`` if its scope key is visible, or the live fact
+        with ``key`` in each visible scope key (sorted by scope key); ``[]`` when there is none
+        (a fact outside ``visible`` reads exactly like a missing one). Screened like recall."""
+        if (fact_id is None) == (key is None):
+            raise InvalidRequestError("read: provide exactly one of an id or a key")
+        keys = sorted(dict.fromkeys(visible))
+        if not keys:
+            raise InvalidRequestError("read: visible must name at least one scope key")
+        if fact_id is not None:
+            validation.memory_id(fact_id)
+        if key is not None:
+            check_fact_key(key)
+        with self._file.reading("read a memory") as conn:
+            if conn is None:
+                return []
+            now = self._now_ms()
+            if fact_id is not None:
+                fact = queries.live_by_id(conn, fact_id, now)
+                found = [] if fact is None or fact.scope not in keys else [fact]
+            else:
+                assert key is not None
+                found = [
+                    fact
+                    for scope in keys
+                    if (fact := queries.live_keyed(conn, key, scope, now)) is not None
+                ]
+        flagged = self._flagged_on_read([RecallHit(fact, 0.0) for fact in found])
+        if flagged:
+            self._hold_on_read(flagged)
+        return [fact for fact in found if fact.id not in flagged or fact.id in self._clean]
 
     def _lexical_recall(self) -> LexicalRecall:
         if self._lexical is None:
@@ -552,13 +742,7 @@ class FactStore:
         with self._file.reading("list memories") as conn:
             if conn is None:
                 return []
-            every = queries.every_fact_status(conn, self._now_ms())
-        return [
-            status
-            for status in every
-            if (scopes is None or status.fact.scope.scope in scopes)
-            and (subject is None or status.fact.scope.subject == subject)
-        ]
+            return queries.every_fact_status(conn, self._now_ms(), scopes, subject)
 
     def sweep(self) -> SweepResult:
         """Tombstone every expired fact that has no tombstone yet (idempotent)."""
@@ -722,12 +906,14 @@ class _SqliteImportSink:
         self._screened = screened
         self._now = now_ms
 
-    def live_with_text(self, norm_text: str) -> str | None:
-        fact = queries.live_with_text(self._conn, norm_text, self._now)
+    def live_with_text(self, norm_text: str, scope: ScopeKey = AGENT) -> str | None:
+        fact = queries.live_with_text(self._conn, norm_text, self._now, scope)
         return None if fact is None else fact.id
 
-    def with_text_created(self, norm_text: str, created_ms: int) -> str | None:
-        return queries.with_text_created(self._conn, norm_text, created_ms)
+    def with_text_created(
+        self, norm_text: str, created_ms: int, scope: ScopeKey = AGENT
+    ) -> str | None:
+        return queries.with_text_created(self._conn, norm_text, created_ms, scope)
 
     def screened(self, new: NewFact) -> str | None:
         hit = self._screened(new)
@@ -742,6 +928,17 @@ class _SqliteImportSink:
     def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str) -> None:
         queries.mark_superseded(self._conn, old_id, new_id)
         queries.tombstone(self._conn, "superseded", old_id, at_ms, reason, new_id)
+
+
+def _admitted(fact: Fact, visible: Sequence[ScopeKey] | None) -> bool:
+    """Whether a model's operation limited to ``visible`` may touch ``fact`` (None: the
+    owner's, anything)."""
+    return visible is None or (fact.tier is None and fact.scope in visible)
+
+
+def _foldable(fact: Fact, survivor: Fact) -> bool:
+    """Whether ``fact`` may be folded into ``survivor``: a plain fact of its scope key."""
+    return fact.key is None and fact.scope == survivor.scope
 
 
 def _few_facts(conn: sqlite3.Connection, index_from: int) -> bool:

@@ -25,14 +25,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from specwire.runtime.core.ids import MEMORY_ID_RE
+from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
+    MAX_KEYED_TEXT_BYTES,
     MAX_REASON_CHARS,
     MAX_TAG_CHARS,
     MAX_TAGS,
     MAX_TEXT_CHARS,
     InvalidRequestError,
     Provenance,
+    check_fact_key,
+    check_tier,
 )
 from specwire.runtime.facts.text import normalize_text
 from specwire.runtime.safety.redaction import redact
@@ -69,6 +73,29 @@ def fact_text(text: str) -> str:
             f"memory text is too long ({len(text)} characters; at most {MAX_TEXT_CHARS})"
         )
     return _storable(text, "memory text")
+
+
+def keyed_text(text: str) -> str:
+    """The text of a keyed fact (a tier note): stripped, non-empty, storable, at most
+    ``MAX_KEYED_TEXT_BYTES`` UTF-8 bytes."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidRequestError("a memory needs non-empty text")
+    text = text.strip()
+    problem = unstorable(text)
+    if problem is not None:
+        raise InvalidRequestError(f"memory text {problem}")
+    size = len(text.encode("utf-8"))
+    if size > MAX_KEYED_TEXT_BYTES:
+        raise InvalidRequestError(
+            f"memory text is too long ({size} bytes; at most {MAX_KEYED_TEXT_BYTES})"
+        )
+    return redact(text)
+
+
+def scope_key(value: ScopeKey) -> ScopeKey:
+    if not isinstance(value, ScopeKey):
+        raise InvalidRequestError("a memory's scope must be a ScopeKey")
+    return value
 
 
 def fact_tags(tags: Sequence[str]) -> tuple[str, ...]:
@@ -146,7 +173,7 @@ def memory_id(fact_id: str) -> str:
 class NewFact:
     """A fact about to be written, every field checked by the rules above."""
 
-    __slots__ = ("norm_text", "provenance", "tags", "text", "ttl_ms")
+    __slots__ = ("key", "norm_text", "provenance", "scope", "tags", "text", "tier", "ttl_ms")
 
     def __init__(
         self,
@@ -154,8 +181,19 @@ class NewFact:
         tags: Sequence[str] = (),
         ttl: int | None = None,
         source: Provenance | None = None,
+        *,
+        scope: ScopeKey = AGENT,
+        key: str | None = None,
+        tier: str | None = None,
     ) -> None:
-        self.text = fact_text(text)
+        """A keyed fact (``key``) may hold up to ``MAX_KEYED_TEXT_BYTES``; a plain one
+        ``MAX_TEXT_CHARS``. A ``tier`` needs a ``key``."""
+        self.scope = scope_key(scope)
+        self.key = None if key is None else check_fact_key(key)
+        self.tier = None if tier is None else check_tier(tier)
+        if self.tier is not None and self.key is None:
+            raise InvalidRequestError("a tier note needs a key")
+        self.text = fact_text(text) if self.key is None else keyed_text(text)
         self.norm_text = normalize_text(self.text)
         self.tags = fact_tags(tags)
         self.ttl_ms = ttl_ms(ttl)

@@ -19,6 +19,14 @@ postings plus a partial selection of the best ``limit``, never a pass over the t
 
 Order: score (with ``ranking.EVIDENCE_FACTOR`` for facts backed by evidence) descending, ties
 broken by ``seq`` ascending (the older fact first), as the FTS5 query's ``ORDER BY`` does.
+
+Groups: every fact belongs to one group (an opaque label; ``runtime.facts.lexical.recall`` uses
+its scope key and tier), kept as a per-seq group id. ``rank`` takes the groups a caller may see
+as a boolean array over group ids: the filter is applied where liveness is (a lookup per
+candidate, not per posting), and the statistics (N, df, avgdl) stay those of every indexed row,
+as FTS5's are. When the visible groups hold few facts compared with the query's postings, only
+those facts are scored (their seqs come from per-group member lists), so a narrow audience costs
+less than an unfiltered recall, not more.
 """
 
 from __future__ import annotations
@@ -64,6 +72,12 @@ class NewDoc:
     terms: str  # ``facts.terms``: the document's tokens joined by spaces
     expires_at: int | None
     proven: bool
+    group: str = ""  # the group label (see the module docstring)
+
+
+# The visible groups hold at most 1/NARROW_SHARE of the query's postings (times its terms): only
+# their facts are scored.
+NARROW_SHARE = 4
 
 
 @dataclass
@@ -81,6 +95,8 @@ class IndexArrays:
     indexed: Flags  # per seq: no tombstone (FTS5 holds the row)
     n_indexed: int
     total_tokens: int
+    group: npt.NDArray[np.int32] | None = None  # per seq (None: every fact in group 0)
+    group_names: list[str] | None = None  # per group id (None: [""])
 
 
 class DamagedIndexError(Exception):
@@ -113,6 +129,16 @@ class LexicalIndex:
         self._doc_len, self._expires = a.doc_len, a.expires
         self._proven, self._indexed = a.proven, a.indexed
         self.n_indexed, self.total_tokens = a.n_indexed, a.total_tokens
+        self._group = np.zeros(len(self._doc_len), dtype=np.int32) if a.group is None else a.group
+        self.group_names: list[str] = [""] if a.group_names is None else list(a.group_names)
+        self._group_ids = {name: gid for gid, name in enumerate(self.group_names)}
+        self._group_live = np.bincount(
+            self._group[self._indexed], minlength=len(self.group_names)
+        ).astype(np.int64)
+        # Per group id, its seqs (ascending; dead ones included): built on the first narrow
+        # recall, then appended to.
+        self._members: dict[int, list[int] | Seqs] | None = None
+        self._top_seq = int(np.flatnonzero(self._indexed)[-1]) if self.n_indexed else 0
         self._tail: dict[int, tuple[list[int], list[int]]] = {}
         self._tail_postings = 0
         self._scratch = np.zeros(len(self._doc_len), dtype=np.float64)
@@ -157,6 +183,15 @@ class LexicalIndex:
             self._expires[doc.seq] = NO_EXPIRY if doc.expires_at is None else doc.expires_at
             self._proven[doc.seq] = doc.proven
             self._indexed[doc.seq] = True
+            gid = self._group_id(doc.group)
+            self._group[doc.seq] = gid
+            self._group_live[gid] += 1
+            self._top_seq = max(self._top_seq, doc.seq)
+            if self._members is not None:
+                members = self._members.setdefault(gid, [])
+                if not isinstance(members, list):
+                    members = self._members[gid] = members.tolist()
+                members.append(doc.seq)
             self.n_indexed += 1
             self.total_tokens += len(tokens)
             for term, tf in Counter(tokens).items():
@@ -176,6 +211,7 @@ class LexicalIndex:
         tokens = terms.split()
         self._generation += 1
         self._indexed[seq] = False
+        self._group_live[self._group[seq]] -= 1
         self.n_indexed -= 1
         self.total_tokens -= len(tokens)
         for term in set(tokens):
@@ -188,8 +224,18 @@ class LexicalIndex:
 
     # -- reads -----------------------------------------------------------------------------
 
-    def rank(self, terms: Sequence[str], limit: int, now_ms: int) -> list[tuple[int, float]]:
-        """The best ``limit`` live facts for the query terms: ``(seq, score)``, best first."""
+    def group_mask(self, wanted: Callable[[str], bool]) -> Flags:
+        """The groups (by id) whose label ``wanted`` admits: ``rank``'s ``groups``."""
+        return np.fromiter(
+            (wanted(name) for name in self.group_names), dtype=np.bool_, count=len(self.group_names)
+        )
+
+    def rank(
+        self, terms: Sequence[str], limit: int, now_ms: int, groups: Flags | None = None
+    ) -> list[tuple[int, float]]:
+        """The best ``limit`` live facts for the query terms: ``(seq, score)``, best first;
+        with ``groups`` (per group id: visible; ids past its end are not), only facts of the
+        visible groups."""
         n = self.n_indexed
         if n == 0 or self.total_tokens == 0:
             return []
@@ -211,11 +257,20 @@ class LexicalIndex:
         if not query:
             return []
 
+        visible = self._visible_groups(groups)
+
         def live(candidates: Seqs) -> Flags:
-            return self._indexed[candidates] & (self._expires[candidates] > now_ms)
+            alive = self._indexed[candidates] & (self._expires[candidates] > now_ms)
+            if visible is not None:
+                alive &= visible[self._group[candidates]]
+            return alive
 
         avgdl = self.total_tokens / n
         corpus = Corpus(self._doc_len, self._proven, self._proven_by_block(), avgdl, live)
+        if visible is not None:
+            postings = sum(len(posting.seqs) for posting in query)
+            if int(self._group_live[visible].sum()) * NARROW_SHARE <= postings:
+                return self._rank_members(query, visible, limit, corpus)
         pruned = lexical_pruning.pruned_top(query, limit, corpus, self._min_postings)
         if pruned is not None:
             return pruned
@@ -227,6 +282,53 @@ class LexicalIndex:
         self._scratch[seqs] = 0.0
         scores = np.where(self._proven[seqs], scores * EVIDENCE_FACTOR, scores)
         return _best(seqs, scores, limit, len(touched), live)
+
+    def _visible_groups(self, groups: Flags | None) -> Flags | None:
+        """``groups`` over every group id (None when it admits them all: no filter)."""
+        if groups is None:
+            return None
+        n_groups = len(self.group_names)
+        if len(groups) != n_groups:
+            padded = np.zeros(n_groups, dtype=np.bool_)
+            common = min(n_groups, len(groups))
+            padded[:common] = groups[:common]
+            groups = padded
+        return None if bool(groups.all()) else groups
+
+    def _rank_members(
+        self, query: Sequence[TermPostings], visible: Flags, limit: int, corpus: Corpus
+    ) -> list[tuple[int, float]]:
+        """Score only the live facts of the visible groups (exactly as the other paths do)."""
+        candidates = self._members_of(np.flatnonzero(visible).tolist())
+        candidates = candidates[corpus.live(candidates)]
+        scores = lexical_pruning._exact_scores(query, candidates, corpus)
+        matched = scores > 0.0  # every matching term adds a positive score (idf >= 1e-6)
+        return lexical_pruning._best(candidates[matched], scores[matched], limit)
+
+    def _members_of(self, gids: Sequence[int]) -> Seqs:
+        """The seqs of the groups ``gids``, ascending and distinct (dead ones included)."""
+        if self._members is None:
+            top = self._top_seq + 1
+            order = np.argsort(self._group[:top], kind="stable").astype(np.int32)
+            counts = np.bincount(self._group[:top], minlength=len(self.group_names))
+            bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+            self._members = {
+                gid: order[bounds[gid] : bounds[gid + 1]] for gid in np.flatnonzero(counts).tolist()
+            }
+        parts = [np.asarray(self._members.get(gid, _NO_SEQS), dtype=np.int32) for gid in gids]
+        if not parts:
+            return _NO_SEQS
+        if len(parts) == 1:
+            return parts[0]
+        return np.sort(np.concatenate(parts))
+
+    def _group_id(self, name: str) -> int:
+        gid = self._group_ids.get(name)
+        if gid is None:
+            gid = self._group_ids[name] = len(self.group_names)
+            self.group_names.append(name)
+            self._group_live = _grown(self._group_live, gid + 1, 0)
+        return gid
 
     def _contribution(self, tid: int, posting: TermPostings) -> Floats:
         """Each posting's term score, remembered until a fact is added or removed (which
@@ -317,12 +419,14 @@ class LexicalIndex:
             indexed=self._indexed,
             n_indexed=self.n_indexed,
             total_tokens=self.total_tokens,
+            group=self._group,
+            group_names=list(self.group_names),
         )
 
     def memory_bytes(self) -> int:
         """Bytes held by the arrays (not the vocabulary's Python strings)."""
         arrays = (self._indptr, self._docs, self._tfs, self._df, self._doc_len, self._expires)
-        flags = (self._proven, self._indexed, self._scratch)
+        flags = (self._proven, self._indexed, self._scratch, self._group)
         return sum(int(array.nbytes) for array in (*arrays, *flags))
 
     # -- internals -------------------------------------------------------------------------
@@ -358,6 +462,7 @@ class LexicalIndex:
         self._expires = _grown(self._expires, size, NO_EXPIRY)
         self._proven = _grown(self._proven, size, False)
         self._indexed = _grown(self._indexed, size, False)
+        self._group = _grown(self._group, size, 0)
         self._scratch = _grown(self._scratch, size, 0.0)
 
     def _verify(self, tid: int, seqs: Seqs, tfs: Freqs) -> None:
@@ -412,9 +517,13 @@ def build(docs: Iterable[NewDoc], tuning: FactsTuning | None = None) -> LexicalI
     (compact C arrays while reading: a million facts never become a million Python objects)."""
     vocab: dict[str, int] = {}
     intern = vocab.setdefault
+    group_ids: dict[str, int] = {"": 0}
+    group_of = group_ids.setdefault
     term_ids, doc_ids = array("i"), array("i")
     seqs, lengths, expiries, proofs = array("i"), array("i"), array("q"), array("b")
+    groups = array("i")
     for doc in docs:
+        groups.append(group_of(doc.group, len(group_ids)))
         tokens = doc.terms.split()
         seqs.append(doc.seq)
         lengths.append(len(tokens))
@@ -432,6 +541,8 @@ def build(docs: Iterable[NewDoc], tuning: FactsTuning | None = None) -> LexicalI
     proven[at] = np.frombuffer(proofs, dtype=np.int8).astype(np.bool_) if proofs else False
     indexed = np.zeros(top, dtype=np.bool_)
     indexed[at] = True
+    group = np.zeros(top, dtype=np.int32)
+    group[at] = np.frombuffer(groups, dtype=np.int32) if groups else 0
     width = max(top, 1)
     keys = (
         np.frombuffer(term_ids, dtype=np.int32).astype(np.int64)
@@ -457,6 +568,8 @@ def build(docs: Iterable[NewDoc], tuning: FactsTuning | None = None) -> LexicalI
             indexed=indexed,
             n_indexed=len(seqs),
             total_tokens=int(doc_len.sum(dtype=np.int64)),
+            group=group,
+            group_names=list(group_ids),
         ),
         tuning=tuning,
     )

@@ -14,6 +14,10 @@ The winners' rows are then read from SQLite in the same transaction, filtered by
 rule of ``queries``; if any winner is not live there (or a snapshot's postings fail their
 checksum) the index is dropped and the answer comes from FTS5 instead: a recall is never
 answered from a wrong index.
+
+Scopes: each fact's group (``LexicalIndex``) is its scope key and tier (``group_label``); a
+recall passes the keys it may see and the tiers it wants, turned into a mask over the groups
+once per visible set (cached until a new group appears).
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
+
+from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.facts.lexical import snapshot as lexical_snapshot
 from specwire.runtime.facts.lexical.index import DamagedIndexError, LexicalIndex, NewDoc, build
 from specwire.runtime.facts.lexical.snapshot import Position, SnapshotError
@@ -32,10 +40,11 @@ from specwire.runtime.facts.sql.schema import schema_version
 from specwire.runtime.facts.text import match_expression
 from specwire.runtime.facts.tuning import DEFAULT_TUNING, FactsTuning
 
-_NEW_FACTS = """SELECT seq, terms, expires_at, json_array_length(evidence) > 0 FROM facts
-WHERE seq > ? ORDER BY seq"""
-_INDEXED_FACTS = """SELECT f.seq, f.terms, f.expires_at, json_array_length(f.evidence) > 0
-FROM facts f WHERE NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.target = f.id)
+_NEW_FACTS = """SELECT seq, terms, expires_at, json_array_length(evidence) > 0, scope, subject,
+tier FROM facts WHERE seq > ? ORDER BY seq"""
+_INDEXED_FACTS = """SELECT f.seq, f.terms, f.expires_at, json_array_length(f.evidence) > 0,
+f.scope, f.subject, f.tier FROM facts f
+WHERE NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.target = f.id)
 ORDER BY f.seq"""
 # CROSS JOIN pins tombstones as the outer loop: with the statistics ``PRAGMA optimize`` leaves
 # (none for an empty tombstones table), the planner would otherwise scan every fact per recall.
@@ -59,14 +68,59 @@ class LexicalRecall:
         self.snapshot = None if db_path is None else lexical_snapshot.snapshot_path(db_path)
         self.saved: tuple[int, int] | None = None  # (last_fact, last_tombstone) on disk
         self.loaded_snapshot = False
+        # (visible, tiers, groups known) -> the mask ``LexicalIndex.rank`` takes.
+        self._masks: dict[tuple[object, ...], npt.NDArray[np.bool_] | None] = {}
+
+    def groups_for(
+        self,
+        index: LexicalIndex,
+        visible: Sequence[ScopeKey] | None,
+        tiers: Sequence[str] | None,
+    ) -> npt.NDArray[np.bool_] | None:
+        """The groups of ``index`` whose scope key is in ``visible`` (None: any) and whose tier
+        is in ``tiers`` (empty: none, i.e. plain facts; None: any); None: no filter."""
+        if visible is None and tiers is None:
+            return None
+        cache_key = (
+            None if visible is None else tuple(visible),
+            None if tiers is None else tuple(tiers),
+            len(index.group_names),
+            id(index),
+        )
+        mask = self._masks.get(cache_key)
+        if mask is None:
+            keys = None if visible is None else {key_label(k.scope, k.subject) for k in visible}
+            # Empty tiers: plain facts only, whose tier part is "".
+            wanted_tiers = None if tiers is None else (set(tiers) or {""})
+
+            def admits(label: str) -> bool:
+                key, _, tier = label.rpartition(_SEP)
+                return (
+                    bool(label)
+                    and (keys is None or key in keys)
+                    and (wanted_tiers is None or tier in wanted_tiers)
+                )
+
+            if len(self._masks) >= _MAX_MASKS:
+                self._masks.clear()
+            mask = self._masks[cache_key] = index.group_mask(admits)
+        return mask
 
     def recall(
-        self, conn: sqlite3.Connection, terms: Sequence[str], limit: int, now_ms: int
+        self,
+        conn: sqlite3.Connection,
+        terms: Sequence[str],
+        limit: int,
+        now_ms: int,
+        visible: Sequence[ScopeKey] | None = None,
+        tiers: Sequence[str] | None = (),
     ) -> list[RecallHit]:
         conn.execute("BEGIN")
         try:
             try:
-                ranked = self.catch_up(conn).rank(terms, limit, now_ms)
+                index = self.catch_up(conn)
+                groups = self.groups_for(index, visible, tiers)
+                ranked = index.rank(terms, limit, now_ms, groups)
                 hits = queries.live_hits_by_seq(conn, ranked, now_ms)
                 if len(hits) == len(ranked):
                     return hits
@@ -74,12 +128,20 @@ class LexicalRecall:
             except DamagedIndexError:
                 self._discard_snapshot()
             match = match_expression(terms)
-            return [] if match is None else queries.lexical(conn, match, now_ms, limit=limit)
+            if match is None:
+                return []
+            return queries.lexical(conn, match, now_ms, limit=limit, visible=visible, tiers=tiers)
         finally:
             conn.execute("COMMIT")
 
     def ranked_live(
-        self, conn: sqlite3.Connection, terms: Sequence[str], limit: int, now_ms: int
+        self,
+        conn: sqlite3.Connection,
+        terms: Sequence[str],
+        limit: int,
+        now_ms: int,
+        visible: Sequence[ScopeKey] | None = None,
+        tiers: Sequence[str] | None = (),
     ) -> list[tuple[int, bool]] | None:
         """Like ``recall`` without reading the facts: the winners' seqs, best first, each with
         whether it is backed by evidence. None when the index cannot answer (a winner not live
@@ -88,7 +150,8 @@ class LexicalRecall:
         conn.execute("BEGIN")
         try:
             try:
-                ranked = self.catch_up(conn).rank(terms, limit, now_ms)
+                index = self.catch_up(conn)
+                ranked = index.rank(terms, limit, now_ms, self.groups_for(index, visible, tiers))
             except DamagedIndexError:
                 self._discard_snapshot()
                 return None
@@ -192,10 +255,34 @@ def _one(conn: sqlite3.Connection, sql: str, seq: int) -> str | None:
     return None if row is None else str(row[0])
 
 
+_SEP = "\x1f"  # never in a scope, subject (no control characters) or tier
+_MAX_MASKS = 1024
+
+
+def key_label(scope: str, subject: str | None) -> str:
+    return f"{scope}{_SEP}{subject or ''}"
+
+
+def group_label(scope: str, subject: str | None, tier: str | None = None) -> str:
+    """A fact's group in the index: its scope key and tier (never empty: group 0, "", holds
+    only seqs that are no fact of the index, and no filter admits it)."""
+    return f"{key_label(scope, subject)}{_SEP}{tier or ''}"
+
+
 def _doc(row: tuple[object, ...]) -> NewDoc:
-    seq, terms, expires_at, proven = row
-    assert isinstance(seq, int) and isinstance(terms, str)
-    return NewDoc(seq, terms, expires_at if isinstance(expires_at, int) else None, bool(proven))
+    seq, terms, expires_at, proven, scope, subject, tier = row
+    assert isinstance(seq, int) and isinstance(terms, str) and isinstance(scope, str)
+    return NewDoc(
+        seq,
+        terms,
+        expires_at if isinstance(expires_at, int) else None,
+        bool(proven),
+        group_label(
+            scope,
+            subject if isinstance(subject, str) else None,
+            tier if isinstance(tier, str) else None,
+        ),
+    )
 
 
 def _max_seq(cursor: sqlite3.Cursor, table: str) -> int:

@@ -34,7 +34,8 @@ from specwire.runtime.facts.lexical.index import IndexArrays, LexicalIndex
 from specwire.runtime.facts.lexical.vocab import FrozenVocab
 
 MAGIC = b"specwire-lexical\x00\x01"
-FORMAT = 1
+# 2: the per-fact group ids (scope keys and tiers) and their labels.
+FORMAT = 2
 _ALIGN = 64
 _SMALL = (
     "indptr",
@@ -43,6 +44,7 @@ _SMALL = (
     "expires",
     "proven",
     "indexed",
+    "group",
     "posting_crcs",
     "vocab_starts",
     "vocab_order",
@@ -56,6 +58,7 @@ _DTYPES = {
     "expires": np.int64,
     "proven": np.bool_,
     "indexed": np.bool_,
+    "group": np.int32,
     "posting_crcs": np.uint32,
     "vocab_starts": np.int64,
     "vocab_order": np.int32,
@@ -93,6 +96,7 @@ def save(path: Path, index: LexicalIndex, position: Position) -> None:
         "expires": arrays.expires,
         "proven": arrays.proven,
         "indexed": arrays.indexed,
+        "group": _groups_of(arrays),
         "posting_crcs": posting_crcs(arrays.indptr, arrays.docs, arrays.tfs),
         "vocab_starts": vocab_starts,
         "vocab_order": vocab_order,
@@ -109,6 +113,7 @@ def save(path: Path, index: LexicalIndex, position: Position) -> None:
         "n_indexed": arrays.n_indexed,
         "total_tokens": arrays.total_tokens,
         "n_terms": len(vocab_order),
+        "group_names": [""] if arrays.group_names is None else arrays.group_names,
         "vocab": [offset, len(vocab), zlib.crc32(vocab)],
         "sections": layout,
     }
@@ -207,6 +212,8 @@ def _parse(data: mmap.mmap) -> tuple[LexicalIndex, Position]:
             indexed=arrays["indexed"],
             n_indexed=int(header["n_indexed"]),
             total_tokens=int(header["total_tokens"]),
+            group=arrays["group"],
+            group_names=[str(name) for name in header["group_names"]],
         ),
         posting_crcs=arrays["posting_crcs"],
     )
@@ -235,10 +242,22 @@ def _check_shapes(
         raise SnapshotError("postings and offsets disagree")
     if n_terms and bool(np.any(np.diff(indptr) < 0)):
         raise SnapshotError("term offsets are not ordered")
-    if any(len(arrays[name]) != n_docs for name in ("expires", "proven", "indexed")):
+    if any(len(arrays[name]) != n_docs for name in ("expires", "proven", "indexed", "group")):
         raise SnapshotError("per-fact arrays disagree")
+    group = arrays["group"]
+    names = header["group_names"]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise SnapshotError("group labels are malformed")
+    if n_docs and (int(group.min()) < 0 or int(group.max()) >= len(names)):
+        raise SnapshotError("group ids out of range")
     if int(np.count_nonzero(arrays["indexed"])) != header["n_indexed"]:
         raise SnapshotError("indexed count disagrees")
+
+
+def _groups_of(arrays: IndexArrays) -> npt.NDArray[np.int32]:
+    if arrays.group is None:
+        return np.zeros(len(arrays.doc_len), dtype=np.int32)
+    return arrays.group
 
 
 def _terms(vocab: list[str] | FrozenVocab) -> list[str]:

@@ -21,7 +21,7 @@ for their tier, plain recall only facts without one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
@@ -32,6 +32,7 @@ from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.lexical.ranking import unit_score
 from specwire.runtime.facts.model import (
     MAX_RECALL_K,
+    Fact,
     FactRecord,
     InvalidRequestError,
     Provenance,
@@ -266,6 +267,18 @@ LOCAL_CAPABILITIES = Capabilities(
     tombstones=True,
     subject_cascade=False,
 )
+# The embedded store's: scope keys, keyed writes and point reads too.
+STORE_CAPABILITIES = replace(LOCAL_CAPABILITIES, scopes=True, keys=True, point_read=True)
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _stored(fact: Fact) -> int:
+    """UTF-8 bytes stored for ``fact`` (0 when the scanner held it)."""
+    return 0 if fact.quarantined is not None else _size(fact.text)
+
 
 HEALTH_DEADLINE_S = 0.2
 
@@ -282,31 +295,70 @@ class LocalFactProvider:
         return self._store
 
     def retain(self, request: RetainRequest) -> RetainResult:
+        store, scope = self._store, request.scope
+        if request.key is not None:
+            written = store.write_keyed(
+                request.key,
+                request.text,
+                request.tags,
+                scope=scope,
+                mode=request.mode,
+                tier=request.tier,
+                max_bytes=request.max_bytes,
+                ttl_ms=request.ttl_ms,
+                provenance=request.provenance,
+            )
+            fact = written.fact
+            return RetainResult(
+                fact.id,
+                True,
+                fact.expires_at,
+                written.superseded,
+                fact.quarantined,
+                bytes=written.bytes,
+            )
         if request.supersedes is not None:
-            fact = self._store.supersede(
+            fact = store.supersede(
                 request.supersedes,
                 request.text,
                 request.tags,
                 ttl_ms=request.ttl_ms,
                 provenance=request.provenance,
+                scope=scope,
             )
             if fact.quarantined is not None:
                 return RetainResult(fact.id, True, fact.expires_at, None, fact.quarantined)
-            return RetainResult(fact.id, True, fact.expires_at, request.supersedes)
+            return RetainResult(
+                fact.id, True, fact.expires_at, request.supersedes, bytes=_size(fact.text)
+            )
         if request.if_absent:
-            fact, created = self._store.remember_if_new(
-                request.text, request.tags, ttl_ms=request.ttl_ms, provenance=request.provenance
+            fact, created = store.remember_if_new(
+                request.text,
+                request.tags,
+                ttl_ms=request.ttl_ms,
+                provenance=request.provenance,
+                scope=scope,
             )
             if not created:
                 return RetainResult(fact.id, False, fact.expires_at, text=fact.text, tags=fact.tags)
-            return RetainResult(fact.id, created, fact.expires_at, quarantined=fact.quarantined)
-        fact = self._store.remember(
-            request.text, request.tags, ttl_ms=request.ttl_ms, provenance=request.provenance
+            return RetainResult(
+                fact.id, created, fact.expires_at, quarantined=fact.quarantined, bytes=_stored(fact)
+            )
+        fact = store.remember(
+            request.text,
+            request.tags,
+            ttl_ms=request.ttl_ms,
+            provenance=request.provenance,
+            scope=scope,
         )
-        return RetainResult(fact.id, True, fact.expires_at, quarantined=fact.quarantined)
+        return RetainResult(
+            fact.id, True, fact.expires_at, quarantined=fact.quarantined, bytes=_stored(fact)
+        )
 
     def recall(self, request: RecallRequest) -> RecallResponse:
-        hits = self._store.recall(request.query, request.limit)
+        hits = self._store.recall(
+            request.query, request.limit, visible=request.visible, tiers=request.tiers
+        )
         return RecallResponse(
             tuple(
                 ProviderHit(
@@ -315,18 +367,45 @@ class LocalFactProvider:
                     hit.fact.tags,
                     unit_score(hit.score),
                     hit.fact.has_evidence,
+                    hit.fact.scope,
+                    hit.fact.key,
+                    hit.fact.tier,
                 )
                 for hit in hits
             )
         )
 
+    def read(self, request: ReadRequest) -> ReadResponse:
+        facts = self._store.read(fact_id=request.id, key=request.key, visible=request.visible)
+        return ReadResponse(
+            tuple(
+                FactRecord(
+                    fact.id,
+                    fact.text,
+                    fact.tags,
+                    fact.created_at,
+                    fact.expires_at,
+                    fact.has_evidence,
+                    fact.scope,
+                    fact.key,
+                    fact.tier,
+                )
+                for fact in facts
+            )
+        )
+
     def forget(self, request: ForgetRequest) -> ForgetResult:
         if request.id is not None:
-            forgotten = self._store.forget_id(request.id, reason=request.reason)
+            forgotten = self._store.forget_id(
+                request.id, reason=request.reason, visible=request.visible
+            )
         else:
             assert request.query is not None  # ForgetRequest guarantees exactly one
             forgotten = self._store.forget_matching(
-                request.query, reason=request.reason, at_most=request.at_most
+                request.query,
+                reason=request.reason,
+                at_most=request.at_most,
+                visible=request.visible,
             )
         return ForgetResult(
             len(forgotten),
@@ -342,4 +421,4 @@ class LocalFactProvider:
         return Health(ok=problem is None, message=problem, checked_at=self._now())
 
     def capabilities(self) -> Capabilities:
-        return LOCAL_CAPABILITIES
+        return STORE_CAPABILITIES

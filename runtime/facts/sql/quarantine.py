@@ -13,10 +13,15 @@ from typing import Any, Literal
 
 from specwire.runtime.core.ids import new_memory_id
 from specwire.runtime.facts.model import Fact, Provenance, QuarantinedFact, from_ms
+from specwire.runtime.facts.sql.queries import scope_of
 from specwire.runtime.facts.validation import NewFact
 
-_COLUMNS = "id, text, tags, created_at, ttl_ms, session_id, evidence, rule, found_on"
-_INSERT = f"INSERT INTO quarantine ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_COLUMNS = (
+    "id, text, tags, created_at, ttl_ms, session_id, evidence, rule, found_on, "
+    "scope, subject, fact_key, tier"
+)
+_MARKS = ", ".join("?" * 13)
+_INSERT = f"INSERT INTO quarantine ({_COLUMNS}) VALUES ({_MARKS})"
 
 
 def hold(
@@ -36,6 +41,10 @@ def hold(
             json.dumps(list(new.provenance.evidence), ensure_ascii=False),
             rule,
             "write",
+            new.scope.scope,
+            new.scope.subject,
+            new.key,
+            new.tier,
         ),
     )
     return Fact(
@@ -47,6 +56,9 @@ def hold(
         superseded_by=None,
         provenance=new.provenance,
         quarantined=rule,
+        scope=new.scope,
+        key=new.key,
+        tier=new.tier,
     )
 
 
@@ -56,7 +68,7 @@ def hold_stored(conn: sqlite3.Connection, fact: Fact, rule: str, created_at: int
     if fact.expires_at is not None:
         ttl = max(1, int((fact.expires_at - fact.created_at).total_seconds() * 1000))
     conn.execute(
-        f"INSERT OR IGNORE INTO quarantine ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT OR IGNORE INTO quarantine ({_COLUMNS}) VALUES ({_MARKS})",
         (
             fact.id,
             fact.text,
@@ -67,6 +79,10 @@ def hold_stored(conn: sqlite3.Connection, fact: Fact, rule: str, created_at: int
             json.dumps(list(fact.provenance.evidence), ensure_ascii=False),
             rule,
             "read",
+            fact.scope.scope,
+            fact.scope.subject,
+            fact.key,
+            fact.tier,
         ),
     )
 
@@ -120,6 +136,9 @@ def _held(row: sqlite3.Row) -> QuarantinedFact:
         provenance=Provenance(row["session_id"], tuple(_strings(row["evidence"]))),
         rule=row["rule"],
         found_on=found_on,
+        scope=scope_of(row["scope"], row["subject"]),
+        key=row["fact_key"],
+        tier=row["tier"],
     )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from specwire.runtime.core.ids import new_memory_id
+from specwire.runtime.core.scopes import AGENT, CREW, ScopeKey
 from specwire.runtime.facts.lexical import ranking
 from specwire.runtime.facts.model import (
     Fact,
@@ -31,7 +32,8 @@ from specwire.runtime.facts.text import document_terms
 from specwire.runtime.facts.validation import NewFact
 
 _COLUMNS = (
-    "f.id, f.text, f.tags, f.created_at, f.expires_at, f.superseded_by, f.session_id, f.evidence"
+    "f.id, f.text, f.tags, f.created_at, f.expires_at, f.superseded_by, f.session_id, f.evidence, "
+    "f.scope, f.subject, f.fact_key, f.tier"
 )
 _TOMBSTONE = "t.kind AS t_kind, t.at AS t_at, t.reason AS t_reason, t.superseded_by AS t_by"
 _FROM = "facts f LEFT JOIN tombstones t ON t.target = f.id"
@@ -47,7 +49,7 @@ _PROVEN = "(json_array_length(f.evidence) > 0)"
 _LEXICAL = f"""
 SELECT {_COLUMNS}, bm25(facts_fts) AS raw, {_PROVEN} AS proven
 FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid LEFT JOIN tombstones t ON t.target = f.id
-WHERE facts_fts MATCH :match AND {_LIVE}
+WHERE facts_fts MATCH :match AND {_LIVE} AND {{where}}
 ORDER BY raw * (CASE WHEN {_PROVEN} THEN :factor ELSE 1.0 END), f.seq
 LIMIT :limit
 """
@@ -61,7 +63,34 @@ ORDER BY f.seq"""
 
 
 _INSERT = """INSERT INTO facts (id, text, norm_text, terms, tags, created_at, expires_at,
-session_id, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+session_id, evidence, scope, subject, fact_key, tier)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+
+
+def scope_filter(
+    visible: Sequence[ScopeKey] | None, tiers: Sequence[str] | None = ()
+) -> tuple[str, dict[str, object]]:
+    """A condition on ``f`` and its named parameters: the fact's scope key is one of
+    ``visible`` (None: any) and its tier one of ``tiers`` (empty: plain facts, without a tier;
+    None: any)."""
+    parts: list[str] = []
+    params: dict[str, object] = {}
+    if visible is not None:
+        keys = []
+        for n, key in enumerate(dict.fromkeys(visible)):
+            params[f"scope{n}"], params[f"subject{n}"] = key.scope, key.subject
+            keys.append(f"(f.scope = :scope{n} AND f.subject IS :subject{n})")
+        parts.append("(" + " OR ".join(keys or ["0"]) + ")")
+    if tiers is not None:
+        if not tiers:
+            parts.append("f.tier IS NULL")
+        else:
+            marks = []
+            for n, tier in enumerate(dict.fromkeys(tiers)):
+                params[f"tier{n}"] = tier
+                marks.append(f":tier{n}")
+            parts.append(f"f.tier IN ({', '.join(marks)})")
+    return (" AND ".join(parts) or "1"), params
 
 
 def insert(conn: sqlite3.Connection, new: NewFact, now: int) -> Fact:
@@ -99,6 +128,9 @@ def insert_many(conn: sqlite3.Connection, news: Sequence[NewFact], now: int) -> 
                 expires_at=None if new.ttl_ms is None else from_ms(now + new.ttl_ms),
                 superseded_by=None,
                 provenance=new.provenance,
+                scope=new.scope,
+                key=new.key,
+                tier=new.tier,
             )
             for fact_id, new in zip(ids, news, strict=True)
         ]
@@ -121,6 +153,10 @@ def _row(fact_id: str, new: NewFact, now: int) -> tuple[object, ...]:
         None if new.ttl_ms is None else now + new.ttl_ms,
         new.provenance.session_id,
         _json_list(new.provenance.evidence),
+        new.scope.scope,
+        new.scope.subject,
+        new.key,
+        new.tier,
     )
 
 
@@ -162,11 +198,27 @@ def sweep_expired(conn: sqlite3.Connection, now: int) -> int:
 # -- reads ---------------------------------------------------------------------------------
 
 
-def lexical(conn: sqlite3.Connection, match: str, now: int, *, limit: int) -> list[RecallHit]:
-    """Live facts matching the FTS5 expression, best first (``limit`` -1: all of them)."""
+def lexical(
+    conn: sqlite3.Connection,
+    match: str,
+    now: int,
+    *,
+    limit: int,
+    visible: Sequence[ScopeKey] | None = None,
+    tiers: Sequence[str] | None = (),
+) -> list[RecallHit]:
+    """Live facts matching the FTS5 expression, best first (``limit`` -1: all of them), among
+    those ``scope_filter(visible, tiers)`` admits."""
+    where, params = scope_filter(visible, tiers)
     rows = conn.execute(
-        _LEXICAL,
-        {"match": match, "now": now, "factor": ranking.EVIDENCE_FACTOR, "limit": limit},
+        _LEXICAL.format(where=where),
+        {
+            "match": match,
+            "now": now,
+            "factor": ranking.EVIDENCE_FACTOR,
+            "limit": limit,
+            **params,
+        },
     ).fetchall()
     return [
         RecallHit(_fact(row), ranking.lexical_score(row["raw"], bool(row["proven"])))
@@ -204,6 +256,25 @@ def live_rows_by_seq(
     return rows
 
 
+def seqs_admitted(
+    conn: sqlite3.Connection,
+    seqs: Sequence[int],
+    visible: Sequence[ScopeKey] | None,
+    tiers: Sequence[str] | None,
+) -> list[int]:
+    """Of ``seqs``, in their order, those ``scope_filter(visible, tiers)`` admits."""
+    if not seqs:
+        return []
+    where, params = scope_filter(visible, tiers)
+    marks = ", ".join(f":q{n}" for n in range(len(seqs)))
+    params.update({f"q{n}": seq for n, seq in enumerate(seqs)})
+    rows = conn.execute(
+        f"SELECT f.seq FROM facts f WHERE f.seq IN ({marks}) AND {where}", params
+    ).fetchall()
+    admitted = {int(row[0]) for row in rows}
+    return [seq for seq in seqs if seq in admitted]
+
+
 def status_of(conn: sqlite3.Connection, fact_id: str, now: int) -> str | None:
     row = conn.execute(
         f"SELECT {_STATUS} AS status FROM {_FROM} WHERE f.id = :id",
@@ -220,11 +291,27 @@ def fact_status(conn: sqlite3.Connection, fact_id: str, now: int) -> FactStatus 
     return None if row is None else _fact_status(row)
 
 
-def every_fact_status(conn: sqlite3.Connection, now: int) -> list[FactStatus]:
-    """Every fact ever written, oldest first, with its status."""
+def every_fact_status(
+    conn: sqlite3.Connection,
+    now: int,
+    scopes: Sequence[str] | None = None,
+    subject: str | None = None,
+) -> list[FactStatus]:
+    """Every fact ever written, oldest first, with its status; only those of ``scopes`` and
+    whose subject is ``subject`` when given."""
+    where = ["1"]
+    params: dict[str, object] = {"now": now}
+    if scopes is not None:
+        marks = [f":s{n}" for n in range(len(scopes))]
+        params.update({f"s{n}": scope for n, scope in enumerate(scopes)})
+        where.append(f"f.scope IN ({', '.join(marks) or 'NULL'})")
+    if subject is not None:
+        where.append("f.subject = :subject")
+        params["subject"] = subject
     rows = conn.execute(
-        f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} ORDER BY f.seq",
-        {"now": now},
+        f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} "
+        f"WHERE {' AND '.join(where)} ORDER BY f.seq",
+        params,
     ).fetchall()
     return [_fact_status(row) for row in rows]
 
@@ -237,24 +324,41 @@ def live_by_id(conn: sqlite3.Connection, fact_id: str, now: int) -> Fact | None:
     return None if row is None else _fact(row)
 
 
-def live_with_text(conn: sqlite3.Connection, norm: str, now: int) -> Fact | None:
-    """The oldest live fact whose normalized text is ``norm``."""
+def live_with_text(
+    conn: sqlite3.Connection, norm: str, now: int, scope: ScopeKey = AGENT
+) -> Fact | None:
+    """The oldest live plain fact (no key) of ``scope`` whose normalized text is ``norm``."""
     row = conn.execute(
         f"SELECT {_COLUMNS} FROM {_FROM} WHERE f.norm_text = :norm AND {_LIVE} "
+        "AND f.scope = :scope AND f.subject IS :subject AND f.fact_key IS NULL "
         "ORDER BY f.seq LIMIT 1",
-        {"norm": norm, "now": now},
+        {"norm": norm, "now": now, "scope": scope.scope, "subject": scope.subject},
     ).fetchone()
     return None if row is None else _fact(row)
 
 
-def with_text_created(conn: sqlite3.Connection, norm: str, created_at: int) -> str | None:
-    """The id of the oldest fact (any status) with normalized text ``norm`` written at
-    ``created_at`` (epoch ms): how an import recognizes a fact it already brought in."""
+def with_text_created(
+    conn: sqlite3.Connection, norm: str, created_at: int, scope: ScopeKey = AGENT
+) -> str | None:
+    """The id of the oldest fact (any status) of ``scope`` with normalized text ``norm``
+    written at ``created_at`` (epoch ms): how an import recognizes a fact it already brought
+    in."""
     row = conn.execute(
-        "SELECT id FROM facts WHERE norm_text = ? AND created_at = ? ORDER BY seq LIMIT 1",
-        (norm, created_at),
+        "SELECT id FROM facts WHERE norm_text = ? AND created_at = ? AND scope = ? "
+        "AND subject IS ? ORDER BY seq LIMIT 1",
+        (norm, created_at, scope.scope, scope.subject),
     ).fetchone()
     return None if row is None else str(row[0])
+
+
+def live_keyed(conn: sqlite3.Connection, key: str, scope: ScopeKey, now: int) -> Fact | None:
+    """The live fact with ``key`` in ``scope`` (at most one: keyed writes supersede)."""
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM {_FROM} WHERE f.fact_key = :key AND f.scope = :scope "
+        f"AND f.subject IS :subject AND {_LIVE} ORDER BY f.seq DESC LIMIT 1",
+        {"key": key, "scope": scope.scope, "subject": scope.subject, "now": now},
+    ).fetchone()
+    return None if row is None else _fact(row)
 
 
 def count_live(conn: sqlite3.Connection, now: int) -> int:
@@ -275,7 +379,20 @@ def _fact(row: sqlite3.Row) -> Fact:
         expires_at=None if expires is None else from_ms(expires),
         superseded_by=row["superseded_by"],
         provenance=Provenance(row["session_id"], tuple(_json_strings(row["evidence"]))),
+        scope=scope_of(row["scope"], row["subject"]),
+        key=row["fact_key"],
+        tier=row["tier"],
     )
+
+
+def scope_of(scope: str, subject: str | None) -> ScopeKey:
+    """The ``ScopeKey`` of a row's columns (the two subject-less keys without a new object)."""
+    if subject is None:
+        if scope == "agent":
+            return AGENT
+        if scope == "crew":
+            return CREW
+    return ScopeKey(scope, subject)  # type: ignore[arg-type]  # the schema's CHECK keeps it
 
 
 def _fact_status(row: sqlite3.Row) -> FactStatus:

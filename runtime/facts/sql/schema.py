@@ -14,7 +14,12 @@ hybrid recall (derived data: one row per fact and embedder, tagged with the embe
 dimension, so vectors of two models are never mixed); 4 added ``quarantine``, the writes the
 injection scanner flagged (``runtime.safety.injection``): held apart from ``facts`` so no recall
 path, index or embedding can ever read them, until the owner releases or forgets them; and
-``released``, the facts the owner released, which recall no longer screens.
+``released``, the facts the owner released, which recall no longer screens; 5 added scopes
+(``runtime.core.scopes``): every fact and held write records its scope key as data, ``scope``
+and ``subject`` (NULL for ``agent`` and ``crew``), its ``fact_key`` (a keyed fact, replaced per
+scope key) and ``tier`` (a Crewship tier note). Facts written before scopes became ``agent``
+facts (the column's default): who could see them before, everyone talking to the agent, still
+can.
 
 Invariants the schema itself enforces (a bug elsewhere cannot break them):
 - facts are never deleted and never edited; the only update is setting ``superseded_by`` once;
@@ -32,7 +37,7 @@ from specwire.runtime.core.errors import StoreError
 from specwire.runtime.facts.ownership import APPLICATION_ID
 from specwire.runtime.facts.text import document_terms
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -40,6 +45,13 @@ _ID_GLOB = "mem_" + "[0-9a-f]" * 16
 
 _FACTS_IMMUTABLE = """CREATE TRIGGER facts_immutable BEFORE UPDATE OF
     seq, id, text, norm_text, terms, tags, created_at, expires_at, session_id, evidence
+ON facts BEGIN
+    SELECT RAISE(ABORT, 'facts are immutable: supersede them');
+END;"""
+# From version 5: the scope key, key and tier are as immutable as the text (a fact never moves).
+_FACTS_IMMUTABLE_V5 = """CREATE TRIGGER facts_immutable BEFORE UPDATE OF
+    seq, id, text, norm_text, terms, tags, created_at, expires_at, session_id, evidence,
+    scope, subject, fact_key, tier
 ON facts BEGIN
     SELECT RAISE(ABORT, 'facts are immutable: supersede them');
 END;"""
@@ -188,11 +200,36 @@ def _add_quarantine(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+_SCOPES = "('user', 'conversation', 'role', 'agent', 'crew')"
+_TIERS = "('AGENT', 'CREW', 'PERSONA', 'pins', 'daily', 'peers', 'lessons')"
+_SCOPE_COLUMNS = f"""
+ADD COLUMN scope TEXT NOT NULL DEFAULT 'agent' CHECK (scope IN {_SCOPES});
+ADD COLUMN subject TEXT CHECK ((subject IS NULL) = (scope IN ('agent', 'crew')));
+ADD COLUMN fact_key TEXT CHECK (fact_key IS NULL OR length(fact_key) > 0);
+ADD COLUMN tier TEXT CHECK (tier IS NULL OR (fact_key IS NOT NULL AND tier IN {_TIERS}));
+"""
+_V5_INDEXES = """
+CREATE INDEX facts_scope_key ON facts(scope, subject);
+CREATE INDEX facts_keyed ON facts(fact_key, scope, subject) WHERE fact_key IS NOT NULL;
+"""
+
+
+def _add_scopes(conn: sqlite3.Connection) -> None:
+    for table in ("facts", "quarantine"):
+        for column in _SCOPE_COLUMNS.strip().splitlines():
+            conn.execute(f"ALTER TABLE {table} {column.rstrip(';')}")
+    for statement in _split_script(_V5_INDEXES):
+        conn.execute(statement)
+    conn.execute("DROP TRIGGER facts_immutable")
+    conn.execute(_FACTS_IMMUTABLE_V5)
+
+
 MIGRATIONS: Mapping[int, Migration] = {
     1: _create_v1,
     2: _retokenize,
     3: _add_vectors,
     4: _add_quarantine,
+    5: _add_scopes,
 }
 
 

@@ -14,6 +14,7 @@ from specwire.runtime.facts.model import InvalidRequestError, Provenance
 from specwire.runtime.facts.providers.protocol import (
     Capabilities,
     FactProvider,
+    FactReader,
     ForgetRequest,
     LocalFactProvider,
     RecallRequest,
@@ -30,7 +31,7 @@ def provider(store: FactStore) -> LocalFactProvider:
 def test_the_local_provider_satisfies_the_protocol_and_declares_capabilities(
     provider: LocalFactProvider,
 ) -> None:
-    assert isinstance(provider, FactProvider)
+    assert isinstance(provider, FactProvider) and isinstance(provider, FactReader)
     caps = provider.capabilities()
     assert caps == Capabilities(
         lexical=True,
@@ -41,6 +42,9 @@ def test_the_local_provider_satisfies_the_protocol_and_declares_capabilities(
         forget_by_query=True,
         tombstones=True,
         subject_cascade=False,
+        scopes=True,
+        keys=True,
+        point_read=True,
     )
 
 

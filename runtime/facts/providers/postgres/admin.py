@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.model import (
     Fact,
     FactStatus,
+    InvalidRequestError,
     Provenance,
     QuarantinedFact,
     Tombstone,
@@ -132,7 +134,8 @@ class PostgresImportSink:
         self._insert = insert
         self._hold = hold
 
-    def live_with_text(self, norm_text: str) -> str | None:
+    def live_with_text(self, norm_text: str, scope: ScopeKey = AGENT) -> str | None:
+        _agent_only(scope)
         row = self._conn.execute(
             f"SELECT f.id FROM facts f WHERE {LIVE} AND f.norm_text = %(norm)s "
             "ORDER BY f.seq LIMIT 1",
@@ -140,7 +143,10 @@ class PostgresImportSink:
         ).fetchone()
         return None if row is None else str(row[0])
 
-    def with_text_created(self, norm_text: str, created_ms: int) -> str | None:
+    def with_text_created(
+        self, norm_text: str, created_ms: int, scope: ScopeKey = AGENT
+    ) -> str | None:
+        _agent_only(scope)
         row = self._conn.execute(
             f"SELECT f.id FROM facts f WHERE {SCOPE} AND f.norm_text = %(norm)s "
             "AND f.created_at = %(created)s ORDER BY f.seq LIMIT 1",
@@ -159,6 +165,12 @@ class PostgresImportSink:
 
     def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str) -> None:
         link_superseded(self._conn, self._params, old_id, new_id, at_ms, reason)
+
+
+def _agent_only(scope: ScopeKey) -> None:
+    # Until this backend stores scope keys, a scoped import fails closed (nothing written).
+    if scope != AGENT:
+        raise InvalidRequestError("this backend does not store memory scopes yet")
 
 
 def _fact(row: Any) -> Fact:
