@@ -57,6 +57,9 @@ class Subject:
     # The subject's slug forms (the runtime's and a transliterated one) where they differ from
     # what ``pattern`` finds; matched only where they stand whole between non-slug characters.
     slug_pattern: re.Pattern[str] | None = None
+    # An identifier's forms without the whole-id boundaries, for binary files (a SQLite record
+    # stores its columns back to back: ``userU0123`` is the scope beside the subject).
+    binary_pattern: re.Pattern[bytes] | None = None
 
     @classmethod
     def literal(cls, text: str) -> Subject:
@@ -106,13 +109,10 @@ class Subject:
             forms.append(escaped)
         source = _WHOLE_ID.format("|".join(re.escape(form) for form in forms))
         pattern = re.compile(source, re.IGNORECASE)
-        raw = re.compile(
-            _WHOLE_ID.format(
-                "|".join(re.escape(form.encode("utf-8")).decode("latin-1") for form in forms)
-            ).encode("latin-1"),
-            re.IGNORECASE,
-        )
-        return cls(pattern, (raw,), None, identity, "identifier")
+        alternatives = "|".join(re.escape(form.encode("utf-8")).decode("latin-1") for form in forms)
+        raw = re.compile(_WHOLE_ID.format(alternatives).encode("latin-1"), re.IGNORECASE)
+        loose = re.compile(alternatives.encode("latin-1"), re.IGNORECASE)
+        return cls(pattern, (raw,), None, identity, "identifier", binary_pattern=loose)
 
     @classmethod
     def regex(cls, source: str) -> Subject:
@@ -171,6 +171,10 @@ class Subject:
     def count_in(self, data: bytes) -> int:
         """Occurrences in raw bytes: the patterns (ASCII letters without case), and the folded
         form in the bytes read as UTF-8 (other letter forms, split words)."""
+        if self.binary_pattern is not None and b"\x00" in data:
+            # Binary: no boundaries to rely on, so any occurrence counts (a longer id that
+            # starts with this one too: verification errs towards "remains").
+            return len(self.binary_pattern.findall(data))
         found = sum(len(pattern.findall(data)) for pattern in self.byte_patterns)
         if found or self.folded is None:
             return found

@@ -322,12 +322,12 @@ def _imported(record: dict[str, Any], number: int) -> ImportedFact:
     status = record.get("status", "live")
     if status not in IMPORT_STATUSES:
         raise SelectionError(f"line {number}: unknown status {status!r}")
-    if _scope_key(record, number) != AGENT or record.get("key") or record.get("tier"):
-        # Imported as a plain fact it would be recalled by everyone: refused, never widened.
-        raise SelectionError(
-            f"line {number}: a scoped or keyed fact; import keeps agent facts only for now "
-            "(export with --scope agent)"
-        )
+    scope = _scope_key(record, number)
+    fact_key, tier = record.get("key"), record.get("tier")
+    if fact_key is not None and not isinstance(fact_key, str):
+        raise SelectionError(f'line {number}: "key" must be a string')
+    if tier is not None and (not isinstance(tier, str) or fact_key is None):
+        raise SelectionError(f'line {number}: "tier" must be a string, beside a "key"')
     key = record.get("id")
     by = record.get("supersededBy")
     return ImportedFact(
@@ -339,6 +339,9 @@ def _imported(record: dict[str, Any], number: int) -> ImportedFact:
         expires_at=_when(record.get("expiresAt")),
         provenance=_provenance(record),
         superseded_by=by if isinstance(by, str) else None,
+        scope=scope,
+        fact_key=fact_key,
+        tier=tier,
     )
 
 

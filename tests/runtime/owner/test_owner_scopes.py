@@ -227,11 +227,10 @@ def test_erase_user_removes_their_facts_notes_held_writes_and_mentions_only(
     tmp_path: Path, run: Run
 ) -> None:
     alice = ALICE.subject or ""
-    alice_twin = ScopeKey("user", "U0ALICE012")  # another person whose id starts the same
     dm = ScopeKey("conversation", f"webhook:user:{alice}")  # a conversation keyed by her
     with FactStore.open(_db(tmp_path)) as store:
         provider = LocalFactProvider(store)
-        for key, text in (*WRITES, (alice_twin, "likes sailing"), (dm, "asked about refunds")):
+        for key, text in (*WRITES, (dm, "asked about refunds")):
             provider.retain(RetainRequest(text, scope=key))
         provider.retain(RetainRequest("- met on monday", scope=ALICE, key="pins.md", tier="pins"))
         held = provider.retain(RetainRequest(EVIL, scope=ALICE))
@@ -252,7 +251,6 @@ def test_erase_user_removes_their_facts_notes_held_writes_and_mentions_only(
     assert left == {
         ("agent", None),
         ("user", "U0BOB0001"),
-        ("user", "U0ALICE012"),  # a whole id, not a prefix: kept
         ("conversation", "slack:T1:C0GENERAL"),
         ("crew", None),
     }
@@ -260,6 +258,21 @@ def test_erase_user_removes_their_facts_notes_held_writes_and_mentions_only(
     assert json.loads(out) == []
     events = list(read_events(log))  # still sealed and parseable, the id redacted
     assert events[0].payload["info"]["user"] == "[erased]"
+
+
+def test_erase_user_keeps_a_longer_id_and_verification_errs_towards_remains(
+    tmp_path: Path, run: Run
+) -> None:
+    """``U0ALICE012`` is another person: their facts and mentions stay. The fact file holds
+    their id, which starts with the erased one; in binary data there are no boundaries to tell
+    the two apart, so verification reports the file rather than claim it clean."""
+    twin = ScopeKey("user", "U0ALICE012")
+    seed(tmp_path, (ALICE, "alice is allergic to peanuts"), (twin, "likes sailing"))
+    log = _session_log(tmp_path, "U0ALICE012", "hello")
+    status, out, err = run("--root", str(tmp_path), "erase", "--user", "U0ALICE01", "--yes")
+    assert status == 3 and "remain in: facts/support-bot.sqlite3" in err, err
+    assert listed(run, tmp_path) == {("user", "U0ALICE012", "likes sailing")}
+    assert next(iter(read_events(log))).payload["info"]["user"] == "U0ALICE012"
 
 
 def test_erase_user_asks_first_naming_the_key(tmp_path: Path, run: Run) -> None:
@@ -281,20 +294,38 @@ def test_an_identifier_subject_matches_only_whole_ids() -> None:
     assert accented.count_in(b'{"user": "zo\\u00eb@x.io"}') == 1  # as ensure_ascii JSON spells it
 
 
-def test_an_import_never_widens_a_scoped_fact_into_agent_memory(tmp_path: Path, run: Run) -> None:
+def test_export_then_import_keeps_every_fact_in_its_scope_key(tmp_path: Path, run: Run) -> None:
+    seed(tmp_path / "a", *WRITES)
+    with FactStore.open(_db(tmp_path / "a")) as store:
+        LocalFactProvider(store).retain(
+            RetainRequest("- met on monday", scope=ALICE, key="pins.md", tier="pins")
+        )
+    exported = tmp_path / "facts.jsonl"
+    assert run("--root", str(tmp_path / "a"), "export", "--out", str(exported))[0] == 0
+    (tmp_path / "b" / ".specwire").mkdir(parents=True)
+    argv = ("--root", str(tmp_path / "b"), "--spec", SPEC, "import", str(exported), "--yes")
+    status, out, err = run(*argv)
+    assert status == 0 and "imported 6 fact(s)" in out, err
+    status, out, _ = run("--root", str(tmp_path / "b"), "--json", "list")
+    assert {
+        (f["scope"], f["subject"], f["key"], f["tier"], f["text"]) for f in json.loads(out)
+    } == {
+        *((key.scope, key.subject, None, None, text) for key, text in WRITES),
+        ("user", "U0ALICE01", "pins.md", "pins", "- met on monday"),
+    }
+
+
+def test_an_import_refuses_a_record_whose_scope_key_is_broken(tmp_path: Path, run: Run) -> None:
     (tmp_path / ".specwire").mkdir()
     export = tmp_path / "facts.jsonl"
-    export.write_text(
-        json.dumps({"text": "an old agent fact", "status": "live"})  # from before scopes
-        + "\n"
-        + json.dumps({"text": "prefers tea", "scope": "user", "subject": "U0ALICE01"})
-        + "\n",
-        encoding="utf-8",
-    )
     argv = ("--root", str(tmp_path), "--spec", SPEC, "import", str(export), "--yes")
-    status, _, err = run(*argv)
-    assert status == 2 and "line 2: a scoped or keyed fact" in err
+    for record, says in (
+        ({"text": "x", "scope": "user"}, "line 1: not a scope key"),
+        ({"text": "x", "scope": "everyone"}, "line 1: not a scope key"),
+        ({"text": "x", "tier": "pins"}, 'line 1: "tier" must be a string, beside a "key"'),
+        ({"text": "x", "key": 7}, 'line 1: "key" must be a string'),
+    ):
+        export.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        status, _, err = run(*argv)
+        assert status == 2 and says in err, err
     assert not _db(tmp_path).exists()  # nothing written
-    export.write_text(json.dumps({"text": "x", "scope": "user"}) + "\n", encoding="utf-8")
-    status, _, err = run(*argv)
-    assert status == 2 and "line 1: not a scope key" in err
