@@ -7,11 +7,16 @@ under the root and those folders, and every file name, are searched for the subj
 then the receipt. A caller with tiers elsewhere (the PostgreSQL fact database) reaches them
 first and passes their counts in: a receipt only ever names tiers that were reached.
 
+With a scope ``key`` (``codegen memory erase --user ID``: one person's ``user`` key) every fact,
+tier note and held write stored in that key goes too, whatever its text, and ``subject`` is the
+key's id, so its mentions (a session log's ``"user": "U123"``) are redacted everywhere.
+
 The receipt (JSON, under ``<root>/erasures/``) records what was erased in which tier, the
-counts, a keyed hash of the subject (``runtime.erasure.receipt``) — never the subject, nor a
-plain hash of it — the time, and the verification's outcome (file names with the subject
-redacted from them). Research reports written elsewhere with ``--out`` are not known to the
-runtime and are not covered.
+counts, the scopes the deleted facts and held writes were in (``scopes``: scope names and
+counts, never a subject; ``scope``: the scope of the erased key), a keyed hash of the subject
+(``runtime.erasure.receipt``) — never the subject, nor a plain hash of it — the time, and the
+verification's outcome (file names with the subject redacted from them). Research reports
+written elsewhere with ``--out`` are not known to the runtime and are not covered.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any, Final
 
 from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME
+from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.erasure.fact_tier import erase_from_store, is_fact_store
 from specwire.runtime.erasure.file_tier import redact_files, regular_files
 from specwire.runtime.erasure.receipt import subject_hmac
@@ -54,11 +60,14 @@ class ErasureReceipt:
     tiers: dict[str, dict[str, int]]
     verification: Verification
     path: Path | None = None
+    # The scope of the key erased whole (``user`` for ``--user ID``); never its subject.
+    scope: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "subjectHmacSha256": self.subject_hmac,
             "match": self.kind,
+            "scope": self.scope,
             "at": self.at,
             "tiers": self.tiers,
             "verification": {
@@ -69,7 +78,7 @@ class ErasureReceipt:
         }
 
 
-FACT_COUNTS = ("facts", "quarantined", "tombstoneReasons", "vectors", "snapshots")
+FACT_COUNTS = ("facts", "notes", "quarantined", "tombstoneReasons", "vectors", "snapshots")
 
 
 def erase_subject(
@@ -78,18 +87,26 @@ def erase_subject(
     *,
     now: Clock = utc_now,
     reached: Mapping[str, dict[str, int]] | None = None,
+    key: ScopeKey | None = None,
+    reached_scopes: Mapping[str, int] | None = None,
 ) -> ErasureReceipt:
-    """Erase ``subject`` under ``root`` and the runtime's outputs beside it; ``reached``: the
-    counts of tiers the caller already erased elsewhere, recorded in the receipt as given."""
+    """Erase ``subject`` under ``root`` and the runtime's outputs beside it (with ``key``, that
+    scope key's facts, notes and held writes too); ``reached``: the counts of tiers the caller
+    already erased elsewhere, recorded in the receipt as given, and ``reached_scopes`` what
+    they deleted per scope (added to the receipt's ``scopes``)."""
     keyed = subject_hmac(root, subject)  # first: a key that cannot be made stops it all
     # Every count present even with no fact store under ``root`` (facts in PostgreSQL).
     facts: dict[str, int] = dict.fromkeys(FACT_COUNTS, 0)
     stores = [
         path for path in regular_files(root) if path.suffix == ".sqlite3" and is_fact_store(path)
     ]
+    scopes: dict[str, int] = dict(reached_scopes or {})
     for store in stores:
-        for key, value in erase_from_store(store, subject).items():
-            facts[key] = facts.get(key, 0) + value
+        done = erase_from_store(store, subject, key)
+        for kind, value in done.counts.items():
+            facts[kind] = facts.get(kind, 0) + value
+        for scope, value in done.by_scope.items():
+            scopes[scope] = scopes.get(scope, 0) + value
     facts["stores"] = len(stores)
     edited = redact_files(root, subject)
     reports = sum(redact_files(folder, subject)["files"] for _, folder in output_dirs(root))
@@ -98,11 +115,14 @@ def erase_subject(
         "sessions": {"logs": edited["sessionLogs"], "lines": edited["sessionLines"]},
         "files": {"continuityWikiTrash": edited["files"], "renamed": edited["renamed"]},
         "outputs": {"researchReports": reports},
+        "scopes": dict(sorted(scopes.items())),
         **(reached or {}),
     }
     verification = verify(root, subject)
     stamp = iso(now())
-    receipt = ErasureReceipt(keyed, subject.kind, stamp, tiers, verification)
+    receipt = ErasureReceipt(
+        keyed, subject.kind, stamp, tiers, verification, scope=None if key is None else key.scope
+    )
     receipt.path = _write_receipt(root, receipt, subject)
     return receipt
 

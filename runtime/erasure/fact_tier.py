@@ -8,6 +8,13 @@ before it commits. Afterwards the FTS index is rebuilt and merged (its old segme
 words), and the file is vacuumed with ``secure_delete`` and its WAL truncated, so no freed page
 keeps the text. The snapshots beside the file (``.lexical``, ``.vectors*``) are removed: they
 are rebuilt from the rows on the next recall.
+
+Erasing one subject's scope key (``codegen memory erase --user ID``: a ``ScopeKey`` such as
+``user:U123``) also deletes every fact, tier note and held write stored in that key, whatever
+its text: the columns name the key as data (schema 5), so nothing is matched in text. Facts
+whose scope key's subject or fact key holds the subject (a conversation keyed by the person, a
+``peers/<slug>.md`` note about them) are deleted like those whose text does. A store from before
+scopes has no such columns and no such facts: every fact in it is ``agent``.
 """
 
 from __future__ import annotations
@@ -15,8 +22,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.erasure.subject import Subject
 from specwire.runtime.facts.ownership import APPLICATION_ID
 
@@ -44,8 +53,19 @@ def is_fact_store(path: Path) -> bool:
     )
 
 
-def erase_from_store(path: Path, subject: Subject) -> dict[str, int]:
-    """Erase ``subject`` from the store at ``path``; counts of what was removed, by kind."""
+@dataclass
+class StoreErasure:
+    """What one store lost: counts by kind (``facts`` counts tier notes too, ``notes`` only
+    them), and the facts, notes and held writes removed per scope (``user``, ``agent`` …:
+    scope names only, never a subject)."""
+
+    counts: dict[str, int]
+    by_scope: dict[str, int] = field(default_factory=dict)
+
+
+def erase_from_store(path: Path, subject: Subject, key: ScopeKey | None = None) -> StoreErasure:
+    """Erase ``subject`` from the store at ``path`` and, with ``key``, everything stored in
+    that scope key; what was removed, by kind and by scope."""
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     try:
         conn.create_function("erased", 1, lambda text: _matches(subject, text), deterministic=True)
@@ -54,7 +74,7 @@ def erase_from_store(path: Path, subject: Subject) -> dict[str, int]:
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("BEGIN IMMEDIATE")
         try:
-            counts = _erase_rows(conn)
+            done = _erase_rows(conn, key)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -63,18 +83,52 @@ def erase_from_store(path: Path, subject: Subject) -> dict[str, int]:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
-    counts["snapshots"] = remove_snapshots(path)
-    return counts
+    done.counts["snapshots"] = remove_snapshots(path)
+    return done
 
 
-def _erase_rows(conn: sqlite3.Connection) -> dict[str, int]:
-    erased = [
-        (int(seq), str(fact_id))
-        for seq, fact_id in conn.execute(
-            "SELECT seq, id FROM facts WHERE erased(text) OR erased(tags)"
-        )
-    ]
-    counts = {"facts": len(erased), "quarantined": 0, "tombstoneReasons": 0, "vectors": 0}
+def _scoped(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether ``table`` records scope keys (schema 5 and later)."""
+    columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    return {"scope", "subject", "fact_key", "tier"} <= columns
+
+
+def _erased_where(
+    conn: sqlite3.Connection, table: str, key: ScopeKey | None
+) -> tuple[str, tuple[str, ...]]:
+    """The condition selecting ``table``'s rows to delete: the subject in the text or tags, in
+    the scope key's subject (a conversation keyed by the person) or the fact key (a
+    ``peers/<slug>.md`` note), or stored in ``key``."""
+    condition = "erased(text) OR erased(tags)"
+    if table == "quarantine":
+        condition += " OR erased(rule)"
+    if not _scoped(conn, table):
+        return condition, ()
+    condition += " OR erased(subject) OR erased(fact_key)"
+    if key is None or key.subject is None:
+        return condition, ()
+    return condition + " OR (scope = ? AND subject = ?)", (key.scope, key.subject)
+
+
+def _erase_rows(conn: sqlite3.Connection, key: ScopeKey | None) -> StoreErasure:
+    condition, params = _erased_where(conn, "facts", key)
+    scope_columns = "scope, tier" if _scoped(conn, "facts") else "'agent', NULL"
+    erased: list[tuple[int, str]] = []
+    by_scope: dict[str, int] = {}
+    notes = 0
+    for seq, fact_id, scope, tier in conn.execute(
+        f"SELECT seq, id, {scope_columns} FROM facts WHERE {condition}", params
+    ):
+        erased.append((int(seq), str(fact_id)))
+        by_scope[str(scope)] = by_scope.get(str(scope), 0) + 1
+        notes += tier is not None
+    counts = {
+        "facts": len(erased),
+        "notes": notes,
+        "quarantined": 0,
+        "tombstoneReasons": 0,
+        "vectors": 0,
+    }
     with _guards_lifted(conn):
         conn.execute("CREATE TEMP TABLE erased_ids (id TEXT PRIMARY KEY, seq INTEGER)")
         conn.executemany("INSERT INTO erased_ids (seq, id) VALUES (?, ?)", erased)
@@ -97,15 +151,21 @@ def _erase_rows(conn: sqlite3.Connection) -> dict[str, int]:
         counts["tombstoneReasons"] = conn.execute(
             "UPDATE tombstones SET reason = redact(reason) WHERE erased(reason)"
         ).rowcount
-        counts["quarantined"] = conn.execute(
-            "DELETE FROM quarantine WHERE erased(text) OR erased(tags) OR erased(rule)"
-        ).rowcount
+        held_condition, held_params = _erased_where(conn, "quarantine", key)
+        held_scope = "scope" if _scoped(conn, "quarantine") else "'agent'"
+        held = conn.execute(
+            f"SELECT id, {held_scope} FROM quarantine WHERE {held_condition}", held_params
+        ).fetchall()
+        for _, scope in held:
+            by_scope[str(scope)] = by_scope.get(str(scope), 0) + 1
+        conn.executemany("DELETE FROM quarantine WHERE id = ?", [(row[0],) for row in held])
+        counts["quarantined"] = len(held)
         conn.execute("DELETE FROM released WHERE id IN (SELECT id FROM erased_ids)")
         conn.execute("DROP TABLE erased_ids")
     # The index's old segments still hold the erased words until it is rebuilt and merged.
     conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('rebuild')")
     conn.execute("INSERT INTO facts_fts(facts_fts) VALUES ('optimize')")
-    return counts
+    return StoreErasure(counts, by_scope)
 
 
 @contextmanager

@@ -12,13 +12,18 @@ before the erasure are the database operator's to expire.
 
 Matching runs here, in Python, with the subject's own patterns (a PostgreSQL regex would match
 differently); rows are streamed with a server-side cursor.
+
+With a scope ``key`` (``erase --user ID``) the rows stored in that key go too, whatever their
+text, and rows whose scope subject holds the subject (a conversation keyed by the person); a
+database from before scopes has no scope columns and only ``agent`` rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.erasure.subject import Subject
 
 if TYPE_CHECKING:
@@ -38,19 +43,23 @@ class PostgresErasure:
     reasons_redacted: int
     # Matches left after the erasure (0 when it worked): facts, held writes and reasons.
     remaining: int
+    # Facts and held writes deleted per scope name (never a subject).
+    by_scope: dict[str, int] = field(default_factory=dict)
 
 
-def erase_in_database(dsn: str, subject: Subject) -> PostgresErasure:
-    """Erase ``subject`` from the fact database at ``dsn`` (every tenant and spec)."""
+def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -> PostgresErasure:
+    """Erase ``subject`` (and with ``key``, everything in that scope key) from the fact
+    database at ``dsn`` (every tenant and spec)."""
     import psycopg
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         if not _has_schema(conn):
             return PostgresErasure(0, 0, 0, 0, 0)
         vector_tables = _vector_tables(conn)
+        by_scope: dict[str, int] = {}
         with conn.transaction():
-            ids = _matching(conn, "SELECT id, text, tags FROM facts", subject)
-            held = _matching(conn, "SELECT id, text, tags FROM quarantine", subject)
+            ids = _matching(conn, "facts", subject, key, by_scope)
+            held = _matching(conn, "quarantine", subject, key, by_scope)
             vectors = 0
             for table in vector_tables:
                 cursor = conn.execute(f"DELETE FROM {table} WHERE fact_id = ANY(%s)", (ids,))
@@ -70,35 +79,78 @@ def erase_in_database(dsn: str, subject: Subject) -> PostgresErasure:
             ).rowcount
             redacted = _redact_reasons(conn, subject)
     _vacuum(dsn, ["facts", "tombstones", "quarantine", *vector_tables])
-    return PostgresErasure(facts, quarantined, vectors, redacted, remaining(dsn, subject))
+    left = remaining(dsn, subject, key)
+    return PostgresErasure(
+        facts, quarantined, vectors, redacted, left, dict(sorted(by_scope.items()))
+    )
 
 
-def remaining(dsn: str, subject: Subject) -> int:
-    """How many facts, held writes and tombstone reasons still match ``subject``."""
+def remaining(dsn: str, subject: Subject, key: ScopeKey | None = None) -> int:
+    """How many facts, held writes and tombstone reasons still match ``subject`` (or are
+    stored in ``key``)."""
     import psycopg
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         if not _has_schema(conn):
             return 0
-        facts = _matching(conn, "SELECT id, text, tags FROM facts", subject)
-        held = _matching(conn, "SELECT id, text, tags FROM quarantine", subject)
-        reasons = _matching(
+        facts = _matching(conn, "facts", subject, key, {})
+        held = _matching(conn, "quarantine", subject, key, {})
+        reasons = _scan(
             conn,
-            "SELECT target, reason, ARRAY[]::text[] FROM tombstones WHERE reason IS NOT NULL",
+            "SELECT target, reason, ARRAY[]::text[], 'agent', NULL FROM tombstones "
+            "WHERE reason IS NOT NULL",
             subject,
+            None,
+            {},
         )
         return len(facts) + len(held) + len(reasons)
 
 
-def _matching(conn: Connection[Any], query: str, subject: Subject) -> list[str]:
+def _matching(
+    conn: Connection[Any],
+    table: str,
+    subject: Subject,
+    key: ScopeKey | None,
+    by_scope: dict[str, int],
+) -> list[str]:
+    """Ids of ``table``'s rows to delete; counted per scope into ``by_scope``."""
+    scoped = _scoped(conn, table)
+    columns = "scope, subject" if scoped else "'agent', NULL"
+    return _scan(conn, f"SELECT id, text, tags, {columns} FROM {table}", subject, key, by_scope)
+
+
+def _scan(
+    conn: Connection[Any],
+    query: str,
+    subject: Subject,
+    key: ScopeKey | None,
+    by_scope: dict[str, int],
+) -> list[str]:
     found: list[str] = []
     with conn.cursor(name="specwire_erasure_scan") as cursor:
         cursor.itersize = _BATCH
         cursor.execute(query)
-        for row_id, text, tags in cursor:
-            if subject.matches(text) or any(subject.matches(tag) for tag in tags or ()):
+        for row_id, text, tags, scope, scope_subject in cursor:
+            in_key = key is not None and (scope, scope_subject) == (key.scope, key.subject)
+            if (
+                in_key
+                or subject.matches(text)
+                or any(subject.matches(tag) for tag in tags or ())
+                or (scope_subject is not None and subject.matches(scope_subject))
+            ):
                 found.append(row_id)
+                by_scope[scope] = by_scope.get(scope, 0) + 1
     return found
+
+
+def _scoped(conn: Connection[Any], table: str) -> bool:
+    """Whether ``table`` records scope keys (the scopes migration ran)."""
+    row = conn.execute(
+        "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public' "
+        "AND table_name = %s AND column_name IN ('scope', 'subject')",
+        (table,),
+    ).fetchone()
+    return bool(row and row[0] == 2)
 
 
 def _redact_reasons(conn: Connection[Any], subject: Subject) -> int:

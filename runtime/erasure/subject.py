@@ -57,6 +57,9 @@ class Subject:
     # The subject's slug forms (the runtime's and a transliterated one) where they differ from
     # what ``pattern`` finds; matched only where they stand whole between non-slug characters.
     slug_pattern: re.Pattern[str] | None = None
+    # An identifier's forms without the whole-id boundaries, for binary files (a SQLite record
+    # stores its columns back to back: ``userU0123`` is the scope beside the subject).
+    binary_pattern: re.Pattern[bytes] | None = None
 
     @classmethod
     def literal(cls, text: str) -> Subject:
@@ -88,6 +91,28 @@ class Subject:
             "literal",
             slug_pattern,
         )
+
+    @classmethod
+    def identifier(cls, subject_id: str, identity: str) -> Subject:
+        """A host's id for a subject (a Slack user id, a managed ``user``, a conversation key):
+        matched exactly (without case) and only whole, so erasing ``bob`` leaves ``bobby``,
+        ``bob.smith`` and ``bob-2`` alone but finds ``webhook:user:bob`` and ``"user": "bob"``.
+        ``identity`` is what the receipt's keyed hash covers (``user:bob``)."""
+        if len(_fold(subject_id)) < MIN_SUBJECT_CHARS:
+            raise SubjectError(
+                f"the id must have at least {MIN_SUBJECT_CHARS} letters or digits to be searched "
+                "for in logs (a shorter one would erase far more than meant)"
+            )
+        forms = [subject_id]
+        escaped = json.dumps(subject_id)[1:-1]
+        if escaped != subject_id:
+            forms.append(escaped)
+        source = _WHOLE_ID.format("|".join(re.escape(form) for form in forms))
+        pattern = re.compile(source, re.IGNORECASE)
+        alternatives = "|".join(re.escape(form.encode("utf-8")).decode("latin-1") for form in forms)
+        raw = re.compile(_WHOLE_ID.format(alternatives).encode("latin-1"), re.IGNORECASE)
+        loose = re.compile(alternatives.encode("latin-1"), re.IGNORECASE)
+        return cls(pattern, (raw,), None, identity, "identifier", binary_pattern=loose)
 
     @classmethod
     def regex(cls, source: str) -> Subject:
@@ -146,6 +171,10 @@ class Subject:
     def count_in(self, data: bytes) -> int:
         """Occurrences in raw bytes: the patterns (ASCII letters without case), and the folded
         form in the bytes read as UTF-8 (other letter forms, split words)."""
+        if self.binary_pattern is not None and b"\x00" in data:
+            # Binary: no boundaries to rely on, so any occurrence counts (a longer id that
+            # starts with this one too: verification errs towards "remains").
+            return len(self.binary_pattern.findall(data))
         found = sum(len(pattern.findall(data)) for pattern in self.byte_patterns)
         if found or self.folded is None:
             return found
@@ -172,6 +201,10 @@ def _fold(text: str) -> str:
 
 
 _SLUG_WHOLE: Final = r"(?<![a-z0-9])(?:{})(?![a-z0-9])"
+# An id stands whole: no word character, nor an id's own punctuation followed by one, on
+# either side (``bob`` is not in ``bobby``, ``bob.smith`` or ``ann-bob``; it is in ``user:bob``
+# and at a sentence's end, ``bob.``).
+_WHOLE_ID: Final = r"(?<!\w)(?<!\w[.@+-])(?:{})(?!\w)(?![.@+-]\w)"
 
 
 def _slug(text: str) -> str:

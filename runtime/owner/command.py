@@ -3,9 +3,11 @@
     codegen memory [--root DIR] [--spec NAME] [--tenant ID] [--session SESS] [--json]
                    [--backend file|postgres|http [--dsn $VAR] [--url URL --token $VAR]] VERB
 
-Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``sweep``,
-``export``, ``import FILE``. Continuity: ``continuity show``, ``continuity clear [SCOPE]``,
-``continuity restore [STAMP]``. Erasure: ``erase --subject TEXT | --regex RE | --id ID``.
+Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``remember TEXT``,
+``sweep``, ``export``, ``import FILE``; the fact verbs take ``--scope`` and one of ``--user``,
+``--conversation``, ``--role`` (``runtime.owner.scoping``). Continuity: ``continuity show``,
+``continuity clear [SCOPE]``, ``continuity restore [STAMP]``. Erasure: ``erase --subject TEXT |
+--regex RE | --id ID | --user ID | --conversation ID | --role NAME``.
 Verbs that change memory show what they will do and ask first unless ``--yes``; without a
 terminal to ask on they refuse. ``--backend`` names where the facts live, as the spec's
 ``memory.backend`` (``runtime.owner.backend``); a verb a backend cannot serve says so in one
@@ -23,9 +25,10 @@ from pathlib import Path
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.erasure.subject import SubjectError
 from specwire.runtime.facts.model import InvalidRequestError
-from specwire.runtime.owner import continuity_verbs, erase_verb, fact_verbs
+from specwire.runtime.owner import continuity_verbs, erase_verb, fact_verbs, remember_verb
 from specwire.runtime.owner.asking import Declined
 from specwire.runtime.owner.backend import add_backend_options, is_remote, remote_spec
+from specwire.runtime.owner.scoping import add_scope_options
 from specwire.runtime.owner.selection import (
     Selection,
     SelectionError,
@@ -95,10 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("--tag", help="only facts with this tag")
     listing.add_argument("--text", help="only facts whose text contains this (case-insensitive)")
+    add_scope_options(listing)
     show = verb("show", "one fact, with its provenance and tombstone")
     show.add_argument("id")
-    search = verb("search", "recall as the agent would (best first)")
+    add_scope_options(show, scope_help="only if the fact is of this scope")
+    search = verb(
+        "search", "recall as the agent would (best first), over every scope key unless narrowed"
+    )
     search.add_argument("query")
+    add_scope_options(search, scope_help="only memory of this scope")
     search.add_argument("-k", type=int, default=10)
     search.add_argument(
         "--embedder",
@@ -113,12 +121,29 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("id", nargs="?")
     forget.add_argument("--query")
     forget.add_argument("--reason", default="forgotten by the owner")
+    add_scope_options(forget, scope_help="only facts of this scope")
+    remember = verb(
+        "remember",
+        "store a fact as the owner (an agent fact, recalled by everyone, unless a scope is named)",
+    )
+    remember.add_argument("text")
+    remember.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
+    remember.add_argument(
+        "--key", help="a keyed fact: replaces the live fact with this key in the same scope"
+    )
+    add_scope_options(
+        remember,
+        scope_help="the scope to keep it in (default: agent; user, conversation and role need "
+        "their subject option)",
+        subject_help=lambda scope: f"keep it in this {scope}'s memory",
+    )
     release = verb("release", "store a quarantined write as a live fact (you vouch for it)")
     release.add_argument("id")
     sweep = verb("sweep", "tombstone expired facts (--compact also reclaims file space)")
     sweep.add_argument("--compact", action="store_true")
     export = verb("export", "every fact as JSONL (stdout, or --out FILE)")
     export.add_argument("--out", type=Path)
+    add_scope_options(export, scope_help="only facts of this scope")
     importing = verb(
         "import", "add facts from a JSONL export, or a CrewHaus .crewhaus/memories/<spec>.jsonl"
     )
@@ -132,6 +157,14 @@ def build_parser() -> argparse.ArgumentParser:
     erase.add_argument("--subject", help="text to erase (case-insensitive, also its slug form)")
     erase.add_argument("--regex", help="a regular expression to erase (case-insensitive)")
     erase.add_argument("--id", help="erase this fact's text wherever it was copied")
+    add_scope_options(
+        erase,
+        scope_help="with --user, --conversation or --role: the same scope (optional)",
+        subject_help=lambda scope: (
+            f"erase this {scope}'s memory (every fact and note of it, "
+            "held writes too) and every mention of the id"
+        ),
+    )
     erase.add_argument(
         "--postgres",
         metavar="VAR",
@@ -163,6 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "show": fact_verbs.show,
         "search": fact_verbs.search,
         "forget": fact_verbs.forget,
+        "remember": remember_verb.remember,
         "release": fact_verbs.release,
         "sweep": fact_verbs.sweep,
         "export": fact_verbs.export,

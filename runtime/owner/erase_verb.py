@@ -1,7 +1,10 @@
 """``codegen memory erase``: the right to be forgotten, across every tier, with a receipt.
 
 ``--subject TEXT`` (literal, case-insensitive, also its slug form), ``--regex PATTERN`` or
-``--id mem_…`` (that fact's text, wherever it was copied). Erasure covers the whole state root
+``--id mem_…`` (that fact's text, wherever it was copied), or one subject's scope key:
+``--user ID`` (one person: every fact, tier note and held write in their ``user`` key, facts
+whose key or text names them, and every mention of the id, e.g. in session logs),
+``--conversation ID`` or ``--role NAME`` likewise. Erasure covers the whole state root
 (every spec and store in it; with ``--tenant``, that tenant's root). Stop the agent first: a
 running one keeps what it already read in memory until it restarts.
 
@@ -16,19 +19,22 @@ import argparse
 import sys
 from pathlib import Path
 
+from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.erasure.erase import erase_subject, preview, structure_names
 from specwire.runtime.erasure.postgres_tier import PostgresErasure
-from specwire.runtime.erasure.subject import Subject
+from specwire.runtime.erasure.subject import Subject, SubjectError
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.output import print_json
+from specwire.runtime.owner.scoping import erase_target
 from specwire.runtime.owner.selection import SelectionError
 
 EXIT_INCOMPLETE = 3
 
 
 def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
-    subject = _subject(args, facts_db)
+    key = erase_target(args)
+    subject = _subject(args, facts_db, key)
     # Resolved before anything is erased: a missing variable must not leave half an erasure.
     dsn = _postgres_dsn(args.postgres) if args.postgres is not None else None
     subject.check_structure(structure_names(root))
@@ -39,13 +45,19 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
         )
     else:
         listing = "\n".join(f"  {path}: {count}" for path, count in sorted(found.hits.items()))
+        deleted = (
+            "Facts that mention it are deleted"
+            if key is None
+            else f"Every fact, tier note and held write of {key.label()}, and facts that mention "
+            "it, are deleted"
+        )
         confirm(
             f"erase the subject from {len(found.hits)} file(s) under {root} (occurrences):\n"
-            f"{listing}\nFacts that mention it are deleted; every other copy is redacted to "
-            "[erased]. This cannot be undone.",
+            f"{listing}\n{deleted}; every other copy is redacted to [erased]. This cannot be "
+            "undone.",
             assume_yes=args.yes,
         )
-    database = _erase_in_postgres(dsn, subject) if dsn is not None else None
+    database = _erase_in_postgres(dsn, subject, key) if dsn is not None else None
     reached = None
     if database is not None:
         reached = {
@@ -57,18 +69,27 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
                 "remaining": database.remaining,
             }
         }
-    receipt = erase_subject(root, subject, reached=reached)
+    receipt = erase_subject(
+        root,
+        subject,
+        reached=reached,
+        key=key,
+        reached_scopes=None if database is None else database.by_scope,
+    )
     if args.json:
         print_json({**receipt.to_json(), "receipt": str(receipt.path)})
     else:
         facts = receipt.tiers["facts"]
         sessions = receipt.tiers["sessions"]
         files = receipt.tiers["files"]
+        scopes = ", ".join(f"{scope} {n}" for scope, n in receipt.tiers["scopes"].items())
         sys.stdout.write(
-            f"erased: {facts['facts']} fact(s), {facts['quarantined']} quarantined, "
+            f"erased: {facts['facts']} fact(s) ({facts['notes']} tier note(s)), "
+            f"{facts['quarantined']} quarantined, "
             f"{facts['vectors']} vector(s) in {facts['stores']} store(s); "
             f"{sessions['lines']} line(s) in {sessions['logs']} session log(s); "
             f"{files['continuityWikiTrash']} other file(s), {files['renamed']} renamed\n"
+            f"scopes: {scopes or 'none'}\n"
             f"receipt: {receipt.path}\n"
         )
     if receipt.tiers["facts"]["stores"] == 0 and dsn is None:
@@ -100,12 +121,12 @@ def _postgres_dsn(variable: str) -> str:
         raise SelectionError(f"--postgres: {exc}") from None
 
 
-def _erase_in_postgres(dsn: str, subject: Subject) -> PostgresErasure:
+def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> PostgresErasure:
     """The database tier, erased (or ``SelectionError``: it was not reached)."""
     from specwire.runtime.erasure.postgres_tier import erase_in_database
 
     try:
-        done = erase_in_database(dsn, subject)
+        done = erase_in_database(dsn, subject, key)
     except ImportError as exc:
         raise SelectionError(
             f"--postgres needs {exc.name}: pip install 'specwire[postgres]'"
@@ -122,10 +143,18 @@ def _erase_in_postgres(dsn: str, subject: Subject) -> PostgresErasure:
     return done
 
 
-def _subject(args: argparse.Namespace, facts_db: Path | None) -> Subject:
-    given = [value for value in (args.subject, args.regex, args.id) if value is not None]
+def _subject(args: argparse.Namespace, facts_db: Path | None, key: ScopeKey | None) -> Subject:
+    given = [value for value in (args.subject, args.regex, args.id, key) if value is not None]
     if len(given) != 1:
-        raise SelectionError("erase needs exactly one of --subject, --regex or --id")
+        raise SelectionError(
+            "erase needs exactly one of --subject, --regex, --id, --user, --conversation or --role"
+        )
+    if key is not None:
+        assert key.subject is not None  # a personal scope's key
+        try:
+            return Subject.identifier(key.subject, key.label())
+        except SubjectError as exc:
+            raise SubjectError(f"--{key.scope}: {exc}") from None
     if args.subject is not None:
         return Subject.literal(args.subject)
     if args.regex is not None:

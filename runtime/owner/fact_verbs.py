@@ -1,4 +1,10 @@
-"""The owner's fact verbs: list, show, search, forget, release, sweep, export, import."""
+"""The owner's fact verbs: list, show, search, forget, release, sweep, export, import.
+
+``list``, ``show``, ``search``, ``forget`` and ``export`` cover the scope keys the
+``--scope``/``--user``/``--conversation``/``--role`` options name (``runtime.owner.scoping``),
+every key without them: the owner sees every person's memory, the agent only what its
+conversation may.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specwire.runtime.core.clock import utc_now
+from specwire.runtime.core.scopes import AGENT, ScopeError, ScopeKey
 from specwire.runtime.embedders import load_embedder
 from specwire.runtime.facts.importing import ImportedFact
 from specwire.runtime.facts.model import MAX_RECALL_K, Provenance, to_ms
@@ -34,7 +41,9 @@ from specwire.runtime.owner.output import (
     print_json,
     print_table,
     report,
+    scope_fields,
 )
+from specwire.runtime.owner.scoping import describe, fact_filter, single_key, visible_keys
 from specwire.runtime.owner.selection import Selection, SelectionError
 
 MAX_IMPORT_LINE_BYTES = 1 << 20
@@ -42,11 +51,12 @@ IMPORT_STATUSES = ("live", "superseded", "forgotten", "expired")
 
 
 def list_facts(args: argparse.Namespace, selection: Selection) -> int:
+    where = fact_filter(args)
     with open_facts(args, selection) as facts:
         if args.quarantined or args.status == "quarantined":
-            return quarantine_verbs.list_held(args, facts.quarantine("quarantine"))
+            return quarantine_verbs.list_held(args, facts.quarantine("quarantine"), where)
         listing = FactListing(status=args.status, tag=args.tag, text=args.text)
-        wanted = facts.lister("list").list_facts(listing)
+        wanted = facts.lister("list").list_facts(listing, where)
     if args.json:
         print_json([fact_record(status) for status in wanted])
     else:
@@ -55,16 +65,18 @@ def list_facts(args: argparse.Namespace, selection: Selection) -> int:
 
 
 def show(args: argparse.Namespace, selection: Selection) -> int:
+    wanted = fact_filter(args)
     with open_facts(args, selection) as facts:
         status = facts.lister("show").get_fact(args.id)
         held = None
         if status is None and isinstance(facts.backend, QuarantineReader):
             held = facts.backend.quarantined_by_id(args.id)
         where = facts.where
-    if held is not None:
+    if held is not None and wanted.admits(held):
         return quarantine_verbs.show_held(args, held)
-    if status is None:
-        raise SelectionError(f"no fact {args.id!r} in {where}")
+    if status is None or not wanted.admits(status.fact):
+        scoped = "" if wanted.everything else f" ({describe(wanted)})"
+        raise SelectionError(f"no fact {args.id!r}{scoped} in {where}")
     record = fact_record(status)
     if args.json:
         print_json(record)
@@ -89,8 +101,16 @@ def search(args: argparse.Namespace, selection: Selection) -> int:
                 store.use_embedder(load_embedder(embedder_id), log=_stderr)
         elif args.embedder is not None:
             raise SelectionError(f"--embedder: the {facts.name} backend ranks with its own")
-        hits = facts.provider.recall(RecallRequest(args.query, args.k)).hits
         lister = facts.backend if isinstance(facts.backend, FactLister) else None
+        visible = _searched_keys(args, lister)
+        if not facts.provider.capabilities().scopes:
+            # Every fact of a backend without scopes is an agent fact.
+            visible = tuple(key for key in visible if key == AGENT)
+        hits = (
+            facts.provider.recall(RecallRequest(args.query, args.k, visible=visible)).hits
+            if visible
+            else ()
+        )
         found = [(hit, None if lister is None else lister.get_fact(hit.id)) for hit in hits]
     best = max((hit.score for hit in hits), default=0.0) or 1.0
     records = [
@@ -110,6 +130,9 @@ def search(args: argparse.Namespace, selection: Selection) -> int:
                     "id": record["id"],
                     "relevance": f"{record['relevance']:.2f}",
                     "status": record.get("status", "live"),
+                    "scope": record["scope"]
+                    if record.get("subject") is None
+                    else f"{record['scope']}:{record['subject']}",
                     "tags": ",".join(record["tags"]),
                     "text": record["text"],
                 }
@@ -120,12 +143,40 @@ def search(args: argparse.Namespace, selection: Selection) -> int:
     return 0
 
 
-SEARCH_COLUMNS = ("relevance", "id", "status", "tags", "text")
+SEARCH_COLUMNS = ("relevance", "id", "status", "scope", "tags", "text")
+
+
+def _searched_keys(args: argparse.Namespace, lister: FactLister | None) -> tuple[ScopeKey, ...]:
+    """The keys ``search`` recalls over: the one the options name, else every key the backend
+    holds live facts in that they admit. A backend that cannot list (the HTTP contract) is
+    searched in the ``agent`` key unless the options name one."""
+    where = fact_filter(args)
+    named = single_key(where)
+    if named is not None:
+        return (named,)
+    if lister is None:
+        if not where.everything and not where.admits_key(AGENT):
+            raise SelectionError(
+                f"search {describe(where)}: this backend cannot list its scope keys; name one "
+                "(--user ID, --conversation ID, --role NAME, --scope agent|crew)"
+            )
+        sys.stderr.write(
+            "searched agent memory only: name a scope key (--user ID …) to search another\n"
+        )
+        return (AGENT,)
+    live = lister.list_facts(FactListing(status="live"), where)
+    return visible_keys(where, (status.fact.scope for status in live))
 
 
 def _hit_record(hit: ProviderHit) -> dict[str, Any]:
     """What a recall hit says of its fact, where the backend cannot show the fact itself."""
-    return {"id": hit.id, "text": hit.text, "tags": list(hit.tags), "status": "live"}
+    return {
+        "id": hit.id,
+        "text": hit.text,
+        "tags": list(hit.tags),
+        "status": "live",
+        **scope_fields(hit.scope, hit.key, hit.tier),
+    }
 
 
 def forget(args: argparse.Namespace, selection: Selection) -> int:
@@ -134,11 +185,20 @@ def forget(args: argparse.Namespace, selection: Selection) -> int:
     if args.query is not None and not args.query.split():
         # An empty query matches every fact: it must never mean "forget everything".
         raise SelectionError("forget --query: the query is empty; give words to match")
+    where = fact_filter(args)
     with open_facts(args, selection) as facts:
         if not isinstance(facts.backend, FactLister) and args.id is not None:
             # The HTTP contract: forget by id is part of it, without a preview of the text.
+            named = single_key(where)
+            if not where.everything and named is None:
+                raise SelectionError(
+                    f"forget {describe(where)}: name one scope key on this backend (--user ID …)"
+                )
+            visible = None if named is None else (named,)
             confirm(f"forget {args.id}", assume_yes=args.yes)
-            result = facts.provider.forget(ForgetRequest(id=args.id, reason=args.reason))
+            result = facts.provider.forget(
+                ForgetRequest(id=args.id, reason=args.reason, visible=visible)
+            )
             summary = f"forgot {result.removed} fact(s)"
             report(args, {"forgotten": list(result.ids)}, summary)
             return 0
@@ -148,10 +208,11 @@ def forget(args: argparse.Namespace, selection: Selection) -> int:
             status = lister.get_fact(args.id)
             if status is None and facts.store is not None:
                 held = facts.store.quarantined_by_id(args.id)
-                if held is not None:
+                if held is not None and where.admits(held):
                     return quarantine_verbs.forget_held(args, facts.store, held)
-            if status is None:
-                raise SelectionError(f"no fact {args.id!r} in {facts.where}")
+            if status is None or not where.admits(status.fact):
+                scoped = "" if where.everything else f" ({describe(where)})"
+                raise SelectionError(f"no fact {args.id!r}{scoped} in {facts.where}")
             if status.status != "live":
                 raise SelectionError(f"{args.id} is already {status.status}")
             targets = [status]
@@ -159,13 +220,15 @@ def forget(args: argparse.Namespace, selection: Selection) -> int:
             words = args.query.casefold().split()
             targets = [
                 status
-                for status in lister.list_facts(FactListing(status="live"))
+                for status in lister.list_facts(FactListing(status="live"), where)
                 if all(word in status.fact.text.casefold() for word in words)
             ]
             if not targets:
                 sys.stdout.write("no live fact matches; nothing to forget\n")
                 return 0
-        preview = "\n".join(f"forget {s.fact.id}: {s.fact.text}" for s in targets)
+        preview = "\n".join(
+            f"forget {s.fact.id} ({s.fact.scope.label()}): {s.fact.text}" for s in targets
+        )
         confirm(preview, assume_yes=args.yes)
         forgotten = [
             fact
@@ -210,7 +273,7 @@ def _compact(path: Path) -> int:
 
 def export(args: argparse.Namespace, selection: Selection) -> int:
     with open_facts(args, selection) as facts:
-        statuses = facts.exporter("export").export_facts()
+        statuses = facts.exporter("export").export_facts(fact_filter(args))
     lines = "".join(json.dumps(fact_record(s), ensure_ascii=False) + "\n" for s in statuses)
     if args.out is None:
         sys.stdout.write(lines)
@@ -259,6 +322,12 @@ def _imported(record: dict[str, Any], number: int) -> ImportedFact:
     status = record.get("status", "live")
     if status not in IMPORT_STATUSES:
         raise SelectionError(f"line {number}: unknown status {status!r}")
+    scope = _scope_key(record, number)
+    fact_key, tier = record.get("key"), record.get("tier")
+    if fact_key is not None and not isinstance(fact_key, str):
+        raise SelectionError(f'line {number}: "key" must be a string')
+    if tier is not None and (not isinstance(tier, str) or fact_key is None):
+        raise SelectionError(f'line {number}: "tier" must be a string, beside a "key"')
     key = record.get("id")
     by = record.get("supersededBy")
     return ImportedFact(
@@ -270,7 +339,19 @@ def _imported(record: dict[str, Any], number: int) -> ImportedFact:
         expires_at=_when(record.get("expiresAt")),
         provenance=_provenance(record),
         superseded_by=by if isinstance(by, str) else None,
+        scope=scope,
+        fact_key=fact_key,
+        tier=tier,
     )
+
+
+def _scope_key(record: dict[str, Any], number: int) -> ScopeKey:
+    """An exported fact's scope key (``agent`` for exports from before scopes)."""
+    scope, subject = record.get("scope", "agent"), record.get("subject")
+    try:
+        return ScopeKey(scope, subject)
+    except (ScopeError, TypeError):
+        raise SelectionError(f"line {number}: not a scope key ({scope!r}, {subject!r})") from None
 
 
 def _import_crewhaus(args: argparse.Namespace, selection: Selection) -> int:

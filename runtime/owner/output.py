@@ -9,7 +9,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.facts.model import FactStatus, QuarantinedFact
+
+
+def scope_fields(scope: ScopeKey, key: str | None, tier: str | None) -> dict[str, Any]:
+    """Where a fact lives, as exports and ``--json`` spell it (the HTTP contract's names)."""
+    return {"scope": scope.scope, "subject": scope.subject, "key": key, "tier": tier}
 
 
 def fact_record(status: FactStatus) -> dict[str, Any]:
@@ -19,6 +25,7 @@ def fact_record(status: FactStatus) -> dict[str, Any]:
         "text": fact.text,
         "tags": list(fact.tags),
         "status": status.status,
+        **scope_fields(fact.scope, fact.key, fact.tier),
         "createdAt": _iso(fact.created_at),
         "expiresAt": _iso(fact.expires_at),
         "supersededBy": fact.superseded_by,
@@ -86,6 +93,8 @@ def fact_rows(statuses: Sequence[FactStatus]) -> list[dict[str, str]]:
         {
             "id": status.fact.id,
             "status": status.status,
+            "scope": status.fact.scope.label(),
+            "key": status.fact.key or "",
             "created": status.fact.created_at.strftime("%Y-%m-%d %H:%M"),
             "tags": ",".join(status.fact.tags),
             "text": status.fact.text,
@@ -94,7 +103,7 @@ def fact_rows(statuses: Sequence[FactStatus]) -> list[dict[str, str]]:
     ]
 
 
-FACT_COLUMNS = ("id", "status", "created", "tags", "text")
+FACT_COLUMNS = ("id", "status", "scope", "key", "created", "tags", "text")
 
 
 def quarantined_record(held: QuarantinedFact) -> dict[str, Any]:
@@ -103,6 +112,7 @@ def quarantined_record(held: QuarantinedFact) -> dict[str, Any]:
         "text": held.text,
         "tags": list(held.tags),
         "status": "quarantined",
+        **scope_fields(held.scope, held.key, held.tier),
         "rule": held.rule,
         "foundOn": held.found_on,
         "createdAt": _iso(held.created_at),
@@ -118,6 +128,7 @@ def quarantined_rows(held: Sequence[QuarantinedFact]) -> list[dict[str, str]]:
     return [
         {
             "id": item.id,
+            "scope": item.scope.label(),
             "rule": item.rule,
             "found": item.found_on,
             "created": item.created_at.strftime("%Y-%m-%d %H:%M"),
@@ -127,4 +138,4 @@ def quarantined_rows(held: Sequence[QuarantinedFact]) -> list[dict[str, str]]:
     ]
 
 
-QUARANTINE_COLUMNS = ("id", "rule", "found", "created", "text")
+QUARANTINE_COLUMNS = ("id", "scope", "rule", "found", "created", "text")

@@ -7,7 +7,7 @@ import json
 import sys
 
 from specwire.runtime.facts.model import QuarantinedFact
-from specwire.runtime.facts.providers.admin import QuarantineReader
+from specwire.runtime.facts.providers.admin import FactFilter, QuarantineReader
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.output import (
@@ -21,8 +21,12 @@ from specwire.runtime.owner.output import (
 from specwire.runtime.owner.selection import Selection, passes_filters
 
 
-def list_held(args: argparse.Namespace, reader: QuarantineReader) -> int:
-    held = [item for item in reader.quarantined() if passes_filters(args, item.text, item.tags)]
+def list_held(args: argparse.Namespace, reader: QuarantineReader, where: FactFilter) -> int:
+    """The held writes ``where`` covers, per scope key (sorted by it), oldest first in each."""
+    held = sorted(
+        (item for item in reader.quarantined(where) if passes_filters(args, item.text, item.tags)),
+        key=lambda item: item.scope,
+    )
     if args.json:
         print_json([quarantined_record(item) for item in held])
     else:

@@ -113,7 +113,8 @@ def test_erase_removes_the_subject_from_every_byte_and_the_next_run_works(
     erased = owner(work, "--json", "erase", "--subject", SUBJECT, "--yes")
     assert erased.returncode == 0, erased.stderr
     receipt = json.loads(erased.stdout)
-    assert set(receipt["tiers"]) == {"facts", "sessions", "files", "outputs"}
+    assert set(receipt["tiers"]) == {"facts", "sessions", "files", "outputs", "scopes"}
+    assert receipt["tiers"]["scopes"] == {"agent": 5} and receipt["scope"] is None
     assert receipt["subjectHmacSha256"].startswith("hmac-sha256:")
     assert receipt["tiers"]["facts"]["facts"] == 4 and receipt["tiers"]["facts"]["quarantined"] == 1
     assert receipt["verification"] == {

@@ -55,7 +55,7 @@ def test_the_fact_tier_deletes_rows_keeps_history_consistent_and_restores_the_gu
     for sidecar in (".lexical", ".vectors", ".vectors.matrix"):  # index snapshots: rebuilt later
         (db.parent / (db.name + sidecar)).write_bytes(b"alice smith")
     (db.parent / f".{db.name}.0a1b2c3d.tmp").write_bytes(b"alice smith")  # a killed save
-    counts = erase_from_store(db, Subject.literal("alice smith"))
+    counts = erase_from_store(db, Subject.literal("alice smith")).counts
     assert counts["facts"] == 2 and counts["tombstoneReasons"] == 1 and counts["snapshots"] == 4
     assert b"alice" not in db.read_bytes().lower()
     with FactStore.open(db) as store:
