@@ -16,6 +16,7 @@ from specwire.ir.constants import (
     FOLLOW_USER_TARGETS,
     MEMORY_SCOPES_BY_TARGET,
     SESSION_ROUTED_TARGETS,
+    TIER_TOOL_SPELLINGS,
     tenant_key_variable,
 )
 from specwire.ir.errors import SpecIssue
@@ -33,6 +34,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _recall_cadence(data, locator)
     issues += _dream_backend(data, locator)
     issues += _memory_scope(data, target, locator)
+    issues += _tier_tools_need_tiers(data, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
     if target == "crew":
@@ -52,6 +54,30 @@ def _duplicate_tools(data: dict[str, Any], locator: Locator) -> Iterable[SpecIss
         if tool in seen:
             yield locator.at_value(("tools", index), f"duplicate tool {quote(tool)}")
         seen.add(tool)
+
+
+def _tier_tools_need_tiers(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """Crewship's memory tools in ``tools:`` turn the tiers on, so memory must be on and the
+    tiers not switched off."""
+    tools = data.get("tools")
+    if not isinstance(tools, list):
+        return
+    memory = data.get("memory")
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, str) or tool not in TIER_TOOL_SPELLINGS:
+            continue
+        if not isinstance(memory, dict) or memory.get("enabled") is False:
+            yield locator.at_value(
+                ("tools", index),
+                f"{quote(tool)} is a memory tier tool: it needs a memory block "
+                "(memory: {tiers: true})",
+            )
+        elif memory.get("tiers") is False:
+            yield locator.at_value(
+                ("tools", index),
+                f"{quote(tool)} is a memory tier tool, but memory.tiers is false",
+            )
+        return
 
 
 def _bash_options_need_bash(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:

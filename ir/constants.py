@@ -15,9 +15,11 @@ from specwire.ir.model import TARGETS
 from specwire.runtime.core.fragment import (
     BACKEND_CONNECTION_KEYS,
     BUILTIN_TOOL_NAMES,
+    CREWSHIP_TIER_TOOLS,
     RECALL_K_MAX,
     RECALL_K_MIN,
     TENANT_ID_PATTERN,
+    TIER_TOOL_NAMES,
     TTL_MAX_DAYS,
     UNFENCEABLE_TOOL_NAMES,
     WIRABLE_BACKENDS,
@@ -31,6 +33,13 @@ UNFENCEABLE_TOOLS: Final = UNFENCEABLE_TOOL_NAMES
 MANAGED_TOOLS: Final[tuple[str, ...]] = tuple(
     tool for tool in BUILTIN_TOOLS if tool not in UNFENCEABLE_TOOLS
 )
+# Crewship's memory tools a spec may list in ``tools:``, in its spelling (``memory.read``) or
+# ours (``memory_read``): listing one asks for the tiers (``memory.tiers``), whose wiring
+# registers all four; they are not builtin tools of the bundle.
+TIER_TOOL_SPELLINGS: Final[dict[str, str]] = {
+    **CREWSHIP_TIER_TOOLS,
+    **{name: name for name in TIER_TOOL_NAMES},
+}
 KNOWN_BACKENDS: Final = WIRABLE_BACKENDS
 SESSION_KEYS: Final[tuple[str, ...]] = ("thread", "channel", "user")
 

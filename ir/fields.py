@@ -28,6 +28,7 @@ from specwire.ir.constants import (
     RECALL_K_MIN,
     SECRET_REF_RE,
     TENANT_ID_RE,
+    TIER_TOOL_SPELLINGS,
     TTL_MAX_DAYS,
     UNFENCEABLE_TOOLS,
     embedder_problem,
@@ -175,7 +176,7 @@ def _spec_name(value: str) -> str:
 
 def _tool_among(known: tuple[str, ...]) -> Callable[[str], str]:
     def check(value: str) -> str:
-        if value not in known:
+        if value not in known and value not in TIER_TOOL_SPELLINGS:
             hint = did_you_mean(value, known) or f": expected one of {', '.join(known)}"
             fail(f"unknown builtin tool {quote(value)}{hint}")
         return value
@@ -387,12 +388,14 @@ ModelIdList = Annotated[
     ),
 ]
 ToolName = Annotated[
-    str, AfterValidator(_tool), WithJsonSchema({"type": "string", "enum": list(BUILTIN_TOOLS)})
+    str,
+    AfterValidator(_tool),
+    WithJsonSchema({"type": "string", "enum": [*BUILTIN_TOOLS, *TIER_TOOL_SPELLINGS]}),
 ]
 ManagedToolName = Annotated[
     str,
     AfterValidator(_managed_tool),
-    WithJsonSchema({"type": "string", "enum": list(MANAGED_TOOLS)}),
+    WithJsonSchema({"type": "string", "enum": [*MANAGED_TOOLS, *TIER_TOOL_SPELLINGS]}),
 ]
 Backend = Annotated[
     str, AfterValidator(_backend), WithJsonSchema({"type": "string", "enum": list(KNOWN_BACKENDS)})

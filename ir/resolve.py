@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import assert_never
 
-from specwire.ir.constants import AUTO_MEMORY_SCOPE, SECRET_REF_RE, SESSION_ROUTED_TARGETS
+from specwire.ir.constants import (
+    AUTO_MEMORY_SCOPE,
+    SECRET_REF_RE,
+    SESSION_ROUTED_TARGETS,
+    TIER_TOOL_SPELLINGS,
+)
 from specwire.ir.durations import parse_duration_ms
 from specwire.ir.model import (
     IrAgent,
@@ -59,9 +65,11 @@ def resolve(source: AnySource) -> IrSpec:
     common = {
         "name": source.name,
         "version": source.version,
-        "tools": tuple(source.tools),
+        "tools": tuple(tool for tool in source.tools if tool not in TIER_TOOL_SPELLINGS),
         "bash": _bash(source.bash),
-        "memory": resolve_memory(source.memory, source.target),
+        "memory": resolve_memory(
+            source.memory, source.target, tiers_listed=_lists_tier_tools(source.tools)
+        ),
         "continuity": resolve_continuity(source.continuity, source.target),
     }
     if isinstance(source, CliSource):
@@ -120,7 +128,13 @@ def resolve(source: AnySource) -> IrSpec:
     assert_never(source)
 
 
-def resolve_memory(memory: MemorySource | None, target: str) -> IrMemory | None:
+def _lists_tier_tools(tools: Iterable[str]) -> bool:
+    return any(tool in TIER_TOOL_SPELLINGS for tool in tools)
+
+
+def resolve_memory(
+    memory: MemorySource | None, target: str, *, tiers_listed: bool = False
+) -> IrMemory | None:
     """``None`` when memory is off; otherwise only the declared fields (``None`` = undeclared),
     and the memory scope resolved for ``target``."""
     if memory is None or memory.enabled is False:
@@ -144,7 +158,7 @@ def resolve_memory(memory: MemorySource | None, target: str) -> IrMemory | None:
         session_recall=memory.session_recall,
         dream=_dream(memory.dream) if memory.dream is not None else None,
         scope=resolve_memory_scope(memory.scope, target),
-        tiers=True if memory.tiers else None,
+        tiers=True if memory.tiers or tiers_listed else None,
     )
 
 

@@ -374,3 +374,14 @@ def test_scope_violations_are_refused(target: Any) -> None:
         RetainRequest("x", key="k", tier="diary")
     with pytest.raises(InvalidRequestError):
         RetainRequest("x", key="k", supersedes="mem_00000000000000aa")
+
+
+def test_every_builtin_backend_declares_scopes_keys_and_point_reads(
+    target: Any, request: pytest.FixtureRequest
+) -> None:
+    """The tests above skip on a backend without the capability; the built-in backends must
+    never be that backend (a third-party one run with ``--provider`` may be)."""
+    if request.config.getoption("--provider", default=None):
+        pytest.skip("a custom provider declares what it supports")
+    caps = target.provider(A, SPEC).capabilities()
+    assert (caps.scopes, caps.keys, caps.point_read) == (True, True, True), target.name

@@ -80,5 +80,15 @@ def test_model_ids_and_managed_tools_are_described() -> None:
     assert "$UPPER_SNAKE" in model["description"]
     assert definition("CrewSource")["properties"]["model"] == model
     tools = definition("ManagedSource")["properties"]["tools"]["items"]
-    assert tools == {"type": "string", "enum": ["grep", "ls", "read", "write"]}
+    tier_tools = [
+        "memory.read",
+        "memory.write",
+        "memory.search",
+        "memory.append_daily",
+        "memory_read",
+        "memory_write",
+        "memory_search",
+        "memory_append_daily",
+    ]
+    assert tools == {"type": "string", "enum": ["grep", "ls", "read", "write", *tier_tools]}
     assert "bash" in definition("CliSource")["properties"]["tools"]["items"]["enum"]

@@ -247,8 +247,8 @@ class Capabilities:
 
 @runtime_checkable
 class FactReader(Protocol):
-    """Point reads (``Capabilities.point_read``); joins ``FactProvider`` once every backend
-    implements it."""
+    """Point reads (``Capabilities.point_read``): every built-in backend offers them; a
+    provider of one's own may not, so callers check the capability (like the admin protocols)."""
 
     def read(self, request: ReadRequest) -> ReadResponse: ...
 
