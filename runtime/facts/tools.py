@@ -58,6 +58,7 @@ from specwire.runtime.facts.providers.protocol import (
     FactReader,
     ForgetRequest,
     ProviderHit,
+    ReadingFactProvider,
     ReadRequest,
     RecallRequest,
     RetainRequest,
@@ -282,7 +283,10 @@ def fact_tools(
             read_only=True,
         ),
     ]
-    if isinstance(provider, FactReader) and provider.capabilities().point_read:
+    # Offered whenever the provider can read; whether its backend answers point reads is
+    # asked on the first call, not here: a remote backend's capabilities cost a round trip, and
+    # wiring (every turn, on serving hosts) must not depend on the service being up.
+    if isinstance(provider, FactReader):
         tools.append(
             Tool(
                 name="MemoryRead",
@@ -394,10 +398,12 @@ def _scope_note(hit: ProviderHit | FactRecord, scoping: FactScoping) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def _read_handler(provider: FactReader, scoping: FactScoping) -> ToolHandler:
+def _read_handler(provider: ReadingFactProvider, scoping: FactScoping) -> ToolHandler:
     def handle(args: MemoryReadInput, ctx: ToolContext) -> ToolResult:
         if (args.id is None) == (args.key is None):
             return ToolResult("MemoryRead: provide exactly one of `id` or `key`.", True)
+        if not provider.capabilities().point_read:
+            return ToolResult("MemoryRead: this memory backend cannot read one fact.", True)
         records = provider.read(ReadRequest(id=args.id, key=args.key, visible=scoping.visible))
         what = f"id {args.id}" if args.id is not None else f"key {args.key!r}"
         if not records.records:

@@ -23,8 +23,10 @@ FETCH = "fetch"
 _REMEMBERED = re.compile(
     r"^remembered \((mem_[0-9a-f]{16})\)(?: \[[^\]]*\])?(?: \(expires [^)]*\))?: (.+)$"
 )
-# One hit of a Recall result: "  • (0.87) <text> [tags]".
-_RECALLED = re.compile(r"^\s*• \((?:\d+\.\d+|<0\.01)\) (.+)$")
+# One hit of a Recall result: "  • (0.87) <text> [tags] — source mem_… (scope …)".
+_RECALLED = re.compile(
+    r"^\s*• \((?:\d+\.\d+|<0\.01)\) (.+?)(?: — source mem_[0-9a-f]{16}(?: \([^()]*\))?)?$"
+)
 _FETCHED = re.compile(r"^fetched (\S+) \(HTTP (\d+)")
 
 

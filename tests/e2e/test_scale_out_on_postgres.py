@@ -37,8 +37,10 @@ def say(server: Served, tenant: str, session: str, text: str) -> str:
         max_retries=0,
         default_headers={"X-Session-Id": session},
     )
+    # One person per tenant across every session and process: managed facts are kept per
+    # request ``user`` (without one, per session).
     completion = client.chat.completions.create(
-        model=MODEL, messages=[{"role": "user", "content": text}]
+        model=MODEL, messages=[{"role": "user", "content": text}], user=f"{tenant}-ops"
     )
     return completion.choices[0].message.content or ""
 

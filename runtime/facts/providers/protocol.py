@@ -266,6 +266,11 @@ class FactProvider(Protocol):
     def capabilities(self) -> Capabilities: ...
 
 
+@runtime_checkable
+class ReadingFactProvider(FactProvider, FactReader, Protocol):
+    """A fact provider that also offers point reads (what MemoryRead and tier notes use)."""
+
+
 LOCAL_CAPABILITIES = Capabilities(
     lexical=True,
     semantic=False,

@@ -22,14 +22,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
 from specwire.runtime.core.clock import Clock, iso
 from specwire.runtime.core.scopes import CREW, Audience, Scope, ScopeError, ScopeKey
 from specwire.runtime.facts.model import MAX_KEYED_TEXT_BYTES, CapExceededError, Provenance
 from specwire.runtime.facts.providers.protocol import (
-    FactProvider,
-    FactReader,
+    ReadingFactProvider,
     ReadRequest,
     RecallRequest,
     RetainRequest,
@@ -57,9 +56,8 @@ Mode = Literal["replace", "append"]
 _BREADTH: dict[Scope, int] = {"agent": 0, "crew": 1, "role": 2, "conversation": 3, "user": 4}
 
 
-@runtime_checkable
-class NoteProvider(FactProvider, FactReader, Protocol):
-    """A fact provider with keyed writes and point reads: what tier notes need."""
+# A fact provider with keyed writes and point reads: what tier notes need.
+NoteProvider = ReadingFactProvider
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,13 @@ def test_tiers_on_registers_the_four_tools_after_the_fact_tools(tmp_path: Path) 
     deps = MemoryDeps(catalog=catalog, cwd=tmp_path, log=lambda line: None, now=now)
     wired = wire_memory(fragment(), deps)
     try:
-        assert catalog.names() == ["Remember", "Recall", "MemoryForget", *TIER_TOOL_NAMES]
+        assert catalog.names() == [
+            "Remember",
+            "Recall",
+            "MemoryRead",
+            "MemoryForget",
+            *TIER_TOOL_NAMES,
+        ]
         seam = wired.options["memory"]
         assert isinstance(seam, MemorySeam) and seam.memory_blocks is not None
     finally:
