@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 from typing import BinaryIO
 
@@ -120,12 +121,15 @@ class FormatWorker:
         return None
 
     def close(self) -> None:
-        """End the worker (it exits when its request pipe closes) and reap it."""
+        """End the worker and reap it. It holds nothing worth waiting for (it writes no file),
+        so it is killed rather than left to finish importing black after a spec failed."""
         requests, self._requests = self._requests, None
         if requests is None:
             return
         for stream in (requests, self._replies):
             with contextlib.suppress(OSError):
                 stream.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
