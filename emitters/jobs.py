@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -82,38 +81,17 @@ def _context() -> BaseContext:
     return multiprocessing.get_context()
 
 
-def _single_threaded() -> bool:
-    threading = sys.modules.get("threading")
-    return threading is None or threading.active_count() == 1
-
-
-def _compile_here(tasks: Sequence[Task], progress: Progress | None) -> list[Result]:
-    """The tasks compiled in this process, black formatting in a forked worker while this
-    process loads and renders (forked only from a single thread: a fork copies no other thread,
-    so a lock another thread held would never be released in the worker)."""
-    from specwire.emitters.format import formatting_with
-    from specwire.emitters.format_worker import FormatWorker
-
-    worker = FormatWorker.start() if tasks and _single_threaded() else None
-    results: list[Result] = []
-    try:
-        with formatting_with(worker.format) if worker is not None else nullcontext():
-            for done, task in enumerate(tasks, start=1):
-                results.append(compile_task(task))
-                if progress is not None:
-                    progress(done, len(tasks), task.shown)
-    finally:
-        if worker is not None:
-            worker.close()
-    return results
-
-
 def compile_all(tasks: Sequence[Task], jobs: int, progress: Progress | None = None) -> list[Result]:
     """Every task's result, in task order."""
     total = len(tasks)
     workers = min(jobs, total)
     if workers <= 1:
-        return _compile_here(tasks, progress)
+        results: list[Result] = []
+        for done, task in enumerate(tasks, start=1):
+            results.append(compile_task(task))
+            if progress is not None:
+                progress(done, total, task.shown)
+        return results
     from concurrent.futures import ProcessPoolExecutor  # only a pool needs it
 
     import specwire.emitters.registry  # noqa: F401  (imported once here, inherited by forked workers)

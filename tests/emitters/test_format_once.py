@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from test_emit_properties import specs
 
 from specwire.emitters import pipeline
-from specwire.emitters.format import black_mode, format_python, normalize_newlines
+from specwire.emitters.format import BLACK_MODE, format_python, normalize_newlines
 from specwire.emitters.registry import emit
 from specwire.ir import IrSpec, load_spec
 
@@ -36,7 +36,7 @@ def rendered(monkeypatch: pytest.MonkeyPatch) -> Iterator[Rendered]:
 
 
 def two_passes(source: str) -> str:
-    return normalize_newlines(black.format_str(normalize_newlines(source), mode=black_mode()))
+    return normalize_newlines(black.format_str(normalize_newlines(source), mode=BLACK_MODE))
 
 
 def test_every_example_formats_as_format_str_does(rendered: Rendered) -> None:

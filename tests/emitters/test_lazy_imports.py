@@ -27,9 +27,6 @@ from specwire.emitters.command import main
 main(sys.argv[1:])
 """
 EMITTER_DEPENDENCIES = {"libcst", "black", "jinja2"}
-# On Linux black runs in the build's forked format worker (emitters.format_worker), never in the
-# command's own process; elsewhere the command imports it.
-BUILD_LOADS = {"jinja2"} if sys.platform == "linux" else {"black", "jinja2"}
 
 
 def probe(*args: str | Path, env: dict[str, str] | None = None) -> tuple[set[str], str]:
@@ -66,7 +63,7 @@ def test_help_loads_no_spec_model_either() -> None:
 
 def test_a_cached_build_loads_neither_emitters_nor_models(tmp_path: Path) -> None:
     first, _ = probe("build", SUPPORT, "--out", tmp_path)
-    assert first & EMITTER_DEPENDENCIES == BUILD_LOADS  # the first build compiles
+    assert first >= {"black", "jinja2"}  # the first build compiles
     assert "libcst" not in first  # and verifies what it generated without libcst
     again, _ = probe("build", SUPPORT, "--out", tmp_path)
     assert again & (EMITTER_DEPENDENCIES | {"pydantic", "ruamel"}) == set()
@@ -77,7 +74,8 @@ def test_a_build_verifies_without_libcst(tmp_path: Path, stem: str) -> None:
     """Both memory modes run their checks (one wire_memory call site; no memory names) on every
     build, with the stdlib: libcst's import alone cost 170-300 ms of a cold build."""
     loaded, _ = probe("build", EXAMPLES_DIR / f"{stem}.yaml", "--out", tmp_path)
-    assert loaded & EMITTER_DEPENDENCIES == BUILD_LOADS  # libcst is not among them
+    assert {"black", "jinja2"} <= loaded
+    assert "libcst" not in loaded
     assert (tmp_path / stem / "agent.py").is_file()
 
 
