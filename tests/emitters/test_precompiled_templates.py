@@ -24,8 +24,9 @@ REGENERATE = "python -m specwire.emitters.precompiled"
 def test_the_compiled_folder_matches_the_templates() -> None:
     folder = templates_folder() / COMPILED_FOLDER
     expected = compiled_files(source_environment())
-    on_disk = {path.name: path.read_text(encoding="utf-8") for path in folder.iterdir()}
-    on_disk.pop("__pycache__", None)
+    on_disk = {
+        path.name: path.read_text(encoding="utf-8") for path in folder.iterdir() if path.is_file()
+    }
     stale = sorted(
         name for name in expected.keys() | on_disk.keys() if expected.get(name) != on_disk.get(name)
     )
