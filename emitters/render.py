@@ -2,18 +2,22 @@
 
 ``StrictUndefined`` turns a missing variable into an error; autoescape is off (the outputs are
 Python and markdown, escaped by the literal filters instead); ``trim_blocks``/``lstrip_blocks``
-keep block tags from leaking whitespace; ``keep_trailing_newline`` keeps files exact.
+keep block tags from leaking whitespace; ``keep_trailing_newline`` keeps files exact. Templates
+load from their compiled modules (``emitters.precompiled``) when those are current.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import lru_cache, wraps
+from pathlib import Path
 from typing import Any
 
 import jinja2
 
+import specwire.templates
 from specwire.emitters.literals import LiteralError, md_code, md_text, py_literal, py_text, sh_word
+from specwire.emitters.precompiled import COMPILED_FOLDER, PrecompiledLoader
 
 TEMPLATE_PACKAGE = "specwire.templates"
 
@@ -34,10 +38,13 @@ def _strict(filter_fn: Callable[[Any], str]) -> Callable[[Any], str]:
     return checked
 
 
-@lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
+def templates_folder() -> Path:
+    return Path(specwire.templates.__file__).parent
+
+
+def _environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader(TEMPLATE_PACKAGE, ""),
+        loader=loader,
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -51,6 +58,18 @@ def environment() -> jinja2.Environment:
     env.filters["md_text"] = _strict(md_text)
     env.filters["sh"] = _strict(sh_word)
     return env
+
+
+def source_environment() -> jinja2.Environment:
+    """The environment that compiles every template from its source (what the compiled
+    folder is generated from)."""
+    return _environment(jinja2.PackageLoader(TEMPLATE_PACKAGE, ""))
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    source = jinja2.PackageLoader(TEMPLATE_PACKAGE, "")
+    return _environment(PrecompiledLoader(source, templates_folder() / COMPILED_FOLDER))
 
 
 def render(template: str, context: Mapping[str, Any]) -> str:

@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA_GLOBS = ("templates/**/*.j2", "runtime/skills/builtin/**/*.md")
+DATA_GLOBS = (
+    "templates/**/*.j2",
+    "templates/compiled/*.py",
+    "templates/compiled/*.json",
+    "runtime/skills/builtin/**/*.md",
+)
 
 PROBE = """
 import sys
