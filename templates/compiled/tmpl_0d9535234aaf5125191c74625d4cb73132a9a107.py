@@ -98,8 +98,14 @@ def block_wiring(context, missing=missing):
     cond_expr_undefined = Undefined
     if 0: yield None
     _block_vars = {}
+    l_0_has_memory = resolve('has_memory')
+    l_0_scope_note = resolve('scope_note')
     pass
     yield "Wired on every turn by a single `wire_memory` call, inside the requesting tenant's root (fenced)\nand scoped to the session id. One tenant never sees another tenant's stores.\n"
+    if ((undefined(name='has_memory') if l_0_has_memory is missing else l_0_has_memory) and (undefined(name='scope_note') if l_0_scope_note is missing else l_0_scope_note)):
+        pass
+        yield str((undefined(name='scope_note') if l_0_scope_note is missing else l_0_scope_note))
+        yield '\n'
 
 blocks = {'about': block_about, 'run_from': block_run_from, 'run': block_run, 'wiring': block_wiring}
-debug_info = '1=12&2=17&3=40&6=42&8=45&13=55&16=85&19=87&23=89&30=91&42=94'
+debug_info = '1=12&2=17&3=40&6=42&8=45&13=55&16=85&19=87&23=89&30=91&42=94&45=105&46=107'

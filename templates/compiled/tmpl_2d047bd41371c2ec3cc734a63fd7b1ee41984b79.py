@@ -65,6 +65,8 @@ def root(context, missing=missing):
     yield str(context.call(environment.getattr((undefined(name='imports') if l_0_imports is missing else l_0_imports), 'use'), 'specwire.runtime.bundle', 'Tenant'))
     yield ', session_id: str, resources: '
     yield str(context.call(environment.getattr((undefined(name='imports') if l_0_imports is missing else l_0_imports), 'use'), 'specwire.runtime.bundle', 'HostResources'))
+    yield ', audience: '
+    yield str(context.call(environment.getattr((undefined(name='imports') if l_0_imports is missing else l_0_imports), 'use'), 'specwire.runtime.bundle', 'Audience'))
     yield ') -> '
     yield str((undefined(name='TurnSetup') if l_0_TurnSetup is missing else l_0_TurnSetup))
     yield ':\n    cwd = tenant.workspace\n    '
@@ -78,7 +80,7 @@ def root(context, missing=missing):
     else:
         pass
         yield '    '
-        yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'wire'), 'cwd', ', tenant=tenant, session_scope=session_id, resources=resources'))
+        yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'wire'), 'cwd', ', tenant=tenant, session_scope=session_id, resources=resources, audience=audience'))
         yield '\n    return '
         yield str((undefined(name='TurnSetup') if l_0_TurnSetup is missing else l_0_TurnSetup))
         yield '(catalog=catalog, options=wired.options, close=wired.close)\n'
@@ -91,4 +93,4 @@ def root(context, missing=missing):
     yield '\n'
 
 blocks = {}
-debug_info = '1=27&2=29&3=32&4=35&5=37&6=39&7=43&8=45&9=47&10=50&12=52&13=55&18=60&19=62&23=65&25=71&26=73&27=76&29=81&30=83&34=86&35=88&45=90'
+debug_info = '1=27&2=29&3=32&4=35&5=37&6=39&7=43&8=45&9=47&10=50&12=52&13=55&18=60&19=62&23=65&25=73&26=75&27=78&29=83&30=85&34=88&35=90&45=92'

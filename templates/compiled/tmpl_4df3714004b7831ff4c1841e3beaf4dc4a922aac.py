@@ -105,12 +105,17 @@ def block_wiring(context, missing=missing):
     if 0: yield None
     _block_vars = {}
     l_0_has_memory = resolve('has_memory')
+    l_0_scope_note = resolve('scope_note')
     pass
     yield "Wired on every turn by a single `wire_memory` call with the conversation's session id: focus,\nplans and handoff follow the conversation when `continuity.scope` is `session`.\n"
-    if (undefined(name='has_memory') if l_0_has_memory is missing else l_0_has_memory):
+    if ((undefined(name='has_memory') if l_0_has_memory is missing else l_0_has_memory) and (undefined(name='scope_note') if l_0_scope_note is missing else l_0_scope_note)):
+        pass
+        yield str((undefined(name='scope_note') if l_0_scope_note is missing else l_0_scope_note))
+        yield '\n'
+    elif (undefined(name='has_memory') if l_0_has_memory is missing else l_0_has_memory):
         pass
         yield 'Facts belong to the bot, shared by every conversation (a fact told in a DM can be recalled in a\nchannel).\n'
     yield 'State lives under `.specwire/` in the working directory.\n'
 
 blocks = {'about': block_about, 'run': block_run, 'wiring': block_wiring}
-debug_info = '1=12&2=17&3=47&4=49&5=51&7=54&17=73&19=77&20=85&25=92&30=95&36=100&39=110'
+debug_info = '1=12&2=17&3=47&4=49&5=51&7=54&17=73&19=77&20=85&25=92&30=95&36=100&39=111&40=113&41=115'

@@ -70,6 +70,8 @@ def root(context, missing=missing):
         yield '\n'
     yield '\n\ndef build_turn(session_id: str, resources: '
     yield str(context.call(environment.getattr((undefined(name='imports') if l_0_imports is missing else l_0_imports), 'use'), 'specwire.runtime.bundle', 'HostResources'))
+    yield ', audience: '
+    yield str(context.call(environment.getattr((undefined(name='imports') if l_0_imports is missing else l_0_imports), 'use'), 'specwire.runtime.bundle', 'Audience'))
     yield ') -> '
     yield str((undefined(name='TurnSetup') if l_0_TurnSetup is missing else l_0_TurnSetup))
     yield ':\n    cwd = '
@@ -85,7 +87,7 @@ def root(context, missing=missing):
     else:
         pass
         yield '    '
-        yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'wire'), 'cwd', ', session_scope=session_id, resources=resources'))
+        yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'wire'), 'cwd', ', session_scope=session_id, resources=resources, audience=audience'))
         yield '\n    return '
         yield str((undefined(name='TurnSetup') if l_0_TurnSetup is missing else l_0_TurnSetup))
         yield '(catalog=catalog, options=wired.options, close=wired.close)\n'
@@ -98,4 +100,4 @@ def root(context, missing=missing):
     yield '\n'
 
 blocks = {}
-debug_info = '1=22&2=24&3=27&4=30&5=32&6=34&7=36&8=40&9=42&11=44&12=47&13=50&15=59&22=67&23=69&27=72&28=76&29=78&30=80&31=83&33=88&34=90&38=93&39=95&50=97'
+debug_info = '1=22&2=24&3=27&4=30&5=32&6=34&7=36&8=40&9=42&11=44&12=47&13=50&15=59&22=67&23=69&27=72&28=78&29=80&30=82&31=85&33=90&34=92&38=95&39=97&50=99'

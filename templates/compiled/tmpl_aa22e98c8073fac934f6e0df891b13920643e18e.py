@@ -168,17 +168,33 @@ def root(context, missing=missing):
         return concat(t_9)
     context.exported_vars.add('catalog')
     context.vars['catalog'] = l_0_catalog = Macro(environment, macro, 'catalog', ('cwd',), False, False, False, context.eval_ctx.autoescape)
-    def macro():
+    def macro(l_1_audience):
         t_10 = []
         l_1_imports = resolve('imports')
         l_1_memoryless = resolve('memoryless')
         l_1_TurnSetup = missing
+        if l_1_audience is missing:
+            l_1_audience = False
         pass
         l_1_TurnSetup = context.call(environment.getattr((undefined(name='imports') if l_1_imports is missing else l_1_imports), 'use'), 'specwire.runtime.bundle', 'TurnSetup')
+        if l_1_audience:
+            pass
+            t_10.extend((
+                'def build_session(audience: ',
+                str(context.call(environment.getattr((undefined(name='imports') if l_1_imports is missing else l_1_imports), 'use'), 'specwire.runtime.bundle', 'Audience')),
+                ') -> ',
+                str((undefined(name='TurnSetup') if l_1_TurnSetup is missing else l_1_TurnSetup)),
+                ':\n',
+            ))
+        else:
+            pass
+            t_10.extend((
+                'def build_session() -> ',
+                str((undefined(name='TurnSetup') if l_1_TurnSetup is missing else l_1_TurnSetup)),
+                ':\n',
+            ))
         t_10.extend((
-            'def build_session() -> ',
-            str((undefined(name='TurnSetup') if l_1_TurnSetup is missing else l_1_TurnSetup)),
-            ':\n    cwd = ',
+            '    cwd = ',
             str(context.call(environment.getattr((undefined(name='imports') if l_1_imports is missing else l_1_imports), 'use'), 'pathlib', 'Path')),
             '.cwd()\n    ',
             str(context.call((undefined(name='catalog') if l_0_catalog is missing else l_0_catalog), 'cwd')),
@@ -195,14 +211,14 @@ def root(context, missing=missing):
             pass
             t_10.extend((
                 '    ',
-                str(context.call((undefined(name='wire') if l_0_wire is missing else l_0_wire), 'cwd')),
+                str(context.call((undefined(name='wire') if l_0_wire is missing else l_0_wire), 'cwd', (', audience=audience' if l_1_audience else ''))),
                 '\n    return ',
                 str((undefined(name='TurnSetup') if l_1_TurnSetup is missing else l_1_TurnSetup)),
                 '(catalog=catalog, options=wired.options, close=wired.close)\n',
             ))
         return concat(t_10)
     context.exported_vars.add('build_session')
-    context.vars['build_session'] = l_0_build_session = Macro(environment, macro, 'build_session', (), False, False, False, context.eval_ctx.autoescape)
+    context.vars['build_session'] = l_0_build_session = Macro(environment, macro, 'build_session', ('audience',), False, False, False, context.eval_ctx.autoescape)
     yield '\n'
     def macro():
         t_11 = []
@@ -228,4 +244,4 @@ def root(context, missing=missing):
     context.vars['main_guard'] = l_0_main_guard = Macro(environment, macro, 'main_guard', (), False, False, False, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '6=30&7=36&11=52&12=61&15=85&16=95&17=97&18=99&19=101&20=103&22=107&26=113&27=119&30=125&31=135&34=147&35=156&39=171&40=177&41=180&42=182&43=184&44=187&45=191&47=198&48=200&52=207&56=217&58=223'
+debug_info = '6=30&7=36&11=52&12=61&15=85&16=95&17=97&18=99&19=101&20=103&22=107&26=113&27=119&30=125&31=135&34=147&35=156&40=171&41=179&42=180&43=184&45=193&47=198&48=200&49=203&50=207&52=214&53=216&57=223&61=233&63=239'

@@ -102,8 +102,17 @@ def block_wiring(context, missing=missing):
     cond_expr_undefined = Undefined
     if 0: yield None
     _block_vars = {}
+    l_0_has_memory = resolve('has_memory')
+    l_0_scope_note = resolve('scope_note')
     pass
-    yield "Wired once at boot by a single `wire_memory` call; every role shares the same stores, so the\nplan is the crew's coordination surface. State lives under `.specwire/` in the working directory.\n"
+    if ((undefined(name='has_memory') if l_0_has_memory is missing else l_0_has_memory) and (undefined(name='scope_note') if l_0_scope_note is missing else l_0_scope_note)):
+        pass
+        yield "Wired by one `wire_memory` call per role (with the role's audience); every role shares the same\nstores, so the plan is the crew's coordination surface. State lives under `.specwire/` in the\nworking directory.\n"
+        yield str((undefined(name='scope_note') if l_0_scope_note is missing else l_0_scope_note))
+        yield '\n'
+    else:
+        pass
+        yield "Wired once at boot by a single `wire_memory` call; every role shares the same stores, so the\nplan is the crew's coordination surface. State lives under `.specwire/` in the working directory.\n"
 
 blocks = {'about': block_about, 'run': block_run, 'wiring': block_wiring}
-debug_info = '1=12&2=17&3=53&4=57&5=59&6=61&7=69&10=73&11=75&13=78&15=81&17=84&21=88&29=98'
+debug_info = '1=12&2=17&3=53&4=57&5=59&6=61&7=69&10=73&11=75&13=78&15=81&17=84&21=88&29=98&30=108&34=111'

@@ -96,7 +96,7 @@ def root(context, missing=missing):
         yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'fragment_constant')))
         yield '\n'
     yield '\n\n'
-    yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'build_session')))
+    yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'build_session'), audience=True))
     yield '\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'main_signature')))
     yield '\n    return '
