@@ -226,9 +226,9 @@ class MemoryForgetInput(_Input):
     )
 
 
-def _unconfirmed(name: str, handler: ToolHandler) -> ToolHandler:
+def unconfirmed(name: str, handler: ToolHandler, *, check: str = "Use Recall") -> ToolHandler:
     """A write the store did not confirm in time, said in the model's terms (the provider's
-    own message speaks of operation ids no tool takes)."""
+    own message speaks of operation ids no tool takes); ``check`` says how to look."""
 
     def handle(args: Any, ctx: ToolContext) -> ToolResult:
         try:
@@ -236,7 +236,7 @@ def _unconfirmed(name: str, handler: ToolHandler) -> ToolHandler:
         except ProviderUncertain:
             return ToolResult(
                 f"{name}: the memory store did not confirm the change in time; it may or may "
-                "not have been made. Use Recall to check before trying again.",
+                f"not have been made. {check} to check before trying again.",
                 True,
             )
 
@@ -266,7 +266,7 @@ def fact_tools(
             input_model=remember_input,
             handler=guarded(
                 "Remember",
-                _unconfirmed("Remember", _remember_handler(provider, ttl_ms, scoping)),
+                unconfirmed("Remember", _remember_handler(provider, ttl_ms, scoping)),
             ),
             destructive=True,
         ),
@@ -310,7 +310,7 @@ def fact_tools(
             ),
             input_model=MemoryForgetInput,
             handler=guarded(
-                "MemoryForget", _unconfirmed("MemoryForget", _forget_handler(provider, scoping))
+                "MemoryForget", unconfirmed("MemoryForget", _forget_handler(provider, scoping))
             ),
             destructive=True,
             require_justification=True,

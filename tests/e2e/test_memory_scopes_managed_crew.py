@@ -100,6 +100,23 @@ def test_two_users_of_a_tenant_never_see_each_others_facts(concierge: Served) ->
     assert "1204" in alice and " 88" not in alice
 
 
+def test_another_user_in_the_same_session_id_does_not_read_the_conversation(
+    concierge: Served,
+) -> None:
+    """A managed session is one person's: another ``user`` (or none) sending the same
+    ``X-Session-Id``, a client-chosen string, does not read the conversation."""
+    assert "remembered" in say(concierge, "alice", "shared-1", "remember: my room is 1204")
+    # Bob names Alice's session id: the conversation so far (her message, the tool result) is
+    # hers, not his.
+    bob = say(concierge, "bob", "shared-1", "ask about room: which room is mine?")
+    assert "1204" not in bob, bob
+    # Nor does a request naming no user read it.
+    anonymous = say(concierge, None, "shared-1", "ask about room: which room is mine?")
+    assert "1204" not in anonymous, anonymous
+    # Alice's own conversation continues.
+    assert "1204" in say(concierge, "alice", "shared-1", "ask about room: which room is mine?")
+
+
 def test_the_tenants_agent_facts_reach_every_user(concierge: Served) -> None:
     for user in ("alice", "bob"):
         assert "seven" in say(concierge, user, f"{user}-spa", "recall: spa")

@@ -28,10 +28,10 @@ from pydantic_core import PydanticCustomError
 from specwire.runtime.core.fragment import TIER_TOOL_NAMES
 from specwire.runtime.core.tool_types import Tool, ToolContext, ToolInput, ToolResult, guarded
 from specwire.runtime.facts.model import MAX_KEY_CHARS, MAX_KEYED_TEXT_BYTES
-from specwire.runtime.facts.providers.errors import ProviderUncertain
 from specwire.runtime.facts.text import MAX_QUERY_CHARS, collapse_whitespace
 from specwire.runtime.facts.tiers.layout import DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT
 from specwire.runtime.facts.tiers.notes import NoteRead, TierCapError, TierNotes, WriteOutcome
+from specwire.runtime.facts.tools import unconfirmed
 from specwire.runtime.facts.validation import unstorable
 
 ReadableTier = Literal["AGENT", "CREW", "PERSONA", "pins", "daily", "peers", "lessons"]
@@ -131,7 +131,7 @@ def tier_tools(notes: TierNotes, *, log: Callable[[str], None]) -> list[Tool]:
                 name,
                 _DESCRIPTIONS[name],
                 model,
-                guarded(name, _unconfirmed(name, handler)),
+                guarded(name, unconfirmed(name, handler, check="Read the note")),
                 read_only=read_only,
                 destructive=not read_only,
             )
@@ -285,21 +285,5 @@ def _search(
             lines.append(f"- {hit.source}:{hit.line} ({hit.scope.scope} scope)")
             lines.extend(f"    {line}" for line in hit.snippet.splitlines())
         return ToolResult("\n".join([*lines, _metadata(meta)]))
-
-    return handle
-
-
-def _unconfirmed(
-    name: str, handler: Callable[[Any, ToolContext], ToolResult]
-) -> Callable[[Any, ToolContext], ToolResult]:
-    def handle(args: Any, ctx: ToolContext) -> ToolResult:
-        try:
-            return handler(args, ctx)
-        except ProviderUncertain:
-            return ToolResult(
-                f"{name}: the memory store did not confirm the change in time; it may or may "
-                "not have been made. Read the note to check before trying again.",
-                True,
-            )
 
     return handle
