@@ -67,6 +67,13 @@ from specwire.runtime.loop.prompt import (
     skills_block,
 )
 from specwire.runtime.loop.tools import ToolRunner, skill_tool
+from specwire.runtime.models.streaming import (
+    StreamSink,
+    ToolDone,
+    ToolRunning,
+    TurnDone,
+    complete_streaming,
+)
 from specwire.runtime.models.types import (
     AssistantMessage,
     Model,
@@ -120,6 +127,7 @@ def run_chat_loop(
     session_info: Mapping[str, Any] | None = None,
     log: Callable[[str], None] = _stderr,
     deadline: float | None = None,
+    stream: StreamSink | None = None,
 ) -> LoopResult:
     """Run one session until the input ends, ``/exit``, or (``single_turn``) one answer.
 
@@ -128,7 +136,9 @@ def run_chat_loop(
     (each ending in a newline). ``history`` seeds earlier turns of the conversation (see
     ``runtime.loop.history``); new turns are numbered after its last turn. ``deadline`` (a
     ``time.monotonic()`` instant) stops the session before any model call after it: the turn
-    answers with a note and the stop reason is ``deadline``.
+    answers with a note and the stop reason is ``deadline``. ``stream`` receives the model's
+    answer as it is written and the loop's tool progress (``runtime.models.streaming``); what is
+    recorded and passed to ``output`` is the same with or without it.
     """
     if max_tool_rounds < 0:
         raise ValueError("max_tool_rounds must be >= 0")
@@ -146,6 +156,7 @@ def run_chat_loop(
         runner=ToolRunner(catalog, session_log, log, [skill_tool(skills)] if skills else []),
         log=log,
         deadline=deadline,
+        stream=stream,
     )
     stop: StopReason = "abort"
     try:
@@ -189,9 +200,11 @@ class _Session:
         runner: ToolRunner,
         log: Callable[[str], None],
         deadline: float | None = None,
+        stream: StreamSink | None = None,
     ) -> None:
         self.model = model
         self.deadline = deadline
+        self.stream = stream
         self.deadline_passed = False
         self.instructions = instructions
         self.session_log = session_log
@@ -451,6 +464,8 @@ class _Session:
             self.usage = usage if self.usage is None else self.usage + usage
         self.session_log.append("assistant_message", event)
         self.completed_turns += 1
+        if self.stream is not None:
+            self.stream(TurnDone(reply))
         if reply:
             self.output(reply)
 
@@ -464,7 +479,7 @@ class _Session:
                 return "[stopped: the run's deadline passed]", usage
             self._evict()
             request = ModelRequest(self.system(), self.window.messages(), self.runner.specs())
-            response = self.model.complete(request)
+            response = complete_streaming(self.model, request, self.stream)
             if response.usage is not None:
                 usage = response.usage if usage is None else usage + response.usage
             if not response.tool_calls:
@@ -479,7 +494,11 @@ class _Session:
             calls = [self.runner.assign_id(call) for call in response.tool_calls]
             self.window.add(AssistantMessage(response.text, tuple(calls)), turn)
             for call in calls:
+                if self.stream is not None:
+                    self.stream(ToolRunning(call.id, call.name))
                 result = self.runner.run(call)
+                if self.stream is not None:
+                    self.stream(ToolDone(call.id, call.name, result.is_error))
                 self.window.add(
                     ToolResultMessage(call.id, call.name, result.text, result.is_error), turn
                 )
