@@ -288,7 +288,12 @@ def _wire_tiers(
             from specwire.runtime.facts.session_index import session_recall_seam
 
             wired.options["memory"] = session_recall_seam(
-                facts.seam, layout, exclude=deps.session_scope, now=now
+                facts.seam,
+                layout,
+                exclude=deps.session_scope,
+                now=now,
+                scope=facts.scoping.write_key,
+                visible=facts.scoping.visible,
             )
         if parsed.memory.dream is not None:
             from specwire.runtime.dream.schedule import DreamJob, dream_settings

@@ -97,16 +97,23 @@ class Subject:
         """A host's id for a subject (a Slack user id, a managed ``user``, a conversation key):
         matched exactly (without case) and only whole, so erasing ``bob`` leaves ``bobby``,
         ``bob.smith`` and ``bob-2`` alone but finds ``webhook:user:bob`` and ``"user": "bob"``.
-        ``identity`` is what the receipt's keyed hash covers (``user:bob``)."""
-        if len(_fold(subject_id)) < MIN_SUBJECT_CHARS:
-            raise SubjectError(
-                f"the id must have at least {MIN_SUBJECT_CHARS} letters or digits to be searched "
-                "for in logs (a shorter one would erase far more than meant)"
-            )
-        forms = [subject_id]
-        escaped = json.dumps(subject_id)[1:-1]
-        if escaped != subject_id:
-            forms.append(escaped)
+        ``identity`` is what the receipt's keyed hash covers (``user:bob``).
+
+        A key the hosts namespace (``slack:<team>:<id>``, ``webhook:<id>``) is also matched as
+        the bare id the host received and logs in each session's info (``"user": "U0123"``)."""
+        ids = [subject_id, *host_local_ids(subject_id)]
+        for one in ids:
+            if len(_fold(one)) < MIN_SUBJECT_CHARS:
+                raise SubjectError(
+                    f"the id must have at least {MIN_SUBJECT_CHARS} letters or digits to be "
+                    "searched for in logs (a shorter one would erase far more than meant)"
+                )
+        forms: list[str] = []
+        for one in ids:
+            forms.append(one)
+            escaped = json.dumps(one)[1:-1]
+            if escaped != one:
+                forms.append(escaped)
         source = _WHOLE_ID.format("|".join(re.escape(form) for form in forms))
         pattern = re.compile(source, re.IGNORECASE)
         alternatives = "|".join(re.escape(form.encode("utf-8")).decode("latin-1") for form in forms)
@@ -179,6 +186,21 @@ class Subject:
         if found or self.folded is None:
             return found
         return _fold(data.decode("utf-8", "ignore")).count(self.folded)
+
+
+# The namespaces the hosts give subjects (``runtime.hosts.http``): a Slack id is qualified by
+# its workspace, a webhook caller's by the webhook; their logs record the id as received.
+_HOST_NAMESPACED: Final = (re.compile(r"^slack:[^:]+:([^:]+)$"), re.compile(r"^webhook:(.+)$"))
+
+
+def host_local_ids(subject_id: str) -> list[str]:
+    """The id as a host received it, for a subject the host namespaced (``slack:T1:U0123`` →
+    ``U0123``); empty otherwise."""
+    for namespace in _HOST_NAMESPACED:
+        found = namespace.fullmatch(subject_id)
+        if found is not None:
+            return [found.group(1)]
+    return []
 
 
 def _replacement(found: re.Match[str], text: str) -> str:

@@ -9,6 +9,13 @@ host rewrites the record after each turn of the conversation, so it always summa
 conversation; recall there leaves out the conversation's own record (its turns are in the
 prompt already).
 
+Scopes (``runtime.core.scopes``): a record holds what was said in one conversation and what was
+remembered there, so it belongs to the session's write key (``FactScoping.write_key``: the
+person's ``user`` key in a direct conversation, the conversation's key in a shared one, the role
+in a crew, ``agent`` without ``memory.scope``) and is recalled only where that key is visible, as
+a fact written there would be. A record from before scopes names no key: it is an ``agent``
+record, as facts from before scopes are ``agent`` facts.
+
 Text the injection scanner (``runtime.safety.injection``) flags is left out of a record when it
 is written, and a record that holds some anyway (edited by hand) is never recalled: a session
 summary reaches later sessions' prompts, like a fact.
@@ -37,6 +44,7 @@ from typing import Any, Final
 from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.fragment import storage_name
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.scopes import AGENT, ScopeError, ScopeKey
 from specwire.runtime.core.seams import MemorySeam
 from specwire.runtime.facts.capture import (
     durable_facts,
@@ -70,9 +78,11 @@ class SessionSummary:
     outcome: str
     key_facts: tuple[str, ...] = ()
     tools_used: tuple[str, ...] = ()
+    # Who may recall the record: the scope key the session wrote into.
+    scope: ScopeKey = AGENT
 
     def to_data(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "version": RECORD_VERSION,
             "sessionId": self.session_id,
             "date": self.date,
@@ -83,10 +93,21 @@ class SessionSummary:
             "keyFacts": list(self.key_facts),
             "toolsUsed": list(self.tools_used),
         }
+        if self.scope != AGENT:
+            data["scope"] = self.scope.label()
+        return data
 
     @classmethod
     def from_data(cls, data: Any) -> SessionSummary | None:
         if not isinstance(data, dict) or data.get("version") != RECORD_VERSION:
+            return None
+        label = data.get("scope", AGENT.label())
+        try:
+            # A label that does not parse (edited, or its subject erased oddly) is nobody's.
+            scope = ScopeKey.parse(label) if isinstance(label, str) else None
+        except ScopeError:
+            scope = None
+        if scope is None:
             return None
         try:
             return cls(
@@ -98,6 +119,7 @@ class SessionSummary:
                 outcome=str(data["outcome"]),
                 key_facts=tuple(str(fact) for fact in data.get("keyFacts", [])),
                 tools_used=tuple(str(tool) for tool in data.get("toolsUsed", [])),
+                scope=scope,
             )
         except (KeyError, TypeError, ValueError):
             return None
@@ -116,9 +138,13 @@ class SessionSummary:
 
 
 def summarize(
-    events: Iterable[Event], session_id: str, stop_reason: str, ended: Clock = utc_now
+    events: Iterable[Event],
+    session_id: str,
+    stop_reason: str,
+    ended: Clock = utc_now,
+    scope: ScopeKey = AGENT,
 ) -> SessionSummary:
-    """The summary of one session log (deterministic: no model)."""
+    """The summary of one session log (deterministic: no model), kept in ``scope``."""
     logged = list(events)
     turns = split_turns(logged)
     answers = [turn.final_answer for turn in turns if turn.final_answer]
@@ -150,6 +176,7 @@ def summarize(
         outcome=clip(collapse_whitespace(last), LINE_CHARS) if last else "",
         key_facts=tuple(facts[:MAX_KEY_FACTS]),
         tools_used=tuple(list(tools)[:MAX_TOOLS]),
+        scope=scope,
     )
 
 
@@ -174,9 +201,12 @@ class SessionIndex:
         replace_atomically(path, data.encode("utf-8"))
         return path
 
-    def record_session(self, session_id: str, stop_reason: str, log_path: Path) -> Path | None:
-        """Summarize the session's log into its record (nothing for an empty session)."""
-        summary = summarize(read_events(log_path), session_id, stop_reason, self.now)
+    def record_session(
+        self, session_id: str, stop_reason: str, log_path: Path, scope: ScopeKey = AGENT
+    ) -> Path | None:
+        """Summarize the session's log into its record in ``scope`` (nothing for an empty
+        session)."""
+        summary = summarize(read_events(log_path), session_id, stop_reason, self.now, scope)
         if summary.turns == 0:
             return None
         return self.write(summary)
@@ -202,15 +232,25 @@ class SessionIndex:
                 found.append(summary)
         return found
 
-    def recall(self, query: str, k: int, *, exclude: str | None = None) -> list[SessionSummary]:
-        """The ``k`` best summaries for ``query`` by BM25 (ties: the newest first)."""
+    def recall(
+        self,
+        query: str,
+        k: int,
+        *,
+        exclude: str | None = None,
+        visible: tuple[ScopeKey, ...] = (AGENT,),
+    ) -> list[SessionSummary]:
+        """The ``k`` best summaries for ``query`` by BM25 (ties: the newest first), of the
+        records kept in a ``visible`` key."""
         if k < 1:
             return []
         terms = query_terms(query)
         records = [
             s
             for s in self.summaries()
-            if s.session_id != exclude and scan(s.search_text()) is None  # a hand-edited record
+            if s.session_id != exclude
+            and s.scope in visible
+            and scan(s.search_text()) is None  # a hand-edited record
         ]
         if not terms or not records:
             return []
@@ -235,19 +275,27 @@ class SessionIndex:
 
 
 def session_recall_seam(
-    seam: MemorySeam, layout: StoreLayout, *, exclude: str | None, now: Clock
+    seam: MemorySeam,
+    layout: StoreLayout,
+    *,
+    exclude: str | None,
+    now: Clock,
+    scope: ScopeKey = AGENT,
+    visible: tuple[ScopeKey, ...] = (AGENT,),
 ) -> MemorySeam:
-    """``seam`` with session summaries fused into its recall and written at teardown."""
+    """``seam`` with session summaries fused into its recall and written at teardown: this
+    session's record is kept in ``scope``, and recall reads the records of ``visible`` keys."""
     index = SessionIndex(layout, now=now)
     base = seam.recall
 
     def fused(query: str, k: int) -> list[str]:
         facts = base(query, k) if base is not None else []
-        sessions = [summary.line() for summary in index.recall(query, k, exclude=exclude)]
+        found = index.recall(query, k, exclude=exclude, visible=visible)
+        sessions = [summary.line() for summary in found]
         return [line for line, _ in reciprocal_rank_fusion([facts, sessions])][:k]
 
     def on_session_end(session_id: str, stop_reason: str, log_path: Path) -> None:
-        index.record_session(session_id, stop_reason, log_path)
+        index.record_session(session_id, stop_reason, log_path, scope)
 
     recall: Callable[[str, int], list[str]] | None = fused if seam.auto_recall else None
     return dataclasses.replace(seam, recall=recall, on_session_end=on_session_end)

@@ -32,7 +32,7 @@ from specwire.runtime.facts.capture import capture_session
 from specwire.runtime.facts.model import MAX_RECALL_K, MAX_TEXT_CHARS
 from specwire.runtime.facts.pool import FactStoreLease, FactStorePool, lease_store
 from specwire.runtime.facts.providers.protocol import FactProvider, LocalFactProvider, RecallRequest
-from specwire.runtime.facts.scoping import FactScoping, fact_scoping
+from specwire.runtime.facts.scoping import UNSCOPED, FactScoping, fact_scoping
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.facts.sweeping import sweep_if_due
 from specwire.runtime.facts.text import clip_query
@@ -56,6 +56,8 @@ class FactsWiring:
     # Closes ``store`` or gives it back to the host's pool; closes a remote provider's
     # connection. Idempotent.
     release: Callable[[], None]
+    # Where this wiring writes and what it may read (session records follow it too).
+    scoping: FactScoping = UNSCOPED
 
 
 @dataclass(frozen=True)
@@ -215,7 +217,9 @@ def _wire_provider(
         f"[memory] {names} wired (autoRecall={_recall_flag(settings)}, "
         f"autoCapture={_flag(settings.auto_capture)}{scope})\n"
     )
-    return FactsWiring(store=store, provider=provider, tools=tools, seam=seam, release=release)
+    return FactsWiring(
+        store=store, provider=provider, tools=tools, seam=seam, release=release, scoping=scoping
+    )
 
 
 def check_backend(backend: str | None) -> None:

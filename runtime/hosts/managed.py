@@ -138,9 +138,10 @@ class _TenantAgent:
         if tenant_id not in self.tenants:
             raise ValueError(f"unknown tenant {tenant_id!r}")
         tenant = self.tenant(tenant_id)
-        session_id = conversation_session_id(self.spec_name, "managed", tenant_id, key)
+        conversation = managed_conversation(key, user)
+        session_id = conversation_session_id(self.spec_name, "managed", tenant_id, conversation)
         # A managed request is one person's conversation with the agent: private.
-        audience = Audience(user=user, conversation=key, private=True)
+        audience = Audience(user=user, conversation=conversation, private=True)
         started = time.perf_counter()
         setup = build_with_audience(
             self.build_turn, self.takes_audience, audience, tenant, session_id, self.resources
@@ -174,6 +175,15 @@ class _TenantAgent:
             info={"tenant": tenant_id, "sessionKey": key},
             log=stderr_log,
         )
+
+
+def managed_conversation(key: str, user: str | None) -> str:
+    """The conversation a request continues: its session key, and with a ``user`` that
+    person's own conversation under that key (``<user>/<key>``; ``/`` is never in a client key,
+    so no other user's, and no anonymous, key can name it). ``X-Session-Id`` is the client's
+    string: another user sending it must not read this person's history, nor the facts
+    recalled into it, nor the conversation's facts."""
+    return key if user is None else f"{user}/{key}"
 
 
 def _serve_console(agent: _TenantAgent, args: argparse.Namespace) -> int:

@@ -155,7 +155,9 @@ def delegated_recalls(crew: tuple[Path, Path]) -> list[str]:
     """The Recall results of every sub-session delegation opened so far (the child's log)."""
     _, work = crew
     found = []
-    for log in sorted((work / ".specwire" / "sessions").glob("sess_*.jsonl")):
+    # In the order they were written: session ids are random, so their names are not.
+    logs = (work / ".specwire" / "sessions").glob("sess_*.jsonl")
+    for log in sorted(logs, key=lambda path: (path.stat().st_mtime_ns, path.name)):
         events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
         if "parent" not in events[0]["payload"]:
             continue

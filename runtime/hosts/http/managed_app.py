@@ -10,10 +10,11 @@
 turn runs fenced in that tenant's root. The session is the ``X-Session-Id`` header, else the
 ``user`` field, else a new one (returned in the ``X-Session-Id`` response header so the client
 can continue it). The ``user`` field also names whose memory the turn reads and writes
-(``memory.scope``): two users of one tenant never see each other's facts. Every refusal — 401,
-400, 404, 413, 429 — happens before the turn runs and changes nothing. Errors use OpenAI's
-body (``{"error": {"message", "type", "param", "code"}}``) and ``x-should-retry: false`` where
-retrying cannot help, so the client raises at once.
+(``memory.scope``) and whose conversation the session is (``managed_conversation``): two users
+of one tenant never see each other's facts or conversations, whatever session id they send.
+Every refusal — 401, 400, 404, 413, 429 — happens before the turn runs and changes nothing.
+Errors use OpenAI's body (``{"error": {"message", "type", "param", "code"}}``) and
+``x-should-retry: false`` where retrying cannot help, so the client raises at once.
 """
 
 from __future__ import annotations

@@ -329,3 +329,19 @@ def test_an_import_refuses_a_record_whose_scope_key_is_broken(tmp_path: Path, ru
         status, _, err = run(*argv)
         assert status == 2 and says in err, err
     assert not _db(tmp_path).exists()  # nothing written
+
+
+def test_erase_user_with_a_slack_key_redacts_the_bare_id_the_session_log_records(
+    tmp_path: Path, run: Run
+) -> None:
+    """A Slack person's key is ``slack:<team>:<user>``, but the channel host records the bare
+    Slack id in each session's info (``"user": "U0ALICE01"``, as Slack sent it): erasing the
+    key must redact that too, and verification must not call the log clean while it holds it."""
+    slack_alice = ScopeKey("user", "slack:T1:U0ALICE01")
+    seed(tmp_path, (slack_alice, "alice is allergic to peanuts"), (BOB, "bob likes tea"))
+    log = _session_log(tmp_path, "U0ALICE01", "hello")
+    status, _, err = run("--root", str(tmp_path), "erase", "--user", "slack:T1:U0ALICE01", "--yes")
+    assert status == 0, err
+    assert listed(run, tmp_path) == {("user", "U0BOB0001", "bob likes tea")}
+    assert next(iter(read_events(log))).payload["info"]["user"] == "[erased]"
+    assert b"U0ALICE01" not in log.read_bytes()
