@@ -13,6 +13,8 @@ A ``StreamSink`` receives ``StreamEvent``s in order, from the thread that runs t
   runs the tools of a response (emitted by the loop, not the model);
 - ``TurnDone(text)``: the turn's final reply, exactly the text the session log records.
 
+A sink may raise ``StreamCancelled`` to stop the turn (see there).
+
 The ``ModelResponse`` a streaming call returns is the one ``complete`` would have returned:
 session logs, facts, handoff and usage are written from it, never from the deltas, so a streamed
 run records the same as one that was not streamed.
@@ -86,6 +88,15 @@ StreamEvent = (
     | TurnDone
 )
 StreamSink = Callable[[StreamEvent], None]
+
+
+class StreamCancelled(Exception):  # noqa: N818 - a signal, not an error
+    """Raised by a sink (a client went away, Ctrl-C) to stop the turn being streamed.
+
+    The model call stops, no tool of an unfinished response runs, and the loop ends the turn as
+    cancelled: the session log stays whole (the turn is recorded once, as cancelled, with the
+    usage of what was generated) and nothing is captured from the unfinished answer.
+    """
 
 
 @runtime_checkable
