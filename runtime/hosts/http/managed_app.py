@@ -44,7 +44,6 @@ from specwire.runtime.hosts.http.common import (
 )
 from specwire.runtime.hosts.http.conversations import ConversationTurns
 from specwire.runtime.hosts.http.reply_stream import (
-    Piece,
     RestartPiece,
     TextPiece,
     ToolPiece,
@@ -415,7 +414,7 @@ async def _stream(
     try:
         yield wire.sse(wire.chunk(cid, model, {"role": "assistant", "content": ""}))
         ended = False
-        async for piece in _pieces_until_done(stream, task):
+        async for piece in stream.pieces_until(task, KEEPALIVE_S):
             if piece is None:
                 yield b": keep-alive\n\n"  # an SSE comment: keeps proxies from closing the stream
             elif isinstance(piece, TextPiece):
@@ -442,31 +441,3 @@ async def _stream(
         if not task.done():  # the client went away mid-stream: stop the turn
             service.log(f"[serve] {conversation}: the client went away; stopping the turn\n")
             stream.cancel()
-
-
-async def _pieces_until_done(
-    stream: TurnStream, task: asyncio.Future[Any]
-) -> AsyncIterator[Piece | None]:
-    """The turn's pieces as they come, ``None`` after each ``KEEPALIVE_S`` without one, until
-    the turn is over and every piece it queued was taken."""
-    getter: asyncio.Task[Piece] | None = None
-    try:
-        while True:
-            if getter is None:
-                getter = asyncio.ensure_future(stream.queue.get())
-            done, _ = await asyncio.wait(
-                {getter, task}, timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED
-            )
-            if getter in done:
-                piece = getter.result()
-                getter = None
-                yield piece
-            elif task in done:
-                while not stream.queue.empty():
-                    yield stream.queue.get_nowait()
-                return
-            else:
-                yield None
-    finally:
-        if getter is not None:
-            getter.cancel()

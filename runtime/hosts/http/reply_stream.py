@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from specwire.runtime.models.streaming import (
     Restart,
@@ -138,3 +139,30 @@ class TurnStream:
             raise StreamCancelled("the client went away")
         for piece in self._pieces.feed(event):
             self._loop.call_soon_threadsafe(self.queue.put_nowait, piece)
+
+    async def pieces_until(
+        self, turn: asyncio.Future[Any], keepalive_s: float
+    ) -> AsyncIterator[Piece | None]:
+        """The pieces as they come, ``None`` after each ``keepalive_s`` without one, until
+        ``turn`` (the task running the turn) is over and every piece it queued was taken."""
+        getter: asyncio.Task[Piece] | None = None
+        try:
+            while True:
+                if getter is None:
+                    getter = asyncio.ensure_future(self.queue.get())
+                done, _ = await asyncio.wait(
+                    {getter, turn}, timeout=keepalive_s, return_when=asyncio.FIRST_COMPLETED
+                )
+                if getter in done:
+                    piece = getter.result()
+                    getter = None
+                    yield piece
+                elif turn in done:
+                    while not self.queue.empty():
+                        yield self.queue.get_nowait()
+                    return
+                else:
+                    yield None
+        finally:
+            if getter is not None:
+                getter.cancel()

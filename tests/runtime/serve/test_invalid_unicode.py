@@ -134,7 +134,7 @@ def channel() -> Iterator[tuple[TestClient, list[str]]]:
     ran: list[str] = []
 
     def run_turn(
-        key: str, message: str, info: Mapping[str, Any], audience: Audience
+        key: str, message: str, info: Mapping[str, Any], audience: Audience, stream: object
     ) -> ChannelReply:
         ran.append(message)
         return ChannelReply(key, [f"echo {message}"])
