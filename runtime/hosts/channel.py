@@ -39,6 +39,7 @@ from specwire.runtime.hosts.types import (
 )
 from specwire.runtime.loop import iter_messages
 from specwire.runtime.models import Model
+from specwire.runtime.models.streaming import StreamSink
 from specwire.runtime.safety.secrets import SecretRef, SettingValue
 from specwire.runtime.wiring import HostResources
 
@@ -101,7 +102,12 @@ class _ChannelBot:
         ).sessions_dir
 
     def answer(
-        self, key: str, message: str, info: Mapping[str, Any], audience: Audience
+        self,
+        key: str,
+        message: str,
+        info: Mapping[str, Any],
+        audience: Audience,
+        stream: StreamSink | None = None,
     ) -> tuple[str, list[str]]:
         session_id = conversation_session_id(self.spec_name, "channel", key)
         setup = build_with_audience(
@@ -118,6 +124,7 @@ class _ChannelBot:
             target="channel",
             info={"conversation": key, **info},
             log=stderr_log,
+            stream=stream,
         )
         return session_id, replies
 
@@ -190,8 +197,14 @@ def _serve_http(
             "channels.webhook {token} to the spec (as $SECRET references)"
         )
 
-    def turn(key: str, message: str, info: Mapping[str, Any], audience: Audience) -> ChannelReply:
-        session_id, replies = bot.answer(key, message, info, audience)
+    def turn(
+        key: str,
+        message: str,
+        info: Mapping[str, Any],
+        audience: Audience,
+        stream: StreamSink | None,
+    ) -> ChannelReply:
+        session_id, replies = bot.answer(key, message, info, audience, stream)
         return ChannelReply(session_id, replies)
 
     service = ChannelService(

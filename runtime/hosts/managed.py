@@ -46,6 +46,7 @@ from specwire.runtime.hosts.types import (
 )
 from specwire.runtime.loop import LoopResult, iter_messages
 from specwire.runtime.models import Model
+from specwire.runtime.models.streaming import StreamSink
 from specwire.runtime.safety.secrets import SecretRef
 from specwire.runtime.wiring import HostResources
 
@@ -132,9 +133,11 @@ class _TenantAgent:
         message: str,
         timings: dict[str, float] | None = None,
         user: str | None = None,
+        stream: StreamSink | None = None,
     ) -> tuple[LoopResult, list[str]]:
         """Run the turn; ``timings`` receives milliseconds spent wiring and in the turn;
-        ``user`` is the request's ``user`` field (whose memory it is)."""
+        ``user`` is the request's ``user`` field (whose memory it is); ``stream`` receives the
+        answer as it is written."""
         if tenant_id not in self.tenants:
             raise ValueError(f"unknown tenant {tenant_id!r}")
         tenant = self.tenant(tenant_id)
@@ -148,7 +151,7 @@ class _TenantAgent:
         )
         wired = time.perf_counter()
         try:
-            return self._run(tenant, tenant_id, key, session_id, message, setup)
+            return self._run(tenant, tenant_id, key, session_id, message, setup, stream)
         finally:
             if timings is not None:
                 timings["wire"] = (wired - started) * 1000
@@ -162,6 +165,7 @@ class _TenantAgent:
         session_id: str,
         message: str,
         setup: TurnSetup,
+        stream: StreamSink | None,
     ) -> tuple[LoopResult, list[str]]:
         return run_turn(
             model=self.model,
@@ -174,6 +178,7 @@ class _TenantAgent:
             target="managed",
             info={"tenant": tenant_id, "sessionKey": key},
             log=stderr_log,
+            stream=stream,
         )
 
 
@@ -251,9 +256,11 @@ def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
                 ledgers[tenant_id] = UsageLedger(agent.tenant(tenant_id).root, agent.spec_name)
             return ledgers[tenant_id]
 
-    def turn(tenant_id: str, key: str, message: str, user: str | None) -> ManagedReply:
+    def turn(
+        tenant_id: str, key: str, message: str, user: str | None, stream: StreamSink | None
+    ) -> ManagedReply:
         timings: dict[str, float] = {}
-        result, replies = agent.answer(tenant_id, key, message, timings, user)
+        result, replies = agent.answer(tenant_id, key, message, timings, user, stream)
         return ManagedReply(result.session_id, replies, result.usage, timings)
 
     service = ManagedService(

@@ -26,6 +26,7 @@ from specwire.runtime.hosts.types import TurnSetup
 from specwire.runtime.loop import LoopResult, run_chat_loop
 from specwire.runtime.loop.history import history_from_log
 from specwire.runtime.models import Model
+from specwire.runtime.models.streaming import StreamSink
 from specwire.runtime.sessions.log import SessionLog
 
 # A turn may run a model and tools for minutes; waiting longer means something is stuck.
@@ -67,7 +68,9 @@ def run_turn(
     info: dict[str, Any],
     log: Callable[[str], None],
     lock_wait_s: float = CONVERSATION_WAIT_S,
+    stream: StreamSink | None = None,
 ) -> tuple[LoopResult, list[str]]:
+    """``stream`` receives the answer as it is written (``run_chat_loop(stream=…)``)."""
     replies: list[str] = []
     try:  # the turn's wiring is released however the turn ends, a lock timeout included
         with conversation_lock(sessions_dir, session_id, wait_s=lock_wait_s):
@@ -87,6 +90,7 @@ def run_turn(
                 target=target,
                 session_info=info,
                 log=log,
+                stream=stream,
                 **setup.options,
             )
     finally:

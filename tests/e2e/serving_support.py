@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import json
 import os
 import signal
@@ -105,17 +106,34 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# A streamed Slack reply ends with a status line in italics until its final text
+# (runtime.hosts.http.slack_stream): "_writing…_", "_running Recall…_".
+STILL_WRITING = "…_"
+
+
 @dataclass
 class FakeSlack:
-    """The two Web API methods the bot uses, on 127.0.0.1; every post is recorded."""
+    """The Web API methods the bot uses, on 127.0.0.1. Every ``chat.postMessage`` is recorded
+    in ``posts``; a ``chat.update`` replaces its post's ``text`` (``shown`` keeps every text the
+    message had, in order). ``calls`` records each request as (method, monotonic time, status);
+    ``rate_limit(method, retry_after_s)`` answers the next call of ``method`` with HTTP 429."""
 
     url: str
     posts: list[dict[str, Any]] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)
+    calls: list[tuple[str, float, int]] = field(default_factory=list)
+    limited: dict[str, list[int]] = field(default_factory=dict)
+
+    def rate_limit(self, method: str, retry_after_s: int) -> None:
+        self.limited.setdefault(method, []).append(retry_after_s)
 
     def wait_for_posts(self, count: int, timeout_s: float = 60.0) -> list[dict[str, Any]]:
+        """The posts once there are ``count`` and none is still being written."""
         deadline = time.monotonic() + timeout_s
-        while len(self.posts) < count and time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (
+            len(self.posts) >= count
+            and not any(str(post["text"]).endswith(STILL_WRITING) for post in self.posts)
+        ):
             time.sleep(0.05)
         return list(self.posts)
 
@@ -124,6 +142,7 @@ class FakeSlack:
 def fake_slack() -> Iterator[FakeSlack]:
     fake = FakeSlack(url="")
     lock = threading.Lock()
+    stamps = itertools.count(1)
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
@@ -136,14 +155,37 @@ def fake_slack() -> Iterator[FakeSlack]:
             method = self.path.rstrip("/").rsplit("/", 1)[-1]
             with lock:
                 fake.tokens.append(self.headers.get("authorization", ""))
-                if method == "chat.postMessage":
-                    fake.posts.append({"method": method, **args})
-            body = json.dumps(
-                {"ok": True, "ts": f"{time.time():.6f}", "channel": args.get("channel")}
-            )
-            self.send_response(200)
+                waits = fake.limited.get(method)
+                if waits:
+                    retry_after = waits.pop(0)
+                    fake.calls.append((method, time.monotonic(), 429))
+                    self._answer(429, {"ok": False, "error": "ratelimited"}, retry_after)
+                    return
+                fake.calls.append((method, time.monotonic(), 200))
+                answer = self._apply(method, args)
+            self._answer(200, answer)
+
+        def _apply(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+            if method == "chat.postMessage":
+                ts = f"9000.{next(stamps):06d}"
+                fake.posts.append({"method": method, "ts": ts, "shown": [args.get("text")], **args})
+                return {"ok": True, "ts": ts, "channel": args.get("channel")}
+            if method == "chat.update":
+                found = [post for post in fake.posts if post["ts"] == args.get("ts")]
+                if not found:
+                    return {"ok": False, "error": "message_not_found"}
+                found[0]["text"] = args.get("text")
+                found[0]["shown"].append(args.get("text"))
+                return {"ok": True, "ts": args.get("ts"), "channel": args.get("channel")}
+            return {"ok": True}
+
+        def _answer(self, status: int, answer: dict[str, Any], retry_after: int = 0) -> None:
+            body = json.dumps(answer)
+            self.send_response(status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(body)))
+            if retry_after:
+                self.send_header("retry-after", str(retry_after))
             self.end_headers()
             self.wfile.write(body.encode())
 

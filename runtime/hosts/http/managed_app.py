@@ -43,6 +43,12 @@ from specwire.runtime.hosts.http.common import (
     read_body,
 )
 from specwire.runtime.hosts.http.conversations import ConversationTurns
+from specwire.runtime.hosts.http.reply_stream import (
+    RestartPiece,
+    TextPiece,
+    ToolPiece,
+    TurnStream,
+)
 from specwire.runtime.hosts.http.tenant_keys import TenantKeys
 from specwire.runtime.hosts.http.usage_ledger import (
     TenantUsage,
@@ -52,6 +58,7 @@ from specwire.runtime.hosts.http.usage_ledger import (
 )
 from specwire.runtime.hosts.types import TenantConfig
 from specwire.runtime.models import ModelError, Usage
+from specwire.runtime.models.streaming import StreamCancelled, StreamSink
 from specwire.runtime.safety.secrets import MissingSecretError
 
 SESSION_HEADER = "x-session-id"
@@ -73,9 +80,9 @@ class ManagedReply:
         return "\n\n".join(self.replies)
 
 
-# (tenant id, session key, message, the request's ``user`` field) → the turn's replies;
-# blocking, runs in a worker thread.
-ManagedTurn = Callable[[str, str, str, str | None], ManagedReply]
+# (tenant id, session key, message, the request's ``user`` field, the sink its answer streams
+# to, or None) → the turn's replies; blocking, runs in a worker thread.
+ManagedTurn = Callable[[str, str, str, str | None, StreamSink | None], ManagedReply]
 
 
 @dataclass
@@ -159,20 +166,32 @@ def build_managed_app(service: ManagedService) -> Starlette:
         headers = {"X-Session-Id": session_key}
         conversation = f"{tenant_id}/{session_key}"
 
-        def turn() -> ManagedReply:
-            reply = service.run_turn(tenant_id, session_key, message, body.user)
+        def turn(stream: TurnStream | None = None) -> ManagedReply:
+            if stream is not None and stream.cancelled:  # gone while the turn waited its turn
+                raise StreamCancelled("the client went away before the turn started")
+            sink = stream.sink if stream is not None else None
+            reply = service.run_turn(tenant_id, session_key, message, body.user, sink)
             service.ledger_for(tenant_id).add(reply.usage or Usage(), estimated=estimate)
             return reply
 
         if body.stream:
             include_usage = body.stream_options is not None and body.stream_options.include_usage
-            task = asyncio.get_running_loop().create_task(
-                _admitted(service, tenant_id, reservation, service.turns.run(conversation, turn))
+            loop = asyncio.get_running_loop()
+            stream = TurnStream(loop)
+            task = loop.create_task(
+                _admitted(
+                    service,
+                    tenant_id,
+                    reservation,
+                    service.turns.run(conversation, lambda: turn(stream)),
+                )
             )
-            service.background.add(task)  # the turn finishes even if the client goes away
+            # The turn is awaited by its stream, or by the shutdown when the client went away.
+            service.background.add(task)
             task.add_done_callback(service.background.discard)
+            task.add_done_callback(lambda done: _log_unstreamed(service, conversation, done))
             return StreamingResponse(
-                _stream(service, task, conversation, include_usage),
+                _stream(service, task, stream, conversation, include_usage),
                 media_type="text/event-stream",
                 headers={**headers, "Cache-Control": "no-cache"},
             )
@@ -365,6 +384,15 @@ def _failure(exc: Exception) -> tuple[int, str, str]:
     return 500, "the turn failed; the service log has the details", "server_error"
 
 
+def _log_unstreamed(service: ManagedService, conversation: str, task: asyncio.Task[Any]) -> None:
+    """A streamed turn's failure, in the service log (its client may be gone)."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None and not isinstance(exc, StreamCancelled):
+        service.log(f"[serve] {conversation}: error: {type(exc).__name__}: {exc}\n")
+
+
 def _turn_failed(service: ManagedService, conversation: str, exc: Exception) -> Response:
     service.log(f"[serve] {conversation}: error: {type(exc).__name__}: {exc}\n")
     status, message, error_type = _failure(exc)
@@ -374,28 +402,42 @@ def _turn_failed(service: ManagedService, conversation: str, exc: Exception) -> 
 async def _stream(
     service: ManagedService,
     task: asyncio.Task[ManagedReply],
+    stream: TurnStream,
     conversation: str,
     include_usage: bool,
 ) -> AsyncIterator[bytes]:
+    """The turn as ``chat.completion.chunk`` events while it is written: content deltas, the
+    agent's tools as empty-delta chunks carrying ``specwire_tool`` (and keep-alive comments
+    while nothing happens); a client that goes away cancels the turn."""
     cid = wire.completion_id()
     model = service.spec_name
-    yield wire.sse(wire.chunk(cid, model, {"role": "assistant", "content": ""}))
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=KEEPALIVE_S)
-        if done:
-            break
-        yield b": keep-alive\n\n"  # an SSE comment: keeps proxies from closing an idle stream
     try:
-        reply = task.result()
-    except Exception as exc:
-        service.log(f"[serve] {conversation}: error: {type(exc).__name__}: {exc}\n")
-        _, message, error_type = _failure(exc)
-        yield wire.sse(wire.error_body(message, error_type))
-        return
-    for index, text in enumerate(reply.replies):
-        content = f"\n\n{text}" if index else text  # the same text as the non-streaming reply
-        yield wire.sse(wire.chunk(cid, model, {"content": content}))
-    yield wire.sse(wire.chunk(cid, model, {}, "stop"))
-    if include_usage:
-        yield wire.sse(wire.chunk(cid, model, {}, usage=reply.usage, with_usage=True))
-    yield wire.sse("[DONE]")
+        yield wire.sse(wire.chunk(cid, model, {"role": "assistant", "content": ""}))
+        ended = False
+        async for piece in stream.pieces_until(task, KEEPALIVE_S):
+            if piece is None:
+                yield b": keep-alive\n\n"  # an SSE comment: keeps proxies from closing the stream
+            elif isinstance(piece, TextPiece):
+                yield wire.sse(wire.chunk(cid, model, {"content": piece.text}))
+            elif isinstance(piece, ToolPiece):
+                yield wire.sse(wire.tool_chunk(cid, model, piece.id, piece.name, piece.status))
+            elif isinstance(piece, RestartPiece):
+                yield wire.sse(wire.chunk(cid, model, {"content": wire.restart_note(piece.reason)}))
+            else:
+                ended = True
+        try:
+            reply = task.result()
+        except Exception as exc:  # logged by ``_log_unstreamed``
+            _, message, error_type = _failure(exc)
+            yield wire.sse(wire.error_body(message, error_type))
+            return
+        if not ended and reply.text:  # a reply the model did not write (/help): whole
+            yield wire.sse(wire.chunk(cid, model, {"content": reply.text}))
+        yield wire.sse(wire.chunk(cid, model, {}, "stop"))
+        if include_usage:
+            yield wire.sse(wire.chunk(cid, model, {}, usage=reply.usage, with_usage=True))
+        yield wire.sse("[DONE]")
+    finally:
+        if not task.done():  # the client went away mid-stream: stop the turn
+            service.log(f"[serve] {conversation}: the client went away; stopping the turn\n")
+            stream.cancel()

@@ -128,6 +128,20 @@ def chunk(
     return body
 
 
+def tool_chunk(cid: str, model: str, call_id: str, name: str, status: str) -> dict[str, Any]:
+    """The agent running one of its own tools: an empty delta (a client that knows nothing of
+    it reads no content) carrying ``specwire_tool``."""
+    body = chunk(cid, model, {})
+    body["specwire_tool"] = {"id": call_id, "name": name, "status": status}
+    return body
+
+
+def restart_note(reason: str) -> str:
+    """Shown in the content when the model starts its answer again after its first words
+    (text already sent cannot be taken back)."""
+    return f"\n\n[restarted: {reason}]\n\n"
+
+
 def sse(data: dict[str, Any] | str) -> bytes:
     text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
     return f"data: {text}\n\n".encode()

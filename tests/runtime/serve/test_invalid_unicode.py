@@ -84,7 +84,9 @@ def test_valid_pairs_and_plain_backslashes_still_parse() -> None:
 def managed(tmp_path: Path) -> Iterator[tuple[TestClient, list[str]]]:
     ran: list[str] = []
 
-    def run_turn(tenant_id: str, session: str, message: str, user: str | None) -> ManagedReply:
+    def run_turn(
+        tenant_id: str, session: str, message: str, user: str | None, stream: object
+    ) -> ManagedReply:
         ran.append(message)
         return ManagedReply(session, [f"echo {message}"], Usage(10, 2, 0))
 
@@ -132,7 +134,7 @@ def channel() -> Iterator[tuple[TestClient, list[str]]]:
     ran: list[str] = []
 
     def run_turn(
-        key: str, message: str, info: Mapping[str, Any], audience: Audience
+        key: str, message: str, info: Mapping[str, Any], audience: Audience, stream: object
     ) -> ChannelReply:
         ran.append(message)
         return ChannelReply(key, [f"echo {message}"])

@@ -159,8 +159,19 @@ def test_streaming_sends_role_content_stop_usage_then_done(concierge: TestClient
     assert len({chunk["id"] for chunk in parsed}) == 1
     first, *middle, stop, usage = parsed
     assert first["choices"][0]["delta"] == {"role": "assistant", "content": ""}
-    text = "".join(chunk["choices"][0]["delta"]["content"] for chunk in middle)
+    # The agent's Remember call shows as it runs: empty deltas with the tool's progress.
+    progress = [chunk for chunk in middle if "specwire_tool" in chunk]
+    assert [(c["specwire_tool"]["name"], c["specwire_tool"]["status"]) for c in progress] == [
+        ("Remember", "running"),
+        ("Remember", "done"),
+    ]
+    assert all(chunk["choices"][0]["delta"] == {} for chunk in progress)
+    assert progress[0]["specwire_tool"]["id"] == progress[1]["specwire_tool"]["id"]
+    text = "".join(
+        chunk["choices"][0]["delta"]["content"] for chunk in middle if chunk not in progress
+    )
     assert "streams end with DONE" in text
+    assert middle.index(progress[-1]) < len(middle) - 1  # the answer comes after the tool
     assert stop["choices"][0] == {
         "index": 0,
         "delta": {},
