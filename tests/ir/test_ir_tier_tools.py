@@ -46,8 +46,7 @@ def test_without_memory_a_tier_tool_is_a_located_error() -> None:
 def test_with_memory_switched_off_too() -> None:
     found = issues(HEAD + "tools: [memory_read]\nmemory: {enabled: false}\n")
     assert found == [
-        '4:9: "memory_read" is a memory tier tool: it needs a memory block '
-        "(memory: {tiers: true})"
+        '4:9: "memory_read" is a memory tier tool: it needs a memory block (memory: {tiers: true})'
     ]
 
 
