@@ -52,7 +52,7 @@ from specwire.runtime.safety.redaction import redact
 
 TOOL_ARGUMENT_CHARS = 60
 # Arguments kept per tool call for its line; the rest of a long argument is never shown.
-_MAX_KEPT_ARGUMENT_CHARS = 4_096
+MAX_KEPT_ARGUMENT_CHARS = 4_096
 
 
 def _printable(text: str) -> str:
@@ -115,7 +115,7 @@ class TerminalStream:
             self._arguments[event.id] = []
         elif isinstance(event, ToolArgumentsDelta):
             kept = self._arguments.setdefault(event.id, [])
-            if sum(len(piece) for piece in kept) < _MAX_KEPT_ARGUMENT_CHARS:
+            if sum(len(piece) for piece in kept) < MAX_KEPT_ARGUMENT_CHARS:
                 kept.append(event.text)
         elif isinstance(event, Restart):
             self._end_line()
