@@ -1,4 +1,4 @@
-"""core.progress: one stderr line on a terminal, after a delay, erased at the end; silent on pipes."""
+"""core.progress: a stderr line on a terminal, after a delay, erased at the end; none on pipes."""
 
 from __future__ import annotations
 
