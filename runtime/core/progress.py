@@ -8,13 +8,19 @@ it ends (``with Progress(...)``), so what the command prints next starts on a cl
 
 Counting is cheap enough for a loop over a million rows: ``track`` adds nothing to an iterable
 when the display is off, and otherwise reads the clock once per ``_CHECK_EVERY`` items.
+
+Work that reports no steps (one call into a store) runs inside ``ticking()``: a daemon thread
+redraws the line every second with the seconds elapsed, so the terminal shows it is alive. The
+thread exists only while the display is on.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import TextIO, TypeVar
 
@@ -22,6 +28,7 @@ Item = TypeVar("Item")
 
 DEFAULT_DELAY_S = 0.5
 DEFAULT_INTERVAL_S = 0.1
+TICK_S = 1.0
 _CHECK_EVERY = 512
 _ERASE = "\r\x1b[K"
 _MAX_WIDTH = 100
@@ -47,6 +54,7 @@ class Progress:
         enabled: bool | None = None,
         delay: float = DEFAULT_DELAY_S,
         interval: float = DEFAULT_INTERVAL_S,
+        tick: float = TICK_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.label = label
@@ -58,8 +66,11 @@ class Progress:
         self._clock = clock
         self._show_at = clock() + delay
         self._interval = interval
+        self._tick = tick
         self._drawn_at: float | None = None
-        self._check_at = _CHECK_EVERY
+        self._started = clock()
+        self._ticking = False
+        self._lock = threading.Lock()
 
     def __enter__(self) -> Progress:
         return self
@@ -102,12 +113,44 @@ class Progress:
                 self._maybe_draw()
         self.done += pending
 
+    @contextmanager
+    def ticking(self) -> Iterator[Progress]:
+        """Redraw on a timer as well, with the seconds elapsed (see the module docstring)."""
+        if not self.enabled:
+            yield self
+            return
+        stop = threading.Event()
+
+        def tick() -> None:
+            while not stop.wait(self._tick) and self.enabled:
+                self._maybe_draw(force=True)
+
+        self._ticking = True
+        ticker = threading.Thread(target=tick, name="progress-ticker", daemon=True)
+        ticker.start()
+        try:
+            yield self
+        finally:
+            stop.set()
+            ticker.join()
+            self._ticking = False
+
+    def above(self, write: Callable[[], None]) -> None:
+        """Run ``write`` (a log line on the same terminal) with the progress line erased first;
+        the line comes back at the next redraw."""
+        with self._lock:
+            if self._drawn_at is not None:
+                self._write(_ERASE)
+                self._drawn_at = None
+            write()
+
     def close(self) -> None:
         """Erase the line (when one was drawn). Idempotent."""
-        if self._drawn_at is not None:
-            self._write(_ERASE)
-            self._drawn_at = None
-        self.enabled = False
+        with self._lock:
+            if self._drawn_at is not None:
+                self._write(_ERASE)
+                self._drawn_at = None
+            self.enabled = False
 
     def line(self) -> str:
         if self.total:
@@ -119,6 +162,8 @@ class Progress:
             text = f"{self.label}…"
         if self.note:
             text = f"{text} {self.note}"
+        if self._ticking:
+            text = f"{text} {int(self._clock() - self._started)} s"
         return text if len(text) <= _MAX_WIDTH else text[: _MAX_WIDTH - 1] + "…"
 
     def _maybe_draw(self, *, force: bool = False) -> None:
@@ -127,8 +172,10 @@ class Progress:
             return
         if not force and self._drawn_at is not None and now - self._drawn_at < self._interval:
             return
-        self._drawn_at = now
-        self._write(_ERASE + self.line())
+        with self._lock:
+            if self.enabled:
+                self._drawn_at = now
+                self._write(_ERASE + self.line())
 
     def _write(self, text: str) -> None:
         try:
