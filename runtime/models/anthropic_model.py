@@ -8,19 +8,31 @@ the API accepts any id matching ``[a-zA-Z0-9_-]+`` as long as each ``tool_result
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from specwire.runtime.models.errors import ModelRefusalError
+from specwire.runtime.models.errors import ModelError, ModelRefusalError
 from specwire.runtime.models.provider import (
+    broken_stream,
     cache_order,
     load_sdk,
     map_sdk_error,
+    map_stream_error,
     max_tokens_setting,
     require_env,
     retries_setting,
     timeout_setting,
+)
+from specwire.runtime.models.stream_reading import guarded
+from specwire.runtime.models.streaming import (
+    StreamSink,
+    TextDelta,
+    ToolArgumentsDelta,
+    ToolCallStarted,
+    UsageReport,
 )
 from specwire.runtime.models.types import (
     AssistantMessage,
@@ -136,10 +148,7 @@ class AnthropicModel:
                 self._sdk, exc, model_id=self._model_id, key_env=KEY_ENV, retries=self._retries
             ) from None
         if reply.stop_reason == "refusal":
-            raise ModelRefusalError(
-                f'model "{self._model_id}" refused to answer this request; rephrase it or '
-                "start a new session"
-            )
+            raise self._refusal()
         texts: list[str] = []
         calls: list[ToolCall] = []
         for block in reply.content:
@@ -148,12 +157,133 @@ class AnthropicModel:
             elif block.type == "tool_use":
                 tool_input = block.input if isinstance(block.input, dict) else {}
                 calls.append(ToolCall(block.id, block.name, dict(tool_input)))
-        usage = reply.usage
-        cached = int(getattr(usage, "cache_read_input_tokens", None) or 0)
-        created = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
-        total_input = int(usage.input_tokens or 0) + cached + created
-        return ModelResponse(
-            text="".join(texts),
-            tool_calls=calls,
-            usage=Usage(input=total_input, output=int(usage.output_tokens or 0), cached=cached),
+        return ModelResponse(text="".join(texts), tool_calls=calls, usage=_usage(reply.usage))
+
+    def stream(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
+        """``messages.create(stream=True)``: the raw events, reported to ``sink`` as they come.
+
+        A tool call's JSON is parsed once its block is complete; the response is built only
+        after ``message_stop`` (a stream cut before it is a retryable connection error).
+        """
+        try:
+            events = self._client.messages.create(**self.body(request), stream=True)
+        except self._sdk.APIError as exc:
+            raise map_sdk_error(
+                self._sdk, exc, model_id=self._model_id, key_env=KEY_ENV, retries=self._retries
+            ) from None
+        state = _StreamState()
+        with events:  # closing it on any exit stops the provider generating
+            for event in guarded(events, self._stream_error):
+                state.feed(event, sink)
+                if state.stopped:
+                    break
+        if not state.stopped:
+            raise broken_stream(self._model_id)
+        if state.stop_reason == "refusal":
+            raise self._refusal()
+        return state.response()
+
+    def _stream_error(self, exc: BaseException) -> ModelError | None:
+        return map_stream_error(
+            self._sdk, exc, model_id=self._model_id, key_env=KEY_ENV, retries=self._retries
         )
+
+    def _refusal(self) -> ModelRefusalError:
+        return ModelRefusalError(
+            f'model "{self._model_id}" refused to answer this request; rephrase it or '
+            "start a new session"
+        )
+
+
+def _usage(usage: Any) -> Usage:
+    cached = int(getattr(usage, "cache_read_input_tokens", None) or 0)
+    created = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
+    total_input = int(getattr(usage, "input_tokens", None) or 0) + cached + created
+    return Usage(
+        input=total_input, output=int(getattr(usage, "output_tokens", None) or 0), cached=cached
+    )
+
+
+@dataclass
+class _Block:
+    kind: str
+    text: str = ""  # a text block's text, a tool_use block's JSON so far
+    id: str = ""
+    name: str = ""
+
+
+@dataclass
+class _StreamState:
+    """The Messages API's stream events folded into what ``complete`` returns."""
+
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    usage: Usage | None = None
+    stop_reason: str | None = None
+    stopped: bool = False
+    _input: Any = None
+
+    def feed(self, event: Any, sink: StreamSink) -> None:
+        kind = getattr(event, "type", "")
+        if kind == "message_start":
+            self._input = event.message.usage
+            self.usage = _usage(self._input)
+        elif kind == "content_block_start":
+            block = event.content_block
+            if block.type == "tool_use":
+                self.blocks[event.index] = _Block("tool_use", id=block.id, name=block.name)
+                sink(ToolCallStarted(block.id, block.name))
+            else:
+                self.blocks[event.index] = _Block(block.type, text=getattr(block, "text", "") or "")
+        elif kind == "content_block_delta":
+            self._delta(event.index, event.delta, sink)
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason
+            self.usage = self._final_usage(event.usage)
+            sink(UsageReport(self.usage))
+        elif kind == "message_stop":
+            self.stopped = True
+
+    def _delta(self, index: int, delta: Any, sink: StreamSink) -> None:
+        block = self.blocks.get(index)
+        if block is None:
+            return
+        if delta.type == "text_delta" and block.kind == "text" and delta.text:
+            block.text += delta.text
+            sink(TextDelta(delta.text))
+        elif delta.type == "input_json_delta" and block.kind == "tool_use" and delta.partial_json:
+            block.text += delta.partial_json
+            sink(ToolArgumentsDelta(block.id, delta.partial_json))
+
+    def _final_usage(self, delta_usage: Any) -> Usage:
+        """message_delta's counts are cumulative; fields it omits keep message_start's."""
+        start = self._input
+
+        def count(name: str) -> int:
+            value = getattr(delta_usage, name, None)
+            if value is None:
+                value = getattr(start, name, None)
+            return int(value or 0)
+
+        cached = count("cache_read_input_tokens")
+        total_input = count("input_tokens") + cached + count("cache_creation_input_tokens")
+        return Usage(input=total_input, output=count("output_tokens"), cached=cached)
+
+    def response(self) -> ModelResponse:
+        ordered = [self.blocks[index] for index in sorted(self.blocks)]
+        calls = [
+            ToolCall(block.id, block.name, _tool_input(block.text))
+            for block in ordered
+            if block.kind == "tool_use"
+        ]
+        text = "".join(block.text for block in ordered if block.kind == "text")
+        return ModelResponse(text=text, tool_calls=calls, usage=self.usage)
+
+
+def _tool_input(raw: str) -> dict[str, Any]:
+    """The complete JSON of a tool call (``{}`` when it is not an object, as ``complete``
+    would pass on: the tool's input validation then answers the model)."""
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

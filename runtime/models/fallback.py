@@ -6,6 +6,10 @@ failing servers, timeouts, unreachable providers) move on to the next model; any
 (a rejected key, an unknown model, a prompt too long, a refusal, a bug) is raised at once. When
 every model fails, the last error is raised. Each fallback is logged as one line:
 ``[model] <id> failed (<reason>); falling back to <next id>``.
+
+``stream`` follows the same rules. A model that fails after it began streaming (a text or tool
+call delta reached the sink) is not a silent fallback: the sink gets ``Restart(reason)`` before
+the next model streams, so whoever shows the answer discards what was shown and says so.
 """
 
 from __future__ import annotations
@@ -19,6 +23,15 @@ from specwire.runtime.models.errors import (
     ModelServerError,
     ModelTimeoutError,
     is_retryable,
+)
+from specwire.runtime.models.streaming import (
+    Restart,
+    StreamEvent,
+    StreamSink,
+    TextDelta,
+    ToolArgumentsDelta,
+    ToolCallStarted,
+    complete_streaming,
 )
 from specwire.runtime.models.types import Model, ModelRequest, ModelResponse
 
@@ -61,19 +74,52 @@ class FallbackModel:
         return self._answered.model_id
 
     def complete(self, request: ModelRequest) -> ModelResponse:
+        return self._first_answer(request, None)
+
+    def stream(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
+        return self._first_answer(request, sink)
+
+    def _first_answer(self, request: ModelRequest, sink: StreamSink | None) -> ModelResponse:
         last = len(self._models) - 1
         for index, model in enumerate(self._models):
+            watched = _WatchedSink(sink) if sink is not None else None
             try:
-                response = model.complete(request)
+                if watched is None:
+                    response = model.complete(request)
+                else:
+                    response = complete_streaming(model, request, watched)
             except ModelError as error:
                 if not is_retryable(error) or index == last:
                     raise
                 following = self._models[index + 1].model_id
+                reason = fallback_reason(error)
                 self._log(
-                    f"[model] {model.model_id} failed ({fallback_reason(error)}); "
-                    f"falling back to {following}\n"
+                    f"[model] {model.model_id} failed ({reason}); falling back to {following}\n"
                 )
+                if sink is not None and watched is not None and watched.started:
+                    sink(
+                        Restart(
+                            f"{model.model_id} failed while answering ({reason}); "
+                            f"starting again with {following}"
+                        )
+                    )
                 continue
             self._answered = model
             return response
         raise AssertionError("unreachable: the last model either answers or raises")
+
+
+_ANSWER_EVENTS = (TextDelta, ToolCallStarted, ToolArgumentsDelta)
+
+
+class _WatchedSink:
+    """Passes events on and notes whether any of the answer itself reached the sink."""
+
+    def __init__(self, sink: StreamSink) -> None:
+        self._sink = sink
+        self.started = False
+
+    def __call__(self, event: StreamEvent) -> None:
+        if isinstance(event, _ANSWER_EVENTS):
+            self.started = True
+        self._sink(event)

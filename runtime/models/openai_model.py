@@ -13,16 +13,27 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from specwire.runtime.models.errors import ModelConfigError, ModelRefusalError
+from specwire.runtime.models.errors import ModelConfigError, ModelError, ModelRefusalError
 from specwire.runtime.models.provider import (
+    broken_stream,
     cache_order,
     load_sdk,
     map_sdk_error,
+    map_stream_error,
     require_env,
     retries_setting,
     timeout_setting,
+)
+from specwire.runtime.models.stream_reading import guarded
+from specwire.runtime.models.streaming import (
+    StreamSink,
+    TextDelta,
+    ToolArgumentsDelta,
+    ToolCallStarted,
+    UsageReport,
 )
 from specwire.runtime.models.types import (
     AssistantMessage,
@@ -166,17 +177,112 @@ class OpenAIModel:
         message = choice.message
         refusal = getattr(message, "refusal", None)
         if refusal or choice.finish_reason == "content_filter":
-            reason = f": {' '.join(str(refusal).split())[:200]}" if refusal else ""
-            raise ModelRefusalError(
-                f'model "{self._model_id}" refused to answer this request{reason}; rephrase it '
-                "or start a new session"
-            )
+            raise self._refusal(refusal)
         calls = [
             ToolCall(call.id, call.function.name, _arguments(call.function.arguments))
             for call in (message.tool_calls or [])
             if getattr(call, "type", "function") == "function"
         ]
         return ModelResponse(text=message.content or "", tool_calls=calls, usage=_usage(reply))
+
+    def stream(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
+        """``chat.completions.create(stream=True)`` with the usage chunk asked for; a tool
+        call's arguments are parsed once the stream has ended with a ``finish_reason``."""
+        body = {**self.body(request), "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            chunks = self._client.chat.completions.create(**body)
+        except self._sdk.APIError as exc:
+            raise map_sdk_error(
+                self._sdk, exc, model_id=self._model_id, key_env=KEY_ENV, retries=self._retries
+            ) from None
+        state = _StreamState()
+        with chunks:  # closing it on any exit stops the provider generating
+            for chunk in guarded(chunks, self._stream_error):
+                state.feed(chunk, sink)
+        if state.finish_reason is None:
+            raise broken_stream(self._model_id)
+        if state.refusal or state.finish_reason == "content_filter":
+            raise self._refusal(state.refusal)
+        return state.response()
+
+    def _stream_error(self, exc: BaseException) -> ModelError | None:
+        return map_stream_error(
+            self._sdk, exc, model_id=self._model_id, key_env=KEY_ENV, retries=self._retries
+        )
+
+    def _refusal(self, refusal: str | None) -> ModelRefusalError:
+        reason = f": {' '.join(str(refusal).split())[:200]}" if refusal else ""
+        return ModelRefusalError(
+            f'model "{self._model_id}" refused to answer this request{reason}; rephrase it '
+            "or start a new session"
+        )
+
+
+@dataclass
+class _Call:
+    id: str
+    name: str = ""
+    type: str = "function"
+    arguments: str = ""
+    announced: bool = False
+
+
+@dataclass
+class _StreamState:
+    """Chat-completion chunks folded into what ``complete`` returns."""
+
+    texts: list[str] = field(default_factory=list)
+    calls: dict[int, _Call] = field(default_factory=dict)
+    refusal: str = ""
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+    def feed(self, chunk: Any, sink: StreamSink) -> None:
+        usage = _usage(chunk)
+        if usage is not None:
+            self.usage = usage
+            sink(UsageReport(usage))
+        if not chunk.choices:
+            return
+        choice = chunk.choices[0]
+        delta = choice.delta
+        if delta is not None:
+            if delta.content:
+                self.texts.append(delta.content)
+                sink(TextDelta(delta.content))
+            if getattr(delta, "refusal", None):
+                self.refusal += delta.refusal
+            for piece in delta.tool_calls or []:
+                self._tool_piece(piece, sink)
+        if choice.finish_reason:
+            self.finish_reason = choice.finish_reason
+
+    def _tool_piece(self, piece: Any, sink: StreamSink) -> None:
+        index = int(piece.index or 0)
+        call = self.calls.setdefault(index, _Call(id=f"call_{index}"))
+        if piece.id:
+            call.id = piece.id
+        if getattr(piece, "type", None):
+            call.type = piece.type
+        function = piece.function
+        if function is not None and function.name and not call.name:
+            call.name = function.name  # some servers repeat it in every piece
+        arguments = function.arguments if function is not None and function.arguments else ""
+        call.arguments += arguments
+        if not call.announced and call.name:
+            call.announced = True
+            sink(ToolCallStarted(call.id, call.name))
+            arguments = call.arguments  # what came before the name, too
+        if call.announced and arguments:
+            sink(ToolArgumentsDelta(call.id, arguments))
+
+    def response(self) -> ModelResponse:
+        calls = [
+            ToolCall(call.id, call.name, _arguments(call.arguments))
+            for _, call in sorted(self.calls.items())
+            if call.type == "function"
+        ]
+        return ModelResponse(text="".join(self.texts), tool_calls=calls, usage=self.usage)
 
 
 def _usage(reply: Any) -> Usage | None:

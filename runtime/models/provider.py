@@ -161,3 +161,75 @@ def map_sdk_error(
             )
         return ModelCallError(f'model "{model_id}": the request failed with {status}: {detail}')
     return ModelCallError(f'model "{model_id}": {type(exc).__name__}: {detail}')
+
+
+# Error types a provider sends inside a stream (the HTTP status was already 200).
+_STREAM_SERVER_ERRORS = frozenset({"overloaded_error", "api_error", "server_error", "overloaded"})
+_STREAM_RATE_ERRORS = frozenset({"rate_limit_error", "rate_limit_exceeded", "requests"})
+
+
+def _stream_error_type(exc: BaseException) -> str:
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return ""
+    return str(error.get("type") or error.get("code") or "")
+
+
+def _transport_failure(exc: BaseException) -> str | None:
+    """``"timeout"`` / ``"connection"`` for the HTTP library's errors (httpx or its successor,
+    whichever the SDK uses: the SDK does not always wrap them while a stream is read)."""
+    names = {
+        cls.__name__
+        for cls in type(exc).__mro__
+        if cls.__module__.split(".")[0] in ("httpx", "httpx2", "httpcore")
+    }
+    if not names:
+        return None
+    return "timeout" if "TimeoutException" in names or "ReadTimeout" in names else "connection"
+
+
+def map_stream_error(
+    sdk: ModuleType, exc: BaseException, *, model_id: str, key_env: str | None, retries: int
+) -> ModelError | None:
+    """One ``ModelError`` for a failure while a stream is read; ``None`` when ``exc`` is not the
+    provider's (a bug, or the sink's own exception: re-raise it as it is)."""
+    status = getattr(exc, "status_code", 0)
+    if isinstance(exc, sdk.APITimeoutError | sdk.APIConnectionError) or (
+        isinstance(exc, sdk.APIStatusError) and status >= 400
+    ):
+        return map_sdk_error(sdk, exc, model_id=model_id, key_env=key_env, retries=retries)
+    if isinstance(exc, sdk.APIError):  # an error event inside the stream (the status was 200)
+        kind, detail = _stream_error_type(exc), _detail(exc)
+        if kind in _STREAM_SERVER_ERRORS:
+            return ModelServerError(
+                f'model "{model_id}": the provider failed while answering ({kind}: {detail}); '
+                "try again later"
+            )
+        if kind in _STREAM_RATE_ERRORS:
+            return ModelRateLimitError(
+                f'model "{model_id}" was rate limited while answering ({detail}); wait and try '
+                "again"
+            )
+        return ModelCallError(
+            f'model "{model_id}": the answer failed ({kind or "error"}: {detail})'
+        )
+    failure = _transport_failure(exc)
+    if failure == "timeout":
+        return ModelTimeoutError(
+            f'model "{model_id}" stopped sending its answer in time; raise {TIMEOUT_ENV} (seconds) '
+            "or try again later"
+        )
+    if failure == "connection":
+        return ModelConnectionError(
+            f'model "{model_id}": the connection broke while the answer was streamed '
+            f"({type(exc).__name__}); try again"
+        )
+    return None
+
+
+def broken_stream(model_id: str) -> ModelConnectionError:
+    """The stream ended without the provider's end marker: the answer is incomplete."""
+    return ModelConnectionError(
+        f'model "{model_id}": the answer stopped before its end (the stream was cut); try again'
+    )

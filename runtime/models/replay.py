@@ -14,12 +14,15 @@ from typing import Any
 
 from specwire.runtime.core.ids import new_tool_use_id
 from specwire.runtime.models.errors import ModelError
+from specwire.runtime.models.streaming import StreamSink
 from specwire.runtime.models.types import ModelRequest, ModelResponse, ToolCall
+from specwire.runtime.models.word_stream import stream_words
 
 
 class ReplayModel:
-    def __init__(self, path: Path, model_id: str = "scripted") -> None:
+    def __init__(self, path: Path, model_id: str = "scripted", *, word_delay: float = 0.0) -> None:
         self._model_id = model_id
+        self._word_delay = word_delay
         self._responses = load_script(path)
         self._next = 0
 
@@ -41,6 +44,12 @@ class ReplayModel:
             for call_id, name, args in calls
         ]
         return ModelResponse(text=text, tool_calls=tool_calls)
+
+    def stream(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
+        """The next response, as ``complete`` gives it, reported word by word."""
+        response = self.complete(request)
+        stream_words(response, sink, delay=self._word_delay)
+        return response
 
 
 _Call = tuple[str | None, str, dict[str, Any]]

@@ -63,6 +63,7 @@ from typing import Any
 from specwire.runtime.core.ids import new_tool_use_id
 from specwire.runtime.core.tool_types import NOT_EVIDENCE_TOOL_NAMES
 from specwire.runtime.models.errors import ModelServerError
+from specwire.runtime.models.streaming import StreamSink
 from specwire.runtime.models.types import (
     AssistantMessage,
     Message,
@@ -74,6 +75,7 @@ from specwire.runtime.models.types import (
     Usage,
     UserMessage,
 )
+from specwire.runtime.models.word_stream import stream_words
 
 FORGET_REASON = "the user asked to forget it"
 RECALL_TOOL = "Recall"
@@ -108,8 +110,9 @@ def _say(text: str) -> ModelResponse:
 class ScriptedModel:
     """Follows the directives in the module docstring; see there."""
 
-    def __init__(self, model_id: str = "scripted") -> None:
+    def __init__(self, model_id: str = "scripted", *, word_delay: float = 0.0) -> None:
         self._model_id = model_id
+        self._word_delay = word_delay
 
     @property
     def model_id(self) -> str:
@@ -118,6 +121,12 @@ class ScriptedModel:
     def complete(self, request: ModelRequest) -> ModelResponse:
         response = self._respond(request)
         return replace(response, usage=estimate_usage(request, response))
+
+    def stream(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
+        """The same response as ``complete``, reported word by word."""
+        response = self.complete(request)
+        stream_words(response, sink, delay=self._word_delay)
+        return response
 
     def _respond(self, request: ModelRequest) -> ModelResponse:
         if not request.messages:

@@ -18,6 +18,7 @@ from specwire.runtime.models.openai_model import OpenAIModel
 from specwire.runtime.models.replay import ReplayModel
 from specwire.runtime.models.scripted import FAILING_MODEL_ID, FailingModel, ScriptedModel
 from specwire.runtime.models.types import Model
+from specwire.runtime.models.word_stream import word_delay_setting
 from specwire.runtime.safety.redaction import register_secret
 from specwire.runtime.safety.secrets import SecretRef
 
@@ -109,7 +110,8 @@ def select_model(model_id: str, *, environ: Mapping[str, str] | None = None) -> 
         return OpenAIModel(chosen, wire, compatible=provider == "openai-compatible", environ=env)
     if chosen == FAILING_MODEL_ID:
         return FailingModel(chosen)
+    delay = word_delay_setting(env)
     script = env.get(SCRIPT_ENV, "").strip()
     if script:
-        return ReplayModel(Path(script), model_id=chosen)
-    return ScriptedModel(chosen)
+        return ReplayModel(Path(script), model_id=chosen, word_delay=delay)
+    return ScriptedModel(chosen, word_delay=delay)
