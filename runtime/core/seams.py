@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Literal, TypedDict
 
 # "deadline": the host's deadline passed (a research run); the turn stopped before its next
-# model call.
-StopReason = Literal["complete", "exit", "abort", "deadline"]
+# model call. "cancelled": a single-turn session whose turn the host's stream sink cancelled
+# (the client went away).
+StopReason = Literal["complete", "exit", "abort", "deadline", "cancelled"]
 
 
 # When auto-recall runs: once, at the session's first message, or again every

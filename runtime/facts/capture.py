@@ -2,7 +2,8 @@
 
 A turn starts at each non-synthetic ``user_message``; synthetic user messages and tool results
 stay inside the turn they belong to. Each turn yields at most one candidate: the first non-empty
-line of the turn's final ``assistant_message``, whitespace collapsed, cut to 240 characters.
+line of the turn's final ``assistant_message``, whitespace collapsed, cut to 240 characters
+(none from an answer recorded as ``cancelled``: its stream was stopped before it was finished).
 A leading acknowledgement ("Noted:", "OK,", "Got it.") is dropped from it; a line that is only
 acknowledgements, a question, or a restatement of the question the person asked is no fact.
 
@@ -160,7 +161,9 @@ def split_turns(events: Iterable[Event]) -> list[Turn]:
                 turns[-1].slash_command = True
         elif event.type == "assistant_message":
             text = payload.get("text")
-            turns[-1].final_answer = text if isinstance(text, str) else None
+            # A cancelled answer (streamed, then stopped) was never finished: no fact in it.
+            whole = isinstance(text, str) and payload.get("cancelled") is not True
+            turns[-1].final_answer = text if whole else None
             turns[-1].answered = True
         elif event.type == "tool_use":
             turns[-1].answered = True

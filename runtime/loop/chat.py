@@ -30,6 +30,18 @@ next refresh is due, which then recalls for the messages typed since.
 
 At teardown, after capture, ``memory.on_session_end`` leaves the session's summary record for
 session recall (``memory.sessionRecall``).
+
+Streaming (``stream=sink``): a sink that raises ``StreamCancelled`` (a client went away, Ctrl-C)
+during a model call or around a tool ends the turn there, cleanly, and ``run_chat_loop`` does
+not raise it. The turn is recorded once, as an ``assistant_message`` with ``"cancelled": true``:
+``text`` is what had been streamed of the unfinished answer (since the last ``Restart``),
+``usage`` the turn's finished model calls plus the cancelled one (the provider's last
+``UsageReport`` when it sent one, else an estimate, and never less output than about four
+characters a token of the streamed text). No tool of the unfinished response runs; calls of a
+tool round not yet run get an error result in the conversation (not in the log, which holds only
+what ran); nothing is auto-captured from a cancelled answer; ``output`` and the sink are not
+called for it. The session goes on with the next message (``LoopResult.cancelled_turns`` counts
+them); a single-turn session stops with ``cancelled``.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +65,7 @@ from specwire.runtime.core.seams import (
 )
 from specwire.runtime.core.tool_types import ToolCatalog
 from specwire.runtime.core.undecodable import valid_text
+from specwire.runtime.loop.cancelled import CANCELLED_RESULT, StreamWatch
 from specwire.runtime.loop.commands import help_text, parse_command, unknown_command_text
 from specwire.runtime.loop.context import (
     DEFAULT_CONTEXT_MAX_CHARS,
@@ -68,6 +82,7 @@ from specwire.runtime.loop.prompt import (
 )
 from specwire.runtime.loop.tools import ToolRunner, skill_tool
 from specwire.runtime.models.streaming import (
+    StreamCancelled,
     StreamSink,
     ToolDone,
     ToolRunning,
@@ -79,6 +94,7 @@ from specwire.runtime.models.types import (
     Model,
     ModelRequest,
     SystemBlock,
+    ToolCall,
     ToolResultMessage,
     Usage,
     UserMessage,
@@ -103,6 +119,8 @@ class LoopResult:
     stop_reason: StopReason
     # The model calls' tokens summed over the run; None when the model reported none.
     usage: Usage | None = None
+    # Turns the stream sink cancelled (recorded with "cancelled": true; not in ``turns``).
+    cancelled_turns: int = 0
 
 
 def run_chat_loop(
@@ -164,7 +182,13 @@ def run_chat_loop(
         stop = session.converse(iter_messages(inputs), single_turn=single_turn)
     finally:
         session.teardown(stop)
-    return LoopResult(session_log.session_id, session.completed_turns, stop, session.usage)
+    return LoopResult(
+        session_log.session_id,
+        session.completed_turns,
+        stop,
+        session.usage,
+        session.cancelled_turns,
+    )
 
 
 def iter_messages(inputs: InputSource) -> Iterator[str]:
@@ -205,6 +229,8 @@ class _Session:
         self.model = model
         self.deadline = deadline
         self.stream = stream
+        self.watch = StreamWatch(stream) if stream is not None else None
+        self.cancelled_turns = 0
         self.deadline_passed = False
         self.instructions = instructions
         self.session_log = session_log
@@ -434,14 +460,17 @@ class _Session:
                     continue
                 prompt = found.render(command.arguments).strip()
                 synthetic = True
-            self._turn(text, prompt, synthetic)
+            cancelled = not self._turn(text, prompt, synthetic)
             if self.deadline_passed:
                 return "deadline"
+            if cancelled and single_turn:
+                return "cancelled"
             if single_turn:
                 return "complete"
         return "exit"
 
-    def _turn(self, typed: str, prompt: str, synthetic: bool) -> None:
+    def _turn(self, typed: str, prompt: str, synthetic: bool) -> bool:
+        """One turn; False when the stream sink cancelled it."""
         self.turn += 1
         turn = self.turn
         self.session_log.append("user_message", {"text": typed, "turn": turn})
@@ -456,7 +485,11 @@ class _Session:
         elif self._refresh_due():
             self._refresh_recall()
         self.window.add(UserMessage(prompt, synthetic=synthetic), turn, typed)
-        reply, usage = self._answer(turn)
+        try:
+            reply, usage = self._answer(turn)
+        except StreamCancelled:
+            self._record_cancelled(turn)
+            return False
         self.window.add(AssistantMessage(reply), turn)
         event: dict[str, Any] = {"text": reply, "turn": turn}
         if usage is not None:  # the turn's model calls, summed (tool rounds included)
@@ -465,13 +498,31 @@ class _Session:
         self.session_log.append("assistant_message", event)
         self.completed_turns += 1
         if self.stream is not None:
-            self.stream(TurnDone(reply))
+            # The answer is whole and recorded: a sink cancelling now has nothing left to stop.
+            with suppress(StreamCancelled):
+                self.stream(TurnDone(reply))
         if reply:
             self.output(reply)
+        return True
+
+    def _record_cancelled(self, turn: int) -> None:
+        watch = self.watch
+        assert watch is not None  # only a sink raises StreamCancelled
+        text, usage = watch.cancelled_call()
+        self.window.add(AssistantMessage(text), turn)
+        event: dict[str, Any] = {"text": text, "turn": turn, "cancelled": True}
+        if usage is not None:
+            event["usage"] = usage.payload()
+            self.usage = usage if self.usage is None else self.usage + usage
+        self.session_log.append("assistant_message", event)
+        self.cancelled_turns += 1
+        self.log(f"[loop] turn {turn} cancelled while it was streamed\n")
 
     def _answer(self, turn: int) -> tuple[str, Usage | None]:
         rounds = 0
         usage: Usage | None = None
+        if self.watch is not None:
+            self.watch.start_turn()
         while True:
             if self.deadline is not None and time.monotonic() >= self.deadline:
                 self.deadline_passed = True
@@ -479,9 +530,13 @@ class _Session:
                 return "[stopped: the run's deadline passed]", usage
             self._evict()
             request = ModelRequest(self.system(), self.window.messages(), self.runner.specs())
-            response = complete_streaming(self.model, request, self.stream)
+            if self.watch is not None:
+                self.watch.start_call(request)
+            response = complete_streaming(self.model, request, self.watch)
             if response.usage is not None:
                 usage = response.usage if usage is None else usage + response.usage
+            if self.watch is not None:
+                self.watch.end_call(response.usage)
             if not response.tool_calls:
                 return response.text, usage
             if rounds >= self.max_tool_rounds:
@@ -493,18 +548,32 @@ class _Session:
             rounds += 1
             calls = [self.runner.assign_id(call) for call in response.tool_calls]
             self.window.add(AssistantMessage(response.text, tuple(calls)), turn)
+            self._run_tools(calls, turn)
+            if self.runner.continuity_dirty:
+                self.runner.continuity_dirty = False
+                self._refresh_tail()
+
+    def _run_tools(self, calls: list[ToolCall], turn: int) -> None:
+        done: set[str] = set()
+        try:
             for call in calls:
                 if self.stream is not None:
                     self.stream(ToolRunning(call.id, call.name))
                 result = self.runner.run(call)
-                if self.stream is not None:
-                    self.stream(ToolDone(call.id, call.name, result.is_error))
+                done.add(call.id)
                 self.window.add(
                     ToolResultMessage(call.id, call.name, result.text, result.is_error), turn
                 )
-            if self.runner.continuity_dirty:
-                self.runner.continuity_dirty = False
-                self._refresh_tail()
+                if self.stream is not None:
+                    self.stream(ToolDone(call.id, call.name, result.is_error))
+        except StreamCancelled:
+            # Every call of the round answered in the conversation (the APIs require it).
+            for call in calls:
+                if call.id not in done:
+                    self.window.add(
+                        ToolResultMessage(call.id, call.name, CANCELLED_RESULT, True), turn
+                    )
+            raise
 
     def _refresh_tail(self) -> None:
         continuity = self.continuity

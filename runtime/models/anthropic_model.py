@@ -227,6 +227,7 @@ class _StreamState:
         if kind == "message_start":
             self._input = event.message.usage
             self.usage = _usage(self._input)
+            sink(UsageReport(self.usage))  # the prompt's tokens, known from the start
         elif kind == "content_block_start":
             block = event.content_block
             if block.type == "tool_use":
