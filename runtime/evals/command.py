@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from specwire.runtime.core.progress import Progress
 from specwire.runtime.evals.agent import BuildFailed, BuiltAgent
 from specwire.runtime.evals.report import json_text, table
 from specwire.runtime.evals.runner import ModeResult, RunFailed, run_mode
@@ -142,10 +143,15 @@ def _run_all(
     root: Path,
 ) -> list[ModeResult]:
     results: list[ModeResult] = []
-    for number, scenario in enumerate(scenarios, start=1):
-        for mode in modes:
-            agent = agents[(scenario.spec.resolve(), mode)]
-            results.append(run_mode(scenario, agent, mode, root, number))
+    samples = sum(scenario.samples for scenario in scenarios) * len(modes)
+    with Progress("eval: samples", samples) as progress, progress.ticking():
+        for number, scenario in enumerate(scenarios, start=1):
+            for mode in modes:
+                agent = agents[(scenario.spec.resolve(), mode)]
+                progress.note = f"{scenario.path.name}, memory {mode}"
+                results.append(
+                    run_mode(scenario, agent, mode, root, number, on_sample=progress.advance)
+                )
     return results
 
 

@@ -7,6 +7,7 @@ Sample ``n`` of a scenario in memory mode ``on``/``off`` runs in its own folder,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,12 +59,20 @@ def run_sample(scenario: Scenario, agent: BuiltAgent, folder: Path, what: str) -
 
 
 def run_mode(
-    scenario: Scenario, agent: BuiltAgent, memory: str, workdir: Path, number: int
+    scenario: Scenario,
+    agent: BuiltAgent,
+    memory: str,
+    workdir: Path,
+    number: int,
+    on_sample: Callable[[], None] | None = None,
 ) -> ModeResult:
-    """Every sample of ``scenario`` with memory ``memory``; grades summed over the samples."""
+    """Every sample of ``scenario`` with memory ``memory``; grades summed over the samples.
+    ``on_sample`` is called after each sample (the command's progress)."""
     total = Grades()
     for sample in range(1, scenario.samples + 1):
         folder = workdir / f"{number:02d}-{memory}-{sample}"
         what = f"memory {memory}, sample {sample}"
         total = total + run_sample(scenario, agent, folder, what)
+        if on_sample is not None:
+            on_sample()
     return ModeResult(scenario, memory, total)

@@ -10,7 +10,9 @@ them with the crew. Roles hand work to each other with
 the ``Delegate`` tool (``runtime.hosts.delegation``): the named role runs as a linked
 sub-session and its answer comes back as the tool result.
 
-Input is the same as the cli host: stdin lines (``> `` prompt on a TTY) or ``--message TEXT``.
+Input is the same as the cli host: stdin lines (``> `` prompt on a TTY) or ``--message TEXT``;
+the answer streams as the cli's does, and on a terminal stderr shows the progress of the roles
+delegated to (``runtime.hosts.activity``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME
+from specwire.runtime.hosts.activity import Activity
 from specwire.runtime.hosts.console import (
     describe,
     message_option,
@@ -31,6 +34,7 @@ from specwire.runtime.hosts.console import (
 from specwire.runtime.hosts.delegation import Crew
 from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.role_models import RoleModels
+from specwire.runtime.hosts.terminal_stream import TerminalStream
 from specwire.runtime.hosts.types import (
     RoleConfig,
     SessionBuilder,
@@ -74,6 +78,7 @@ def run_crew(
         return build_with_audience(build_session, takes, Audience(role=name, crew=True))
 
     setup = role_setup(role.name)
+    shown = TerminalStream()
     crew = Crew(
         spec_name=spec_name,
         entry=entry,
@@ -84,6 +89,8 @@ def run_crew(
         log=stderr_log,
         # Bundles built before scopes wire once: every role shares those tools and stores.
         role_setup=role_setup if takes else None,
+        # A Ctrl-C in the turn also stops the role working on it.
+        activity=Activity(stop=lambda: shown.cancel_requested),
     )
     crew.root_role = role.name
     if len(by_name) > 1 and setup.catalog.get(DELEGATE_TOOL_NAME) is None:
@@ -104,6 +111,7 @@ def run_crew(
             cwd=cwd,
             messages=args.message,
             session_info={"role": role.name, "entry": entry},
+            stream=shown,
         )
     finally:
         crew.release()

@@ -6,7 +6,9 @@ session shares the crew's tools (``Delegate`` included, so roles chain) and stor
 ways: the caller's log records ``sub_agent_start`` / ``sub_agent_end`` naming the child session
 (the proof ladder follows these, so a step can be proven by a tool call a sub-session made, and
 the proof names that session); the child's ``session_start`` names its ``parent``, the
-``runId`` (the crew session the user talks to) and the delegation chain.
+``runId`` (the crew session the user talks to) and the delegation chain. With an ``activity``
+(the crew host's, on a terminal) the sub-session's progress shows on stderr, labelled
+``role ← caller``.
 
 With scoped memory (a bundle whose ``build_session`` takes the role's audience), each role runs
 with its own wiring (``role_setup``, built once per role and process): its ``role`` memories are
@@ -39,6 +41,7 @@ from specwire.runtime.core.tool_types import (
     ToolResult,
     guarded,
 )
+from specwire.runtime.hosts.activity import Activity
 from specwire.runtime.hosts.types import RoleConfig, TurnSetup
 from specwire.runtime.loop import run_chat_loop
 from specwire.runtime.models import Model, ModelError
@@ -83,8 +86,10 @@ class Crew:
         sessions_dir: Path,
         log: Callable[[str], None],
         role_setup: Callable[[str], TurnSetup] | None = None,
+        activity: Activity | None = None,
     ) -> None:
         self.spec_name = spec_name
+        self.activity = activity
         self.role_setup = role_setup
         self._setups: dict[str, TurnSetup] = {}
         self._setups_lock = threading.Lock()
@@ -175,6 +180,9 @@ class Crew:
         )
         replies: list[str] = []
         stop = "abort"
+        label = f"{args.role} ← {place.role}"
+        if self.activity is not None:
+            self.activity.note(label, f"started: {_first_line(args.task)}")
         try:
             result = run_chat_loop(
                 model=model,
@@ -194,6 +202,7 @@ class Crew:
                     "chain": list(child.chain),
                 },
                 log=self.log,
+                stream=None if self.activity is None else self.activity.sink(label),
                 **options,
             )
             stop = result.stop_reason

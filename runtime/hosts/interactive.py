@@ -1,13 +1,16 @@
 """One interactive console session around ``run_chat_loop`` (the cli and crew hosts).
 
 Reads stdin lines (a ``> `` prompt on a TTY) or the given messages, logs the session under
-``<cwd>/.specwire/sessions/``, prints the log's path at the end. Exit status: 0 after a session,
-1 when the model fails mid-session, 130 on Ctrl-C (the session is still torn down).
+``<cwd>/.specwire/sessions/``, prints the log's path at the end. Answers stream to stdout as the
+model writes them (``runtime.hosts.terminal_stream``); a Ctrl-C during an answer stops that
+answer and the session goes on. Exit status: 0 after a session, 1 when the model fails
+mid-session, 130 on Ctrl-C at the prompt or a second one in a turn (the session is still torn
+down).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +18,11 @@ from specwire.runtime.core.ids import new_session_id
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tool_types import ToolCatalog
-from specwire.runtime.hosts.console import stderr_log, stdin_reader, stdout_line
+from specwire.runtime.hosts.console import stderr_log, stdin_reader
+from specwire.runtime.hosts.terminal_stream import CancelOnInterrupt, TerminalStream
 from specwire.runtime.loop import run_chat_loop
 from specwire.runtime.models import Model, ModelError
+from specwire.runtime.models.streaming import StreamCancelled
 from specwire.runtime.sessions.log import SessionLog
 
 
@@ -32,25 +37,31 @@ def run_console_session(
     cwd: Path | None,
     messages: Sequence[str],
     session_info: Mapping[str, Any] | None = None,
+    stream: TerminalStream | None = None,
 ) -> int:
     layout = StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name)
     session_log = SessionLog(layout.sessions_dir, new_session_id())
     code = 0
+    shown = stream if stream is not None else TerminalStream()
+    interrupts = CancelOnInterrupt(shown)
+    read = _reader(messages) if messages else stdin_reader()
     try:
-        run_chat_loop(
-            model=model,
-            instructions=instructions,
-            catalog=catalog,
-            session_log=session_log,
-            inputs=list(messages) if messages else stdin_reader(),
-            output=stdout_line,
-            spec_name=spec_name,
-            target=target,
-            session_info=session_info,
-            log=stderr_log,
-            **options,
-        )
-    except KeyboardInterrupt:
+        with interrupts.installed():
+            run_chat_loop(
+                model=model,
+                instructions=instructions,
+                catalog=catalog,
+                session_log=session_log,
+                inputs=interrupts.reading(read),
+                output=shown.output,
+                spec_name=spec_name,
+                target=target,
+                session_info=session_info,
+                log=stderr_log,
+                stream=shown,
+                **options,
+            )
+    except (KeyboardInterrupt, StreamCancelled):  # the latter only from a loop that lets it out
         stderr_log("\ninterrupted\n")
         code = 130
     except ModelError as exc:
@@ -58,3 +69,8 @@ def run_console_session(
         code = 1
     stderr_log(f"session log: {session_log.path}\n")
     return code
+
+
+def _reader(messages: Sequence[str]) -> Callable[[], str | None]:
+    pending = iter(list(messages))
+    return lambda: next(pending, None)

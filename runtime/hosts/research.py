@@ -5,6 +5,7 @@ sub-goals, the branches run concurrently under the ``max_duration_ms`` deadline,
 session summarizes them, and ``report.md`` is written to ``<out>/<run id>/`` (default
 ``research-runs/`` in the working directory) and its path printed. See
 ``runtime.hosts.research_run`` for the run and ``runtime.hosts.research_report`` for the report.
+On a terminal, stderr shows each session's progress as it goes (``runtime.hosts.activity``).
 
 With ``retrieve.allowedOrigins`` the branches get the ``fetch`` tool (``runtime.tools.fetch``:
 HTTP GET within those origins only, redirects included).
@@ -36,6 +37,7 @@ from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import Tool
 from specwire.runtime.fs.atomic import replace_at
 from specwire.runtime.fs.safe_open import open_dir_beneath
+from specwire.runtime.hosts.activity import Activity
 from specwire.runtime.hosts.console import describe, parse_and_load, stderr_log, stdout_line
 from specwire.runtime.hosts.research_report import render
 from specwire.runtime.hosts.research_run import (
@@ -104,6 +106,7 @@ def run_research(
             spec_name=spec_name,
             deadline=time.monotonic() + max_duration_ms / 1000,
             log=stderr_log,
+            activity=Activity(),
         )
         try:
             run = run_research_goal(ctx, the_goal, branching_factor, max_duration_ms)

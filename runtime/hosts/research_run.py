@@ -29,6 +29,7 @@ from typing import Any
 from specwire.runtime.core.ids import new_session_id
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.hosts.activity import Activity
 from specwire.runtime.loop import run_chat_loop
 from specwire.runtime.models import Model, ModelError
 from specwire.runtime.sessions.log import SessionLog
@@ -83,6 +84,8 @@ class RunContext:
     spec_name: str
     deadline: float
     log: Callable[[str], None]
+    # Per-session progress on a terminal (``runtime.hosts.activity``); None: none.
+    activity: Activity | None = None
 
 
 def run_research_goal(
@@ -178,6 +181,9 @@ def _run_session(
     outcome.started = time.time()
     replies: list[str] = []
     options = ctx.options if use_memory else LoopOptions()
+    activity = ctx.activity
+    if activity is not None:
+        activity.note(outcome.label, f"started: {first_line(outcome.task)}")
     try:
         result = run_chat_loop(
             model=ctx.model,
@@ -192,6 +198,7 @@ def _run_session(
             session_info=info,
             log=ctx.log,
             deadline=ctx.deadline,
+            stream=None if activity is None else activity.sink(outcome.label),
             **options,
         )
         outcome.stop_reason = result.stop_reason

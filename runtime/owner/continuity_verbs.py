@@ -12,6 +12,7 @@ from specwire.runtime.continuity.plans import PLAN_ID_RE
 from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.continuity.trash import file_count
 from specwire.runtime.continuity.trash_bin import ClearScope
+from specwire.runtime.core.progress import Progress
 from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.output import print_json
@@ -168,10 +169,11 @@ def _migrate(args: argparse.Namespace, selection: Selection, store: ContinuitySt
         raise SelectionError(f"{spec_dir} holds more than 8 MiB: not a continuity folder?")
     texts = {path: _screened_copy(path, path.relative_to(spec_dir)) for path in files}
     confirm(f"copy {len(files)} file(s) from {spec_dir} into {destination}", assume_yes=args.yes)
-    for path, text in texts.items():
-        target = destination / path.relative_to(spec_dir)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        replace_atomically(target, text.encode("utf-8"), mode=0o600)
+    with Progress("copying continuity files", len(texts)) as progress:
+        for path, text in progress.track(texts.items()):
+            target = destination / path.relative_to(spec_dir)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            replace_atomically(target, text.encode("utf-8"), mode=0o600)
     _carry_active_plan(store, destination)
     unreadable = store.unreadable_plans()
     if args.json:

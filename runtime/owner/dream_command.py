@@ -27,6 +27,7 @@ from typing import Any
 
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.progress import Progress
 from specwire.runtime.dream import DreamOutcome, DreamSettings, run_dream
 from specwire.runtime.dream.fact_steps import DreamFacts
 from specwire.runtime.dream.settings import DREAM_MODES
@@ -120,15 +121,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             budget_usd=args.budget_usd,
             instructions=args.instructions,
         )
-        outcome = run_dream(
-            selection.layout,
-            settings,
-            log=_stderr,
-            proof_mode=args.proof,
-            model_id=args.model,
-            force=args.force,
-            facts=_facts_opener(args, selection),
-        )
+        with Progress("dreaming") as progress, progress.ticking():
+
+            def log(line: str) -> None:
+                progress.above(lambda: _stderr(line))
+
+            outcome = run_dream(
+                selection.layout,
+                settings,
+                log=log,
+                proof_mode=args.proof,
+                model_id=args.model,
+                force=args.force,
+                facts=_facts_opener(args, selection),
+            )
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")
         return 130

@@ -19,8 +19,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from specwire.runtime.core.progress import Progress
 from specwire.runtime.core.scopes import ScopeKey
-from specwire.runtime.erasure.erase import erase_subject, preview, structure_names
+from specwire.runtime.erasure.erase import (
+    ErasureReceipt,
+    erase_subject,
+    preview,
+    structure_names,
+)
 from specwire.runtime.erasure.postgres_tier import PostgresErasure
 from specwire.runtime.erasure.subject import Subject, SubjectError
 from specwire.runtime.facts.store import FactStore
@@ -38,7 +44,8 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
     # Resolved before anything is erased: a missing variable must not leave half an erasure.
     dsn = _postgres_dsn(args.postgres) if args.postgres is not None else None
     subject.check_structure(structure_names(root))
-    found = preview(root, subject)
+    with Progress("searching for the subject") as searching, searching.ticking():
+        found = preview(root, subject)
     if not found.hits:
         sys.stderr.write(
             f"the subject is in none of the {found.files_searched} file(s) under {root}\n"
@@ -57,25 +64,8 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             "undone.",
             assume_yes=args.yes,
         )
-    database = _erase_in_postgres(dsn, subject, key) if dsn is not None else None
-    reached = None
-    if database is not None:
-        reached = {
-            "postgres": {
-                "facts": database.facts,
-                "quarantined": database.quarantined,
-                "vectors": database.vectors,
-                "reasonsRedacted": database.reasons_redacted,
-                "remaining": database.remaining,
-            }
-        }
-    receipt = erase_subject(
-        root,
-        subject,
-        reached=reached,
-        key=key,
-        reached_scopes=None if database is None else database.by_scope,
-    )
+    with Progress("erasing") as progress, progress.ticking():
+        database, receipt = _erase(root, subject, key, dsn)
     if args.json:
         print_json({**receipt.to_json(), "receipt": str(receipt.path)})
     else:
@@ -141,6 +131,30 @@ def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> Post
         f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted\n"
     )
     return done
+
+
+def _erase(
+    root: Path, subject: Subject, key: ScopeKey | None, dsn: str | None
+) -> tuple[PostgresErasure | None, ErasureReceipt]:
+    database = _erase_in_postgres(dsn, subject, key) if dsn is not None else None
+    reached = None
+    if database is not None:
+        reached = {
+            "postgres": {
+                "facts": database.facts,
+                "quarantined": database.quarantined,
+                "vectors": database.vectors,
+                "reasonsRedacted": database.reasons_redacted,
+                "remaining": database.remaining,
+            }
+        }
+    return database, erase_subject(
+        root,
+        subject,
+        reached=reached,
+        key=key,
+        reached_scopes=None if database is None else database.by_scope,
+    )
 
 
 def _subject(args: argparse.Namespace, facts_db: Path | None, key: ScopeKey | None) -> Subject:

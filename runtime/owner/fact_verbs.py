@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specwire.runtime.core.clock import utc_now
+from specwire.runtime.core.progress import Progress
 from specwire.runtime.core.scopes import AGENT, ScopeError, ScopeKey
 from specwire.runtime.embedders import load_embedder
 from specwire.runtime.facts.importing import ImportedFact
@@ -272,9 +273,13 @@ def _compact(path: Path) -> int:
 
 
 def export(args: argparse.Namespace, selection: Selection) -> int:
-    with open_facts(args, selection) as facts:
-        statuses = facts.exporter("export").export_facts(fact_filter(args))
-    lines = "".join(json.dumps(fact_record(s), ensure_ascii=False) + "\n" for s in statuses)
+    with Progress("exporting facts") as progress:
+        with progress.ticking(), open_facts(args, selection) as facts:
+            statuses = facts.exporter("export").export_facts(fact_filter(args))
+        progress.phase("written", len(statuses))
+        lines = "".join(
+            json.dumps(fact_record(s), ensure_ascii=False) + "\n" for s in progress.track(statuses)
+        )
     if args.out is None:
         sys.stdout.write(lines)
     else:
@@ -293,7 +298,9 @@ def import_facts(args: argparse.Namespace, selection: Selection) -> int:
         if is_remote(args):
             raise SelectionError("a CrewHaus import goes into the file store only")
         return _import_crewhaus(args, selection)
-    records = [_imported(record, number) for number, record in _read_export(args.file)]
+    with Progress(f"reading {args.file.name}") as reading:
+        exported = reading.track(_read_export(args.file))
+        records = [_imported(record, number) for number, record in exported]
     live = sum(record.status == "live" for record in records)
     with open_facts(args, selection, create=True) as facts:
         importer = facts.importer("import")
@@ -301,7 +308,8 @@ def import_facts(args: argparse.Namespace, selection: Selection) -> int:
             f"import {len(records)} fact(s) ({live} live) from {args.file} into {facts.where}",
             assume_yes=args.yes,
         )
-        result = importer.import_facts(records)
+        with Progress(f"importing {len(records):,} fact(s)") as progress, progress.ticking():
+            result = importer.import_facts(records)
     summary = (
         f"imported {result.imported} fact(s); {result.known} already known; "
         f"{result.quarantined} quarantined; {result.history} as history; "

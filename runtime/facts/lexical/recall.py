@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from specwire.runtime.core.progress import Progress
 from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.facts.lexical import snapshot as lexical_snapshot
 from specwire.runtime.facts.lexical.index import DamagedIndexError, LexicalIndex, NewDoc, build
@@ -205,7 +206,10 @@ class LexicalRecall:
         self.last_fact = _max_seq(cursor, "facts")
         self.last_tombstone = _max_seq(cursor, "tombstones")
         self.loaded_snapshot = False
-        self.index = build((_doc(row) for row in cursor.execute(_INDEXED_FACTS)), self.tuning)
+        # A first run over a large store takes seconds: a terminal sees how far it is.
+        with Progress("indexing facts") as progress:
+            rows = progress.track(cursor.execute(_INDEXED_FACTS))
+            self.index = build((_doc(row) for row in rows), self.tuning)
         return self.index
 
     def save_snapshot(self, conn: sqlite3.Connection) -> bool:
