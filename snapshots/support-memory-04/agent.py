@@ -58,7 +58,7 @@ MEMORY_FRAGMENT = {
             "budget_usd": 0.25,
             "instructions": "Merge duplicate facts about the customer's setup and flag stale ones.",
         },
-        "scope": {"default": "user"},
+        "scope": {"default": "agent"},
     },
     "continuity": {
         "plan": True,
