@@ -41,7 +41,13 @@ def _subclasses(base: type[ToolInput]) -> list[type[ToolInput]]:
 def generate() -> dict[str, Any]:
     for module in INPUT_MODULES:
         importlib.import_module(module)
-    models = {schema_key(cls): cls for cls in _subclasses(ToolInput)}
+    # Only the models a module defines by name: a class built at run time (the scoped Remember
+    # input, made per set of scopes) depends on what ran before, and ships nothing.
+    models = {
+        schema_key(cls): cls
+        for cls in _subclasses(ToolInput)
+        if getattr(sys.modules.get(cls.__module__), cls.__qualname__, None) is cls
+    }
     return {key: models[key].model_json_schema() for key in sorted(models)}
 
 

@@ -1,7 +1,9 @@
 """A fake model provider on 127.0.0.1 speaking the Anthropic or OpenAI wire format.
 
 Each POST takes the next scripted ``Reply`` (the last one repeats) and records the request, so a
-test points the official SDK at ``url`` and asserts what went over the wire.
+test points the official SDK at ``url`` and asserts what went over the wire. A request asking
+for a stream (``"stream": true``) gets the same reply as that provider's event stream, in one
+piece per content block (``tests/support/fake_streams.py`` streams word by word at a rate).
 """
 
 from __future__ import annotations
@@ -54,10 +56,12 @@ class FakeProvider:
                 if reply.delay:
                     time.sleep(reply.delay)
                 payload = reply.body(body) if callable(reply.body) else reply.body
-                data = json.dumps(payload).encode()
+                streamed = reply.status == 200 and body.get("stream") is True
+                data = as_event_stream(payload) if streamed else json.dumps(payload).encode()
                 try:
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
+                    kind = "text/event-stream" if streamed else "application/json"
+                    self.send_header("content-type", kind)
                     self.send_header("content-length", str(len(data)))
                     for key, value in reply.headers.items():
                         self.send_header(key, value)
@@ -78,6 +82,76 @@ class FakeProvider:
 
     def bodies(self) -> list[Body]:
         return [r.body for r in self.requests]
+
+
+def as_event_stream(payload: Body) -> bytes:
+    """``payload`` (an Anthropic message or an OpenAI chat completion) as its event stream."""
+    if payload.get("type") == "message":
+        events = _anthropic_events(payload)
+        return b"".join(
+            f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode() for event in events
+        )
+    chunks = _openai_chunks(payload)
+    lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
+def _anthropic_events(message: Body) -> list[Body]:
+    usage = dict(message.get("usage") or {})
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 0}}
+    events: list[Body] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(message.get("content") or []):
+        if block.get("type") == "tool_use":
+            opened = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        else:
+            opened = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block.get("text", "")}
+        events += [
+            {"type": "content_block_start", "index": index, "content_block": opened},
+            {"type": "content_block_delta", "index": index, "delta": delta},
+            {"type": "content_block_stop", "index": index},
+        ]
+    events += [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": None},
+            "usage": {"output_tokens": usage.get("output_tokens", 0)},
+        },
+        {"type": "message_stop"},
+    ]
+    return events
+
+
+def _openai_chunks(completion: Body) -> list[Body]:
+    head = {key: completion[key] for key in ("id", "created", "model") if key in completion}
+    head["object"] = "chat.completion.chunk"
+    chunks: list[Body] = []
+    for choice in completion.get("choices") or []:
+        message = choice.get("message") or {}
+        delta: Body = {"role": "assistant", "content": message.get("content")}
+        if message.get("refusal"):
+            delta["refusal"] = message["refusal"]
+        if message.get("tool_calls"):
+            delta["tool_calls"] = [
+                {"index": index, **call} for index, call in enumerate(message["tool_calls"])
+            ]
+        chunks.append({**head, "choices": [{"index": choice.get("index", 0), "delta": delta}]})
+        chunks.append(
+            {
+                **head,
+                "choices": [
+                    {
+                        "index": choice.get("index", 0),
+                        "delta": {},
+                        "finish_reason": choice.get("finish_reason"),
+                    }
+                ],
+            }
+        )
+    if completion.get("usage") is not None:
+        chunks.append({**head, "choices": [], "usage": completion["usage"]})
+    return chunks
 
 
 @contextmanager
