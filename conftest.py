@@ -8,7 +8,9 @@ The layers (markers registered in pyproject.toml) are given here, centrally, by 
               PostgreSQL one, tests using the ``pg`` fixture, and those named in
               ``POSTGRES_ELSEWHERE``. A test outside this layer that starts PostgreSQL fails,
               naming the list to add it to.
-``slow``      anything else that takes more than about a second, by measurement: ``SLOW``.
+``slow``      anything else that takes more than about a second, by measurement: ``SLOW``;
+              and the conformance suite on its HTTP targets (each test serves a memory service
+              over a socket; the ``local`` target runs the same tests in the fast layer).
 
 ``pytest -m "not e2e and not postgres and not slow"`` is the developer loop; plain ``pytest``
 runs everything. An entry below is a file (``tests/x/test_y.py``) or a test in it
@@ -59,6 +61,10 @@ SLOW = frozenset(
         "tests/architecture/test_layering.py",
         "tests/architecture/test_process_state.py",
         "tests/bench/test_bench_arguments.py",
+        "tests/conformance/test_scopes_conformance.py::test_the_filter_holds_among_many_people",
+        "tests/runtime/facts/test_facts_scopes.py::test_filtered_index_recall_is_the_filtered_fts5_ranking",
+        "tests/runtime/serve/test_channel_app.py::test_messages_are_answered_in_their_threads_with_per_thread_memory",
+        "tests/runtime/serve/test_slack_stream.py::test_a_rate_limited_update_waits_for_retry_after",
         "tests/conformance/test_http_client_faults.py::test_a_connection_dropped_mid_body",
         "tests/conformance/test_http_client_faults.py::test_a_stalled_read_gives_up_within_the_deadline",
         "tests/conformance/test_http_client_faults.py::test_a_write_timing_out_after_every_retry_is_uncertain",
@@ -191,6 +197,11 @@ def _uses_postgres(item: pytest.Item) -> bool:
     return "postgres" in getattr(factory, "__name__", "").lower()
 
 
+def _through_http(item: pytest.Item) -> bool:
+    factory = getattr(getattr(item, "callspec", None), "params", {}).get("target_factory")
+    return getattr(factory, "__name__", "").lower().startswith("http")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     collected_files = {item.nodeid.split("::", 1)[0] for item in items}
     used: set[str] = set()
@@ -199,6 +210,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.e2e)
         if _uses_postgres(item):
             item.add_marker(pytest.mark.postgres)
+        if _through_http(item):
+            item.add_marker(pytest.mark.slow)
         for marker, entries in LAYERS.items():
             for entry in entries:
                 if _named_by(entry, item):
