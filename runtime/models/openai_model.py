@@ -149,9 +149,11 @@ class OpenAIModel:
             timeout=timeout_setting(env),
             max_retries=self._retries,
         )
-        # Taken now, not on the first call: the SDK imports the resource (and builds its
-        # streaming models) on first access, which a session's first answer would wait for.
+        # Done now, not on the first call, which a session's first answer would wait for: the
+        # SDK imports the resource (and builds its streaming models) on first access and works
+        # out its platform headers on its first request.
         self._completions = self._client.chat.completions
+        self._client.default_headers  # noqa: B018 (computed and cached on first access)
 
     @property
     def model_id(self) -> str:
