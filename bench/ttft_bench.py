@@ -11,9 +11,14 @@ A fake OpenAI-compatible provider (``tests/support/fake_streams.py``: a real HTT
 - **managed**: ``examples/managed-concierge.yaml`` built and served (``agent.py serve``); each
   run sends one ``stream: true`` request (a new session) over raw HTTP and notes when the first
   content delta arrives.
-- **cli**: ``examples/cli-plain.yaml`` built; each run starts ``agent.py --message …`` and notes
-  when the reply's first byte reaches its stdout (the interpreter's start is included in
-  "through the stack", not in "relay").
+- **cli**: ``examples/cli-plain.yaml`` built and run as a person runs it: a REPL on
+  pseudo-terminals (stdin and stdout on one, echo off; stderr, where the ``> `` prompt goes, on
+  another). Each run starts a fresh bundle, waits for its prompt, writes a message and Enter and
+  notes when the reply's first byte reaches the terminal; then the same for a second message
+  (``cli 1st message``: a session's first, which pays the SDK's first request; ``cli next``).
+- **cli --message**: the one-shot ``agent.py --message …``, timed from the process's start, so
+  its ``stack`` and ``added`` include the interpreter's start and the imports (a different
+  figure from the REPL's: what a script calling the bundle waits for).
 
 - **sdk**, the floor: the official ``openai`` client streaming from the fake in this process.
 
@@ -23,6 +28,8 @@ Per target, medians and p95 over ``--runs`` (after one warm-up run):
 - ``stack``: the client's request (or the process start) → the first token the client sees;
 - ``added``: ``stack`` − ``model``: everything the bundle adds before the first token (wiring,
   recall, the session log, the SDK's connection, the SSE hop);
+- ``before``: the client's start → the fake's request arrival (``added`` − ``relay``): the
+  bundle's work before the model call, and the hops to it;
 - ``relay``: the fake's first token sent → the client sees it (the streaming path alone).
 
 Not a test: nothing here asserts a time.
@@ -33,14 +40,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pty
+import select
 import statistics
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +60,8 @@ from tests.support.fake_streams import FakeStreamProvider, StreamReply  # noqa: 
 
 KEY = "sk-bench-0123456789abcdef0123"
 MANAGED = "managed-concierge"
+MESSAGE = "tell me a story"
+PROMPT = b"> "
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,12 @@ class Run:
     @property
     def added(self) -> float:
         return self.stack - self.model
+
+    @property
+    def before(self) -> float:
+        """The client's start → the fake's request arrival: the bundle's work before the
+        model call (and the hops to it)."""
+        return self.added - self.relay
 
 
 class TimedProvider(FakeStreamProvider):
@@ -124,6 +142,11 @@ class NotStreamed(Exception):
 def measured(fake: TimedProvider, before: int, started: float, seen: float) -> Run:
     record = fake.records[before]
     arrived = fake.arrivals[before]
+    # The fake notes a token's time once it has written it: a fast client can read the token
+    # before the note is taken.
+    deadline = time.monotonic() + 2
+    while record.first_token_at is None and time.monotonic() < deadline:
+        time.sleep(0.001)
     if record.first_token_at is None:
         raise NotStreamed
     return Run(
@@ -162,7 +185,7 @@ def managed_runs(fake: TimedProvider, workdir: Path, runs: int) -> list[Run]:
                 before = len(fake.records)
                 body = {
                     "model": MANAGED,
-                    "messages": [{"role": "user", "content": "tell me a story"}],
+                    "messages": [{"role": "user", "content": MESSAGE}],
                     "stream": True,
                 }
                 headers = {"authorization": f"Bearer {KEY}", "x-session-id": f"bench-{index}"}
@@ -186,14 +209,14 @@ def managed_runs(fake: TimedProvider, workdir: Path, runs: int) -> list[Run]:
     return results
 
 
-def cli_runs(fake: TimedProvider, workdir: Path, runs: int) -> list[Run]:
-    agent = build("cli-plain.yaml", workdir / "cli-out")
+def cli_oneshot_runs(fake: TimedProvider, agent: Path, workdir: Path, runs: int) -> list[Run]:
+    """``agent.py --message``, timed from the process's start (interpreter and imports included)."""
     results: list[Run] = []
     for index in range(runs + 1):
         before = len(fake.records)
         started = time.monotonic()
         process = subprocess.Popen(
-            [sys.executable, str(agent), "--message", "tell me a story"],
+            [sys.executable, str(agent), "--message", MESSAGE],
             cwd=workdir,
             env=bundle_env(fake),
             stdout=subprocess.PIPE,
@@ -209,6 +232,96 @@ def cli_runs(fake: TimedProvider, workdir: Path, runs: int) -> list[Run]:
         if index:
             results.append(measured(fake, before, started, seen))
     return results
+
+
+class Terminal:
+    """A cli bundle on terminals, as a person runs it: stdin and stdout on one pseudo-terminal
+    (echo off, so what it shows after a message is the reply), stderr on another (where the
+    ``> `` prompt and the banner go)."""
+
+    def __init__(self, agent: Path, workdir: Path, env: dict[str, str]) -> None:
+        self.io, io_child = pty.openpty()
+        self.err, err_child = pty.openpty()
+        attrs = termios.tcgetattr(io_child)
+        attrs[3] &= ~termios.ECHO
+        termios.tcsetattr(io_child, termios.TCSANOW, attrs)
+        self.process = subprocess.Popen(
+            [sys.executable, str(agent)],
+            cwd=workdir,
+            env=env,
+            stdin=io_child,
+            stdout=io_child,
+            stderr=err_child,
+            start_new_session=True,
+        )
+        os.close(io_child)
+        os.close(err_child)
+        self.shown = {self.io: b"", self.err: b""}
+
+    def _read(self, timeout: float) -> list[int]:
+        """Read what is ready on either terminal within ``timeout``; the ones that had bytes."""
+        ready, _, _ = select.select([self.io, self.err], [], [], timeout)
+        for fd in ready:
+            try:
+                self.shown[fd] += os.read(fd, 65536)
+            except OSError:  # the bundle exited and closed its side
+                raise SystemExit("the cli bundle exited before answering") from None
+        return ready
+
+    def wait_for_prompt(self) -> None:
+        deadline = time.monotonic() + 60
+        while not self.shown[self.err].endswith(PROMPT):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the cli bundle showed no prompt: {self.shown!r}")
+            self._read(1.0)
+        while self._read(0):  # the last reply's tail, if any
+            pass
+        self.shown = {self.io: b"", self.err: b""}
+
+    def send(self, message: str) -> tuple[float, float]:
+        """Write ``message`` and Enter; when it was written and when the reply's first byte
+        reached the terminal."""
+        started = time.monotonic()
+        os.write(self.io, message.encode() + b"\n")
+        deadline = started + 60
+        while not self.shown[self.io]:
+            if time.monotonic() > deadline:
+                raise SystemExit("the cli bundle printed nothing")
+            self._read(1.0)
+        return started, time.monotonic()
+
+    def close(self) -> None:
+        with suppress(OSError):
+            os.write(self.io, b"/exit\n")
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        os.close(self.io)
+        os.close(self.err)
+
+
+def cli_repl_runs(
+    fake: TimedProvider, agent: Path, workdir: Path, runs: int
+) -> tuple[list[Run], list[Run]]:
+    """A fresh REPL per run: the first message of its session, then a second one; each timed
+    from writing it (the prompt was showing) to the reply's first byte on the terminal."""
+    first: list[Run] = []
+    later: list[Run] = []
+    for index in range(runs + 1):
+        terminal = Terminal(agent, workdir, bundle_env(fake))
+        try:
+            for results in (first, later):
+                terminal.wait_for_prompt()
+                before = len(fake.records)
+                started, seen = terminal.send(MESSAGE)
+                if index:  # the first run warms up
+                    results.append(measured(fake, before, started, seen))
+            terminal.wait_for_prompt()
+        finally:
+            terminal.close()
+    return first, later
 
 
 def ms(values: list[float]) -> str:
@@ -228,7 +341,7 @@ def direct_runs(fake: TimedProvider, runs: int) -> list[Run]:
         started = time.monotonic()
         seen = None
         stream = client.chat.completions.create(
-            model="fake", messages=[{"role": "user", "content": "tell me a story"}], stream=True
+            model="fake", messages=[{"role": "user", "content": MESSAGE}], stream=True
         )
         for chunk in stream:
             if seen is None and chunk.choices and chunk.choices[0].delta.content:
@@ -241,7 +354,11 @@ def direct_runs(fake: TimedProvider, runs: int) -> list[Run]:
 def report(target: str, results: list[Run]) -> None:
     model, stack = ms([r.model for r in results]), ms([r.stack for r in results])
     added, relay = ms([r.added for r in results]), ms([r.relay for r in results])
-    print(f"{target:8} model {model}   stack {stack}   added {added}   relay {relay}")
+    before = ms([r.before for r in results])
+    print(
+        f"{target:15} model {model}   stack {stack}   added {added}   "
+        f"before {before}   relay {relay}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         f"fake provider: first token after {args.first_delay * 1000:.0f} ms, then a word every "
         f"{args.interval * 1000:.0f} ms ({args.words} words); {args.runs} runs per target "
         "after a warm-up\n"
-        f"{'':8} {'':5} {'median':>8} {'p95':>8}   (ms)"
+        f"{'':15} {'':5} {'median':>8} {'p95':>8}   (ms)"
     )
     with tempfile.TemporaryDirectory() as tmp, fake_provider(reply) as fake:
         workdir = Path(tmp)
@@ -272,8 +389,12 @@ def main(argv: list[str] | None = None) -> int:
         if "managed" in targets:
             report("managed", managed_runs(fake, workdir, args.runs))
         if "cli" in targets:
+            agent = build("cli-plain.yaml", workdir / "cli-out")
             try:
-                report("cli", cli_runs(fake, workdir, args.runs))
+                first, later = cli_repl_runs(fake, agent, workdir, args.runs)
+                report("cli 1st message", first)
+                report("cli next", later)
+                report("cli --message", cli_oneshot_runs(fake, agent, workdir, args.runs))
             except NotStreamed:
                 print("cli      not streamed: this cli host asks the model for whole answers")
     return 0

@@ -149,6 +149,11 @@ class OpenAIModel:
             timeout=timeout_setting(env),
             max_retries=self._retries,
         )
+        # Done now, not on the first call, which a session's first answer would wait for: the
+        # SDK imports the resource (and builds its streaming models) on first access and works
+        # out its platform headers on its first request.
+        self._completions = self._client.chat.completions
+        self._client.default_headers  # noqa: B018 (computed and cached on first access)
 
     @property
     def model_id(self) -> str:
@@ -164,9 +169,20 @@ class OpenAIModel:
             body["tools"] = tools_payload(request)
         return body
 
+    def _create(self, request: ModelRequest, **options: Any) -> Any:
+        """``chat.completions.create`` sending ``body(request)`` as it is.
+
+        The payload goes as ``extra_body``, which the SDK merges over its own body unexamined
+        (``messages`` there replaces the empty placeholder): given as arguments, every message
+        and tool schema would be walked against the SDK's TypedDicts on each call, several
+        milliseconds before the first byte is sent, to produce the same JSON."""
+        payload = self.body(request)
+        model = payload.pop("model")
+        return self._completions.create(model=model, messages=[], extra_body=payload, **options)
+
     def complete(self, request: ModelRequest) -> ModelResponse:
         try:
-            reply = self._client.chat.completions.create(**self.body(request))
+            reply = self._create(request)
         except self._sdk.APIError as exc:
             raise map_sdk_error(
                 self._sdk, exc, model_id=self._model_id, key_env=KEY_ENV, retries=self._retries
@@ -188,9 +204,8 @@ class OpenAIModel:
     def stream(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
         """``chat.completions.create(stream=True)`` with the usage chunk asked for; a tool
         call's arguments are parsed once the stream has ended with a ``finish_reason``."""
-        body = {**self.body(request), "stream": True, "stream_options": {"include_usage": True}}
         try:
-            chunks = self._client.chat.completions.create(**body)
+            chunks = self._create(request, stream=True, stream_options={"include_usage": True})
         except self._sdk.APIError as exc:
             raise map_sdk_error(
                 self._sdk, exc, model_id=self._model_id, key_env=KEY_ENV, retries=self._retries

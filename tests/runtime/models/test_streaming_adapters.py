@@ -25,7 +25,16 @@ from specwire.runtime.models.streaming import (
     ToolCallStarted,
     UsageReport,
 )
-from specwire.runtime.models.types import Model, ModelRequest, ToolSpec, UserMessage
+from specwire.runtime.models.types import (
+    AssistantMessage,
+    Model,
+    ModelRequest,
+    SystemBlock,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
+)
 from tests.support.fake_streams import FakeToolCall, StreamReply, WireFormat, serve_stream
 
 pytest.importorskip("anthropic")
@@ -74,6 +83,32 @@ def test_a_long_answer_arrives_in_many_deltas_and_equals_the_unstreamed_one(
     assert isinstance([e for e in events if not isinstance(e, TextDelta)][-1], UsageReport)
     if wire == "openai":
         assert fake.bodies()[0]["stream_options"] == {"include_usage": True}
+
+
+def test_openai_sends_exactly_the_body_the_adapter_built_streamed_or_whole() -> None:
+    """The payload reaches the SDK as ``extra_body`` (not walked by its transforms): the
+    provider still receives exactly the adapter's body, every message kind and the tools, with
+    the key."""
+    call = ToolCall("tu_00000000000000aa", "read", {"path": "notes.md"})
+    request = ModelRequest(
+        [SystemBlock("instructions", "Be brief."), SystemBlock("handoff", "Last: the memo.")],
+        [
+            UserMessage("read my notes"),
+            AssistantMessage("Reading.", (call,)),
+            ToolResultMessage(call.id, "read", "no such file", is_error=True),
+        ],
+        [READ],
+    )
+    with serve_stream("openai", [StreamReply(text="It is missing.")]) as fake:
+        model = adapter("openai", fake.url)
+        response, _ = streamed(model, request)
+        whole = model.complete(request)
+    assert response.text == whole.text == "It is missing."
+    expected = model.body(request)  # type: ignore[attr-defined]
+    streamed_body, whole_body = fake.bodies()
+    assert streamed_body == {**expected, "stream": True, "stream_options": {"include_usage": True}}
+    assert whole_body == expected
+    assert [record.headers["authorization"] for record in fake.records] == ["Bearer k"] * 2
 
 
 @pytest.mark.parametrize("wire", WIRES)
