@@ -648,8 +648,10 @@ def bm25s_available() -> bool:
     return True
 
 
+# The statement FactStore runs for a plain fact: every column, the scope ones included.
 _RAW_INSERT = """INSERT INTO facts (id, text, norm_text, terms, tags, created_at, expires_at,
-session_id, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+session_id, evidence, scope, subject, fact_key, tier)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 
 
 def raw_connection(path: Path) -> sqlite3.Connection:
@@ -681,6 +683,10 @@ def raw_rows(facts: Sequence[CorpusFact]) -> list[tuple[object, ...]]:
             None,
             None,
             "[]",
+            "agent",
+            None,
+            None,
+            None,
         )
         for fact in facts
     ]
@@ -736,41 +742,57 @@ def compare_writes(
     plain = FactStore.open(root / "writes-unscreened" / "facts.db", screen=None)
     raw = raw_connection(root / "writes-raw" / "facts.db")
     rows = raw_rows(facts)
-    ours_ns = plain_ns = raw_ns = built_ns = scanned_ns = 0
+
+    def remember_ours(start: int) -> None:
+        for fact in facts[start : start + block]:
+            ours.remember(fact.text, fact.tags)
+
+    def remember_plain(start: int) -> None:
+        for fact in facts[start : start + block]:
+            plain.remember(fact.text, fact.tags)
+
+    def raw_prepared(start: int) -> None:
+        for row in rows[start : start + block]:
+            raw.execute("BEGIN IMMEDIATE")
+            raw.execute(_RAW_INSERT, row)
+            raw.execute("COMMIT")
+
+    def raw_built(start: int) -> None:
+        for fact in facts[start : start + block]:
+            raw.execute("BEGIN IMMEDIATE")
+            raw.execute(_RAW_INSERT, raw_rows([fact])[0])
+            raw.execute("COMMIT")
+
+    def raw_scanned(start: int) -> None:
+        for fact in facts[start : start + block]:
+            for row in scanned_rows([fact]):
+                raw.execute("BEGIN IMMEDIATE")
+                raw.execute(_RAW_INSERT, row)
+                raw.execute("COMMIT")
+
+    loops: list[Callable[[int], None]] = [
+        remember_ours,
+        remember_plain,
+        raw_prepared,
+        raw_built,
+        raw_scanned,
+    ]
+    spent = dict.fromkeys(loops, 0)
     try:
         with _no_gc():
-            for start in range(0, len(facts), block):
-                begin = time.perf_counter_ns()
-                for fact in facts[start : start + block]:
-                    ours.remember(fact.text, fact.tags)
-                ours_ns += time.perf_counter_ns() - begin
-                begin = time.perf_counter_ns()
-                for fact in facts[start : start + block]:
-                    plain.remember(fact.text, fact.tags)
-                plain_ns += time.perf_counter_ns() - begin
-                begin = time.perf_counter_ns()
-                for row in rows[start : start + block]:
-                    raw.execute("BEGIN IMMEDIATE")
-                    raw.execute(_RAW_INSERT, row)
-                    raw.execute("COMMIT")
-                raw_ns += time.perf_counter_ns() - begin
-                begin = time.perf_counter_ns()
-                for fact in facts[start : start + block]:
-                    raw.execute("BEGIN IMMEDIATE")
-                    raw.execute(_RAW_INSERT, raw_rows([fact])[0])
-                    raw.execute("COMMIT")
-                built_ns += time.perf_counter_ns() - begin
-                begin = time.perf_counter_ns()
-                for fact in facts[start : start + block]:
-                    for row in scanned_rows([fact]):
-                        raw.execute("BEGIN IMMEDIATE")
-                        raw.execute(_RAW_INSERT, row)
-                        raw.execute("COMMIT")
-                scanned_ns += time.perf_counter_ns() - begin
+            for number, start in enumerate(range(0, len(facts), block)):
+                # Rotated: each loop runs first, second, ... equally often, so none always
+                # follows the same neighbour's writes (the disk's state differs after each).
+                shift = number % len(loops)
+                for loop in loops[shift:] + loops[:shift]:
+                    begin = time.perf_counter_ns()
+                    loop(start)
+                    spent[loop] += time.perf_counter_ns() - begin
     finally:
         ours.close()
         plain.close()
         raw.close()
+    ours_ns, plain_ns, raw_ns, built_ns, scanned_ns = (spent[loop] for loop in loops)
     ours = FactStore.open(root / "batches-ours" / "facts.db")
     plain = FactStore.open(root / "batches-unscreened" / "facts.db", screen=None)
     raw = raw_connection(root / "batches-raw" / "facts.db")
