@@ -1,11 +1,12 @@
-"""Redaction hides the environment's secrets as the environment is now, whatever it was when
-the last write was redacted (the secrets found in it are remembered only while it is unchanged)."""
+"""Redaction hides the secrets of the environment and the registered references as they are
+now, whatever they were at the last redaction (its pattern is reused only while both are
+unchanged)."""
 
 from __future__ import annotations
 
 import pytest
 
-from specwire.runtime.safety.redaction import redact
+from specwire.runtime.safety.redaction import forget_registered_secrets, redact, register_secret
 
 NAME = "SPECWIRE_TEST_API_KEY"
 FIRST = "first-secret-value-1234"
@@ -49,3 +50,12 @@ def test_an_explicit_environment_is_read_as_it_is_now() -> None:
     environ[NAME] = SECOND
     assert redact(f"{FIRST} {SECOND}", environ) == f"{FIRST} ${NAME}"
     assert redact(FIRST) == FIRST  # os.environ's secrets are not the explicit mapping's
+
+
+def test_a_secret_registered_after_a_redaction_is_hidden_until_forgotten() -> None:
+    value = "registered-secret-value-90"
+    assert redact(f"uses {value}") == f"uses {value}"
+    register_secret("TEST_REFERENCE", value)
+    assert redact(f"uses {value}") == "uses $TEST_REFERENCE"
+    forget_registered_secrets()
+    assert redact(f"uses {value}") == f"uses {value}"
