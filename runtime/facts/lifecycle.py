@@ -35,6 +35,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from types import TracebackType
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.facts.ownership import check_ownership, claim_new, is_regular_identity
@@ -93,24 +94,18 @@ class FactFile:
             except sqlite3.Error as exc:
                 raise store_error(action, exc) from exc
 
-    @contextmanager
-    def writing(self, action: str) -> Iterator[sqlite3.Connection]:
+    def writing(self, action: str) -> Transaction:
         """A write that adds facts: creates the database file if it does not exist yet."""
-        with self.lock:
-            conn = self._connection(create=True)
-            assert conn is not None
-            with self._transaction(conn, action) as tx:
-                yield tx
+        return Transaction(self, action)
 
     @contextmanager
     def updating(self, action: str) -> Iterator[sqlite3.Connection | None]:
         """A write that only changes existing facts: None, creating nothing, without a file."""
         with self.lock:
-            conn = self._connection(create=False)
-            if conn is None:
+            if self._connection(create=False) is None:
                 yield None
                 return
-            with self._transaction(conn, action) as tx:
+            with Transaction(self, action) as tx:
                 yield tx
 
     def health_problem(self, *, timeout_s: float) -> str | None:
@@ -164,26 +159,74 @@ class FactFile:
         self._conn, self._identity = conn, identity
         return conn
 
-    @contextmanager
-    def _transaction(self, conn: sqlite3.Connection, action: str) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction, refused when the file was removed or replaced."""
+    def connection(self) -> sqlite3.Connection:
+        """The open connection, connecting (and creating the file) on first use. Call under
+        the lock."""
+        conn = self._connection(create=True)
+        assert conn is not None
+        return conn
+
+    def check_identity(self, action: str) -> None:
+        """Refuse a transaction on a file removed or replaced since it was opened."""
         if self._identity is not None:
             problem = _identity_problem(self.path, self._identity)
             if problem is not None:
                 raise StoreError(f"cannot {action}: {problem}; reopen the store")
+
+
+class Transaction:
+    """One ``BEGIN IMMEDIATE`` transaction under the file's lock (connecting, and creating the
+    file, on first use), committed when the block ends and rolled back when it raises; refused
+    when the file was removed or replaced since it was opened.
+
+    A class, not a ``@contextmanager`` generator: every write enters one, and this costs a
+    third of the two nested generator blocks it replaces.
+    """
+
+    __slots__ = ("_action", "_conn", "_file")
+
+    def __init__(self, file: FactFile, action: str) -> None:
+        self._file = file
+        self._action = action
+        self._conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        file = self._file
+        file.lock.acquire()
         try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise store_error(action, exc) from exc
-        try:
-            yield conn
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            _rollback(conn)
-            raise store_error(action, exc) from exc
+            conn = file.connection()
+            file.check_identity(self._action)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise store_error(self._action, exc) from exc
         except BaseException:
-            _rollback(conn)
+            file.lock.release()
             raise
+        self._conn = conn
+        return conn
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn, self._conn = self._conn, None
+        assert conn is not None
+        try:
+            if exc is None:
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.Error as error:
+                    _rollback(conn)
+                    raise store_error(self._action, error) from error
+                return
+            _rollback(conn)
+            if isinstance(exc, sqlite3.Error):
+                raise store_error(self._action, exc) from exc
+        finally:
+            self._file.lock.release()
 
 
 def file_exists(path: Path) -> bool:

@@ -65,9 +65,8 @@ def _storable(value: str, what: str) -> str:
 
 def fact_text(text: str) -> str:
     """The text of a fact: stripped, non-empty, at most ``MAX_TEXT_CHARS``, storable."""
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not (text := text.strip()):
         raise InvalidRequestError("a memory needs non-empty text")
-    text = text.strip()
     if len(text) > MAX_TEXT_CHARS:
         raise InvalidRequestError(
             f"memory text is too long ({len(text)} characters; at most {MAX_TEXT_CHARS})"
@@ -78,9 +77,8 @@ def fact_text(text: str) -> str:
 def keyed_text(text: str) -> str:
     """The text of a keyed fact (a tier note): stripped, non-empty, storable, at most
     ``MAX_KEYED_TEXT_BYTES`` UTF-8 bytes."""
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not (text := text.strip()):
         raise InvalidRequestError("a memory needs non-empty text")
-    text = text.strip()
     problem = unstorable(text)
     if problem is not None:
         raise InvalidRequestError(f"memory text {problem}")
@@ -104,9 +102,8 @@ def fact_tags(tags: Sequence[str]) -> tuple[str, ...]:
         raise InvalidRequestError("tags must be a list of strings, not one string")
     cleaned: dict[str, None] = {}
     for tag in tags:
-        if not isinstance(tag, str) or not tag.strip():
+        if not isinstance(tag, str) or not (tag := tag.strip()):
             raise InvalidRequestError("every tag must be a non-empty string")
-        tag = tag.strip()
         if len(tag) > MAX_TAG_CHARS:
             raise InvalidRequestError(f"tag is too long (at most {MAX_TAG_CHARS} characters)")
         cleaned[_storable(tag, "a tag")] = None

@@ -25,6 +25,12 @@ _URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@:\s]*:([^/@\s]+)@", re.IGN
 _registered: dict[str, str] = {}
 _lock = threading.Lock()
 _pattern_cache: dict[tuple[tuple[str, str], ...], re.Pattern[str] | None] = {}
+# The secrets and pattern of the last redaction, and the copy of the environment they were
+# found in (``_registered_version`` counts changes to ``_registered``). Scanning every variable
+# costs about 6 us each (two regexes, decoding) and every write paid it before; comparing the
+# environment with the copy costs about 1 us, so the scan runs only when either changed.
+_registered_version = 0
+_last: tuple[dict[Any, Any], int, re.Pattern[str] | None, dict[str, str]] | None = None
 
 
 def looks_secret(name: str) -> bool:
@@ -34,14 +40,18 @@ def looks_secret(name: str) -> bool:
 
 def register_secret(name: str, value: str) -> None:
     """Hide ``value`` from now on, wherever it appears, as ``$name``."""
+    global _registered_version
     if len(value) >= MIN_REF_SECRET_CHARS:
         with _lock:
             _registered[value] = name
+            _registered_version += 1
 
 
 def forget_registered_secrets() -> None:
+    global _registered_version
     with _lock:
         _registered.clear()
+        _registered_version += 1
 
 
 def _environment_secrets(environ: Mapping[str, str]) -> dict[str, str]:
@@ -60,8 +70,18 @@ def _environment_secrets(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _pattern(environ: Mapping[str, str]) -> tuple[re.Pattern[str] | None, dict[str, str]]:
+    global _last
+    # os.environ keeps its items, encoded, in a plain dict: compared in C, without decoding.
+    items = getattr(environ, "_data", environ)
+    copied = isinstance(items, dict)
     with _lock:
+        last = _last
+        if copied and last is not None and last[1] == _registered_version and last[0] == items:
+            return last[2], last[3]
+        # Copied before it is scanned: a change in between makes the copy stale, not the secrets.
+        snapshot = dict(items) if copied else {}
         secrets = {**_environment_secrets(environ), **_registered}
+        version = _registered_version
     key = tuple(sorted(secrets.items()))
     if key not in _pattern_cache:
         if len(_pattern_cache) > 64:
@@ -69,7 +89,11 @@ def _pattern(environ: Mapping[str, str]) -> tuple[re.Pattern[str] | None, dict[s
         # Longest first, so a value that contains another is replaced whole.
         values = sorted(secrets, key=lambda value: (-len(value), value))
         _pattern_cache[key] = re.compile("|".join(map(re.escape, values))) if values else None
-    return _pattern_cache[key], secrets
+    pattern = _pattern_cache[key]
+    if copied:
+        with _lock:
+            _last = (snapshot, version, pattern, secrets)
+    return pattern, secrets
 
 
 def redact(text: str, environ: Mapping[str, str] | None = None) -> str:

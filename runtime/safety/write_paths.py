@@ -26,6 +26,7 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "fs.fenced:write_atomic": "host: the atomic writer; its callers are listed",
     "fs.keyfile:key_in": "host: a random key (evidence key, erasure receipt key)",
     # -- facts ----------------------------------------------------------------------------------
+    "facts.sql.queries:insert": "screened: as insert_many",
     "facts.sql.queries:insert_many": "screened: NewFact redacts (facts.validation) and the "
     "store scans before inserting (FactStore._screened: flagged writes are held)",
     "facts.sql.queries:insert_with_id": "screened: as insert_many",

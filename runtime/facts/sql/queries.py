@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from specwire.runtime.core.ids import new_memory_id
@@ -95,46 +96,57 @@ def scope_filter(
 
 def insert(conn: sqlite3.Connection, new: NewFact, now: int) -> Fact:
     """Write a new fact under a fresh id (drawn again on the rare 64-bit collision)."""
-    return insert_many(conn, [new], now)[0]
+    for attempt in range(3):
+        fact_id = new_memory_id()
+        try:
+            conn.execute(_INSERT, _row(fact_id, new, now))
+        except sqlite3.IntegrityError as exc:
+            if "facts.id" in str(exc) and attempt < 2:
+                continue
+            raise
+        return _written(fact_id, new, now, from_ms(now))
+    raise AssertionError("unreachable")
 
 
 def insert_many(conn: sqlite3.Connection, news: Sequence[NewFact], now: int) -> list[Fact]:
     """Write new facts, in order, under fresh ids (all drawn again on the rare 64-bit
     collision). Call inside a transaction."""
+    if len(news) == 1:
+        return [insert(conn, news[0], now)]
     for attempt in range(3):
         ids = [new_memory_id() for _ in news]
         rows = [_row(fact_id, new, now) for fact_id, new in zip(ids, news, strict=True)]
         try:
-            if len(rows) == 1:
-                conn.execute(_INSERT, rows[0])
-            else:
-                conn.execute("SAVEPOINT insert_many")
-                conn.executemany(_INSERT, rows)
-                conn.execute("RELEASE insert_many")
+            conn.execute("SAVEPOINT insert_many")
+            conn.executemany(_INSERT, rows)
+            conn.execute("RELEASE insert_many")
         except sqlite3.IntegrityError as exc:
-            if len(rows) > 1:
-                conn.execute("ROLLBACK TO insert_many")
-                conn.execute("RELEASE insert_many")
+            conn.execute("ROLLBACK TO insert_many")
+            conn.execute("RELEASE insert_many")
             if "facts.id" in str(exc) and attempt < 2:
                 continue
             raise
         created = from_ms(now)
         return [
-            Fact(
-                id=fact_id,
-                text=new.text,
-                tags=new.tags,
-                created_at=created,
-                expires_at=None if new.ttl_ms is None else from_ms(now + new.ttl_ms),
-                superseded_by=None,
-                provenance=new.provenance,
-                scope=new.scope,
-                key=new.key,
-                tier=new.tier,
-            )
-            for fact_id, new in zip(ids, news, strict=True)
+            _written(fact_id, new, now, created) for fact_id, new in zip(ids, news, strict=True)
         ]
     raise AssertionError("unreachable")
+
+
+def _written(fact_id: str, new: NewFact, now: int, created: datetime) -> Fact:
+    """The fact ``_row(fact_id, new, now)`` stored."""
+    return Fact(
+        id=fact_id,
+        text=new.text,
+        tags=new.tags,
+        created_at=created,
+        expires_at=None if new.ttl_ms is None else from_ms(now + new.ttl_ms),
+        superseded_by=None,
+        provenance=new.provenance,
+        scope=new.scope,
+        key=new.key,
+        tier=new.tier,
+    )
 
 
 def insert_with_id(conn: sqlite3.Connection, fact_id: str, new: NewFact, now: int) -> None:
