@@ -94,8 +94,10 @@ def payload(world: Path) -> str:
 def patch_everything(folder: str, world: Path) -> str:
     line = payload(world).replace('"', '\\"')
     return (
-        f'n=0; for f in $(find {folder} -type f); do echo "{line}" >> "$f" 2>/dev/null '
-        f"&& n=$((n+1)); done; echo patched=$n; "
+        # The loop's own errors (one per read-only file) are silenced as a group: the tool's
+        # output is capped, and the count and the lines below are what the test reads.
+        f'n=0; {{ for f in $(find {folder} -type f); do echo "{line}" >> "$f" '
+        f"&& n=$((n+1)); done; }} 2>/dev/null; echo patched=$n; "
         f"rm -rf {folder}/specwire/runtime/tools/shell 2>&1 | tail -1; "
         f'echo "{line}" > {folder}/sitecustomize.py 2>&1; '
         f'echo "import os; {line}" > {folder}/evil.pth 2>&1; echo done'
