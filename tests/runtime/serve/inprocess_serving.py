@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import itertools
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -50,7 +51,12 @@ def _imported(agent_py: Path) -> ModuleType:
     found = importlib.util.spec_from_file_location(module_name, agent_py)
     assert found is not None and found.loader is not None
     module = importlib.util.module_from_spec(found)
-    found.loader.exec_module(module)
+    # No __pycache__ beside a golden bundle: snapshots/ holds exactly what `codegen build` writes.
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        found.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     return module
 
 
