@@ -153,8 +153,12 @@ class FakeStreamProvider:
             whole = (
                 _openai_completion(reply) if self.wire == "openai" else _anthropic_message(reply)
             )
-            _send_json(handler, 200, whole)
-            rec.finished = True
+            rec.finished = True  # before the write: the client may look once it has the body
+            try:
+                _send_json(handler, 200, whole)
+            except OSError:
+                rec.finished = False
+                raise
             return
         handler.send_response(200)
         handler.send_header("content-type", "text/event-stream")
@@ -219,20 +223,34 @@ class _EventWriter:
             time.sleep(reply.interval)
         if last_text and reply.hold_last is not None:
             reply.hold_last.wait(timeout=60)
-        self.frame(data, event)
+        # Counted before the write: a client that has read the frame must already see it counted.
         now = time.monotonic()
-        record.first_token_at = record.first_token_at or now
+        first_before = record.first_token_at
+        record.first_token_at = first_before or now
         record.last_token_at = now
         record.deltas_sent += 1
+        try:
+            self.frame(data, event)
+        except _Gone:
+            record.deltas_sent -= 1
+            record.first_token_at = first_before
+            raise
         return True
 
+    def finish(self, data: Body | str, event: str | None = None) -> None:
+        """Send the last frame, marked finished first: a client may look once it has read it."""
+        self.record.finished = True
+        try:
+            self.frame(data, event)
+        except _Gone:
+            self.record.finished = False
+            raise
+
     def fail(self) -> None:
-        self.failed = True
-        if self.wire == "anthropic":
-            self.frame(_error_body(self.wire, self.reply), "error")
-        else:
-            self.frame(_error_body(self.wire, self.reply))
-        self.record.finished = True  # the server ended the stream on purpose
+        self.failed = True  # the server ends the stream on purpose: finished, not disconnected
+        self.finish(
+            _error_body(self.wire, self.reply), "error" if self.wire == "anthropic" else None
+        )
 
     def cut(self) -> None:
         """Close the connection in the middle of the body (the chunked stream never ends)."""
@@ -336,8 +354,7 @@ def _stream_anthropic(out: _EventWriter, reply: StreamReply) -> None:
         },
         "message_delta",
     )
-    out.frame({"type": "message_stop"}, "message_stop")
-    out.record.finished = True
+    out.finish({"type": "message_stop"}, "message_stop")
 
 
 def _anthropic_message(reply: StreamReply) -> Body:
@@ -418,8 +435,7 @@ def _stream_openai(out: _EventWriter, reply: StreamReply, include_usage: bool) -
     out.frame(_chunk(model, choice({}, finish)))
     if include_usage:
         out.frame(_chunk(model, [], _openai_usage(reply)))
-    out.frame("[DONE]")
-    out.record.finished = True
+    out.finish("[DONE]")
 
 
 def _openai_completion(reply: StreamReply) -> Body:
