@@ -42,7 +42,12 @@ from specwire.runtime.core.fragment import (
     BASH_LIMITS,
     DREAM_EVERY_MAX_DAYS,
     DREAM_EVERY_MIN_MS,
+    MEMORY_TOOL_NAME_PATTERN,
     RECALL_MODES,
+    RESERVED_MEMORY_TOOL_NAMES,
+    RESOURCE_ID_MAX_LENGTH,
+    RESOURCE_ID_PATTERN,
+    ROUTED_BACKENDS,
     DreamModeName,
 )
 
@@ -519,8 +524,77 @@ Origin = Annotated[
     WithJsonSchema({"type": "string", "pattern": "^https?://[^/?#@\\s]+/?$"}),
 ]
 
+# -- several providers, provider tools, documents (fragment version 5) -------------------------
+
+_RESOURCE_ID_RE: Final = re.compile(RESOURCE_ID_PATTERN)
+_MEMORY_TOOL_NAME_RE: Final = re.compile(MEMORY_TOOL_NAME_PATTERN)
+
+
+def _resource_id(value: str) -> str:
+    if len(value) > RESOURCE_ID_MAX_LENGTH or _RESOURCE_ID_RE.fullmatch(value) is None:
+        fail(
+            "must be lower-case letters and digits in words joined by single hyphens, at most "
+            f"{RESOURCE_ID_MAX_LENGTH} characters {got(value)}"
+        )
+    return value
+
+
+def _memory_tool_name(value: str) -> str:
+    if _MEMORY_TOOL_NAME_RE.fullmatch(value) is None:
+        fail(f"must be 1 to 32 lower-case letters, digits and underscores {got(value)}")
+    if value in RESERVED_MEMORY_TOOL_NAMES:
+        fail(f"memory_{value} is one of specwire's own memory tools: choose another name")
+    return value
+
+
+def _routed_backend(value: str) -> str:
+    if value not in ROUTED_BACKENDS:
+        fail(f"unknown backend {quote(value)}: known backends: {', '.join(ROUTED_BACKENDS)}")
+    return value
+
+
+# The router's wait for one provider: at least 10 ms, at most the OpenComputer call deadline.
+PROVIDER_DEADLINE_MAX_MS: Final = 10_000
+
+
+def _provider_deadline(value: Any) -> Any:
+    if not isinstance(value, str) or DURATION_RE.fullmatch(value) is None:
+        fail(f'expected a duration such as "500ms" or "2s" {got(value)}')
+    millis = parse_duration_ms(value)
+    if millis is None or not 10 <= millis <= PROVIDER_DEADLINE_MAX_MS:
+        fail(f"must be between 10ms and {PROVIDER_DEADLINE_MAX_MS // 1000}s {got(value)}")
+    return value
+
+
+ProviderDeadline = Annotated[
+    str,
+    BeforeValidator(_provider_deadline),
+    WithJsonSchema({"type": "string", "pattern": f"^{DURATION_RE.pattern}$"}),
+]
+ResourceId = Annotated[
+    str,
+    AfterValidator(_resource_id),
+    WithJsonSchema(
+        {"type": "string", "pattern": RESOURCE_ID_PATTERN, "maxLength": RESOURCE_ID_MAX_LENGTH}
+    ),
+]
+MemoryToolName = Annotated[
+    str,
+    AfterValidator(_memory_tool_name),
+    WithJsonSchema({"type": "string", "pattern": MEMORY_TOOL_NAME_PATTERN}),
+]
+RoutedBackend = Annotated[
+    str,
+    AfterValidator(_routed_backend),
+    WithJsonSchema({"type": "string", "enum": list(ROUTED_BACKENDS)}),
+]
+
 __all__ = [
     "AutoRecall",
+    "MemoryToolName",
+    "ProviderDeadline",
+    "ResourceId",
+    "RoutedBackend",
     "Backend",
     "BudgetUsd",
     "DreamEvery",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import assert_never
 
@@ -41,15 +42,23 @@ from specwire.ir.source import (
     CliSource,
     ContinuitySource,
     CrewSource,
+    DocumentBindingSource,
     DreamSource,
     ManagedSource,
     MemoryScopeSource,
     MemorySource,
+    MemoryToolSource,
+    ProviderSource,
     ResearchSource,
     TenantSource,
     WikiSource,
 )
 from specwire.runtime.core.fragment import ScopeName
+from specwire.runtime.core.fragment_model import (
+    DocumentBindingFragment,
+    MemoryToolFragment,
+    ProviderFragment,
+)
 
 AnySource = CliSource | ChannelSource | ManagedSource | ResearchSource | CrewSource
 
@@ -139,12 +148,15 @@ def resolve_memory(
     and the memory scope resolved for ``target``."""
     if memory is None or memory.enabled is False:
         return None
+    # ``providers`` names the primary first (``ir.checks`` refuses it beside the memory-level
+    # connection keys): the primary becomes the fragment's backend, the rest its ``providers``.
+    primary = memory.providers[0] if memory.providers else None
     return IrMemory(
         enabled=memory.enabled,
-        backend=memory.backend,
-        dsn=memory.dsn,
-        url=memory.url,
-        token=memory.token,
+        backend=primary.backend if primary is not None else memory.backend,
+        dsn=primary.dsn if primary is not None else memory.dsn,
+        url=primary.url if primary is not None else memory.url,
+        token=primary.token if primary is not None else memory.token,
         embedder=memory.embedder,
         ttl_ms=parse_duration_ms(memory.ttl) if memory.ttl is not None else None,
         auto_capture=memory.auto_capture,
@@ -159,6 +171,46 @@ def resolve_memory(
         dream=_dream(memory.dream) if memory.dream is not None else None,
         scope=resolve_memory_scope(memory.scope, target),
         tiers=True if memory.tiers or tiers_listed else None,
+        protocol=primary.protocol if primary is not None else memory.protocol,
+        tools=tuple(_memory_tool(tool) for tool in memory.tools) if memory.tools else None,
+        providers=tuple(_provider(p) for p in memory.providers[1:]) or None
+        if memory.providers
+        else None,
+        documents=_documents(memory.documents) if memory.documents else None,
+    )
+
+
+def _memory_tool(tool: MemoryToolSource) -> MemoryToolFragment:
+    return MemoryToolFragment(
+        name=tool.name,
+        description=tool.description,
+        access=tool.access,
+        idempotent=tool.idempotent,
+        input_schema=json.dumps(tool.input, sort_keys=True, separators=(",", ":")),
+    )
+
+
+def _provider(provider: ProviderSource) -> ProviderFragment:
+    return ProviderFragment(
+        name=provider.name,
+        backend=provider.backend,
+        dsn=provider.dsn,
+        url=provider.url,
+        token=provider.token,
+        protocol=provider.protocol,
+        path=provider.path,
+        deadline_ms=parse_duration_ms(provider.deadline) if provider.deadline else None,
+    )
+
+
+def _documents(
+    documents: dict[str, DocumentBindingSource],
+) -> tuple[DocumentBindingFragment, ...]:
+    return tuple(
+        DocumentBindingFragment(
+            name=name, scope=binding.scope, id=binding.id, access=binding.access
+        )
+        for name, binding in sorted(documents.items())
     )
 
 

@@ -28,6 +28,7 @@ from specwire.ir.fields import (
     Embedder,
     ManagedToolName,
     MemoryScope,
+    MemoryToolName,
     ModelId,
     ModelIdList,
     Name,
@@ -37,7 +38,10 @@ from specwire.ir.fields import (
     Origin,
     PositiveInt,
     Proof,
+    ProviderDeadline,
     RecallK,
+    ResourceId,
+    RoutedBackend,
     Scope,
     SecretRef,
     ServiceUrl,
@@ -50,7 +54,13 @@ from specwire.ir.fields import (
     fail,
 )
 from specwire.ir.values import got
-from specwire.runtime.core.fragment import WIRABLE_TIERS
+from specwire.runtime.core.fragment import (
+    WIRABLE_TIERS,
+    DocumentAccess,
+    DocumentScope,
+    MemoryProtocol,
+    MemoryToolAccess,
+)
 
 MEMORY_SCOPES: tuple[str, ...] = get_args(MemoryScope)
 
@@ -119,6 +129,39 @@ class MemoryScopeSource(_Source):
     )
 
 
+class MemoryToolSource(_Source):
+    """``memory.tools[]``: one tool of an OpenComputer memory endpoint (``memory_<name>``)."""
+
+    name: MemoryToolName
+    description: NonEmptyStr
+    access: MemoryToolAccess
+    idempotent: bool | None = None
+    # A JSON Schema object (``type: object``, no ``$ref``, no top-level ``memory`` property).
+    input: dict[str, Any]
+
+
+class ProviderSource(_Source):
+    """``memory.providers[]``: the primary first, then providers the router also reads."""
+
+    name: ResourceId
+    backend: RoutedBackend
+    dsn: SecretRef | None = None
+    url: ServiceUrl | None = None
+    token: SecretRef | None = None
+    protocol: MemoryProtocol | None = None
+    # A markdown vault's folder (or another file store's), relative to the agent's folder.
+    path: NonEmptyStr | None = None
+    deadline: ProviderDeadline | None = None
+
+
+class DocumentBindingSource(_Source):
+    """``memory.documents.<name>``: one document (``id``) or the collection."""
+
+    scope: DocumentScope
+    id: ResourceId | None = None
+    access: DocumentAccess | None = None
+
+
 class MemorySource(_Source):
     enabled: bool | None = None
     backend: Backend | None = None
@@ -138,6 +181,10 @@ class MemorySource(_Source):
     dream: DreamSource | None = None
     scope: MemoryScopeSource | None = None
     tiers: bool | None = None
+    protocol: MemoryProtocol | None = None
+    tools: list[MemoryToolSource] | None = None
+    providers: list[ProviderSource] | None = None
+    documents: dict[ResourceId, DocumentBindingSource] | None = None
 
     @field_validator("scope", mode="before")
     @classmethod

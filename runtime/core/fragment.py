@@ -22,13 +22,22 @@ if TYPE_CHECKING:
         ContinuityFragment as ContinuityFragment,
     )
     from specwire.runtime.core.fragment_model import (
+        DocumentBindingFragment as DocumentBindingFragment,
+    )
+    from specwire.runtime.core.fragment_model import (
         DreamFragment as DreamFragment,
     )
     from specwire.runtime.core.fragment_model import (
         MemoryFactsFragment as MemoryFactsFragment,
     )
     from specwire.runtime.core.fragment_model import (
+        MemoryToolFragment as MemoryToolFragment,
+    )
+    from specwire.runtime.core.fragment_model import (
         MemoryWiringFragment as MemoryWiringFragment,
+    )
+    from specwire.runtime.core.fragment_model import (
+        ProviderFragment as ProviderFragment,
     )
     from specwire.runtime.core.fragment_model import (
         ScopeFragment as ScopeFragment,
@@ -42,9 +51,12 @@ SPECWIRE_VERSION: Final = "0.3.0"
 # 1: specwire 0.1 (no version field); 2: ``version`` and ``specwire`` fields; 3: bundles import
 # from ``specwire.runtime.bundle`` (``BUNDLE_INTERFACE``); 4: ``memory.scope`` and
 # ``memory.tiers``, and the per-conversation builders (channel and managed ``build_turn``, crew
-# ``build_session``) take the host's ``Audience``. A bundle carries the lowest version that reads
-# it (``ir.lower``): a cli or research bundle without those fields still says 3.
-FRAGMENT_VERSION: Final = 4
+# ``build_session``) take the host's ``Audience``; 5: ``memory.protocol``, ``memory.tools``,
+# ``memory.providers`` and ``memory.documents``. A bundle carries the lowest version that reads
+# it (``ir.lower``): a cli or research bundle without any of those fields still says 3.
+FRAGMENT_VERSION: Final = 5
+# The version that added scopes and tiers, written for bundles that use nothing of version 5.
+SCOPES_FRAGMENT_VERSION: Final = 4
 # The version before scopes, still written for bundles that use nothing of version 4.
 PRE_SCOPES_FRAGMENT_VERSION: Final = 3
 
@@ -154,6 +166,51 @@ EMBEDDER_EXTRAS: Final[dict[str, str]] = {
 }
 WIRABLE_TIERS: Final[tuple[str, ...]] = ("facts", "continuity", "wiki")
 
+# -- several providers, other wires, documents (fragment version 5) -------------------------
+
+# ``memory.protocol`` (http backend only): our REST contract (the default) or OpenComputer's
+# HTTP memory contract version 1 (docs/opencomputer.md).
+MemoryProtocol = Literal["specwire", "opencomputer"]
+MEMORY_PROTOCOLS: Final[tuple[MemoryProtocol, ...]] = ("specwire", "opencomputer")
+# ``memory.providers``: the primary first (it takes the writes and its failure blocks the turn),
+# then providers the router also reads. ``markdown`` is a read-only vault of notes: never the
+# primary.
+ROUTED_BACKENDS: Final[tuple[str, ...]] = ("file", "http", "markdown", "postgres")
+READ_ONLY_BACKENDS: Final[tuple[str, ...]] = ("markdown",)
+MAX_PROVIDERS: Final = 8
+# A provider's name (and a document binding's name): OpenComputer's resource id.
+RESOURCE_ID_PATTERN: Final = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+RESOURCE_ID_MAX_LENGTH: Final = 128
+# How long the router waits for one provider's recall, unless the spec says.
+PROVIDER_DEADLINE_MS_DEFAULT: Final = 2_000
+# ``memory.tools``: provider-defined tools of an OpenComputer memory endpoint, exposed to the
+# model as ``memory_<name>``.
+MemoryToolAccess = Literal["read", "write"]
+MEMORY_TOOL_ACCESS: Final[tuple[MemoryToolAccess, ...]] = ("read", "write")
+MEMORY_TOOL_NAME_PATTERN: Final = r"^[a-z0-9_]{1,32}$"
+MEMORY_TOOL_PREFIX: Final = "memory_"
+MAX_MEMORY_TOOLS: Final = 8
+# The top-level argument OpenComputer reserves in a provider tool's input schema.
+MEMORY_TOOL_RESERVED_ARGUMENT: Final = "memory"
+# OpenComputer's recalled-text limit (``maxBytes``): default and ceiling.
+RECALL_MAX_BYTES_DEFAULT: Final = 8192
+RECALL_MAX_BYTES_CEILING: Final = 16384
+# ``memory.documents``: document memory bindings (OpenComputer's ``documentMemory``), on the
+# file and PostgreSQL backends. A ``document`` binding names one document (``id``); a
+# ``collection`` binding reads every document of the agent's collection. Access defaults to
+# ``read`` (no tool writes unless the spec says ``read-write``).
+DocumentScope = Literal["document", "collection"]
+DOCUMENT_SCOPES: Final[tuple[DocumentScope, ...]] = ("document", "collection")
+DocumentAccess = Literal["read", "read-write"]
+DOCUMENT_ACCESS: Final[tuple[DocumentAccess, ...]] = ("read", "read-write")
+DOCUMENT_BACKENDS: Final[tuple[str, ...]] = ("file", "postgres")
+MAX_DOCUMENT_BINDINGS: Final = 8
+DOCUMENT_TOOL_NAMES: Final[tuple[str, ...]] = ("memory_save", "memory_read", "memory_list")
+# Names a provider-defined tool may not take (``memory_<name>`` would shadow one of ours).
+RESERVED_MEMORY_TOOL_NAMES: Final[frozenset[str]] = frozenset(
+    {"read", "write", "search", "append_daily", "save", "list"}
+)
+
 # -- ids and limits -------------------------------------------------------------------------
 
 TENANT_ID_PATTERN: Final = r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,63}$"
@@ -261,9 +318,12 @@ ScopeName = Literal["user", "conversation", "role", "agent", "crew"]
 _MODEL_NAMES: Final = frozenset(
     {
         "ContinuityFragment",
+        "DocumentBindingFragment",
         "DreamFragment",
         "MemoryFactsFragment",
+        "MemoryToolFragment",
         "MemoryWiringFragment",
+        "ProviderFragment",
         "ScopeFragment",
         "WikiFragment",
     }

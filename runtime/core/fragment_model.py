@@ -19,7 +19,11 @@ from specwire.runtime.core.fragment import (
     RECALL_K_MAX,
     RECALL_K_MIN,
     ContinuityScope,
+    DocumentAccess,
+    DocumentScope,
     DreamModeName,
+    MemoryProtocol,
+    MemoryToolAccess,
     ProofMode,
     ScopeName,
 )
@@ -57,6 +61,44 @@ class ScopeFragment(_Frozen):
     follow_user: bool | None = None
 
 
+class MemoryToolFragment(_Frozen):
+    """One provider-defined tool of an OpenComputer memory endpoint (``memory.tools``), exposed
+    to the model as ``memory_<name>``."""
+
+    name: str
+    description: str
+    access: MemoryToolAccess
+    idempotent: bool | None = None
+    # The tool's input JSON Schema as canonical JSON text (sorted keys, compact): a frozen,
+    # byte-stable literal in the bundle.
+    input_schema: str
+
+
+class ProviderFragment(_Frozen):
+    """A provider the router reads after the primary (``memory.providers`` beyond the first).
+    Connection settings as in ``MemoryFactsFragment``; ``path`` is a vault or store folder,
+    relative to the agent's folder."""
+
+    name: str
+    backend: str
+    dsn: str | None = None
+    url: str | None = None
+    token: str | None = None
+    protocol: MemoryProtocol | None = None
+    path: str | None = None
+    deadline_ms: int | None = Field(default=None, gt=0)
+
+
+class DocumentBindingFragment(_Frozen):
+    """``memory.documents.<name>``: a document (``id``) or the collection, read or read-write
+    (``None``: read)."""
+
+    name: str
+    scope: DocumentScope
+    id: str | None = None
+    access: DocumentAccess | None = None
+
+
 class MemoryFactsFragment(_Frozen):
     enabled: bool | None = None
     # A string, not a closed enum: the runtime names the backends it knows when it refuses one.
@@ -82,6 +124,14 @@ class MemoryFactsFragment(_Frozen):
     # Crewship's seven tiers as notes beside the facts (``runtime.facts.tiers``): their tools
     # and the prompt's memory blocks. Absent: off.
     tiers: bool | None = None
+    # Version 5. ``protocol``: the http backend's wire (absent: ours). ``tools``: the OpenComputer
+    # endpoint's tools. ``providers``: what the router reads beside the primary (the primary is
+    # ``backend``/``dsn``/``url``/``token``/``protocol`` above). ``documents``: document memory
+    # bindings, sorted by name.
+    protocol: MemoryProtocol | None = None
+    tools: tuple[MemoryToolFragment, ...] | None = None
+    providers: tuple[ProviderFragment, ...] | None = None
+    documents: tuple[DocumentBindingFragment, ...] | None = None
 
 
 class ContinuityFragment(_Frozen):

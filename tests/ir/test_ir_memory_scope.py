@@ -7,7 +7,10 @@ import pytest
 
 from specwire.ir import SpecError, load_spec_text, lower
 from specwire.ir.model import IrMemoryScope
-from specwire.runtime.core.fragment import FRAGMENT_VERSION, PRE_SCOPES_FRAGMENT_VERSION
+from specwire.runtime.core.fragment import (
+    PRE_SCOPES_FRAGMENT_VERSION,
+    SCOPES_FRAGMENT_VERSION,
+)
 
 AGENT = "agent: {model: m, instructions: i}\n"
 HEADERS: dict[str, str] = {
@@ -73,13 +76,13 @@ def test_cli_and_research_without_scope_keys_lower_as_before_scopes(target: str)
 
 def test_tiers_and_the_audience_targets_need_version_4() -> None:
     tiers = lower(load_spec_text(HEADERS["cli"] + "memory: {tiers: true}\n", "spec.yaml"))
-    assert tiers.version == FRAGMENT_VERSION and tiers.memory is not None
+    assert tiers.version == SCOPES_FRAGMENT_VERSION and tiers.memory is not None
     assert tiers.memory.tiers is True
     off = lower(load_spec_text(HEADERS["cli"] + "memory: {tiers: false}\n", "spec.yaml"))
     assert off.version == PRE_SCOPES_FRAGMENT_VERSION and off.to_data()["memory"] == {}
     for target in ("channel", "managed", "crew"):
         plain = lower(load_spec_text(HEADERS[target] + "continuity: false\n", "spec.yaml"))
-        assert plain.version == FRAGMENT_VERSION, target
+        assert plain.version == SCOPES_FRAGMENT_VERSION, target
 
 
 @pytest.mark.parametrize(
