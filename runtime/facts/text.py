@@ -19,6 +19,7 @@ tokenizer (which only splits on ASCII separators) sees exactly these tokens on b
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -166,3 +167,10 @@ def clip_query(query: str) -> str:
     cut = query[:MAX_QUERY_CHARS]
     space = cut.rfind(" ")
     return cut[:space] if space > MAX_QUERY_CHARS // 2 else cut
+
+
+def fingerprint(text: str) -> str:
+    """A content fingerprint for deduplication across providers: equal for texts that differ
+    only in case, Unicode compatibility form and whitespace."""
+    folded = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()[:32]

@@ -21,7 +21,9 @@ for their tier, plain recall only facts without one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import threading
+import time
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
@@ -127,6 +129,20 @@ class RecallRequest:
     visible: tuple[ScopeKey, ...] = (AGENT,)
     # Empty: plain facts only. Otherwise only tier notes of these tiers.
     tiers: tuple[str, ...] = ()
+    # Remem's search fields (append-only; a provider that ignores one still answers correctly,
+    # the router enforces them again on what comes back):
+    # words that widen the query (a plan's topics, a goal's title)
+    topics: tuple[str, ...] = ()
+    # only hits of these types (``ProviderHit.type``); empty: every type
+    types: tuple[str, ...] = ()
+    # the hits' texts together stay within about this many tokens (4 UTF-8 bytes a token)
+    max_tokens: int | None = None
+    # ``time.monotonic()`` instant after which the provider gives up (``DeadlineExceeded``)
+    deadline: float | None = None
+    # set by the caller to abandon the search (``DeadlineExceeded``)
+    cancel: threading.Event | None = field(default=None, compare=False)
+    # why the recall runs ("auto-recall", "tool", "owner"), for diagnostics only
+    reason: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.limit, bool) or not 1 <= self.limit <= MAX_RECALL_K:
@@ -134,6 +150,16 @@ class RecallRequest:
         _check_visible(self.visible, "recall")
         for tier in self.tiers:
             check_tier(tier)
+        if self.max_tokens is not None and (
+            isinstance(self.max_tokens, bool) or self.max_tokens < 1
+        ):
+            raise InvalidRequestError("recall: max_tokens must be a positive integer")
+
+    def expired(self) -> bool:
+        """The caller gave up: its deadline passed or it set ``cancel``."""
+        if self.cancel is not None and self.cancel.is_set():
+            return True
+        return self.deadline is not None and time.monotonic() >= self.deadline
 
 
 @dataclass(frozen=True)
@@ -147,6 +173,14 @@ class ProviderHit:
     scope: ScopeKey = AGENT
     key: str | None = None
     tier: str | None = None
+    # Version 5, filled by providers that have them (a vault note) and by the router:
+    # the provider the hit came from (``memory.providers`` name), why it ranked,
+    # a content fingerprint (``runtime.facts.text.fingerprint``), a title and a type.
+    provider: str | None = None
+    reasons: tuple[str, ...] = ()
+    fingerprint: str | None = None
+    title: str | None = None
+    type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -243,6 +277,18 @@ class Capabilities:
     keys: bool = False
     # ``read`` by id or key.
     point_read: bool = False
+    # Remem's flags (append-only; those it shares with the above are ``lexical``,
+    # ``semantic`` and ``point_read``): filters on tags/types/scopes in the query itself,
+    # ``catalog()``, ``retain``, ``update``, ``forget``, session history, entities, documents
+    # read from a filesystem.
+    metadata_filtering: bool = False
+    catalog: bool = False
+    writes: bool = False
+    updates: bool = False
+    deletes: bool = False
+    episodic_history: bool = False
+    structured_entities: bool = False
+    filesystem_documents: bool = False
 
 
 @runtime_checkable
@@ -271,6 +317,80 @@ class ReadingFactProvider(FactProvider, FactReader, Protocol):
     """A fact provider that also offers point reads (what MemoryRead and tier notes use)."""
 
 
+@dataclass(frozen=True)
+class ProviderDescriptor:
+    """What a provider is, for diagnostics and ``codegen check``: never a credential, a path
+    outside the agent's folder or memory content."""
+
+    # The ``memory.providers`` name (``primary`` when the spec names none).
+    id: str
+    # ``file``, ``postgres``, ``http``, ``markdown``, or a provider of one's own.
+    kind: str
+    read_only: bool = False
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """One item a provider can enumerate cheaply (a vault note, a document, a topic)."""
+
+    id: str
+    title: str
+    type: str | None = None
+    updated_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class UpdateRequest:
+    """Replace a live fact's text and tags in place of a supersede (``Capabilities.updates``):
+    the old text is kept as history, the id stays."""
+
+    id: str
+    text: str
+    tags: tuple[str, ...] = ()
+    visible: tuple[ScopeKey, ...] = (AGENT,)
+
+    def __post_init__(self) -> None:
+        if not MEMORY_ID_RE.match(self.id):
+            raise InvalidRequestError(f"update: not a memory id: {self.id!r}")
+        _check_visible(self.visible, "update")
+
+
+class DeadlineExceeded(StoreError):
+    """A recall's ``deadline`` passed or its ``cancel`` was set before it finished."""
+
+
+@runtime_checkable
+class DescribedProvider(Protocol):
+    def descriptor(self) -> ProviderDescriptor: ...
+
+
+@runtime_checkable
+class CatalogProvider(Protocol):
+    """``Capabilities.catalog``: cheaper than retrieval; its failure never disables recall."""
+
+    def catalog(self, limit: int = 100) -> tuple[CatalogEntry, ...]: ...
+
+
+@runtime_checkable
+class UpdatingProvider(Protocol):
+    def update(self, request: UpdateRequest) -> RetainResult: ...
+
+
+@runtime_checkable
+class RefreshingProvider(Protocol):
+    """Re-read what changed underneath (a vault's files); called after a mutation."""
+
+    def refresh(self) -> None: ...
+
+
+@runtime_checkable
+class DisposableProvider(Protocol):
+    """Release connections and threads; the provider answers nothing afterwards."""
+
+    def dispose(self) -> None: ...
+
+
 LOCAL_CAPABILITIES = Capabilities(
     lexical=True,
     semantic=False,
@@ -280,6 +400,9 @@ LOCAL_CAPABILITIES = Capabilities(
     forget_by_query=True,
     tombstones=True,
     subject_cascade=False,
+    metadata_filtering=True,
+    writes=True,
+    deletes=True,
 )
 # The embedded store's: scope keys, keyed writes and point reads too.
 STORE_CAPABILITIES = replace(LOCAL_CAPABILITIES, scopes=True, keys=True, point_read=True)

@@ -45,6 +45,9 @@ def test_the_local_provider_satisfies_the_protocol_and_declares_capabilities(
         scopes=True,
         keys=True,
         point_read=True,
+        metadata_filtering=True,
+        writes=True,
+        deletes=True,
     )
 
 
