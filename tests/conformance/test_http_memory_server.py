@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -373,6 +374,28 @@ def open_files() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+@contextmanager
+def no_free_descriptors() -> Iterator[None]:
+    """No new file descriptor can be opened inside. RLIMIT_NOFILE bounds descriptor NUMBERS,
+    and a new descriptor takes the lowest free number: the holes below the highest open one are
+    filled first (with /dev/null), else a lower-numbered hole would still be handed out."""
+    import resource
+
+    highest = max(int(name) for name in os.listdir("/proc/self/fd"))
+    fillers: list[int] = []
+    while (fd := os.open(os.devnull, os.O_RDONLY)) <= highest:
+        fillers.append(fd)
+    os.close(fd)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (highest + 1, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        for fd in fillers:
+            os.close(fd)
+
+
 def test_one_tenant_s_300_specs_keep_open_files_bounded_and_another_tenant_writing(
     tmp_path: Path,
 ) -> None:
@@ -479,8 +502,6 @@ def test_public_messages_hide_absolute_paths_only() -> None:
 def test_running_out_of_files_mid_operation_never_quotes_a_server_path(tmp_path: Path) -> None:
     """The attack's error: a store open in the pool (its file not yet created) fails to create
     its file when the process is out of descriptors; the answer said where."""
-    import resource
-
     from starlette.testclient import TestClient
 
     stores = LocalStores(tmp_path, ["tenant-a"])
@@ -489,12 +510,8 @@ def test_running_out_of_files_mid_operation_never_quotes_a_server_path(tmp_path:
         with TestClient(memory_app(stores, {TOKEN_A: "tenant-a"})) as client:
             empty = client.post("/v1/recall", json={"spec": "fresh", "query": "x"}, headers=a)
             assert empty.status_code == 200 and empty.json()["hits"] == []
-            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files(), hard))
-            try:
+            with no_free_descriptors():
                 answer = client.post("/v1/retain", json=retain_body("x", spec="fresh"), headers=a)
-            finally:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     finally:
         stores.close()
     assert answer.status_code >= 400 and answer.status_code != 500, answer.text
