@@ -53,11 +53,11 @@ from specwire.ir.source import (
     TenantSource,
     WikiSource,
 )
-from specwire.runtime.core.fragment import ScopeName
-from specwire.runtime.core.fragment_model import (
+from specwire.runtime.core.fragment import (
     DocumentBindingFragment,
     MemoryToolFragment,
     ProviderFragment,
+    ScopeName,
 )
 
 AnySource = CliSource | ChannelSource | ManagedSource | ResearchSource | CrewSource
