@@ -289,7 +289,9 @@ def test_filtered_hybrid_recall_still_returns_k_when_another_scope_dominates(
     from specwire.runtime.embedders import load_embedder
 
     embedder = load_embedder("hash/64")
-    crowd = pg.make(B, SPEC, embedder=embedder)
+    # Filling 3,000 rows into an HNSW index is the setup, not the subject: no 5 s statement
+    # timeout for it (a loaded machine took longer).
+    crowd = pg.make(B, SPEC, embedder=embedder, timeout_s=300.0)
     for start in range(0, 3000, 1000):
         crowd.retain_many(
             [RetainRequest(f"deployments pipelines deploy {n}") for n in range(start, start + 1000)]
