@@ -5,8 +5,8 @@ and pages, tenants apart, and two writers racing for one revision."""
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
