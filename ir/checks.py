@@ -23,6 +23,7 @@ from specwire.ir.errors import SpecIssue
 from specwire.ir.positions import Locator
 from specwire.ir.suggest import did_you_mean
 from specwire.ir.values import quote
+from specwire.runtime.core.fragment import DOCUMENT_BACKENDS, MAX_DOCUMENT_BINDINGS
 
 
 def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue]:
@@ -35,6 +36,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _dream_backend(data, locator)
     issues += _memory_scope(data, target, locator)
     issues += _tier_tools_need_tiers(data, locator)
+    issues += _documents(data, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
     if target == "crew":
@@ -78,6 +80,75 @@ def _tier_tools_need_tiers(data: dict[str, Any], locator: Locator) -> Iterable[S
                 f"{quote(tool)} is a memory tier tool, but memory.tiers is false",
             )
         return
+
+
+def _documents(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """``memory.documents``: at most eight bindings, on the file or postgres backend, never with
+    the tiers (both offer ``memory_read``); a ``document`` binding names its ``id``, a
+    ``collection`` names none and is read-only."""
+    memory = data.get("memory")
+    if not isinstance(memory, dict) or not isinstance(memory.get("documents"), dict):
+        return
+    documents: dict[Any, Any] = memory["documents"]
+    where = ("memory", "documents")
+    backend = _primary_backend(memory)
+    if backend not in DOCUMENT_BACKENDS:
+        yield locator.at_key(
+            where,
+            f"document memory lives on the {' or '.join(DOCUMENT_BACKENDS)} backend, and this "
+            f"spec's is {quote(backend)}: remove `documents` or change the backend",
+        )
+    tools = data.get("tools")
+    listed = isinstance(tools, list) and any(
+        isinstance(tool, str) and tool in TIER_TOOL_SPELLINGS for tool in tools
+    )
+    if memory.get("tiers") is True or (listed and memory.get("tiers") is not False):
+        yield locator.at_key(
+            where,
+            "`documents` and the memory tiers cannot be combined: both give the model a "
+            "`memory_read` tool; remove `documents`, or the tiers (`tiers`, and Crewship's "
+            "memory tools in `tools`)",
+        )
+    if len(documents) > MAX_DOCUMENT_BINDINGS:
+        yield locator.at_key(
+            where,
+            f"at most {MAX_DOCUMENT_BINDINGS} document bindings, and there are {len(documents)}",
+        )
+    for name, binding in documents.items():
+        if not isinstance(binding, dict):
+            continue
+        if binding.get("scope") == "document" and "id" not in binding:
+            yield locator.at_key(
+                (*where, name),
+                "a document binding names its document: add `id` (a collection binding, "
+                "`scope: collection`, reads every document)",
+            )
+        if binding.get("scope") != "collection":
+            continue
+        if "id" in binding:
+            yield locator.at_key(
+                (*where, name, "id"),
+                "a collection binding reads every document and takes no `id`: remove it, or "
+                "use `scope: document`",
+            )
+        if binding.get("access") == "read-write":
+            yield locator.at_value(
+                (*where, name, "access"),
+                "a collection is read-only (the model reads it with memory_read and "
+                "memory_list): bind the document itself (`scope: document`, `id`) to let the "
+                "model save it",
+            )
+
+
+def _primary_backend(memory: dict[str, Any]) -> str:
+    """The backend writes go to: ``memory.backend``, else the first of ``memory.providers``,
+    else the file store."""
+    backend = memory.get("backend")
+    providers = memory.get("providers")
+    if backend is None and isinstance(providers, list) and providers:
+        first = providers[0]
+        backend = first.get("backend") if isinstance(first, dict) else None
+    return backend if isinstance(backend, str) else "file"
 
 
 def _bash_options_need_bash(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:

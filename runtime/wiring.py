@@ -137,6 +137,7 @@ class WiredStores:
     memory: Any = None
     continuity: Any = None
     wiki: Any = None
+    documents: Any = None
 
 
 @dataclass
@@ -322,6 +323,20 @@ def _wire_tiers(
             )
             wired.tools.extend(tiers.tools)
             wired.options["memory"] = tiers.seam
+        if parsed.memory.documents:
+            from specwire.runtime.documents.wiring import wire_documents
+
+            documents = wire_documents(
+                parsed.memory,
+                layout,
+                wired.options.get("memory"),
+                tenant=deps.tenant,
+                now=now,
+                log=log,
+            )
+            wired.stores.documents = documents.session.store
+            wired.tools.extend(documents.tools)
+            wired.options["memory"] = documents.seam
 
     if continuity_on and parsed.continuity is not None:
         continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log)

@@ -6,6 +6,7 @@ Layout under the root (``<cwd>/.specwire`` or a tenant's root)::
     state/<spec>/               continuity (focus.md, plans/, goals.yaml, handoff.md, .lock)
     state/<spec>/sessions/<sess_…>/   continuity with session scope
     wiki/<spec>/                wiki (articles/<slug>.md, versions/<slug>/<n>.md, .lock)
+    documents/<spec>/           document memory (<id>.json, .lock; ``runtime.documents.files``)
     sessions/<sess_…>.jsonl     session event logs
     sessions/<sess_…>.lock      held while a turn of that conversation runs (per-turn hosts)
     sessions-index/<spec>/<sess_…>.json   session summaries (``memory.sessionRecall``)

@@ -20,7 +20,7 @@ StopReason = Literal["complete", "exit", "abort", "deadline", "cancelled"]
 # When auto-recall runs: once, at the session's first message, or again every
 # ``refresh_every`` user turns (the recalled block is replaced, never stacked).
 RecallMode = Literal["session-start", "per-turn"]
-MemoryBlockKind = Literal["agent_memory", "crew_memory"]
+MemoryBlockKind = Literal["agent_memory", "crew_memory", "document_memory"]
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,9 @@ class MemorySeam:
     dream: Callable[[str | None], object] | None = None
     # () -> (kind, text) system blocks read at the session's first message and put after the
     # instructions: Crewship's ``[AGENT MEMORY]`` and ``[CREW SHARED MEMORY]`` blocks
-    # (``memory.tiers``, ``runtime.facts.tiers.prompt``). A failure blocks the turn, as a
-    # failed recall does.
+    # (``memory.tiers``, ``runtime.facts.tiers.prompt``), and the ``<document_memory>`` blocks
+    # of the spec's document bindings (``memory.documents``, ``runtime.documents.prompt``). A
+    # failure blocks the turn, as a failed recall does.
     memory_blocks: Callable[[], Sequence[tuple[MemoryBlockKind, str]]] | None = None
 
 

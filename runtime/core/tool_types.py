@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from specwire.runtime.core.errors import StoreError, TenancyError
 from specwire.runtime.core.fragment import (
     CONTINUITY_TOOL_NAMES,
+    DOCUMENT_TOOL_NAMES,
     FACT_TOOL_NAMES,
     TIER_TOOL_NAMES,
     WIKI_TOOL_NAMES,
@@ -41,7 +42,14 @@ EventSink = Callable[[str, Mapping[str, Any]], None]
 # Tools that read or change the agent's own memory (facts, continuity, skills, wiki). Their calls
 # are never evidence that work was done: the proof ladder refuses them and capture ignores them.
 MEMORY_TOOL_NAMES: frozenset[str] = frozenset(
-    {*FACT_TOOL_NAMES, *TIER_TOOL_NAMES, *CONTINUITY_TOOL_NAMES, *WIKI_TOOL_NAMES, "Skill"}
+    {
+        *FACT_TOOL_NAMES,
+        *TIER_TOOL_NAMES,
+        *DOCUMENT_TOOL_NAMES,
+        *CONTINUITY_TOOL_NAMES,
+        *WIKI_TOOL_NAMES,
+        "Skill",
+    }
 )
 
 

@@ -43,6 +43,7 @@ VOLATILE_KINDS: tuple[SystemBlockKind, ...] = (
     "recalled_memory",
     "agent_memory",
     "crew_memory",
+    "document_memory",
     "handoff",
     "continuity_tail",
 )

@@ -16,6 +16,7 @@ SystemBlockKind = Literal[
     "recalled_memory",
     "agent_memory",
     "crew_memory",
+    "document_memory",
     "handoff",
     "continuity_tail",
     "skills",

@@ -8,6 +8,8 @@ Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``rem
 ``--conversation``, ``--role`` (``runtime.owner.scoping``). Continuity: ``continuity show``,
 ``continuity clear [SCOPE]``, ``continuity restore [STAMP]``. Erasure: ``erase --subject TEXT |
 --regex RE | --id ID | --user ID | --conversation ID | --role NAME``.
+Documents (``memory.documents``): ``doc list|show|create|edit|freeze|unfreeze|export|remove``
+(``runtime.owner.document_verbs``).
 Verbs that change memory show what they will do and ask first unless ``--yes``; without a
 terminal to ask on they refuse. ``--backend`` names where the facts live, as the spec's
 ``memory.backend`` (``runtime.owner.backend``); a verb a backend cannot serve says so in one
@@ -25,7 +27,13 @@ from pathlib import Path
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.erasure.subject import SubjectError
 from specwire.runtime.facts.model import InvalidRequestError
-from specwire.runtime.owner import continuity_verbs, erase_verb, fact_verbs, remember_verb
+from specwire.runtime.owner import (
+    continuity_verbs,
+    document_verbs,
+    erase_verb,
+    fact_verbs,
+    remember_verb,
+)
 from specwire.runtime.owner.asking import Declined
 from specwire.runtime.owner.backend import add_backend_options, is_remote, remote_spec
 from specwire.runtime.owner.scoping import add_scope_options
@@ -179,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="clear: focus|plans|goals|all (default all); restore: a trash stamp; "
         "migrate: a .crewhaus folder (default: ROOT/.crewhaus)",
     )
+    document_verbs.add_parser(
+        verb("doc", "document memory: list, show, create, edit, freeze, unfreeze, export, remove")
+    )
     return parser
 
 
@@ -206,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.verb == "erase":
             return _erase(args)
+        if args.verb == "doc":
+            return document_verbs.run(args)
         if is_remote(args) and args.verb == "continuity":
             raise SelectionError("continuity lives under --root: drop --backend")
         if is_remote(args):

@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "tools": 5,  # builtin tools: files, grep, shell, fetch
     "skills": 5,
     "wiki": 6,
+    "documents": 6,  # document memory (memory.documents) on the file and PostgreSQL backends
     "erasure": 6,
     "evals": 6,
     "dream": 7,

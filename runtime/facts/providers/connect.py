@@ -161,3 +161,9 @@ def close_shared_pools() -> None:
         for pool in _pools.values():
             pool.close()
         _pools.clear()
+
+
+def shared_postgres_pool(memory: MemoryFactsFragment) -> Any:
+    """The process's pool for the spec's ``memory.dsn`` (the one its PostgreSQL facts use):
+    other tiers kept in the same database (``runtime.documents``) share it."""
+    return _shared_pool(_resolve(memory.dsn, "dsn"))
