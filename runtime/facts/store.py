@@ -52,6 +52,7 @@ from specwire.runtime.facts.model import (
 )
 from specwire.runtime.facts.sql import quarantine as quarantine_queries
 from specwire.runtime.facts.sql import queries
+from specwire.runtime.facts.sql import restore as restore_queries
 from specwire.runtime.facts.sql import vectors as vector_queries
 from specwire.runtime.facts.sql.schema import schema_version
 from specwire.runtime.facts.text import (
@@ -735,6 +736,19 @@ class FactStore:
         with self._file.writing("import memories") as conn:
             now = self._now_ms()
             return import_into(_SqliteImportSink(conn, self._screened, now), facts, now)
+
+    def restore_facts(self, statuses: Sequence[FactStatus]) -> int:
+        """Write facts exactly as another store holds them (``runtime.facts.restoring``: ids,
+        times, tombstones, links; heads first), in one transaction; ids already here are
+        skipped. Returns how many were written."""
+        with self._file.writing("restore memories") as conn:
+            return restore_queries.restore_facts(conn, statuses)
+
+    def restore_quarantined(self, held: Sequence[QuarantinedFact]) -> int:
+        """Hold writes exactly as another store held them, in one transaction; ids already
+        held are skipped. Returns how many were written."""
+        with self._file.writing("restore quarantined memories") as conn:
+            return restore_queries.restore_held(conn, held)
 
     def list_facts(
         self, scopes: Sequence[Scope] | None = None, subject: str | None = None

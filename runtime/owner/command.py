@@ -4,15 +4,16 @@
                    [--backend file|postgres|http [--dsn $VAR] [--url URL --token $VAR]] VERB
 
 Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``remember TEXT``,
-``sweep``, ``export``, ``import FILE``; the fact verbs take ``--scope`` and one of ``--user``,
-``--conversation``, ``--role`` (``runtime.owner.scoping``). Continuity: ``continuity show``,
+``sweep``, ``export``, ``import FILE``, ``migrate --from B --to B``; the fact verbs take
+``--scope`` and one of ``--user``, ``--conversation``, ``--role`` (``runtime.owner.scoping``). Continuity: ``continuity show``,
 ``continuity clear [SCOPE]``, ``continuity restore [STAMP]``. Erasure: ``erase --subject TEXT |
 --regex RE | --id ID | --user ID | --conversation ID | --role NAME``.
 Verbs that change memory show what they will do and ask first unless ``--yes``; without a
 terminal to ask on they refuse. ``--backend`` names where the facts live, as the spec's
 ``memory.backend`` (``runtime.owner.backend``); a verb a backend cannot serve says so in one
 line. Exit status: 0 done, 1 declined, 2 an error (one line on
-stderr, nothing changed), 3 erasure incomplete (occurrences remain).
+stderr, nothing changed), 3 erasure incomplete (occurrences remain) or a migration's copy does
+not match its source.
 """
 
 from __future__ import annotations
@@ -25,9 +26,16 @@ from pathlib import Path
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.erasure.subject import SubjectError
 from specwire.runtime.facts.model import InvalidRequestError
-from specwire.runtime.owner import continuity_verbs, erase_verb, fact_verbs, remember_verb
+from specwire.runtime.owner import (
+    continuity_verbs,
+    erase_verb,
+    fact_verbs,
+    migrate_verb,
+    remember_verb,
+)
 from specwire.runtime.owner.asking import Declined
 from specwire.runtime.owner.backend import add_backend_options, is_remote, remote_spec
+from specwire.runtime.owner.migrate_verb import add_migrate_arguments
 from specwire.runtime.owner.scoping import add_scope_options
 from specwire.runtime.owner.selection import (
     Selection,
@@ -75,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="See, export, correct and delete what an agent remembers.",
         epilog="Exit status: 0 done, 1 declined, 2 an error (nothing changed), 3 erasure "
-        "incomplete (occurrences remain).",
+        "incomplete (occurrences remain) or a migration's copy does not match its source.",
     )
     _common(parser, suppress=False)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
@@ -171,6 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also erase it from the PostgreSQL fact database (memory.backend: postgres) whose "
         "connection string is in environment variable VAR, e.g. DATABASE_URL",
     )
+    migrate = verb(
+        "migrate",
+        "move every fact (history, tombstones and held writes too) to another backend with "
+        "its id and times; resumable, verified by counts and a checksum",
+    )
+    add_migrate_arguments(migrate)
     continuity = verb("continuity", "focus, plans, goals and handoff")
     continuity.add_argument("action", choices=("show", "clear", "restore", "migrate"))
     continuity.add_argument(
@@ -206,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.verb == "erase":
             return _erase(args)
+        if args.verb == "migrate":
+            return migrate_verb.run(args)
         if is_remote(args) and args.verb == "continuity":
             raise SelectionError("continuity lives under --root: drop --backend")
         if is_remote(args):

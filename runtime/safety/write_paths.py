@@ -39,6 +39,13 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "facts.sql.quarantine:hold_stored": "screened: a stored fact flagged on read, "
     "moved to quarantine",
     "facts.sql.quarantine:mark_released": "host: the owner's release of an id",
+    "facts.sql.restore:restore_facts": "host: a migration's copy of facts another store "
+    "screened when they were written, through NewFact (redacted) again; recall screens them "
+    "again on read",
+    "facts.sql.restore:restore_held": "host: a migration's copy of writes another store's "
+    "scanner held, kept apart as there",
+    "facts.providers.postgres.restore:restore_facts": "host: as facts.sql.restore:restore_facts",
+    "facts.providers.postgres.restore:restore_held": "host: as facts.sql.restore:restore_held",
     "facts.sql.schema:_retokenize": "host: search terms derived from stored facts",
     "facts.store:FactStore.compact": "host: index maintenance",
     "facts.sql.vectors:insert_vector": "host: embeddings of screened facts",
