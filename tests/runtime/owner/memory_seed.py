@@ -5,6 +5,11 @@ and writes the injection scanner held (on write, and a stored fact flagged on re
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import sqlite3
+import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -30,8 +35,29 @@ SCOPES: tuple[ScopeKey, ...] = (
 
 def seed_store(root: Path, count: int, spec: str = SPEC) -> Path:
     """Write ``count`` facts (plus their replacements and held writes) under ``root``'s
-    ``.specwire``; returns the store's path."""
+    ``.specwire``; returns the store's path.
+
+    The store is written in memory-backed storage where the machine has it (every write of the
+    store syncs to disk: 10,000 facts would take a minute there), then copied into place with
+    SQLite's online backup."""
     path = StoreLayout(root / ".specwire", spec).facts_db
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shm = Path("/dev/shm")
+    scratch = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+    with tempfile.TemporaryDirectory(dir=scratch) as folder:
+        built = Path(folder) / "facts.sqlite3"
+        _write(built, count)
+        source = sqlite3.connect(built)
+        target = sqlite3.connect(path)
+        try:
+            source.backup(target)
+        finally:
+            source.close()
+            target.close()
+    return path
+
+
+def _write(path: Path, count: int) -> None:
     moment = [START]
     store = FactStore.open(path, now=lambda: moment[0])
     try:
@@ -81,7 +107,7 @@ def seed_store(root: Path, count: int, spec: str = SPEC) -> Path:
     unscreened.close()
     store = FactStore.open(path, now=lambda: moment[0])
     try:
-        store.recall("deploy keys evil example", k=5)
+        with contextlib.redirect_stderr(io.StringIO()):  # the store says what it moved
+            store.recall("deploy keys evil example", k=5)
     finally:
         store.close()
-    return path
