@@ -47,6 +47,7 @@ from specwire.runtime.facts.model import (
     QuarantinedFact,
     RecallHit,
     SweepResult,
+    TombstoneKind,
     check_fact_key,
     to_ms,
 )
@@ -954,12 +955,21 @@ class _SqliteImportSink:
     def hold(self, new: NewFact, rule: str) -> None:
         quarantine_queries.hold(self._conn, new, rule, self._now)
 
-    def insert(self, new: NewFact, created_ms: int) -> str:
+    def insert(self, new: NewFact, created_ms: int, wanted_id: str | None = None) -> str:
+        if wanted_id is not None and not restore_queries.present(
+            self._conn, "facts", [wanted_id]
+        ) | restore_queries.present(self._conn, "quarantine", [wanted_id]):
+            queries.insert_with_id(self._conn, wanted_id, new, created_ms)
+            return wanted_id
         return queries.insert(self._conn, new, created_ms).id
 
     def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str) -> None:
         queries.mark_superseded(self._conn, old_id, new_id)
         queries.tombstone(self._conn, "superseded", old_id, at_ms, reason, new_id)
+
+    def tombstone(self, fact_id: str, kind: str, at_ms: int, reason: str | None) -> None:
+        ending: TombstoneKind = "expired" if kind == "expired" else "forgotten"
+        queries.tombstone(self._conn, ending, fact_id, at_ms, reason, None)
 
 
 def _admitted(fact: Fact, visible: Sequence[ScopeKey] | None) -> bool:

@@ -5,9 +5,10 @@
 
 Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``remember TEXT``,
 ``sweep``, ``export``, ``import FILE``, ``migrate --from B --to B``; the fact verbs take
-``--scope`` and one of ``--user``, ``--conversation``, ``--role`` (``runtime.owner.scoping``). Continuity: ``continuity show``,
-``continuity clear [SCOPE]``, ``continuity restore [STAMP]``. Erasure: ``erase --subject TEXT |
---regex RE | --id ID | --user ID | --conversation ID | --role NAME``.
+``--scope`` and one of ``--user``, ``--conversation``, ``--role`` (``runtime.owner.scoping``).
+Continuity: ``continuity show``, ``continuity clear [SCOPE]``, ``continuity restore [STAMP]``.
+Erasure: ``erase --subject TEXT | --regex RE | --id ID | --user ID | --conversation ID |
+--role NAME``.
 Verbs that change memory show what they will do and ask first unless ``--yes``; without a
 terminal to ask on they refuse. ``--backend`` names where the facts live, as the spec's
 ``memory.backend`` (``runtime.owner.backend``); a verb a backend cannot serve says so in one
@@ -227,6 +228,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if is_remote(args):
             spec = remote_spec(args.root, args.spec, args.tenant)
             selection = select_remote(args.root, spec, args.tenant, args.session)
+        elif args.verb == "import" and args.spec is not None:
+            # An import may be the first memory of a folder where the agent never ran.
+            selection = select_remote(args.root, args.spec, args.tenant, args.session)
         else:
             selection = select(args.root, args.spec, args.tenant, args.session)
         return handlers[args.verb](args, selection)

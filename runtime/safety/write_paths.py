@@ -61,6 +61,11 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "stored fact flagged on read, moved to quarantine",
     "facts.providers.postgres.provider:_insert_held": "screened: a flagged write, held apart",
     "facts.providers.postgres.provider:migrate": "host: schema version",
+    "facts.providers.postgres.admin:PostgresImportSink.insert": "screened: an import's fact "
+    "under its exported id, after the importer scanned it (facts.importing: flagged writes "
+    "are held); NewFact redacts",
+    "facts.providers.postgres.admin:PostgresImportSink.tombstone": "screened: an imported "
+    "fact's tombstone; its reason checked by validation.reason (facts.importing)",
     "facts.providers.postgres.admin:link_superseded": "host: ids, and a reason redacted by "
     "validation.reason (consolidate) or the importer's own (facts.importing)",
     "owner.fact_verbs:export": "host: the owner's export of stored (screened) facts to "
