@@ -91,7 +91,7 @@ class ImportSink(Protocol):
         fresh id. Returns the id."""
         ...
 
-    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str) -> None: ...
+    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str | None) -> None: ...
 
     def tombstone(self, fact_id: str, kind: str, at_ms: int, reason: str | None) -> None:
         """Tombstone a fact just written as ``forgotten`` or ``expired`` history."""
@@ -166,10 +166,10 @@ def import_into(sink: ImportSink, facts: Sequence[ImportedFact], now_ms: int) ->
             if sink.screened(new) is not None:
                 continue
             fact_id = sink.insert(new, created, fact.wanted_id)
-            at, reason = max(created, created_of[head]), HISTORY_REASON
+            at: int = max(created, created_of[head])
+            reason: str | None = HISTORY_REASON
             if fact.tombstone is not None and fact.tombstone.kind == "superseded":
-                at = to_ms(fact.tombstone.at)
-                reason = _reason(fact, fact.tombstone.reason) or HISTORY_REASON
+                at, reason = to_ms(fact.tombstone.at), _reason(fact, fact.tombstone.reason)
             sink.link_superseded(fact_id, ids[head], at, reason)
             ids[fact.key], created_of[fact.key] = fact_id, created
             history += 1

@@ -963,7 +963,7 @@ class _SqliteImportSink:
             return wanted_id
         return queries.insert(self._conn, new, created_ms).id
 
-    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str) -> None:
+    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str | None) -> None:
         queries.mark_superseded(self._conn, old_id, new_id)
         queries.tombstone(self._conn, "superseded", old_id, at_ms, reason, new_id)
 

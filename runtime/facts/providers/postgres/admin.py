@@ -227,7 +227,7 @@ class PostgresImportSink:
                 return wanted_id
         return self._insert(self._conn, new, created_ms)
 
-    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str) -> None:
+    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str | None) -> None:
         link_superseded(self._conn, self._params, old_id, new_id, at_ms, reason)
 
     def tombstone(self, fact_id: str, kind: str, at_ms: int, reason: str | None) -> None:
