@@ -49,6 +49,7 @@ POSTGRES_ELSEWHERE = frozenset(
     {
         "tests/conformance/test_postgres_provider.py",
         "tests/e2e/test_scale_out_on_postgres.py",
+        "tests/e2e/test_migrate_on_postgres.py",
         "tests/e2e/test_remote_memory_backends.py::test_a_postgres_bundle_shares_memory_between_folders",
     }
 )

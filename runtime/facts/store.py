@@ -47,11 +47,13 @@ from specwire.runtime.facts.model import (
     QuarantinedFact,
     RecallHit,
     SweepResult,
+    TombstoneKind,
     check_fact_key,
     to_ms,
 )
 from specwire.runtime.facts.sql import quarantine as quarantine_queries
 from specwire.runtime.facts.sql import queries
+from specwire.runtime.facts.sql import restore as restore_queries
 from specwire.runtime.facts.sql import vectors as vector_queries
 from specwire.runtime.facts.sql.schema import schema_version
 from specwire.runtime.facts.text import (
@@ -736,6 +738,19 @@ class FactStore:
             now = self._now_ms()
             return import_into(_SqliteImportSink(conn, self._screened, now), facts, now)
 
+    def restore_facts(self, statuses: Sequence[FactStatus]) -> int:
+        """Write facts exactly as another store holds them (``runtime.facts.restoring``: ids,
+        times, tombstones, links; heads first), in one transaction; ids already here are
+        skipped. Returns how many were written."""
+        with self._file.writing("restore memories") as conn:
+            return restore_queries.restore_facts(conn, statuses)
+
+    def restore_quarantined(self, held: Sequence[QuarantinedFact]) -> int:
+        """Hold writes exactly as another store held them, in one transaction; ids already
+        held are skipped. Returns how many were written."""
+        with self._file.writing("restore quarantined memories") as conn:
+            return restore_queries.restore_held(conn, held)
+
     def list_facts(
         self, scopes: Sequence[Scope] | None = None, subject: str | None = None
     ) -> list[FactStatus]:
@@ -940,12 +955,21 @@ class _SqliteImportSink:
     def hold(self, new: NewFact, rule: str) -> None:
         quarantine_queries.hold(self._conn, new, rule, self._now)
 
-    def insert(self, new: NewFact, created_ms: int) -> str:
+    def insert(self, new: NewFact, created_ms: int, wanted_id: str | None = None) -> str:
+        if wanted_id is not None and not restore_queries.present(
+            self._conn, "facts", [wanted_id]
+        ) | restore_queries.present(self._conn, "quarantine", [wanted_id]):
+            queries.insert_with_id(self._conn, wanted_id, new, created_ms)
+            return wanted_id
         return queries.insert(self._conn, new, created_ms).id
 
-    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str) -> None:
+    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str | None) -> None:
         queries.mark_superseded(self._conn, old_id, new_id)
         queries.tombstone(self._conn, "superseded", old_id, at_ms, reason, new_id)
+
+    def tombstone(self, fact_id: str, kind: str, at_ms: int, reason: str | None) -> None:
+        ending: TombstoneKind = "expired" if kind == "expired" else "forgotten"
+        queries.tombstone(self._conn, ending, fact_id, at_ms, reason, None)
 
 
 def _admitted(fact: Fact, visible: Sequence[ScopeKey] | None) -> bool:

@@ -29,6 +29,7 @@ from specwire.runtime.facts.providers.admin import (
     FactExporter,
     FactImporter,
     FactLister,
+    FactRestorer,
     FactSweeper,
     QuarantineReader,
     UnsupportedOperation,
@@ -116,6 +117,11 @@ class OwnerFacts:
             return self.backend
         raise self.refusal(what)
 
+    def restorer(self, what: str) -> FactRestorer:
+        if isinstance(self.backend, FactRestorer):
+            return self.backend
+        raise self.refusal(what)
+
     def sweeper(self, what: str) -> FactSweeper:
         if isinstance(self.backend, FactSweeper):
             return self.backend
@@ -142,7 +148,35 @@ def open_facts(
 ) -> Iterator[OwnerFacts]:
     """The backend ``args`` name, for ``selection``'s spec (and tenant). ``create``: the
     file store may be created (import); otherwise a missing file is an error."""
-    backend = getattr(args, "backend", "file")
+    with open_backend(
+        getattr(args, "backend", "file"),
+        selection,
+        dsn=getattr(args, "dsn", None),
+        url=getattr(args, "url", None),
+        token=getattr(args, "token", None),
+        tenant=getattr(args, "tenant", None),
+        create=create,
+        now=now,
+    ) as facts:
+        yield facts
+
+
+@contextmanager
+def open_backend(
+    backend: str,
+    selection: Selection,
+    *,
+    dsn: str | None,
+    url: str | None,
+    token: str | None,
+    tenant: str | None,
+    create: bool = False,
+    now: Clock = utc_now,
+    url_option: str = "--url",
+) -> Iterator[OwnerFacts]:
+    """``backend`` (``file``, ``postgres`` or ``http``) with its connection options (secret
+    references, as ``add_backend_options`` takes them), for ``selection``'s spec and
+    ``tenant``. ``create``: the file store may be created."""
     if backend == "file":
         path = selection.facts_db
         if not create and not path.exists():
@@ -158,16 +192,18 @@ def open_facts(
 
     memory = MemoryFactsFragment(
         backend=backend,
-        dsn=args.dsn if backend == "postgres" else None,
-        url=args.url if backend == "http" else None,
-        token=args.token if backend == "http" else None,
+        dsn=dsn if backend == "postgres" else None,
+        url=url if backend == "http" else None,
+        token=token if backend == "http" else None,
     )
-    if backend == "http" and not args.url:
-        raise SelectionError("--backend http needs --url (the memory service's URL or $VAR)")
+    if backend == "http" and not url:
+        raise SelectionError(
+            f"--backend http needs {url_option} (the memory service's URL or $VAR)"
+        )
     remote = connect_remote(
         memory,
         spec=selection.layout.spec_name,
-        tenant=_tenant(args, selection),
+        tenant=None if tenant is None else Tenant(tenant, selection.layout.root),
         embedder=None,
         now=now,
     )
@@ -175,11 +211,6 @@ def open_facts(
         yield OwnerFacts(remote.provider, backend, remote.description)
     finally:
         remote.release()
-
-
-def _tenant(args: argparse.Namespace, selection: Selection) -> Tenant | None:
-    tenant = getattr(args, "tenant", None)
-    return None if tenant is None else Tenant(tenant, selection.layout.root)
 
 
 def remote_spec(root: Path, spec: str | None, tenant: str | None) -> str:

@@ -4,17 +4,19 @@
                    [--backend file|postgres|http [--dsn $VAR] [--url URL --token $VAR]] VERB
 
 Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``remember TEXT``,
-``sweep``, ``export``, ``import FILE``; the fact verbs take ``--scope`` and one of ``--user``,
-``--conversation``, ``--role`` (``runtime.owner.scoping``). Continuity: ``continuity show``,
-``continuity clear [SCOPE]``, ``continuity restore [STAMP]``. Erasure: ``erase --subject TEXT |
---regex RE | --id ID | --user ID | --conversation ID | --role NAME``.
+``sweep``, ``export``, ``import FILE``, ``migrate --from B --to B``; the fact verbs take
+``--scope`` and one of ``--user``, ``--conversation``, ``--role`` (``runtime.owner.scoping``).
+Continuity: ``continuity show``, ``continuity clear [SCOPE]``, ``continuity restore [STAMP]``.
+Erasure: ``erase --subject TEXT | --regex RE | --id ID | --user ID | --conversation ID |
+--role NAME``.
 Documents (``memory.documents``): ``doc list|show|create|edit|freeze|unfreeze|export|remove``
 (``runtime.owner.document_verbs``).
 Verbs that change memory show what they will do and ask first unless ``--yes``; without a
 terminal to ask on they refuse. ``--backend`` names where the facts live, as the spec's
 ``memory.backend`` (``runtime.owner.backend``); a verb a backend cannot serve says so in one
 line. Exit status: 0 done, 1 declined, 2 an error (one line on
-stderr, nothing changed), 3 erasure incomplete (occurrences remain).
+stderr, nothing changed), 3 erasure incomplete (occurrences remain) or a migration's copy does
+not match its source.
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from specwire.runtime.owner import (
     document_verbs,
     erase_verb,
     fact_verbs,
+    migrate_verb,
     remember_verb,
 )
 from specwire.runtime.owner.asking import Declined
 from specwire.runtime.owner.backend import add_backend_options, is_remote, remote_spec
+from specwire.runtime.owner.migrate_verb import add_migrate_arguments
 from specwire.runtime.owner.scoping import add_scope_options
 from specwire.runtime.owner.selection import (
     Selection,
@@ -83,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="See, export, correct and delete what an agent remembers.",
         epilog="Exit status: 0 done, 1 declined, 2 an error (nothing changed), 3 erasure "
-        "incomplete (occurrences remain).",
+        "incomplete (occurrences remain) or a migration's copy does not match its source.",
     )
     _common(parser, suppress=False)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
@@ -179,6 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also erase it from the PostgreSQL fact database (memory.backend: postgres) whose "
         "connection string is in environment variable VAR, e.g. DATABASE_URL",
     )
+    migrate = verb(
+        "migrate",
+        "move every fact (history, tombstones and held writes too) to another backend with "
+        "its id and times; resumable, verified by counts and a checksum",
+    )
+    add_migrate_arguments(migrate)
     continuity = verb("continuity", "focus, plans, goals and handoff")
     continuity.add_argument("action", choices=("show", "clear", "restore", "migrate"))
     continuity.add_argument(
@@ -219,11 +229,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _erase(args)
         if args.verb == "doc":
             return document_verbs.run(args)
+        if args.verb == "migrate":
+            return migrate_verb.run(args)
         if is_remote(args) and args.verb == "continuity":
             raise SelectionError("continuity lives under --root: drop --backend")
         if is_remote(args):
             spec = remote_spec(args.root, args.spec, args.tenant)
             selection = select_remote(args.root, spec, args.tenant, args.session)
+        elif args.verb == "import" and args.spec is not None:
+            # An import may be the first memory of a folder where the agent never ran.
+            selection = select_remote(args.root, args.spec, args.tenant, args.session)
         else:
             selection = select(args.root, args.spec, args.tenant, args.session)
         return handlers[args.verb](args, selection)

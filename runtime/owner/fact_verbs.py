@@ -22,7 +22,7 @@ from specwire.runtime.core.progress import Progress
 from specwire.runtime.core.scopes import AGENT, ScopeError, ScopeKey
 from specwire.runtime.embedders import load_embedder
 from specwire.runtime.facts.importing import ImportedFact
-from specwire.runtime.facts.model import MAX_RECALL_K, Provenance, to_ms
+from specwire.runtime.facts.model import MAX_RECALL_K, Provenance, Tombstone, to_ms
 from specwire.runtime.facts.providers.admin import (
     FactLister,
     FactListing,
@@ -313,7 +313,7 @@ def import_facts(args: argparse.Namespace, selection: Selection) -> int:
     summary = (
         f"imported {result.imported} fact(s); {result.known} already known; "
         f"{result.quarantined} quarantined; {result.history} as history; "
-        f"{result.skipped} not live (skipped)"
+        f"{result.skipped} skipped"
     )
     data = {
         "imported": result.imported,
@@ -350,6 +350,23 @@ def _imported(record: dict[str, Any], number: int) -> ImportedFact:
         scope=scope,
         fact_key=fact_key,
         tier=tier,
+        tombstone=_tombstone(record.get("tombstone"), by if isinstance(by, str) else None),
+    )
+
+
+def _tombstone(raw: Any, superseded_by: str | None) -> Tombstone | None:
+    """An exported fact's tombstone (kind, time, reason); None when it has none or it is not
+    one (the import then tombstones the fact as its status says, at its own time)."""
+    if not isinstance(raw, dict):
+        return None
+    kind, at, reason = raw.get("kind"), _when(raw.get("at")), raw.get("reason")
+    if kind not in ("superseded", "forgotten", "expired") or at is None:
+        return None
+    return Tombstone(
+        kind=kind,
+        at=at,
+        reason=reason if isinstance(reason, str) else None,
+        superseded_by=superseded_by if kind == "superseded" else None,
     )
 
 

@@ -39,6 +39,13 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "facts.sql.quarantine:hold_stored": "screened: a stored fact flagged on read, "
     "moved to quarantine",
     "facts.sql.quarantine:mark_released": "host: the owner's release of an id",
+    "facts.sql.restore:restore_facts": "host: a migration's copy of facts another store "
+    "screened when they were written, through NewFact (redacted) again; recall screens them "
+    "again on read",
+    "facts.sql.restore:restore_held": "host: a migration's copy of writes another store's "
+    "scanner held, kept apart as there",
+    "facts.providers.postgres.restore:restore_facts": "host: as facts.sql.restore:restore_facts",
+    "facts.providers.postgres.restore:restore_held": "host: as facts.sql.restore:restore_held",
     "facts.sql.schema:_retokenize": "host: search terms derived from stored facts",
     "facts.store:FactStore.compact": "host: index maintenance",
     "facts.sql.vectors:insert_vector": "host: embeddings of screened facts",
@@ -54,6 +61,11 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "stored fact flagged on read, moved to quarantine",
     "facts.providers.postgres.provider:_insert_held": "screened: a flagged write, held apart",
     "facts.providers.postgres.provider:migrate": "host: schema version",
+    "facts.providers.postgres.admin:PostgresImportSink.insert": "screened: an import's fact "
+    "under its exported id, after the importer scanned it (facts.importing: flagged writes "
+    "are held); NewFact redacts",
+    "facts.providers.postgres.admin:PostgresImportSink.tombstone": "screened: an imported "
+    "fact's tombstone; its reason checked by validation.reason (facts.importing)",
     "facts.providers.postgres.admin:link_superseded": "host: ids, and a reason redacted by "
     "validation.reason (consolidate) or the importer's own (facts.importing)",
     "owner.fact_verbs:export": "host: the owner's export of stored (screened) facts to "

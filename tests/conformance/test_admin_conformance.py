@@ -124,10 +124,10 @@ def test_export_import_keeps_created_at_and_supersede_chains(target: Any) -> Non
     result = provider.import_facts(facts)
     assert (result.imported, result.history, result.known, result.quarantined, result.skipped) == (
         1,
-        2,
+        3,
         0,
         1,
-        1,
+        0,
     )
     by_text = {s.fact.text: s for s in provider.export_facts()}
     head = by_text["the plan is Enterprise"]
@@ -139,9 +139,11 @@ def test_export_import_keeps_created_at_and_supersede_chains(target: Any) -> Non
     assert by_text["the plan was Free"].fact.created_at == old
     assert [held.text for held in provider.quarantined()] == [EVIL]
     assert provider.quarantined_by_id(provider.quarantined()[0].id).rule
+    forgotten = by_text["a forgotten fact"]
+    assert forgotten.status == "forgotten" and forgotten.fact.created_at == old
     again = provider.import_facts(facts)
-    assert (again.imported, again.history, again.known) == (0, 0, 3)
-    assert len(provider.export_facts()) == 3
+    assert (again.imported, again.history, again.known) == (0, 0, 4)
+    assert len(provider.export_facts()) == 4
 
 
 def test_import_of_a_bad_fact_writes_nothing(target: Any) -> None:

@@ -97,10 +97,11 @@ def test_owner_commands_work_on_postgres(tmp_path: Path, database: str) -> None:
     done = memory(tmp_path, database, "export", "--out", str(exported))
     assert done.returncode == 0 and len(exported.read_text().splitlines()) == 4
 
-    # Into another spec of the same database: live facts and the supersede chain, createdAt kept.
+    # Into another spec of the same database: every fact, its history and the supersede chain,
+    # createdAt and tombstones kept (ids are unique across the database: fresh ones here).
     imported = memory(tmp_path, database, "import", str(exported), "--yes", spec="copy")
     assert imported.returncode == 0, imported.stderr
-    assert "imported 2 fact(s)" in imported.stdout and "1 as history" in imported.stdout
+    assert "imported 2 fact(s)" in imported.stdout and "2 as history" in imported.stdout
     copied = json.loads(
         memory(tmp_path, database, "--json", "list", "--status", "all", spec="copy").stdout
     )
@@ -109,9 +110,11 @@ def test_owner_commands_work_on_postgres(tmp_path: Path, database: str) -> None:
         "the billing plan is Enterprise": "live",
         "the deploy target is Heroku": "superseded",
         "the deploy target is Kubernetes": "live",
+        "the office dog is called Rex": "forgotten",
     }
     for fact in copied:
         assert fact["createdAt"] == originals[fact["text"]]["createdAt"]
+        assert fact.get("tombstone") == originals[fact["text"]].get("tombstone")
     heroku = next(f for f in copied if f["text"].endswith("Heroku"))
     kubernetes = next(f for f in copied if f["text"].endswith("Kubernetes"))
     assert heroku["supersededBy"] == kubernetes["id"]

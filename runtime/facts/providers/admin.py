@@ -8,6 +8,9 @@ each of these only when it can:
 ``FactAdmin``       tombstone one fact (forget), fold near-duplicates into a survivor.
 ``FactExporter``    every fact ever written, oldest first (history included).
 ``FactImporter``    facts from an export, keeping their ``createdAt`` and supersede chains.
+``FactRestorer``    facts and held writes exactly as another store holds them (ids, times,
+                   tombstones, links: ``runtime.facts.restoring``), for ``codegen memory
+                   migrate``.
 ``FactSweeper``     tombstone the facts whose TTL has passed.
 ``QuarantineReader`` the writes the injection scanner held.
 
@@ -45,6 +48,7 @@ __all__ = [
     "FactFilter",
     "FactImporter",
     "FactListing",
+    "FactRestorer",
     "FactLister",
     "FactSweeper",
     "ImportResult",
@@ -167,6 +171,19 @@ class FactExporter(Protocol):
 @runtime_checkable
 class FactImporter(Protocol):
     def import_facts(self, facts: Sequence[ImportedFact]) -> ImportResult: ...
+
+
+@runtime_checkable
+class FactRestorer(Protocol):
+    def restore_facts(self, statuses: Sequence[FactStatus]) -> int:
+        """Write the facts this store lacks exactly as given, heads of supersede chains first
+        (``restoring.restore_order``), in one transaction; returns how many were written."""
+        ...
+
+    def restore_quarantined(self, held: Sequence[QuarantinedFact]) -> int:
+        """Hold the writes this store lacks exactly as given, in one transaction; returns how
+        many were written."""
+        ...
 
 
 @runtime_checkable

@@ -14,7 +14,8 @@ from specwire.runtime.facts.providers.protocol import LocalFactProvider
 
 class LocalFactAdmin(LocalFactProvider):
     """``FactProvider`` plus ``FactLister``, ``FactAdmin``, ``FactExporter``,
-    ``FactImporter``, ``FactSweeper`` and ``QuarantineReader`` over one ``FactStore``."""
+    ``FactImporter``, ``FactRestorer``, ``FactSweeper`` and ``QuarantineReader`` over one
+    ``FactStore``."""
 
     def list_facts(self, listing: FactListing, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
         wanted = [
@@ -43,6 +44,12 @@ class LocalFactAdmin(LocalFactProvider):
 
     def import_facts(self, facts: Sequence[ImportedFact]) -> ImportResult:
         return self.store.import_facts(facts)
+
+    def restore_facts(self, statuses: Sequence[FactStatus]) -> int:
+        return self.store.restore_facts(statuses)
+
+    def restore_quarantined(self, held: Sequence[QuarantinedFact]) -> int:
+        return self.store.restore_quarantined(held)
 
     def sweep_expired(self) -> SweepResult:
         return self.store.sweep()

@@ -64,11 +64,14 @@ def test_export_then_import_into_an_empty_root_gives_the_same_live_facts(
     exported = tmp_path / "facts.jsonl"
     assert run("--root", str(tmp_path / "a"), "export", "--out", str(exported))[0] == 0
     assert len(exported.read_text().splitlines()) == 3
-    (tmp_path / "b" / ".specwire").mkdir(parents=True)
+    # Into a folder where the agent never ran: every fact with its id, times and tombstone.
     status, out, _ = run(
         "--root", str(tmp_path / "b"), "--spec", SPEC, "import", str(exported), "--yes"
     )
-    assert status == 0 and "imported 2 fact(s)" in out and "1 not live" in out
+    assert status == 0 and "imported 2 fact(s)" in out and "1 as history" in out
+    again = tmp_path / "again.jsonl"
+    assert run("--root", str(tmp_path / "b"), "export", "--out", str(again))[0] == 0
+    assert sorted(again.read_text().splitlines()) == sorted(exported.read_text().splitlines())
     live = {
         (s.fact.text, s.fact.tags, s.fact.provenance)
         for s in FactStore.open(
@@ -82,7 +85,7 @@ def test_export_then_import_into_an_empty_root_gives_the_same_live_facts(
     }
     # Importing again adds nothing.
     assert (
-        "imported 0 fact(s); 2 already known"
+        "imported 0 fact(s); 3 already known"
         in run("--root", str(tmp_path / "b"), "--spec", SPEC, "import", str(exported), "--yes")[1]
     )
 

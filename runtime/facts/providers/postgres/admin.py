@@ -30,6 +30,7 @@ from specwire.runtime.facts.providers.postgres.sql import (
     key_of,
     key_params,
 )
+from specwire.runtime.facts.text import document_terms
 from specwire.runtime.facts.validation import NewFact
 
 if TYPE_CHECKING:
@@ -55,6 +56,13 @@ ORDER BY s.seq OFFSET %(offset)s LIMIT %(limit)s"""
 _HELD = """SELECT q.id, q.text, q.tags, q.created_at, q.ttl_ms, q.session_id, q.evidence, q.rule,
     q.found_on, q.scope, q.subject, q.fact_key, q.tier FROM quarantine q
 WHERE q.tenant = %(tenant)s AND q.spec = %(spec)s AND q.session = %(session)s"""
+_INSERT_WITH_ID = """INSERT INTO facts (id, tenant, spec, session, text, norm_text, terms, tags,
+    created_at, expires_at, session_id, evidence, scope, subject, fact_key, tier)
+SELECT %(id)s, %(tenant)s, %(spec)s, %(session)s, %(text)s, %(norm)s, %(terms)s, %(tags)s,
+    %(created)s, %(expires)s, %(session_id)s, %(evidence)s, %(fact_scope)s, %(fact_subject)s,
+    %(fact_key)s, %(tier)s
+WHERE NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.id = %(id)s)
+ON CONFLICT (id) DO NOTHING RETURNING id"""
 _LIVE_FACT = f"""SELECT {_FACT} FROM facts f WHERE f.id = %(id)s AND {LIVE} FOR UPDATE OF f"""
 
 
@@ -193,11 +201,42 @@ class PostgresImportSink:
     def hold(self, new: NewFact, rule: str) -> None:
         self._hold(self._conn, new, rule)
 
-    def insert(self, new: NewFact, created_ms: int) -> str:
+    def insert(self, new: NewFact, created_ms: int, wanted_id: str | None = None) -> str:
+        """Under ``wanted_id`` when no fact or held write of the database uses it (ids are
+        unique across tenants and specs), else under a fresh id."""
+        if wanted_id is not None:
+            row = self._conn.execute(
+                _INSERT_WITH_ID,
+                {
+                    **self._params,
+                    **key_params(new.scope),
+                    "id": wanted_id,
+                    "text": new.text,
+                    "norm": new.norm_text,
+                    "terms": document_terms(new.text, new.tags),
+                    "tags": list(new.tags),
+                    "created": created_ms,
+                    "expires": None if new.ttl_ms is None else created_ms + new.ttl_ms,
+                    "session_id": new.provenance.session_id,
+                    "evidence": list(new.provenance.evidence),
+                    "fact_key": new.key,
+                    "tier": new.tier,
+                },
+            ).fetchone()
+            if row is not None:
+                return wanted_id
         return self._insert(self._conn, new, created_ms)
 
-    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str) -> None:
+    def link_superseded(self, old_id: str, new_id: str, at_ms: int, reason: str | None) -> None:
         link_superseded(self._conn, self._params, old_id, new_id, at_ms, reason)
+
+    def tombstone(self, fact_id: str, kind: str, at_ms: int, reason: str | None) -> None:
+        self._conn.execute(
+            "INSERT INTO tombstones (target, tenant, spec, session, kind, at, reason) VALUES "
+            "(%(id)s, %(tenant)s, %(spec)s, %(session)s, %(kind)s, %(at)s, %(reason)s) "
+            "ON CONFLICT (target) DO NOTHING",
+            {**self._params, "id": fact_id, "kind": kind, "at": at_ms, "reason": reason},
+        )
 
 
 def _fact(row: Sequence[Any]) -> Fact:

@@ -65,6 +65,7 @@ from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactLi
 from specwire.runtime.facts.providers.errors import ProviderTimeout, ProviderUncertain
 from specwire.runtime.facts.providers.postgres import admin as admin_sql
 from specwire.runtime.facts.providers.postgres import keyed
+from specwire.runtime.facts.providers.postgres import restore as restore_sql
 from specwire.runtime.facts.providers.postgres.sql import COLUMNS as _COLUMNS
 from specwire.runtime.facts.providers.postgres.sql import (
     IN_KEY,
@@ -765,6 +766,17 @@ class PostgresFactProvider:
                 hold=lambda c, new, rule: _insert_held(c, new_memory_id(), new, rule, params),
             )
             return import_into(sink, facts, now)
+
+    def restore_facts(self, statuses: Sequence[FactStatus]) -> int:
+        """Write the facts this scope lacks exactly as given (``runtime.facts.restoring``), in
+        one transaction."""
+        with self._transaction("restore memories") as conn:
+            return restore_sql.restore_facts(conn, self.scope.params(), statuses)
+
+    def restore_quarantined(self, held: Sequence[QuarantinedFact]) -> int:
+        """Hold the writes this scope lacks exactly as given, in one transaction."""
+        with self._transaction("restore quarantined memories") as conn:
+            return restore_sql.restore_held(conn, self.scope.params(), held)
 
     def sweep_expired(self) -> SweepResult:
         swept = self.sweep()

@@ -1,0 +1,227 @@
+"""``codegen memory migrate --from file|postgres --to file|postgres``: move an agent's memory to
+another backend, as it is.
+
+Every fact is copied with its id, ``createdAt`` and expiry, tags, provenance, scope key, key
+and tier, its tombstone (kind, time, reason) and its supersede link, and every held write with
+its id, rule and time (``runtime.facts.restoring``). The copy goes in batches of ``--batch``
+facts, one transaction each, so a run cut short (a crash, Ctrl-C) leaves whole batches behind
+and the next run copies only what is missing; a run with nothing left copies 0 and says so.
+At the end both sides are read again and compared: their counts and the sha256 of their
+sorted records (``runtime.owner.migration``); a mismatch exits 3.
+
+Connections come from flags, as ``--backend`` takes them (secret references, never values):
+``--from-dsn``/``--to-dsn`` (default: ``--dsn``, ``$DATABASE_URL``). The file side is the
+store under ``--root`` (the source) and ``--to-root`` (the target, default ``--root``); the
+target folder need not exist (the agent need not have run there). Both sides are the same spec
+(``--spec``, else the one spec under ``--root``) and tenant (``--tenant``).
+
+The HTTP memory contract carries no export and cannot write a fact with its id, time or
+tombstone: ``--from http`` and ``--to http`` are refused in one line naming what to migrate
+instead (the store the memory service serves: its folder or its database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+
+from specwire.runtime.core.clock import Clock, utc_now
+from specwire.runtime.core.progress import Progress
+from specwire.runtime.owner.asking import confirm
+from specwire.runtime.owner.backend import BACKENDS, OwnerFacts, open_backend, remote_spec
+from specwire.runtime.owner.migration import Digest, Snapshot, digest, plan
+from specwire.runtime.owner.output import report
+from specwire.runtime.owner.selection import Selection, SelectionError, select, select_remote
+
+EXIT_MISMATCH = 3
+DEFAULT_BATCH = 1000
+MAX_BATCH = 10_000
+HTTP_REFUSAL = (
+    "migrate {side} http: the HTTP memory contract cannot {what}; migrate the store the "
+    "memory service serves instead (specwire-memory-server --root DIR: --from/--to file with "
+    "--root DIR; a database: postgres)"
+)
+_T = TypeVar("_T")
+
+
+def add_migrate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--from", dest="source", choices=BACKENDS, required=True, help="where the facts are"
+    )
+    parser.add_argument(
+        "--to", dest="target", choices=BACKENDS, required=True, help="where they go"
+    )
+    parser.add_argument(
+        "--from-dsn",
+        metavar="$VAR",
+        help="postgres source: the variable holding its DSN (default: --dsn)",
+    )
+    parser.add_argument(
+        "--to-dsn",
+        metavar="$VAR",
+        help="postgres target: the variable holding its DSN (default: --dsn)",
+    )
+    parser.add_argument(
+        "--to-root",
+        type=Path,
+        help="file target: the directory the agent runs in there (default: --root); it need "
+        "not exist",
+    )
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=DEFAULT_BATCH,
+        help=f"facts per transaction (default {DEFAULT_BATCH}): what a cut-short run keeps",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    _check(args)
+    spec = args.spec if args.spec is not None else _only_spec(args)
+    source_at = _source_selection(args, spec)
+    target_at = select_remote(args.to_root or args.root, spec, args.tenant, None)
+    instant = utc_now()
+
+    def frozen() -> datetime:
+        # One instant on both sides: a fact expiring mid-run must not differ between them.
+        return instant
+
+    with (
+        _open(args, args.source, source_at, args.from_dsn, create=False, now=frozen) as source,
+        _open(args, args.target, target_at, args.to_dsn, create=True, now=frozen) as target,
+    ):
+        if _same_store(source, target):
+            raise SelectionError("the source and the target are the same store")
+        with Progress(f"reading {source.name} and {target.name}") as reading, reading.ticking():
+            before = _snapshot(source, "migrate --from")
+            present = _snapshot(target, "migrate --to")
+        todo = plan(before, present)
+        restorer = target.restorer("migrate --to")
+        copied = held = 0
+        if not todo.empty:
+            confirm(
+                f"migrate {len(todo.facts)} fact(s) and {len(todo.held)} held write(s) from "
+                f"{source.name} ({source.where}) to {target.name} ({target.where}); "
+                f"{todo.facts_present} fact(s) and {todo.held_present} held write(s) are "
+                "there already",
+                assume_yes=args.yes,
+            )
+            total = len(todo.facts) + len(todo.held)
+            with Progress("copying", total) as progress:
+                for batch in _batches(todo.facts, args.batch):
+                    copied += restorer.restore_facts(batch)
+                    progress.advance(len(batch), "facts")
+                for held_batch in _batches(todo.held, args.batch):
+                    held += restorer.restore_quarantined(held_batch)
+                    progress.advance(len(held_batch), "held writes")
+        with Progress("verifying") as verifying, verifying.ticking():
+            source_digest = digest(_snapshot(source, "migrate --from"))
+            target_digest = digest(_snapshot(target, "migrate --to"))
+    if source_digest != target_digest:
+        sys.stderr.write(
+            f"codegen memory migrate: verification failed: the source holds "
+            f"{_described(source_digest)}, the target {_described(target_digest)} (did the "
+            "agent write meanwhile? stop it and run migrate again)\n"
+        )
+        return EXIT_MISMATCH
+    summary = (
+        f"copied {copied} fact(s) and {held} held write(s) from {args.source} to "
+        f"{args.target} ({todo.facts_present} fact(s) and {todo.held_present} held write(s) "
+        f"were there already); verified: {_described(target_digest)} on both sides"
+    )
+    report(
+        args,
+        {
+            "from": args.source,
+            "to": args.target,
+            "copied": {"facts": copied, "held": held},
+            "alreadyThere": {"facts": todo.facts_present, "held": todo.held_present},
+            "verified": True,
+            "source": source_digest.as_json(),
+            "target": target_digest.as_json(),
+        },
+        summary,
+    )
+    return 0
+
+
+def _check(args: argparse.Namespace) -> None:
+    if getattr(args, "backend", "file") != "file":
+        raise SelectionError("migrate takes --from and --to, not --backend")
+    if not 1 <= args.batch <= MAX_BATCH:
+        raise SelectionError(f"--batch {args.batch}: between 1 and {MAX_BATCH}")
+    if args.source == "http":
+        raise SelectionError(
+            HTTP_REFUSAL.format(side="--from", what="export facts with their history")
+        )
+    if args.target == "http":
+        raise SelectionError(
+            HTTP_REFUSAL.format(
+                side="--to", what="write a fact with its id, createdAt and tombstone"
+            )
+        )
+    if args.source == args.target == "file" and args.to_root is None:
+        raise SelectionError("--from file --to file: name the target with --to-root DIR")
+
+
+def _only_spec(args: argparse.Namespace) -> str:
+    if args.source == "file":
+        return select(args.root, None, args.tenant, None).layout.spec_name
+    return remote_spec(args.root, None, args.tenant)
+
+
+def _source_selection(args: argparse.Namespace, spec: str) -> Selection:
+    if args.source == "file":
+        return select(args.root, spec, args.tenant, None)
+    return select_remote(args.root, spec, args.tenant, None)
+
+
+def _open(
+    args: argparse.Namespace,
+    backend: str,
+    selection: Selection,
+    dsn: str | None,
+    *,
+    create: bool,
+    now: Clock,
+) -> AbstractContextManager[OwnerFacts]:
+    return open_backend(
+        backend,
+        selection,
+        dsn=dsn if dsn is not None else args.dsn,
+        url=None,
+        token=None,
+        tenant=args.tenant,
+        create=create,
+        now=now,
+    )
+
+
+def _same_store(source: OwnerFacts, target: OwnerFacts) -> bool:
+    if source.name != target.name:
+        return False
+    if source.name == "file":
+        return Path(source.where).resolve() == Path(target.where).resolve()
+    # One DSN, one shared pool (``providers.connect``): the same database, spec and tenant.
+    return getattr(source.backend, "pool", None) is getattr(target.backend, "pool", object())
+
+
+def _snapshot(facts: OwnerFacts, what: str) -> Snapshot:
+    return Snapshot(facts.exporter(what).export_facts(), facts.quarantine(what).quarantined())
+
+
+def _batches(items: Sequence[_T], size: int) -> Iterator[Sequence[_T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _described(found: Digest) -> str:
+    return (
+        f"{found.facts} fact(s) (sha256 {found.facts_sha256[:16]}…) and {found.held} held "
+        f"write(s) (sha256 {found.held_sha256[:16]}…)"
+    )
