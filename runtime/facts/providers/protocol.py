@@ -493,10 +493,19 @@ class LocalFactProvider:
         )
 
     def recall(self, request: RecallRequest) -> RecallResponse:
-        hits = self._store.recall(
-            request.query, request.limit, visible=request.visible, tiers=request.tiers
+        from specwire.runtime.facts.providers.recall_bounds import (
+            give_up_if_expired,
+            holding,
+            within_request,
         )
-        return RecallResponse(
+
+        give_up_if_expired(request)
+        # The store lock, waited for no longer than the request allows (re-entrant).
+        with holding(self._store._lock, request):
+            hits = self._store.recall(
+                request.query, request.limit, visible=request.visible, tiers=request.tiers
+            )
+        response = RecallResponse(
             tuple(
                 ProviderHit(
                     hit.fact.id,
@@ -511,6 +520,8 @@ class LocalFactProvider:
                 for hit in hits
             )
         )
+        give_up_if_expired(request)
+        return RecallResponse(within_request(request, response.hits))
 
     def read(self, request: ReadRequest) -> ReadResponse:
         facts = self._store.read(fact_id=request.id, key=request.key, visible=request.visible)

@@ -93,6 +93,7 @@ from specwire.runtime.facts.providers.protocol import (
     RetainRequest,
     RetainResult,
 )
+from specwire.runtime.facts.providers.recall_bounds import give_up_if_expired, within_request
 from specwire.runtime.facts.store import merged_item
 from specwire.runtime.facts.text import MAX_QUERY_TERMS, document_terms, query_terms
 from specwire.runtime.facts.validation import NewFact
@@ -560,7 +561,10 @@ class PostgresFactProvider:
         raise AssertionError("unreachable")
 
     def recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
-        return self._bounded("recall", False, lambda: self._recall(request, scope=scope))
+        give_up_if_expired(request)
+        response = self._bounded("recall", False, lambda: self._recall(request, scope=scope))
+        give_up_if_expired(request)
+        return RecallResponse(within_request(request, response.hits))
 
     def _recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
         self._check_scope(scope)
