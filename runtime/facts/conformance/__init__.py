@@ -6,5 +6,5 @@ case against targets your factory makes (``target.py`` says what a target is);
 needed; ``tests/conformance`` runs the same cases under pytest on the built-in backends. The
 cases live in ``provider_cases``, ``theme_cases`` (Remem's themes), ``scope_cases``,
 ``tier_cases`` and ``admin_cases``; ``suite.coverage()`` maps Crewship's edge-case catalogue and
-Remem's themes to them. docs/conformance.md is the guide for provider authors.
+Remem's themes to them. docs/memory.md#conformance is the guide for provider authors.
 """

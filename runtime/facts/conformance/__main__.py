@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--provider",
         metavar="MODULE:FACTORY",
-        help="factory(workdir) -> target (docs/conformance.md); the file backend is "
+        help="factory(workdir) -> target (docs/memory.md#conformance); the file backend is "
         "specwire.runtime.facts.conformance.target:local",
     )
     where.add_argument("--url", help="a memory service speaking the HTTP memory contract")
