@@ -495,16 +495,15 @@ class LocalFactProvider:
     def recall(self, request: RecallRequest) -> RecallResponse:
         from specwire.runtime.facts.providers.recall_bounds import (
             give_up_if_expired,
-            holding,
+            wait_for_lock,
             within_request,
         )
 
         give_up_if_expired(request)
-        # The store lock, waited for no longer than the request allows (re-entrant).
-        with holding(self._store._lock, request):
-            hits = self._store.recall(
-                request.query, request.limit, visible=request.visible, tiers=request.tiers
-            )
+        wait_for_lock(self._store._lock, request)
+        hits = self._store.recall(
+            request.query, request.limit, visible=request.visible, tiers=request.tiers
+        )
         response = RecallResponse(
             tuple(
                 ProviderHit(

@@ -6,14 +6,15 @@ passed or whose ``cancel`` is set raises ``DeadlineExceeded`` (before the expens
 again after it, so an answer that came too late is not used as if it were on time), ``types``
 keeps only hits of those types, and ``max_tokens`` keeps the best hits whose texts together fit
 in the budget (4 UTF-8 bytes a token), in rank order, stopping at the first that does not fit.
+An embedded store another thread holds locked is waited for no longer than the deadline either
+(``wait_for_lock``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 
 from specwire.runtime.facts.providers.protocol import (
     DeadlineExceeded,
@@ -41,26 +42,20 @@ def remaining_s(request: RecallRequest) -> float | None:
     return request.deadline - time.monotonic()
 
 
-@contextmanager
-def holding(
-    lock: threading.RLock, request: RecallRequest, operation: str = "recall"
-) -> Iterator[None]:
-    """Hold ``lock`` (re-entrant: the store takes it again inside) for the request; gives up
-    with ``DeadlineExceeded`` when its deadline passes or ``cancel`` is set while waiting."""
+def wait_for_lock(lock: threading.RLock, request: RecallRequest, operation: str = "recall") -> None:
+    """Wait until ``lock`` is free, then let it go: a store another thread holds locked (a long
+    write, a stuck one) is not searched past the request's deadline or after its ``cancel``
+    (``DeadlineExceeded``). The search itself takes the lock as it always does, so concurrent
+    recalls keep their overlap. Without a deadline or a cancel: returns at once."""
     if request.deadline is None and request.cancel is None:
-        with lock:
-            yield
         return
     while True:
         give_up_if_expired(request, operation)
         left = remaining_s(request)
         wait = CANCEL_POLL_S if left is None else max(0.0, min(CANCEL_POLL_S, left))
         if lock.acquire(timeout=wait):
-            break
-    try:
-        yield
-    finally:
-        lock.release()
+            lock.release()
+            return
 
 
 def within_request(request: RecallRequest, hits: Iterable[ProviderHit]) -> tuple[ProviderHit, ...]:
