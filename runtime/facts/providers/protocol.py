@@ -493,10 +493,18 @@ class LocalFactProvider:
         )
 
     def recall(self, request: RecallRequest) -> RecallResponse:
+        from specwire.runtime.facts.providers.recall_bounds import (
+            give_up_if_expired,
+            wait_for_lock,
+            within_request,
+        )
+
+        give_up_if_expired(request)
+        wait_for_lock(self._store._lock, request)
         hits = self._store.recall(
             request.query, request.limit, visible=request.visible, tiers=request.tiers
         )
-        return RecallResponse(
+        response = RecallResponse(
             tuple(
                 ProviderHit(
                     hit.fact.id,
@@ -511,6 +519,8 @@ class LocalFactProvider:
                 for hit in hits
             )
         )
+        give_up_if_expired(request)
+        return RecallResponse(within_request(request, response.hits))
 
     def read(self, request: ReadRequest) -> ReadResponse:
         facts = self._store.read(fact_id=request.id, key=request.key, visible=request.visible)

@@ -74,6 +74,11 @@ from specwire.runtime.facts.providers.protocol import (
     RetainRequest,
     RetainResult,
 )
+from specwire.runtime.facts.providers.recall_bounds import (
+    give_up_if_expired,
+    remaining_s,
+    within_request,
+)
 
 Reply = TypeVar("Reply", bound=BaseModel)
 Kind = Literal["read", "write"]
@@ -217,6 +222,7 @@ class HttpFactProvider:
         )
 
     def recall(self, request: RecallRequest) -> RecallResponse:
+        give_up_if_expired(request)
         body = self._body(
             wire.RecallBody,
             query=request.query,
@@ -224,7 +230,15 @@ class HttpFactProvider:
             visible=_visible_field(request.visible),
             tiers=list(request.tiers) or None,
         )
-        reply = self._call("recall", body, wire.RecallReply, kind="read")
+        left = remaining_s(request)
+        reply = self._call(
+            "recall",
+            body,
+            wire.RecallReply,
+            kind="read",
+            deadline_s=None if left is None else max(0.0, min(self._timeout_s, left)),
+        )
+        give_up_if_expired(request)
         visible = set(request.visible)
         hits = []
         for hit in reply.hits:
@@ -243,7 +257,7 @@ class HttpFactProvider:
                     tier=hit.tier,
                 )
             )
-        return RecallResponse(tuple(hits[: request.limit]))
+        return RecallResponse(within_request(request, hits[: request.limit]))
 
     def read(self, request: ReadRequest) -> ReadResponse:
         body = self._body(

@@ -94,6 +94,11 @@ from specwire.runtime.facts.providers.protocol import (
     RetainRequest,
     RetainResult,
 )
+from specwire.runtime.facts.providers.recall_bounds import (
+    give_up_if_expired,
+    remaining_s,
+    within_request,
+)
 from specwire.runtime.facts.store import merged_item
 from specwire.runtime.facts.text import MAX_QUERY_TERMS, document_terms, query_terms
 from specwire.runtime.facts.validation import NewFact
@@ -561,7 +566,12 @@ class PostgresFactProvider:
         raise AssertionError("unreachable")
 
     def recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
-        return self._bounded("recall", False, lambda: self._recall(request, scope=scope))
+        give_up_if_expired(request)
+        response = self._bounded(
+            "recall", False, lambda: self._recall(request, scope=scope), request=request
+        )
+        give_up_if_expired(request)
+        return RecallResponse(within_request(request, response.hits))
 
     def _recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
         self._check_scope(scope)
@@ -818,14 +828,26 @@ class PostgresFactProvider:
     def _now_ms(self) -> int:
         return to_ms(self._now())
 
-    def _bounded(self, what: str, write: bool, call: Callable[[], _T]) -> _T:
+    def _bounded(
+        self,
+        what: str,
+        write: bool,
+        call: Callable[[], _T],
+        *,
+        request: RecallRequest | None = None,
+    ) -> _T:
         """``call()`` under a client-side deadline: the server's ``statement_timeout`` cannot
         fire when the network hangs, so a turn would wait forever. The thread left behind
-        finishes when the connection does (keepalives end a dead one)."""
+        finishes when the connection does (keepalives end a dead one). A ``request`` with a
+        deadline of its own is waited for no longer than that."""
         future = _watchdog().submit(call)
+        wait_s = self._timeout_s + WATCHDOG_MARGIN_S
+        left = None if request is None else remaining_s(request)
         try:
-            return future.result(timeout=self._timeout_s + WATCHDOG_MARGIN_S)
+            return future.result(timeout=wait_s if left is None else max(0.0, min(wait_s, left)))
         except FutureTimeout:
+            if request is not None and left is not None and left < wait_s:
+                give_up_if_expired(request, what)
             if write:
                 raise ProviderUncertain(
                     f"{what}: the fact database did not answer within {self._timeout_s:g} s; "
