@@ -148,9 +148,8 @@ class OpenComputerClient:
                 self.max_bytes,
             )
         )
-        attempt = self._call(
-            "recall", oc.encode(body), budget, retries=oc.MAX_RETRIES if retries is None else retries
-        )
+        allowed = oc.MAX_RETRIES if retries is None else retries
+        attempt = self._call("recall", oc.encode(body), budget, retries=allowed)
         if attempt.problem is not None:
             raise _error("recall", attempt)
         try:
@@ -196,7 +195,7 @@ class OpenComputerClient:
             try:
                 return ToolOutcome(result=oc.parse_result(attempt.payload))
             except oc.WireError as exc:
-                return ToolOutcome(failure=f"the memory endpoint's answer breaks the contract: {exc}")
+                return ToolOutcome(failure=f"the endpoint's answer breaks the contract: {exc}")
         if write and not idempotent and attempt.unanswered:
             return ToolOutcome(result=dict(oc.UNCERTAIN), uncertain=True)
         envelope = oc.parse_envelope(attempt.payload) if attempt.status is not None else None
@@ -207,7 +206,9 @@ class OpenComputerClient:
     # -- the call ---------------------------------------------------------------------------
 
     def _budget(self, deadline_s: float | None) -> float:
-        return self._deadline_s if deadline_s is None else max(0.001, min(deadline_s, self._deadline_s))
+        if deadline_s is None:
+            return self._deadline_s
+        return max(0.001, min(deadline_s, self._deadline_s))
 
     @staticmethod
     def _operation_id(prefix: str) -> str:

@@ -53,11 +53,7 @@ def provider_tools(
     """The model's tools for the endpoint's declared tools (write tools only when the binding
     is read-write)."""
     writable = provider.client.access == "read-write"
-    return [
-        _tool(spec, provider)
-        for spec in declared
-        if spec.access == "read" or writable
-    ]
+    return [_tool(spec, provider) for spec in declared if spec.access == "read" or writable]
 
 
 def _tool(spec: MemoryToolFragment, provider: OpenComputerFactProvider) -> Tool:

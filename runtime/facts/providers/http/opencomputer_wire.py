@@ -15,7 +15,6 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -169,22 +168,11 @@ def tool_body(call: ToolCall) -> dict[str, Any]:
     return body
 
 
-_RECALL_KEYS: Final = frozenset(
-    {"version", "operation", "operationId", "partition", "access", "deadlineAt", "input", "maxBytes"}
+_COMMON_KEYS: Final = frozenset(
+    {"version", "operation", "operationId", "partition", "access", "deadlineAt"}
 )
-_TOOL_KEYS: Final = frozenset(
-    {
-        "version",
-        "operation",
-        "operationId",
-        "partition",
-        "access",
-        "deadlineAt",
-        "tool",
-        "arguments",
-        "cursor",
-    }
-)
+_RECALL_KEYS: Final = _COMMON_KEYS | {"input", "maxBytes"}
+_TOOL_KEYS: Final = _COMMON_KEYS | {"tool", "arguments", "cursor"}
 
 
 def parse_call(payload: Any) -> RecallCall | ToolCall:
@@ -222,7 +210,9 @@ def parse_call(payload: Any) -> RecallCall | ToolCall:
             or isinstance(max_bytes, bool)
             or not 1 <= max_bytes <= MAX_BYTES_CEILING
         ):
-            raise WireError(f"maxBytes must be a whole number, 1 to {MAX_BYTES_CEILING}", "maxBytes")
+            raise WireError(
+                f"maxBytes must be a whole number, 1 to {MAX_BYTES_CEILING}", "maxBytes"
+            )
         return RecallCall(operation_id, partition, access, deadline, text, max_bytes)
     tool = payload.get("tool")
     if not isinstance(tool, str) or TOOL_NAME_RE.fullmatch(tool) is None:
@@ -363,7 +353,3 @@ def clip_utf8(text: str, max_bytes: int) -> str:
     if len(raw) <= max_bytes:
         return text
     return raw[: max(0, max_bytes)].decode("utf-8", "ignore")
-
-
-def finite(value: float) -> bool:
-    return not (math.isnan(value) or math.isinf(value))
