@@ -130,6 +130,12 @@ class OpenComputerClient:
     def close(self) -> None:
         self._client.close()
 
+    def __enter__(self) -> OpenComputerClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- operations -------------------------------------------------------------------------
 
     def recall(
