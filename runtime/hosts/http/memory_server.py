@@ -627,7 +627,7 @@ def memory_app(
     routes.append(Route("/healthz", healthz, methods=["GET"]))
     if opencomputer is not None:
         endpoint_oc = OpenComputerEndpoint(provider_for, keys, opencomputer, log=say)
-        routes.append(Route(opencomputer_path, endpoint_oc, methods=["POST"]))
+        routes.append(Route(opencomputer_path, endpoint_oc.handle, methods=["POST"]))
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
 
 

@@ -294,7 +294,7 @@ def _envelope(code: str, message: str, details: Any = None) -> JSONResponse:
 
 @dataclass
 class OpenComputerEndpoint:
-    """The ASGI handler of the OpenComputer route."""
+    """The OpenComputer route: ``handle`` is its Starlette endpoint."""
 
     provider_for: ProviderFor
     keys: TenantKeys
@@ -303,7 +303,7 @@ class OpenComputerEndpoint:
     now: Callable[[], datetime] = utc_now
     log: Callable[[str], None] = lambda line: None
 
-    async def __call__(self, request: Request) -> Response:
+    async def handle(self, request: Request) -> Response:
         try:
             payload = await self._handle(request)
         except _Refusal as refusal:
