@@ -183,6 +183,10 @@ SLOW = frozenset(
         "tests/runtime/warm/test_host_resources.py::test_concurrent_turns_on_one_store_lose_no_facts",
         "tests/runtime/warm/test_host_resources.py::test_two_tenants_never_get_each_others_store",
         "tests/runtime/wiring/test_wire_memory.py::test_per_turn_wiring_announces_to_stderr_once_per_process",
+        # The retry schedule's real pauses (0.25 s + 1 s) and a deadline run out.
+        "tests/runtime/opencomputer/test_opencomputer_client.py::test_retries_follow_the_schedule_with_the_same_body",
+        "tests/runtime/opencomputer/test_opencomputer_client.py::test_at_most_two_retries_then_the_recall_fails",
+        "tests/runtime/opencomputer/test_opencomputer_client.py::test_the_deadline_covers_every_attempt",
     }
 )
 

@@ -23,7 +23,13 @@ from specwire.ir.errors import SpecIssue
 from specwire.ir.positions import Locator
 from specwire.ir.suggest import did_you_mean
 from specwire.ir.values import quote
-from specwire.runtime.core.fragment import DOCUMENT_BACKENDS, MAX_DOCUMENT_BINDINGS
+from specwire.runtime.core.fragment import (
+    DOCUMENT_BACKENDS,
+    MAX_DOCUMENT_BINDINGS,
+    MAX_MEMORY_TOOLS,
+    MEMORY_TOOL_RESERVED_ARGUMENT,
+    MEMORY_TOOL_SCHEMA_KEYWORDS,
+)
 
 
 def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue]:
@@ -37,6 +43,8 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _memory_scope(data, target, locator)
     issues += _tier_tools_need_tiers(data, locator)
     issues += _documents(data, locator)
+    issues += _opencomputer_protocol(data, locator)
+    issues += _opencomputer_tools(data, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
     if target == "crew":
@@ -271,6 +279,148 @@ def _memory_scope(data: dict[str, Any], target: str, locator: Locator) -> Iterab
             f"`{spelt}` lets a person's facts follow them into shared conversations, which only "
             f"channel bots have: remove it on the {target} target",
         )
+
+
+def _memory_protocol(memory: dict[str, Any]) -> Any:
+    """The primary's wire: ``memory.protocol``, or the first of ``memory.providers``'."""
+    providers = memory.get("providers")
+    if isinstance(providers, list) and providers and isinstance(providers[0], dict):
+        return providers[0].get("protocol", memory.get("protocol"))
+    return memory.get("protocol")
+
+
+# What the OpenComputer wire has no room for: its contract is recall and the endpoint's tools.
+_NOT_ON_OPENCOMPUTER: dict[str, str] = {
+    "tiers": "the tier notes are facts written through retain",
+    "sessionRecall": "session records are facts written through retain",
+    "autoCapture": "the contract has no turn-completion callback to capture from",
+}
+
+
+def _opencomputer_protocol(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """``protocol`` is the http backend's wire (on the memory block and on each provider), and
+    the OpenComputer wire takes no setting that needs fact writes."""
+    memory = data.get("memory")
+    if not isinstance(memory, dict):
+        return
+    entries: list[tuple[tuple[Any, ...], dict[str, Any]]] = [(("memory",), memory)]
+    providers = memory.get("providers")
+    if isinstance(providers, list):
+        entries += [
+            (("memory", "providers", index), entry)
+            for index, entry in enumerate(providers)
+            if isinstance(entry, dict)
+        ]
+    for loc, entry in entries:
+        if "protocol" not in entry:
+            continue
+        backend = entry.get("backend", "file")
+        if isinstance(backend, str) and backend != "http":
+            yield locator.at_key(
+                (*loc, "protocol"),
+                f"`protocol` chooses the http backend's wire, but the backend is "
+                f"{quote(backend)}: remove `protocol` or set `backend: http`",
+            )
+    if _memory_protocol(memory) != "opencomputer":
+        return
+    for key, why in _NOT_ON_OPENCOMPUTER.items():
+        if key in memory and memory[key] not in (False, None):
+            spelt = _last_key(locator, ("memory", key))
+            yield locator.at_key(
+                ("memory", key),
+                f"`{spelt}` needs fact writes, and an OpenComputer memory endpoint takes none "
+                f"({why}): remove it, or use `protocol: specwire`",
+            )
+
+
+def _opencomputer_tools(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """``memory.tools`` are an OpenComputer endpoint's: at most eight, each name once, each
+    input an object schema without ``$ref``, without the reserved ``memory`` argument, using
+    only the keywords the runtime enforces."""
+    memory = data.get("memory")
+    if not isinstance(memory, dict) or not isinstance(memory.get("tools"), list):
+        return
+    tools: list[Any] = memory["tools"]
+    if _memory_protocol(memory) != "opencomputer":
+        yield locator.at_key(
+            ("memory", "tools"),
+            "`tools` are the tools of an OpenComputer memory endpoint: they need "
+            "`backend: http` and `protocol: opencomputer`",
+        )
+        return
+    if len(tools) > MAX_MEMORY_TOOLS:
+        yield locator.at_value(
+            ("memory", "tools", MAX_MEMORY_TOOLS),
+            f"an OpenComputer memory endpoint declares at most {MAX_MEMORY_TOOLS} tools",
+        )
+    seen: set[str] = set()
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            continue
+        name = tool.get("name")
+        if isinstance(name, str):
+            if name in seen:
+                yield locator.at_value(
+                    ("memory", "tools", index, "name"), f"duplicate memory tool {quote(name)}"
+                )
+            seen.add(name)
+        schema = tool.get("input")
+        if isinstance(schema, dict):
+            yield from _tool_input(schema, ("memory", "tools", index, "input"), locator)
+
+
+def _tool_input(
+    schema: dict[str, Any], loc: tuple[Any, ...], locator: Locator
+) -> Iterable[SpecIssue]:
+    if schema.get("type") != "object":
+        yield locator.at_value(
+            loc, 'a memory tool\'s input must be a JSON Schema with type "object"'
+        )
+    properties = schema.get("properties")
+    required = schema.get("required")
+    reserved = MEMORY_TOOL_RESERVED_ARGUMENT
+    if (isinstance(properties, dict) and reserved in properties) or (
+        isinstance(required, list) and reserved in required
+    ):
+        where = (
+            (*loc, "properties", reserved)
+            if isinstance(properties, dict) and (reserved in properties)
+            else (*loc, "required")
+        )
+        yield locator.at_key(
+            where,
+            f"`{reserved}` is reserved: the host adds it to name the memory resource, so a "
+            "tool's input cannot declare it",
+        )
+    yield from _schema_keywords(schema, loc, locator, 0)
+
+
+def _schema_keywords(
+    schema: dict[str, Any], loc: tuple[Any, ...], locator: Locator, depth: int
+) -> Iterable[SpecIssue]:
+    """``$ref`` nowhere, and only the keywords the runtime checks arguments against."""
+    if depth > 32:
+        yield locator.at_value(loc, "a memory tool's input schema nests too deeply")
+        return
+    for key, value in schema.items():
+        if key == "$ref":
+            yield locator.at_key((*loc, key), "a memory tool's input cannot use $ref")
+        elif key not in MEMORY_TOOL_SCHEMA_KEYWORDS:
+            yield locator.at_key(
+                (*loc, key),
+                f"the JSON Schema keyword {quote(key)} is not enforced on memory tool "
+                "arguments: remove it (the keywords allowed are listed in docs/opencomputer.md)",
+            )
+        elif key == "properties" and isinstance(value, dict):
+            for name, sub in value.items():
+                if isinstance(sub, dict):
+                    yield from _schema_keywords(sub, (*loc, key, name), locator, depth + 1)
+        elif key in ("items", "additionalProperties", "not") and isinstance(value, dict):
+            yield from _schema_keywords(value, (*loc, key), locator, depth + 1)
+        elif key in ("allOf", "anyOf", "oneOf") and isinstance(value, list):
+            for index, sub in enumerate(value):
+                if isinstance(sub, dict):
+                    yield from _schema_keywords(sub, (*loc, key, index), locator, depth + 1)
 
 
 def _duplicate_tenants(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:

@@ -210,6 +210,26 @@ DOCUMENT_TOOL_NAMES: Final[tuple[str, ...]] = ("memory_save", "memory_read", "me
 RESERVED_MEMORY_TOOL_NAMES: Final[frozenset[str]] = frozenset(
     {"read", "write", "search", "append_daily", "save", "list"}
 )
+# The JSON Schema keywords a provider tool's input may use: the runtime checks the model's
+# arguments against every one of them before the call (``$ref`` is refused by the contract;
+# other keywords are refused because they would not be enforced).
+MEMORY_TOOL_SCHEMA_KEYWORDS: Final[frozenset[str]] = frozenset(
+    {
+        # annotations
+        "$schema", "$comment", "title", "description", "default", "examples", "deprecated",
+        "readOnly", "writeOnly", "format",
+        # any type
+        "type", "enum", "const", "allOf", "anyOf", "oneOf", "not",
+        # objects
+        "properties", "required", "additionalProperties", "minProperties", "maxProperties",
+        # arrays
+        "items", "minItems", "maxItems", "uniqueItems",
+        # strings
+        "minLength", "maxLength", "pattern",
+        # numbers
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+    }
+)  # fmt: skip
 
 # -- ids and limits -------------------------------------------------------------------------
 

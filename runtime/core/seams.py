@@ -50,6 +50,9 @@ class MemorySeam:
     # of the spec's document bindings (``memory.documents``, ``runtime.documents.prompt``). A
     # failure blocks the turn, as a failed recall does.
     memory_blocks: Callable[[], Sequence[tuple[MemoryBlockKind, str]]] | None = None
+    # Recall for the current message only, never earlier messages or the instructions: an
+    # OpenComputer memory endpoint receives the current input's text, not the conversation.
+    current_input_only: bool = False
 
 
 @dataclass(frozen=True)

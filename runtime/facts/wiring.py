@@ -118,6 +118,10 @@ def wire_facts(
     check_backend(memory.backend)
     settings = FactsSettings.resolve(memory)
     scoping = fact_scoping(memory.scope, audience)
+    if memory.backend == "http" and memory.protocol == "opencomputer":
+        from specwire.runtime.facts.opencomputer_wiring import wire_opencomputer
+
+        return wire_opencomputer(memory, layout, settings, scoping, tenant=tenant, log=log)
     if embedder is None and memory.embedder is not None and memory.backend != "http":
         from specwire.runtime.embedders import load_embedder
 

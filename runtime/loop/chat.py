@@ -369,6 +369,8 @@ class _Session:
         memory = self.memory
         assert memory is not None and memory.recall is not None
         k = memory.recall_k
+        if memory.current_input_only:
+            queries = queries[:1]
         try:
             found = [line for query in queries for line in memory.recall(query, k)]
         except Exception as exc:

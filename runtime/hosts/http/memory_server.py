@@ -64,6 +64,7 @@ from specwire.runtime.facts.providers.errors import (
     ProviderUncertain,
 )
 from specwire.runtime.facts.providers.http import contract as wire
+from specwire.runtime.facts.providers.http.opencomputer_wire import PATH_RE as OPENCOMPUTER_PATH_RE
 from specwire.runtime.facts.providers.protocol import (
     STORE_CAPABILITIES,
     Capabilities,
@@ -87,6 +88,15 @@ from specwire.runtime.hosts.http.common import (
     parse_json,
     parse_model,
     read_body,
+)
+from specwire.runtime.hosts.http.opencomputer_server import (
+    DEFAULT_PATH as OPENCOMPUTER_PATH,
+)
+from specwire.runtime.hosts.http.opencomputer_server import (
+    OpenComputerEndpoint,
+    PartitionTable,
+    derive_partition,
+    tools_declaration,
 )
 from specwire.runtime.hosts.http.tenant_keys import TenantKeys, load_tenant_keys
 
@@ -431,7 +441,11 @@ def memory_app(
     max_body: int = wire.MAX_REQUEST_BYTES,
     operations: OperationLog | None = None,
     log: Callable[[str], None] | None = None,
+    opencomputer: PartitionTable | None = None,
+    opencomputer_path: str = OPENCOMPUTER_PATH,
 ) -> Starlette:
+    """``opencomputer``: also serve OpenComputer's HTTP memory contract at
+    ``opencomputer_path``, its partitions mapped by this table (``opencomputer_server``)."""
     keys = tenant_keys_from(tokens)
     oplog = operations if operations is not None else OperationLog()
     say = log if log is not None else _stderr
@@ -611,6 +625,9 @@ def memory_app(
         Route(f"{wire.API_PREFIX}/{op.name}", endpoint(op), methods=["POST"]) for op in OPERATIONS
     ]
     routes.append(Route("/healthz", healthz, methods=["GET"]))
+    if opencomputer is not None:
+        endpoint_oc = OpenComputerEndpoint(provider_for, keys, opencomputer, log=say)
+        routes.append(Route(opencomputer_path, endpoint_oc.handle, methods=["POST"]))
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
 
 
@@ -915,11 +932,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--openapi", action="store_true", help="print the contract as OpenAPI JSON and exit"
     )
+    parser.add_argument(
+        "--opencomputer",
+        type=Path,
+        metavar="FILE",
+        help="also serve OpenComputer's HTTP memory contract; FILE maps partitions to "
+        "tenant, spec, scope and access",
+    )
+    parser.add_argument(
+        "--opencomputer-path",
+        default=OPENCOMPUTER_PATH,
+        help=f"the OpenComputer route (default {OPENCOMPUTER_PATH})",
+    )
+    parser.add_argument(
+        "--opencomputer-tools",
+        action="store_true",
+        help="print the tools the OpenComputer route serves (a spec's memory.tools) and exit",
+    )
+    parser.add_argument(
+        "--partition-for",
+        nargs=3,
+        metavar=("TENANT", "SPEC", "NAMESPACE"),
+        help="print the partition a specwire bundle sends (TENANT: single.tenant outside the "
+        "managed target; NAMESPACE: the scope key, e.g. agent) and exit",
+    )
     args = parser.parse_args(argv)
     if args.openapi:
         sys.stdout.write(openapi_json())
         return 0
+    if args.opencomputer_tools:
+        sys.stdout.write(json.dumps(tools_declaration(), indent=2) + "\n")
+        return 0
+    if args.partition_for:
+        sys.stdout.write(derive_partition(*args.partition_for) + "\n")
+        return 0
     try:
+        table = PartitionTable.load(args.opencomputer) if args.opencomputer else None
+        if OPENCOMPUTER_PATH_RE.fullmatch(args.opencomputer_path) is None:
+            raise ServeConfigError("--opencomputer-path must begin with a single /")
         if args.root is None:
             raise ServeConfigError("--root DIR is required")
         root: Path = args.root
@@ -961,7 +1011,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     stores = LocalStores(root, tenant_ids)
-    app = memory_app(stores, keys)
+    app = memory_app(stores, keys, opencomputer=table, opencomputer_path=args.opencomputer_path)
     raise_open_file_limit(MAX_CONNECTIONS)
     server = uvicorn.Server(
         uvicorn.Config(
