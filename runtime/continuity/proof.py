@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from specwire.runtime.core.clock import iso
 from specwire.runtime.core.ids import SESSION_ID_RE
-from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME, NOT_EVIDENCE_TOOL_NAMES
+from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME, is_evidence_tool
 from specwire.runtime.sessions.log import resolve_tool_use, run_of
 
 # not_evidence: the cited call exists but is one of the agent's own memory tools.
@@ -197,7 +197,7 @@ def check_evidence(
             continue
         found = resolve_tool_use(sessions_dir, session_id, ref.tool_use_id)
         session_id = found.session_id or session_id
-        if found.verdict == "verified" and found.tool_name in NOT_EVIDENCE_TOOL_NAMES:
+        if found.verdict == "verified" and not is_evidence_tool(found.tool_name or ""):
             checks.append(ProofCheck(ref, session_id, "not_evidence", None, found.tool_name))
             continue
         proof = None

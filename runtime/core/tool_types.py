@@ -27,6 +27,7 @@ from specwire.runtime.core.fragment import (
     CONTINUITY_TOOL_NAMES,
     DOCUMENT_TOOL_NAMES,
     FACT_TOOL_NAMES,
+    MEMORY_TOOL_PREFIX,
     TIER_TOOL_NAMES,
     WIKI_TOOL_NAMES,
 )
@@ -57,6 +58,17 @@ MEMORY_TOOL_NAMES: frozenset[str] = frozenset(
 # session made (the proof ladder finds it through the sub-session link), never the delegation.
 DELEGATE_TOOL_NAME = "Delegate"
 NOT_EVIDENCE_TOOL_NAMES: frozenset[str] = MEMORY_TOOL_NAMES | {DELEGATE_TOOL_NAME}
+
+
+def is_memory_tool(name: str) -> bool:
+    """One of ``MEMORY_TOOL_NAMES``, or a memory endpoint's own tool (``memory_<name>``, from
+    ``memory.tools``): those read or change memory too."""
+    return name in MEMORY_TOOL_NAMES or name.startswith(MEMORY_TOOL_PREFIX)
+
+
+def is_evidence_tool(name: str) -> bool:
+    """Whether a verified call of this tool may stand as evidence that work was done."""
+    return not is_memory_tool(name) and name != DELEGATE_TOOL_NAME
 
 
 def _drop_event(kind: str, payload: Mapping[str, Any]) -> None:

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specwire.runtime.core.scopes import AGENT, ScopeKey
-from specwire.runtime.core.tool_types import MEMORY_TOOL_NAMES
+from specwire.runtime.core.tool_types import is_memory_tool
 from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
     MAX_TEXT_CHARS,
@@ -142,7 +142,7 @@ class Turn:
         """Whether the turn was the agent managing its own memory (see the module docstring)."""
         if any(name in FACT_WRITING_TOOL_NAMES for name in self.tool_names):
             return True
-        return bool(self.tool_names) and all(name in MEMORY_TOOL_NAMES for name in self.tool_names)
+        return bool(self.tool_names) and all(is_memory_tool(name) for name in self.tool_names)
 
 
 def split_turns(events: Iterable[Event]) -> list[Turn]:
@@ -186,7 +186,7 @@ def split_turns(events: Iterable[Event]) -> list[Turn]:
             if (
                 payload.get("isError") is not True
                 and tool_use_id
-                and name not in MEMORY_TOOL_NAMES
+                and not is_memory_tool(name)
                 and tool_use_id not in evidence
             ):
                 evidence.append(tool_use_id)

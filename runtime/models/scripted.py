@@ -61,7 +61,7 @@ from dataclasses import replace
 from typing import Any
 
 from specwire.runtime.core.ids import new_tool_use_id
-from specwire.runtime.core.tool_types import NOT_EVIDENCE_TOOL_NAMES
+from specwire.runtime.core.tool_types import is_evidence_tool
 from specwire.runtime.models.errors import ModelServerError
 from specwire.runtime.models.streaming import StreamSink
 from specwire.runtime.models.types import (
@@ -338,7 +338,7 @@ def latest_work_tool_use(messages: list[Message]) -> str | None:
         if (
             isinstance(message, ToolResultMessage)
             and not message.is_error
-            and message.name not in NOT_EVIDENCE_TOOL_NAMES
+            and is_evidence_tool(message.name)
             and message.tool_use_id in called
         ):
             return message.tool_use_id

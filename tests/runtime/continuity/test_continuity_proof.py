@@ -69,7 +69,9 @@ def test_proven_refused_for_a_tool_use_whose_result_is_an_error(tmp_path: Path) 
     assert store.get_plan("plan-0001").steps[0].status == "open"
 
 
-@pytest.mark.parametrize("tool", ["PlanRead", "Remember", "FocusWrite"])
+@pytest.mark.parametrize(
+    "tool", ["PlanRead", "Remember", "FocusWrite", "memory_save", "memory_lookup", "memory_remember"]
+)
 def test_a_call_to_a_memory_tool_is_not_evidence(tmp_path: Path, tool: str) -> None:
     store = make_store(tmp_path)
     store.create_plan("Ship", ["build"])
