@@ -129,8 +129,9 @@ class RecallRequest:
     visible: tuple[ScopeKey, ...] = (AGENT,)
     # Empty: plain facts only. Otherwise only tier notes of these tiers.
     tiers: tuple[str, ...] = ()
-    # Remem's search fields (append-only; a provider that ignores one still answers correctly,
-    # the router enforces them again on what comes back):
+    # Remem's search fields (append-only). Every built-in provider honours them
+    # (``recall_bounds``) and the conformance suite checks that a provider does; the router
+    # enforces them again on what comes back:
     # words that widen the query (a plan's topics, a goal's title)
     topics: tuple[str, ...] = ()
     # only hits of these types (``ProviderHit.type``); empty: every type
