@@ -20,7 +20,7 @@ from specwire.runtime.core.tool_types import SCHEMAS_FILE, schema_key
 INPUT_MODULES = (
     "specwire.runtime.tools.builtin_inputs",
     "specwire.runtime.continuity.inputs",
-    "specwire.runtime.facts.tools",
+    "specwire.runtime.facts.inputs",
     "specwire.runtime.facts.tiers.tools",
     "specwire.runtime.hosts.delegation",
     "specwire.runtime.loop.skill_input",
