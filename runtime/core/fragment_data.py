@@ -15,8 +15,9 @@ A field's bounds are in its metadata (``ge``, ``gt``, ``le``); its type is its a
 ``tuple[<class>, ...]``, each optionally ``| None``.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the reader takes each field's type from
+# ``dataclasses.fields`` as a live object (``typing.get_type_hints`` would evaluate strings,
+# a few milliseconds on every wiring).
 import dataclasses
 import types
 import typing
@@ -169,7 +170,6 @@ def read_fragment(data: Mapping[str, Any]) -> FragmentData:
 def _read_object(cls: type[_Data], data: Any, where: str) -> _Data:
     if not isinstance(data, Mapping):
         raise FragmentShapeError(where, f"must be a mapping, not {_kind(data)}")
-    hints = typing.get_type_hints(cls)
     known = {item.name: item for item in dataclasses.fields(cls)}
     unknown = sorted(str(key) for key in data if key not in known)
     if unknown:
@@ -181,7 +181,7 @@ def _read_object(cls: type[_Data], data: Any, where: str) -> _Data:
             if item.default is dataclasses.MISSING:
                 raise FragmentShapeError(here, "required")
             continue
-        values[name] = _read_value(hints[name], data[name], here, item.metadata)
+        values[name] = _read_value(item.type, data[name], here, item.metadata)
     return cls(**values)
 
 
