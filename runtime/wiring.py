@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import MemoryServiceError
@@ -25,6 +25,7 @@ from specwire.runtime.core.fragment import (
     memory_enabled,
     wiki_enabled,
 )
+from specwire.runtime.core.fragment_data import FragmentData, FragmentShapeError, read_fragment
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
@@ -35,12 +36,14 @@ from specwire.runtime.core.tool_types import (
     Tool,
     ToolContext,
     ToolResult,
-    format_validation_error,
 )
 
 if TYPE_CHECKING:
     from specwire.runtime.core.fragment_model import MemoryWiringFragment
     from specwire.runtime.facts.pool import FactStorePool
+
+# What ``wire_memory`` takes: the bundle's literal, the compiler's model or an already read one.
+FragmentInput: TypeAlias = "FragmentData | MemoryWiringFragment | Mapping[str, Any]"
 
 
 def _stderr(line: str) -> None:
@@ -154,25 +157,34 @@ class WiredMemory:
             self._releases.pop()()
 
 
-def parse_fragment(fragment: MemoryWiringFragment | Mapping[str, Any]) -> MemoryWiringFragment:
-    # pydantic loads here, with the fragment's models: a host that wires no memory never does.
-    from pydantic import ValidationError
-
-    from specwire.runtime.core.fragment_model import MemoryWiringFragment
-
-    if isinstance(fragment, MemoryWiringFragment):
+def parse_fragment(fragment: FragmentInput) -> FragmentData:
+    """The fragment a bundle (a mapping: the literal the compiler wrote), the compiler (its
+    pydantic model) or a caller that already parsed one hands over, checked without pydantic."""
+    if isinstance(fragment, FragmentData):
         parsed = fragment
     else:
-        _check_version(fragment)
+        data = _fragment_data(fragment)
+        _check_version(data)
         try:
-            parsed = MemoryWiringFragment.model_validate(dict(fragment))
-        except ValidationError as exc:
-            raise MemoryServiceError(
-                f"memory-service: invalid fragment: {format_validation_error(exc)}"
-            ) from None
+            parsed = read_fragment(data)
+        except FragmentShapeError as exc:
+            raise MemoryServiceError(f"memory-service: invalid fragment: {exc}") from None
     if not parsed.spec_name.strip():
         raise MemoryServiceError("memory-service: fragment.spec_name is required")
     return parsed
+
+
+def _fragment_data(fragment: MemoryWiringFragment | Mapping[str, Any]) -> Mapping[str, Any]:
+    if isinstance(fragment, Mapping):
+        return fragment
+    # The compiler's model: only a process that already imported pydantic can hold one.
+    models = sys.modules.get("specwire.runtime.core.fragment_model")
+    if models is not None and isinstance(fragment, models.MemoryWiringFragment):
+        data: dict[str, Any] = fragment.to_data()
+        return data
+    raise MemoryServiceError(
+        f"memory-service: invalid fragment: must be a mapping, not {type(fragment).__name__}"
+    )
 
 
 def _check_version(fragment: Mapping[str, Any]) -> None:
@@ -190,7 +202,7 @@ def _check_version(fragment: Mapping[str, Any]) -> None:
         )
 
 
-def _layout(fragment: MemoryWiringFragment, deps: MemoryDeps) -> tuple[StoreLayout, Path]:
+def _layout(fragment: FragmentData, deps: MemoryDeps) -> tuple[StoreLayout, Path]:
     layout = StoreLayout.for_cwd(deps.cwd, fragment.spec_name, deps.tenant)
     if deps.session_root_dir is None:
         return layout, layout.sessions_dir
@@ -216,7 +228,7 @@ def _teeing(tool: Tool, sink: EventSink) -> Tool:
     return dataclasses.replace(tool, handler=handle)
 
 
-def _check_supported(fragment: MemoryWiringFragment) -> None:
+def _check_supported(fragment: FragmentData) -> None:
     memory = fragment.memory
     if memory_enabled(fragment) and memory is not None:
         from specwire.runtime.facts.wiring import check_backend
@@ -224,15 +236,11 @@ def _check_supported(fragment: MemoryWiringFragment) -> None:
         check_backend(memory.backend)
 
 
-def wire_memory(
-    fragment: MemoryWiringFragment | Mapping[str, Any], deps: MemoryDeps
-) -> WiredMemory:
+def wire_memory(fragment: FragmentInput, deps: MemoryDeps) -> WiredMemory:
     return _wire(fragment, deps, facts=True)
 
 
-def _wire(
-    fragment: MemoryWiringFragment | Mapping[str, Any], deps: MemoryDeps, *, facts: bool
-) -> WiredMemory:
+def _wire(fragment: FragmentInput, deps: MemoryDeps, *, facts: bool) -> WiredMemory:
     parsed = parse_fragment(fragment)
     _check_supported(parsed)
     wired = WiredMemory()
@@ -254,7 +262,7 @@ def _wire(
 
 
 def _wire_tiers(
-    parsed: MemoryWiringFragment,
+    parsed: FragmentData,
     deps: MemoryDeps,
     wired: WiredMemory,
     layout: StoreLayout,
@@ -364,7 +372,7 @@ def _wire_tiers(
 
 
 def _wire_wiki_tier(
-    parsed: MemoryWiringFragment,
+    parsed: FragmentData,
     deps: MemoryDeps,
     wired: WiredMemory,
     layout: StoreLayout,
@@ -410,7 +418,7 @@ def _fused_seam(
 
 
 def _build_continuity(
-    fragment: MemoryWiringFragment,
+    fragment: FragmentData,
     deps: MemoryDeps,
     layout: StoreLayout,
     sessions_dir: Path,
@@ -464,24 +472,20 @@ def _wire_skills_and_commands(
         wired.options["slash_commands"] = commands
 
 
-def wire_continuity(
-    fragment: MemoryWiringFragment | Mapping[str, Any], deps: MemoryDeps
-) -> WiredMemory | None:
+def wire_continuity(fragment: FragmentInput, deps: MemoryDeps) -> WiredMemory | None:
     """Wire only the continuity tier (None when the fragment has no continuity)."""
     parsed = parse_fragment(fragment)
     if not continuity_enabled(parsed):
         return None
-    only_continuity = parsed.model_copy(update={"memory": None})
+    only_continuity = dataclasses.replace(parsed, memory=None)
     return wire_memory(only_continuity, deps)
 
 
-def wire_wiki(
-    fragment: MemoryWiringFragment | Mapping[str, Any], deps: MemoryDeps
-) -> WiredMemory | None:
+def wire_wiki(fragment: FragmentInput, deps: MemoryDeps) -> WiredMemory | None:
     """Wire only the wiki tier (None when the fragment has no enabled wiki). Without
     continuity, knowledge gaps are recorded in the wiki itself."""
     parsed = parse_fragment(fragment)
     if not wiki_enabled(parsed):
         return None
-    only_wiki = parsed.model_copy(update={"continuity": None})
+    only_wiki = dataclasses.replace(parsed, continuity=None)
     return _wire(only_wiki, deps, facts=False)

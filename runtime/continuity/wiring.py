@@ -17,7 +17,7 @@ from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.continuity.tools import continuity_tools
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
-from specwire.runtime.core.fragment import ContinuityFragment
+from specwire.runtime.core.fragment_data import ContinuityData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import ContinuitySeam, HandoffInput, LedgerEntry
 from specwire.runtime.core.tool_types import Tool
@@ -31,7 +31,7 @@ class ContinuityWiring:
 
 
 def build_continuity(
-    continuity: ContinuityFragment,
+    continuity: ContinuityData,
     layout: StoreLayout,
     *,
     sessions_dir: Path,
@@ -65,7 +65,7 @@ def build_continuity(
 
 
 def _seam(
-    store: ContinuityStore, continuity: ContinuityFragment, log: Callable[[str], None]
+    store: ContinuityStore, continuity: ContinuityData, log: Callable[[str], None]
 ) -> ContinuitySeam:
     def tail() -> str | None:
         return store.render_continuity_tail(

@@ -18,6 +18,7 @@ import re
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
+    from specwire.runtime.core.fragment_data import FragmentData
     from specwire.runtime.core.fragment_model import (
         ContinuityFragment as ContinuityFragment,
     )
@@ -364,20 +365,20 @@ def fragment_json_schema() -> dict[str, Any]:
     return MemoryWiringFragment.model_json_schema()
 
 
-def dream_enabled(fragment: MemoryWiringFragment) -> bool:
+def dream_enabled(fragment: MemoryWiringFragment | FragmentData) -> bool:
     memory = fragment.memory
     return memory_enabled(fragment) and memory is not None and memory.dream is not None
 
 
-def memory_enabled(fragment: MemoryWiringFragment) -> bool:
+def memory_enabled(fragment: MemoryWiringFragment | FragmentData) -> bool:
     return fragment.memory is not None and fragment.memory.enabled is not False
 
 
-def continuity_enabled(fragment: MemoryWiringFragment) -> bool:
+def continuity_enabled(fragment: MemoryWiringFragment | FragmentData) -> bool:
     return fragment.continuity is not None
 
 
-def wiki_enabled(fragment: MemoryWiringFragment) -> bool:
+def wiki_enabled(fragment: MemoryWiringFragment | FragmentData) -> bool:
     memory = fragment.memory
     return (
         memory_enabled(fragment)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from specwire.runtime.core.fragment import DocumentBindingFragment
+from specwire.runtime.core.fragment_data import DocumentBindingData
 from specwire.runtime.documents.model import (
     CURSOR_MAX_CHARS,
     OVERVIEW_MAX_ENTRIES,
@@ -60,7 +60,7 @@ class Binding:
     access: str
 
     @classmethod
-    def of(cls, fragment: DocumentBindingFragment) -> Binding:
+    def of(cls, fragment: DocumentBindingData) -> Binding:
         return cls(fragment.name, fragment.scope, fragment.id, fragment.access or "read")
 
     @property

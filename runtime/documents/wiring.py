@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import MemoryServiceError
-from specwire.runtime.core.fragment import DOCUMENT_BACKENDS, MemoryFactsFragment
+from specwire.runtime.core.fragment import DOCUMENT_BACKENDS
+from specwire.runtime.core.fragment_data import FactsData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import MemoryBlockKind, MemorySeam
 from specwire.runtime.core.tenancy import Tenant
@@ -36,7 +37,7 @@ class DocumentWiring:
 
 
 def open_document_store(
-    memory: MemoryFactsFragment, layout: StoreLayout, *, tenant: Tenant | None, now: Clock
+    memory: FactsData, layout: StoreLayout, *, tenant: Tenant | None, now: Clock
 ) -> DocumentStore:
     """The spec's document store on its memory backend (``file`` or ``postgres``)."""
     backend = memory.backend or "file"
@@ -61,7 +62,7 @@ def open_document_store(
 
 
 def wire_documents(
-    memory: MemoryFactsFragment,
+    memory: FactsData,
     layout: StoreLayout,
     seam: MemorySeam | None,
     *,

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from specwire.runtime.core.clock import Clock, utc_now
-from specwire.runtime.core.fragment import DEFAULT_DREAM_MODE, DreamFragment, ProofMode
+from specwire.runtime.core.fragment import DEFAULT_DREAM_MODE, ProofMode
+from specwire.runtime.core.fragment_data import DreamData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import EventSink
 from specwire.runtime.dream.engine import run_dream
@@ -34,7 +35,7 @@ _running: dict[tuple[str, str], threading.Thread] = {}
 _ran: dict[tuple[str, str], str] = {}
 
 
-def dream_settings(dream: DreamFragment) -> DreamSettings:
+def dream_settings(dream: DreamData) -> DreamSettings:
     """The fragment's ``memory.dream`` as the engine's settings (mode passed explicitly)."""
     return DreamSettings(
         every_s=dream.every_ms // 1000,

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from specwire.runtime.core.errors import MemoryServiceError
-from specwire.runtime.core.fragment import MemoryFactsFragment, tenant_secret_variable
+from specwire.runtime.core.fragment import tenant_secret_variable
+from specwire.runtime.core.fragment_data import FactsData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import MemorySeam
 from specwire.runtime.core.tenancy import Tenant
@@ -29,7 +30,7 @@ DEFAULT_TENANT = "single.tenant"
 
 
 def wire_opencomputer(
-    memory: MemoryFactsFragment,
+    memory: FactsData,
     layout: StoreLayout,
     settings: FactsSettings,
     scoping: FactScoping,

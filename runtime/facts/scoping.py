@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specwire.runtime.core.errors import MemoryServiceError
-from specwire.runtime.core.fragment import ScopeFragment
+from specwire.runtime.core.fragment_data import ScopeData
 from specwire.runtime.core.scopes import (
     AGENT,
     SCOPES,
@@ -53,7 +53,7 @@ class FactScoping:
 UNSCOPED = FactScoping()
 
 
-def fact_scoping(scope: ScopeFragment | None, audience: Audience | None) -> FactScoping:
+def fact_scoping(scope: ScopeData | None, audience: Audience | None) -> FactScoping:
     if scope is None:
         return UNSCOPED
     if audience is None:

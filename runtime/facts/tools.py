@@ -11,43 +11,33 @@ They speak only the provider protocol (``runtime.facts.providers.protocol``), so
 serve the
 local SQLite store, PostgreSQL and a remote memory service.
 
-Input models forbid extra fields and describe every field (they become the JSON schema the model
-reads). They declare the store's bounds and attach its ``unstorable`` rule; the store applies the
-rest of ``runtime.facts.validation`` itself (which layer owns what is written there). The TTL
-floor and ceiling, the required justification and the forget-at-once cap are this layer's own
-rules. Store failures come back as error results, never as exceptions. Provenance is recorded
-(the session id of the call) but never shown to the model.
+Input models (``runtime.facts.inputs``, named lazily: pydantic loads on a tool's first call)
+forbid extra fields and describe every field (they become the JSON schema the model reads). They
+declare the store's bounds and attach its ``unstorable`` rule; the store applies the rest of
+``runtime.facts.validation`` itself (which layer owns what is written there). The TTL floor and
+ceiling, the required justification and the forget-at-once cap are this layer's own rules.
+Store failures come back as error results, never as exceptions. Provenance is recorded (the
+session id of the call) but never shown to the model.
 """
 
 from __future__ import annotations
 
-import functools
 from itertools import zip_longest
-from typing import Annotated, Any, Literal
-
-from pydantic import AfterValidator, Field, StringConstraints, create_model
-from pydantic_core import PydanticCustomError
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.clock import iso
-from specwire.runtime.core.fragment import MS_PER_DAY, TTL_MAX_DAYS, TTL_MIN_MS
-from specwire.runtime.core.ids import MEMORY_ID_RE
-from specwire.runtime.core.scopes import Scope, ScopeError
+from specwire.runtime.core.fragment import MS_PER_DAY
+from specwire.runtime.core.scopes import ScopeError
 from specwire.runtime.core.tool_types import (
+    LazyInput,
     Tool,
     ToolContext,
     ToolHandler,
-    ToolInput,
     ToolResult,
     guarded,
 )
 from specwire.runtime.facts.model import (
     MAX_FORGET_AT_ONCE,
-    MAX_KEY_CHARS,
-    MAX_REASON_CHARS,
-    MAX_RECALL_K,
-    MAX_TAG_CHARS,
-    MAX_TAGS,
-    MAX_TEXT_CHARS,
     CapExceededError,
     FactRecord,
     Provenance,
@@ -65,165 +55,28 @@ from specwire.runtime.facts.providers.protocol import (
 )
 from specwire.runtime.facts.scoping import UNSCOPED, FactScoping
 from specwire.runtime.facts.text import MAX_QUERY_CHARS, clip_query, collapse_whitespace
-from specwire.runtime.facts.validation import unstorable
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from specwire.runtime.facts.inputs import (
+        MemoryForgetInput,
+        MemoryReadInput,
+        RecallInput,
+        RememberInput,
+    )
 
 # The longest piece of a memory Recall shows; MemoryRead returns the whole text.
 SNIPPET_CHARS = 500
-
-# The same bounds as the spec's `memory.ttl`: both come from the contract (runtime.core.fragment).
-MIN_TTL_MS = TTL_MIN_MS
-MAX_TTL_DAYS = TTL_MAX_DAYS
-
-
-def _storable(value: str) -> str:
-    """The store's ``unstorable`` rule, reported as an input error naming the field."""
-    problem = unstorable(value)
-    if problem is not None:
-        raise PydanticCustomError("storable_text", problem)
-    return value
-
-
-Tag = Annotated[
-    str, StringConstraints(min_length=1, max_length=MAX_TAG_CHARS), AfterValidator(_storable)
-]
 
 
 def ttl_days_to_ms(days: float) -> int:
     return round(days * MS_PER_DAY)
 
 
-def _at_least_an_hour(days: float) -> float:
-    # ``not >=`` also refuses NaN. Compared in whole milliseconds, as the handler stores it.
-    if not ttl_days_to_ms(days) >= MIN_TTL_MS:
-        raise PydanticCustomError(
-            "ttl_below_floor",
-            "must be at least 1 hour (1/24 ≈ 0.0417 days; got {days}) — a shorter lifetime "
-            "expires the fact mid-session. Omit ttlDays to keep the spec's default lifetime.",
-            {"days": days},
-        )
-    return days
-
-
-TtlDays = Annotated[
-    float,
-    Field(le=MAX_TTL_DAYS, json_schema_extra={"minimum": MIN_TTL_MS / MS_PER_DAY}),
-    AfterValidator(_at_least_an_hour),
-]
-
-
-class _Input(ToolInput):
-    pass
-
-
-class RememberInput(_Input):
-    text: Annotated[str, AfterValidator(_storable)] = Field(
-        min_length=1,
-        max_length=MAX_TEXT_CHARS,
-        description="The fact to remember. One short, self-contained sentence.",
-    )
-    tags: list[Tag] | None = Field(
-        default=None,
-        max_length=MAX_TAGS,
-        description="Optional short labels to group the fact (at most 8).",
-    )
-    ttlDays: TtlDays | None = Field(
-        default=None,
-        description="Forget the fact automatically after this many days: at least 1 hour "
-        f"(0.0417), at most {TTL_MAX_DAYS} (omit to keep the spec's default lifetime).",
-    )
-
-    key: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_KEY_CHARS,
-        pattern=r"^[^\x00-\x1f\x7f]+$",
-        description="Optional name for this fact (e.g. 'preferred-language'). Remembering "
-        "again with the same key replaces the earlier fact instead of adding a second one.",
-    )
-
-
-_SCOPE_WORDS: dict[str, str] = {
-    "user": "the person you are talking to (recalled only in their private conversations)",
-    "conversation": "this conversation (everyone in it)",
-    "role": "your role only",
-    "crew": "every role of the crew",
-    "agent": "everyone who talks to this agent",
-}
-
-
-@functools.cache
-def scoped_remember_input(choices: tuple[Scope, ...]) -> type[RememberInput]:
-    """``RememberInput`` with a ``scope`` field naming only ``choices`` (cached: at most one
-    class per set of scopes, so a per-turn wiring never makes a new one)."""
-    described = "; ".join(f"{name}: {_SCOPE_WORDS[name]}" for name in choices)
-    allowed: Any = Literal[choices]  # a Literal of exactly these names, made at run time
-    model: type[RememberInput] = create_model(
-        "ScopedRememberInput",
-        __base__=RememberInput,
-        scope=(
-            allowed | None,
-            Field(
-                default=None,
-                description="Who may see this fact later (omit for the default). " + described,
-            ),
-        ),
-    )
-    return model
-
-
-class MemoryReadInput(_Input):
-    id: str | None = Field(
-        default=None,
-        pattern=MEMORY_ID_RE.pattern,
-        description="The id of one memory (its `source` in Recall results).",
-    )
-    key: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_KEY_CHARS,
-        pattern=r"^[^\x00-\x1f\x7f]+$",
-        description="The key a memory was remembered under.",
-    )
-
-
-class RecallInput(_Input):
-    query: str = Field(min_length=1, description="What to look for, in plain words.")
-    k: int | None = Field(
-        default=None,
-        ge=1,
-        le=MAX_RECALL_K,
-        description="How many memories to return at most (1-50; defaults to the spec's "
-        "recall size).",
-    )
-
-
-class MemoryForgetInput(_Input):
-    id: str | None = Field(
-        default=None,
-        pattern=MEMORY_ID_RE.pattern,
-        description="The id of one memory to forget (mem_ followed by 16 hex digits). "
-        "Only that memory is forgotten.",
-    )
-    query: str | None = Field(
-        default=None,
-        min_length=1,
-        description="Forget every memory that contains all of these words (common words such "
-        "as 'the' are ignored; a memory missing any of the words is kept). Use `id` to forget "
-        "just one.",
-    )
-    reason: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=MAX_REASON_CHARS,
-        description="Why the memory is being forgotten (kept with the record).",
-    )
-    # MemoryForget requires a justification (REFERENCE §1.6): `Tool.invoke` refuses the call
-    # without one. It is also the fallback reason, so the tombstone records why.
-    justification: str = Field(
-        min_length=1,
-        max_length=MAX_REASON_CHARS,
-        description="A short justification for forgetting, checked against the instructions.",
-    )
+def _input(name: str) -> LazyInput:
+    """An input model of ``facts.inputs``, imported (with pydantic) on the first call."""
+    return LazyInput("specwire.runtime.facts.inputs", name)
 
 
 def unconfirmed(name: str, handler: ToolHandler, *, check: str = "Use Recall") -> ToolHandler:
@@ -253,7 +106,11 @@ def fact_tools(
     """``[Remember, Recall, MemoryRead, MemoryForget]`` over ``provider`` (``MemoryRead`` only
     when the provider has point reads)."""
     choices = tuple(name for name, _ in scoping.choices)
-    remember_input = scoped_remember_input(choices) if len(choices) > 1 else RememberInput
+    remember_input: type[BaseModel] | LazyInput = _input("RememberInput")
+    if len(choices) > 1:  # a class made at run time per set of scopes: built here, with pydantic
+        from specwire.runtime.facts.inputs import scoped_remember_input
+
+        remember_input = scoped_remember_input(choices)
     tools = [
         Tool(
             name="Remember",
@@ -278,7 +135,7 @@ def fact_tools(
                 f"a match longer than {SNIPPET_CHARS} characters is cut (MemoryRead gives it "
                 "whole)."
             ),
-            input_model=RecallInput,
+            input_model=_input("RecallInput"),
             handler=guarded("Recall", _recall_handler(provider, recall_k, scoping)),
             read_only=True,
         ),
@@ -294,7 +151,7 @@ def fact_tools(
                     "Read one remembered fact in full: by `id` (a Recall `source`) or by the "
                     "`key` it was remembered under."
                 ),
-                input_model=MemoryReadInput,
+                input_model=_input("MemoryReadInput"),
                 handler=guarded("MemoryRead", _read_handler(provider, scoping)),
                 read_only=True,
             )
@@ -308,7 +165,7 @@ def fact_tools(
                 "all of the query's words (not just one of them). The record is kept for audit "
                 "but is never recalled again."
             ),
-            input_model=MemoryForgetInput,
+            input_model=_input("MemoryForgetInput"),
             handler=guarded(
                 "MemoryForget", unconfirmed("MemoryForget", _forget_handler(provider, scoping))
             ),

@@ -21,8 +21,8 @@ from specwire.runtime.core.fragment import (
     DEFAULT_RECALL_K,
     DEFAULT_REFRESH_EVERY,
     WIRABLE_BACKENDS,
-    MemoryFactsFragment,
 )
+from specwire.runtime.core.fragment_data import FactsData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import MemorySeam, RecallMode
@@ -73,7 +73,7 @@ class FactsSettings:
     refresh_every: int = DEFAULT_REFRESH_EVERY
 
     @classmethod
-    def resolve(cls, memory: MemoryFactsFragment) -> FactsSettings:
+    def resolve(cls, memory: FactsData) -> FactsSettings:
         return cls(
             auto_recall=_default(memory.auto_recall, DEFAULT_AUTO_RECALL),
             recall_k=max(1, _default(memory.recall_k, DEFAULT_RECALL_K)),
@@ -88,7 +88,7 @@ class FactsSettings:
 
 
 def wire_facts(
-    memory: MemoryFactsFragment,
+    memory: FactsData,
     layout: StoreLayout,
     *,
     sessions_dir: Path,

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from specwire.runtime.core.clock import Clock, utc_now
-from specwire.runtime.core.fragment import TENANTS_ROOT_ENV, MemoryFactsFragment
+from specwire.runtime.core.fragment import TENANTS_ROOT_ENV
+from specwire.runtime.core.fragment_data import FactsData
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.facts.providers.admin import (
@@ -190,7 +191,7 @@ def open_backend(
         return
     from specwire.runtime.facts.providers.connect import connect_remote
 
-    memory = MemoryFactsFragment(
+    memory = FactsData(
         backend=backend,
         dsn=dsn if backend == "postgres" else None,
         url=url if backend == "http" else None,

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Final
 
 from specwire.runtime.core.clock import utc_now
-from specwire.runtime.core.fragment import MemoryFactsFragment
+from specwire.runtime.core.fragment_data import FactsData
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.documents.files import DOCUMENTS_DIRNAME
@@ -85,7 +85,7 @@ def _open(args: argparse.Namespace) -> DocumentStore:
     spec = args.spec if args.spec is not None else _only_spec(args.root, args.tenant)
     layout = select_remote(args.root, spec, args.tenant, None).layout
     tenant = None if args.tenant is None else Tenant(args.tenant, layout.root)
-    memory = MemoryFactsFragment(backend=backend, dsn=args.dsn if backend == "postgres" else None)
+    memory = FactsData(backend=backend, dsn=args.dsn if backend == "postgres" else None)
     return open_document_store(memory, layout, tenant=tenant, now=utc_now)
 
 

@@ -6,12 +6,9 @@ Each folder is read and parsed again only when a file in it changed (``folder_ca
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Collection, Iterator, Mapping
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from specwire.runtime.core.errors import UnsafeFileError
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME
@@ -20,6 +17,9 @@ from specwire.runtime.fs.safe_open import read_regular_text
 from specwire.runtime.loop.commands import HOST_COMMANDS
 from specwire.runtime.skills.folder_cache import FolderCache
 from specwire.runtime.skills.frontmatter import split_front_matter
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 Source = Literal["builtin", "home", "project"]
 
@@ -45,9 +45,10 @@ _SKILL_FOLDERS: FolderCache[Entry] = FolderCache(inner_file="SKILL.md")
 _COMMAND_FOLDERS: FolderCache[Entry] = FolderCache()
 
 
-@functools.cache
 def _builtin_root() -> Traversable:
-    return resources.files("specwire.runtime.skills").joinpath("builtin")
+    # The package's own files, beside this module (as ``tools/schemas.json`` is): importing
+    # ``importlib.resources`` to find them cost a memory bundle's start ~8 ms.
+    return Path(__file__).parent / "builtin"
 
 
 def _override_roots(home_dir: Path | None, cwd: Path) -> list[tuple[Source, Path]]:

@@ -21,7 +21,7 @@ INPUT_MODULES = (
     "specwire.runtime.tools.builtin_inputs",
     "specwire.runtime.continuity.inputs",
     "specwire.runtime.documents.inputs",
-    "specwire.runtime.facts.tools",
+    "specwire.runtime.facts.inputs",
     "specwire.runtime.facts.tiers.tools",
     "specwire.runtime.hosts.delegation",
     "specwire.runtime.loop.skill_input",

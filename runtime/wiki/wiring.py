@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specwire.runtime.core.clock import Clock
-from specwire.runtime.core.fragment import DEFAULT_WIKI_RECALL_K, WikiFragment
+from specwire.runtime.core.fragment import DEFAULT_WIKI_RECALL_K
+from specwire.runtime.core.fragment_data import WikiData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import Tool
 from specwire.runtime.wiki import queries
@@ -30,7 +31,7 @@ class WikiWiring:
 
 
 def build_wiki(
-    wiki: WikiFragment,
+    wiki: WikiData,
     layout: StoreLayout,
     *,
     embedder: WikiEmbedder | None,

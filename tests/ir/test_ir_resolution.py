@@ -7,7 +7,7 @@ import pytest
 from specwire.ir import TARGETS, IrSpec, load_spec_text, lower
 from specwire.ir.constants import TTL_MAX_DAYS
 from specwire.ir.model import IrChannelSpec, IrContinuity, IrCrew, IrMemory, IrMemoryWiki, SecretRef
-from specwire.runtime.facts.tools import MAX_TTL_DAYS
+from specwire.runtime.facts.inputs import MAX_TTL_DAYS
 
 AGENT = "agent: {model: m, instructions: i}\n"
 HEADERS: dict[str, str] = {

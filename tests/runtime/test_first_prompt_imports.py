@@ -1,7 +1,8 @@
-"""What a bundle's first answer loads: tools name their input models lazily and the fragment's
-models load on first use, so a memoryless bundle answers without importing pydantic at all (nor
-its plugin loader, which imports importlib.metadata), and no bundle loads numpy for a turn that
-recalls nothing; a memory bundle still validates its fragment (a bad one is refused)."""
+"""What a bundle's first answer loads: tools name their input models lazily and the runtime
+reads the fragment without pydantic (``runtime.core.fragment_data``), so neither a memoryless
+bundle nor a memory bundle imports pydantic for an answer that calls no tool (nor its plugin
+loader, which imports importlib.metadata), and no bundle loads numpy for a turn that recalls
+nothing; a memory bundle still checks its fragment (a bad one is refused in one line)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # Runs a bundle, then reports which of the watched modules it had loaded.
 PROBE = """\
 import atexit, runpy, sys
-WATCHED = ("pydantic", "pydantic.plugin._loader", "importlib.metadata", "numpy")
+WATCHED = (
+    "pydantic",
+    "pydantic.plugin._loader",
+    "importlib.metadata",
+    "numpy",
+    "specwire.runtime.core.fragment_model",
+)
 def report():
     print("@@loaded " + ",".join(n for n in WATCHED if n in sys.modules), file=sys.stderr)
 atexit.register(report)
@@ -56,10 +63,10 @@ def test_a_memoryless_bundle_answers_without_importing_pydantic(tmp_path: Path) 
     assert loaded == set(), output
 
 
-def test_a_memory_bundle_answers_without_numpy(tmp_path: Path) -> None:
+def test_a_memory_bundle_answers_without_pydantic_or_numpy(tmp_path: Path) -> None:
     code, output, loaded = run_bundle(tmp_path, "support-bot")
     assert code == 0, output
-    assert "numpy" not in loaded
+    assert loaded == set(), output
 
 
 @pytest.mark.parametrize("bad", ['"recall_k": 5', '"ttl_ms": 7776000000'])
@@ -70,3 +77,5 @@ def test_a_memory_bundle_still_validates_its_fragment(tmp_path: Path, bad: str) 
     code, output, _ = run_bundle(tmp_path, "support-bot", broken)
     assert code != 0
     assert "Traceback" not in output
+    field = bad.split(":")[0].strip('"')
+    assert f"invalid fragment: memory.{field}: must be" in output, output

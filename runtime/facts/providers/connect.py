@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
-from specwire.runtime.core.fragment import MemoryFactsFragment, tenant_secret_variable
+from specwire.runtime.core.fragment import tenant_secret_variable
+from specwire.runtime.core.fragment_data import FactsData
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.facts.providers.protocol import FactProvider
 from specwire.runtime.safety.secrets import SecretRef
@@ -49,7 +50,7 @@ class RemoteProvider:
 
 
 def connect_remote(
-    memory: MemoryFactsFragment,
+    memory: FactsData,
     *,
     spec: str,
     tenant: Tenant | None,
@@ -65,7 +66,7 @@ def connect_remote(
 
 
 def _postgres(
-    memory: MemoryFactsFragment,
+    memory: FactsData,
     *,
     spec: str,
     tenant: Tenant | None,
@@ -92,7 +93,7 @@ def _postgres(
     return RemoteProvider(provider, f"PostgreSQL ({ranking})", provider.close)
 
 
-def _http(memory: MemoryFactsFragment, *, spec: str, tenant: Tenant | None) -> RemoteProvider:
+def _http(memory: FactsData, *, spec: str, tenant: Tenant | None) -> RemoteProvider:
     try:
         from specwire.runtime.facts.providers.http.client import HttpFactProvider
     except ImportError as exc:  # pragma: no cover - the extra is missing
@@ -163,7 +164,7 @@ def close_shared_pools() -> None:
         _pools.clear()
 
 
-def shared_postgres_pool(memory: MemoryFactsFragment) -> Any:
+def shared_postgres_pool(memory: FactsData) -> Any:
     """The process's pool for the spec's ``memory.dsn`` (the one its PostgreSQL facts use):
     other tiers kept in the same database (``runtime.documents``) share it."""
     return _shared_pool(_resolve(memory.dsn, "dsn"))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import MemoryServiceError
-from specwire.runtime.core.fragment import MemoryFactsFragment
+from specwire.runtime.core.fragment_data import FactsData
 from specwire.runtime.core.scopes import Audience, Scope
 from specwire.runtime.core.seams import MemoryBlockKind, MemorySeam
 from specwire.runtime.core.tool_types import Tool
@@ -32,7 +32,7 @@ class TierWiring:
 
 
 def tier_notes_for(
-    memory: MemoryFactsFragment, provider: FactProvider, audience: Audience | None, *, now: Clock
+    memory: FactsData, provider: FactProvider, audience: Audience | None, *, now: Clock
 ) -> TierNotes:
     """The notes ``audience`` reaches on ``provider`` under the spec's default scope."""
     capabilities = provider.capabilities()
@@ -46,7 +46,7 @@ def tier_notes_for(
 
 
 def wire_tier_notes(
-    memory: MemoryFactsFragment,
+    memory: FactsData,
     provider: FactProvider,
     audience: Audience | None,
     seam: MemorySeam | None,

@@ -70,7 +70,8 @@ def test_proven_refused_for_a_tool_use_whose_result_is_an_error(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    "tool", ["PlanRead", "Remember", "FocusWrite", "memory_save", "memory_lookup", "memory_remember"]
+    "tool",
+    ["PlanRead", "Remember", "FocusWrite", "memory_save", "memory_lookup", "memory_remember"],
 )
 def test_a_call_to_a_memory_tool_is_not_evidence(tmp_path: Path, tool: str) -> None:
     store = make_store(tmp_path)

@@ -10,10 +10,11 @@ import pytest
 from specwire.ir.constants import TTL_MAX_DAYS
 from specwire.ir.durations import HOUR_MS
 from specwire.runtime.core.tool_types import Tool, ToolContext, ToolResult
+from specwire.runtime.facts.inputs import MAX_TTL_DAYS, MIN_TTL_MS, RememberInput
 from specwire.runtime.facts.model import Provenance
 from specwire.runtime.facts.providers.protocol import LocalFactProvider
 from specwire.runtime.facts.store import FactStore
-from specwire.runtime.facts.tools import MAX_TTL_DAYS, MIN_TTL_MS, RememberInput, fact_tools
+from specwire.runtime.facts.tools import fact_tools
 
 SESSION = "sess_00000000deadbeef"
 CTX = ToolContext(session_id=SESSION, tool_use_id="tu_1")

@@ -18,11 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from specwire.runtime.core.fragment import (
-    MEMORY_TOOL_PREFIX,
-    MEMORY_TOOL_RESERVED_ARGUMENT,
-    MemoryToolFragment,
-)
+from specwire.runtime.core.fragment import MEMORY_TOOL_PREFIX, MEMORY_TOOL_RESERVED_ARGUMENT
+from specwire.runtime.core.fragment_data import MemoryToolData
 from specwire.runtime.core.tool_types import Tool, ToolContext, ToolResult
 from specwire.runtime.facts.providers.http.opencomputer_provider import OpenComputerFactProvider
 from specwire.runtime.facts.providers.http.tool_schema import problem
@@ -48,7 +45,7 @@ class ProviderTool(Tool):
 
 
 def provider_tools(
-    declared: tuple[MemoryToolFragment, ...], provider: OpenComputerFactProvider
+    declared: tuple[MemoryToolData, ...], provider: OpenComputerFactProvider
 ) -> list[Tool]:
     """The model's tools for the endpoint's declared tools (write tools only when the binding
     is read-write)."""
@@ -56,7 +53,7 @@ def provider_tools(
     return [_tool(spec, provider) for spec in declared if spec.access == "read" or writable]
 
 
-def _tool(spec: MemoryToolFragment, provider: OpenComputerFactProvider) -> Tool:
+def _tool(spec: MemoryToolData, provider: OpenComputerFactProvider) -> Tool:
     schema = json.loads(spec.input_schema)
     name = MEMORY_TOOL_PREFIX + spec.name
     write = spec.access == "write"
