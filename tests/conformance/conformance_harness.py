@@ -95,6 +95,11 @@ class LocalStoresForTest(ScratchStores):
             self.like_the_server.close()
 
 
+# A healthy target's call deadline in these tests; what deadlines do is tested with stalled
+# targets of their own (``stalled``, ``degraded``) and in tests/conformance/test_http_client_faults.
+CALL_TIMEOUT_S = 30.0
+
+
 class HttpLocalTarget:
     """``HttpFactProvider`` → the reference server (uvicorn, 127.0.0.1) → local stores."""
 
@@ -115,7 +120,9 @@ class HttpLocalTarget:
 
     def client(self, token_of: str, spec: str, **options: Any) -> HttpFactProvider:
         """A client with ``token_of``'s token (``tenant=`` in ``options`` is the body's claim)."""
-        options.setdefault("timeout_s", self.deadline_s)
+        # Generous: a loaded test machine is not a stalled server (the stalled and degraded
+        # targets set their own short deadlines).
+        options.setdefault("timeout_s", CALL_TIMEOUT_S)
         client = HttpFactProvider(self.server.url, self.tokens[token_of], spec, **options)
         self._clients.append(client)
         return client
@@ -259,6 +266,7 @@ class PostgresTarget:
         options.setdefault("pool", self.pool)
         options.setdefault("now", self.clock)
         options.setdefault("embedder", self.embedder)
+        options.setdefault("timeout_s", CALL_TIMEOUT_S)
         provider = PostgresFactProvider(scope=FactScope(tenant, spec, session), **options)
         self._providers.append(provider)
         return provider
