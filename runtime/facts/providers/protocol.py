@@ -423,9 +423,12 @@ HEALTH_DEADLINE_S = 0.2
 class LocalFactProvider:
     """The embedded default provider: a thin adapter over one ``FactStore``."""
 
-    def __init__(self, store: FactStore, *, now: Clock | None = None) -> None:
+    def __init__(
+        self, store: FactStore, *, now: Clock | None = None, name: str = "primary"
+    ) -> None:
         self._store = store
         self._now = now if now is not None else store.clock
+        self._name = name
 
     @property
     def store(self) -> FactStore:
@@ -493,11 +496,17 @@ class LocalFactProvider:
         )
 
     def recall(self, request: RecallRequest) -> RecallResponse:
+        from specwire.runtime.facts.providers.bounds import bounded, check_deadline, search_text
+
+        check_deadline(request, "recall")
+        if request.types:
+            return RecallResponse(())  # facts carry no type: none is of the asked ones
         hits = self._store.recall(
-            request.query, request.limit, visible=request.visible, tiers=request.tiers
+            search_text(request), request.limit, visible=request.visible, tiers=request.tiers
         )
-        return RecallResponse(
-            tuple(
+        check_deadline(request, "recall")
+        found = bounded(
+            (
                 ProviderHit(
                     hit.fact.id,
                     hit.fact.text,
@@ -509,8 +518,13 @@ class LocalFactProvider:
                     hit.fact.tier,
                 )
                 for hit in hits
-            )
+            ),
+            request,
         )
+        return RecallResponse(found)
+
+    def descriptor(self) -> ProviderDescriptor:
+        return ProviderDescriptor(self._name, "file", description="the embedded fact store")
 
     def read(self, request: ReadRequest) -> ReadResponse:
         facts = self._store.read(fact_id=request.id, key=request.key, visible=request.visible)

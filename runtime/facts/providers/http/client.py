@@ -48,6 +48,12 @@ from specwire.runtime.core.clock import utc_now
 from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.core.tool_types import format_validation_error
 from specwire.runtime.facts.model import CapExceededError, FactRecord
+from specwire.runtime.facts.providers.bounds import (
+    bounded,
+    check_deadline,
+    remaining_s,
+    search_text,
+)
 from specwire.runtime.facts.providers.errors import (
     ProviderAuthError,
     ProviderCapExceeded,
@@ -66,6 +72,7 @@ from specwire.runtime.facts.providers.protocol import (
     ForgetRequest,
     ForgetResult,
     Health,
+    ProviderDescriptor,
     ProviderHit,
     ReadRequest,
     ReadResponse,
@@ -112,6 +119,7 @@ class HttpFactProvider:
         idempotent_writes: bool = True,
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[], float] = random.random,
+        name: str = "primary",
     ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -130,6 +138,7 @@ class HttpFactProvider:
         except ValidationError as exc:
             raise ValueError(f"bad scope: {format_validation_error(exc)}") from None
         self._timeout_s = timeout_s
+        self._name = name
         self._max_retries = max_retries
         self._idempotent_writes = idempotent_writes
         self._sleep = sleep
@@ -217,14 +226,25 @@ class HttpFactProvider:
         )
 
     def recall(self, request: RecallRequest) -> RecallResponse:
+        check_deadline(request, "recall")
+        if request.types:
+            return RecallResponse(())  # facts carry no type: none is of the asked ones
         body = self._body(
             wire.RecallBody,
-            query=request.query,
+            query=search_text(request),
             limit=request.limit,
             visible=_visible_field(request.visible),
             tiers=list(request.tiers) or None,
         )
-        reply = self._call("recall", body, wire.RecallReply, kind="read")
+        budget = remaining_s(request, self._timeout_s)
+        if budget <= 0:
+            check_deadline(request, "recall")
+        try:
+            reply = self._call("recall", body, wire.RecallReply, kind="read", deadline_s=budget)
+        except ProviderTimeout:
+            check_deadline(request, "recall")  # the caller's deadline, not the service's
+            raise
+        check_deadline(request, "recall")
         visible = set(request.visible)
         hits = []
         for hit in reply.hits:
@@ -243,7 +263,10 @@ class HttpFactProvider:
                     tier=hit.tier,
                 )
             )
-        return RecallResponse(tuple(hits[: request.limit]))
+        return RecallResponse(bounded(hits, request))
+
+    def descriptor(self) -> ProviderDescriptor:
+        return ProviderDescriptor(self._name, "http", description=f"memory service {self._where}")
 
     def read(self, request: ReadRequest) -> ReadResponse:
         body = self._body(

@@ -62,6 +62,12 @@ from specwire.runtime.facts.model import (
     to_ms,
 )
 from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactListing
+from specwire.runtime.facts.providers.bounds import (
+    bounded,
+    check_deadline,
+    remaining_s,
+    search_text,
+)
 from specwire.runtime.facts.providers.errors import ProviderTimeout, ProviderUncertain
 from specwire.runtime.facts.providers.postgres import admin as admin_sql
 from specwire.runtime.facts.providers.postgres import keyed
@@ -82,9 +88,11 @@ from specwire.runtime.facts.providers.protocol import (
     HEALTH_DEADLINE_S,
     LOCAL_CAPABILITIES,
     Capabilities,
+    DeadlineExceeded,
     ForgetRequest,
     ForgetResult,
     Health,
+    ProviderDescriptor,
     ProviderHit,
     ReadRequest,
     ReadResponse,
@@ -376,10 +384,12 @@ class PostgresFactProvider:
         now: Clock = utc_now,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         screen: Any = scan,
+        name: str = "primary",
     ) -> None:
         if (dsn is None) == (pool is None):
             raise InvalidRequestError("PostgresFactProvider: give exactly one of dsn or pool")
         self.scope = scope
+        self._name = name
         self._now = now
         self._timeout_ms = max(1, int(timeout_s * 1000))
         self._timeout_s = timeout_s
@@ -560,7 +570,17 @@ class PostgresFactProvider:
         raise AssertionError("unreachable")
 
     def recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
-        return self._bounded("recall", False, lambda: self._recall(request, scope=scope))
+        check_deadline(request, "recall")
+        if request.types:
+            return RecallResponse(())  # facts carry no type: none is of the asked ones
+        found = self._bounded(
+            "recall",
+            False,
+            lambda: self._recall(request, scope=scope),
+            timeout_s=remaining_s(request, self._timeout_s),
+        )
+        check_deadline(request, "recall")
+        return RecallResponse(bounded(found.hits, request))
 
     def _recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
         self._check_scope(scope)
@@ -656,6 +676,9 @@ class PostgresFactProvider:
         except (PoolTimeout, psycopg.Error, StoreError) as exc:
             problem = f"the fact database is not answering: {_brief(exc)}"
         return Health(ok=problem is None, message=problem, checked_at=self._now())
+
+    def descriptor(self) -> ProviderDescriptor:
+        return ProviderDescriptor(self._name, "postgres", description="PostgreSQL facts")
 
     def capabilities(self) -> Capabilities:
         # The local store's, plus ranking by meaning when an embedder is bound.
@@ -806,11 +829,19 @@ class PostgresFactProvider:
     def _now_ms(self) -> int:
         return to_ms(self._now())
 
-    def _bounded(self, what: str, write: bool, call: Callable[[], _T]) -> _T:
+    def _bounded(
+        self, what: str, write: bool, call: Callable[[], _T], *, timeout_s: float | None = None
+    ) -> _T:
         """``call()`` under a client-side deadline: the server's ``statement_timeout`` cannot
         fire when the network hangs, so a turn would wait forever. The thread left behind
-        finishes when the connection does (keepalives end a dead one)."""
+        finishes when the connection does (keepalives end a dead one). ``timeout_s``: a
+        recall's own, shorter deadline (``DeadlineExceeded`` when it passes)."""
         future = _watchdog().submit(call)
+        if timeout_s is not None and timeout_s < self._timeout_s:
+            try:
+                return future.result(timeout=timeout_s)
+            except FutureTimeout:
+                raise DeadlineExceeded(f"{what}: the recall's deadline passed") from None
         try:
             return future.result(timeout=self._timeout_s + WATCHDOG_MARGIN_S)
         except FutureTimeout:
@@ -1009,12 +1040,12 @@ class PostgresFactProvider:
         return done
 
     def _ranking(self, request: RecallRequest) -> list[ProviderHit]:
-        terms = query_terms(request.query)
+        terms = query_terms(search_text(request))
         if not terms:
             return []
         limit = request.limit
         depth = max(MIN_DEPTH, 4 * limit)
-        vector = None if self._embedder is None else self._vector([request.query])
+        vector = None if self._embedder is None else self._vector([search_text(request)])
         # Only the caller's visible scope keys, and plain facts or the asked tiers.
         where, where_params = visible_clause(request.visible, request.tiers)
         with self._transaction("recall") as conn:
