@@ -43,6 +43,8 @@ class Note:
     scope: ScopeKey | None  # None: unreadable, never returned
     body: str
     links: tuple[str, ...]  # link targets as written (deduplicated, in order)
+    # The front matter names the title (else it is the file's stem, not part of the content).
+    titled: bool = False
 
     @property
     def stem(self) -> str:
@@ -67,6 +69,7 @@ def parse_note(path: str, text: str) -> Note:
         scope=_scope(matter.text("scope")),
         body=matter.body.strip(),
         links=tuple(link for link in links if link)[:MAX_LINKS],
+        titled=bool(_field(matter.text("title"))),
     )
 
 

@@ -306,9 +306,13 @@ def _embedded_text(note: Note) -> str:
 
 
 def _hit_text(note: Note) -> str:
-    head = note.title if note.summary is None else f"{note.title}: {note.summary}"
+    """What the model reads: ``Title: summary. body`` (a title taken from the file's name is
+    left out of a note with a body: it is a file name, not content, and the same content
+    then has the same fingerprint as a fact elsewhere)."""
     body = " ".join(readable(note.body).split())
-    return clip(f"{head}. {body}" if body else head, MAX_TEXT_CHARS)
+    title = note.title if note.titled or not body else None
+    head = ": ".join(part for part in (title, note.summary) if part)
+    return clip(". ".join(part for part in (head, body) if part), MAX_TEXT_CHARS)
 
 
 def _hit(note: Note, score: float, provider: str, reasons: tuple[str, ...]) -> ProviderHit:
