@@ -21,6 +21,7 @@ from specwire.ir.constants import (
 )
 from specwire.ir.errors import SpecIssue
 from specwire.ir.positions import Locator
+from specwire.ir.provider_checks import check_providers
 from specwire.ir.suggest import did_you_mean
 from specwire.ir.values import quote
 
@@ -35,6 +36,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _dream_backend(data, locator)
     issues += _memory_scope(data, target, locator)
     issues += _tier_tools_need_tiers(data, locator)
+    issues += check_providers(data, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
     if target == "crew":
