@@ -1,9 +1,10 @@
 """``MarkdownVaultProvider``: a read-only fact provider over a folder of Markdown notes.
 
 What a team already writes (an Obsidian-style vault: front matter, ``[[wikilinks]]``) becomes
-memory the agent recalls, without copying it anywhere. The folder is the truth: every recall
-first lists it (names, sizes, modification times; ``vault.scan``) and re-reads only the notes
-that changed, so an edited, added or removed note is seen by the next recall. Nothing is kept
+memory the agent recalls, without copying it anywhere. The folder is the truth: a recall
+first lists it (names, sizes, modification times; ``vault.scan``; at most once a second) and
+re-reads only the notes that changed, so an edited, added or removed note is seen by the next
+recall a second later, or at once after ``refresh()``. Nothing is kept
 between providers (no process-wide cache); a provider keeps its own notes, index and vectors.
 
 Ranking: our BM25 (``facts.lexical``) over each note's title (weighted three times), aliases
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +61,9 @@ if TYPE_CHECKING:
 
 # Candidates each side of the ranking offers before filters and fusion.
 MIN_DEPTH = 32
+# A recall re-lists the folder when the last listing is older than this (a turn's auto-recall
+# and its Recall tool calls share one listing; ``refresh()`` re-lists at once).
+REFRESH_INTERVAL_S = 1.0
 
 
 class ReadOnlyProviderError(InvalidRequestError):
@@ -86,8 +91,11 @@ class MarkdownVaultProvider:
         name: str = "vault",
         embedder: Embedder | None = None,
         now: Clock = utc_now,
+        refresh_interval_s: float = REFRESH_INTERVAL_S,
     ) -> None:
         self._parts = check_vault_path(path)
+        self._refresh_interval_s = refresh_interval_s
+        self._listed_at: float | None = None
         self._folder = folder
         self._path = "/".join(self._parts)
         self._name = name
@@ -113,7 +121,7 @@ class MarkdownVaultProvider:
         if request.tiers:
             return RecallResponse(())  # a vault holds no tier notes
         with self._lock:
-            self._refresh()
+            self._refresh(force=False)
             indexed = self._index
         check_deadline(request, "recall")
         hits = self._ranked(indexed, request)
@@ -191,9 +199,16 @@ class MarkdownVaultProvider:
     def _open(self) -> int | None:
         return open_dir_beneath(self._folder, self._parts)
 
-    def _refresh(self) -> None:
+    def _refresh(self, *, force: bool = True) -> None:
+        """Re-list the folder and re-read what changed; without ``force``, only when the last
+        listing is older than ``refresh_interval_s``."""
         if self._disposed:
             raise InvalidRequestError(f"the Markdown vault {self._name!r} was disposed")
+        moment = time.monotonic()
+        listed_at = self._listed_at
+        if not force and listed_at is not None and moment - listed_at < self._refresh_interval_s:
+            return
+        self._listed_at = moment
         try:
             fd = self._open()
         except UnsafeFileError:
@@ -270,11 +285,14 @@ class MarkdownVaultProvider:
             top = 2.0 / (RRF_K + 1)
             order = [(number, min(0.999, score / top)) for number, score in fused]
         by_path = {note.path: note for note in notes}
-        hits = []
+        wanted = frozenset(request.types)
+        hits: list[ProviderHit] = []
         for number, score in order:
             note = notes[number]
-            if not admitted[number]:
+            if not admitted[number] or (wanted and note.type not in wanted):
                 continue
+            if len(hits) == request.limit:
+                break
             backlinks = titles_of(indexed.backlinks.get(note.path, ()), by_path)
             hits.append(_hit(note, score, self._name, _reasons(note, set(words), backlinks)))
         return hits

@@ -17,6 +17,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from specwire.runtime.core.errors import UnsafeFileError
 from specwire.runtime.fs.safe_open import DIR_FLAGS, open_regular_fd
@@ -27,8 +28,9 @@ MAX_NOTE_BYTES = 256 * 1024
 NOTE_SUFFIX = ".md"
 
 
-@dataclass(frozen=True, order=True)
-class Entry:
+class Entry(NamedTuple):
+    """A note as the listing sees it (a tuple: compared in C, a listing is compared whole)."""
+
     path: str  # relative, "/"-separated
     mtime_ns: int
     size: int
@@ -36,7 +38,7 @@ class Entry:
 
 @dataclass(frozen=True)
 class Listing:
-    entries: tuple[Entry, ...]  # sorted by path
+    entries: tuple[Entry, ...]  # in walk order (each folder's entries by name)
     # Left out: too large, past MAX_NOTES or MAX_DEPTH (symlinks and hidden entries are not
     # counted: they are never part of a vault).
     skipped: int
@@ -57,7 +59,6 @@ def check_vault_path(path: str) -> tuple[str, ...]:
 def listing(root_fd: int) -> Listing:
     entries: list[Entry] = []
     skipped = _walk(root_fd, "", 0, entries)
-    entries.sort()
     return Listing(tuple(entries), skipped)
 
 
@@ -67,7 +68,10 @@ def _walk(dir_fd: int, prefix: str, depth: int, entries: list[Entry]) -> int:
         children = sorted(found, key=lambda entry: entry.name)
     for child in children:
         name = child.name
-        if name.startswith("."):
+        if name.startswith(".") or child.is_symlink():
+            continue
+        is_note = name.endswith(NOTE_SUFFIX)
+        if not is_note and not child.is_dir(follow_symlinks=False):
             continue
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)

@@ -182,7 +182,7 @@ def test_an_embedder_fuses_cosine_with_bm25(agent: Path) -> None:
 
 
 def test_an_edited_added_or_removed_note_is_seen_by_the_next_recall(agent: Path) -> None:
-    vault = MarkdownVaultProvider(agent, "notes")
+    vault = MarkdownVaultProvider(agent, "notes", refresh_interval_s=0)
     assert ids(vault, "postgresql") == []
     added = write(agent / "notes", "db.md", "The database is PostgreSQL 16.\n")
     assert ids(vault, "postgresql") == ["db.md"]
@@ -195,7 +195,7 @@ def test_an_edited_added_or_removed_note_is_seen_by_the_next_recall(agent: Path)
 
 
 def test_a_missing_folder_is_an_empty_vault_and_unhealthy(tmp_path: Path) -> None:
-    vault = MarkdownVaultProvider(tmp_path, "notes")
+    vault = MarkdownVaultProvider(tmp_path, "notes", refresh_interval_s=0)
     assert ids(vault, "deploy") == []
     health = vault.health()
     assert not health.ok and health.message == "the vault folder does not exist"
@@ -269,3 +269,12 @@ def test_the_vault_is_read_only(agent: Path) -> None:
     capabilities = vault.capabilities()
     assert capabilities.filesystem_documents and capabilities.catalog
     assert not (capabilities.writes or capabilities.deletes or capabilities.updates)
+
+
+def test_within_the_interval_a_recall_reuses_the_listing_and_refresh_relists(agent: Path) -> None:
+    vault = MarkdownVaultProvider(agent, "notes", refresh_interval_s=3600)
+    assert ids(vault, "postgresql") == []
+    write(agent / "notes", "db.md", "The database is PostgreSQL 16.\n")
+    assert ids(vault, "postgresql") == []  # the listing of a moment ago
+    vault.refresh()
+    assert ids(vault, "postgresql") == ["db.md"]
