@@ -21,6 +21,7 @@ from specwire.ir.constants import (
 )
 from specwire.ir.errors import SpecIssue
 from specwire.ir.positions import Locator
+from specwire.ir.provider_checks import check_providers
 from specwire.ir.suggest import did_you_mean
 from specwire.ir.values import quote
 from specwire.runtime.core.fragment import (
@@ -45,6 +46,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _documents(data, locator)
     issues += _opencomputer_protocol(data, locator)
     issues += _opencomputer_tools(data, locator)
+    issues += check_providers(data, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
     if target == "crew":
@@ -226,7 +228,7 @@ def _dream_backend(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue
     memory = data.get("memory")
     if not isinstance(memory, dict) or not isinstance(memory.get("dream"), dict):
         return
-    backend = memory.get("backend", "file")
+    backend = _primary_backend(memory)
     if not isinstance(backend, str) or backend == "file" or backend not in BACKEND_CONNECTION_KEYS:
         return
     yield locator.at_key(

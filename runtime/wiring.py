@@ -288,6 +288,8 @@ def _wire_tiers(
             tenant=deps.tenant,
             fact_stores=deps.fact_stores(),
             audience=deps.audience,
+            # ``memory.providers`` paths: the agent's folder, or a tenant's own root.
+            agent_folder=deps.tenant.root if deps.tenant is not None else deps.cwd,
         )
         wired.stores.memory = facts.store if facts.store is not None else facts.provider
         wired._releases.append(facts.release)

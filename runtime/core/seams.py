@@ -6,7 +6,7 @@ spreads it into ``run_chat_loop(**options)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypedDict
@@ -53,6 +53,10 @@ class MemorySeam:
     # Recall for the current message only, never earlier messages or the instructions: an
     # OpenComputer memory endpoint receives the current input's text, not the conversation.
     current_input_only: bool = False
+    # () -> (line, payload) per memory provider that failed since the last call (several
+    # providers, ``memory.providers``): the loop calls it once per turn, writes each payload
+    # as a ``memory_diagnostic`` event and each line to its log. Never raises.
+    diagnostics: Callable[[], Sequence[tuple[str, Mapping[str, str]]]] | None = None
 
 
 @dataclass(frozen=True)

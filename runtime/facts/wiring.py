@@ -7,7 +7,7 @@ chooses the provider (``file``: the embedded SQLite store, the default; ``postgr
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -30,7 +30,7 @@ from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import Tool
 from specwire.runtime.facts.capture import capture_session
 from specwire.runtime.facts.model import MAX_RECALL_K, MAX_TEXT_CHARS
-from specwire.runtime.facts.pool import FactStoreLease, FactStorePool, lease_store
+from specwire.runtime.facts.pool import FactStorePool, lease_store
 from specwire.runtime.facts.providers.protocol import FactProvider, LocalFactProvider, RecallRequest
 from specwire.runtime.facts.scoping import UNSCOPED, FactScoping, fact_scoping
 from specwire.runtime.facts.store import FactStore
@@ -40,6 +40,7 @@ from specwire.runtime.facts.tools import fact_tools
 
 if TYPE_CHECKING:
     from specwire.runtime.embedders import Embedder
+    from specwire.runtime.facts.routing.diagnostics import Diagnostics
 
 KNOWN_BACKENDS = WIRABLE_BACKENDS
 
@@ -98,6 +99,7 @@ def wire_facts(
     tenant: Tenant | None = None,
     fact_stores: FactStorePool | None = None,
     audience: Audience | None = None,
+    agent_folder: Path | None = None,
 ) -> FactsWiring:
     """Connect the spec's fact provider and build its tools and seam. The caller calls
     ``release`` when done, not ``store.close``.
@@ -114,6 +116,11 @@ def wire_facts(
 
     With ``memory.scope``, writes go to the audience's key and reads see only its visible keys
     (``runtime.facts.scoping``); a scoped spec wired without an audience fails here.
+
+    With ``memory.providers``, the provider is a ``FactRouter`` over the primary and those
+    (``runtime.facts.routing``): recall reads them all, writes go to the primary, and the seam's
+    ``diagnostics`` reports the ones that failed. Their ``path`` is relative to
+    ``agent_folder`` (default: the folder holding ``.specwire``).
     """
     check_backend(memory.backend)
     settings = FactsSettings.resolve(memory)
@@ -122,7 +129,8 @@ def wire_facts(
         from specwire.runtime.facts.opencomputer_wiring import wire_opencomputer
 
         return wire_opencomputer(memory, layout, settings, scoping, tenant=tenant, log=log)
-    if embedder is None and memory.embedder is not None and memory.backend != "http":
+    routed = bool(memory.providers)
+    if embedder is None and memory.embedder is not None and (memory.backend != "http" or routed):
         from specwire.runtime.embedders import load_embedder
 
         embedder = load_embedder(memory.embedder)
@@ -136,15 +144,27 @@ def wire_facts(
         )
         log(f"[memory] facts live in {remote.description}\n")
         try:
-            return _wire_provider(
+            provider, release, diagnostics = _routed(
+                memory,
                 remote.provider,
-                None,
                 remote.release,
+                agent_folder=agent_folder or layout.root.parent,
+                spec=layout.spec_name,
+                tenant=tenant,
+                embedder=embedder,
+                now=now,
+                log=log,
+            )
+            return _wire_provider(
+                provider,
+                None,
+                release,
                 settings,
                 scoping,
                 where=remote.description,
                 sessions_dir=sessions_dir,
                 log=log,
+                diagnostics=diagnostics,
             )
         except BaseException:
             remote.release()
@@ -155,36 +175,76 @@ def wire_facts(
         raise MemoryServiceError(f"memory-service: {exc}") from exc
     sweep_if_due(layout.facts_db, now, log)
     try:
-        return _wire_store(lease, settings, scoping, embedder, sessions_dir=sessions_dir, log=log)
+        store = lease.store
+        store.use_embedder(embedder, log=log)
+        if embedder is not None:
+            log(f"[memory] hybrid recall wired: BM25 + cosine ({embedder.id}, RRF k=60)\n")
+        provider, release, diagnostics = _routed(
+            memory,
+            LocalFactProvider(store),
+            lease.release,
+            agent_folder=agent_folder or layout.root.parent,
+            spec=layout.spec_name,
+            tenant=tenant,
+            embedder=embedder,
+            now=now,
+            log=log,
+        )
+        return _wire_provider(
+            provider,
+            store,
+            release,
+            settings,
+            scoping,
+            where=str(store.path),
+            sessions_dir=sessions_dir,
+            log=log,
+            diagnostics=diagnostics,
+        )
     except BaseException:
         lease.release()
         raise
 
 
-def _wire_store(
-    lease: FactStoreLease,
-    settings: FactsSettings,
-    scoping: FactScoping,
-    embedder: Embedder | None,
+def _routed(
+    memory: FactsData,
+    primary: FactProvider,
+    release: Callable[[], None],
     *,
-    sessions_dir: Path,
+    agent_folder: Path,
+    spec: str,
+    tenant: Tenant | None,
+    embedder: Embedder | None,
+    now: Clock,
     log: Callable[[str], None],
-) -> FactsWiring:
-    store = lease.store
-    store.use_embedder(embedder, log=log)
-    if embedder is not None:
-        log(f"[memory] hybrid recall wired: BM25 + cosine ({embedder.id}, RRF k=60)\n")
-    provider = LocalFactProvider(store)
-    return _wire_provider(
-        provider,
-        store,
-        lease.release,
-        settings,
-        scoping,
-        where=str(store.path),
-        sessions_dir=sessions_dir,
+) -> tuple[FactProvider, Callable[[], None], Diagnostics | None]:
+    """``primary`` alone, or a router over it and ``memory.providers`` (with what releases
+    both and the diagnostics the seam drains)."""
+    if not memory.providers:
+        return primary, release, None
+    from specwire.runtime.facts.routing.connect import connect_providers
+    from specwire.runtime.facts.routing.router import FactRouter, RoutedProvider
+
+    others = connect_providers(
+        memory,
+        agent_folder=agent_folder,
+        spec=spec,
+        tenant=tenant,
+        embedder=embedder,
+        now=now,
         log=log,
     )
+    router = FactRouter(RoutedProvider("primary", memory.backend or "file", primary, 0.0), others)
+    names = ", ".join(f"{member.name} ({member.backend})" for member in others)
+    log(f"[memory] recall also reads {names} (RRF across providers; writes go to the primary)\n")
+
+    def release_all() -> None:
+        try:
+            router.dispose()
+        finally:
+            release()
+
+    return router, release_all, router.diagnostics
 
 
 def _wire_provider(
@@ -197,6 +257,7 @@ def _wire_provider(
     where: str,
     sessions_dir: Path,
     log: Callable[[str], None],
+    diagnostics: Diagnostics | None = None,
 ) -> FactsWiring:
     seam = MemorySeam(
         auto_recall=settings.auto_recall,
@@ -211,6 +272,7 @@ def _wire_provider(
         ),
         recall_mode=settings.recall_mode,
         refresh_every=settings.refresh_every,
+        diagnostics=_drain(diagnostics) if diagnostics is not None else None,
     )
     tools = fact_tools(
         provider, ttl_ms=settings.ttl_ms, recall_k=settings.recall_k, scoping=scoping
@@ -224,6 +286,15 @@ def _wire_provider(
     return FactsWiring(
         store=store, provider=provider, tools=tools, seam=seam, release=release, scoping=scoping
     )
+
+
+def _drain(
+    diagnostics: Diagnostics,
+) -> Callable[[], list[tuple[str, Mapping[str, str]]]]:
+    def drain() -> list[tuple[str, Mapping[str, str]]]:
+        return [(found.line(), found.payload()) for found in diagnostics.drain()]
+
+    return drain
 
 
 def check_backend(backend: str | None) -> None:

@@ -386,6 +386,16 @@ class _Session:
             self.log(f"[memory] recalled {len(lines)} memory(ies) into the prompt\n")
         return lines
 
+    def _record_diagnostics(self, turn: int) -> None:
+        """The memory providers that failed during this turn (besides the primary, whose
+        failure blocks the turn): one ``memory_diagnostic`` event and one log line each."""
+        memory = self.memory
+        if memory is None or memory.diagnostics is None:
+            return
+        for line, payload in memory.diagnostics():
+            self.log(line)
+            self.session_log.append("memory_diagnostic", {**payload, "turn": turn})
+
     def _refresh_due(self) -> bool:
         memory = self.memory
         return (
@@ -481,17 +491,23 @@ class _Session:
                 "user_message", {"text": prompt, "turn": turn, "synthetic": True}
             )
         self._since_recall.append(prompt)
-        if not self._context_open:
-            self._open_context(prompt)
-            self._since_recall = []
-        elif self._refresh_due():
-            self._refresh_recall()
+        try:
+            if not self._context_open:
+                self._open_context(prompt)
+                self._since_recall = []
+            elif self._refresh_due():
+                self._refresh_recall()
+        except BaseException:
+            self._record_diagnostics(turn)  # the providers that failed beside the primary
+            raise
         self.window.add(UserMessage(prompt, synthetic=synthetic), turn, typed)
         try:
             reply, usage = self._answer(turn)
         except StreamCancelled:
             self._record_cancelled(turn)
             return False
+        finally:
+            self._record_diagnostics(turn)
         self.window.add(AssistantMessage(reply), turn)
         event: dict[str, Any] = {"text": reply, "turn": turn}
         if usage is not None:  # the turn's model calls, summed (tool rounds included)

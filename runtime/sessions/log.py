@@ -8,6 +8,8 @@ The log is the evidence the proof ladder and auto-capture read, so its event kin
 - ``context``        {blocks: [{kind, text}]}       what was injected into the prompt at start
 - ``context_refresh`` {blocks}                       the continuity tail changed mid-session
 - ``recall``         {query, count, lines, error?}
+- ``memory_diagnostic`` {provider, backend, problem, turn}  a memory provider beside the
+  primary failed or was late; recall went on without it (one per provider per turn)
 - ``user_message``   {text, turn, synthetic?}     (synthetic: injected, not typed by a person)
 - ``assistant_message`` {text, turn}
 - ``tool_use``       {id, name, input}

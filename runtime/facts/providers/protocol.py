@@ -424,9 +424,12 @@ HEALTH_DEADLINE_S = 0.2
 class LocalFactProvider:
     """The embedded default provider: a thin adapter over one ``FactStore``."""
 
-    def __init__(self, store: FactStore, *, now: Clock | None = None) -> None:
+    def __init__(
+        self, store: FactStore, *, now: Clock | None = None, name: str = "primary"
+    ) -> None:
         self._store = store
         self._now = now if now is not None else store.clock
+        self._name = name
 
     @property
     def store(self) -> FactStore:
@@ -496,32 +499,40 @@ class LocalFactProvider:
     def recall(self, request: RecallRequest) -> RecallResponse:
         from specwire.runtime.facts.providers.recall_bounds import (
             give_up_if_expired,
+            search_text,
             wait_for_lock,
             within_request,
         )
 
         give_up_if_expired(request)
+        if request.types:
+            return RecallResponse(())  # facts carry no type: none is of the asked ones
         wait_for_lock(self._store._lock, request)
         hits = self._store.recall(
-            request.query, request.limit, visible=request.visible, tiers=request.tiers
-        )
-        response = RecallResponse(
-            tuple(
-                ProviderHit(
-                    hit.fact.id,
-                    hit.fact.text,
-                    hit.fact.tags,
-                    unit_score(hit.score),
-                    hit.fact.has_evidence,
-                    hit.fact.scope,
-                    hit.fact.key,
-                    hit.fact.tier,
-                )
-                for hit in hits
-            )
+            search_text(request), request.limit, visible=request.visible, tiers=request.tiers
         )
         give_up_if_expired(request)
-        return RecallResponse(within_request(request, response.hits))
+        return RecallResponse(
+            within_request(
+                request,
+                (
+                    ProviderHit(
+                        hit.fact.id,
+                        hit.fact.text,
+                        hit.fact.tags,
+                        unit_score(hit.score),
+                        hit.fact.has_evidence,
+                        hit.fact.scope,
+                        hit.fact.key,
+                        hit.fact.tier,
+                    )
+                    for hit in hits
+                ),
+            )
+        )
+
+    def descriptor(self) -> ProviderDescriptor:
+        return ProviderDescriptor(self._name, "file", description="the embedded fact store")
 
     def read(self, request: ReadRequest) -> ReadResponse:
         facts = self._store.read(fact_id=request.id, key=request.key, visible=request.visible)

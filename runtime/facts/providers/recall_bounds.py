@@ -1,13 +1,18 @@
-"""What every built-in provider does with a recall's deadline, cancel, types and token budget.
+"""What every provider does with a recall's Remem fields (``RecallRequest``): the deadline and
+cancel event, the topics, the types and the token budget.
 
-``RecallRequest`` carries Remem's search fields; the conformance suite
-(``runtime.facts.conformance``) checks that a provider honours them: a recall whose deadline
-passed or whose ``cancel`` is set raises ``DeadlineExceeded`` (before the expensive step and
-again after it, so an answer that came too late is not used as if it were on time), ``types``
-keeps only hits of those types, and ``max_tokens`` keeps the best hits whose texts together fit
-in the budget (4 UTF-8 bytes a token), in rank order, stopping at the first that does not fit.
-An embedded store another thread holds locked is waited for no longer than the deadline either
-(``wait_for_lock``).
+The conformance suite (``runtime.facts.conformance``) checks that a provider honours them, and
+the router (``runtime.facts.routing``) enforces them again on what comes back:
+
+- a recall whose deadline passed or whose ``cancel`` is set raises ``DeadlineExceeded``
+  (``give_up_if_expired``, called before the expensive step and again after it, so an answer
+  that came too late is not used as if it were on time); an embedded store another thread holds
+  locked is waited for no longer than the deadline either (``wait_for_lock``);
+- ``search_text`` is the query widened by the topics;
+- ``within_request`` keeps only hits of the asked ``types``, at most ``limit`` of them, and, with
+  ``max_tokens``, the best hits whose texts together fit the budget (4 UTF-8 bytes a token), in
+  rank order, stopping at the first that does not fit: a hit is whole or absent, never cut (a
+  fact cut mid-sentence can say the opposite of what it says).
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from specwire.runtime.facts.providers.protocol import (
     ProviderHit,
     RecallRequest,
 )
+from specwire.runtime.facts.text import clip_query
 
+# UTF-8 bytes counted as one token (the budget is an estimate, the same for every provider).
 BYTES_PER_TOKEN = 4
 # How often a wait for a lock looks at the request's ``cancel``.
 CANCEL_POLL_S = 0.05
@@ -42,6 +49,13 @@ def remaining_s(request: RecallRequest) -> float | None:
     return request.deadline - time.monotonic()
 
 
+def time_budget_s(request: RecallRequest, default: float) -> float:
+    """Seconds a call serving ``request`` may take: ``default``, or less when the request's
+    deadline comes sooner (never negative)."""
+    left = remaining_s(request)
+    return default if left is None else max(0.0, min(default, left))
+
+
 def wait_for_lock(lock: threading.RLock, request: RecallRequest, operation: str = "recall") -> None:
     """Wait until ``lock`` is free, then let it go: a store another thread holds locked (a long
     write, a stuck one) is not searched past the request's deadline or after its ``cancel``
@@ -58,17 +72,28 @@ def wait_for_lock(lock: threading.RLock, request: RecallRequest, operation: str 
             return
 
 
+def search_text(request: RecallRequest) -> str:
+    """The query followed by its topics (words that widen it), within the query limit."""
+    if not request.topics:
+        return request.query
+    return clip_query(" ".join([request.query, *request.topics]))
+
+
 def within_request(request: RecallRequest, hits: Iterable[ProviderHit]) -> tuple[ProviderHit, ...]:
-    """``hits`` (best first) of the request's ``types``, within its token budget."""
-    kept = [hit for hit in hits if not request.types or hit.type in request.types]
-    if request.max_tokens is None:
-        return tuple(kept)
-    budget = request.max_tokens * BYTES_PER_TOKEN
-    fitting: list[ProviderHit] = []
-    for hit in kept:
-        size = len(hit.text.encode("utf-8"))
-        if size > budget:
+    """``hits`` (best first) of the request's ``types``, at most ``limit``, within its token
+    budget."""
+    wanted = frozenset(request.types)
+    budget = None if request.max_tokens is None else request.max_tokens * BYTES_PER_TOKEN
+    kept: list[ProviderHit] = []
+    for hit in hits:
+        if wanted and hit.type not in wanted:
+            continue
+        if len(kept) == request.limit:
             break
-        budget -= size
-        fitting.append(hit)
-    return tuple(fitting)
+        if budget is not None:
+            size = len(hit.text.encode("utf-8"))
+            if size > budget:
+                break
+            budget -= size
+        kept.append(hit)
+    return tuple(kept)

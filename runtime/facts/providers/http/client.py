@@ -66,6 +66,7 @@ from specwire.runtime.facts.providers.protocol import (
     ForgetRequest,
     ForgetResult,
     Health,
+    ProviderDescriptor,
     ProviderHit,
     ReadRequest,
     ReadResponse,
@@ -76,7 +77,8 @@ from specwire.runtime.facts.providers.protocol import (
 )
 from specwire.runtime.facts.providers.recall_bounds import (
     give_up_if_expired,
-    remaining_s,
+    search_text,
+    time_budget_s,
     within_request,
 )
 
@@ -117,6 +119,7 @@ class HttpFactProvider:
         idempotent_writes: bool = True,
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[], float] = random.random,
+        name: str = "primary",
     ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -135,6 +138,7 @@ class HttpFactProvider:
         except ValidationError as exc:
             raise ValueError(f"bad scope: {format_validation_error(exc)}") from None
         self._timeout_s = timeout_s
+        self._name = name
         self._max_retries = max_retries
         self._idempotent_writes = idempotent_writes
         self._sleep = sleep
@@ -223,21 +227,23 @@ class HttpFactProvider:
 
     def recall(self, request: RecallRequest) -> RecallResponse:
         give_up_if_expired(request)
+        if request.types:
+            return RecallResponse(())  # facts carry no type: none is of the asked ones
         body = self._body(
             wire.RecallBody,
-            query=request.query,
+            query=search_text(request),
             limit=request.limit,
             visible=_visible_field(request.visible),
             tiers=list(request.tiers) or None,
         )
-        left = remaining_s(request)
-        reply = self._call(
-            "recall",
-            body,
-            wire.RecallReply,
-            kind="read",
-            deadline_s=None if left is None else max(0.0, min(self._timeout_s, left)),
-        )
+        budget = time_budget_s(request, self._timeout_s)
+        if budget <= 0:
+            give_up_if_expired(request)
+        try:
+            reply = self._call("recall", body, wire.RecallReply, kind="read", deadline_s=budget)
+        except ProviderTimeout:
+            give_up_if_expired(request)  # the caller's deadline, not the service's
+            raise
         give_up_if_expired(request)
         visible = set(request.visible)
         hits = []
@@ -257,7 +263,10 @@ class HttpFactProvider:
                     tier=hit.tier,
                 )
             )
-        return RecallResponse(within_request(request, hits[: request.limit]))
+        return RecallResponse(within_request(request, hits))
+
+    def descriptor(self) -> ProviderDescriptor:
+        return ProviderDescriptor(self._name, "http", description=f"memory service {self._where}")
 
     def read(self, request: ReadRequest) -> ReadResponse:
         body = self._body(

@@ -86,6 +86,7 @@ from specwire.runtime.facts.providers.protocol import (
     ForgetRequest,
     ForgetResult,
     Health,
+    ProviderDescriptor,
     ProviderHit,
     ReadRequest,
     ReadResponse,
@@ -97,6 +98,7 @@ from specwire.runtime.facts.providers.protocol import (
 from specwire.runtime.facts.providers.recall_bounds import (
     give_up_if_expired,
     remaining_s,
+    search_text,
     within_request,
 )
 from specwire.runtime.facts.store import merged_item
@@ -382,10 +384,12 @@ class PostgresFactProvider:
         now: Clock = utc_now,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         screen: Any = scan,
+        name: str = "primary",
     ) -> None:
         if (dsn is None) == (pool is None):
             raise InvalidRequestError("PostgresFactProvider: give exactly one of dsn or pool")
         self.scope = scope
+        self._name = name
         self._now = now
         self._timeout_ms = max(1, int(timeout_s * 1000))
         self._timeout_s = timeout_s
@@ -567,6 +571,8 @@ class PostgresFactProvider:
 
     def recall(self, request: RecallRequest, *, scope: FactScope | None = None) -> RecallResponse:
         give_up_if_expired(request)
+        if request.types:
+            return RecallResponse(())  # facts carry no type: none is of the asked ones
         response = self._bounded(
             "recall", False, lambda: self._recall(request, scope=scope), request=request
         )
@@ -667,6 +673,9 @@ class PostgresFactProvider:
         except (PoolTimeout, psycopg.Error, StoreError) as exc:
             problem = f"the fact database is not answering: {_brief(exc)}"
         return Health(ok=problem is None, message=problem, checked_at=self._now())
+
+    def descriptor(self) -> ProviderDescriptor:
+        return ProviderDescriptor(self._name, "postgres", description="PostgreSQL facts")
 
     def capabilities(self) -> Capabilities:
         # The local store's, plus ranking by meaning when an embedder is bound.
@@ -1043,12 +1052,12 @@ class PostgresFactProvider:
         return done
 
     def _ranking(self, request: RecallRequest) -> list[ProviderHit]:
-        terms = query_terms(request.query)
+        terms = query_terms(search_text(request))
         if not terms:
             return []
         limit = request.limit
         depth = max(MIN_DEPTH, 4 * limit)
-        vector = None if self._embedder is None else self._vector([request.query])
+        vector = None if self._embedder is None else self._vector([search_text(request)])
         # Only the caller's visible scope keys, and plain facts or the asked tiers.
         where, where_params = visible_clause(request.visible, request.tiers)
         with self._transaction("recall") as conn:
