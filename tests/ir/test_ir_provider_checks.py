@@ -45,7 +45,9 @@ BAD: list[tuple[str, str, list[str]]] = [
     ),
     (
         "an-opencomputer-endpoint-is-never-routed",
-        CLI + MAIN + "    - {name: oc, backend: http, url: $U, token: $T, protocol: opencomputer}\n",
+        CLI
+        + MAIN
+        + "    - {name: oc, backend: http, url: $U, token: $T, protocol: opencomputer}\n",
         [
             "7:63: memory.providers[1].protocol: an OpenComputer endpoint is not routed beside "
             "other providers: use it as the only memory (`backend: http`, `protocol: "
