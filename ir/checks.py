@@ -300,29 +300,19 @@ _NOT_ON_OPENCOMPUTER: dict[str, str] = {
 
 
 def _opencomputer_protocol(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
-    """``protocol`` is the http backend's wire (on the memory block and on each provider), and
-    the OpenComputer wire takes no setting that needs fact writes."""
+    """``memory.protocol`` is the http backend's wire (each provider's, in ``memory.providers``,
+    is checked with the provider: ``ir.provider_checks``), and the OpenComputer wire takes no
+    setting that needs fact writes."""
     memory = data.get("memory")
     if not isinstance(memory, dict):
         return
-    entries: list[tuple[tuple[Any, ...], dict[str, Any]]] = [(("memory",), memory)]
-    providers = memory.get("providers")
-    if isinstance(providers, list):
-        entries += [
-            (("memory", "providers", index), entry)
-            for index, entry in enumerate(providers)
-            if isinstance(entry, dict)
-        ]
-    for loc, entry in entries:
-        if "protocol" not in entry:
-            continue
-        backend = entry.get("backend", "file")
-        if isinstance(backend, str) and backend != "http":
-            yield locator.at_key(
-                (*loc, "protocol"),
-                f"`protocol` chooses the http backend's wire, but the backend is "
-                f"{quote(backend)}: remove `protocol` or set `backend: http`",
-            )
+    backend = memory.get("backend", "file")
+    if "protocol" in memory and isinstance(backend, str) and backend != "http":
+        yield locator.at_key(
+            ("memory", "protocol"),
+            f"`protocol` chooses the http backend's wire, but the backend is "
+            f"{quote(backend)}: remove `protocol` or set `backend: http`",
+        )
     if _memory_protocol(memory) != "opencomputer":
         return
     for key, why in _NOT_ON_OPENCOMPUTER.items():

@@ -68,10 +68,12 @@ def check_providers(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssu
                     ("memory", "providers", index, "name"), f"duplicate provider {quote(name)}"
                 )
             seen.add(name)
-        yield from _provider(provider, index, locator)
+        yield from _provider(provider, index, locator, routed=len(providers) > 1)
 
 
-def _provider(provider: dict[str, Any], index: int, locator: Locator) -> Iterable[SpecIssue]:
+def _provider(
+    provider: dict[str, Any], index: int, locator: Locator, *, routed: bool
+) -> Iterable[SpecIssue]:
     at = ("memory", "providers", index)
     backend = provider.get("backend")
     if not isinstance(backend, str) or backend not in PROVIDER_KEYS:
@@ -110,7 +112,7 @@ def _provider(provider: dict[str, Any], index: int, locator: Locator) -> Iterabl
         examples = {**EXAMPLES, "path": "shared/facts.sqlite3"} if backend == "file" else EXAMPLES
         needs = ", ".join(f"`{key}: {examples[key]}`" for key in missing)
         yield locator.at_value((*at, "backend"), f"the {backend} provider needs {needs}")
-    if provider.get("protocol") == "opencomputer":
+    if provider.get("protocol") == "opencomputer" and backend == "http" and routed:
         # Its recall is a rendered block for one message and its writes are its own tools:
         # routing it beside other providers is not built.
         yield locator.at_value(

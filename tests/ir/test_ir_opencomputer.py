@@ -35,8 +35,8 @@ BAD: list[tuple[str, str, list[str]]] = [
         HEAD + "  providers:\n    - {name: main, backend: postgres, dsn: $DATABASE_URL, "
         "protocol: opencomputer}\n",
         [
-            "6:59: memory.providers[0].protocol: `protocol` chooses the http backend's wire, "
-            'but the backend is "postgres": remove `protocol` or set `backend: http`'
+            "6:59: memory.providers[0].protocol: `protocol` is a setting of the http backend, "
+            'but this provider\'s backend is "postgres"'
         ],
     ),
     (
