@@ -35,8 +35,9 @@ Probe = Callable[[], str | None]  # the reason it failed, or None
 
 @dataclass(frozen=True)
 class _Job:
-    what: str  # "memory (postgres)", "memory (http, tenant acme)"
+    what: str  # "memory (postgres", closed by the report: ")" or ", tenants a, b)"
     probe: Probe
+    tenant: str | None = None
 
 
 def probe_endpoints(
@@ -47,11 +48,12 @@ def probe_endpoints(
     cwd: Path,
     deadline_s: float = HEALTH_DEADLINE_S,
 ) -> list[str]:
-    """One line per endpoint that did not answer in time or answered unhealthy."""
+    """One line per endpoint that did not answer in time or answered unhealthy (the tenants of
+    an endpoint that fail for the same reason share the line)."""
     jobs: list[_Job] = []
     for endpoint in found:
         jobs += _jobs(endpoint, spec=spec, tenants=tenants, cwd=cwd, deadline_s=deadline_s)
-    return _run(jobs, deadline_s)
+    return _report(jobs, _run(jobs, deadline_s), deadline_s)
 
 
 def _jobs(
@@ -61,20 +63,22 @@ def _jobs(
     # Modules are imported and clients made here, before the clock starts: the deadline is the
     # provider's to answer in, not the interpreter's to import httpx or psycopg in.
     if endpoint.backend == "postgres" and endpoint.dsn is not None:
-        return [_Job(what + ")", _postgres_probe(_value(endpoint.dsn)))]
+        return [_Job(what, _postgres_probe(_value(endpoint.dsn)))]
     if endpoint.backend == "http" and endpoint.url is not None:
         url = _value(endpoint.url)
         if endpoint.protocol == "opencomputer":
-            return [_Job(what + ", opencomputer)", lambda: _tcp(url, deadline_s))]
-        jobs = []
-        for variable, tenant in token_variables(endpoint, tenants):
-            token = SecretRef(variable).resolve()
-            shown = what + (")" if tenant is None else f", tenant {tenant})")
-            jobs.append(_Job(shown, _http_probe(url, token, spec, tenant, deadline_s)))
-        return jobs
+            return [_Job(what + ", opencomputer", lambda: _tcp(url, deadline_s))]
+        return [
+            _Job(
+                what,
+                _http_probe(url, SecretRef(variable).resolve(), spec, tenant, deadline_s),
+                tenant,
+            )
+            for variable, tenant in token_variables(endpoint, tenants)
+        ]
     if endpoint.backend == "markdown" and endpoint.path is not None and not tenants:
         folder = cwd / endpoint.path
-        return [_Job(what + ")", lambda: _folder(folder, endpoint.path or ""))]
+        return [_Job(what, lambda: _folder(folder, endpoint.path or ""))]
     return []
 
 
@@ -83,7 +87,11 @@ def _value(setting: str) -> str:
     return setting if variable is None else SecretRef(variable).resolve()
 
 
-def _run(jobs: Sequence[_Job], deadline_s: float) -> list[str]:
+_NO_ANSWER = object()  # a probe still running when the deadline passed
+
+
+def _run(jobs: Sequence[_Job], deadline_s: float) -> list[object]:
+    """Each job's reason (None: healthy; ``_NO_ANSWER``: no answer in time)."""
     results: dict[int, str | None] = {}
 
     def run(index: int, probe: Probe) -> None:
@@ -101,13 +109,26 @@ def _run(jobs: Sequence[_Job], deadline_s: float) -> list[str]:
     ends = time.monotonic() + deadline_s
     for thread in threads:
         thread.join(max(0.0, ends - time.monotonic()))
-    problems: list[str] = []
-    for index, job in enumerate(jobs):
-        if index not in results:
-            problems.append(f"{job.what} did not answer within {deadline_s:g} s")
-        elif (reason := results[index]) is not None:
-            problems.append(f"{job.what} is not reachable: {reason}")
-    return problems
+    return [results.get(index, _NO_ANSWER) for index in range(len(jobs))]
+
+
+def _report(jobs: Sequence[_Job], outcomes: Sequence[object], deadline_s: float) -> list[str]:
+    failed: dict[tuple[str, str], list[str | None]] = {}
+    for job, outcome in zip(jobs, outcomes, strict=True):
+        if outcome is None:
+            continue
+        if outcome is _NO_ANSWER:
+            said = f"did not answer within {deadline_s:g} s"
+        else:
+            said = f"is not reachable: {outcome}"
+        failed.setdefault((job.what, said), []).append(job.tenant)
+    lines = []
+    for (what, said), tenants in failed.items():
+        named = [tenant for tenant in tenants if tenant is not None]
+        noun = "tenant" if len(named) == 1 else "tenants"
+        closed = f"{what}, {noun} {', '.join(named)})" if named else f"{what})"
+        lines.append(f"{closed} {said}")
+    return lines
 
 
 def _postgres_probe(dsn: str) -> Probe:
