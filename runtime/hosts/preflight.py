@@ -69,9 +69,10 @@ class StartCheck:
     cwd: Path | None = None
 
 
-def start_problems(check: StartCheck, environ: Mapping[str, str] | None = None) -> list[str]:
-    """Every problem that stops this start, one line each (empty: start)."""
-    env = os.environ if environ is None else environ
+def start_problems(check: StartCheck) -> list[str]:
+    """Every problem that stops this start, one line each (empty: start). Settings are read
+    from ``os.environ``, where the start itself reads them."""
+    env = os.environ
     problems: list[str] = []
     fragment = _fragment(check.memory, problems)
     needs, model_ids = model_needs(check.models, env)
