@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.errors import MemoryServiceError
-from specwire.runtime.hosts.provider_probes import probe_endpoints
 from specwire.runtime.hosts.start_needs import (
     Endpoint,
     SecretNeed,
@@ -91,6 +90,9 @@ def start_problems(check: StartCheck) -> list[str]:
         if (problem := model_problem(model_id, from_env=overridden)) is not None
     ]
     if fragment is not None:
+        # Loaded only here: a bundle without memory has nothing to probe.
+        from specwire.runtime.hosts.provider_probes import probe_endpoints
+
         absent = {need.variable for need in missing}
         ready = [
             endpoint

@@ -17,13 +17,11 @@ and the reason, never a DSN, a URL or a token:
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from specwire.runtime.hosts.start_needs import Endpoint, reference, token_variables
 from specwire.runtime.safety.secrets import SecretRef
@@ -180,6 +178,9 @@ def _failed(reason: str) -> Probe:
 
 
 def _tcp(url: str, deadline_s: float) -> str | None:
+    import socket  # a bundle without such an endpoint never needs it at start
+    from urllib.parse import urlsplit
+
     parts = urlsplit(url)
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
