@@ -20,6 +20,7 @@ from specwire.ir.constants import (
     tenant_key_variable,
 )
 from specwire.ir.errors import SpecIssue
+from specwire.ir.model_ids import UNLISTED_MODELS_KEY, model_id_problem
 from specwire.ir.positions import Locator
 from specwire.ir.provider_checks import check_providers
 from specwire.ir.suggest import did_you_mean
@@ -47,6 +48,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _opencomputer_protocol(data, locator)
     issues += _opencomputer_tools(data, locator)
     issues += check_providers(data, locator)
+    issues += _model_ids(data, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
     if target == "crew":
@@ -465,6 +467,38 @@ def _entry_names_a_role(data: dict[str, Any], locator: Locator) -> Iterable[Spec
         return
     hint = did_you_mean(entry, names) or f" (roles: {', '.join(names)})"
     yield locator.at_value(("entry",), f"no role named {quote(entry)}{hint}")
+
+
+def _model_ids(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """Every model id names a family the runtime runs, and (unless ``allowUnlistedModels``) an
+    id this specwire lists (``ir.model_ids``)."""
+    unlisted_ok = data.get(UNLISTED_MODELS_KEY) is True
+    for loc, model_id in _model_id_values(data):
+        problem = model_id_problem(model_id, unlisted_ok=unlisted_ok)
+        if problem is not None:
+            yield locator.at_value(loc, problem)
+
+
+def _model_id_values(data: dict[str, Any]) -> Iterable[tuple[tuple[str | int, ...], str]]:
+    agent = data.get("agent")
+    if isinstance(agent, dict) and isinstance(agent.get("model"), str):
+        yield ("agent", "model"), agent["model"]
+    if isinstance(data.get("model"), str):
+        yield ("model",), data["model"]
+    roles = data.get("roles")
+    if not isinstance(roles, dict):
+        return
+    for name, role in roles.items():
+        if not isinstance(role, dict):
+            continue
+        if isinstance(role.get("model"), str):
+            yield ("roles", name, "model"), role["model"]
+        for key in ("modelPool", "modelFallbacks"):
+            items = role.get(key)
+            if isinstance(items, list):
+                for index, item in enumerate(items):
+                    if isinstance(item, str):
+                        yield ("roles", name, key, index), item
 
 
 def _role_models(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:

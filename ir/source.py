@@ -287,6 +287,11 @@ class BashSource(_Source):
 class _SpecSource(_Source):
     name: SpecName
     version: NonNegativeInt | None = None
+    allow_unlisted_models: bool | None = Field(
+        default=None,
+        description="accept model ids this specwire does not list (a model released after it); "
+        "the id's family must still be one the runtime runs",
+    )
     tools: list[ToolName] = Field(default_factory=list)
     bash: BashSource | None = None
     memory: Annotated[MemorySource | None, NULL_AS_EMPTY] = None

@@ -29,7 +29,9 @@ from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
 from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv, run_server
+from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment, passes_start_checks
 from specwire.runtime.hosts.resources import host_resources
+from specwire.runtime.hosts.start_needs import SecretNeed
 from specwire.runtime.hosts.turns import RoutedLine, run_turn, serve_routed_lines
 from specwire.runtime.hosts.types import (
     ChannelConfig,
@@ -56,6 +58,7 @@ def serve_channel(
     build_turn: ChannelTurnBuilder,
     root: Path | None = None,
     argv: Sequence[str] | None = None,
+    memory: Mapping[str, Any] | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(prog=spec_name, description=f"The {spec_name} chat bot.")
     args = per_turn_argv(
@@ -67,7 +70,17 @@ def serve_channel(
     )
     if isinstance(args, int):
         return args
-    if args.command == "serve" and not check_serve_extra(spec_name):
+    serving = args.command == "serve"
+    if serving and not check_serve_extra(spec_name):
+        return 2
+    check = StartCheck(
+        spec_name,
+        (("agent.model", model),),
+        bundle_fragment(memory, build_turn),
+        secrets=serving_secrets(channels) if serving else (),
+        cwd=root,
+    )
+    if not passes_start_checks(check, stderr_log):
         return 2
     chosen = load_model(model, spec_name)
     if chosen is None:
@@ -153,10 +166,9 @@ def _serve_console(
         line_shape=LINE_SHAPE,
         handle=handle,
     )
-    if status != 0:
-        return status
-    stderr_log(f"session logs: {bot.sessions_dir}\n")
-    return 0
+    if status != 130:
+        stderr_log(f"session logs: {bot.sessions_dir}\n")
+    return status
 
 
 def _serve_http(
@@ -226,10 +238,32 @@ def _serve_http(
     return run_server(build_channel_app(service), host, port, banner)
 
 
+# The settings ``serve`` reads from each channel (the console connects nowhere and reads none).
+SERVED_SETTINGS: dict[str, tuple[str, ...]] = {
+    "slack": ("botToken", "signingSecret"),
+    "webhook": ("token",),
+}
+
+
+def serving_secrets(channels: Sequence[ChannelConfig]) -> tuple[SecretNeed, ...]:
+    """The secret references ``serve`` resolves, for the start checks to report together."""
+    needs: list[SecretNeed] = []
+    for channel in channels:
+        for key in SERVED_SETTINGS.get(channel.name, ()):
+            value = _raw_setting(channel.settings, key)
+            if isinstance(value, SecretRef):
+                needs.append(SecretNeed(value.env, f"channels.{channel.name}.{key}"))
+    return tuple(needs)
+
+
+def _raw_setting(settings: Mapping[str, SettingValue], key: str) -> SettingValue | None:
+    snake = "".join(f"_{char.lower()}" if char.isupper() else char for char in key)
+    return settings.get(key, settings.get(snake))
+
+
 def _setting(settings: Mapping[str, SettingValue], channel: str, key: str) -> str:
     """A channel setting as text; a secret reference is read from the environment now."""
-    snake = "".join(f"_{char.lower()}" if char.isupper() else char for char in key)
-    value = settings.get(key, settings.get(snake))
+    value = _raw_setting(settings, key)
     if value is None:
         raise ServeConfigError(f"channels.{channel}.{key} is not set in the spec")
     if isinstance(value, SecretRef):

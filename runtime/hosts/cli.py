@@ -13,8 +13,9 @@ reference whose variable is not set) or the arguments are wrong;
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from specwire.runtime.hosts.console import (
     describe,
@@ -23,6 +24,7 @@ from specwire.runtime.hosts.console import (
     stderr_log,
 )
 from specwire.runtime.hosts.interactive import run_console_session
+from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment
 from specwire.runtime.hosts.types import SessionBuilder
 from specwire.runtime.safety.secrets import SecretRef
 
@@ -35,12 +37,16 @@ def run_cli(
     cwd: Path | None = None,
     argv: Sequence[str] | None = None,
     build_session: SessionBuilder,
+    memory: Mapping[str, Any] | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(
         prog=spec_name, description=f"Chat with the {spec_name} agent."
     )
     message_option(parser, "a message to send")
-    started = parse_and_load(parser, argv, model, spec_name)
+    check = StartCheck(
+        spec_name, (("agent.model", model),), bundle_fragment(memory, build_session), cwd=cwd
+    )
+    started = parse_and_load(parser, argv, model, spec_name, check)
     if isinstance(started, int):
         return started
     args, chosen = started

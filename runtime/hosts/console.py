@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tool_types import ToolCatalog
 from specwire.runtime.core.undecodable import valid_text
+from specwire.runtime.hosts.preflight import StartCheck, passes_start_checks
 from specwire.runtime.loop.tools import SKILL_TOOL_NAME
 from specwire.runtime.models import Model, ModelError
 from specwire.runtime.models.select import ModelRef, select_spec_model
@@ -95,12 +96,19 @@ def load_model(
 
 
 def parse_and_load(
-    parser: argparse.ArgumentParser, argv: Sequence[str] | None, model: ModelRef, prog: str
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    model: ModelRef,
+    prog: str,
+    check: StartCheck | None = None,
 ) -> tuple[argparse.Namespace, Model] | int:
-    """A host's start: its arguments, then its model; an exit status when either fails."""
+    """A host's start: its arguments, then its start checks (``runtime.hosts.preflight``),
+    then its model; an exit status when any fails."""
     args = parse_argv(parser, argv)
     if isinstance(args, int):
         return args
+    if check is not None and not passes_start_checks(check, stderr_log):
+        return 2
     chosen = load_model(model, prog)
     if chosen is None:
         return 2

@@ -18,8 +18,9 @@ delegated to (``runtime.hosts.activity``).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
@@ -33,6 +34,7 @@ from specwire.runtime.hosts.console import (
 )
 from specwire.runtime.hosts.delegation import Crew
 from specwire.runtime.hosts.interactive import run_console_session
+from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment, passes_start_checks
 from specwire.runtime.hosts.role_models import RoleModels
 from specwire.runtime.hosts.terminal_stream import TerminalStream
 from specwire.runtime.hosts.types import (
@@ -42,6 +44,7 @@ from specwire.runtime.hosts.types import (
     build_with_audience,
     takes_audience,
 )
+from specwire.runtime.models.select import ModelRef
 from specwire.runtime.safety.secrets import SecretRef
 
 
@@ -54,6 +57,7 @@ def run_crew(
     cwd: Path | None = None,
     argv: Sequence[str] | None = None,
     build_session: SessionBuilder,
+    memory: Mapping[str, Any] | None = None,
 ) -> int:
     by_name = {role.name: role for role in roles}
     parser = argparse.ArgumentParser(prog=spec_name, description=f"Work with the {spec_name} crew.")
@@ -66,6 +70,11 @@ def run_crew(
     if role is None:
         known = ", ".join(by_name) or "none"
         stderr_log(f'{spec_name}: unknown role "{args.role}" (roles: {known})\n')
+        return 2
+    check = StartCheck(
+        spec_name, role_models_of(model, role), bundle_fragment(memory, build_session), cwd=cwd
+    )
+    if not passes_start_checks(check, stderr_log):
         return 2
     role_models = RoleModels(model, spec_name)
     chosen = role_models.for_role(role)
@@ -116,3 +125,17 @@ def run_crew(
     finally:
         crew.release()
         setup.release()
+
+
+def role_models_of(model: ModelRef, role: RoleConfig) -> tuple[tuple[str, ModelRef], ...]:
+    """The models the started role's sessions may run, with where the spec names them. Other
+    roles' are read when a session of theirs starts (a role delegated to): the entry role runs
+    without the variables only another role reads."""
+    where = f"roles.{role.name}"
+    found: list[tuple[str, ModelRef]] = [
+        (f"{where}.modelPool[{n}]", item) for n, item in enumerate(role.model_pool)
+    ]
+    if not found:
+        found.append((f"{where}.model", role.model) if role.model is not None else ("model", model))
+    found += [(f"{where}.modelFallbacks[{n}]", item) for n, item in enumerate(role.model_fallbacks)]
+    return tuple(found)

@@ -24,8 +24,9 @@ import argparse
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from specwire.runtime.core.errors import ServeConfigError
 from specwire.runtime.core.fragment import TENANTS_ROOT_ENV, tenant_key_variable
@@ -35,6 +36,7 @@ from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.tenancy import Tenant, build_tenant
 from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
 from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv, run_server
+from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment, passes_start_checks
 from specwire.runtime.hosts.resources import host_resources
 from specwire.runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serve_routed_lines
 from specwire.runtime.hosts.types import (
@@ -69,6 +71,7 @@ def serve_managed(
     build_turn: ManagedTurnBuilder,
     root: Path | None = None,
     argv: Sequence[str] | None = None,
+    memory: Mapping[str, Any] | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(
         prog=spec_name, description=f"The {spec_name} agent, serving its tenants."
@@ -83,6 +86,15 @@ def serve_managed(
     if isinstance(args, int):
         return args
     if args.command == "serve" and not check_serve_extra(spec_name):
+        return 2
+    check = StartCheck(
+        spec_name,
+        (("agent.model", model),),
+        bundle_fragment(memory, build_turn),
+        tenants=tuple(tenant.id for tenant in tenants),
+        cwd=root,
+    )
+    if not passes_start_checks(check, stderr_log):
         return 2
     chosen = load_model(model, spec_name)
     if chosen is None:

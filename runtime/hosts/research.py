@@ -27,8 +27,9 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from specwire.runtime.continuity.plans import Plan
 from specwire.runtime.continuity.store import ContinuityStore
@@ -39,6 +40,7 @@ from specwire.runtime.fs.atomic import replace_at
 from specwire.runtime.fs.safe_open import open_dir_beneath
 from specwire.runtime.hosts.activity import Activity
 from specwire.runtime.hosts.console import describe, parse_and_load, stderr_log, stdout_line
+from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment
 from specwire.runtime.hosts.research_report import render
 from specwire.runtime.hosts.research_run import (
     ResearchRun,
@@ -66,6 +68,7 @@ def run_research(
     cwd: Path | None = None,
     argv: Sequence[str] | None = None,
     build_session: SessionBuilder,
+    memory: Mapping[str, Any] | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(
         prog=spec_name,
@@ -77,7 +80,10 @@ def run_research(
     parser.add_argument(
         "--out", type=Path, default=None, help=f"where reports go (default: ./{DEFAULT_OUT})"
     )
-    started = parse_and_load(parser, argv, model, spec_name)
+    check = StartCheck(
+        spec_name, (("agent.model", model),), bundle_fragment(memory, build_session), cwd=cwd
+    )
+    started = parse_and_load(parser, argv, model, spec_name, check)
     if isinstance(started, int):
         return started
     args, chosen = started

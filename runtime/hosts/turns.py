@@ -135,8 +135,10 @@ def serve_routed_lines(
     """The console loop both per-turn hosts share: route each line, run it, print the replies.
 
     Malformed lines, refused lines and failed turns are reported on stderr and serving goes on:
-    one conversation's failure must not stop the others. Ctrl-C ends with status 130.
+    one conversation's failure must not stop the others. The status is 0 when every line was
+    answered, 2 when one was not (a script feeding the console learns it failed), 130 on Ctrl-C.
     """
+    unanswered = 0
     try:
         for line in lines:
             if not line.strip():
@@ -144,14 +146,17 @@ def serve_routed_lines(
             routed = parse_routed(line)
             if routed is None:
                 stderr_log(f'{spec_name}: expected "{line_shape}", got {line.strip()!r}\n')
+                unanswered += 1
                 continue
             try:
                 replies = handle(routed)
             except RefusedLine as refused:
                 stderr_log(f"{refused}\n")
+                unanswered += 1
                 continue
             except Exception as exc:
                 stderr_log(f"{routed.key}: error: {type(exc).__name__}: {exc}\n")
+                unanswered += 1
                 continue
             for reply in replies:
                 stdout_line(prefixed(routed.key, reply))
@@ -159,7 +164,7 @@ def serve_routed_lines(
         stderr_log("\ninterrupted\n")
         return 130
     finish_dreams(stderr_log)
-    return 0
+    return 2 if unanswered else 0
 
 
 def finish_dreams(log: Callable[[str], None], timeout_s: float = DREAM_WAIT_S) -> None:

@@ -112,7 +112,7 @@ def test_a_missing_key_stops_the_agent_in_one_line(
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and needle in lines[0] and f'"{model}"' in lines[0]
+    assert len(lines) == 1 and f"{needle} (the model {model})" in lines[0]
     assert done.stdout == ""
 
 

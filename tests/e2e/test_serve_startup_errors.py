@@ -61,7 +61,8 @@ KEY = "sk-acme-startup-0123456789"
             "channel-helpdesk",
             {**CHANNEL_ENV, "HELPDESK_SLACK_SIGNING_SECRET": ""},
             (),
-            "secret $HELPDESK_SLACK_SIGNING_SECRET is not set",
+            "not started: 1 environment variable is not set: HELPDESK_SLACK_SIGNING_SECRET "
+            "(channels.slack.signingSecret)",
         ),
         (
             "channel-helpdesk",

@@ -31,7 +31,7 @@ status: str = run_cli(spec_name=1, model="m", instructions="i", build_session=No
 EXTRA_SPECS: dict[str, str] = {
     "secret_model_cli": "name: s\ntarget: cli\nagent: {model: $MODEL_ID, instructions: i}\n",
     "secret_model_crew": "name: s\ntarget: crew\nmodel: $MODEL_ID\nentry: a\n"
-    "roles: {a: {instructions: x, model: $A_MODEL}, b: {instructions: y, model: m}}\n",
+    "roles: {a: {instructions: x, model: $A_MODEL}, b: {instructions: y, model: scripted}}\n",
 }
 
 

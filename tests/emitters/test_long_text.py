@@ -26,10 +26,11 @@ def _assigned_strings(source: str) -> list[str]:
 @pytest.mark.parametrize(
     "spec",
     [
-        "name: s\ntarget: cli\nagent:\n  model: m\n  instructions: |\n" + block(4),
-        "name: s\ntarget: research\nagent: {model: m, instructions: i}\n"
+        "name: s\ntarget: cli\nagent:\n  model: scripted\n  instructions: |\n" + block(4),
+        "name: s\ntarget: research\nagent: {model: scripted, instructions: i}\n"
         "branchingFactor: 1\nmaxDurationMs: 1000\ngoal: |\n" + block(2),
-        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n  a:\n    instructions: |\n" + block(6),
+        "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles:\n  a:\n"
+        "    instructions: |\n" + block(6),
     ],
     ids=["cli-instructions", "research-goal", "crew-role-instructions"],
 )

@@ -9,7 +9,7 @@ import pytest
 from specwire.ir import SpecError, load_spec_text
 from specwire.ir.limits import MAX_ENTRIES, MAX_NAME_LENGTH, MAX_SPEC_BYTES
 
-AGENT = "agent: {model: m, instructions: i}\n"
+AGENT = "agent: {model: scripted, instructions: i}\n"
 CLI = "name: s\ntarget: cli\n" + AGENT  # lines 1-3; rows append from line 4
 TARGET_NAMES = "cli, channel, managed, research, crew"
 FIVE = f"expected one of {TARGET_NAMES}"
@@ -36,7 +36,7 @@ RESEARCH = (
 )
 
 
-CREW_ROLES = "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n"  # lines 1-5
+CREW_ROLES = "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles:\n"  # lines 1-5
 
 # (id, spec text, expected issues as "line:col: key: message")
 BAD_SPECS: list[tuple[str, str, list[str]]] = [
@@ -71,7 +71,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "unknown-agent-key",
-        "name: s\ntarget: cli\nagent:\n  model: m\n  instructions: i\n  modle: x\n",
+        "name: s\ntarget: cli\nagent:\n  model: scripted\n  instructions: i\n  modle: x\n",
         ['6:3: agent.modle: unknown key "modle" (did you mean "model"?)'],
     ),
     (
@@ -91,7 +91,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "unknown-role-key",
-        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n  a: {instruction: x}\n",
+        "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles:\n  a: {instruction: x}\n",
         [
             '6:7: roles.a.instruction: unknown key "instruction" (did you mean "instructions"?)',
         ],
@@ -103,7 +103,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "agent-on-crew",
-        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles: {a: {instructions: x}}\n" + AGENT,
+        "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles: {a: {instructions: x}}\n" + AGENT,
         [
             '6:1: agent: unknown key "agent": crew specs have no "agent": '
             'use top-level "model", "entry" and "roles"'
@@ -111,7 +111,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "misspelt-required-key-reports-once",
-        "name: s\ntarget: cli\nagnet: {model: m, instructions: i}\n",
+        "name: s\ntarget: cli\nagnet: {model: scripted, instructions: i}\n",
         ['3:1: agnet: unknown key "agnet" (did you mean "agent"?)'],
     ),
     # -- wrong types (strict: nothing is coerced) ----------------------------------------
@@ -453,7 +453,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
             ),
             (
                 "crew",
-                "name: s\ntarget: crew\nmodel: m\nentry: a\nroles: {a: {instructions: x}}\n",
+                "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles: {a: {instructions: x}}\n",
                 7,
             ),
         ]
@@ -529,7 +529,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "tab-indentation",
-        "name: s\ntarget: cli\nagent:\n\tmodel: m\n",
+        "name: s\ntarget: cli\nagent:\n\tmodel: scripted\n",
         ["4:1: (root): tab characters are not allowed here; indent YAML with spaces"],
     ),
     (
@@ -650,7 +650,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "crew-missing-roles-and-entry",
-        "name: s\ntarget: crew\nmodel: m\n",
+        "name: s\ntarget: crew\nmodel: scripted\n",
         [
             '1:1: (root): missing required key "entry"',
             '1:1: (root): missing required key "roles"',
@@ -658,24 +658,26 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "crew-empty-roles",
-        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles: {}\n",
+        "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles: {}\n",
         ["5:8: roles: must list at least one role"],
     ),
     (
         "crew-role-without-body",
-        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n  a:\n",
+        "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles:\n  a:\n",
         ["6:3: roles.a: expected a mapping (got null)"],
     ),
     # -- cross-field rules ----------------------------------------------------------------
     (
         "entry-names-no-role",
-        "name: s\ntarget: crew\nmodel: m\nentry: editor\nroles:\n  researcher: {instructions: x}\n"
+        "name: s\ntarget: crew\nmodel: scripted\nentry: editor\nroles:\n"
+        "  researcher: {instructions: x}\n"
         "  writer: {instructions: y}\n",
         ['4:8: entry: no role named "editor" (roles: researcher, writer)'],
     ),
     (
         "entry-misspelt-role",
-        "name: s\ntarget: crew\nmodel: m\nentry: writr\nroles:\n  writer: {instructions: y}\n",
+        "name: s\ntarget: crew\nmodel: scripted\nentry: writr\nroles:\n"
+        "  writer: {instructions: y}\n",
         ['4:8: entry: no role named "writr" (did you mean "writer"?)'],
     ),
     (
@@ -772,21 +774,22 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "malformed-secret-role-model",
-        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n  a: {instructions: x, model: $}\n",
+        "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles:\n"
+        "  a: {instructions: x, model: $}\n",
         ['6:31: roles.a.model: malformed secret reference "$": use $UPPER_SNAKE'],
     ),
     # -- crew roles: modelPool / modelFallbacks ------------------------------------------
     (
         "role-model-and-model-pool",
-        CREW_ROLES + "  a: {instructions: x, model: m1, modelPool: [p1, p2]}\n",
+        CREW_ROLES + "  a: {instructions: x, model: scripted/m1, modelPool: [scripted/p1, o3]}\n",
         [
-            "6:35: roles.a.modelPool: use one of model / modelPool: a role runs one model, or "
+            "6:44: roles.a.modelPool: use one of model / modelPool: a role runs one model, or "
             "takes the pool's models in turn"
         ],
     ),
     (
         "role-model-and-model-pool-snake-case",
-        CREW_ROLES + "  a:\n    model_pool: [p1]\n    instructions: x\n    model: m1\n",
+        CREW_ROLES + "  a:\n    model_pool: [o1]\n    instructions: x\n    model: o3\n",
         [
             "7:5: roles.a.model_pool: use one of model / model_pool: a role runs one model, or "
             "takes the pool's models in turn"
@@ -804,7 +807,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "model-pool-non-string-item",
-        CREW_ROLES + "  a: {instructions: x, modelPool: [p1, 5, [p2]]}\n",
+        CREW_ROLES + "  a: {instructions: x, modelPool: [o1, 5, [p2]]}\n",
         [
             "6:40: roles.a.modelPool[1]: expected a string (got 5)",
             "6:43: roles.a.modelPool[2]: expected a string (got a list)",
@@ -812,18 +815,19 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "model-pool-duplicate",
-        CREW_ROLES + "  a:\n    instructions: x\n    modelPool:\n      - p1\n      - $POOL\n"
-        "      - p1\n",
-        ['11:9: roles.a.modelPool[2]: duplicate model id "p1" (see roles.a.modelPool[0])'],
+        CREW_ROLES + "  a:\n    instructions: x\n    modelPool:\n      - o1\n      - $POOL\n"
+        "      - o1\n",
+        ['11:9: roles.a.modelPool[2]: duplicate model id "o1" (see roles.a.modelPool[0])'],
     ),
     (
         "model-pool-too-many",
-        CREW_ROLES + "  a: {instructions: x, modelPool: [m1, m2, m3, m4, m5, m6, m7, m8, m9]}\n",
+        CREW_ROLES + "  a: {instructions: x, modelPool: "
+        "[o1, o3, o4-mini, gpt-4, gpt-4o, gpt-5, gpt-4.1, o1-mini, o3-mini]}\n",
         ["6:35: roles.a.modelPool: must list at most 8 model ids (got 9)"],
     ),
     (
         "model-pool-bad-ids",
-        CREW_ROLES + "  a: {instructions: x, modelPool: [p1, $pool, '', \"a\\nb\"]}\n",
+        CREW_ROLES + "  a: {instructions: x, modelPool: [o1, $pool, '', \"a\\nb\"]}\n",
         [
             '6:40: roles.a.modelPool[1]: malformed secret reference "$pool": use $UPPER_SNAKE',
             '6:47: roles.a.modelPool[2]: must not be empty (got "")',
@@ -843,9 +847,9 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "model-fallbacks-duplicate",
-        CREW_ROLES + "  a: {instructions: x, modelFallbacks: [f1, f2, f1]}\n",
+        CREW_ROLES + "  a: {instructions: x, modelFallbacks: [o1, o3, o1]}\n",
         [
-            '6:49: roles.a.modelFallbacks[2]: duplicate model id "f1" '
+            '6:49: roles.a.modelFallbacks[2]: duplicate model id "o1" '
             "(see roles.a.modelFallbacks[0])"
         ],
     ),
@@ -853,7 +857,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         "model-fallbacks-too-many",
         CREW_ROLES
         + "  a:\n    instructions: x\n    modelFallbacks: ["
-        + ", ".join(f"f{n}" for n in range(9))
+        + ", ".join(f"scripted/f{n}" for n in range(9))
         + "]\n",
         ["8:21: roles.a.modelFallbacks: must list at most 8 model ids (got 9)"],
     ),
@@ -867,23 +871,23 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "model-fallback-repeats-the-role-model",
-        CREW_ROLES + "  a: {instructions: x, model: f1, modelFallbacks: [f2, f1]}\n",
+        CREW_ROLES + "  a: {instructions: x, model: o1, modelFallbacks: [o3, o1]}\n",
         [
-            '6:56: roles.a.modelFallbacks[1]: "f1" is already the role\'s model: a fallback must '
+            '6:56: roles.a.modelFallbacks[1]: "o1" is already the role\'s model: a fallback must '
             "differ from the models it backs up"
         ],
     ),
     (
         "model-fallback-repeats-the-crew-model",
-        CREW_ROLES + "  a: {instructions: x, modelFallbacks: [m]}\n",
+        CREW_ROLES + "  a: {instructions: x, modelFallbacks: [scripted]}\n",
         [
-            "6:41: roles.a.modelFallbacks[0]: \"m\" is already the role's model (the crew's "
+            "6:41: roles.a.modelFallbacks[0]: \"scripted\" is already the role's model (the crew's "
             "model): a fallback must differ from the models it backs up"
         ],
     ),
     (
         "model-fallback-repeats-a-pool-id",
-        CREW_ROLES + "  a: {instructions: x, modelPool: [p1, $P2], modelFallbacks: [$P2]}\n",
+        CREW_ROLES + "  a: {instructions: x, modelPool: [o1, $P2], modelFallbacks: [$P2]}\n",
         [
             '6:63: roles.a.modelFallbacks[0]: "$P2" is already in the role\'s pool '
             "(roles.a.modelPool[1]): a fallback must differ from the models it backs up"
@@ -891,7 +895,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "token-in-a-model-pool",
-        CREW_ROLES + f"  a: {{instructions: x, modelPool: [p1, {GITHUB}]}}\n",
+        CREW_ROLES + f"  a: {{instructions: x, modelPool: [o1, {GITHUB}]}}\n",
         [
             "6:40: roles.a.modelPool[1]: looks like a literal credential (a GitHub token), not a "
             "model id; keep it in an environment variable such as GITHUB_TOKEN and write a model "
@@ -1044,7 +1048,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "lone-surrogate-in-instructions",
-        'name: s\ntarget: cli\nagent:\n  model: m\n  instructions: "be kind \\ud83d"\n',
+        'name: s\ntarget: cli\nagent:\n  model: scripted\n  instructions: "be kind \\ud83d"\n',
         ["5:17: agent.instructions: is not valid text: it contains a lone surrogate (U+D83D)"],
     ),
     (
@@ -1239,7 +1243,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "github-token-as-a-role-model",
-        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n"
+        "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles:\n"
         f"  a: {{instructions: x, model: {GITHUB}}}\n",
         [
             "6:31: roles.a.model: looks like a literal credential (a GitHub token), not a model "
@@ -1249,7 +1253,8 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "private-key-pasted-into-instructions",
-        "name: s\ntarget: cli\nagent:\n  model: m\n  instructions: |\n    Deploy with this key:\n"
+        "name: s\ntarget: cli\nagent:\n  model: scripted\n  instructions: |\n"
+        "    Deploy with this key:\n"
         f"    {PRIVATE_KEY}\n    MIIEvQIBADANBg\n    -----END PRIVATE KEY-----\n",
         [
             "7:5: agent.instructions: contains what looks like a literal credential (a private "
@@ -1259,7 +1264,7 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "openai-key-in-the-middle-of-instructions",
-        "name: s\ntarget: cli\nagent:\n  model: m\n  instructions: >\n    Be brief.\n"
+        "name: s\ntarget: cli\nagent:\n  model: scripted\n  instructions: >\n    Be brief.\n"
         f"    Call the API with {OPENAI} when asked.\n",
         [
             "7:23: agent.instructions: contains what looks like a literal credential (an OpenAI "
@@ -1280,7 +1285,8 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "credential-is-not-echoed-by-later-checks",
-        f"name: s\ntarget: crew\nmodel: m\nentry: {SLACK_BOT}\nroles: {{a: {{instructions: x}}}}\n",
+        f"name: s\ntarget: crew\nmodel: scripted\nentry: {SLACK_BOT}\n"
+        "roles: {a: {instructions: x}}\n",
         [
             "4:8: entry: contains what looks like a literal credential (a Slack bot token), "
             "which would be baked into the bundle; remove it and keep the secret in an "
@@ -1323,7 +1329,7 @@ def test_issue_fields_are_exposed() -> None:
         """\
         name: support
         target: cli
-        agent: {model: m, instructions: i}
+        agent: {model: scripted, instructions: i}
         memory:
           recallK: 80
         """

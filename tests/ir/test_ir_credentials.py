@@ -8,7 +8,8 @@ from specwire.ir import SpecError, load_spec_text
 from specwire.ir.credentials import env_name
 
 CHANNEL = (
-    "name: s\ntarget: channel\nagent: {model: m, instructions: i}\nrouting: {sessionKey: thread}\n"
+    "name: s\ntarget: channel\nagent: {model: scripted, instructions: i}\n"
+    "routing: {sessionKey: thread}\n"
 )
 
 
@@ -43,14 +44,14 @@ def test_settings_that_hold_no_literal_secret_load(settings: str) -> None:
     ],
 )
 def test_instructions_that_only_talk_about_credentials_load(instructions: str) -> None:
-    text = f"name: s\ntarget: cli\nagent: {{model: m, instructions: '{instructions}'}}\n"
+    text = f"name: s\ntarget: cli\nagent: {{model: scripted, instructions: '{instructions}'}}\n"
     load_spec_text(text, "spec.yaml")
 
 
 def test_a_credential_is_never_repeated_in_any_message() -> None:
     token = "xox" + "b-2048-1048576-" + "fakeFAKEfake0123"
     text = (
-        "name: s\ntarget: managed\nagent: {model: m, instructions: i}\n"
+        "name: s\ntarget: managed\nagent: {model: scripted, instructions: i}\n"
         f"tenants: [{{id: {token}}}, {{id: {token}}}]\n"
     )
     with pytest.raises(SpecError) as caught:

@@ -12,7 +12,7 @@ from specwire.ir import SpecError, load_spec, load_spec_text
 from specwire.ir.limits import MAX_ENTRIES, MAX_NAME_LENGTH, MAX_SPEC_BYTES, MAX_YAML_DEPTH
 from specwire.runtime.core.fragment import storage_name
 
-AGENT = "agent: {model: m, instructions: i}\n"
+AGENT = "agent: {model: scripted, instructions: i}\n"
 CLI = "name: s\ntarget: cli\n" + AGENT
 
 

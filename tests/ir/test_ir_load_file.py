@@ -8,7 +8,7 @@ import pytest
 
 from specwire.ir import SpecError, load_spec, load_spec_text
 
-GOOD = "name: s\ntarget: cli\nagent: {model: m, instructions: i}\n"
+GOOD = "name: s\ntarget: cli\nagent: {model: scripted, instructions: i}\n"
 BAD = GOOD + "memory: {recallK: 80}\n"
 
 
@@ -72,14 +72,14 @@ def test_byte_order_mark_and_crlf_are_fine(tmp_path: Path) -> None:
 
 def test_anchors_and_merge_keys_work() -> None:
     text = (
-        "name: s\ntarget: crew\nmodel: m\nentry: a\n"
-        "roles:\n  a: &base {instructions: x, model: big}\n"
+        "name: s\ntarget: crew\nmodel: scripted\nentry: a\n"
+        "roles:\n  a: &base {instructions: x, model: scripted/big}\n"
         "  b:\n    <<: *base\n    instructions: y\n"
     )
     ir = load_spec_text(text, "spec.yaml")
     # Undeclared keys keep their defaults (a role without a pool or fallbacks).
     role = ir.model_dump(exclude_defaults=True)["roles"][1]
-    assert role == {"name": "b", "instructions": "y", "model": "big"}
+    assert role == {"name": "b", "instructions": "y", "model": "scripted/big"}
 
 
 def test_unknown_key_brought_in_by_a_merge_is_still_reported() -> None:

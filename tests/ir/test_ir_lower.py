@@ -13,7 +13,7 @@ from specwire.runtime.core.fragment import (
     MemoryWiringFragment,
 )
 
-CLI = "name: spec-a\ntarget: cli\nagent: {model: m, instructions: i}\n"
+CLI = "name: spec-a\ntarget: cli\nagent: {model: scripted, instructions: i}\n"
 DEFAULT_CONTINUITY = {"plan": True, "proof": "ladder", "ledger": True, "handoff": True}
 # Every fragment names its contract version and the specwire that built it (a cli spec without
 # scope keys: the version before scopes).
@@ -80,7 +80,7 @@ def test_continuity_lowered_as_resolved() -> None:
 
 def test_channel_continuity_lowers_with_session_scope() -> None:
     text = (
-        "name: bot\ntarget: channel\nagent: {model: m, instructions: i}\n"
+        "name: bot\ntarget: channel\nagent: {model: scripted, instructions: i}\n"
         "channels: {slack: {}}\nrouting: {sessionKey: thread}\n"
     )
     assert fragment_data(text)["continuity"] == {**DEFAULT_CONTINUITY, "scope": "session"}

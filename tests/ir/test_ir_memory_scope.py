@@ -12,7 +12,7 @@ from specwire.runtime.core.fragment import (
     SCOPES_FRAGMENT_VERSION,
 )
 
-AGENT = "agent: {model: m, instructions: i}\n"
+AGENT = "agent: {model: scripted, instructions: i}\n"
 HEADERS: dict[str, str] = {
     "cli": "name: s\ntarget: cli\n" + AGENT,
     "channel": "name: s\ntarget: channel\n"
@@ -22,7 +22,7 @@ HEADERS: dict[str, str] = {
     "research": "name: s\ntarget: research\n"
     + AGENT
     + "goal: g\nbranchingFactor: 2\nmaxDurationMs: 1000\n",
-    "crew": "name: s\ntarget: crew\nmodel: m\nentry: a\nroles: {a: {instructions: x}}\n",
+    "crew": "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles: {a: {instructions: x}}\n",
 }
 AUTO = {"cli": None, "research": None, "channel": "user", "managed": "user", "crew": "role"}
 

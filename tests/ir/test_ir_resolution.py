@@ -9,7 +9,7 @@ from specwire.ir.constants import TTL_MAX_DAYS
 from specwire.ir.model import IrChannelSpec, IrContinuity, IrCrew, IrMemory, IrMemoryWiki, SecretRef
 from specwire.runtime.facts.inputs import MAX_TTL_DAYS
 
-AGENT = "agent: {model: m, instructions: i}\n"
+AGENT = "agent: {model: scripted, instructions: i}\n"
 HEADERS: dict[str, str] = {
     "cli": "name: s\ntarget: cli\n" + AGENT,
     "channel": "name: s\ntarget: channel\n"
@@ -19,7 +19,7 @@ HEADERS: dict[str, str] = {
     "research": "name: s\ntarget: research\n"
     + AGENT
     + "goal: g\nbranchingFactor: 2\nmaxDurationMs: 1000\n",
-    "crew": "name: s\ntarget: crew\nmodel: m\nentry: a\nroles: {a: {instructions: x}}\n",
+    "crew": "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles: {a: {instructions: x}}\n",
 }
 AUTO_SCOPE = {
     "cli": "spec",
@@ -165,7 +165,7 @@ def test_wiki_without_value_is_an_empty_wiki_block() -> None:
 
 def test_camel_and_snake_case_give_identical_ir() -> None:
     camel = (
-        "name: s\ntarget: research\nagent: {model: m, instructions: i}\ngoal: g\n"
+        "name: s\ntarget: research\nagent: {model: scripted, instructions: i}\ngoal: g\n"
         "branchingFactor: 2\nmaxDurationMs: 10\nretrieve: {allowedOrigins: [https://a.example]}\n"
         "memory:\n  autoRecall: true\n  recallK: 3\n  autoCapture: true\n"
         "  autoCaptureThreshold: 2\n"
@@ -173,7 +173,7 @@ def test_camel_and_snake_case_give_identical_ir() -> None:
         "continuity: {focusMaxChars: 10}\n"
     )
     snake = (
-        "name: s\ntarget: research\nagent: {model: m, instructions: i}\ngoal: g\n"
+        "name: s\ntarget: research\nagent: {model: scripted, instructions: i}\ngoal: g\n"
         "branching_factor: 2\nmax_duration_ms: 10\nretrieve: {allowed_origins: [https://a.example]}\n"
         "memory:\n  auto_recall: true\n  recall_k: 3\n  auto_capture: true\n"
         "  auto_capture_threshold: 2\n"
@@ -186,12 +186,12 @@ def test_camel_and_snake_case_give_identical_ir() -> None:
 
 def test_snake_case_target_specific_keys() -> None:
     ir = load(
-        "name: s\ntarget: channel\nagent: {model: m, instructions: i}\n"
+        "name: s\ntarget: channel\nagent: {model: scripted, instructions: i}\n"
         "channels: {slack: {a: b}}\nrouting: {session_key: user}\n"
     )
     assert isinstance(ir, IrChannelSpec) and ir.session_key == "user"
     managed = load(
-        "name: s\ntarget: managed\nagent: {model: m, instructions: i}\n"
+        "name: s\ntarget: managed\nagent: {model: scripted, instructions: i}\n"
         "tenants: [{id: a, budget: {max_input_tokens: 5, max_output_tokens: 6}}]\n"
     )
     assert managed.model_dump()["tenants"][0]["budget"] == {
@@ -205,7 +205,7 @@ def test_snake_case_target_specific_keys() -> None:
 
 def test_channels_and_settings_are_sorted_and_secrets_recognized() -> None:
     ir = load(
-        "name: s\ntarget: channel\nagent: {model: m, instructions: i}\n"
+        "name: s\ntarget: channel\nagent: {model: scripted, instructions: i}\n"
         "channels:\n"
         "  teams:\n    tenant: contoso\n"
         "  slack:\n    signingSecret: $SLACK_SIGNING\n    botToken: $SLACK_BOT_2\n"
@@ -226,15 +226,15 @@ def test_channels_and_settings_are_sorted_and_secrets_recognized() -> None:
 
 
 def test_dollar_strings_in_free_text_stay_strings() -> None:
-    ir = load("name: s\ntarget: cli\nagent: {model: m, instructions: $lower}\n")
-    assert ir.model_dump()["agent"] == {"model": "m", "instructions": "$lower"}
+    ir = load("name: s\ntarget: cli\nagent: {model: scripted, instructions: $lower}\n")
+    assert ir.model_dump()["agent"] == {"model": "scripted", "instructions": "$lower"}
 
 
 @pytest.mark.parametrize("target", ["cli", "channel", "managed", "research"])
 def test_agent_model_may_be_a_secret_reference(target: str) -> None:
-    ir = load(HEADERS[target].replace("model: m,", "model: $MODEL_ID,"))
+    ir = load(HEADERS[target].replace("model: scripted,", "model: $MODEL_ID,"))
     assert ir.model_dump()["agent"]["model"] == {"env": "MODEL_ID"}
-    assert load(HEADERS[target]).model_dump()["agent"]["model"] == "m"
+    assert load(HEADERS[target]).model_dump()["agent"]["model"] == "scripted"
 
 
 def test_crew_and_role_models_may_be_secret_references() -> None:
@@ -254,7 +254,7 @@ def test_crew_and_role_models_may_be_secret_references() -> None:
 
 def test_role_model_pool_and_fallbacks_resolve_in_order() -> None:
     ir = load(
-        "name: s\ntarget: crew\nmodel: m\nentry: a\nroles:\n"
+        "name: s\ntarget: crew\nmodel: scripted\nentry: a\nroles:\n"
         "  a: {instructions: x, modelPool: [scripted/b, $POOL_MODEL, scripted/a]}\n"
         "  b:\n    instructions: y\n    model: scripted/failing\n"
         "    model_fallbacks: [scripted, $FALLBACK_MODEL]\n"

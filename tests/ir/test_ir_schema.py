@@ -66,7 +66,7 @@ def test_constraints_are_visible_to_editors() -> None:
 )
 def test_spec_name_pattern_agrees_with_the_loader(name: str) -> None:
     pattern = definition("CliSource")["properties"]["name"]["pattern"]
-    text = f"name: {json.dumps(name)}\ntarget: cli\nagent: {{model: m, instructions: i}}\n"
+    text = f"name: {json.dumps(name)}\ntarget: cli\nagent: {{model: scripted, instructions: i}}\n"
     try:
         load_spec_text(text, "spec.yaml")
         loads = True

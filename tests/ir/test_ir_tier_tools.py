@@ -7,8 +7,10 @@ import pytest
 
 from specwire.ir import SpecError, load_spec_text
 
-HEAD = "name: s\ntarget: cli\nagent: {model: m, instructions: i}\n"
-MANAGED = "name: s\ntarget: managed\nagent: {model: m, instructions: i}\ntenants: [{id: acme}]\n"
+HEAD = "name: s\ntarget: cli\nagent: {model: scripted, instructions: i}\n"
+MANAGED = (
+    "name: s\ntarget: managed\nagent: {model: scripted, instructions: i}\ntenants: [{id: acme}]\n"
+)
 
 
 def issues(text: str) -> list[str]:

@@ -55,7 +55,7 @@ def test_channel_routes_each_conversation_to_its_own_session(
         turns,
     )
     out, err = capsys.readouterr()
-    assert code == 0
+    assert code == 2  # a line was not answered: the run says so (served on)
     assert out.splitlines() == [
         "t1: Noted: hello.",
         "t2: Noted: hi there.",
@@ -102,7 +102,7 @@ def test_channel_reads_stdin_lines_and_keeps_serving_after_a_failed_turn(
         argv=[],
     )
     out, err = capsys.readouterr()
-    assert code == 0
+    assert code == 2  # a line was not answered: the run says so (served on)
     assert out.splitlines() == ["ok: Noted: fine."]
     assert "bad: error: RuntimeError: wiring exploded" in err
 
@@ -149,7 +149,7 @@ def test_managed_fences_each_tenant_under_its_root(
         calls,
     )
     out, err = capsys.readouterr()
-    assert code == 0
+    assert code == 2  # a line was not answered: the run says so (served on)
     assert out.splitlines() == [
         "acme/s1: Noted: hello. From memory: tenant acme fact.",
         "globex/s1: Noted: hi. From memory: tenant globex fact.",

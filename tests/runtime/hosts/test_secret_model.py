@@ -151,8 +151,11 @@ def test_an_unset_secret_model_id_exits_2_naming_the_variable(
     out, err = capsys.readouterr()
     assert code == 2
     assert out == ""
-    assert err.startswith("demo: the model id is read from the environment variable DEMO_MODEL_ID")
-    assert "DEMO_MODEL_ID is not set" in err and "SPECWIRE_MODEL" in err
+    assert err == (
+        "demo: not started: 1 environment variable is not set: DEMO_MODEL_ID "
+        f"({'model' if target == 'crew' else 'agent.model'}); or set SPECWIRE_MODEL to run "
+        "another model (SPECWIRE_MODEL=scripted runs offline)\n"
+    )
     assert "Traceback" not in err
     assert not (tmp_path / ".specwire").exists()
 
@@ -190,7 +193,7 @@ def test_a_crew_role_model_may_be_a_secret_reference(
 
     assert run("lead") == 0  # the entry role never reads the writer's variable
     assert run("writer") == 2
-    assert "environment variable WRITER_MODEL" in capsys.readouterr().err
+    assert "WRITER_MODEL (roles.writer.model)" in capsys.readouterr().err
     monkeypatch.setenv("WRITER_MODEL", "scripted/writer")
     assert run("writer") == 0
     assert "crew role writer · model $WRITER_MODEL" in capsys.readouterr().err
