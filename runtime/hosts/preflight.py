@@ -41,7 +41,7 @@ from specwire.runtime.models.errors import ModelUnavailableError
 from specwire.runtime.models.select import MODEL_ENV, ModelRef, is_scripted, provider_of
 
 if TYPE_CHECKING:
-    from specwire.runtime.core.fragment_model import MemoryWiringFragment
+    from specwire.runtime.core.fragment_data import FragmentData
 
 # Added when a model's variable is missing: the override needs none of them.
 MODEL_HINT = f"; or set {MODEL_ENV} to run another model ({MODEL_ENV}=scripted runs offline)"
@@ -152,7 +152,7 @@ def model_problem(model_id: str, *, from_env: bool = False) -> str | None:
     return None
 
 
-def _fragment(memory: Mapping[str, Any] | None, problems: list[str]) -> MemoryWiringFragment | None:
+def _fragment(memory: Mapping[str, Any] | None, problems: list[str]) -> FragmentData | None:
     if memory is None:
         return None
     from specwire.runtime.wiring import parse_fragment

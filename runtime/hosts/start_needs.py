@@ -18,7 +18,7 @@ from specwire.runtime.models.select import MODEL_ENV, ModelRef, is_scripted, pro
 from specwire.runtime.safety.secrets import SecretRef
 
 if TYPE_CHECKING:
-    from specwire.runtime.core.fragment_model import MemoryWiringFragment
+    from specwire.runtime.core.fragment_data import FragmentData
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Endpoint:
     path: str | None = None
 
 
-def endpoints(fragment: MemoryWiringFragment) -> list[Endpoint]:
+def endpoints(fragment: FragmentData) -> list[Endpoint]:
     """The primary, then ``memory.providers`` in the spec's order; none when facts are off."""
     memory = fragment.memory
     if memory is None or not memory_enabled(fragment):
@@ -89,7 +89,7 @@ def token_variables(endpoint: Endpoint, tenants: Sequence[str]) -> list[tuple[st
     return [(tenant_secret_variable(variable, tenant), tenant) for tenant in tenants]
 
 
-def memory_needs(fragment: MemoryWiringFragment, tenants: Sequence[str]) -> list[SecretNeed]:
+def memory_needs(fragment: FragmentData, tenants: Sequence[str]) -> list[SecretNeed]:
     needs: list[SecretNeed] = []
     for endpoint in endpoints(fragment):
         if endpoint.backend == "postgres" and (variable := reference(endpoint.dsn)):
