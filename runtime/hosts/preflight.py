@@ -11,7 +11,10 @@ In this order:
    installed; one line per model that fails;
 3. **the memory providers**: the primary and ``memory.providers`` answer within 1 s each
    (``runtime.hosts.provider_probes``); one line per provider that does not. A provider whose
-   settings are missing is not probed: the secrets line already says why.
+   settings are missing is not probed: the secrets line already says why. Only the primary
+   stops the start: the others are read beside it, and the router answers without a provider
+   that fails (reporting it each turn), so an unreachable one is a warning line
+   (``start_warnings``), not a refusal.
 
 The host prints each problem as ``<spec>: <problem>`` and exits with status 2; nothing has been
 created by then (no ``.specwire/`` folder, no session log, no tenant folder).
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.errors import MemoryServiceError
 from specwire.runtime.hosts.start_needs import (
+    ROUTED_LABEL_PREFIX,
     Endpoint,
     SecretNeed,
     adapter_sdk,
@@ -68,9 +72,10 @@ class StartCheck:
     cwd: Path | None = None
 
 
-def start_problems(check: StartCheck) -> list[str]:
-    """Every problem that stops this start, one line each (empty: start). Settings are read
-    from ``os.environ``, where the start itself reads them."""
+def start_problems(check: StartCheck, warnings: list[str] | None = None) -> list[str]:
+    """Every problem that stops this start, one line each (empty: start); a routed provider
+    that does not answer is added to ``warnings`` instead. Settings are read from
+    ``os.environ``, where the start itself reads them."""
     env = os.environ
     problems: list[str] = []
     fragment = _fragment(check.memory, problems)
@@ -99,12 +104,17 @@ def start_problems(check: StartCheck) -> list[str]:
             for endpoint in endpoints(fragment)
             if not absent & _variables(endpoint, check.tenants)
         ]
-        problems += probe_endpoints(
+        # One probe round (in parallel, 1 s): each line starts with its endpoint's label.
+        for line in probe_endpoints(
             ready,
             spec=fragment.spec_name,
             tenants=check.tenants,
             cwd=(check.cwd or Path.cwd()).resolve(),
-        )
+        ):
+            if not line.startswith(ROUTED_LABEL_PREFIX):
+                problems.append(line)
+            elif warnings is not None:
+                warnings.append(f"{line}; recall goes on without it")
     return problems
 
 
@@ -125,9 +135,13 @@ def bundle_fragment(
 
 def passes_start_checks(check: StartCheck, log: Callable[[str], None]) -> bool:
     """Run the checks; on a problem write each as ``<spec>: <problem>`` and return False."""
-    problems = start_problems(check)
+    warnings: list[str] = []
+    problems = start_problems(check, warnings)
     for problem in problems:
         log(f"{check.spec_name}: {problem}\n")
+    if not problems:
+        for warning in warnings:
+            log(f"{check.spec_name}: warning: {warning}\n")
     return not problems
 
 

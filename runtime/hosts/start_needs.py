@@ -29,6 +29,10 @@ class SecretNeed:
     where: str
 
 
+# The label of a routed provider (the primary's is ``memory``).
+ROUTED_LABEL_PREFIX = "memory.providers."
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """A memory provider the bundle connects to: the primary (``memory``) or one of
@@ -61,7 +65,7 @@ def endpoints(fragment: FragmentData) -> list[Endpoint]:
     for provider in memory.providers or ():
         found.append(
             Endpoint(
-                f"memory.providers.{provider.name}",
+                f"{ROUTED_LABEL_PREFIX}{provider.name}",
                 provider.backend,
                 provider.dsn,
                 provider.url,

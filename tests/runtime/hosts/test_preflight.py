@@ -15,7 +15,12 @@ import pytest
 from hosts_support import echo_catalog
 
 from specwire.runtime.hosts.crew import run_crew
-from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment, start_problems
+from specwire.runtime.hosts.preflight import (
+    StartCheck,
+    bundle_fragment,
+    passes_start_checks,
+    start_problems,
+)
 from specwire.runtime.hosts.research import run_research
 from specwire.runtime.hosts.start_needs import SecretNeed
 from specwire.runtime.hosts.types import RoleConfig, TurnSetup
@@ -183,14 +188,23 @@ def test_an_opencomputer_endpoint_is_probed_by_connecting(monkeypatch: pytest.Mo
     ]
 
 
-def test_a_vault_folder_must_exist(tmp_path: Path) -> None:
+def test_a_routed_provider_that_fails_is_a_warning_not_a_refusal(tmp_path: Path) -> None:
+    """The router answers without a provider that fails (reporting it each turn): only the
+    primary stops the start."""
     memory = fragment(providers=[{"name": "notes", "backend": "markdown", "path": "notes"}])
     check = StartCheck("demo", (("agent.model", "scripted"),), memory, cwd=tmp_path)
-    assert start_problems(check) == [
-        "memory.providers.notes (markdown) is not reachable: its folder 'notes' does not exist"
+    warnings: list[str] = []
+    assert start_problems(check, warnings) == []
+    assert warnings == [
+        "memory.providers.notes (markdown) is not reachable: its folder 'notes' does not exist; "
+        "recall goes on without it"
     ]
+    logged: list[str] = []
+    assert passes_start_checks(check, logged.append)
+    assert logged == [f"demo: warning: {warnings[0]}\n"]
     (tmp_path / "notes").mkdir()
-    assert start_problems(check) == []
+    warnings.clear()
+    assert start_problems(check, warnings) == [] and warnings == []
 
 
 def test_memory_switched_off_probes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
