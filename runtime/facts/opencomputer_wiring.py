@@ -70,7 +70,14 @@ def wire_opencomputer(
         raise MemoryServiceError(
             "memory-service: http backend (opencomputer): the memory endpoint URL is not valid"
         ) from None
-    provider = OpenComputerFactProvider(client)
+
+    def held(rule: str) -> None:
+        log(
+            f"[memory] the endpoint's recalled text was held by the injection scanner ({rule}): "
+            "not put in the prompt\n"
+        )
+
+    provider = OpenComputerFactProvider(client, on_held=held)
 
     def recall(query: str, k: int) -> list[str]:
         recalled = provider.project(query)

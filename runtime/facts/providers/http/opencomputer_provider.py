@@ -8,6 +8,11 @@ boundaries the contract does not give), its sources' ids as the hit's ``reasons`
 (``source:<id>``), the only source's title as its title, and a content fingerprint. Empty memory
 (``""``) is no hit. A failed recall raises: it blocks the turn, never empty memory.
 
+The endpoint is a third party, so its recalled text is screened by the injection scanner like
+every fact read back into a prompt: a flagged block is held whole (the scanner judges the block,
+and a directive split over lines is one directive), reported to ``on_held`` with its rule (never
+its text) and recalled as no text.
+
 The cursor a recall returns is the host's read state for the tools of the same request: kept
 here (one instance per wiring, never per process), replaced by every successful recall
 (``None`` when the endpoint gave none), never changed by a tool or an error.
@@ -18,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections.abc import Callable
 
 from specwire.runtime.core.clock import utc_now
 from specwire.runtime.facts.providers.errors import ProviderError
@@ -37,6 +43,7 @@ from specwire.runtime.facts.providers.protocol import (
     RetainResult,
 )
 from specwire.runtime.facts.text import fingerprint
+from specwire.runtime.safety.injection import scan
 
 # The current input's text sent to recall: at most this many bytes, so a long message still
 # fits the 64 KiB request body (the rest of the body is under 2 KiB).
@@ -48,9 +55,16 @@ CAPABILITIES = Capabilities()
 
 
 class OpenComputerFactProvider:
-    def __init__(self, client: OpenComputerClient, *, name: str = "primary") -> None:
+    def __init__(
+        self,
+        client: OpenComputerClient,
+        *,
+        name: str = "primary",
+        on_held: Callable[[str], None] = lambda rule: None,
+    ) -> None:
         self.client = client
         self._name = name
+        self._on_held = on_held
         self._lock = threading.Lock()
         self._cursor: str | None = None
 
@@ -70,6 +84,10 @@ class OpenComputerFactProvider:
         recalled = self.client.recall(given, deadline_s=deadline_s)
         with self._lock:
             self._cursor = recalled.cursor
+        hit = scan(recalled.text) if recalled.text.strip() else None
+        if hit is not None:
+            self._on_held(hit.rule)
+            return oc.Recalled("", (), recalled.cursor)
         return recalled
 
     # -- FactProvider -----------------------------------------------------------------------
