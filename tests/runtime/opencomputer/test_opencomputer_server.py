@@ -277,7 +277,8 @@ def test_the_served_tools_are_declarable_in_a_spec() -> None:
 
     tools = json.dumps(tools_declaration())
     text = (
-        "name: s\ntarget: cli\nagent: {model: m, instructions: i}\nmemory:\n  backend: http\n"
+        "name: s\ntarget: cli\nagent: {model: claude-sonnet-4-5, instructions: i}\n"
+        "memory:\n  backend: http\n"
         "  protocol: opencomputer\n  url: $MEMORY_URL\n  token: $MEMORY_TOKEN\n"
         f"  tools: {tools}\n"
     )
