@@ -14,10 +14,11 @@ cosine by RRF (k=60), as the fact store's hybrid recall does. Each hit says why 
 notes linking to it (its backlinks; they do not change its rank: a link says where a note is
 mentioned, not what it is about).
 
-Notes are untrusted: each is screened by the injection scanner, and a flagged note is held
-(never returned; ``held`` counts them). A note's scope (front matter ``scope``) is enforced in
-the index: recall sees only the caller's visible keys. The vault is read-only: retain and
-forget are refused.
+Notes are untrusted: each is screened by the injection scanner, as written and as a hit shows
+it (each wikilink replaced by its shown text, so ``[[x|previous]]`` cannot split a directive the
+model then reads whole), and a flagged note is held (never returned; ``held`` counts them).
+A note's scope (front matter ``scope``) is enforced in the index: recall sees only the caller's
+visible keys. The vault is read-only: retain and forget are refused.
 """
 
 from __future__ import annotations
@@ -82,6 +83,14 @@ class _Indexed:
     vectors: Any  # numpy rows parallel to ``notes``, or None without an embedder
     held: int
     skipped: int
+
+
+def _flagged(text: str) -> bool:
+    """Whether the note as written, or as a hit shows it, trips the injection scanner."""
+    if scan(text) is not None:
+        return True
+    shown = readable(text)
+    return shown != text and scan(shown) is not None
 
 
 class MarkdownVaultProvider:
@@ -241,7 +250,7 @@ class MarkdownVaultProvider:
             if text is None:
                 skipped += 1
                 continue
-            parsed[entry] = None if scan(text) is not None else parse_note(entry.path, text)
+            parsed[entry] = None if _flagged(text) else parse_note(entry.path, text)
         self._parsed = parsed
         self._entries = found
         self._index = self._build(parsed, skipped)
