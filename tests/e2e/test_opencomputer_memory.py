@@ -158,7 +158,7 @@ def test_a_fact_written_through_the_endpoints_tool_is_recalled_in_another_folder
     assert server.token not in first.stderr + second.stderr
 
 
-def test_an_unreachable_endpoint_blocks_the_turn_in_one_line(tmp_path: Path, agent: Path) -> None:
+def test_an_unreachable_endpoint_stops_the_start_in_one_line(tmp_path: Path, agent: Path) -> None:
     token = "t" * 24
     env = clean_env(MEMORY_URL=f"http://127.0.0.1:{free_port()}/memory", MEMORY_TOKEN=token)
     result = run(agent, tmp_path / "work", env, "what do you know about staging?")
@@ -166,5 +166,6 @@ def test_an_unreachable_endpoint_blocks_the_turn_in_one_line(tmp_path: Path, age
     assert "Traceback" not in result.stderr
     assert result.stdout == ""  # never an answer made up with empty memory
     [line] = [ln for ln in result.stderr.splitlines() if ln.startswith(f"{SPEC_NAME}:")]
-    assert "memory is unavailable, so the turn was not answered" in line
+    assert line.startswith(f"{SPEC_NAME}: memory (http, opencomputer) is not reachable")
+    assert not (tmp_path / "work").exists() or not any((tmp_path / "work").iterdir())
     assert token not in result.stderr
