@@ -31,7 +31,7 @@ import asyncio
 import hashlib
 import json
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -72,6 +72,7 @@ DEFAULT_PATH: Final = oc.DEFAULT_PATH
 RECALL_LIMIT: Final = 10
 # Write outcomes kept for replay, across partitions; the oldest finished one goes first.
 MAX_REMEMBERED_WRITES: Final = 4096
+MAX_REMEMBERED_WRITES_PER_PARTITION: Final = 1024
 STATUS: Final[dict[str, int]] = {
     "invalid_request": 400,
     "unauthorized": 401,
@@ -249,22 +250,38 @@ class WriteLog:
     """Each ``(partition, operationId)``'s first outcome, kept until the request's deadline."""
 
     max_entries: int = MAX_REMEMBERED_WRITES
+    # One partition's share: a tenant that floods the log evicts its own writes first, never
+    # the record another tenant's retry needs.
+    max_per_partition: int = MAX_REMEMBERED_WRITES_PER_PARTITION
     _entries: OrderedDict[tuple[str, str], _Write] = field(default_factory=OrderedDict)
 
     def _expire(self, now: datetime) -> None:
         for key in [k for k, w in self._entries.items() if w.outcome.done() and w.expires <= now]:
             del self._entries[key]
         while len(self._entries) > self.max_entries:
-            victim = next((k for k, w in self._entries.items() if w.outcome.done()), None)
-            if victim is None:
+            counts = Counter(partition for partition, _ in self._entries)
+            if not self._evict_oldest_of(counts.most_common(1)[0][0]):
                 break
-            del self._entries[victim]
+
+    def _evict_oldest_of(self, partition: str) -> bool:
+        victim = next(
+            (k for k, w in self._entries.items() if k[0] == partition and w.outcome.done()), None
+        )
+        if victim is None:
+            return False
+        del self._entries[victim]
+        return True
 
     def find(self, key: tuple[str, str], now: datetime) -> _Write | None:
         self._expire(now)
         return self._entries.get(key)
 
     def start(self, key: tuple[str, str], fingerprint: str, expires: datetime) -> _Write:
+        if (
+            sum(1 for partition, _ in self._entries if partition == key[0])
+            >= self.max_per_partition
+        ):
+            self._evict_oldest_of(key[0])
         entry = _Write(fingerprint, expires, asyncio.get_running_loop().create_future())
         self._entries[key] = entry
         return entry
@@ -388,6 +405,23 @@ class OpenComputerEndpoint:
                 raise _Refusal(body["code"], body["message"], body.get("details"))
             return body
         entry = self.writes.start(key, fingerprint, call.deadline_at)
+        # Shielded: a request cancelled mid-write (its client went away) leaves the write
+        # running to its end and its outcome recorded, so a replay never waits forever.
+        status, body = await asyncio.shield(
+            asyncio.ensure_future(self._first_write(key, entry, provider, bound, call))
+        )
+        if status != 200:
+            raise _Refusal(body["code"], body["message"], body.get("details"))
+        return body
+
+    async def _first_write(
+        self,
+        key: tuple[str, str],
+        entry: _Write,
+        provider: FactProvider,
+        bound: Partition,
+        call: oc.ToolCall,
+    ) -> tuple[int, Any]:
         try:
             result = await _guarded(lambda: _run_write(provider, bound, call), self.log)
         except _Refusal as refusal:
@@ -395,9 +429,9 @@ class OpenComputerEndpoint:
             self.writes.drop(key, entry)
             body = {"code": refusal.code, "message": refusal.message, "details": refusal.details}
             entry.outcome.set_result((STATUS[refusal.code], body))
-            raise
+            return STATUS[refusal.code], body
         entry.outcome.set_result((200, result))
-        return result
+        return 200, result
 
 
 async def _guarded(work: Callable[[], Any], log: Callable[[str], None]) -> Any:

@@ -4,6 +4,7 @@ read-only bindings, deadlines, idempotent replay, limits and the error envelope.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -285,3 +286,64 @@ def test_the_served_tools_are_declarable_in_a_spec() -> None:
     memory = load_spec_text(text, "spec.yaml").memory
     assert memory is not None and memory.tools is not None
     assert [t.name for t in memory.tools] == ["remember", "forget", "lookup"]
+
+
+def test_one_partition_flooding_the_write_log_never_evicts_anothers_record() -> None:
+    from datetime import timedelta
+
+    from specwire.runtime.core.clock import utc_now
+    from specwire.runtime.hosts.http.opencomputer_server import WriteLog
+
+    async def flood() -> tuple[bool, int]:
+        log = WriteLog(max_entries=8, max_per_partition=4)
+        later = utc_now() + timedelta(seconds=60)
+        kept = log.start(("victim", "op-1"), "f", later)
+        kept.outcome.set_result((200, {"status": "stored"}))
+        for n in range(50):
+            log.start(("flooder", f"op-{n}"), "f", later).outcome.set_result((200, {}))
+            log.find(("flooder", f"op-{n}"), utc_now())  # expiry and the global bound run here
+        flooder = sum(1 for partition, _ in log._entries if partition == "flooder")
+        return log.find(("victim", "op-1"), utc_now()) is kept, flooder
+
+    survived, flooder = asyncio.run(flood())
+    assert survived and flooder <= 4
+
+
+def test_a_write_whose_request_is_cancelled_still_records_its_outcome() -> None:
+    """The first request of a write is cancelled mid-write (its client went away): the write
+    runs to its end and a replay gets its outcome, never a wait without end."""
+    import threading
+
+    from specwire.runtime.core.scopes import AGENT
+    from specwire.runtime.facts.providers.http import opencomputer_wire as oc
+    from specwire.runtime.facts.providers.protocol import RetainResult
+    from specwire.runtime.hosts.http.opencomputer_server import OpenComputerEndpoint, Partition
+
+    release = threading.Event()
+
+    class SlowStore:
+        def retain(self, request: Any) -> RetainResult:
+            release.wait(30)
+            return RetainResult("mem_00000000000000ab", True)
+
+    endpoint = OpenComputerEndpoint(lambda *_: None, None, None)  # type: ignore[arg-type]
+    bound = Partition("tenant-a", "bot", AGENT, "write")
+    call = oc.ToolCall(
+        "op-1",
+        "ocmem_v1_test",
+        "write",
+        datetime.now(UTC) + timedelta(seconds=60),
+        "remember",
+        {"text": "the gate code is 1357"},
+        None,
+    )
+
+    async def cancelled_then_replayed() -> Any:
+        first = asyncio.ensure_future(endpoint._write(SlowStore(), bound, call))  # type: ignore[arg-type]
+        await asyncio.sleep(0.2)
+        first.cancel()
+        release.set()
+        return await asyncio.wait_for(endpoint._write(SlowStore(), bound, call), HANG_GUARD_S)  # type: ignore[arg-type]
+
+    replay = asyncio.run(cancelled_then_replayed())
+    assert replay == {"result": {"status": "stored", "id": "mem_00000000000000ab"}}
