@@ -33,7 +33,6 @@ from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import MEMORY_ID_RE
 from specwire.runtime.core.scopes import AGENT, Scope, ScopeKey
 from specwire.runtime.facts import validation
-from specwire.runtime.facts.importing import ImportedFact, ImportResult, import_into
 from specwire.runtime.facts.lifecycle import FactFile
 from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
@@ -64,16 +63,19 @@ from specwire.runtime.facts.text import (
 )
 from specwire.runtime.facts.tuning import DEFAULT_TUNING, FactsTuning
 from specwire.runtime.facts.validation import NewFact
-from specwire.runtime.safety.injection import InjectionHit, scan
+from specwire.runtime.safety.screening import scan
 
-Screen = Callable[[str], InjectionHit | None]
+# What writes and recalls are screened with: the injection scanner, imported on first use.
+Screen = Callable[[str], "InjectionHit | None"]
 # Ids recall found clean; facts are immutable, so a verdict holds for the process's life.
 _MAX_SCREENED_IDS = 200_000
 
 if TYPE_CHECKING:
     from specwire.runtime.embedders import Embedder
+    from specwire.runtime.facts.importing import ImportedFact, ImportResult
     from specwire.runtime.facts.lexical.recall import LexicalRecall
     from specwire.runtime.facts.vector.semantic import SemanticIndex
+    from specwire.runtime.safety.injection import InjectionHit
 
 
 @dataclass(frozen=True)
@@ -736,6 +738,8 @@ class FactStore:
         all of them, or none. Their vectors are computed later, at recall."""
         with self._file.writing("import memories") as conn:
             now = self._now_ms()
+            from specwire.runtime.facts.importing import import_into
+
             return import_into(_SqliteImportSink(conn, self._screened, now), facts, now)
 
     def restore_facts(self, statuses: Sequence[FactStatus]) -> int:

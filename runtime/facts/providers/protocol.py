@@ -25,7 +25,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
@@ -41,8 +41,9 @@ from specwire.runtime.facts.model import (
     check_fact_key,
     check_tier,
 )
-from specwire.runtime.facts.store import FactStore
-from specwire.runtime.facts.tiers.layout import split_label
+
+if TYPE_CHECKING:
+    from specwire.runtime.facts.store import FactStore
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,8 @@ class RetainRequest:
         # A tier label (``AGENT.md``, ``peers/ana.md``) is reserved for its tier's note: a
         # plain keyed write under it would replace the note and slip past the tier's rules
         # (``lessons`` is read-only to the model, every tier has a cap).
+        from specwire.runtime.facts.tiers.layout import split_label
+
         reserved = split_label(self.key)
         if reserved is not None and self.tier != reserved[0]:
             raise InvalidRequestError(
