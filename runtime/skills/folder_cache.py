@@ -20,9 +20,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 _T = TypeVar("_T")
 
