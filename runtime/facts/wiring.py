@@ -47,6 +47,8 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class FactsWiring:
+    """The facts tier as wired: store, provider, tools, seam and release."""
+
     # The embedded store (backend ``file``); None on a remote backend.
     store: FactStore | None
     provider: FactProvider

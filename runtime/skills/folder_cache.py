@@ -40,6 +40,8 @@ _UNCHANGING: Signature = (("", "package data"),)
 
 @dataclass(frozen=True)
 class _Read(Generic[_T]):
+    """One folder's parse, valid while its signature holds."""
+
     signature: Signature
     items: tuple[_T, ...]
     warnings: tuple[str, ...]

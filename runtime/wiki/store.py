@@ -92,6 +92,8 @@ class ArticleDraft:
 
 @dataclass(frozen=True)
 class WriteOutcome:
+    """A written article, and whether it was new."""
+
     article: Article
     created: bool
 

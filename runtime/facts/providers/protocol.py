@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RetainRequest:
+    """A write through the provider protocol (see the module docstring for keys)."""
+
     text: str
     tags: tuple[str, ...] = ()
     ttl_ms: int | None = None
@@ -104,6 +106,8 @@ class RetainRequest:
 
 @dataclass(frozen=True)
 class RetainResult:
+    """What a retain wrote: the fact's id, or the rule that held it."""
+
     id: str
     # False when ``if_absent`` found an equal live fact (``id`` is that fact's).
     created: bool
@@ -126,6 +130,8 @@ def _check_visible(visible: tuple[ScopeKey, ...], what: str) -> None:
 
 @dataclass(frozen=True)
 class RecallRequest:
+    """A recall: the query, how many hits, and the scope keys it may see."""
+
     query: str
     limit: int = 5
     # The scope keys the caller may see: nothing outside them is returned.
@@ -168,6 +174,8 @@ class RecallRequest:
 
 @dataclass(frozen=True)
 class ProviderHit:
+    """A fact recall returned, scored in ``[0, 1)``."""
+
     id: str
     text: str
     tags: tuple[str, ...]
@@ -189,6 +197,8 @@ class ProviderHit:
 
 @dataclass(frozen=True)
 class RecallResponse:
+    """The hits of a recall, best first."""
+
     hits: tuple[ProviderHit, ...]
 
 
@@ -213,6 +223,8 @@ class ReadRequest:
 
 @dataclass(frozen=True)
 class ReadResponse:
+    """What a point read found."""
+
     # Live, visible facts only, sorted by scope key; empty when there is none.
     records: tuple[FactRecord, ...]
 
@@ -249,6 +261,8 @@ class ForgetRequest:
 
 @dataclass(frozen=True)
 class ForgetResult:
+    """What a forget removed."""
+
     removed: int
     ids: tuple[str, ...] = ()
     # The forgotten facts' texts, parallel to ``ids`` (empty when a provider does not say).
@@ -257,6 +271,8 @@ class ForgetResult:
 
 @dataclass(frozen=True)
 class Health:
+    """Whether a provider answers, and when that was checked."""
+
     ok: bool
     # Set only when not ok; never carries memory content.
     message: str | None
@@ -265,6 +281,8 @@ class Health:
 
 @dataclass(frozen=True)
 class Capabilities:
+    """What a provider supports beyond the four operations."""
+
     lexical: bool = False
     semantic: bool = False
     ttl: bool = False
