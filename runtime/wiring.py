@@ -101,6 +101,8 @@ class HostResources:
 
 @dataclass
 class MemoryDeps:
+    """What a host passes ``wire_memory``: the catalog, the folder and its resources."""
+
     catalog: Catalog
     cwd: Path
     tenant: Tenant | None = None
@@ -137,6 +139,8 @@ class MemoryDeps:
 
 @dataclass
 class WiredStores:
+    """The stores ``wire_memory`` opened, by tier (None where the tier is off)."""
+
     memory: Any = None
     continuity: Any = None
     wiki: Any = None
@@ -145,6 +149,8 @@ class WiredStores:
 
 @dataclass
 class WiredMemory:
+    """What ``wire_memory`` wired: its stores, tools and loop options; ``close`` releases them."""
+
     stores: WiredStores = field(default_factory=WiredStores)
     tools: list[Tool] = field(default_factory=list)
     options: LoopOptions = field(default_factory=lambda: LoopOptions())

@@ -44,6 +44,8 @@ DEFAULT_FOCUS_MAX_CHARS = 4096
 
 @dataclass(frozen=True)
 class FocusDoc:
+    """The focus note as the store keeps it: body, active plan, requirements."""
+
     body: str = ""
     active_plan: str | None = None
     requirements: tuple[Requirement, ...] = ()

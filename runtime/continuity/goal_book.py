@@ -28,6 +28,8 @@ from specwire.runtime.core.errors import StoreError
 
 @dataclass(frozen=True)
 class GoalChange:
+    """A goal after a change, with the proof checks made (or why it was refused)."""
+
     goal: Goal
     checks: tuple[ProofCheck, ...] = ()
     refusal: str | None = None

@@ -39,6 +39,8 @@ _KNOWN = frozenset(
 
 @dataclass(frozen=True)
 class Goal:
+    """One goal of ``goals.yaml``."""
+
     id: str
     title: str
     status: GoalStatus

@@ -29,6 +29,8 @@ _NEXT_VERBS = (("claimed", "Verify or redo"), ("in_progress", "Continue"), ("ope
 
 @dataclass(frozen=True)
 class HandoffView:
+    """What the handoff note is rendered from."""
+
     focus: str
     active_plan: Plan | UnreadablePlan | None
     other_plans: Sequence[Plan]

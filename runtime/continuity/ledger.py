@@ -29,6 +29,8 @@ NO_SESSION = "-"
 
 @dataclass(frozen=True)
 class Requirement:
+    """One requirement of the ledger, verbatim, with its status and source."""
+
     id: str
     status: RequirementStatus
     text: str
@@ -85,6 +87,8 @@ def _next_number(reqs: Iterable[Requirement]) -> int:
 
 @dataclass(frozen=True)
 class LedgerAppend:
+    """The ledger after an append: every requirement, the ones added, truncation."""
+
     requirements: list[Requirement]
     added: list[Requirement]
     truncated: bool

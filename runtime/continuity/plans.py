@@ -60,12 +60,16 @@ _KNOWN_META = frozenset({"id", "slug", "title", "createdAt", "updatedAt", "proof
 
 @dataclass(frozen=True)
 class Step:
+    """One step of a plan, and its status."""
+
     text: str
     status: StepStatus = "open"
 
 
 @dataclass(frozen=True)
 class Plan:
+    """One plan file: its title, steps and timestamps."""
+
     id: str
     slug: str
     title: str

@@ -30,12 +30,16 @@ RESULT_DIGEST_MAX = 240
 
 @dataclass(frozen=True)
 class EvidenceRef:
+    """A tool call cited as evidence: its id, and the session it ran in."""
+
     tool_use_id: str
     session_id: str | None = None
 
 
 @dataclass(frozen=True)
 class FrozenProof:
+    """Evidence checked and frozen: the call's tool, input hash and result digest."""
+
     tool_use_id: str
     session_id: str
     tool_name: str | None
@@ -104,6 +108,8 @@ class Citation:
 
 @dataclass(frozen=True)
 class ProofCheck:
+    """The verdict on one cited tool call."""
+
     ref: EvidenceRef
     session_id: str | None  # the session searched (None when none could be determined)
     verdict: ProofVerdict

@@ -24,6 +24,8 @@ SNAPSHOT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:-\d+)?$")
 
 @dataclass(frozen=True)
 class Snapshot:
+    """One snapshot of cleared state in the trash."""
+
     ts: str
     path: Path
 

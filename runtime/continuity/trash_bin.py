@@ -33,6 +33,8 @@ ClearScope = Literal["focus", "plans", "goals", "all"]
 
 @dataclass(frozen=True)
 class ClearResult:
+    """What a clear moved to the trash, and the snapshot it made."""
+
     scope: ClearScope
     moved: tuple[Path, ...]
     snapshot: Snapshot | None

@@ -25,6 +25,8 @@ from specwire.runtime.core.tool_types import Tool
 
 @dataclass(frozen=True)
 class ContinuityWiring:
+    """The continuity tier as wired: store, tools and seam."""
+
     store: ContinuityStore
     tools: list[Tool]
     seam: ContinuitySeam

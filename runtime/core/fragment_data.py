@@ -59,6 +59,8 @@ class FragmentShapeError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class WikiData:
+    """``memory.wiki`` (``fragment_model.WikiFragment``)."""
+
     enabled: bool | None = None
     recall_k: int | None = field(default=None, metadata=_RECALL_K)
     embedder: str | None = None
@@ -68,6 +70,8 @@ class WikiData:
 
 @dataclass(frozen=True, slots=True)
 class DreamData:
+    """``memory.dream`` (``fragment_model.DreamFragment``)."""
+
     every_ms: int = field(metadata={"ge": DREAM_EVERY_MIN_MS})
     mode: DreamModeName | None = None
     budget_usd: float | None = field(default=None, metadata={"ge": 0})
@@ -76,12 +80,16 @@ class DreamData:
 
 @dataclass(frozen=True, slots=True)
 class ScopeData:
+    """``memory.scope`` (``fragment_model.ScopeFragment``)."""
+
     default: ScopeName
     follow_user: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryToolData:
+    """One of ``memory.tools`` (``fragment_model.MemoryToolFragment``)."""
+
     name: str
     description: str
     access: MemoryToolAccess
@@ -91,6 +99,8 @@ class MemoryToolData:
 
 @dataclass(frozen=True, slots=True)
 class ProviderData:
+    """One of ``memory.providers`` (``fragment_model.ProviderFragment``)."""
+
     name: str
     backend: str
     dsn: str | None = None
@@ -103,6 +113,8 @@ class ProviderData:
 
 @dataclass(frozen=True, slots=True)
 class DocumentBindingData:
+    """One of ``memory.documents`` (``fragment_model.DocumentBindingFragment``)."""
+
     name: str
     scope: DocumentScope
     id: str | None = None
@@ -139,6 +151,8 @@ class FactsData:
 
 @dataclass(frozen=True, slots=True)
 class ContinuityData:
+    """``continuity`` (``fragment_model.ContinuityFragment``)."""
+
     plan: bool = True
     proof: ProofMode = "ladder"
     ledger: bool = True

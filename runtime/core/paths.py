@@ -31,6 +31,8 @@ SPECWIRE_DIRNAME = ".specwire"
 
 @dataclass(frozen=True)
 class StoreLayout:
+    """Where one spec's stores live under a ``.specwire`` root (or a tenant's root)."""
+
     root: Path
     spec_name: str
 

@@ -42,6 +42,8 @@ class ScopeError(ValueError):
 
 @dataclass(frozen=True, order=True)
 class ScopeKey:
+    """The key facts are written under and read by: a scope, and its subject when it has one."""
+
     scope: Scope
     subject: str | None = None
 

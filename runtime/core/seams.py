@@ -61,6 +61,8 @@ class MemorySeam:
 
 @dataclass(frozen=True)
 class LedgerEntry:
+    """One user message as the requirements ledger records it, verbatim."""
+
     role: str
     text: str
     session_id: str
@@ -69,6 +71,8 @@ class LedgerEntry:
 
 @dataclass(frozen=True)
 class HandoffInput:
+    """What the loop hands continuity when a session ends: why, and the ledger entries."""
+
     session_id: str
     stop_reason: StopReason
     ledger: Sequence[LedgerEntry] = ()
@@ -96,6 +100,8 @@ class ContinuitySeam:
 
 @dataclass(frozen=True)
 class Skill:
+    """A skill the prompt lists: its name, description, body and where it was found."""
+
     name: str
     description: str
     body: str
@@ -104,6 +110,8 @@ class Skill:
 
 @dataclass(frozen=True)
 class SlashCommand:
+    """A slash command a person may type: its text template and where it was found."""
+
     name: str
     description: str
     argument_hint: str

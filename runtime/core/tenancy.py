@@ -14,6 +14,8 @@ TENANT_ID_RE = re.compile(TENANT_ID_PATTERN)
 
 @dataclass(frozen=True)
 class Tenant:
+    """One tenant of a serving host: its id and the root every store of its lives under."""
+
     id: str
     root: Path  # absolute; every store of this tenant lives under it
 

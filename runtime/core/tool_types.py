@@ -87,6 +87,8 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class ToolResult:
+    """What a tool returns to the model: its text, and whether the call failed."""
+
     text: str
     is_error: bool = False
 
@@ -114,6 +116,8 @@ class LazyInput:
 
 @dataclass(frozen=True)
 class Tool:
+    """A tool the model may call: name, description, input model and handler."""
+
     name: str
     description: str
     input_model: type[BaseModel] | LazyInput

@@ -12,9 +12,11 @@ import hashlib
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 _WORD = re.compile(r"\w+")
 _WORD_WEIGHT = 1.0
@@ -22,11 +24,16 @@ _TRIGRAM_WEIGHT = 0.5
 
 
 class HashEmbedder:
+    """``hash/<dim>``; numpy is imported by the first ``embed``, not with the embedder (a
+    bundle that recalls nothing before its first prompt never loads it)."""
+
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.id = f"hash/{dim}"
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in _WORD.findall(text.lower()):
@@ -39,6 +46,8 @@ class HashEmbedder:
 
 @lru_cache(maxsize=65536)
 def _word_features(word: str, dim: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+    import numpy as np
+
     padded = f"#{word}#"
     features = [("w", word, _WORD_WEIGHT)] + [
         ("c", padded[i : i + 3], _TRIGRAM_WEIGHT) for i in range(len(padded) - 2)

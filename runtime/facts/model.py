@@ -96,6 +96,8 @@ class NewFactItem:
 
 @dataclass(frozen=True)
 class Fact:
+    """One stored fact and its metadata."""
+
     id: str
     text: str
     tags: tuple[str, ...]
@@ -164,6 +166,8 @@ class Tombstone:
 
 @dataclass(frozen=True)
 class FactStatus:
+    """A fact with its status (live, superseded, forgotten, expired) and tombstone."""
+
     fact: Fact
     status: Status
     # None while no tombstone was written (a live fact, or one expired but not swept yet).
@@ -172,6 +176,8 @@ class FactStatus:
 
 @dataclass(frozen=True)
 class RecallHit:
+    """A fact recall found, with its score."""
+
     fact: Fact
     # Positive, larger is better; see ``runtime.facts.lexical.ranking``.
     score: float
@@ -179,6 +185,8 @@ class RecallHit:
 
 @dataclass(frozen=True)
 class SweepResult:
+    """What a sweep did: facts tombstoned as expired, and facts still live."""
+
     swept: int
     live: int
 

@@ -37,6 +37,8 @@ Verdict = Literal["new", "ours", "legacy"]
 
 @dataclass(frozen=True)
 class Ownership:
+    """Whether a database file is new, ours or a legacy one, and which file was checked."""
+
     verdict: Verdict
     identity: tuple[int, int]  # (st_dev, st_ino) of the file that was checked
 

@@ -75,6 +75,8 @@ def lease_store(path: Path, now: Clock, pool: FactStorePool | None) -> FactStore
 
 @dataclass(eq=False)
 class _Pooled:
+    """One open store in the pool, with its borrowers."""
+
     key: StoreKey
     store: FactStore
     borrowers: int = 0

@@ -26,6 +26,8 @@ from specwire.runtime.core.scopes import (
 
 @dataclass(frozen=True)
 class FactScoping:
+    """Where this wiring's writes go and which scope keys its reads see."""
+
     # Where a write goes when the model names no scope.
     write_key: ScopeKey = AGENT
     # What recall, point reads and the model's forget may see.

@@ -33,8 +33,7 @@ from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import MEMORY_ID_RE
 from specwire.runtime.core.scopes import AGENT, Scope, ScopeKey
 from specwire.runtime.facts import validation
-from specwire.runtime.facts.importing import ImportedFact, ImportResult, import_into
-from specwire.runtime.facts.lifecycle import FactFile
+from specwire.runtime.facts.lifecycle import FactFile, file_exists
 from specwire.runtime.facts.model import (
     MAX_EVIDENCE,
     MAX_TAGS,
@@ -64,16 +63,19 @@ from specwire.runtime.facts.text import (
 )
 from specwire.runtime.facts.tuning import DEFAULT_TUNING, FactsTuning
 from specwire.runtime.facts.validation import NewFact
-from specwire.runtime.safety.injection import InjectionHit, scan
+from specwire.runtime.safety.screening import scan
 
-Screen = Callable[[str], InjectionHit | None]
+# What writes and recalls are screened with: the injection scanner, imported on first use.
+Screen = Callable[[str], "InjectionHit | None"]
 # Ids recall found clean; facts are immutable, so a verdict holds for the process's life.
 _MAX_SCREENED_IDS = 200_000
 
 if TYPE_CHECKING:
     from specwire.runtime.embedders import Embedder
+    from specwire.runtime.facts.importing import ImportedFact, ImportResult
     from specwire.runtime.facts.lexical.recall import LexicalRecall
     from specwire.runtime.facts.vector.semantic import SemanticIndex
+    from specwire.runtime.safety.injection import InjectionHit
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,11 @@ class FactStore:
         self._now = now
         self._screen = screen
         self._clean: set[str] = set()
+        # Set by ``use_embedder``; the vector index is built from it on first use
+        # (``_semantic_index``), so a store that is never searched or written never loads numpy.
+        self._embedder: tuple[Embedder, Callable[[str], None]] | None = None
         self._semantic: SemanticIndex | None = None
+        self._semantic_lock = RLock()
         self._lexical: LexicalRecall | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -145,17 +151,26 @@ class FactStore:
 
         Keeps the in-memory vectors when the embedder's id is unchanged (a warm store reused).
         """
-        if embedder is None:
-            self._semantic = None
-            return
-        if self._semantic is not None and self._semantic.embedder.id == embedder.id:
-            return
-        from specwire.runtime.facts.vector.semantic import SemanticIndex
-        from specwire.runtime.facts.vector.snapshot import snapshot_path
+        with self._semantic_lock:
+            if embedder is None:
+                self._embedder, self._semantic = None, None
+                return
+            if self._embedder is not None and self._embedder[0].id == embedder.id:
+                return
+            self._embedder, self._semantic = (embedder, log or _stderr), None
 
-        self._semantic = SemanticIndex(
-            embedder, log or _stderr, snapshot_path(self._file.path), self._tuning
-        )
+    def _semantic_index(self) -> SemanticIndex | None:
+        """The vector index of the embedder in use (None without one), built on first use."""
+        with self._semantic_lock:
+            if self._semantic is None and self._embedder is not None:
+                from specwire.runtime.facts.vector.semantic import SemanticIndex
+                from specwire.runtime.facts.vector.snapshot import snapshot_path
+
+                embedder, log = self._embedder
+                self._semantic = SemanticIndex(
+                    embedder, log, snapshot_path(self._file.path), self._tuning
+                )
+            return self._semantic
 
     def close(self) -> None:
         if self._lexical is not None and not self._file.closed:
@@ -607,10 +622,14 @@ class FactStore:
         visible: tuple[ScopeKey, ...] | None = None,
         tiers: tuple[str, ...] | None = (),
     ) -> list[RecallHit]:
-        if self._semantic is not None:
+        if self._embedder is not None:
+            if not file_exists(self._file.path):
+                return []  # nothing stored yet: no index to build, no numpy to load
             from specwire.runtime.facts.hybrid import hybrid_recall
 
-            return hybrid_recall(self, self._semantic, query, k, visible, tiers)
+            semantic = self._semantic_index()
+            assert semantic is not None
+            return hybrid_recall(self, semantic, query, k, visible, tiers)
         return self._lexical_ranking(query, k, visible, tiers)
 
     def _lexical_ranking(
@@ -630,7 +649,7 @@ class FactStore:
                 return []
             if (
                 self._lexical is None
-                and self._semantic is None
+                and self._embedder is None
                 and _few_facts(conn, self._lexical_index_from)
             ):
                 # FTS5 ranks a small store in a millisecond or two, the same ranking as the
@@ -736,6 +755,8 @@ class FactStore:
         all of them, or none. Their vectors are computed later, at recall."""
         with self._file.writing("import memories") as conn:
             now = self._now_ms()
+            from specwire.runtime.facts.importing import import_into
+
             return import_into(_SqliteImportSink(conn, self._screened, now), facts, now)
 
     def restore_facts(self, statuses: Sequence[FactStatus]) -> int:
@@ -899,21 +920,23 @@ class FactStore:
     def _vector_of(self, new: NewFact) -> bytes | None:
         """The new fact's embedding, computed before the write transaction; None without an
         embedder or when it fails (the fact is then embedded later, at recall)."""
-        if self._semantic is None:
+        semantic = self._semantic_index()
+        if semantic is None:
             return None
         from specwire.runtime.facts.vector.semantic import embedding_text
 
-        vectors = self._semantic.embed_or_none([embedding_text(new.text, new.tags)])
+        vectors = semantic.embed_or_none([embedding_text(new.text, new.tags)])
         return None if vectors is None else vectors[0].tobytes()
 
     def _vectors_of(self, news: Sequence[NewFact]) -> list[bytes | None]:
         """One embedding per new fact, in one batch; all None without an embedder or when it
         fails (those facts are embedded later, at recall)."""
-        if self._semantic is None:
+        semantic = self._semantic_index()
+        if semantic is None:
             return [None] * len(news)
         from specwire.runtime.facts.vector.semantic import embedding_text
 
-        vectors = self._semantic.embed_or_none([embedding_text(n.text, n.tags) for n in news])
+        vectors = semantic.embed_or_none([embedding_text(n.text, n.tags) for n in news])
         if vectors is None:
             return [None] * len(news)
         return [vector.tobytes() for vector in vectors]

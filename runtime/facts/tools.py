@@ -46,12 +46,9 @@ from specwire.runtime.facts.providers.errors import ProviderUncertain
 from specwire.runtime.facts.providers.protocol import (
     FactProvider,
     FactReader,
-    ForgetRequest,
     ProviderHit,
     ReadingFactProvider,
-    ReadRequest,
     RecallRequest,
-    RetainRequest,
 )
 from specwire.runtime.facts.scoping import UNSCOPED, FactScoping
 from specwire.runtime.facts.text import MAX_QUERY_CHARS, clip_query, collapse_whitespace
@@ -179,6 +176,8 @@ def _remember_handler(
     provider: FactProvider, default_ttl_ms: int | None, scoping: FactScoping
 ) -> ToolHandler:
     def handle(args: RememberInput, ctx: ToolContext) -> ToolResult:
+        from specwire.runtime.facts.providers.protocol import RetainRequest
+
         ttl_ms = default_ttl_ms
         if args.ttlDays is not None:
             ttl_ms = ttl_days_to_ms(args.ttlDays)
@@ -257,6 +256,8 @@ def _scope_note(hit: ProviderHit | FactRecord, scoping: FactScoping) -> str:
 
 def _read_handler(provider: ReadingFactProvider, scoping: FactScoping) -> ToolHandler:
     def handle(args: MemoryReadInput, ctx: ToolContext) -> ToolResult:
+        from specwire.runtime.facts.providers.protocol import ReadRequest
+
         if (args.id is None) == (args.key is None):
             return ToolResult("MemoryRead: provide exactly one of `id` or `key`.", True)
         if not provider.capabilities().point_read:
@@ -293,6 +294,8 @@ def _forget_handler(provider: FactProvider, scoping: FactScoping) -> ToolHandler
     visible = scoping.visible if scoping.scoped else None
 
     def handle(args: MemoryForgetInput, ctx: ToolContext) -> ToolResult:
+        from specwire.runtime.facts.providers.protocol import ForgetRequest
+
         if (args.id is None) == (args.query is None):
             return ToolResult("MemoryForget: provide exactly one of `id` or `query`.", True)
         reason = args.reason or args.justification

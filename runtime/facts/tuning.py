@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class FactsTuning:
+    """The fact indexes' thresholds, passed to ``FactStore.open``."""
+
     # -- lexical (BM25) --------------------------------------------------------------------
     lexical_index_from: int = 5_000
     """From this many facts written, recall ranks through the in-memory index, not FTS5."""

@@ -28,7 +28,6 @@ from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import MemorySeam, RecallMode
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import Tool
-from specwire.runtime.facts.capture import capture_session
 from specwire.runtime.facts.model import MAX_RECALL_K, MAX_TEXT_CHARS
 from specwire.runtime.facts.pool import FactStorePool, lease_store
 from specwire.runtime.facts.providers.protocol import FactProvider, LocalFactProvider, RecallRequest
@@ -49,6 +48,8 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class FactsWiring:
+    """The facts tier as wired: store, provider, tools, seam and release."""
+
     # The embedded store (backend ``file``); None on a remote backend.
     store: FactStore | None
     provider: FactProvider
@@ -333,6 +334,8 @@ def _capture(
     log: Callable[[str], None],
 ) -> Callable[[int, str], int]:
     def on_capture(completed_turns: int, session_id: str) -> int:
+        from specwire.runtime.facts.capture import capture_session  # not before the first capture
+
         try:
             count = capture_session(
                 provider,

@@ -38,6 +38,8 @@ LOCK_FILE_MODE = 0o600
 
 @dataclass(frozen=True)
 class LockHolder:
+    """Who holds a lock file, as far as the file says."""
+
     pid: int | None
     acquired_at: str | None
 

@@ -30,12 +30,16 @@ class TurnSetup:
 
 @dataclass(frozen=True)
 class ChannelConfig:
+    """A channel the spec configures: its name and settings."""
+
     name: str
     settings: dict[str, SettingValue]
 
 
 @dataclass(frozen=True)
 class TenantConfig:
+    """A tenant the spec declares, with its token limits."""
+
     id: str
     max_input_tokens: int | None = None
     max_output_tokens: int | None = None
@@ -43,6 +47,8 @@ class TenantConfig:
 
 @dataclass(frozen=True)
 class RoleConfig:
+    """A crew role: its instructions, model and the models it falls back to."""
+
     name: str
     instructions: str
     model: str | SecretRef | None = None  # a secret reference is read when the role starts

@@ -114,6 +114,8 @@ def _stderr(text: str) -> None:
 
 @dataclass(frozen=True)
 class LoopResult:
+    """How a chat loop run ended: its session, turns, stop reason and usage."""
+
     session_id: str
     turns: int  # completed turns: user messages the model answered
     stop_reason: StopReason

@@ -22,6 +22,8 @@ _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
 
 @dataclass(frozen=True)
 class CommandLine:
+    """A typed ``/name arguments`` line."""
+
     name: str
     arguments: str
 

@@ -20,6 +20,8 @@ DEFAULT_CONTEXT_MAX_CHARS = 400_000
 
 @dataclass(frozen=True)
 class EvictedUserMessage:
+    """A user message dropped from the context to fit the budget."""
+
     # What the person typed (for an expanded slash command, the command line itself).
     text: str
     turn: int
@@ -27,6 +29,8 @@ class EvictedUserMessage:
 
 @dataclass
 class _Turn:
+    """One turn's messages while the context is fitted."""
+
     number: int
     messages: list[Message] = field(default_factory=list)
     typed: str | None = None

@@ -62,6 +62,8 @@ class ToolRound:
 
 @dataclass(frozen=True)
 class HistoryTurn:
+    """One completed turn as a resumed session replays it."""
+
     turn: int
     user: UserMessage  # what the model saw (for a slash command, the expanded message)
     assistant: AssistantMessage  # the final answer
@@ -75,6 +77,8 @@ class HistoryTurn:
 
 @dataclass(frozen=True)
 class ConversationHistory:
+    """The turns a session log holds, in order."""
+
     turns: list[HistoryTurn] = field(default_factory=list)
     # The highest turn number logged so far; the next turn is ``last_turn + 1``.
     last_turn: int = 0
@@ -82,6 +86,8 @@ class ConversationHistory:
 
 @dataclass
 class _OpenRound:
+    """A tool round being read back from a log: its calls and the results so far."""
+
     calls: list[ToolCall] = field(default_factory=list)
     results: dict[str, ToolResultMessage] = field(default_factory=dict)
 
@@ -95,6 +101,8 @@ class _OpenRound:
 
 @dataclass
 class _OpenTurn:
+    """A turn being read back from a log, until its answer is found."""
+
     turn: int
     user: UserMessage
     typed: str

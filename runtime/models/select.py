@@ -12,9 +12,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from specwire.runtime.models.anthropic_model import AnthropicModel
 from specwire.runtime.models.errors import ModelError, ModelUnavailableError
-from specwire.runtime.models.openai_model import OpenAIModel
 from specwire.runtime.models.replay import ReplayModel
 from specwire.runtime.models.scripted import FAILING_MODEL_ID, FailingModel, ScriptedModel
 from specwire.runtime.models.types import Model
@@ -105,8 +103,13 @@ def select_model(model_id: str, *, environ: Mapping[str, str] | None = None) -> 
         if found is None:
             raise ModelUnavailableError(chosen, from_env=bool(override))
         provider, wire = found
+        # One adapter module is imported, the one chosen (an offline bundle imports neither).
         if provider == "anthropic":
+            from specwire.runtime.models.anthropic_model import AnthropicModel
+
             return AnthropicModel(chosen, wire, environ=env)
+        from specwire.runtime.models.openai_model import OpenAIModel
+
         return OpenAIModel(chosen, wire, compatible=provider == "openai-compatible", environ=env)
     if chosen == FAILING_MODEL_ID:
         return FailingModel(chosen)

@@ -34,39 +34,53 @@ from specwire.runtime.models.types import Model, ModelRequest, ModelResponse, Us
 
 @dataclass(frozen=True)
 class TextDelta:
+    """Streamed: more of the answer's text."""
+
     text: str
 
 
 @dataclass(frozen=True)
 class ToolCallStarted:
+    """Streamed: the model started a tool call."""
+
     id: str
     name: str
 
 
 @dataclass(frozen=True)
 class ToolArgumentsDelta:
+    """Streamed: more of a tool call's JSON arguments."""
+
     id: str
     text: str
 
 
 @dataclass(frozen=True)
 class UsageReport:
+    """Streamed: the call's token usage."""
+
     usage: Usage
 
 
 @dataclass(frozen=True)
 class Restart:
+    """Streamed: what was shown so far is discarded (a retry or a fallback starts over)."""
+
     reason: str
 
 
 @dataclass(frozen=True)
 class ToolRunning:
+    """Streamed: the loop is running a tool."""
+
     id: str
     name: str
 
 
 @dataclass(frozen=True)
 class ToolDone:
+    """Streamed: a tool finished, and whether it failed."""
+
     id: str
     name: str
     is_error: bool
@@ -74,6 +88,8 @@ class ToolDone:
 
 @dataclass(frozen=True)
 class TurnDone:
+    """Streamed: the turn's final answer."""
+
     text: str
 
 

@@ -25,12 +25,16 @@ SystemBlockKind = Literal[
 
 @dataclass(frozen=True)
 class SystemBlock:
+    """One block of the system prompt, of a known kind."""
+
     kind: SystemBlockKind
     text: str
 
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """A tool as the model is shown it: name, description and JSON schema."""
+
     name: str
     description: str
     input_schema: dict[str, Any]
@@ -38,6 +42,8 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class ToolCall:
+    """A tool call the model asked for."""
+
     id: str
     name: str
     input: dict[str, Any]
@@ -45,6 +51,8 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class UserMessage:
+    """A user message in the conversation."""
+
     text: str
     # True when the loop injected it (an expanded slash command), not typed by a person.
     synthetic: bool = False
@@ -53,6 +61,8 @@ class UserMessage:
 
 @dataclass(frozen=True)
 class AssistantMessage:
+    """The model's answer: its text and the tool calls it asked for."""
+
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
     role: Literal["assistant"] = "assistant"
@@ -60,6 +70,8 @@ class AssistantMessage:
 
 @dataclass(frozen=True)
 class ToolResultMessage:
+    """A tool's result, answering one tool call."""
+
     tool_use_id: str
     name: str
     text: str
@@ -72,6 +84,8 @@ Message = UserMessage | AssistantMessage | ToolResultMessage
 
 @dataclass(frozen=True)
 class ModelRequest:
+    """One model call: the system blocks, the conversation and the tools."""
+
     system: list[SystemBlock]
     messages: list[Message]
     tools: list[ToolSpec]
@@ -104,6 +118,8 @@ class Usage:
 
 @dataclass(frozen=True)
 class ModelResponse:
+    """What one model call returned: text, tool calls and token usage."""
+
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage | None = None  # None when the model does not report it

@@ -43,6 +43,8 @@ MAX_DECODED_BLOCKS: Final = 256
 
 @dataclass(frozen=True)
 class InjectionHit:
+    """The rule the scanner flagged a text with."""
+
     rule: str  # e.g. "ignore_previous_instructions_homoglyph"
     category: str  # prompt_injection | exfiltration | persistence | invisible_unicode | …
 
@@ -72,6 +74,8 @@ class _LazyPattern:
 
 @dataclass(frozen=True)
 class _Rule:
+    """One scanner rule: its name, category, pattern and the words it needs."""
+
     name: str
     category: str
     pattern: _LazyPattern

@@ -17,13 +17,23 @@ function of the runtime that persists text is listed, with how its text is scree
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.tool_types import ToolContext, ToolHandler, ToolResult
 from specwire.runtime.core.undecodable import valid_text
-from specwire.runtime.safety.injection import InjectionHit, scan
 from specwire.runtime.safety.redaction import redact
+
+if TYPE_CHECKING:
+    from specwire.runtime.safety.injection import InjectionHit
+
+
+def scan(text: str) -> InjectionHit | None:
+    """``runtime.safety.injection.scan``, imported on the first write: the scanner's rules and
+    vocabularies cost a memory bundle's start more than anything its first prompt needs."""
+    from specwire.runtime.safety.injection import scan as scan_text
+
+    return scan_text(text)
 
 
 class ScreenedOut(StoreError):

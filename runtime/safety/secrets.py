@@ -14,6 +14,8 @@ class MissingSecretError(RuntimeError):
 
 @dataclass(frozen=True)
 class SecretRef:
+    """A secret named by its environment variable (``$NAME``), read only when needed."""
+
     env: str
 
     def resolve(self) -> str:

@@ -54,6 +54,8 @@ from specwire.runtime.safety.redaction import redact_data
 
 @dataclass(frozen=True)
 class Event:
+    """One sealed line of a session log."""
+
     seq: int
     type: str
     at: str
@@ -308,6 +310,8 @@ Verdict = Literal["verified", "missing", "error_result"]
 
 @dataclass(frozen=True)
 class ToolUseResolution:
+    """What a session log says about one tool call cited as evidence."""
+
     verdict: Verdict
     tool_name: str | None = None
     input: Any = None

@@ -20,9 +20,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 _T = TypeVar("_T")
 
@@ -38,6 +40,8 @@ _UNCHANGING: Signature = (("", "package data"),)
 
 @dataclass(frozen=True)
 class _Read(Generic[_T]):
+    """One folder's parse, valid while its signature holds."""
+
     signature: Signature
     items: tuple[_T, ...]
     warnings: tuple[str, ...]

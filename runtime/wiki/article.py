@@ -107,6 +107,8 @@ def extract_sources(body: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Article:
+    """One wiki article: its front matter and body."""
+
     slug: str
     title: str
     body: str

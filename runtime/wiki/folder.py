@@ -30,6 +30,8 @@ ARTICLE_SUFFIX = ".md"
 
 @dataclass(frozen=True)
 class UnreadableFile:
+    """An article file that could not be read, and why."""
+
     reason: str
 
 

@@ -29,6 +29,8 @@ SortOrder = Literal["asc", "desc"]
 
 @dataclass(frozen=True)
 class Hit:
+    """An article a search found, its score and how (a match or a link)."""
+
     article: Article
     score: float
     via: Literal["match", "link"] = "match"
@@ -77,6 +79,8 @@ def semantic_search(
 
 @dataclass(frozen=True)
 class ListQuery:
+    """What a wiki listing filters and sorts by."""
+
     query: str | None = None
     tags: Sequence[str] = ()
     category: str | None = None
@@ -139,6 +143,8 @@ def related(
 
 @dataclass(frozen=True)
 class WikiStats:
+    """Counts over the wiki's articles."""
+
     articles: int
     by_status: dict[str, int]
     prior_versions: int

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from specwire.runtime.safety.injection import scan
+from specwire.runtime.safety.screening import scan
 from specwire.runtime.wiki.article import Article
 
 WITHHELD: Final = "withheld: flagged by the injection scanner"

@@ -38,6 +38,8 @@ def contextual_text(article: Article) -> str:
 
 @dataclass(frozen=True)
 class WikiSnapshot:
+    """The wiki's articles and their search index, as of one scan."""
+
     articles: Mapping[str, Article]
     # the articles recall may return (every status but archived)
     live: Mapping[str, Article]
@@ -56,12 +58,16 @@ class WikiSnapshot:
 
 @dataclass(frozen=True)
 class _Parsed:
+    """A parsed article and its terms."""
+
     article: Article
     terms: Counter[str]
 
 
 @dataclass
 class _Cached:
+    """The last scan of a wiki folder, reused while its files' stamps hold."""
+
     stamps: dict[str, Stamp] = field(default_factory=dict)
     parsed: dict[str, _Parsed | str] = field(default_factory=dict)
     snapshot: WikiSnapshot | None = None

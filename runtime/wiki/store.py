@@ -22,8 +22,7 @@ from typing import Final, Literal
 from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.paths import StoreLayout
-from specwire.runtime.safety.injection import scan
-from specwire.runtime.safety.screening import storable
+from specwire.runtime.safety.screening import scan, storable
 from specwire.runtime.wiki.article import (
     MAX_BODY_CHARS,
     MAX_CATEGORY_CHARS,
@@ -92,6 +91,8 @@ class ArticleDraft:
 
 @dataclass(frozen=True)
 class WriteOutcome:
+    """A written article, and whether it was new."""
+
     article: Article
     created: bool
 

@@ -10,11 +10,12 @@ Events: ``wiki_write {slug, version, action: write|set_signals|gap, editMessage?
 
 from __future__ import annotations
 
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from specwire.runtime.continuity.goals import Goal
 from specwire.runtime.core.fragment import DEFAULT_WIKI_RECALL_K, WIKI_TOOL_NAMES
 from specwire.runtime.core.tool_types import (
+    LazyInput,
     Tool,
     ToolContext,
     ToolResult,
@@ -24,22 +25,22 @@ from specwire.runtime.core.tool_types import (
 from specwire.runtime.safety.framing import frame
 from specwire.runtime.wiki import queries
 from specwire.runtime.wiki.article import Article, WikiRefusal
-from specwire.runtime.wiki.inputs import (
-    DEFAULT_LIST_LIMIT,
-    DEFAULT_MIN_SCORE,
-    LogKnowledgeGapInput,
-    WikiGetInput,
-    WikiListInput,
-    WikiRecallInput,
-    WikiRelatedInput,
-    WikiSearchInput,
-    WikiSemanticSearchInput,
-    WikiSetSignalsInput,
-    WikiStatsInput,
-    WikiWriteInput,
-)
 from specwire.runtime.wiki.queries import Hit, ListQuery
 from specwire.runtime.wiki.store import ArticleDraft, WikiStore
+
+if TYPE_CHECKING:
+    from specwire.runtime.wiki.inputs import (
+        LogKnowledgeGapInput,
+        WikiGetInput,
+        WikiListInput,
+        WikiRecallInput,
+        WikiRelatedInput,
+        WikiSearchInput,
+        WikiSemanticSearchInput,
+        WikiSetSignalsInput,
+        WikiStatsInput,
+        WikiWriteInput,
+    )
 
 CONCISE_CHARS: Final = 600
 EXCERPT_CHARS: Final = 280
@@ -106,6 +107,8 @@ class _Handlers:
             hits = queries.search(snap, args.query, limit)
             note = NO_EMBEDDER_NOTE
         else:
+            from specwire.runtime.wiki.inputs import DEFAULT_MIN_SCORE  # loaded: args is one
+
             min_score = DEFAULT_MIN_SCORE if args.minScore is None else args.minScore
             hits = queries.semantic_search(snap, args.query, limit, min_score, self.store.vectors)
             note = f'{len(hits)} article(s) by meaning for "{query}" (cosine):'
@@ -175,6 +178,8 @@ class _Handlers:
         return ToolResult(f"{verb} {article.slug} v{article.version}{kept}{sources}{links}")
 
     def list(self, args: WikiListInput, ctx: ToolContext) -> ToolResult:
+        from specwire.runtime.wiki.inputs import DEFAULT_LIST_LIMIT  # loaded: args is one
+
         tags = [t.strip() for t in (args.tags or "").split(",") if t.strip()]
         ask = ListQuery(
             query=args.query,
@@ -279,21 +284,26 @@ _DESCRIPTIONS: Final = {
 }
 
 
+def _input(name: str) -> LazyInput:
+    """An input model of ``wiki.inputs``, imported (with pydantic) on the tool's first call."""
+    return LazyInput("specwire.runtime.wiki.inputs", name)
+
+
 def wiki_tools(store: WikiStore, goals: GoalWriter | None = None) -> list[Tool]:
     """The ten wiki tools, in ``WIKI_TOOL_NAMES`` order."""
     h = _Handlers(store, goals)
     read: dict[str, Any] = {"read_only": True}
     change: dict[str, Any] = {"destructive": True, "require_justification": True}
     table: ToolTable = {
-        "wiki_recall": (WikiRecallInput, h.recall, read),
-        "wiki_semantic_search": (WikiSemanticSearchInput, h.semantic_search, read),
-        "wiki_search": (WikiSearchInput, h.search, read),
-        "wiki_get": (WikiGetInput, h.get, read),
-        "wiki_write": (WikiWriteInput, h.write, change),
-        "wiki_list": (WikiListInput, h.list, read),
-        "wiki_related": (WikiRelatedInput, h.related, read),
-        "wiki_set_signals": (WikiSetSignalsInput, h.set_signals, change),
-        "wiki_stats": (WikiStatsInput, h.stats, read),
-        "log_knowledge_gap": (LogKnowledgeGapInput, h.log_gap, {"destructive": True}),
+        "wiki_recall": (_input("WikiRecallInput"), h.recall, read),
+        "wiki_semantic_search": (_input("WikiSemanticSearchInput"), h.semantic_search, read),
+        "wiki_search": (_input("WikiSearchInput"), h.search, read),
+        "wiki_get": (_input("WikiGetInput"), h.get, read),
+        "wiki_write": (_input("WikiWriteInput"), h.write, change),
+        "wiki_list": (_input("WikiListInput"), h.list, read),
+        "wiki_related": (_input("WikiRelatedInput"), h.related, read),
+        "wiki_set_signals": (_input("WikiSetSignalsInput"), h.set_signals, change),
+        "wiki_stats": (_input("WikiStatsInput"), h.stats, read),
+        "log_knowledge_gap": (_input("LogKnowledgeGapInput"), h.log_gap, {"destructive": True}),
     }
     return tools_from_table(WIKI_TOOL_NAMES, _DESCRIPTIONS, table)

@@ -23,6 +23,8 @@ from specwire.runtime.wiki.tools import GoalWriter, recall_line, wiki_tools
 
 @dataclass(frozen=True)
 class WikiWiring:
+    """The wiki tier as wired: store, tools, and its session-start recall."""
+
     store: WikiStore
     tools: list[Tool]
     # Lines for the session-start recall block, or None when wiki.autoRecall is off.

@@ -24,12 +24,10 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
-from specwire.runtime.core.ids import MEMORY_ID_RE
 from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.lexical.ranking import unit_score
 from specwire.runtime.facts.model import (
@@ -37,92 +35,60 @@ from specwire.runtime.facts.model import (
     Fact,
     FactRecord,
     InvalidRequestError,
-    Provenance,
-    check_fact_key,
     check_tier,
 )
-from specwire.runtime.facts.store import FactStore
-from specwire.runtime.facts.tiers.layout import split_label
+
+if TYPE_CHECKING:
+    from specwire.runtime.facts.providers.operations import CatalogEntry as CatalogEntry
+    from specwire.runtime.facts.providers.operations import ForgetRequest as ForgetRequest
+    from specwire.runtime.facts.providers.operations import ForgetResult as ForgetResult
+    from specwire.runtime.facts.providers.operations import Health as Health
+    from specwire.runtime.facts.providers.operations import (
+        ProviderDescriptor as ProviderDescriptor,
+    )
+    from specwire.runtime.facts.providers.operations import ReadRequest as ReadRequest
+    from specwire.runtime.facts.providers.operations import ReadResponse as ReadResponse
+    from specwire.runtime.facts.providers.operations import RetainRequest as RetainRequest
+    from specwire.runtime.facts.providers.operations import RetainResult as RetainResult
+    from specwire.runtime.facts.providers.operations import UpdateRequest as UpdateRequest
+    from specwire.runtime.facts.store import FactStore
+
+# Defined in ``operations`` (see its docstring) and named here, loaded on first use.
+_OPERATIONS = frozenset(
+    {
+        "CatalogEntry",
+        "ForgetRequest",
+        "ForgetResult",
+        "Health",
+        "ProviderDescriptor",
+        "ReadRequest",
+        "ReadResponse",
+        "RetainRequest",
+        "RetainResult",
+        "UpdateRequest",
+    }
+)
 
 
-@dataclass(frozen=True)
-class RetainRequest:
-    text: str
-    tags: tuple[str, ...] = ()
-    ttl_ms: int | None = None
-    provenance: Provenance | None = None
-    # Replace this live fact (tombstoned, pointing at the new one) instead of appending.
-    supersedes: str | None = None
-    # Skip the write when a live fact in the same scope key already has the same normalized
-    # text.
-    if_absent: bool = False
-    # The scope key the fact belongs to (its subject comes from the host, never the model). A
-    # superseded fact must be in this same key: a later write never moves or widens a fact.
-    scope: ScopeKey = AGENT
-    # Replace the live fact with this key in the same scope key (see the module docstring).
-    key: str | None = None
-    # With ``key``: ``replace`` the keyed fact's text, or ``append`` to it (a new line).
-    mode: Literal["replace", "append"] = "replace"
-    # A tier note (``runtime.facts.tiers``): needs ``key``; plain recall never returns it.
-    tier: str | None = None
-    # With ``key``: refuse (``CapExceededError``) when the stored text would exceed this many
-    # UTF-8 bytes; checked in the write's transaction, so concurrent appends cannot overshoot.
-    max_bytes: int | None = None
+def __getattr__(name: str) -> Any:
+    if name not in _OPERATIONS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from specwire.runtime.facts.providers import operations
 
-    def __post_init__(self) -> None:
-        if self.supersedes is not None and not MEMORY_ID_RE.match(self.supersedes):
-            raise InvalidRequestError(f"supersedes is not a memory id: {self.supersedes!r}")
-        if self.supersedes is not None and self.if_absent:
-            raise InvalidRequestError("retain: supersedes and if_absent cannot be combined")
-        if not isinstance(self.scope, ScopeKey):
-            raise InvalidRequestError("retain: scope must be a ScopeKey")
-        if self.mode not in ("replace", "append"):
-            raise InvalidRequestError("retain: mode must be replace or append")
-        if self.key is None:
-            if self.mode != "replace" or self.tier is not None or self.max_bytes is not None:
-                raise InvalidRequestError("retain: mode, tier and max_bytes need a key")
-            return
-        check_fact_key(self.key)
-        if self.tier is not None:
-            check_tier(self.tier)
-        # A tier label (``AGENT.md``, ``peers/ana.md``) is reserved for its tier's note: a
-        # plain keyed write under it would replace the note and slip past the tier's rules
-        # (``lessons`` is read-only to the model, every tier has a cap).
-        reserved = split_label(self.key)
-        if reserved is not None and self.tier != reserved[0]:
-            raise InvalidRequestError(
-                f"retain: the key {self.key!r} is reserved for the {reserved[0]} tier note"
-            )
-        if self.supersedes is not None or self.if_absent:
-            raise InvalidRequestError("retain: a keyed write replaces by key, not by id")
-        if self.max_bytes is not None and (isinstance(self.max_bytes, bool) or self.max_bytes < 1):
-            raise InvalidRequestError("retain: max_bytes must be a positive integer")
+    value = getattr(operations, name)
+    globals()[name] = value
+    return value
 
 
-@dataclass(frozen=True)
-class RetainResult:
-    id: str
-    # False when ``if_absent`` found an equal live fact (``id`` is that fact's).
-    created: bool
-    expires_at: datetime | None = None
-    superseded: str | None = None
-    # Set when the injection scanner held the text: the rule's label. Nothing was stored as a
-    # fact (``created`` is True: the held write is new), and recall never returns it.
-    quarantined: str | None = None
-    # When ``created`` is False: the live fact's own text and tags (kept as they were).
-    text: str | None = None
-    tags: tuple[str, ...] | None = None
-    # UTF-8 bytes of the text stored (for a keyed write: the whole text after an append).
-    bytes: int = 0
-
-
-def _check_visible(visible: tuple[ScopeKey, ...], what: str) -> None:
+def check_visible(visible: tuple[ScopeKey, ...], what: str) -> None:
     if not visible or not all(isinstance(key, ScopeKey) for key in visible):
         raise InvalidRequestError(f"{what}: visible must name at least one scope key")
 
 
 @dataclass(frozen=True)
 class RecallRequest:
+    """A recall: the query, how many hits, and the scope keys it may see."""
+
     query: str
     limit: int = 5
     # The scope keys the caller may see: nothing outside them is returned.
@@ -148,7 +114,7 @@ class RecallRequest:
     def __post_init__(self) -> None:
         if isinstance(self.limit, bool) or not 1 <= self.limit <= MAX_RECALL_K:
             raise InvalidRequestError(f"limit must be between 1 and {MAX_RECALL_K}")
-        _check_visible(self.visible, "recall")
+        check_visible(self.visible, "recall")
         for tier in self.tiers:
             check_tier(tier)
         if self.max_tokens is not None and (
@@ -165,6 +131,8 @@ class RecallRequest:
 
 @dataclass(frozen=True)
 class ProviderHit:
+    """A fact recall returned, scored in ``[0, 1)``."""
+
     id: str
     text: str
     tags: tuple[str, ...]
@@ -186,82 +154,15 @@ class ProviderHit:
 
 @dataclass(frozen=True)
 class RecallResponse:
+    """The hits of a recall, best first."""
+
     hits: tuple[ProviderHit, ...]
 
 
 @dataclass(frozen=True)
-class ReadRequest:
-    """A point read: exactly one of ``id`` (that fact, if live and visible) or ``key`` (the
-    live fact with that key in each visible scope key)."""
-
-    id: str | None = None
-    key: str | None = None
-    visible: tuple[ScopeKey, ...] = (AGENT,)
-
-    def __post_init__(self) -> None:
-        if (self.id is None) == (self.key is None):
-            raise InvalidRequestError("read: provide exactly one of `id` or `key`")
-        if self.id is not None and not MEMORY_ID_RE.match(self.id):
-            raise InvalidRequestError(f"read: not a memory id: {self.id!r}")
-        if self.key is not None:
-            check_fact_key(self.key)
-        _check_visible(self.visible, "read")
-
-
-@dataclass(frozen=True)
-class ReadResponse:
-    # Live, visible facts only, sorted by scope key; empty when there is none.
-    records: tuple[FactRecord, ...]
-
-
-@dataclass(frozen=True)
-class ForgetRequest:
-    """Exactly one selector: ``id`` (that fact only) or ``query`` (every live fact containing
-    all of the query's non-stop words; see ``FactStore.forget_matching``)."""
-
-    id: str | None = None
-    query: str | None = None
-    reason: str | None = None
-    # With ``query``: when more live facts match than this, nothing is forgotten and the
-    # request is refused (a broad query must not wipe the store). None: no cap.
-    at_most: int | None = None
-    # The scope keys the caller may forget in (a fact outside them is left alone, as if absent).
-    # None: every key (the owner's forget).
-    visible: tuple[ScopeKey, ...] | None = None
-
-    def __post_init__(self) -> None:
-        if self.at_most is not None and (isinstance(self.at_most, bool) or self.at_most < 1):
-            raise InvalidRequestError("forget: at_most must be a positive integer")
-        has_id = self.id is not None
-        has_query = self.query is not None
-        if has_id == has_query:
-            raise InvalidRequestError("forget: provide exactly one of `id` or `query`")
-        if self.id is not None and not MEMORY_ID_RE.match(self.id):
-            raise InvalidRequestError(f"forget: not a memory id: {self.id!r}")
-        if self.query is not None and not self.query.strip():
-            raise InvalidRequestError("forget: query must not be empty")
-        if self.visible is not None:
-            _check_visible(self.visible, "forget")
-
-
-@dataclass(frozen=True)
-class ForgetResult:
-    removed: int
-    ids: tuple[str, ...] = ()
-    # The forgotten facts' texts, parallel to ``ids`` (empty when a provider does not say).
-    texts: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Health:
-    ok: bool
-    # Set only when not ok; never carries memory content.
-    message: str | None
-    checked_at: datetime
-
-
-@dataclass(frozen=True)
 class Capabilities:
+    """What a provider supports beyond the four operations."""
+
     lexical: bool = False
     semantic: bool = False
     ttl: bool = False
@@ -316,45 +217,6 @@ class FactProvider(Protocol):
 @runtime_checkable
 class ReadingFactProvider(FactProvider, FactReader, Protocol):
     """A fact provider that also offers point reads (what MemoryRead and tier notes use)."""
-
-
-@dataclass(frozen=True)
-class ProviderDescriptor:
-    """What a provider is, for diagnostics and ``codegen check``: never a credential, a path
-    outside the agent's folder or memory content."""
-
-    # The ``memory.providers`` name (``primary`` when the spec names none).
-    id: str
-    # ``file``, ``postgres``, ``http``, ``markdown``, or a provider of one's own.
-    kind: str
-    read_only: bool = False
-    description: str | None = None
-
-
-@dataclass(frozen=True)
-class CatalogEntry:
-    """One item a provider can enumerate cheaply (a vault note, a document, a topic)."""
-
-    id: str
-    title: str
-    type: str | None = None
-    updated_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class UpdateRequest:
-    """Replace a live fact's text and tags in place of a supersede (``Capabilities.updates``):
-    the old text is kept as history, the id stays."""
-
-    id: str
-    text: str
-    tags: tuple[str, ...] = ()
-    visible: tuple[ScopeKey, ...] = (AGENT,)
-
-    def __post_init__(self) -> None:
-        if not MEMORY_ID_RE.match(self.id):
-            raise InvalidRequestError(f"update: not a memory id: {self.id!r}")
-        _check_visible(self.visible, "update")
 
 
 class DeadlineExceeded(StoreError):
@@ -436,6 +298,8 @@ class LocalFactProvider:
         return self._store
 
     def retain(self, request: RetainRequest) -> RetainResult:
+        from specwire.runtime.facts.providers.operations import RetainResult
+
         store, scope = self._store, request.scope
         if request.key is not None:
             written = store.write_keyed(
@@ -535,6 +399,8 @@ class LocalFactProvider:
         return ProviderDescriptor(self._name, "file", description="the embedded fact store")
 
     def read(self, request: ReadRequest) -> ReadResponse:
+        from specwire.runtime.facts.providers.operations import ReadResponse
+
         facts = self._store.read(fact_id=request.id, key=request.key, visible=request.visible)
         return ReadResponse(
             tuple(
@@ -554,6 +420,8 @@ class LocalFactProvider:
         )
 
     def forget(self, request: ForgetRequest) -> ForgetResult:
+        from specwire.runtime.facts.providers.operations import ForgetResult
+
         if request.id is not None:
             forgotten = self._store.forget_id(
                 request.id, reason=request.reason, visible=request.visible
@@ -573,6 +441,8 @@ class LocalFactProvider:
         )
 
     def health(self) -> Health:
+        from specwire.runtime.facts.providers.operations import Health
+
         try:
             problem = self._store.health_problem(timeout_s=HEALTH_DEADLINE_S)
         except (OSError, StoreError) as exc:

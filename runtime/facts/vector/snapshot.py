@@ -72,6 +72,8 @@ class Position:
 
 @dataclass(frozen=True)
 class Snapshot:
+    """A vector snapshot mapped from disk, and the store position it matches."""
+
     position: Position
     arrays: dict[str, npt.NDArray[Any]]  # read-only views of the mapped file
 

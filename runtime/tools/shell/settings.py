@@ -20,6 +20,8 @@ LIMIT_KNOBS = BASH_LIMITS  # (default, largest value a spec may set), shared wit
 
 @dataclass(frozen=True)
 class BashSettings:
+    """The bash tool's sandbox: network, memory, processes, file size and CPU limits."""
+
     network: Literal["none", "outbound"] = "none"
     memory_mb: int = LIMIT_KNOBS["memoryMb"][0]
     processes: int = LIMIT_KNOBS["processes"][0]

@@ -56,7 +56,7 @@ def hashing(dim: int = 64) -> Embedder:
 
 def answers(store: FactStore, clock: FakeClock) -> Answers:
     """Hybrid hits (ids, scores) and the raw cosine ranking, for every test query."""
-    index = store._semantic
+    index = store._semantic_index()
     assert index is not None
     while index.pending(store._file):  # facts embedded lazily (a new embedder): all of them first
         store.recall("plan")
@@ -73,14 +73,16 @@ def fresh_answers(
 ) -> Answers:
     """What an index built from SQLite alone answers (no snapshot read, none written)."""
     with FactStore.open(db_path, now=clock, embedder=embedder, tuning=tuning) as store:
-        assert store._semantic is not None
-        store._semantic._snapshot = None
+        index = store._semantic_index()
+        assert index is not None
+        index._snapshot = None
         return answers(store, clock)
 
 
 def loaded(store: FactStore) -> bool:
-    assert store._semantic is not None
-    return store._semantic.loaded_snapshot
+    index = store._semantic_index()
+    assert index is not None
+    return index.loaded_snapshot
 
 
 def saved_store(
