@@ -24,8 +24,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent
+
+# No wall-clock assertions anywhere, hypothesis' per-example deadline included: a first example
+# that loads a module on first use, or a loaded machine, is not a failure.
+settings.register_profile("specwire", deadline=None)
+settings.load_profile("specwire")
 E2E_FOLDERS = ("tests/e2e/",)
 
 E2E_ELSEWHERE = frozenset(
