@@ -9,6 +9,7 @@ Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``rem
 Continuity: ``continuity show``, ``continuity clear [SCOPE]``, ``continuity restore [STAMP]``.
 Erasure: ``erase --subject TEXT | --regex RE | --id ID | --user ID | --conversation ID |
 --role NAME``.
+MCP: ``mcp --bundle AGENT_PY`` serves the memory tools to MCP clients (``runtime.owner.mcp_verb``).
 Documents (``memory.documents``): ``doc list|show|create|edit|freeze|unfreeze|export|remove``
 (``runtime.owner.document_verbs``).
 Verbs that change memory show what they will do and ask first unless ``--yes``; without a
@@ -34,6 +35,7 @@ from specwire.runtime.owner import (
     document_verbs,
     erase_verb,
     fact_verbs,
+    mcp_verb,
     migrate_verb,
     remember_verb,
 )
@@ -197,6 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="clear: focus|plans|goals|all (default all); restore: a trash stamp; "
         "migrate: a .crewhaus folder (default: ROOT/.crewhaus)",
     )
+    mcp_verb.add_arguments(
+        verb(
+            "mcp",
+            "serve the agent's memory tools to MCP clients (stdio, or streamable HTTP on "
+            "127.0.0.1 with a bearer token); read-only unless --allow-writes",
+        )
+    )
     document_verbs.add_parser(
         verb("doc", "document memory: list, show, create, edit, freeze, unfreeze, export, remove")
     )
@@ -231,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return document_verbs.run(args)
         if args.verb == "migrate":
             return migrate_verb.run(args)
+        if args.verb == "mcp":
+            return mcp_verb.run(args)
         if is_remote(args) and args.verb == "continuity":
             raise SelectionError("continuity lives under --root: drop --backend")
         if is_remote(args):

@@ -1,0 +1,49 @@
+"""The memory fragment of a generated bundle, read from its ``agent.py`` without running it.
+
+Every generated bundle with memory defines ``MEMORY_FRAGMENT`` as a literal (the compiler's
+output); ``ast.literal_eval`` reads it, so an owner's command never executes bundle code.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from specwire.runtime.owner.selection import SelectionError
+
+# The constant a generated ``agent.py`` holds its fragment in (``runtime.hosts.preflight``
+# names the same one; the owner layer does not import the hosts).
+FRAGMENT_NAME = "MEMORY_FRAGMENT"
+
+
+def read_bundle_fragment(path: Path) -> Mapping[str, Any]:
+    """The fragment literal of ``path`` (an ``agent.py``, or the folder holding one)."""
+    agent = path / "agent.py" if path.is_dir() else path
+    try:
+        source = agent.read_text(encoding="utf-8")
+        tree = ast.parse(source, filename=str(agent))
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        raise SelectionError(f"--bundle {path}: cannot read a bundle ({exc})") from None
+    for node in tree.body:
+        target = _assigned_name(node)
+        if target == FRAGMENT_NAME and isinstance(node, ast.Assign | ast.AnnAssign):
+            try:
+                value = ast.literal_eval(node.value) if node.value is not None else None
+            except ValueError:
+                value = None
+            if isinstance(value, Mapping):
+                return value
+            raise SelectionError(f"--bundle {path}: {FRAGMENT_NAME} is not a literal mapping")
+    raise SelectionError(f"--bundle {path}: no {FRAGMENT_NAME} (a bundle without memory)")
+
+
+def _assigned_name(node: ast.stmt) -> str | None:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+    elif isinstance(node, ast.AnnAssign):
+        target = node.target
+    else:
+        return None
+    return target.id if isinstance(target, ast.Name) else None
