@@ -24,6 +24,7 @@ from typing import Any
 
 from specwire.runtime.core.scopes import Audience, ScopeError
 from specwire.runtime.core.tenancy import build_tenant
+from specwire.runtime.owner.backend import DEFAULT_DSN, DEFAULT_TOKEN
 from specwire.runtime.owner.bundle_fragment import read_bundle_fragment
 from specwire.runtime.owner.mcp_toolset import MemoryToolset
 from specwire.runtime.owner.selection import SelectionError, state_root
@@ -60,6 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    defaults = {"backend": "file", "dsn": DEFAULT_DSN, "url": None, "token": DEFAULT_TOKEN}
+    if any(getattr(args, flag, value) != value for flag, value in defaults.items()):
+        raise SelectionError(
+            "mcp serves the memory the bundle's spec names (its backend and its secrets, read "
+            "from the environment as the bundle reads them): drop --backend/--dsn/--url/--token"
+        )
     fragment = read_bundle_fragment(args.bundle)
     state = state_root(args.root, args.tenant)  # it must exist: the agent ran there
     tenant = None if args.tenant is None else build_tenant(args.tenant, state.parent)

@@ -53,6 +53,18 @@ def test_mcp_without_agent_state_is_one_line_and_exit_2(
     assert code == 2 and err.count("\n") == 1 and "no state directory" in err
 
 
+@pytest.mark.parametrize(
+    "flags", [["--backend", "postgres"], ["--dsn", "$OTHER_DSN"], ["--url", "http://127.0.0.1:9"]]
+)
+def test_mcp_refuses_connection_flags_it_would_not_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]
+) -> None:
+    (tmp_path / "agent.py").write_text("MEMORY_FRAGMENT = {'spec_name': 'd'}\n", encoding="utf-8")
+    code = main(["--root", str(tmp_path), *flags, "mcp", "--bundle", str(tmp_path / "agent.py")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "drop --backend/--dsn/--url/--token" in err
+
+
 def test_no_writing_tool_is_on_the_read_list() -> None:
     writers = {"Remember", "MemoryForget", "FocusWrite", "PlanUpdate", "PlanComplete"}
     writers |= {"GoalWrite", "GoalUpdate", "MemoryClear", "memory_write", "memory_save"}
