@@ -428,7 +428,13 @@ def test_one_tenant_s_300_specs_keep_open_files_bounded_and_another_tenant_writi
                 answer = client.post("/v1/retain", json=body, headers=a)
                 assert answer.status_code == 200, answer.text
                 # Three files per open store (db, WAL, shm): the pool's bound, not 300 specs'.
-                assert open_files(tmp_path) - before <= 3 * MAX_OPEN_STORES_PER_TENANT + 3
+                # Evicted stores are closed by the pool's reaper thread, which a loaded machine
+                # runs late: wait for it (bounded), then hold the bound.
+                bound = 3 * MAX_OPEN_STORES_PER_TENANT + 3
+                settle = time.monotonic() + 30
+                while open_files(tmp_path) - before > bound and time.monotonic() < settle:
+                    time.sleep(0.05)
+                assert open_files(tmp_path) - before <= bound
             by_tenant = [path.parts[-4] for path in stores.open_paths()]
             assert by_tenant.count("tenant-a") <= MAX_OPEN_STORES_PER_TENANT
             assert len(by_tenant) <= MAX_OPEN_STORES
