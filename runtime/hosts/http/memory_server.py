@@ -435,19 +435,27 @@ def _export(call: Call, body: wire.ExportBody) -> BaseModel:
     if not transfers(provider):
         raise _Unsupported("export is not supported by this memory store")
     assert isinstance(provider, FactExporter) and isinstance(provider, QuarantineReader)
-    records: list[BaseModel]
-    if body.kind == "facts":
-        records = [transfer.fact_body(status) for status in provider.export_facts()]
-    else:
-        records = [transfer.held_body(held) for held in provider.quarantined()]
-    records.sort(key=_record_id)
     after = body.after
-    pending = [record for record in records if after is None or _record_id(record) > after]
+    # Sorted and cut to the page before any record is built: a page costs its own size.
+    pending: list[FactStatus] | list[QuarantinedFact]
+    if body.kind == "facts":
+        pending = sorted(
+            (s for s in provider.export_facts() if after is None or s.fact.id > after),
+            key=lambda status: status.fact.id,
+        )
+    else:
+        pending = sorted(
+            (h for h in provider.quarantined() if after is None or h.id > after),
+            key=lambda held: held.id,
+        )
     page: list[BaseModel] = []
     size = 0
-    for record in pending[: body.limit]:
+    for item in pending[: body.limit]:
         if page and size > wire.EXPORT_PAGE_BYTES:
             break
+        record = (
+            transfer.fact_body(item) if isinstance(item, FactStatus) else transfer.held_body(item)
+        )
         page.append(record)
         size += len(record.model_dump_json(by_alias=True))
     next_after = _record_id(page[-1]) if len(page) < len(pending) else None

@@ -234,3 +234,24 @@ def test_a_conflicting_record_is_refused_with_nothing_written(
         "factsPresent": 2,
         "heldPresent": 0,
     }
+
+
+def test_a_restore_refuses_records_no_store_would_hold(
+    tmp_path: Path, run: Run, service: Service
+) -> None:
+    seed_store(tmp_path / "a", 10)
+    assert to_service(run, tmp_path / "a", service.url)[0] == 0
+    before = owner_call(service, service.owner, "export", {"limit": 1000}).json()
+    fact = {key: value for key, value in before["facts"][0].items() if key != "tombstone"}
+    dangling = {**fact, "id": "mem_" + "a" * 16, "supersededBy": "mem_" + "b" * 16}
+    no_subject = {**fact, "id": "mem_" + "c" * 16, "scope": "user", "subject": None}
+    twice = {**fact, "id": "mem_" + "d" * 16}
+    cases = [
+        ([dangling], 422, "refused"),
+        ([no_subject], 400, "invalid_request"),
+        ([twice, {**twice, "text": "another text"}], 400, "invalid_request"),
+    ]
+    for facts, status, code in cases:
+        answer = owner_call(service, service.owner, "restore", {"facts": facts})
+        assert answer.status_code == status and answer.json()["error"]["code"] == code, answer.text
+    assert owner_call(service, service.owner, "export", {"limit": 1000}).json() == before

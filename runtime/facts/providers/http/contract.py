@@ -522,7 +522,19 @@ class TombstoneBody(WireModel):
     superseded_by: MemoryId | None = None
 
 
-class ExportedFactBody(WireModel):
+class _StoredScope(WireModel):
+    """A stored record's scope key, checked as every write checks it."""
+
+    @model_validator(mode="after")
+    def _a_key(self) -> _StoredScope:
+        try:
+            ScopeKey(getattr(self, "scope"), getattr(self, "subject"))  # noqa: B009
+        except ScopeError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+
+class ExportedFactBody(_StoredScope):
     """One fact as a store holds it, history included."""
 
     id: MemoryId
@@ -540,7 +552,7 @@ class ExportedFactBody(WireModel):
     tombstone: TombstoneBody | None = None
 
 
-class HeldBody(WireModel):
+class HeldBody(_StoredScope):
     """One write the injection scanner held, as a store holds it."""
 
     id: MemoryId
@@ -574,6 +586,14 @@ class ExportReply(WireModel):
 class RestoreBody(ScopeBody):
     facts: list[ExportedFactBody] = Field(default_factory=list, max_length=MAX_RESTORE_BATCH)
     held: list[HeldBody] = Field(default_factory=list, max_length=MAX_RESTORE_BATCH)
+
+    @model_validator(mode="after")
+    def _each_id_once(self) -> RestoreBody:
+        for records in (self.facts, self.held):
+            ids = [record.id for record in records]
+            if len(set(ids)) != len(ids):
+                raise ValueError("a restore names each id at most once")
+        return self
 
 
 class RestoreReply(WireModel):
