@@ -1,5 +1,5 @@
-"""``codegen memory migrate --from file|postgres --to file|postgres``: move an agent's memory to
-another backend, as it is.
+"""``codegen memory migrate --from file|postgres|http --to file|postgres|http``: move an agent's
+memory to another backend, as it is.
 
 Every fact is copied with its id, ``createdAt`` and expiry, tags, provenance, scope key, key
 and tier, its tombstone (kind, time, reason) and its supersede link, and every held write with
@@ -15,9 +15,11 @@ store under ``--root`` (the source) and ``--to-root`` (the target, default ``--r
 target folder need not exist (the agent need not have run there). Both sides are the same spec
 (``--spec``, else the one spec under ``--root``) and tenant (``--tenant``).
 
-The HTTP memory contract carries no export and cannot write a fact with its id, time or
-tombstone: ``--from http`` and ``--to http`` are refused in one line naming what to migrate
-instead (the store the memory service serves: its folder or its database).
+A memory service (``http``) is read and written through the contract's owner transfer
+(``/v1/export``, ``/v1/restore``: ``runtime.facts.providers.http.transfer_client``):
+``--from-url``/``--to-url`` (default ``--url``) name it, ``--from-token``/``--to-token``
+(default ``$MEMORY_OWNER_TOKEN``) the variable holding the tenant's *owner* token, which the
+service keeps apart from the agent's (``specwire-memory-server --owner-tokens``).
 """
 
 from __future__ import annotations
@@ -37,15 +39,12 @@ from specwire.runtime.owner.backend import BACKENDS, OwnerFacts, open_backend, r
 from specwire.runtime.owner.migration import Digest, Snapshot, digest, plan
 from specwire.runtime.owner.output import report
 from specwire.runtime.owner.selection import Selection, SelectionError, select, select_remote
+from specwire.runtime.owner.transfer_backend import open_transfer
 
 EXIT_MISMATCH = 3
 DEFAULT_BATCH = 1000
 MAX_BATCH = 10_000
-HTTP_REFUSAL = (
-    "migrate {side} http: the HTTP memory contract cannot {what}; migrate the store the "
-    "memory service serves instead (specwire-memory-server --root DIR: --from/--to file with "
-    "--root DIR; a database: postgres)"
-)
+DEFAULT_OWNER_TOKEN = "$MEMORY_OWNER_TOKEN"
 _T = TypeVar("_T")
 
 
@@ -65,6 +64,26 @@ def add_migrate_arguments(parser: argparse.ArgumentParser) -> None:
         "--to-dsn",
         metavar="$VAR",
         help="postgres target: the variable holding its DSN (default: --dsn)",
+    )
+    parser.add_argument(
+        "--from-url", help="http source: the memory service's URL or $VAR (default: --url)"
+    )
+    parser.add_argument(
+        "--to-url", help="http target: the memory service's URL or $VAR (default: --url)"
+    )
+    parser.add_argument(
+        "--from-token",
+        metavar="$VAR",
+        default=DEFAULT_OWNER_TOKEN,
+        help=f"http source: the variable holding the tenant's owner token (default: "
+        f"{DEFAULT_OWNER_TOKEN}; never the agent's token)",
+    )
+    parser.add_argument(
+        "--to-token",
+        metavar="$VAR",
+        default=DEFAULT_OWNER_TOKEN,
+        help=f"http target: the variable holding the tenant's owner token (default: "
+        f"{DEFAULT_OWNER_TOKEN})",
     )
     parser.add_argument(
         "--to-root",
@@ -92,8 +111,8 @@ def run(args: argparse.Namespace) -> int:
         return instant
 
     with (
-        _open(args, args.source, source_at, args.from_dsn, create=False, now=frozen) as source,
-        _open(args, args.target, target_at, args.to_dsn, create=True, now=frozen) as target,
+        _open(args, args.source, source_at, "from", create=False, now=frozen) as source,
+        _open(args, args.target, target_at, "to", create=True, now=frozen) as target,
     ):
         if _same_store(source, target):
             raise SelectionError("the source and the target are the same store")
@@ -155,16 +174,11 @@ def _check(args: argparse.Namespace) -> None:
         raise SelectionError("migrate takes --from and --to, not --backend")
     if not 1 <= args.batch <= MAX_BATCH:
         raise SelectionError(f"--batch {args.batch}: between 1 and {MAX_BATCH}")
-    if args.source == "http":
-        raise SelectionError(
-            HTTP_REFUSAL.format(side="--from", what="export facts with their history")
-        )
-    if args.target == "http":
-        raise SelectionError(
-            HTTP_REFUSAL.format(
-                side="--to", what="write a fact with its id, createdAt and tombstone"
+    for side, backend in (("from", args.source), ("to", args.target)):
+        if backend == "http" and not (getattr(args, f"{side}_url") or args.url):
+            raise SelectionError(
+                f"--{side} http needs --{side}-url (the memory service's URL or $VAR)"
             )
-        )
     if args.source == args.target == "file" and args.to_root is None:
         raise SelectionError("--from file --to file: name the target with --to-root DIR")
 
@@ -185,11 +199,19 @@ def _open(
     args: argparse.Namespace,
     backend: str,
     selection: Selection,
-    dsn: str | None,
+    side: str,
     *,
     create: bool,
     now: Clock,
 ) -> AbstractContextManager[OwnerFacts]:
+    if backend == "http":
+        return open_transfer(
+            getattr(args, f"{side}_url") or args.url,
+            getattr(args, f"{side}_token"),
+            selection.layout.spec_name,
+            tenant=args.tenant,
+        )
+    dsn = getattr(args, f"{side}_dsn")
     return open_backend(
         backend,
         selection,
@@ -207,6 +229,8 @@ def _same_store(source: OwnerFacts, target: OwnerFacts) -> bool:
         return False
     if source.name == "file":
         return Path(source.where).resolve() == Path(target.where).resolve()
+    if source.name == "http":
+        return source.where == target.where
     # One DSN, one shared pool (``providers.connect``): the same database, spec and tenant.
     return getattr(source.backend, "pool", None) is getattr(target.backend, "pool", object())
 

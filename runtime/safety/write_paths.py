@@ -41,7 +41,7 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "facts.sql.quarantine:mark_released": "host: the owner's release of an id",
     "facts.sql.restore:restore_facts": "host: a migration's copy of facts another store "
     "screened when they were written, through NewFact (redacted) again; recall screens them "
-    "again on read",
+    "again on read (also the memory server's /v1/restore: the tenant's owner token only)",
     "facts.sql.restore:restore_held": "host: a migration's copy of writes another store's "
     "scanner held, kept apart as there",
     "facts.providers.postgres.restore:restore_facts": "host: as facts.sql.restore:restore_facts",

@@ -27,6 +27,7 @@ from specwire.runtime.hosts.http.memory_server import (
     LocalStores,
     memory_app,
     openapi_json,
+    owner_token_variable,
     token_variable,
 )
 
@@ -165,9 +166,13 @@ def test_the_committed_openapi_document_is_up_to_date() -> None:
         "/v1/read",
         "/v1/health",
         "/v1/capabilities",
+        "/v1/export",
+        "/v1/restore",
         "/healthz",
     }
     assert "operationId" in document["components"]["schemas"]["RetainBody"]["properties"]
+    for owner_path in ("/v1/export", "/v1/restore"):
+        assert document["paths"][owner_path]["post"]["security"] == [{"owner": []}]
 
 
 # -- the command line --------------------------------------------------------------------------
@@ -206,6 +211,15 @@ def test_start_up_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
         assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr
     short = run_cli("--root", str(tmp_path), "--tenant", "acme", env={token_variable("acme"): "x"})
     assert short.returncode == 2 and "too short" in short.stderr
+    owner_args = ("--root", str(tmp_path), "--tenant", "acme", "--port", "0", "--owner-tokens")
+    no_owner = run_cli(*owner_args, env={token_variable("acme"): TOKEN_A})
+    assert no_owner.returncode == 2 and no_owner.stderr.count("\n") == 1
+    assert owner_token_variable("acme") in no_owner.stderr
+    shared = run_cli(
+        *owner_args, env={token_variable("acme"): TOKEN_A, owner_token_variable("acme"): TOKEN_A}
+    )
+    assert shared.returncode == 2 and "also an agent token" in shared.stderr
+    assert shared.stderr.count("\n") == 1 and TOKEN_A not in shared.stderr
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()

@@ -54,17 +54,28 @@ from specwire.runtime.core.tenancy import TENANT_ID_RE, assert_inside, build_ten
 from specwire.runtime.facts.model import (
     CapExceededError,
     FactRecord,
+    FactStatus,
     InvalidRequestError,
     Provenance,
+    QuarantinedFact,
 )
 from specwire.runtime.facts.pool import FactStoreLease, FactStorePool
+from specwire.runtime.facts.providers.admin import (
+    EVERY_KEY,
+    FactExporter,
+    FactFilter,
+    FactRestorer,
+    QuarantineReader,
+)
 from specwire.runtime.facts.providers.errors import (
     ProviderScopeError,
     ProviderUnavailable,
     ProviderUncertain,
 )
 from specwire.runtime.facts.providers.http import contract as wire
+from specwire.runtime.facts.providers.http import transfer
 from specwire.runtime.facts.providers.http.opencomputer_wire import PATH_RE as OPENCOMPUTER_PATH_RE
+from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
 from specwire.runtime.facts.providers.protocol import (
     STORE_CAPABILITIES,
     Capabilities,
@@ -73,7 +84,6 @@ from specwire.runtime.facts.providers.protocol import (
     ForgetRequest,
     ForgetResult,
     Health,
-    LocalFactProvider,
     ProviderHit,
     ReadRequest,
     ReadResponse,
@@ -103,6 +113,7 @@ from specwire.runtime.hosts.http.tenant_keys import TenantKeys, load_tenant_keys
 # (tenant id, spec, session or None) → the provider serving that scope.
 ProviderFor = Callable[[str, str, str | None], FactProvider]
 TOKEN_ENV_PREFIX: Final = "SPECWIRE_MEMORY_TOKEN_"
+OWNER_TOKEN_ENV_PREFIX: Final = "SPECWIRE_MEMORY_OWNER_TOKEN_"
 SHA256_PREFIX: Final = "sha256:"
 DEFAULT_PORT: Final = 8765
 _Result = TypeVar("_Result")
@@ -111,6 +122,11 @@ _Result = TypeVar("_Result")
 def token_variable(tenant_id: str) -> str:
     """``tenant-acme`` → ``SPECWIRE_MEMORY_TOKEN_TENANT_ACME``."""
     return TOKEN_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
+
+
+def owner_token_variable(tenant_id: str) -> str:
+    """``tenant-acme`` → ``SPECWIRE_MEMORY_OWNER_TOKEN_TENANT_ACME``."""
+    return OWNER_TOKEN_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", tenant_id).upper()
 
 
 def tenant_keys_from(tokens: TenantKeys | Mapping[str, str]) -> TenantKeys:
@@ -257,6 +273,8 @@ class Call:
 
     provider: FactProvider
     scoped_replies: bool = False
+    # With ``Memory-Features: owner``: whether this server and scope serve the owner transfer.
+    owner_transfer: bool | None = None
 
 
 def _retain(call: Call, body: wire.RetainBody) -> BaseModel:
@@ -376,6 +394,7 @@ def _capabilities(call: Call, body: wire.ScopeBody) -> BaseModel:
         scopes=caps.scopes if scoped else None,
         keys=caps.keys if scoped else None,
         point_read=caps.point_read if scoped else None,
+        owner_transfer=call.owner_transfer,
     )
 
 
@@ -400,6 +419,95 @@ def _scoped(item: ProviderHit | FactRecord, scoped_replies: bool) -> dict[str, A
         "key": item.key,
         "tier": item.tier,
     }
+
+
+def transfers(provider: FactProvider) -> bool:
+    """Whether the owner transfer can read and write this provider's whole memory."""
+    return (
+        isinstance(provider, FactExporter)
+        and isinstance(provider, QuarantineReader)
+        and isinstance(provider, FactRestorer)
+    )
+
+
+def _export(call: Call, body: wire.ExportBody) -> BaseModel:
+    provider = call.provider
+    if not transfers(provider):
+        raise _Unsupported("export is not supported by this memory store")
+    assert isinstance(provider, FactExporter) and isinstance(provider, QuarantineReader)
+    after = body.after
+    # Sorted and cut to the page before any record is built: a page costs its own size.
+    pending: list[FactStatus] | list[QuarantinedFact]
+    if body.kind == "facts":
+        pending = sorted(
+            (s for s in provider.export_facts() if after is None or s.fact.id > after),
+            key=lambda status: status.fact.id,
+        )
+    else:
+        pending = sorted(
+            (h for h in provider.quarantined() if after is None or h.id > after),
+            key=lambda held: held.id,
+        )
+    page: list[BaseModel] = []
+    size = 0
+    for item in pending[: body.limit]:
+        if page and size > wire.EXPORT_PAGE_BYTES:
+            break
+        record = (
+            transfer.fact_body(item) if isinstance(item, FactStatus) else transfer.held_body(item)
+        )
+        page.append(record)
+        size += len(record.model_dump_json(by_alias=True))
+    next_after = _record_id(page[-1]) if len(page) < len(pending) else None
+    if body.kind == "facts":
+        return wire.ExportReply(facts=page, next_after=next_after)
+    return wire.ExportReply(held=page, next_after=next_after)
+
+
+def _record_id(record: BaseModel) -> str:
+    found: str = getattr(record, "id")  # noqa: B009 - both record models have an id
+    return found
+
+
+def _restore(call: Call, body: wire.RestoreBody) -> BaseModel:
+    provider = call.provider
+    if not transfers(provider):
+        raise _Unsupported("restore is not supported by this memory store")
+    assert isinstance(provider, FactExporter) and isinstance(provider, QuarantineReader)
+    assert isinstance(provider, FactRestorer)
+    facts_present = held_present = 0
+    if body.facts:
+        held_facts = {status.fact.id: status for status in provider.export_facts()}
+        for given in body.facts:
+            existing = held_facts.get(given.id)
+            if existing is None:
+                continue
+            if not transfer.same_fact(existing, given):
+                raise _Refusal(
+                    "conflict",
+                    f"fact {given.id} is held here with other contents; nothing was written",
+                )
+            facts_present += 1
+    if body.held:
+        held_now = {held.id: held for held in provider.quarantined()}
+        for item in body.held:
+            found = held_now.get(item.id)
+            if found is None:
+                continue
+            if transfer.held_body(found) != item:
+                raise _Refusal(
+                    "conflict",
+                    f"held write {item.id} is held here with other contents; nothing was written",
+                )
+            held_present += 1
+    facts_written = provider.restore_facts([transfer.fact_status(f) for f in body.facts])
+    held_written = provider.restore_quarantined([transfer.held_fact(h) for h in body.held])
+    return wire.RestoreReply(
+        facts_written=facts_written,
+        held_written=held_written,
+        facts_present=facts_present,
+        held_present=held_present,
+    )
 
 
 @dataclass(frozen=True)
@@ -431,6 +539,27 @@ OPERATIONS: Final = (
 )
 
 
+# The owner transfer: served only with owner tokens, only to them.
+OWNER_OPERATIONS: Final = (
+    Operation(
+        "export",
+        wire.ExportBody,
+        wire.ExportReply,
+        _export,
+        False,
+        "Page through every fact or held write, history included (owner token)",
+    ),
+    Operation(
+        "restore",
+        wire.RestoreBody,
+        wire.RestoreReply,
+        _restore,
+        True,
+        "Write facts and held writes as another store holds them, idempotent by id (owner token)",
+    ),
+)
+
+
 # -- the app -----------------------------------------------------------------------------------
 
 
@@ -443,10 +572,16 @@ def memory_app(
     log: Callable[[str], None] | None = None,
     opencomputer: PartitionTable | None = None,
     opencomputer_path: str = OPENCOMPUTER_PATH,
+    owner_tokens: TenantKeys | Mapping[str, str] | None = None,
 ) -> Starlette:
     """``opencomputer``: also serve OpenComputer's HTTP memory contract at
-    ``opencomputer_path``, its partitions mapped by this table (``opencomputer_server``)."""
+    ``opencomputer_path``, its partitions mapped by this table (``opencomputer_server``).
+    ``owner_tokens`` (as ``tokens``): serve the owner transfer (export, restore) to them; no
+    owner token may be an agent's."""
     keys = tenant_keys_from(tokens)
+    owner_keys = None if owner_tokens is None else tenant_keys_from(owner_tokens)
+    if owner_keys is not None and {d for _, d in owner_keys.digests} & {d for _, d in keys.digests}:
+        raise ServeConfigError("an owner token is also an agent token; give the owner its own")
     oplog = operations if operations is not None else OperationLog()
     say = log if log is not None else _stderr
 
@@ -495,6 +630,34 @@ def memory_app(
             say(f"[memory-server] cannot open the store for {tenant_id}: {exc}\n")
             raise _Refusal("unavailable", "the store for this scope cannot be opened") from None
 
+    def owner_of(request: Request) -> str:
+        if owner_keys is None:
+            raise _Refusal(
+                "not_found",
+                "this server does not serve the owner transfer (start it with --owner-tokens)",
+            )
+        if not _reads_feature(request, wire.FEATURE_OWNER):
+            raise _Refusal(
+                "invalid_request",
+                f"send '{wire.FEATURES_HEADER}: {wire.FEATURE_OWNER}' to call the owner transfer",
+                param=wire.FEATURES_HEADER,
+            )
+        given = bearer_token(request)
+        tenant_id = owner_keys.tenant_for(given) if given is not None else None
+        if tenant_id is not None:
+            return tenant_id
+        if given is not None and keys.tenant_for(given) is not None:
+            raise _Refusal(
+                "scope_violation",
+                "export and restore need the tenant's owner token, not the agent's",
+            )
+        raise _Refusal(
+            "unauthorized",
+            "the token is not a tenant owner's"
+            if given
+            else "missing token: send 'Authorization: Bearer <owner token>'",
+        )
+
     async def run(
         operation: Operation, call: Call, body: Any, deadline: float | None
     ) -> dict[str, Any]:
@@ -505,6 +668,8 @@ def memory_app(
             work = run_in_threadpool(operation.run, call, body)
             # A write, once started, runs to its end; a read is abandoned at the deadline.
             reply = await (work if operation.write else asyncio.wait_for(work, remaining))
+        except _Refusal:
+            raise
         except TimeoutError:
             raise _Refusal(
                 "deadline_exceeded", "the read did not finish within the request's deadline"
@@ -595,7 +760,14 @@ def memory_app(
                 deadline = None if budget is None else arrived + budget
                 body = await parsed(request, operation.body)
                 provider = provider_in(tenant_id, body)
-                call = Call(provider, scoped_replies=_reads_scopes(request))
+                owner_transfer = None
+                if _reads_feature(request, wire.FEATURE_OWNER):
+                    owner_transfer = owner_keys is not None and transfers(provider)
+                call = Call(
+                    provider,
+                    scoped_replies=_reads_feature(request, wire.FEATURE_SCOPES),
+                    owner_transfer=owner_transfer,
+                )
                 payload = await deduplicated(operation, tenant_id, call, body, deadline)
             except _Refusal as refusal:
                 headers = {"WWW-Authenticate": "Bearer"} if refusal.code == "unauthorized" else None
@@ -606,6 +778,23 @@ def memory_app(
                     headers=headers,
                     cap=refusal.cap,
                 )
+            return JSONResponse(payload)
+
+        return handle
+
+    def owner_endpoint(operation: Operation) -> Callable[[Request], Any]:
+        async def handle(request: Request) -> Response:
+            arrived = time.monotonic()
+            try:
+                tenant_id = owner_of(request)
+                budget = deadline_budget(request)
+                deadline = None if budget is None else arrived + budget
+                body = await parsed(request, operation.body)
+                call = Call(provider_in(tenant_id, body), scoped_replies=True)
+                payload = await run(operation, call, body, deadline)
+            except _Refusal as refusal:
+                headers = {"WWW-Authenticate": "Bearer"} if refusal.code == "unauthorized" else None
+                return envelope(refusal.code, refusal.message, param=refusal.param, headers=headers)
             return JSONResponse(payload)
 
         return handle
@@ -624,6 +813,10 @@ def memory_app(
     routes = [
         Route(f"{wire.API_PREFIX}/{op.name}", endpoint(op), methods=["POST"]) for op in OPERATIONS
     ]
+    routes.extend(
+        Route(f"{wire.API_PREFIX}/{op.name}", owner_endpoint(op), methods=["POST"])
+        for op in OWNER_OPERATIONS
+    )
     routes.append(Route("/healthz", healthz, methods=["GET"]))
     if opencomputer is not None:
         endpoint_oc = OpenComputerEndpoint(provider_for, keys, opencomputer, log=say)
@@ -631,10 +824,10 @@ def memory_app(
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
 
 
-def _reads_scopes(request: Request) -> bool:
-    """Whether the client sent ``Memory-Features: scopes`` (a comma-separated list)."""
+def _reads_feature(request: Request, feature: str) -> bool:
+    """Whether the client named ``feature`` in ``Memory-Features`` (a comma-separated list)."""
     features = request.headers.get(wire.FEATURES_HEADER, "")
-    return wire.FEATURE_SCOPES in {part.strip().lower() for part in features.split(",")}
+    return feature in {part.strip().lower() for part in features.split(",")}
 
 
 # -- OpenAPI -----------------------------------------------------------------------------------
@@ -657,14 +850,12 @@ def deadline_budget(request: Request) -> float | None:
 def openapi_document() -> dict[str, Any]:
     """The contract as an OpenAPI 3.1 document, from the same models and routes the app serves."""
     models: list[type[BaseModel]] = [wire.ErrorBody, wire.ServiceHealth]
-    for op in OPERATIONS:
+    for op in (*OPERATIONS, *OWNER_OPERATIONS):
         models.extend([op.body, op.reply])
     unique = list(dict.fromkeys(models))
+    bodies = {op.body for op in (*OPERATIONS, *OWNER_OPERATIONS)}
     _, schemas = models_json_schema(
-        [
-            (model, "validation" if model in {op.body for op in OPERATIONS} else "serialization")
-            for model in unique
-        ],
+        [(model, "validation" if model in bodies else "serialization") for model in unique],
         by_alias=True,
         ref_template="#/components/schemas/{model}",
     )
@@ -678,18 +869,14 @@ def openapi_document() -> dict[str, Any]:
         for status in sorted({status for status, _ in wire.ERROR_CODES.values()})
     }
     paths: dict[str, Any] = {}
-    for op in OPERATIONS:
+    for op in (*OPERATIONS, *OWNER_OPERATIONS):
+        owner = op in OWNER_OPERATIONS
         paths[f"{wire.API_PREFIX}/{op.name}"] = {
             "post": {
                 "operationId": op.name,
                 "summary": op.summary,
-                "description": (
-                    "A write: send an operationId to make it idempotent (de-duplicated per "
-                    "tenant; the same id with another body is 409)."
-                    if op.write
-                    else "A read: no side effects, always safe to retry."
-                ),
-                "security": [{"bearer": []}],
+                "description": _operation_description(op, owner),
+                "security": [{"owner": []}] if owner else [{"bearer": []}],
                 "parameters": [
                     {
                         "name": wire.DEADLINE_HEADER,
@@ -762,7 +949,16 @@ def openapi_document() -> dict[str, Any]:
         "paths": paths,
         "components": {
             "schemas": schemas.get("$defs", {}),
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "owner": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "The tenant's owner token (never the agent's): "
+                    f"${OWNER_TOKEN_ENV_PREFIX}<TENANT ID> on specwire-memory-server "
+                    "--owner-tokens.",
+                },
+            },
         },
         "x-limits": {
             "maxRequestBytes": wire.MAX_REQUEST_BYTES,
@@ -773,8 +969,27 @@ def openapi_document() -> dict[str, Any]:
             "maxRetries": wire.MAX_RETRIES,
             "dedupWindowSeconds": wire.DEDUP_WINDOW_S,
             "dedupMaxPerTenant": wire.DEDUP_MAX_PER_TENANT,
+            "maxExportPage": wire.MAX_EXPORT_PAGE,
+            "exportPageBytes": wire.EXPORT_PAGE_BYTES,
+            "maxRestoreBatch": wire.MAX_RESTORE_BATCH,
         },
     }
+
+
+def _operation_description(op: Operation, owner: bool) -> str:
+    if owner and op.write:
+        return (
+            "The owner transfer (send 'Memory-Features: owner'): idempotent by id, always safe "
+            "to retry; a record held here with other contents is 409 and nothing is written."
+        )
+    if owner:
+        return "The owner transfer (send 'Memory-Features: owner'): a read, safe to retry."
+    if op.write:
+        return (
+            "A write: send an operationId to make it idempotent (de-duplicated per "
+            "tenant; the same id with another body is 409)."
+        )
+    return "A read: no side effects, always safe to retry."
 
 
 def openapi_json() -> str:
@@ -874,10 +1089,10 @@ class _PooledProvider:
         self._tenant_id = tenant_id
         self.path = path
 
-    def _run(self, operation: Callable[[LocalFactProvider], _Result]) -> _Result:
+    def _run(self, operation: Callable[[LocalFactAdmin], _Result]) -> _Result:
         lease = self._stores.borrow(self._tenant_id, self.path)
         try:
-            return operation(LocalFactProvider(lease.store))
+            return operation(LocalFactAdmin(lease.store))
         finally:
             lease.release()
 
@@ -898,6 +1113,23 @@ class _PooledProvider:
 
     def capabilities(self) -> Capabilities:
         return STORE_CAPABILITIES
+
+    # The owner transfer's protocols (``FactExporter``, ``QuarantineReader``, ``FactRestorer``).
+
+    def export_facts(self, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
+        return self._run(lambda provider: provider.export_facts(where))
+
+    def quarantined(self, where: FactFilter = EVERY_KEY) -> list[QuarantinedFact]:
+        return self._run(lambda provider: provider.quarantined(where))
+
+    def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None:
+        return self._run(lambda provider: provider.quarantined_by_id(fact_id))
+
+    def restore_facts(self, statuses: Sequence[FactStatus]) -> int:
+        return self._run(lambda provider: provider.restore_facts(statuses))
+
+    def restore_quarantined(self, held: Sequence[QuarantinedFact]) -> int:
+        return self._run(lambda provider: provider.restore_quarantined(held))
 
 
 # -- command line ------------------------------------------------------------------------------
@@ -931,6 +1163,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument(
         "--openapi", action="store_true", help="print the contract as OpenAPI JSON and exit"
+    )
+    parser.add_argument(
+        "--owner-tokens",
+        action="store_true",
+        help=f"serve the owner transfer (/v1/export, /v1/restore: codegen memory migrate) to "
+        f"each tenant's owner token, ${OWNER_TOKEN_ENV_PREFIX}<TENANT ID>",
     )
     parser.add_argument(
         "--opencomputer",
@@ -984,6 +1222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         keys, missing = load_tenant_keys(
             tenant_ids, variable_for=token_variable, prefix=TOKEN_ENV_PREFIX
         )
+        owner_keys: TenantKeys | None = None
+        owners_missing: list[str] = []
+        if args.owner_tokens:
+            owner_keys, owners_missing = load_tenant_keys(
+                tenant_ids, variable_for=owner_token_variable, prefix=OWNER_TOKEN_ENV_PREFIX
+            )
         # IPPROTO_TCP spelt out (as in runtime.hosts.http.serving): asyncio turns Nagle off
         # (TCP_NODELAY) only on sockets whose proto says TCP; with Nagle on, every keep-alive
         # response waited ~40 ms for the client's delayed ACK.
@@ -1010,8 +1254,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise_open_file_limit,
     )
 
+    for tenant_id in owners_missing:
+        _stderr(
+            f"[memory-server] ${owner_token_variable(tenant_id)} is not set: {tenant_id}'s "
+            "owner transfer gets 401\n"
+        )
     stores = LocalStores(root, tenant_ids)
-    app = memory_app(stores, keys, opencomputer=table, opencomputer_path=args.opencomputer_path)
+    try:
+        app = memory_app(
+            stores,
+            keys,
+            opencomputer=table,
+            opencomputer_path=args.opencomputer_path,
+            owner_tokens=owner_keys,
+        )
+    except ServeConfigError as exc:
+        stores.close()
+        sock.close()
+        _stderr(f"specwire-memory-server: {exc}\n")
+        return 2
     raise_open_file_limit(MAX_CONNECTIONS)
     server = uvicorn.Server(
         uvicorn.Config(

@@ -147,8 +147,21 @@ def test_a_target_whose_copy_changed_since_is_refused(tmp_path: Path, run: Run) 
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (("--from", "http", "--to", "file", "--to-root", "x"), "cannot export facts"),
-        (("--from", "file", "--to", "http"), "cannot write a fact with its id"),
+        (("--from", "http", "--to", "file", "--to-root", "x"), "--from http needs --from-url"),
+        (("--from", "file", "--to", "http"), "--to http needs --to-url"),
+        (
+            (
+                "--from",
+                "file",
+                "--to",
+                "http",
+                "--to-url",
+                "http://127.0.0.1:9",
+                "--to-token",
+                "literal-token",
+            ),
+            "must be a $VAR reference",
+        ),
         (("--from", "file", "--to", "file"), "name the target with --to-root"),
         (("--from", "file", "--to", "file", "--to-root", "."), "the same store"),
         (("--from", "file", "--to", "file", "--to-root", "x", "--batch", "0"), "--batch 0"),

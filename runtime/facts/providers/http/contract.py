@@ -13,6 +13,8 @@ Endpoints (JSON bodies, camelCase keys, ``Authorization: Bearer <tenant token>``
     POST /v1/health        ScopeBody        → 200 HealthReply     (ok=false is still 200)
     POST /v1/capabilities  ScopeBody        → 200 CapabilitiesReply
     GET  /healthz          (no token)       → 200 {"status": "ok", "version": 1}
+    POST /v1/export        ExportBody       → 200 ExportReply     (owner token; see below)
+    POST /v1/restore       RestoreBody      → 200 RestoreReply    (owner token; see below)
 
 Scope. The **tenant** is the one the bearer token belongs to; it is never read from a path or a
 body field, so no request can reach another tenant's data. A body may *claim* a ``tenant``: when
@@ -61,6 +63,23 @@ Limits. Request bodies at most ``MAX_REQUEST_BYTES`` (413 ``payload_too_large`` 
 responses at most ``MAX_RESPONSE_BYTES`` (the client refuses a larger one), and the per-field
 bounds below (400 ``invalid_request`` naming the field). Clients should check them before
 sending; servers always check them.
+
+Owner transfer (``codegen memory migrate --from http`` / ``--to http``). Two endpoints move a
+scope's whole memory as it is: ``/v1/export`` pages through every fact ever written (history
+included: status, tombstone, supersede links, scope key, key, tier, provenance) or every held
+write (``kind: held``), ordered by id, ``limit`` a page (at most ``MAX_EXPORT_PAGE``, and within
+``EXPORT_PAGE_BYTES``), the next page ``after`` the reply's ``nextAfter`` (absent: the last
+page). ``/v1/restore`` writes facts and held writes with their ids, times, tombstones and links
+(heads of supersede chains first), idempotent by id: a record the store holds already, equal,
+is skipped (counted as present); one it holds with other contents is a 409 ``conflict`` and
+nothing of the batch is written. Both need the tenant's *owner* token, which the server keeps
+apart from the agent's (``specwire-memory-server --owner-tokens``:
+``SPECWIRE_MEMORY_OWNER_TOKEN_<TENANT ID>``): an agent token is refused (403
+``scope_violation``), a server without owner tokens answers 404 ``not_found``. A client opts
+in with ``Memory-Features: owner`` (a request without it is a 400); with it, ``/v1/capabilities``
+says whether this server and scope offer the transfer (``ownerTransfer``). The owner token only
+opens these two endpoints. Nothing restored is screened again: the source screened it, and
+every recall screens what it returns.
 
 Versioning. ``version`` in every body must be ``CONTRACT_VERSION``; the contract only grows by
 new optional fields and new endpoints under ``/v1``. A breaking change is ``/v2``.
@@ -118,6 +137,13 @@ MAX_VISIBLE: Final = 16
 # Sent by a client that understands the replies' scope fields (see "Memory scopes" above).
 FEATURES_HEADER: Final = "Memory-Features"
 FEATURE_SCOPES: Final = "scopes"
+# Sent by an owner's client that calls the transfer endpoints (export, restore).
+FEATURE_OWNER: Final = "owner"
+MAX_EXPORT_PAGE: Final = 1000
+MAX_RESTORE_BATCH: Final = 1000
+# A page stops growing past this many bytes of records (room left for the last one and JSON).
+EXPORT_PAGE_BYTES: Final = 3 * 1024 * 1024
+MAX_RULE_CHARS: Final = 200
 MAX_OPERATION_ID_CHARS: Final = 128
 DEADLINE_HEADER: Final = "Deadline-Ms"
 MAX_DEADLINE_MS: Final = 10 * 60 * 1000
@@ -437,6 +463,8 @@ class CapabilitiesReply(WireModel):
     scopes: bool | None = None
     keys: bool | None = None
     point_read: bool | None = None
+    # With ``Memory-Features: owner``: the export and restore endpoints serve this scope.
+    owner_transfer: bool | None = None
 
 
 class CapBody(WireModel):
@@ -482,3 +510,95 @@ def backoff_s(retry: int, jitter: float) -> float:
     factor in ``[0.5, 1.0]`` (``jitter`` in ``[0, 1)``) so a fleet does not retry in step."""
     base = BACKOFF_BASE_S * BACKOFF_FACTOR ** (retry - 1)
     return base * (0.5 + 0.5 * jitter)
+
+
+# -- owner transfer (append-only: see "Owner transfer" above) ----------------------------------
+
+
+class TombstoneBody(WireModel):
+    kind: Literal["superseded", "expired", "forgotten"]
+    at: datetime
+    reason: Annotated[str, StringConstraints(max_length=MAX_REASON_CHARS)] | None = None
+    superseded_by: MemoryId | None = None
+
+
+class _StoredScope(WireModel):
+    """A stored record's scope key, checked as every write checks it."""
+
+    @model_validator(mode="after")
+    def _a_key(self) -> _StoredScope:
+        try:
+            ScopeKey(getattr(self, "scope"), getattr(self, "subject"))  # noqa: B009
+        except ScopeError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+
+class ExportedFactBody(_StoredScope):
+    """One fact as a store holds it, history included."""
+
+    id: MemoryId
+    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEYED_TEXT_BYTES)]
+    tags: list[Tag] = Field(max_length=MAX_TAGS)
+    status: Literal["live", "expired", "superseded", "forgotten"]
+    scope: Scope
+    subject: SubjectId | None = None
+    key: FactKey | None = None
+    tier: Tier | None = None
+    created_at: datetime
+    expires_at: datetime | None = None
+    superseded_by: MemoryId | None = None
+    provenance: ProvenanceBody
+    tombstone: TombstoneBody | None = None
+
+
+class HeldBody(_StoredScope):
+    """One write the injection scanner held, as a store holds it."""
+
+    id: MemoryId
+    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEYED_TEXT_BYTES)]
+    tags: list[Tag] = Field(max_length=MAX_TAGS)
+    scope: Scope
+    subject: SubjectId | None = None
+    key: FactKey | None = None
+    tier: Tier | None = None
+    created_at: datetime
+    ttl_ms: Annotated[int, Field(ge=1)] | None = None
+    provenance: ProvenanceBody
+    rule: Annotated[str, StringConstraints(min_length=1, max_length=MAX_RULE_CHARS)]
+    found_on: Literal["write", "read"]
+
+
+class ExportBody(ScopeBody):
+    kind: Literal["facts", "held"] = "facts"
+    # The page after this id (absent: the first page).
+    after: MemoryId | None = None
+    limit: Annotated[int, Field(ge=1, le=MAX_EXPORT_PAGE)] = 500
+
+
+class ExportReply(WireModel):
+    facts: list[ExportedFactBody] = Field(default_factory=list, max_length=MAX_EXPORT_PAGE)
+    held: list[HeldBody] = Field(default_factory=list, max_length=MAX_EXPORT_PAGE)
+    # Where the next page starts (absent: this was the last page).
+    next_after: MemoryId | None = None
+
+
+class RestoreBody(ScopeBody):
+    facts: list[ExportedFactBody] = Field(default_factory=list, max_length=MAX_RESTORE_BATCH)
+    held: list[HeldBody] = Field(default_factory=list, max_length=MAX_RESTORE_BATCH)
+
+    @model_validator(mode="after")
+    def _each_id_once(self) -> RestoreBody:
+        for records in (self.facts, self.held):
+            ids = [record.id for record in records]
+            if len(set(ids)) != len(ids):
+                raise ValueError("a restore names each id at most once")
+        return self
+
+
+class RestoreReply(WireModel):
+    facts_written: Annotated[int, Field(ge=0)]
+    held_written: Annotated[int, Field(ge=0)]
+    # Already there, equal: skipped.
+    facts_present: Annotated[int, Field(ge=0)]
+    held_present: Annotated[int, Field(ge=0)]
