@@ -79,6 +79,18 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "owner.continuity_verbs:_migrate": "screened: each CrewHaus file is scanned and "
     "redacted (_screened_copy) before it is copied",
     # -- wiki -----------------------------------------------------------------------------------
+    # -- documents -------------------------------------------------------------------------------
+    "documents.files:FileDocumentStore._write_data": "screened: an agent's memory_save is "
+    "scanned first (documents.binding: a flagged save is held, nothing stored); every title, "
+    "summary and text is redacted by documents.model; an owner's create/edit is the owner's "
+    "own text",
+    "documents.postgres:PostgresDocumentStore._update": "screened: as "
+    "FileDocumentStore._write_data",
+    "documents.postgres:PostgresDocumentStore.create": "screened: as FileDocumentStore._write_data",
+    "documents.postgres:PostgresDocumentStore.remove": "host: a removal mark for an id",
+    "documents.postgres:migrate_documents": "host: the documents table's schema",
+    "owner.document_verbs:_export": "host: documents a store already holds (screened when "
+    "written), exported where the owner asks",
     "wiki.folder:WikiFolder.write_article": "screened: WikiStore._write redacts the "
     "draft and scans the article (wiki_write and log_knowledge_gap's drafts) before writing",
     "wiki.folder:WikiFolder.keep_version": "host: the previous version of an article "

@@ -373,7 +373,7 @@ def test_a_bundle_reads_its_secret_model_id_when_it_starts(tmp_path: Path) -> No
 
     missing = run({})
     assert missing.returncode == 2
-    assert "environment variable DEMO_MODEL_ID" in missing.stderr
+    assert "environment variable is not set: DEMO_MODEL_ID (agent.model)" in missing.stderr
     assert "Traceback" not in missing.stderr and missing.stdout == ""
     done = run({"DEMO_MODEL_ID": "scripted/from-env"})
     assert done.returncode == 0, done.stderr

@@ -7,7 +7,7 @@ import pytest
 
 from specwire.ir import SpecError, load_spec_text
 
-HEAD = "name: s\ntarget: cli\nagent: {model: m, instructions: i}\n"  # lines 1-3
+HEAD = "name: s\ntarget: cli\nagent: {model: claude-sonnet-4-5, instructions: i}\n"  # lines 1-3
 
 
 def issues(text: str) -> list[str]:

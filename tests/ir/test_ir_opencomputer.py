@@ -10,7 +10,8 @@ import pytest
 from specwire.ir import SpecError, load_spec_text
 from specwire.ir.lower import lower
 
-HEAD = "name: s\ntarget: cli\nagent: {model: m, instructions: i}\nmemory:\n"  # lines 1-4
+# lines 1-4
+HEAD = "name: s\ntarget: cli\nagent: {model: claude-sonnet-4-5, instructions: i}\nmemory:\n"
 OC = "  backend: http\n  protocol: opencomputer\n  url: $MEMORY_URL\n  token: $MEMORY_TOKEN\n"
 TOOL = "    - name: remember\n      description: Save a fact.\n      access: write\n"
 

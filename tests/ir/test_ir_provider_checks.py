@@ -8,15 +8,15 @@ import pytest
 from specwire.ir import SpecError, load_spec_text
 from specwire.runtime.core.fragment import MAX_PROVIDERS
 
-CLI = "name: s\ntarget: cli\nagent: {model: m, instructions: i}\nmemory:\n  providers:\n"  # 1-5
+AGENT = "name: s\ntarget: cli\nagent: {model: claude-sonnet-4-5, instructions: i}\n"  # 1-3
+CLI = AGENT + "memory:\n  providers:\n"  # 1-5
 MAIN = "    - {name: main, backend: file}\n"  # line 6
 NOTES = "    - {name: notes, backend: markdown, path: notes}\n"
 
 BAD: list[tuple[str, str, list[str]]] = [
     (
         "beside-a-memory-level-backend",
-        "name: s\ntarget: cli\nagent: {model: m, instructions: i}\nmemory:\n  backend: file\n"
-        "  providers:\n    - {name: main, backend: file}\n",
+        AGENT + "memory:\n  backend: file\n  providers:\n    - {name: main, backend: file}\n",
         [
             "5:3: memory.backend: `backend` sets the one memory backend, but `providers` lists "
             "them: move it to the first provider (the primary) or remove `providers`"
