@@ -344,7 +344,15 @@ class CatalogEntry:
 @dataclass(frozen=True)
 class UpdateRequest:
     """Replace a live fact's text and tags in place of a supersede (``Capabilities.updates``):
-    the old text is kept as history, the id stays."""
+    the old text is kept as history, the id stays.
+
+    A built-in provider keeps the old version as a fact of its own (a new id, superseded by the
+    updated one with reason ``updated``: exports and migrations carry it like any superseded
+    fact), screens the new text like a write (held: ``RetainResult.quarantined``, the fact
+    unchanged), and treats a fact outside ``visible``, a tier note or a dead fact as unknown
+    (``StoreError``); a keyed fact is written by its key (``InvalidRequestError``). The result:
+    ``id`` the fact's own, ``superseded`` the old version's id, ``created`` False (with ``text``
+    and ``tags``) when the text and tags were already these."""
 
     id: str
     text: str
@@ -406,7 +414,9 @@ LOCAL_CAPABILITIES = Capabilities(
     deletes=True,
 )
 # The embedded store's: scope keys, keyed writes and point reads too.
-STORE_CAPABILITIES = replace(LOCAL_CAPABILITIES, scopes=True, keys=True, point_read=True)
+STORE_CAPABILITIES = replace(
+    LOCAL_CAPABILITIES, scopes=True, keys=True, point_read=True, updates=True
+)
 
 
 def _size(text: str) -> int:
@@ -530,6 +540,16 @@ class LocalFactProvider:
                 ),
             )
         )
+
+    def update(self, request: UpdateRequest) -> RetainResult:
+        fact, old_id = self._store.update(
+            request.id, request.text, request.tags, visible=request.visible
+        )
+        if fact.quarantined is not None:
+            return RetainResult(fact.id, True, fact.expires_at, None, fact.quarantined)
+        if old_id is None:
+            return RetainResult(fact.id, False, fact.expires_at, text=fact.text, tags=fact.tags)
+        return RetainResult(fact.id, True, fact.expires_at, old_id, bytes=_size(fact.text))
 
     def descriptor(self) -> ProviderDescriptor:
         return ProviderDescriptor(self._name, "file", description="the embedded fact store")
