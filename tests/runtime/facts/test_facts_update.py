@@ -131,3 +131,22 @@ def test_a_models_update_reaches_only_its_visible_plain_facts(tmp_path: Path) ->
         assert [h.fact.text for h in store.recall("locker", 5, visible=(alice,))] == [
             "alice's locker is 12"
         ]
+
+
+def test_the_history_moves_with_the_facts(tmp_path: Path) -> None:
+    """What ``codegen memory migrate`` does: export, restore heads first, a second run writes
+    nothing."""
+    from specwire.runtime.facts.restoring import restore_order
+
+    with FactStore.open(tmp_path / "a.sqlite3") as source:
+        fact = source.remember("the office is in Berlin")
+        source.update(fact.id, "the office is in Lisbon")
+        source.update(fact.id, "the office is in Porto")
+        exported = source.list_facts()
+    with FactStore.open(tmp_path / "b.sqlite3") as target:
+        assert target.restore_facts(restore_order(exported)) == 3
+        assert target.restore_facts(restore_order(exported)) == 0
+        by_id = {status.fact.id: status for status in target.list_facts()}
+        assert by_id == {status.fact.id: status for status in exported}
+        assert texts(target, "office") == ["the office is in Porto"]
+        assert [h.fact.id for h in target.recall("office", 5)] == [fact.id]
