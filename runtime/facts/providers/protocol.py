@@ -351,8 +351,9 @@ class UpdateRequest:
     fact), screens the new text like a write (held: ``RetainResult.quarantined``, the fact
     unchanged), and treats a fact outside ``visible``, a tier note or a dead fact as unknown
     (``StoreError``); a keyed fact is written by its key (``InvalidRequestError``). The result:
-    ``id`` the fact's own, ``superseded`` the old version's id, ``created`` False (with ``text``
-    and ``tags``) when the text and tags were already these."""
+    ``id`` the fact's own (a held text: the held write's, as a retain's), ``superseded`` the old
+    version's id, ``created`` False (with ``text`` and ``tags``) when the text and tags were
+    already these."""
 
     id: str
     text: str
