@@ -150,3 +150,22 @@ def test_the_history_moves_with_the_facts(tmp_path: Path) -> None:
         assert by_id == {status.fact.id: status for status in exported}
         assert texts(target, "office") == ["the office is in Porto"]
         assert [h.fact.id for h in target.recall("office", 5)] == [fact.id]
+
+
+def test_erasure_reaches_the_old_text_an_update_kept(tmp_path: Path) -> None:
+    from specwire.runtime.erasure.erase import erase_subject
+    from specwire.runtime.erasure.subject import Subject
+
+    root = tmp_path / ".specwire"
+    path = root / "facts" / "bot.sqlite3"
+    path.parent.mkdir(parents=True)
+    with FactStore.open(path) as store:
+        fact = store.remember("the contact is Alice Smith")
+        store.update(fact.id, "the contact is Bob")
+    receipt = erase_subject(root, Subject.literal("Alice Smith"))
+    assert receipt.tiers["facts"]["facts"] == 1 and receipt.verification.clean
+    with FactStore.open(path) as store:
+        assert [(s.fact.id, s.fact.text, s.status) for s in store.list_facts()] == [
+            (fact.id, "the contact is Bob", "live")
+        ]
+        assert texts(store, "contact") == ["the contact is Bob"]
