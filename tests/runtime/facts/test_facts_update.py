@@ -169,3 +169,36 @@ def test_erasure_reaches_the_old_text_an_update_kept(tmp_path: Path) -> None:
             (fact.id, "the contact is Bob", "live")
         ]
         assert texts(store, "contact") == ["the contact is Bob"]
+
+
+def test_the_router_updates_through_its_primary_only(tmp_path: Path) -> None:
+    from specwire.runtime.facts.providers.protocol import (
+        LocalFactProvider,
+        RecallRequest,
+        RetainRequest,
+        UpdateRequest,
+    )
+    from specwire.runtime.facts.routing.router import FactRouter, RoutedProvider
+
+    with (
+        FactStore.open(tmp_path / "primary.sqlite3") as own,
+        FactStore.open(tmp_path / "other.sqlite3") as other,
+    ):
+        primary, second = LocalFactProvider(own), LocalFactProvider(other)
+        router = FactRouter(
+            RoutedProvider("primary", "file", primary, 2.0),
+            [RoutedProvider("second", "file", second, 2.0)],
+        )
+        assert router.capabilities().updates
+        fact = router.retain(RetainRequest("the standup is at nine"))
+        theirs = second.retain(RetainRequest("the retro is on Friday"))
+        done = router.update(UpdateRequest(fact.id, "the standup is at ten"))
+        assert done.id == fact.id
+        hits = router.recall(RecallRequest("standup retro", 5)).hits
+        assert sorted(hit.text for hit in hits) == [
+            "the retro is on Friday",
+            "the standup is at ten",
+        ]
+        # Another provider's fact is not the primary's to update.
+        with pytest.raises(StoreError, match="no live memory"):
+            router.update(UpdateRequest(theirs.id, "the retro is on Monday"))
