@@ -16,6 +16,14 @@ differently); rows are streamed with a server-side cursor.
 With a scope ``key`` (``erase --user ID``) the rows stored in that key go too, whatever their
 text, and rows whose scope subject holds the subject (a conversation keyed by the person); a
 database from before scopes has no scope columns and only ``agent`` rows.
+
+Documents kept in the same database (``runtime.documents.postgres``, every tenant and spec) are
+**redacted**, as the file tier redacts a document's JSON file: the subject is replaced in the
+title, text and summary of every row (a removed one included), and the row's revision moves
+on, so a save based on the text before the erasure is refused as stale instead of writing the
+subject back. Documents belong to the agent, not to a scope key: ``--user`` redacts the person's
+mentions there and deletes no document. A document id is structure (as a file name is) and is
+never changed; an id that holds the subject is counted as remaining.
 """
 
 from __future__ import annotations
@@ -45,6 +53,8 @@ class PostgresErasure:
     remaining: int
     # Facts and held writes deleted per scope name (never a subject).
     by_scope: dict[str, int] = field(default_factory=dict)
+    # Document rows whose title, text or summary was redacted.
+    documents: int = 0
 
 
 def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -> PostgresErasure:
@@ -53,8 +63,12 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
     import psycopg
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
-        if not _has_schema(conn):
+        has_facts, has_documents = _has_table(conn, "facts"), _has_table(conn, "documents")
+    if not has_facts:
+        if not has_documents:
             return PostgresErasure(0, 0, 0, 0, 0)
+        return _erase_documents_only(dsn, subject, key)
+    with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         vector_tables = _vector_tables(conn)
         by_scope: dict[str, int] = {}
         with conn.transaction():
@@ -78,11 +92,32 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
                 "DELETE FROM quarantine WHERE id = ANY(%s)", (held,)
             ).rowcount
             redacted = _redact_reasons(conn, subject)
-    _vacuum(dsn, ["facts", "tombstones", "quarantine", *vector_tables])
+            documents = _redact_documents(conn, subject) if has_documents else 0
+    _vacuum(
+        dsn,
+        [
+            "facts",
+            "tombstones",
+            "quarantine",
+            *vector_tables,
+            *(["documents"] if documents else []),
+        ],
+    )
     left = remaining(dsn, subject, key)
     return PostgresErasure(
-        facts, quarantined, vectors, redacted, left, dict(sorted(by_scope.items()))
+        facts, quarantined, vectors, redacted, left, dict(sorted(by_scope.items())), documents
     )
+
+
+def _erase_documents_only(dsn: str, subject: Subject, key: ScopeKey | None) -> PostgresErasure:
+    """A database that holds documents and no facts (a bundle whose facts live elsewhere)."""
+    import psycopg
+
+    with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn, conn.transaction():
+        documents = _redact_documents(conn, subject)
+    if documents:
+        _vacuum(dsn, ["documents"])  # after the connection closed: its locks are released
+    return PostgresErasure(0, 0, 0, 0, remaining(dsn, subject, key), documents=documents)
 
 
 def remaining(dsn: str, subject: Subject, key: ScopeKey | None = None) -> int:
@@ -91,8 +126,9 @@ def remaining(dsn: str, subject: Subject, key: ScopeKey | None = None) -> int:
     import psycopg
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
-        if not _has_schema(conn):
-            return 0
+        documents = len(_documents_matching(conn, subject)) if _has_table(conn, "documents") else 0
+        if not _has_table(conn, "facts"):
+            return documents
         facts = _matching(conn, "facts", subject, key, {})
         held = _matching(conn, "quarantine", subject, key, {})
         reasons = _scan(
@@ -103,7 +139,7 @@ def remaining(dsn: str, subject: Subject, key: ScopeKey | None = None) -> int:
             None,
             {},
         )
-        return len(facts) + len(held) + len(reasons)
+        return len(facts) + len(held) + len(reasons) + documents
 
 
 def _matching(
@@ -163,8 +199,39 @@ def _redact_reasons(conn: Connection[Any], subject: Subject) -> int:
     return len(changed)
 
 
-def _has_schema(conn: Connection[Any]) -> bool:
-    row = conn.execute("SELECT to_regclass('public.facts') IS NOT NULL").fetchone()
+def _documents_matching(
+    conn: Connection[Any], subject: Subject
+) -> list[tuple[str, str, str, str, str, str]]:
+    """(tenant, spec, id, title, text, summary) of every document row holding the subject."""
+    found = []
+    with conn.cursor(name="specwire_erasure_documents") as cursor:
+        cursor.itersize = _BATCH
+        cursor.execute("SELECT tenant, spec, id, title, text, summary FROM documents")
+        for row in cursor:
+            if any(subject.matches(value) for value in row[2:]):
+                found.append(row)
+    return found
+
+
+def _redact_documents(conn: Connection[Any], subject: Subject) -> int:
+    """Redact the subject from every document row's title, text and summary; the revision
+    moves on so a save based on the old text conflicts. Returns the rows changed."""
+    changed = 0
+    for tenant, spec, identifier, title, text, summary in _documents_matching(conn, subject):
+        redacted = [subject.redact(value) for value in (title, text, summary)]
+        if redacted == [title, text, summary]:
+            continue  # only the id holds it: structure, left for ``remaining`` to report
+        conn.execute(
+            "UPDATE documents SET title = %s, text = %s, summary = %s, revision = revision + 1 "
+            "WHERE tenant = %s AND spec = %s AND id = %s",
+            (*redacted, tenant, spec, identifier),
+        )
+        changed += 1
+    return changed
+
+
+def _has_table(conn: Connection[Any], name: str) -> bool:
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"public.{name}",)).fetchone()
     return bool(row and row[0])
 
 

@@ -22,7 +22,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from threading import RLock
 from types import TracebackType
@@ -390,6 +390,49 @@ class FactStore:
             queries.mark_superseded(conn, old_id, replacement.id)
             queries.tombstone(conn, "superseded", old_id, now, reason, replacement.id)
             return replacement
+
+    def update(
+        self,
+        fact_id: str,
+        text: str,
+        tags: Sequence[str] = (),
+        *,
+        visible: Sequence[ScopeKey] | None = None,
+    ) -> tuple[Fact, str | None]:
+        """Replace live plain fact ``fact_id``'s text and tags, keeping its id, creation time,
+        expiry, scope and provenance; its old version stays as history (``queries.edit_live``).
+        Returns the fact as it is now and the old version's id (None when nothing changed:
+        the same text and tags, or a text the scanner held in quarantine — then the returned
+        fact has ``quarantined`` set and the fact stays as it was).
+
+        With ``visible`` (a model's update) a fact outside those scope keys, or a tier note, is
+        unknown (``StoreError``, as if absent); a keyed fact is written by its key.
+        """
+        validation.memory_id(fact_id)
+        with self._file.updating("update") as conn:
+            fact = None if conn is None else queries.live_by_id(conn, fact_id, self._now_ms())
+            if fact is None or not _admitted(fact, visible):
+                raise StoreError(f"no live memory with id {fact_id}")
+        if fact.key is not None:
+            raise InvalidRequestError(
+                f"cannot update {fact_id}: it is a keyed memory; write it by its key"
+            )
+        new = NewFact(text, tags, None, None, scope=fact.scope)
+        if (new.text, new.tags) == (fact.text, fact.tags):
+            return fact, None
+        hit = self._screened(new)
+        if hit is not None:
+            return self._hold(new, hit), None
+        vector = self._vector_of(new)
+        with self._file.updating("update") as conn:
+            now = self._now_ms()
+            current = None if conn is None else queries.live_by_id(conn, fact_id, now)
+            if conn is None or current is None or current != fact:
+                raise StoreError(f"{fact_id} changed while it was being updated: try again")
+            old_id = queries.edit_live(conn, fact_id, new, now)
+            self._store_vector(conn, fact_id, vector)
+            self._clean.discard(fact_id)
+            return replace(fact, text=new.text, tags=new.tags), old_id
 
     def write_keyed(
         self,

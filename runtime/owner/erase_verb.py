@@ -128,7 +128,8 @@ def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> Post
         ) from None
     sys.stdout.write(
         f"erased in PostgreSQL: {done.facts} fact(s), {done.quarantined} quarantined, "
-        f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted\n"
+        f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted, "
+        f"{done.documents} document(s) redacted\n"
     )
     return done
 
@@ -145,6 +146,7 @@ def _erase(
                 "quarantined": database.quarantined,
                 "vectors": database.vectors,
                 "reasonsRedacted": database.reasons_redacted,
+                "documentsRedacted": database.documents,
                 "remaining": database.remaining,
             }
         }

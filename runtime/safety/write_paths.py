@@ -31,6 +31,9 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "store scans before inserting (FactStore._screened: flagged writes are held)",
     "facts.sql.queries:insert_with_id": "screened: as insert_many",
     "facts.sql.queries:mark_superseded": "host: ids only",
+    "facts.sql.queries:edit_live": "screened: FactStore.update screens the new text (a "
+    "flagged one is held, nothing edited) and NewFact redacts it; the old version is a copy "
+    "of a stored fact",
     "facts.sql.queries:sweep_expired": "host: tombstones of expired ids",
     "facts.sql.queries:tombstone": "screened: the reason is redacted (validation.reason); "
     "a reason is never read into a prompt",
@@ -55,6 +58,11 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "facts.providers.postgres.provider:PostgresFactProvider._insert": "screened: NewFact "
     "redacts and PostgresFactProvider._screened scans before inserting",
     "facts.providers.postgres.provider:PostgresFactProvider._retain": "screened: as _insert",
+    "facts.providers.postgres.provider:PostgresFactProvider._update": "screened: the new "
+    "text is screened (held when flagged) and redacted by NewFact before the write; a vector "
+    "of it",
+    "facts.providers.postgres.updating:edit_live": "screened: as PostgresFactProvider._update; "
+    "the old version is a copy of a stored fact",
     "facts.providers.postgres.provider:PostgresFactProvider._tombstone": "screened: reason "
     "redacted (validation.reason)",
     "facts.providers.postgres.provider:PostgresFactProvider._hold_on_read": "screened: a "
@@ -109,6 +117,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "erasure.file_tier:redact_files": "host: the subject redacted from session logs",
     "erasure.postgres_tier:erase_in_database": "host: deletions of the subject",
     "erasure.postgres_tier:_redact_reasons": "host: the subject redacted",
+    "erasure.postgres_tier:_redact_documents": "host: stored document text with the subject "
+    "redacted",
     # -- tools and the rest ---------------------------------------------------------------------
     "tools.builtin:_write": "host: the agent's own work files in its workspace (the "
     "write tool refuses .specwire/); never read into a prompt but through a tool result",

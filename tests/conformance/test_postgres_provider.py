@@ -435,3 +435,39 @@ def test_common_terms_do_not_select_candidates_but_still_rank(pg: PostgresTarget
     }
     assert len(hits) == 20
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+
+
+def test_an_update_keeps_the_old_version_with_its_vector(tmp_path: Path) -> None:
+    from specwire.runtime.embedders import load_embedder
+    from specwire.runtime.facts.providers.protocol import UpdateRequest
+
+    target = PostgresTarget(tmp_path, embedder=load_embedder("hash/64"))
+    try:
+        provider = target.make(A, SPEC)
+        fact = provider.retain(RetainRequest("the deploy window is Tuesday", ("ops",)))
+        provider.retain(RetainRequest("lunch is at noon"))
+        done = provider.update(UpdateRequest(fact.id, "the deploy window is Thursday", ("ops",)))
+        assert (done.id, done.created) == (fact.id, True) and done.superseded is not None
+        assert texts(provider, "deploy window")[0] == "the deploy window is Thursday"
+        assert "the deploy window is Tuesday" not in texts(provider, "deploy Tuesday")
+        # Each version keeps the vector of its own text; the old one is a superseded fact.
+        assert rows(
+            target,
+            "SELECT f.text FROM fact_vectors_64 v JOIN facts f ON f.id = v.fact_id ORDER BY f.text",
+        ) == [
+            ("lunch is at noon",),
+            ("the deploy window is Thursday",),
+            ("the deploy window is Tuesday",),
+        ]
+        assert rows(
+            target,
+            "SELECT f.superseded_by, t.kind, t.reason FROM facts f JOIN tombstones t "
+            "ON t.target = f.id WHERE f.id = %s",
+            done.superseded,
+        ) == [(fact.id, "superseded", "updated")]
+        # Another tenant's provider cannot reach the fact.
+        with pytest.raises(StoreError, match="no live memory"):
+            target.make(B, SPEC).update(UpdateRequest(fact.id, "the deploy window is Friday"))
+        assert texts(provider, "deploy window")[0] == "the deploy window is Thursday"
+    finally:
+        target.close()

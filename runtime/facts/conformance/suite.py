@@ -8,6 +8,7 @@ from specwire.runtime.facts.conformance import (
     scope_cases,
     theme_cases,
     tier_cases,
+    update_cases,
 )
 from specwire.runtime.facts.conformance.case import CATALOGUES, Case
 
@@ -18,6 +19,7 @@ PARTS: dict[str, tuple[Case, ...]] = {
     "scopes": scope_cases.CASES,
     "tiers": tier_cases.CASES,
     "admin": admin_cases.CASES,
+    "updates": update_cases.CASES,
 }
 
 

@@ -204,7 +204,16 @@ class CatalogEntry:
 @dataclass(frozen=True)
 class UpdateRequest:
     """Replace a live fact's text and tags in place of a supersede (``Capabilities.updates``):
-    the old text is kept as history, the id stays."""
+    the old text is kept as history, the id stays.
+
+    A built-in provider keeps the old version as a fact of its own (a new id, superseded by the
+    updated one with reason ``updated``: exports and migrations carry it like any superseded
+    fact), screens the new text like a write (held: ``RetainResult.quarantined``, the fact
+    unchanged), and treats a fact outside ``visible``, a tier note or a dead fact as unknown
+    (``StoreError``); a keyed fact is written by its key (``InvalidRequestError``). The result:
+    ``id`` the fact's own (a held text: the held write's, as a retain's), ``superseded`` the old
+    version's id, ``created`` False (with ``text`` and ``tags``) when the text and tags were
+    already these."""
 
     id: str
     text: str

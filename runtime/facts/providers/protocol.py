@@ -268,7 +268,9 @@ LOCAL_CAPABILITIES = Capabilities(
     deletes=True,
 )
 # The embedded store's: scope keys, keyed writes and point reads too.
-STORE_CAPABILITIES = replace(LOCAL_CAPABILITIES, scopes=True, keys=True, point_read=True)
+STORE_CAPABILITIES = replace(
+    LOCAL_CAPABILITIES, scopes=True, keys=True, point_read=True, updates=True
+)
 
 
 def _size(text: str) -> int:
@@ -394,6 +396,16 @@ class LocalFactProvider:
                 ),
             )
         )
+
+    def update(self, request: UpdateRequest) -> RetainResult:
+        fact, old_id = self._store.update(
+            request.id, request.text, request.tags, visible=request.visible
+        )
+        if fact.quarantined is not None:
+            return RetainResult(fact.id, True, fact.expires_at, None, fact.quarantined)
+        if old_id is None:
+            return RetainResult(fact.id, False, fact.expires_at, text=fact.text, tags=fact.tags)
+        return RetainResult(fact.id, True, fact.expires_at, old_id, bytes=_size(fact.text))
 
     def descriptor(self) -> ProviderDescriptor:
         return ProviderDescriptor(self._name, "file", description="the embedded fact store")

@@ -188,6 +188,59 @@ def mark_superseded(conn: sqlite3.Connection, old_id: str, replacement_id: str) 
     conn.execute("UPDATE facts SET superseded_by = ? WHERE id = ?", (replacement_id, old_id))
 
 
+UPDATED: str = "updated"  # the reason on an edited fact's old version
+_KEPT = (
+    "text, norm_text, terms, tags, created_at, expires_at, session_id, evidence, scope, subject, "
+    "fact_key, tier"
+)
+_KEPT_MARKS = ", ".join("?" for _ in _KEPT.split(","))
+
+
+def edit_live(conn: sqlite3.Connection, fact_id: str, new: NewFact, now: int) -> str:
+    """Edit live fact ``fact_id`` to ``new``'s text and tags in place (schema version 6): its
+    old version is written back under its old ``seq`` as a fact of its own (a new id, the same
+    creation time, scope and provenance), superseded by ``fact_id`` with reason ``updated``, and
+    the edited fact moves to a new, higher ``seq``. Returns the old version's id. Call inside a
+    write transaction, on a live plain fact."""
+    old = conn.execute(f"SELECT seq, {_KEPT} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+    (top,) = conn.execute(
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'facts'), 0), "
+        "(SELECT max(seq) FROM facts))"
+    ).fetchone()
+    new_seq = int(top) + 1
+    # The old seq's vectors dangle between the move and the old version's insert.
+    conn.execute("PRAGMA defer_foreign_keys = ON")
+    conn.execute(
+        "UPDATE facts SET seq = ?, text = ?, norm_text = ?, terms = ?, tags = ? WHERE id = ?",
+        (
+            new_seq,
+            new.text,
+            new.norm_text,
+            document_terms(new.text, new.tags),
+            _json_list(new.tags),
+            fact_id,
+        ),
+    )
+    conn.execute(
+        "UPDATE sqlite_sequence SET seq = ? WHERE name = 'facts' AND seq < ?", (new_seq, new_seq)
+    )
+    for attempt in range(3):
+        old_id = new_memory_id()
+        try:
+            conn.execute(
+                f"INSERT INTO facts (seq, id, superseded_by, {_KEPT}) "
+                f"VALUES (?, ?, ?, {_KEPT_MARKS})",
+                (old[0], old_id, fact_id, *tuple(old)[1:]),
+            )
+        except sqlite3.IntegrityError as exc:
+            if "facts.id" in str(exc) and attempt < 2:
+                continue
+            raise
+        break
+    tombstone(conn, "superseded", old_id, now, UPDATED, fact_id)
+    return old_id
+
+
 def tombstone(
     conn: sqlite3.Connection,
     kind: TombstoneKind,

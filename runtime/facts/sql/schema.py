@@ -19,10 +19,17 @@ path, index or embedding can ever read them, until the owner releases or forgets
 and ``subject`` (NULL for ``agent`` and ``crew``), its ``fact_key`` (a keyed fact, replaced per
 scope key) and ``tier`` (a Crewship tier note). Facts written before scopes became ``agent``
 facts (the column's default): who could see them before, everyone talking to the agent, still
-can.
+can; 6 allowed one edit of a live fact (``FactStore.update``, ``Capabilities.updates``): its
+text, normalized text, terms and tags change and it moves to a new, higher ``seq`` in the same
+transaction that writes its old version back under its old ``seq`` as a fact of its own (a new
+id, superseded by the edited one, reason ``updated``). Every index (FTS5, the in-memory BM25 and
+vector matrices) follows facts and tombstones by ``seq``, so an edit reaches each of them as an
+append: the edited fact is new, its old version dies.
 
 Invariants the schema itself enforces (a bug elsewhere cannot break them):
-- facts are never deleted and never edited; the only update is setting ``superseded_by`` once;
+- facts are never deleted; an edit changes only a live fact's text, terms and tags and moves it
+  to a higher ``seq`` (from version 6); otherwise the only update is setting ``superseded_by``
+  once;
 - tombstones are append-only, and a fact has at most one (it dies once);
 - the FTS index holds exactly the facts without a tombstone (kept in sync by triggers).
 """
@@ -37,7 +44,7 @@ from specwire.runtime.core.errors import StoreError
 from specwire.runtime.facts.ownership import APPLICATION_ID
 from specwire.runtime.facts.text import document_terms
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -224,12 +231,42 @@ def _add_scopes(conn: sqlite3.Connection) -> None:
     conn.execute(_FACTS_IMMUTABLE_V5)
 
 
+# From version 6: what identifies a fact and where it lives never changes; an edit
+# (``facts_edited``) may change its text, terms and tags while it is live and moves it to a higher
+# seq, which the FTS index follows (``facts_reindex``).
+_FACTS_IMMUTABLE_V6 = """CREATE TRIGGER facts_immutable BEFORE UPDATE OF
+    id, created_at, expires_at, session_id, evidence, scope, subject, fact_key, tier
+ON facts BEGIN
+    SELECT RAISE(ABORT, 'facts are immutable: supersede them');
+END;"""
+_V6 = """
+CREATE TRIGGER facts_edited BEFORE UPDATE OF seq, text, norm_text, terms, tags ON facts
+WHEN new.seq <= old.seq OR old.superseded_by IS NOT NULL
+    OR EXISTS (SELECT 1 FROM tombstones t WHERE t.target = old.id)
+BEGIN
+    SELECT RAISE(ABORT, 'facts are immutable: only a live fact is edited, moved to a new seq');
+END;
+CREATE TRIGGER facts_reindex AFTER UPDATE OF seq ON facts BEGIN
+    DELETE FROM facts_fts WHERE rowid = old.seq;
+    INSERT INTO facts_fts(rowid, terms) VALUES (new.seq, new.terms);
+END;
+"""
+
+
+def _allow_edits(conn: sqlite3.Connection) -> None:
+    conn.execute("DROP TRIGGER facts_immutable")
+    conn.execute(_FACTS_IMMUTABLE_V6)
+    for statement in _split_script(_V6):
+        conn.execute(statement)
+
+
 MIGRATIONS: Mapping[int, Migration] = {
     1: _create_v1,
     2: _retokenize,
     3: _add_vectors,
     4: _add_quarantine,
     5: _add_scopes,
+    6: _allow_edits,
 }
 
 

@@ -71,6 +71,9 @@ class Target:
     make: Callable[..., DocumentStore]
     clock: SteppingClock
     closers: list[Callable[[], None]] = field(default_factory=list)
+    # The file store's state root, or the PostgreSQL database's URI.
+    root: Path | None = None
+    dsn: str | None = None
 
     def close(self) -> None:
         for close in reversed(self.closers):
@@ -84,7 +87,7 @@ def file_documents(tmp_path: Path) -> Target:
     def make(tenant: str = TENANT, spec: str = SPEC) -> DocumentStore:
         return FileDocumentStore(root / tenant, spec, now=clock)
 
-    return Target("file", make, clock)
+    return Target("file", make, clock, root=root)
 
 
 def postgres_documents(tmp_path: Path) -> Target:
@@ -92,12 +95,13 @@ def postgres_documents(tmp_path: Path) -> Target:
     from specwire.runtime.facts.providers.postgres.provider import open_pool
 
     clock = SteppingClock()
-    pool = open_pool(postgres_uri(), max_size=8)
+    dsn = postgres_uri()
+    pool = open_pool(dsn, max_size=8)
 
     def make(tenant: str = TENANT, spec: str = SPEC) -> DocumentStore:
         return PostgresDocumentStore(pool, tenant=tenant, spec=spec, now=clock)
 
-    target = Target("postgres", make, clock)
+    target = Target("postgres", make, clock, dsn=dsn)
     target.closers.append(pool.close)
     return target
 

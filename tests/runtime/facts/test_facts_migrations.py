@@ -66,7 +66,7 @@ def v1_db(db_path: Path) -> Path:
 
 def test_a_version_1_database_is_retokenized_on_open(v1_db: Path, clock: FakeClock) -> None:
     with FactStore.open(v1_db, now=clock) as store:
-        assert store.schema_version == SCHEMA_VERSION == 5
+        assert store.schema_version == SCHEMA_VERSION == 6
         assert [h.fact.id for h in store.recall("東京")] == [TOKYO]  # GONE stays forgotten
         assert [h.fact.id for h in store.recall("拠点")] == [TOKYO]  # tags are re-indexed too
         assert [h.fact.id for h in store.recall("zürich")] == [ZURICH]

@@ -47,6 +47,7 @@ def test_the_local_provider_satisfies_the_protocol_and_declares_capabilities(
         point_read=True,
         metadata_filtering=True,
         writes=True,
+        updates=True,
         deletes=True,
     )
 

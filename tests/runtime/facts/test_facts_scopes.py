@@ -168,7 +168,7 @@ def test_a_store_from_before_scopes_keeps_its_facts_as_agent_facts(
 ) -> None:
     create_v4(db_path)
     with FactStore.open(db_path, now=clock) as store:
-        assert store.schema_version == SCHEMA_VERSION == 5
+        assert store.schema_version == SCHEMA_VERSION == 6
         [status] = store.list_facts()
         assert (status.fact.scope, status.fact.key, status.fact.tier) == (AGENT, None, None)
         assert [h.fact.text for h in store.recall("vpn", visible=(AGENT,))] == [

@@ -38,7 +38,7 @@ def test_open_creates_the_directory_lazily_and_a_private_wal_database(db_path: P
         for sidecar in ("-wal", "-shm"):
             side = db_path.with_name(db_path.name + sidecar)
             assert stat.S_IMODE(side.stat().st_mode) == 0o600, sidecar
-        assert store.schema_version == SCHEMA_VERSION == 5
+        assert store.schema_version == SCHEMA_VERSION == 6
     conn = raw(db_path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

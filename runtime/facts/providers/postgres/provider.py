@@ -64,7 +64,7 @@ from specwire.runtime.facts.model import (
 from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactListing
 from specwire.runtime.facts.providers.errors import ProviderTimeout, ProviderUncertain
 from specwire.runtime.facts.providers.postgres import admin as admin_sql
-from specwire.runtime.facts.providers.postgres import keyed
+from specwire.runtime.facts.providers.postgres import keyed, updating
 from specwire.runtime.facts.providers.postgres import restore as restore_sql
 from specwire.runtime.facts.providers.postgres.sql import COLUMNS as _COLUMNS
 from specwire.runtime.facts.providers.postgres.sql import (
@@ -94,6 +94,7 @@ from specwire.runtime.facts.providers.protocol import (
     RecallResponse,
     RetainRequest,
     RetainResult,
+    UpdateRequest,
 )
 from specwire.runtime.facts.providers.recall_bounds import (
     give_up_if_expired,
@@ -638,6 +639,44 @@ class PostgresFactProvider:
                 )
             return self._forgotten(conn, [(row[0], row[1]) for row in rows], reason, params)
 
+    def update(self, request: UpdateRequest, *, scope: FactScope | None = None) -> RetainResult:
+        """``UpdatingProvider``: see ``runtime.facts.providers.postgres.updating``."""
+        return self._bounded("update", True, lambda: self._update(request, scope=scope))
+
+    def _update(self, request: UpdateRequest, *, scope: FactScope | None = None) -> RetainResult:
+        self._check_scope(scope)
+        with self._transaction("update") as conn:
+            key, text, tags = updating.locked_live(
+                conn, self._params(self._now_ms()), request.id, request.visible
+            )
+        new = NewFact(request.text, request.tags, scope=key)
+        if (new.text, new.tags) == (text, tags):
+            return RetainResult(request.id, False, None, text=text, tags=tags)
+        hit = self._screened(new)
+        if hit is not None:
+            return self._hold(new, hit)
+        vector = self._vector([_embedded(new)])
+        with self._transaction("update") as conn:
+            params = self._params(self._now_ms())
+            if updating.locked_live(conn, params, request.id, request.visible) != (key, text, tags):
+                raise StoreError(f"{request.id} changed while it was being updated: try again")
+            table = None if self._dim is None else _vector_table(self._dim)
+            old_id = updating.edit_live(conn, params, request.id, new, table)
+            if vector is not None and self._embedder is not None and table is not None:
+                conn.execute(
+                    f"INSERT INTO {table} (fact_id, tenant, spec, session, embedder, embedding) "
+                    "VALUES (%(id)s, %(tenant)s, %(spec)s, %(session)s, %(embedder)s, "
+                    "%(vec)s::vector)",
+                    {**params, "id": request.id, "embedder": self._embedder.id, "vec": vector[0]},
+                )
+            expires = conn.execute(
+                "SELECT expires_at FROM facts WHERE id = %(id)s", {"id": request.id}
+            ).fetchone()
+        self._clean.discard(request.id)
+        return RetainResult(
+            request.id, True, _when(expires[0] if expires else None), old_id, bytes=_size(new)
+        )
+
     def read(self, request: ReadRequest, *, scope: FactScope | None = None) -> ReadResponse:
         return self._bounded("read", False, lambda: self._read(request, scope=scope))
 
@@ -685,6 +724,7 @@ class PostgresFactProvider:
             scopes=True,
             keys=True,
             point_read=True,
+            updates=True,
         )
 
     # -- owner operations ------------------------------------------------------------------

@@ -1,0 +1,99 @@
+"""``update()`` on PostgreSQL: a live plain fact's text and tags change under its id, the old
+version kept as a fact of its own, as the file store keeps it (``runtime.facts.sql.queries``
+``edit_live``): a new id, the same creation time, scope and provenance, superseded by the
+edited fact with reason ``updated``. The old version takes the fact's vector (it embeds the old
+text); the edited fact gets the new text's. ``tsv`` is generated from ``terms``, so full text
+follows the edit by itself. One transaction, the fact's row locked first.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.ids import new_memory_id
+from specwire.runtime.core.scopes import ScopeKey
+from specwire.runtime.facts.model import InvalidRequestError
+from specwire.runtime.facts.providers.postgres.sql import LIVE, SCOPE, key_of
+from specwire.runtime.facts.text import document_terms
+from specwire.runtime.facts.validation import NewFact
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+UPDATED = "updated"  # the old version's tombstone reason, as the file store's
+_KEPT = (
+    "tenant, spec, session, text, norm_text, terms, tags, created_at, expires_at, session_id, "
+    "evidence, scope, subject, fact_key, tier"
+)
+
+
+def locked_live(
+    conn: Connection[Any],
+    params: dict[str, Any],
+    fact_id: str,
+    visible: tuple[ScopeKey, ...],
+) -> tuple[ScopeKey, str, tuple[str, ...]]:
+    """Lock live fact ``fact_id`` of this scope; its scope key, text and tags. A fact outside
+    ``visible``, a tier note, a dead or unknown one is unknown (``StoreError``); a keyed one is
+    written by its key (``InvalidRequestError``)."""
+    row = conn.execute(
+        f"SELECT f.scope, f.subject, f.fact_key, f.tier, f.text, f.tags FROM facts f "
+        f"WHERE f.id = %(id)s AND {LIVE} FOR UPDATE OF f",
+        {**params, "id": fact_id},
+    ).fetchone()
+    if row is None or row[3] is not None or key_of(row[0], row[1]) not in visible:
+        raise StoreError(f"no live memory with id {fact_id}")
+    if row[2] is not None:
+        raise InvalidRequestError(
+            f"cannot update {fact_id}: it is a keyed memory; write it by its key"
+        )
+    return key_of(row[0], row[1]), row[4], tuple(row[5])
+
+
+def edit_live(
+    conn: Connection[Any],
+    params: dict[str, Any],
+    fact_id: str,
+    new: NewFact,
+    vector_table: str | None,
+) -> str:
+    """Write the old version of locked fact ``fact_id`` as a fact of its own, move its vector
+    there and change the fact to ``new``'s text and tags; returns the old version's id."""
+    for _ in range(3):
+        old_id = new_memory_id()
+        row = conn.execute(
+            f"INSERT INTO facts (id, superseded_by, {_KEPT}) "
+            f"SELECT %(old)s, f.id, {_KEPT} FROM facts f WHERE f.id = %(id)s AND {SCOPE} "
+            "ON CONFLICT (id) DO NOTHING RETURNING id",
+            {**params, "id": fact_id, "old": old_id},
+        ).fetchone()
+        if row is not None:
+            break
+    else:
+        raise StoreError("could not draw a free memory id")
+    conn.execute(
+        "INSERT INTO tombstones (target, tenant, spec, session, kind, at, reason, superseded_by) "
+        "VALUES (%(old)s, %(tenant)s, %(spec)s, %(session)s, 'superseded', %(now)s, "
+        "%(reason)s, %(id)s)",
+        {**params, "id": fact_id, "old": old_id, "reason": UPDATED},
+    )
+    if vector_table is not None:
+        conn.execute(
+            f"UPDATE {vector_table} SET fact_id = %(old)s WHERE fact_id = %(id)s "
+            "AND tenant = %(tenant)s AND spec = %(spec)s AND session = %(session)s",
+            {**params, "id": fact_id, "old": old_id},
+        )
+    conn.execute(
+        f"UPDATE facts f SET text = %(text)s, norm_text = %(norm)s, terms = %(terms)s, "
+        f"tags = %(tags)s WHERE f.id = %(id)s AND {SCOPE}",
+        {
+            **params,
+            "id": fact_id,
+            "text": new.text,
+            "norm": new.norm_text,
+            "terms": document_terms(new.text, new.tags),
+            "tags": list(new.tags),
+        },
+    )
+    return old_id
