@@ -33,6 +33,8 @@ Probe = Callable[[], str | None]  # the reason it failed, or None
 
 @dataclass(frozen=True)
 class _Job:
+    """One probe of one endpoint (for one tenant, when the endpoint is per tenant)."""
+
     what: str  # "memory (postgres", closed by the report: ")" or ", tenants a, b)"
     probe: Probe
     tenant: str | None = None

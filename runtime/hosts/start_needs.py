@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from specwire.runtime.core.fragment import memory_enabled, tenant_secret_variable
-from specwire.runtime.models import anthropic_model, openai_model
 from specwire.runtime.models.select import MODEL_ENV, ModelRef, is_scripted, provider_of
 from specwire.runtime.safety.secrets import SecretRef
 
@@ -115,6 +114,11 @@ def memory_needs(fragment: FragmentData, tenants: Sequence[str]) -> list[SecretN
 
 def _embedder_needs(embedder: str | None, where: str) -> list[SecretNeed]:
     provider = (embedder or "").partition("/")[0]
+    if provider not in ("openai", "openai-compatible"):
+        return []
+    # Loaded only here: a bundle that names no such model or embedder never imports an adapter.
+    from specwire.runtime.models import openai_model
+
     if provider == "openai":
         return [SecretNeed(openai_model.KEY_ENV, f"{where} {embedder}")]
     if provider == "openai-compatible":
@@ -158,6 +162,8 @@ def adapter_env(model_id: str) -> tuple[str, ...]:
     if found is None:
         return ()
     provider = found[0]
+    from specwire.runtime.models import anthropic_model, openai_model
+
     if provider == "anthropic":
         return (anthropic_model.KEY_ENV,)
     if provider == "openai":

@@ -32,6 +32,7 @@ scope,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import time
@@ -344,8 +345,11 @@ class HttpFactProvider:
         if self._capabilities is None:
             body = self._body(wire.ScopeBody)
             reply = self._call("capabilities", body, wire.CapabilitiesReply, kind="read")
-            # A service that predates scopes leaves their fields out: it has none of them.
-            fields = {name: bool(value) for name, value in reply.model_dump().items()}
+            # A service that predates scopes leaves their fields out: it has none of them; a
+            # field this client does not know (``ownerTransfer``, a newer one) is not a
+            # provider capability.
+            known = {field.name for field in dataclasses.fields(Capabilities)}
+            fields = {k: bool(v) for k, v in reply.model_dump().items() if k in known}
             self._capabilities = Capabilities(**fields)
         return self._capabilities
 
