@@ -79,6 +79,13 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
     return None
 
 
+def description_problem(listed: McpTool) -> str | None:
+    """Why a tool's description (and title) may not be shown to the model, or None: the
+    server wrote them, and the model reads them with the tool list."""
+    hit = scan("\n".join(text for text in (listed.title, listed.description) if text))
+    return None if hit is None else f"the injection scanner flagged its description ({hit.label})"
+
+
 def mcp_tool(server: str, listed: McpTool, call: Caller) -> Tool:
     """The model's tool for ``listed``, which ``call`` runs on the server."""
     import jsonschema

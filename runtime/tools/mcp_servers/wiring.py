@@ -3,8 +3,9 @@
 A server that is not ``optional`` and does not start, answer and list its tools within
 ``START_DEADLINE_SECONDS`` stops the start (``McpServerError``: ``run_bundle`` prints it as one
 line and exits 2); an optional one is one warning line and its tools are left out. A tool whose
-name a model API would refuse, that collides with another, or whose schema is not valid JSON
-Schema is left out with a warning line too.
+name a model API would refuse, that collides with another, whose description the injection
+scanner flags (it is shown to the model) or whose schema is not valid JSON Schema is left out
+with a warning line too.
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ def connect_mcp_servers(
 ) -> Callable[[], None]:
     """Start the servers, register their tools, and return what stops them."""
     from specwire.runtime.tools.mcp_servers.connection import McpConnections, ServerSession
-    from specwire.runtime.tools.mcp_servers.tools import TOOL_NAME_RE, mcp_tool, schema_problem
+    from specwire.runtime.tools.mcp_servers.tools import (
+        TOOL_NAME_RE,
+        description_problem,
+        mcp_tool,
+        schema_problem,
+    )
 
     connections = McpConnections()
     try:
@@ -44,10 +50,14 @@ def connect_mcp_servers(
                 continue
             for listed in started.tools:
                 problem = (
-                    None
-                    if TOOL_NAME_RE.fullmatch(f"mcp__{server.name}__{listed.name}")
-                    else "its name is not one a model API accepts"
-                ) or schema_problem(dict(listed.input_schema))
+                    (
+                        None
+                        if TOOL_NAME_RE.fullmatch(f"mcp__{server.name}__{listed.name}")
+                        else "its name is not one a model API accepts"
+                    )
+                    or description_problem(listed)
+                    or schema_problem(dict(listed.input_schema))
+                )
                 if problem is not None:
                     warn(f"MCP server {server.name!r}: tool {listed.name!r} left out: {problem}")
                     continue
