@@ -32,6 +32,7 @@ from specwire.runtime.safety.framing import neutralize
 from specwire.runtime.safety.redaction import redact
 from specwire.runtime.tools.mcp_servers.config import HttpServer, McpServer, StdioServer, resolved
 from specwire.runtime.tools.mcp_servers.errors import McpServerError
+from specwire.runtime.tools.mcp_servers.state_folder import names_state_folder
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -217,21 +218,11 @@ def stdio_environment(server: StdioServer) -> dict[str, str]:
 
 def _refuse_state_folder(server: StdioServer, workspace: Path) -> None:
     """A stdio server never names the state folder (facts, sessions, keys) on its command line."""
-    state = (workspace / SPECWIRE_DIRNAME).resolve()
-    for word in (server.command, *server.args):
-        for part in word.split("="):
-            if not part:
-                continue
-            candidate = Path(part) if os.path.isabs(part) else workspace / part
-            try:
-                inside = candidate.resolve().is_relative_to(state)
-            except (OSError, ValueError):
-                continue
-            if inside:
-                raise McpServerError(
-                    f"MCP server {server.name!r} names the state folder {SPECWIRE_DIRNAME}/ "
-                    "on its command line: refused"
-                )
+    if names_state_folder((server.command, *server.args), workspace):
+        raise McpServerError(
+            f"MCP server {server.name!r} names the state folder {SPECWIRE_DIRNAME}/ "
+            "on its command line: refused"
+        )
 
 
 async def _list_tools(session: ClientSession) -> list[McpTool]:

@@ -14,14 +14,17 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from specwire.runtime.core.paths import SPECWIRE_DIRNAME
 from specwire.runtime.core.tool_types import Tool, ToolContext, ToolResult
 from specwire.runtime.safety.framing import frame
 from specwire.runtime.safety.injection import scan
 from specwire.runtime.tools.mcp_servers.config import MCP_TOOL_PREFIX, MCP_TOOL_SEPARATOR
+from specwire.runtime.tools.mcp_servers.state_folder import names_state_folder, strings_in
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -86,8 +89,9 @@ def description_problem(listed: McpTool) -> str | None:
     return None if hit is None else f"the injection scanner flagged its description ({hit.label})"
 
 
-def mcp_tool(server: str, listed: McpTool, call: Caller) -> Tool:
-    """The model's tool for ``listed``, which ``call`` runs on the server."""
+def mcp_tool(server: str, listed: McpTool, call: Caller, workspace: Path | None = None) -> Tool:
+    """The model's tool for ``listed``, which ``call`` runs on the server; with ``workspace``
+    (a stdio server's), a call naming a path in the state folder is refused unsent."""
     import jsonschema
 
     name = exposed_name(server, listed.name)
@@ -104,6 +108,12 @@ def mcp_tool(server: str, listed: McpTool, call: Caller) -> Tool:
         if error is not None:
             where = "/" + "/".join(str(part) for part in error.absolute_path)
             return ToolResult(f"{name}: invalid input: {where}: {error.message[:300]}", True)
+        if workspace is not None and names_state_folder(strings_in(arguments), workspace):
+            return ToolResult(
+                f"{name}: refused: the agent's state folder {SPECWIRE_DIRNAME}/ is not open to "
+                "tool servers; nothing was sent",
+                True,
+            )
         try:
             result = call(listed.name, arguments, CALL_TIMEOUT_SECONDS)
         except TimeoutError:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from specwire.runtime.core.tool_types import Catalog
-from specwire.runtime.tools.mcp_servers.config import servers_from_bundle
+from specwire.runtime.tools.mcp_servers.config import StdioServer, servers_from_bundle
 from specwire.runtime.tools.mcp_servers.errors import McpServerError
 
 START_DEADLINE_SECONDS = 10.0
@@ -71,7 +71,14 @@ def connect_mcp_servers(
                     return connections.call(session, tool, arguments, timeout)
 
                 try:
-                    catalog.register(mcp_tool(server.name, listed, call))
+                    catalog.register(
+                        mcp_tool(
+                            server.name,
+                            listed,
+                            call,
+                            workspace if isinstance(server, StdioServer) else None,
+                        )
+                    )
                 except ValueError:
                     warn(f"MCP server {server.name!r}: tool {listed.name!r} left out: name taken")
     except BaseException:

@@ -108,3 +108,14 @@ def test_a_tool_whose_description_is_flagged_is_left_out() -> None:
     )
     assert description_problem(plain) is None
     assert "injection scanner" in str(description_problem(hostile))
+
+
+def test_a_call_naming_the_state_folder_is_refused_even_through_a_symlink(tmp_path: Path) -> None:
+    from specwire.runtime.tools.mcp_servers.state_folder import names_state_folder, strings_in
+
+    (tmp_path / ".specwire").mkdir()
+    (tmp_path / "innocent").symlink_to(tmp_path / ".specwire")
+    arguments = {"paths": ["notes.txt", {"deep": "innocent/keys"}]}
+    assert names_state_folder(strings_in(arguments), tmp_path)
+    assert names_state_folder([str(tmp_path / ".specwire" / "facts")], tmp_path)
+    assert not names_state_folder(strings_in({"path": "notes.txt", "n": 3}), tmp_path)
