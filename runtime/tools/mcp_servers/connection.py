@@ -7,9 +7,10 @@ a deadline. The SDK's context managers are entered and left inside the server's 
 anyio requires.
 
 A stdio server runs with the workspace as its working folder and an environment of the spec's
-``env`` plus ``PATH`` only (the variables the SDK would inherit — ``HOME``, ``USER``,
-``LOGNAME``, ``SHELL``, ``TERM`` — are set empty unless the spec gives them); its stderr goes to
-a private temporary file whose last line explains a failed start.
+``env``, ``PATH`` and ``HOME`` (a private empty folder, removed at the end) only (the other
+variables the SDK would inherit — ``USER``, ``LOGNAME``, ``SHELL``, ``TERM`` — are set empty
+unless the spec gives them); its stderr goes to a private temporary file whose last line
+explains a failed start.
 """
 
 from __future__ import annotations
@@ -83,28 +84,41 @@ class McpConnections:
             future.cancel()
             raise
 
-    def start(self, server: McpServer, workspace: Path, deadline: float) -> ServerSession:
-        """Start ``server``, initialize its session and list its tools within ``deadline``
-        seconds; ``McpServerError`` (one line) when it does not."""
-        ready: concurrent.futures.Future[ServerSession] = concurrent.futures.Future()
+    def start_all(
+        self, servers: list[McpServer], workspace: Path, deadline: float
+    ) -> list[ServerSession | McpServerError]:
+        """Start every server at once (a start costs its slowest server, not their sum); each
+        initializes its session and lists its tools within ``deadline`` seconds, or is an
+        ``McpServerError`` (one line), in ``servers`` order."""
         assert self._stop is not None
-        task = asyncio.run_coroutine_threadsafe(
-            _hold(server, workspace, deadline, ready, self._stop), self.loop
-        )
-        self._tasks.append(task)
+        pending = []
+        for server in servers:
+            ready: concurrent.futures.Future[ServerSession] = concurrent.futures.Future()
+            task = asyncio.run_coroutine_threadsafe(
+                _hold(server, workspace, deadline, ready, self._stop), self.loop
+            )
+            self._tasks.append(task)
+            pending.append((server, ready, task))
+        return [self._wait(server, ready, task, deadline) for server, ready, task in pending]
+
+    def _wait(
+        self,
+        server: McpServer,
+        ready: concurrent.futures.Future[ServerSession],
+        task: concurrent.futures.Future[None],
+        deadline: float,
+    ) -> ServerSession | McpServerError:
         try:
             return ready.result(deadline + 5.0)
         except concurrent.futures.TimeoutError:
             task.cancel()
-            raise McpServerError(
+            return McpServerError(
                 f"MCP server {server.name!r} did not list its tools within {deadline:g} s"
-            ) from None
-        except McpServerError:
-            raise
+            )
+        except McpServerError as exc:
+            return exc
         except Exception as exc:  # the SDK's and the transport's errors, whatever they are
-            raise McpServerError(
-                f"MCP server {server.name!r} did not start: {_reason(exc)}"
-            ) from None
+            return McpServerError(f"MCP server {server.name!r} did not start: {_reason(exc)}")
 
     def call(
         self, started: ServerSession, tool: str, arguments: dict[str, Any], timeout: float
@@ -142,17 +156,18 @@ async def _hold(
     import anyio
     from mcp import ClientSession
 
-    stderr: TextIO | None = None
+    # The server's stderr outlives its session, so a failure can quote its last line.
+    stdio = isinstance(server, StdioServer)
+    stderr = tempfile.TemporaryFile("w+", encoding="utf-8") if stdio else None  # noqa: SIM115
+    # A private, empty home (removed at the end): npm and others write their logs and caches
+    # there, never in the workspace or the user's home.
+    home = tempfile.TemporaryDirectory(prefix="specwire-mcp-home-") if stdio else None  # noqa: SIM115
     try:
         # One cancel scope around the whole session (anyio's scopes must nest): its deadline
         # covers the start and is lifted once the tools are listed.
         with anyio.CancelScope(deadline=anyio.current_time() + deadline) as scope:
             async with contextlib.AsyncExitStack() as stack:
-                if isinstance(server, StdioServer):
-                    stderr = stack.enter_context(
-                        tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - the stack closes it
-                    )
-                read, write = await _transport(stack, server, workspace, stderr)
+                read, write = await _transport(stack, server, workspace, stderr, home)
                 session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
                 tools = await _list_tools(session)
@@ -171,6 +186,11 @@ async def _hold(
             ready.set_exception(_with_stderr(exc, server, stderr))
         if not isinstance(exc, Exception):
             raise
+    finally:
+        if stderr is not None:
+            stderr.close()
+        if home is not None:
+            home.cleanup()
 
 
 async def _transport(
@@ -178,6 +198,7 @@ async def _transport(
     server: McpServer,
     workspace: Path,
     stderr: TextIO | None,
+    home: tempfile.TemporaryDirectory[str] | None,
 ) -> tuple[Any, Any]:
     if isinstance(server, StdioServer):
         from mcp import StdioServerParameters, stdio_client
@@ -186,7 +207,7 @@ async def _transport(
         parameters = StdioServerParameters(
             command=server.command,
             args=list(server.args),
-            env=stdio_environment(server),
+            env=stdio_environment(server, Path(home.name) if home is not None else None),
             cwd=str(workspace),
         )
         read, write = await stack.enter_async_context(
@@ -208,10 +229,13 @@ async def _transport(
     return read, write
 
 
-def stdio_environment(server: StdioServer) -> dict[str, str]:
-    """The server's whole environment: the SDK's inherited names blanked, ``PATH``, the spec's."""
+def stdio_environment(server: StdioServer, home: Path | None = None) -> dict[str, str]:
+    """The server's whole environment: the SDK's inherited names blanked, ``PATH``, ``HOME``
+    (a private empty folder), the spec's ``env``."""
     environment = dict.fromkeys(_SDK_INHERITED, "")
     environment["PATH"] = os.environ.get("PATH", os.defpath)
+    if home is not None:
+        environment["HOME"] = str(home)
     environment.update(resolved(server.env))
     return environment
 

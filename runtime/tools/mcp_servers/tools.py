@@ -148,7 +148,8 @@ def screened_result(server: str, tool: str, result: CallToolResult) -> ToolResul
     cut = ""
     if len(text) > MAX_OUTPUT_CHARS:
         text, cut = text[:MAX_OUTPUT_CHARS], f" (cut to {MAX_OUTPUT_CHARS} characters)"
-    said = "the tool reported an error" if result.is_error else "the tool answered"
+    said = f"{exposed_name(server, tool)} {'reported an error' if result.is_error else 'answered'}"
+    said += f" ({len(text)} characters)"
     return ToolResult(
         f"{said}{cut}\n{frame(MCP_OUTPUT_TAG, text, header(server, tool))}", result.is_error
     )

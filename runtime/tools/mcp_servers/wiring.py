@@ -40,13 +40,13 @@ def connect_mcp_servers(
 
     connections = McpConnections()
     try:
-        for server in servers_from_bundle(literal):
-            try:
-                started = connections.start(server, workspace, deadline)
-            except McpServerError as exc:
+        servers = servers_from_bundle(literal)
+        outcomes = connections.start_all(servers, workspace, deadline)
+        for server, started in zip(servers, outcomes, strict=True):
+            if isinstance(started, McpServerError):
                 if not server.optional:
-                    raise
-                warn(f"{exc} (optional: its tools are left out)")
+                    raise started
+                warn(f"{started} (optional: its tools are left out)")
                 continue
             for listed in started.tools:
                 problem = (

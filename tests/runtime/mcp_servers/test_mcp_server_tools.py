@@ -73,11 +73,17 @@ def test_a_stdio_server_gets_path_and_the_spec_env_only(monkeypatch: pytest.Monk
         }
     )
     assert isinstance(server, StdioServer)
-    environment = stdio_environment(server)
+    environment = stdio_environment(server, Path("/private/home"))
     assert environment["API_TOKEN"] == "tok-0123456789"
     assert environment["MODE"] == "plain"
     assert "OPENAI_API_KEY" not in environment
-    assert {key for key, value in environment.items() if value} == {"PATH", "API_TOKEN", "MODE"}
+    assert environment["HOME"] == "/private/home"
+    assert {key for key, value in environment.items() if value} == {
+        "PATH",
+        "HOME",
+        "API_TOKEN",
+        "MODE",
+    }
 
 
 @pytest.mark.parametrize(
