@@ -66,9 +66,24 @@ class _IrSpecBase(_Ir):
     continuity: IrContinuity | None = None
 
 
+class IrMcpServer(_Ir):
+    """One ``mcp_servers`` entry; ``env`` and ``headers`` sorted by key."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, SettingValue], ...] = ()
+    url: str | None = None
+    headers: tuple[tuple[str, SettingValue], ...] = ()
+    optional: bool = False
+
+
 class IrCli(_IrSpecBase):
     target: Literal["cli"] = "cli"
     agent: IrAgent
+    # Sorted by name; empty when the spec names none.
+    mcp_servers: tuple[IrMcpServer, ...] = ()
 
 
 class IrChannel(_Ir):

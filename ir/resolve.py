@@ -22,6 +22,7 @@ from specwire.ir.model import (
     IrContinuity,
     IrCrew,
     IrManaged,
+    IrMcpServer,
     IrMemory,
     IrMemoryDream,
     IrMemoryScope,
@@ -45,6 +46,8 @@ from specwire.ir.source import (
     DocumentBindingSource,
     DreamSource,
     ManagedSource,
+    McpHttpServerSource,
+    McpStdioServerSource,
     MemoryScopeSource,
     MemorySource,
     MemoryToolSource,
@@ -82,7 +85,9 @@ def resolve(source: AnySource) -> IrSpec:
         "continuity": resolve_continuity(source.continuity, source.target),
     }
     if isinstance(source, CliSource):
-        return IrCli(agent=_agent(source.agent), **common)
+        return IrCli(
+            agent=_agent(source.agent), mcp_servers=_mcp_servers(source.mcp_servers), **common
+        )
     if isinstance(source, ChannelSource):
         return IrChannelSpec(
             agent=_agent(source.agent),
@@ -289,6 +294,45 @@ def _tenant(tenant: TenantSource) -> IrTenant:
             else None
         ),
     )
+
+
+def _mcp_servers(
+    source: dict[str, McpStdioServerSource | McpHttpServerSource] | None,
+) -> tuple[IrMcpServer, ...]:
+    servers: list[IrMcpServer] = []
+    for name, entry in sorted((source or {}).items()):
+        optional = bool(entry.optional)
+        if isinstance(entry, McpStdioServerSource):
+            servers.append(
+                IrMcpServer(
+                    name=name,
+                    transport="stdio",
+                    command=entry.command,
+                    args=tuple(entry.args or ()),
+                    env=tuple(
+                        (key, _setting(value)) for key, value in sorted((entry.env or {}).items())
+                    ),
+                    optional=optional,
+                )
+            )
+        else:
+            servers.append(
+                IrMcpServer(
+                    name=name,
+                    transport="http",
+                    url=entry.url,
+                    headers=tuple(
+                        (key, _setting(value))
+                        for key, value in sorted((entry.headers or {}).items())
+                    ),
+                    optional=optional,
+                )
+            )
+    return tuple(servers)
+
+
+def _pairs(values: dict[str, str] | None) -> tuple[tuple[str, SettingValue], ...]:
+    return tuple((key, _setting(value)) for key, value in sorted((values or {}).items()))
 
 
 def _setting(value: str | int | float | bool) -> SettingValue:

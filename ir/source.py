@@ -53,7 +53,15 @@ from specwire.ir.fields import (
     Ttl,
     fail,
 )
-from specwire.ir.values import got
+from specwire.ir.mcp_source import (
+    McpArgs,
+    McpCommand,
+    McpEnv,
+    McpHeaders,
+    McpServerName,
+    McpUrl,
+)
+from specwire.ir.values import got, quote
 from specwire.runtime.core.fragment import (
     WIRABLE_TIERS,
     DocumentAccess,
@@ -312,9 +320,57 @@ class _SpecSource(_Source):
         return value
 
 
+class McpStdioServerSource(_Source):
+    """An MCP server started as a process (its stdin and stdout carry the protocol)."""
+
+    transport: Literal["stdio"]
+    command: McpCommand
+    args: McpArgs | None = None
+    env: McpEnv | None = Field(
+        default=None, description="the server's environment besides PATH (secrets as $REFs)"
+    )
+    optional: bool | None = Field(
+        default=None, description="a server that does not start is one warning line, not a stop"
+    )
+
+
+class McpHttpServerSource(_Source):
+    """An MCP server reached over streamable HTTP."""
+
+    transport: Literal["http"]
+    url: McpUrl
+    headers: McpHeaders | None = Field(default=None, description="secrets as $REFs")
+    optional: bool | None = Field(
+        default=None, description="a server that does not start is one warning line, not a stop"
+    )
+
+
+McpServerSource = Annotated[
+    McpStdioServerSource | McpHttpServerSource, Field(discriminator="transport")
+]
+
+
 class CliSource(_SpecSource):
     target: Literal["cli"]
     agent: AgentSource
+    mcp_servers: dict[McpServerName, McpServerSource] | None = Field(
+        default=None,
+        description="MCP tool servers: their tools are offered as mcp__<server>__<tool>",
+    )
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _mcp_transports(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        for name, entry in value.items():
+            transport = entry.get("transport") if isinstance(entry, dict) else None
+            if transport not in ("stdio", "http"):
+                fail(
+                    f'server {quote(str(name))} needs "transport": stdio (a command) or http '
+                    f"(a url) {got(transport)}"
+                )
+        return value
 
 
 def _non_empty(value: Any, what: str) -> Any:

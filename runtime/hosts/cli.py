@@ -5,15 +5,19 @@ way without it) until end of input or ``/exit``; ``/help`` lists the commands. `
 (repeatable) runs those messages instead of reading stdin. The session log goes to
 ``<cwd>/.specwire/sessions/<session id>.jsonl`` and its path is printed on stderr at the end.
 
+``mcp_servers`` (the spec's MCP tool servers) are started after the start checks, before the
+banner; their tools join the catalog as ``mcp__<server>__<tool>``.
+
 Exit status: 0 after a session; 2 when the model is unavailable (or its id is a secret
-reference whose variable is not set) or the arguments are wrong;
+reference whose variable is not set), an MCP server that is not optional does not start, or the
+arguments are wrong;
 130 on Ctrl-C (the session is still torn down: handoff written, log closed).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +29,7 @@ from specwire.runtime.hosts.console import (
 )
 from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment
-from specwire.runtime.hosts.types import SessionBuilder
+from specwire.runtime.hosts.types import SessionBuilder, TurnSetup
 from specwire.runtime.safety.secrets import SecretRef
 
 
@@ -38,6 +42,7 @@ def run_cli(
     argv: Sequence[str] | None = None,
     build_session: SessionBuilder,
     memory: Mapping[str, Any] | None = None,
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(
         prog=spec_name, description=f"Chat with the {spec_name} agent."
@@ -51,6 +56,7 @@ def run_cli(
         return started
     args, chosen = started
     setup = build_session()
+    stop_servers = _connect_servers(mcp_servers, setup, cwd)
     try:
         stderr_log(
             f"{spec_name} · model {chosen.model_id} · {describe(setup.catalog, setup.options)} · "
@@ -67,4 +73,23 @@ def run_cli(
             messages=args.message,
         )
     finally:
+        stop_servers()
         setup.release()
+
+
+def _connect_servers(
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None, setup: TurnSetup, cwd: Path | None
+) -> Callable[[], None]:
+    """The spec's MCP tool servers started and their tools registered (``mcp_servers``); a
+    failure releases what ``build_session`` opened before it stops the start."""
+    if not mcp_servers:
+        return lambda: None
+    from specwire.runtime.tools.mcp_servers.wiring import connect_mcp_servers
+
+    try:
+        return connect_mcp_servers(
+            mcp_servers, setup.catalog, cwd or Path.cwd(), lambda line: stderr_log(f"{line}\n")
+        )
+    except BaseException:
+        setup.release()
+        raise

@@ -16,6 +16,7 @@ from specwire.runtime.core.errors import MemoryServiceError, ServeConfigError, S
 from specwire.runtime.hosts.console import stderr_log
 from specwire.runtime.models import ModelError
 from specwire.runtime.safety.secrets import MissingSecretError
+from specwire.runtime.tools.mcp_servers.errors import McpServerError
 from specwire.runtime.tools.shell import SandboxUnavailableError
 
 STARTUP_FAILURES: tuple[type[BaseException], ...] = (
@@ -25,6 +26,7 @@ STARTUP_FAILURES: tuple[type[BaseException], ...] = (
     MissingSecretError,
     ModelError,
     SandboxUnavailableError,
+    McpServerError,
     OSError,
     sqlite3.Error,
 )

@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "loop": 4,  # the agent loop; tiers reach it through core.seams, never the other way
     "facts": 5,  # the fact store (lexical, vector, sql) and its providers (local, postgres, http)
     "continuity": 5,  # focus, plans, goals, handoff
-    "tools": 5,  # builtin tools: files, grep, shell, fetch
+    "tools": 5,  # builtin tools: files, grep, shell, fetch, MCP tool servers
     "skills": 5,
     "wiki": 6,
     "documents": 6,  # document memory (memory.documents) on the file and PostgreSQL backends
