@@ -29,11 +29,9 @@ Run from the repository root:
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -41,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from hybrid_bench import bulk_load  # noqa: E402
+from hybrid_bench import bulk_load, timed  # noqa: E402
 from recall_bench import Latency, generate_corpus  # noqa: E402
 
 from specwire.runtime.embedders import Embedder, load_embedder  # noqa: E402
@@ -98,18 +96,7 @@ def recall_at_5(provider: FactProvider, pairs: Sequence[tuple[str, str]]) -> flo
 def latency(call: Callable[[str], object], questions: Sequence[str]) -> Latency:
     for question in questions:
         call(question)  # warm
-    gc.collect()
-    gc.disable()
-    try:
-        samples = []
-        for _ in range(PASSES):
-            for question in questions:
-                started = time.perf_counter_ns()
-                call(question)
-                samples.append(time.perf_counter_ns() - started)
-    finally:
-        gc.enable()
-    return Latency.of(samples)
+    return timed(call, questions, PASSES)
 
 
 def measure(embedder: Embedder | None, root: Path) -> list[str]:
