@@ -64,6 +64,15 @@ POSTGRES_ELSEWHERE = frozenset(
 # teardown above 1 s (a whole file where at least half of its tests are).
 SLOW = frozenset(
     {
+        # Whole files whose every test runs a real HTTP server (uvicorn or http.server) and a
+        # client against it: the contract suites of the memory services (2026-12, the fast
+        # layer had grown to 85 s; these were ~33 s of its test time).
+        "tests/conformance/test_http_client_faults.py",
+        "tests/conformance/test_http_memory_server.py",
+        "tests/conformance/test_http_scopes.py",
+        "tests/runtime/opencomputer/test_opencomputer_client.py",
+        "tests/runtime/opencomputer/test_opencomputer_server.py",
+        "tests/runtime/owner/test_migrate_http.py",
         "tests/architecture/test_import_rules.py",
         "tests/architecture/test_layering.py",
         "tests/architecture/test_process_state.py",
