@@ -246,3 +246,51 @@ def message_event(
         "authorizations": [{"user_id": bot_user, "is_bot": True}],
     }
     return json.dumps(envelope).encode()
+
+
+class MemoryServer:
+    """``specwire-memory-server`` for one tenant, in its own process on 127.0.0.1 (``args``:
+    more of its flags, e.g. ``--opencomputer TABLE``)."""
+
+    def __init__(self, root: Path, tenant: str, args: tuple[str, ...] = ()) -> None:
+        import secrets
+
+        self.token = secrets.token_urlsafe(24)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        root.mkdir(parents=True, exist_ok=True)
+        variable = "SPECWIRE_MEMORY_TOKEN_" + tenant.upper().replace("-", "_")
+        self.process = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "specwire.runtime.hosts.http.memory_server"),
+                *("--root", str(root), "--tenant", tenant, "--port", str(self.port)),
+                *args,
+            ],
+            env=clean_env(**{variable: self.token}),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                assert self.process.stderr is not None
+                raise AssertionError(
+                    f"the memory server did not start: {self.process.stderr.read()}"
+                )
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()

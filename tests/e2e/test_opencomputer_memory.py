@@ -9,17 +9,14 @@ in another folder; an endpoint that cannot be reached blocks the turn in one lin
 from __future__ import annotations
 
 import json
-import secrets
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from serving_support import ROOT, build_bundle, clean_env, free_port
+from serving_support import ROOT, MemoryServer, build_bundle, clean_env, free_port
 
 SPEC_NAME = "oc-notes"
 STAGING = "the staging cluster runs in eu-west-1"
@@ -45,47 +42,16 @@ def partition_for(namespace: str) -> str:
     return printed.stdout.strip()
 
 
-class OpenComputerServer:
+class OpenComputerServer(MemoryServer):
+    """The memory server in its OpenComputer mode, one partition bound to the agent."""
+
     def __init__(self, root: Path) -> None:
-        self.token = secrets.token_urlsafe(24)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/memory"
         root.mkdir(parents=True, exist_ok=True)
         table = root / "partitions.json"
         binding = {"tenant": "platform", "spec": SPEC_NAME, "access": "read-write"}
         table.write_text(json.dumps({"partitions": {partition_for("agent"): binding}}))
-        self.process = subprocess.Popen(
-            [
-                *SERVER,
-                *("--root", str(root), "--tenant", "platform", "--port", str(self.port)),
-                *("--opencomputer", str(table)),
-            ],
-            env=clean_env(SPECWIRE_MEMORY_TOKEN_PLATFORM=self.token),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/healthz", timeout=1).is_success:
-                    return
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                self.stop()
-                assert self.process.stderr is not None
-                raise AssertionError(f"the server did not start: {self.process.stderr.read()}")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        super().__init__(root, "platform", ("--opencomputer", str(table)))
+        self.url = f"{self.url}/memory"
 
 
 @pytest.fixture(scope="module")

@@ -10,17 +10,14 @@ reached blocks the turn with one clear line instead of answering with empty memo
 from __future__ import annotations
 
 import json
-import secrets
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from serving_support import ROOT, build_bundle, clean_env, free_port
+from serving_support import ROOT, MemoryServer, build_bundle, clean_env, free_port
 
 # The PostgreSQL test server lives with the conformance suite.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
@@ -54,50 +51,6 @@ def tool_results(workdir: Path, name: str) -> list[str]:
             if event["type"] == "tool_result" and event["payload"]["name"] == name:
                 found.append(str(event["payload"]["text"]))
     return found
-
-
-class MemoryServer:
-    """``specwire-memory-server`` for one tenant, in its own process on 127.0.0.1."""
-
-    def __init__(self, root: Path, tenant: str) -> None:
-        self.token = secrets.token_urlsafe(24)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        root.mkdir(parents=True, exist_ok=True)
-        variable = "SPECWIRE_MEMORY_TOKEN_" + tenant.upper().replace("-", "_")
-        self.process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "specwire.runtime.hosts.http.memory_server"),
-                *("--root", str(root), "--tenant", tenant, "--port", str(self.port)),
-            ],
-            env=clean_env(**{variable: self.token}),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                self.stop()
-                assert self.process.stderr is not None
-                raise AssertionError(
-                    f"the memory server did not start: {self.process.stderr.read()}"
-                )
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 @pytest.fixture(scope="module")
