@@ -42,6 +42,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _backend_connection(data, locator)
     issues += _recall_cadence(data, locator)
     issues += _dream_backend(data, locator)
+    issues += _state_backend(data, locator)
     issues += _memory_scope(data, target, locator)
     issues += _tier_tools_need_tiers(data, locator)
     issues += _documents(data, locator)
@@ -237,6 +238,23 @@ def _dream_backend(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue
         ("memory", "dream"),
         f"the dream engine consolidates the embedded fact store, and the {backend} backend "
         "keeps facts elsewhere: remove `dream` or use `backend: file`",
+    )
+
+
+def _state_backend(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """``state: postgres`` keeps every tier in the facts' database: only ``backend: postgres``
+    has one."""
+    memory = data.get("memory")
+    if not isinstance(memory, dict) or memory.get("state") != "postgres":
+        return
+    backend = _primary_backend(memory)
+    if backend == "postgres":
+        return
+    yield locator.at_value(
+        ("memory", "state"),
+        f"`state: postgres` keeps every tier in the facts' PostgreSQL database, and this spec's "
+        f"backend is {quote(str(backend))}: set `backend: postgres` (with its `dsn`) or remove "
+        "`state`",
     )
 
 

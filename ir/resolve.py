@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import assert_never
+from typing import Literal, assert_never
 
 from specwire.ir.constants import (
     AUTO_MEMORY_SCOPE,
@@ -182,7 +182,16 @@ def resolve_memory(
         if memory.providers
         else None,
         documents=_documents(memory.documents) if memory.documents else None,
+        state=_state(memory, primary.backend if primary is not None else memory.backend),
     )
+
+
+def _state(memory: MemorySource, backend: str | None) -> Literal["postgres"] | None:
+    """Every tier goes where the facts go on PostgreSQL unless the spec keeps them in files
+    (``state: files``); ``ir.checks`` refuses ``state: postgres`` on any other backend."""
+    if backend == "postgres" and memory.state != "files":
+        return "postgres"
+    return None
 
 
 def _memory_tool(tool: MemoryToolSource) -> MemoryToolFragment:

@@ -193,6 +193,9 @@ class MemorySource(_Source):
     tools: list[MemoryToolSource] | None = None
     providers: list[ProviderSource] | None = None
     documents: dict[ResourceId, DocumentBindingSource] | None = None
+    # Where the tiers beside the facts live: ``postgres`` (the default with ``backend:
+    # postgres``: every tier in that database) or ``files`` (the state folder).
+    state: Literal["files", "postgres"] | None = None
 
     @field_validator("scope", mode="before")
     @classmethod

@@ -147,6 +147,7 @@ class FactsData:
     tools: tuple[MemoryToolData, ...] | None = None
     providers: tuple[ProviderData, ...] | None = None
     documents: tuple[DocumentBindingData, ...] | None = None
+    state: Literal["postgres"] | None = None
 
 
 @dataclass(frozen=True, slots=True)

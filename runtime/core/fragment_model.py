@@ -132,6 +132,10 @@ class MemoryFactsFragment(_Frozen):
     tools: tuple[MemoryToolFragment, ...] | None = None
     providers: tuple[ProviderFragment, ...] | None = None
     documents: tuple[DocumentBindingFragment, ...] | None = None
+    # Version 6. ``"postgres"``: every tier but the facts' own (continuity, session logs, wiki,
+    # usage, dream state, ...) lives in the facts' PostgreSQL database (``dsn``), so workers
+    # share nothing but the database. Absent: those tiers are files in the state folder.
+    state: Literal["postgres"] | None = None
 
 
 class ContinuityFragment(_Frozen):

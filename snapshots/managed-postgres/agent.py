@@ -38,7 +38,7 @@ TENANTS: tuple[TenantConfig, ...] = (
 )
 MEMORY_FRAGMENT = {
     "spec_name": "managed-postgres",
-    "version": 4,
+    "version": 6,
     "specwire": "0.3.0",
     "memory": {
         "backend": "postgres",
@@ -46,6 +46,7 @@ MEMORY_FRAGMENT = {
         "embedder": "hash/256",
         "recall_k": 6,
         "scope": {"default": "user"},
+        "state": "postgres",
     },
     "continuity": {
         "plan": True,

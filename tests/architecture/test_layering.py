@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "core": 0,  # the contract (fragment), errors, ids, paths, tenancy, seams, tool types, clock
     "fs": 1,  # atomic writes, race-free resolution beneath a root, safe opens, locks, key files
     "safety": 1,  # injection scanner, redaction, framing, secret references
+    "pg": 1,  # PostgreSQL pools and per-component migrations (tiers kept in the database)
     "sessions": 2,  # sealed session logs
     "embedders": 3,
     "models": 3,  # model adapters

@@ -430,6 +430,20 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
             "postgres backend keeps facts elsewhere: remove `dream` or use `backend: file`"
         ],
     ),
+    (
+        "state-in-postgres-without-postgres",
+        CLI + "memory:\n  state: postgres\n",
+        [
+            "5:10: memory.state: `state: postgres` keeps every tier in the facts' PostgreSQL "
+            'database, and this spec\'s backend is "file": set `backend: postgres` (with its '
+            "`dsn`) or remove `state`"
+        ],
+    ),
+    (
+        "state-unknown-word",
+        CLI + "memory:\n  state: redis\n",
+        ['5:10: memory.state: expected one of files, postgres (got "redis")'],
+    ),
     # -- continuity scope -----------------------------------------------------------------
     *[
         (

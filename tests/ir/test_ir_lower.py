@@ -193,3 +193,22 @@ def test_dream_lowers_only_what_is_declared() -> None:
 def test_budgetUsd_is_an_alias_of_budget_usd() -> None:
     data = fragment_data(CLI + "memory: {dream: {every: 1d, budgetUsd: 2}}\ncontinuity: false\n")
     assert data["memory"] == {"dream": {"every_ms": 86_400_000, "budget_usd": 2.0}}
+
+
+@pytest.mark.parametrize(
+    ("block", "state", "version"),
+    [
+        ("  backend: postgres\n  dsn: $DB\n", "postgres", 6),
+        ("  backend: postgres\n  dsn: $DB\n  state: postgres\n", "postgres", 6),
+        ("  backend: postgres\n  dsn: $DB\n  state: files\n", None, 3),
+        ("  backend: file\n  state: files\n", None, 3),
+        ("  recallK: 4\n", None, 3),
+    ],
+)
+def test_state_follows_the_facts_into_postgres_unless_kept_in_files(
+    block: str, state: str | None, version: int
+) -> None:
+    fragment = lower(load_spec_text(CLI + "memory:\n" + block, "spec.yaml"))
+    assert fragment.memory is not None
+    assert fragment.memory.state == state
+    assert fragment.version == version

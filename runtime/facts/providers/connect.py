@@ -16,8 +16,6 @@ never logged:
 
 from __future__ import annotations
 
-import atexit
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -135,33 +133,21 @@ def _missing_extra(exc: ImportError, extra: str) -> MemoryServiceError:
     )
 
 
-_pools: dict[str, Any] = {}
-_pools_lock = threading.Lock()
-
-
 def _shared_pool(dsn: str) -> Any:
-    """The process's pool for ``dsn``: opened on first use, closed at interpreter exit."""
-    from specwire.runtime.facts.providers.postgres.provider import open_pool
+    """The process's pool for ``dsn`` (``specwire.runtime.pg.pool.shared_pool``)."""
+    from specwire.runtime.pg.pool import shared_pool
 
-    with _pools_lock:
-        pool = _pools.get(dsn)
-        if pool is None or pool.closed:
-            try:
-                pool = open_pool(dsn)
-            except StoreError as exc:
-                raise MemoryServiceError(f"memory-service: postgres backend: {exc}") from exc
-            if not _pools:
-                atexit.register(close_shared_pools)
-            _pools[dsn] = pool
-        return pool
+    try:
+        return shared_pool(dsn)
+    except StoreError as exc:
+        raise MemoryServiceError(f"memory-service: postgres backend: {exc}") from exc
 
 
 def close_shared_pools() -> None:
     """Close every pool this process opened (also run at exit)."""
-    with _pools_lock:
-        for pool in _pools.values():
-            pool.close()
-        _pools.clear()
+    from specwire.runtime.pg.pool import close_shared_pools as close_pools
+
+    close_pools()
 
 
 def shared_postgres_pool(memory: FactsData) -> Any:

@@ -28,7 +28,6 @@ Install them with ``pip install 'specwire[postgres]'``.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import threading
 import time
 import weakref
@@ -105,6 +104,7 @@ from specwire.runtime.facts.providers.recall_bounds import (
 from specwire.runtime.facts.store import merged_item
 from specwire.runtime.facts.text import MAX_QUERY_TERMS, document_terms, query_terms
 from specwire.runtime.facts.validation import NewFact
+from specwire.runtime.pg.pool import DEFAULT_TIMEOUT_S, open_pool
 from specwire.runtime.safety.injection import InjectionHit, scan
 
 if TYPE_CHECKING:
@@ -123,7 +123,6 @@ def _sql_list(values: Sequence[str]) -> str:
 MIGRATION_LOCK = 0x5EC_F1AC7_5C4E3A
 # Candidates taken from each ranking before fusion (as ``runtime.facts.hybrid``).
 MIN_DEPTH = 20
-DEFAULT_TIMEOUT_S = 5.0
 # HNSW candidate list per query: pgvector's default, raised to the fusion depth (its maximum
 # is 1000).
 HNSW_EF_SEARCH = 40
@@ -315,55 +314,10 @@ def _cap(at_most: int | None) -> int | None:
     return None if at_most is None else at_most + 1
 
 
-def _quiet(logger: logging.Logger) -> None:
-    """Drop a logger's records (a handler of its own keeps ``logging.lastResort`` away)."""
-    logger.propagate = False
-    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
-        logger.addHandler(logging.NullHandler())
-
-
 def _vector_table(dim: int) -> str:
     if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 16000:
         raise StoreError(f"embedding dimension out of range: {dim!r}")
     return f"fact_vectors_{dim}"
-
-
-def open_pool(
-    dsn: str, *, max_size: int = 10, timeout_s: float = DEFAULT_TIMEOUT_S
-) -> ConnectionPool[Any]:
-    """A connection pool for ``dsn`` (opened now; ``StoreError`` when the server is down)."""
-    import psycopg
-    from psycopg_pool import ConnectionPool, PoolTimeout
-
-    try:
-        psycopg.conninfo.conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError:
-        # libpq's message quotes the part it could not parse, which may be the password.
-        raise StoreError("the fact database's connection string is not valid") from None
-    # The pool reports failed connection attempts through ``logging`` with libpq's text.
-    _quiet(logging.getLogger("psycopg.pool"))
-    pool: ConnectionPool[Any] = ConnectionPool(
-        dsn,
-        min_size=1,
-        max_size=max_size,
-        timeout=timeout_s,
-        kwargs={
-            "connect_timeout": max(1, int(timeout_s)),
-            # A peer that vanished is noticed by the kernel, not only by the watchdog.
-            "keepalives": 1,
-            "keepalives_idle": 10,
-            "keepalives_interval": 5,
-            "keepalives_count": 3,
-            "tcp_user_timeout": int(timeout_s * 1000) + 1000,
-        },
-        open=False,
-    )
-    try:
-        pool.open(wait=True, timeout=timeout_s)
-    except (PoolTimeout, psycopg.Error) as exc:
-        pool.close()
-        raise StoreError(f"cannot reach the fact database: {_brief(exc)}") from exc
-    return pool
 
 
 class PostgresFactProvider:
