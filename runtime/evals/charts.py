@@ -27,12 +27,17 @@ PLOT_W = WIDTH - LEFT - RIGHT
 PLOT_H = HEIGHT - TOP - BOTTOM
 LABEL_CHARS = 24  # longer labels are cut in the picture (the table keeps them whole)
 MAX_TICK_LABELS = 12
+CHAR_W = 6  # about the width of one character at font-size 11, to keep labels apart
 # Okabe–Ito: told apart with every common colour-vision deficiency.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 AXIS = "#444444"
 GRID = "#dddddd"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _ID = re.compile(r"[^a-z0-9-]+")
+
+MIN_STEP = 1e-6  # the finest tick or bin step (labels keep up to 6 decimals)
+EPSILON = 1e-9  # float noise allowed when a value is put on a multiple of a step
+MAX_VALUE = 1e12  # beyond, a value is refused (spans this wide have no readable axis anyway)
 
 Point = tuple[float, float | None]
 
@@ -53,7 +58,8 @@ class Chart:
     def figure(self) -> str:
         """The chart and, folded under it, its data table, in one ``<figure>``."""
         return (
-            f'<figure class="chart" id="{self.chart_id}">{self.svg}'
+            f'<figure class="chart" id="{self.chart_id}">'
+            f"<figcaption>{text(self.title)}</figcaption>{self.svg}"
             f"<details><summary>Data: {text(self.title)}</summary>{self.table}</details>"
             "</figure>"
         )
@@ -79,6 +85,8 @@ def _finite(value: float, what: str) -> float:
         raise ChartError(f"{what}: {value!r} is not a number")
     if not math.isfinite(value):
         raise ChartError(f"{what}: {value!r} is not a finite number")
+    if abs(value) > MAX_VALUE:
+        raise ChartError(f"{what}: {value!r} is too large to draw (more than {MAX_VALUE:g})")
     return float(value)
 
 
@@ -114,16 +122,22 @@ class _Axis:
         return TOP + PLOT_H - (value - self.low) / (self.high - self.low) * PLOT_H
 
 
-def _axis(low: float, high: float, fixed: tuple[float, float] | None) -> _Axis:
+def _axis(
+    low: float, high: float, fixed: tuple[float, float] | None, *, whole: bool = False
+) -> _Axis:
+    """The y axis over ``low``..``high`` (widened to ``fixed``) with round ticks; ``whole``:
+    counts, so the ticks are whole numbers."""
     if fixed is not None:
         low, high = min(low, fixed[0]), max(high, fixed[1])
     if high == low:
         low, high = (low - 1, high + 1) if low != 0 else (0.0, 1.0)
-    step = _step(high - low, 5)
-    start = math.floor(low / step) * step
-    end = math.ceil(high / step) * step
-    count = round((end - start) / step)
-    ticks = tuple(round(start + i * step, 9) for i in range(count + 1))
+    step = max(MIN_STEP, _step(high - low, 5))
+    if whole:
+        step = max(1.0, math.ceil(step))
+    first = _slot(low, step)
+    last = -_slot(-high, step)  # the least multiple of step at or above high
+    start, end = first * step, last * step
+    ticks = tuple(round((first + i) * step, 9) for i in range(last - first + 1))
     return _Axis(start, end, ticks, _edge_decimals(ticks))
 
 
@@ -156,14 +170,23 @@ def _y_axis(axis: _Axis, label: str) -> list[str]:
     return parts
 
 
-def _x_labels(positions: Sequence[tuple[float, str]], label: str) -> list[str]:
-    every = max(1, math.ceil(len(positions) / MAX_TICK_LABELS))
+def _x_labels(
+    positions: Sequence[tuple[float, str]], label: str, *, inward: bool = False
+) -> list[str]:
+    widest = max((len(_short(name)) for _, name in positions), default=0)
+    fit = math.ceil(len(positions) * (CHAR_W * widest + 8) / PLOT_W)
+    every = max(1, math.ceil(len(positions) / MAX_TICK_LABELS), fit)
     base = TOP + PLOT_H
     parts = [
         f'<text x="{_num(x)}" y="{base + 14}" text-anchor="middle">{text(_short(name))}</text>'
         for index, (x, name) in enumerate(positions)
         if index % every == 0
     ]
+    if (
+        inward and len(parts) > 1
+    ):  # a line's outer labels grow inwards, so they are not cut at the edges
+        parts[0] = parts[0].replace('text-anchor="middle"', 'text-anchor="start"', 1)
+        parts[-1] = parts[-1].replace('text-anchor="middle"', 'text-anchor="end"', 1)
     parts.append(
         f'<text x="{_num(LEFT + PLOT_W / 2)}" y="{HEIGHT - 8}" text-anchor="middle">'
         f"{text(_short(label))}</text>"
@@ -248,7 +271,7 @@ def line_chart(
     )
     if not ys:
         return Chart(cid, title, "".join(_empty(cid, title, f"{title}: no data yet")), table)
-    axis = _axis(min(ys), max(ys), y_range)
+    axis = _axis(min(ys), max(ys), y_range, whole=decimals == 0)
     x_low, x_high = xs[0], xs[-1]
 
     def px(x: float) -> float:
@@ -260,7 +283,9 @@ def line_chart(
         f"{name} from {_ends(points[name], decimals)}" for name in names
     )
     parts = [*_open(cid, title, desc), *_y_axis(axis, y_title)]
-    parts += _x_labels([(px(x), labels.get(x, value_label(x, 0))) for x in xs], x_title)
+    parts += _x_labels(
+        [(px(x), labels.get(x, value_label(x, 0))) for x in xs], x_title, inward=True
+    )
     for index, name in enumerate(names):
         colour = PALETTE[index % len(PALETTE)]
         parts.append(f'<g class="series" data-series="{index}">')
@@ -352,7 +377,7 @@ def _bars_svg(
     *,
     gap: float = 0.2,
 ) -> str:
-    axis = _axis(0.0, max(value for _, value in bars), y_range)
+    axis = _axis(0.0, max(value for _, value in bars), y_range, whole=decimals == 0)
     slot = PLOT_W / len(bars)
     width = slot * (1 - gap)
     shown = ", ".join(f"{label} {value_label(value, decimals)}" for label, value in bars[:20])
@@ -368,6 +393,11 @@ def _bars_svg(
             f'height="{_num(base - top)}" fill="{PALETTE[0]}">'
             f"<title>{text(label)}: {value_label(value, decimals)}</title></rect>"
         )
+        if len(bars) <= MAX_TICK_LABELS:
+            parts.append(
+                f'<text x="{_num(x + width / 2)}" y="{_num(top - 4)}" text-anchor="middle">'
+                f"{value_label(value, decimals)}</text>"
+            )
     parts += _x_labels(
         [(LEFT + index * slot + slot / 2, label) for index, (label, _) in enumerate(bars)],
         x_title,
@@ -385,7 +415,8 @@ def histogram(
     x_title: str = "",
     element_id: str | None = None,
 ) -> Chart:
-    """How ``values`` (≥ 0) spread over at most ``bins`` equal, round-edged bins."""
+    """How ``values`` (≥ 0) spread over about ``bins`` equal bins with round edges (at most
+    ``bins + 1``: the first edge is rounded down)."""
     cid = element_id or chart_id(title)
     checked = sorted(_finite(value, title) for value in values)
     if checked and checked[0] < 0:
@@ -398,13 +429,15 @@ def histogram(
     decimals = _edge_decimals(edges)
     suffix = f" {unit}" if unit else ""
     labels = [
-        f"{value_label(edges[i], decimals)}–{value_label(edges[i + 1], decimals)}{suffix}"
+        f"{value_label(edges[i], decimals)}–{value_label(edges[i + 1], decimals)}"
         for i in range(len(counts))
     ]
     table = table_html(
         title,
         [x_title or "range", "count"],
-        [[name, str(c)] for name, c in zip(labels, counts, strict=True)] if checked else [],
+        [[name + suffix, str(c)] for name, c in zip(labels, counts, strict=True)]
+        if checked
+        else [],
     )
     if not checked:
         return Chart(cid, title, "".join(_empty(cid, title, f"{title}: no data yet")), table)
@@ -413,25 +446,24 @@ def histogram(
     return Chart(cid, title, svg, table)
 
 
+def _slot(value: float, width: float) -> int:
+    """Which multiple of ``width`` ``value`` lies on or above (0.3 / 0.1 is 3, not 2.999…)."""
+    return math.floor(value / width + EPSILON)
+
+
 def _edges(values: Sequence[float], bins: int) -> list[float]:
     if not values:
         return [0.0, 1.0]
     low, high = values[0], values[-1]
-    if high == low:
-        width = _step(abs(low) or 1.0, 1)
-        start = math.floor(low / width) * width
-        return [start, start + width]
-    width = _step(high - low, bins)
-    start = math.floor(low / width) * width
-    edges = [start]
-    while edges[-1] <= high:
-        edges.append(round(start + len(edges) * width, 9))
-    return edges
+    span = high - low
+    width = max(MIN_STEP, _step(span, bins) if span > 0 else _step(abs(low) or 1.0, 1))
+    first, last = _slot(low, width), _slot(high, width)
+    return [(first + index) * width for index in range(last - first + 2)]
 
 
 def _bin_of(edges: Sequence[float], value: float) -> int:
     width = edges[1] - edges[0]
-    return max(0, int((value - edges[0]) // width))
+    return max(0, _slot(value, width) - _slot(edges[0], width))
 
 
 def _edge_decimals(edges: Sequence[float]) -> int:
