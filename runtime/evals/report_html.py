@@ -173,13 +173,20 @@ def _cost_cell(result: Mapping[str, Any]) -> str:
 
 
 def _scores_table(results: Sequence[Mapping[str, Any]]) -> str:
-    header = ["scenario", "memory", *(label for _, label, _, _ in RATES), "tokens/proven"]
+    header = [
+        "scenario",
+        "memory",
+        *(label for _, label, _, _ in RATES),
+        "tokens/proven",
+        "file",
+    ]
     rows = [
         [
             _string(result.get("scenario")),
             _string(result.get("memory")),
             *(_rate_cell(result, key, hits, total) for key, _, hits, total in RATES),
             _cost_cell(result),
+            _string(result.get("file")),
         ]
         for result in results
     ]

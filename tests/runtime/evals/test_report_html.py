@@ -56,9 +56,9 @@ def test_the_eval_section_holds_the_scores_table_and_a_chart_per_rate() -> None:
     assert table.tag == "table"
     assert rows(table)[1:] == [
         ["plan-pickup", "on", "0.00 (0/2)", "0.75 (3/4)", "1.00 (2/2)", "1.00 (1/1)",
-         "600 (1200 tok, 2 proven)"],
+         "600 (1200 tok, 2 proven)", "evals/plan-pickup.yaml"],
         ["plan-pickup", "off", "0.50 (1/2)", "0.00 (0/4)", "–", "0.00 (0/1)",
-         "– (300 tok, 0 proven)"],
+         "– (300 tok, 0 proven)", "evals/plan-pickup.yaml"],
     ]  # fmt: skip
     figures = {figure.attrs["id"] for figure in found.find_all("figure")}
     assert figures == {
