@@ -27,6 +27,8 @@ PLOT_W = WIDTH - LEFT - RIGHT
 PLOT_H = HEIGHT - TOP - BOTTOM
 LABEL_CHARS = 24  # longer labels are cut in the picture (the table keeps them whole)
 MAX_TICK_LABELS = 12
+MAX_BAR_W = 72
+NO_VALUE = "–"
 CHAR_W = 6  # about the width of one character at font-size 11, to keep labels apart
 # Okabe–Ito: told apart with every common colour-vision deficiency.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -80,7 +82,7 @@ def chart_id(value: str) -> str:
     return f"chart-{cleaned or 'x'}"
 
 
-def _finite(value: float, what: str) -> float:
+def _finite(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ChartError(f"{what}: {value!r} is not a number")
     if not math.isfinite(value):
@@ -257,7 +259,7 @@ def line_chart(
                 *(
                     next(
                         (
-                            "–" if y is None else value_label(y, decimals)
+                            NO_VALUE if y is None else value_label(y, decimals)
                             for px, y in points[n]
                             if px == x
                         ),
@@ -350,26 +352,73 @@ def bar_chart(
 ) -> Chart:
     """One bar per ``(label, value)``, in the order given; values must be ≥ 0."""
     cid = element_id or chart_id(title)
-    checked = [(str(label), _finite(value, f"{title}: {label}")) for label, value in bars]
-    for label, value in checked:
-        if value < 0:
-            raise ChartError(f"{title}: {label}: a bar cannot be negative ({value!r})")
+    groups = [(str(label), {"": _bar(title, str(label), value)}) for label, value in bars]
     table = table_html(
         title,
         [x_title or "label", y_title or "value"],
-        [[name, value_label(v, decimals)] for name, v in checked],
+        [[label, value_label(values[""] or 0.0, decimals)] for label, values in groups],
     )
-    if not checked:
+    if not groups:
         return Chart(cid, title, "".join(_empty(cid, title, f"{title}: no data yet")), table)
-    return Chart(
-        cid, title, _bars_svg(cid, title, checked, x_title, y_title, y_range, decimals), table
+    svg = _bars_svg(cid, title, groups, [""], x_title, y_title, y_range, decimals)
+    return Chart(cid, title, svg, table)
+
+
+def grouped_bar_chart(
+    title: str,
+    groups: Sequence[tuple[str, Mapping[str, float | None]]],
+    *,
+    x_title: str = "",
+    y_title: str = "",
+    y_range: tuple[float, float] | None = None,
+    decimals: int = 2,
+    element_id: str | None = None,
+) -> Chart:
+    """Per group (a scenario…) in the order given, one bar per series (memory on, off…) in
+    name order, coloured by series with a legend; a missing or ``None`` value draws no bar (its
+    table cell shows ``–``). Values must be ≥ 0."""
+    cid = element_id or chart_id(title)
+    names = sorted({str(name) for _, values in groups for name in values})
+    checked: list[tuple[str, dict[str, float | None]]] = []
+    for label, values in groups:
+        found = {str(name): value for name, value in values.items()}
+        checked.append(
+            (
+                str(label),
+                {
+                    name: None
+                    if found.get(name) is None
+                    else _bar(title, f"{label}: {name}", found[name])
+                    for name in names
+                },
+            )
+        )
+    table = table_html(
+        title,
+        [x_title or "group", *names],
+        [
+            [label, *(NO_VALUE if v is None else value_label(v, decimals) for v in values.values())]
+            for label, values in checked
+        ],
     )
+    if not any(v is not None for _, values in checked for v in values.values()):
+        return Chart(cid, title, "".join(_empty(cid, title, f"{title}: no data yet")), table)
+    svg = _bars_svg(cid, title, checked, names, x_title, y_title, y_range, decimals)
+    return Chart(cid, title, svg, table)
+
+
+def _bar(title: str, label: str, value: object) -> float:
+    checked = _finite(value, f"{title}: {label}")
+    if checked < 0:
+        raise ChartError(f"{title}: {label}: a bar cannot be negative ({checked!r})")
+    return checked
 
 
 def _bars_svg(
     cid: str,
     title: str,
-    bars: Sequence[tuple[str, float]],
+    groups: Sequence[tuple[str, Mapping[str, float | None]]],
+    names: Sequence[str],
     x_title: str,
     y_title: str,
     y_range: tuple[float, float] | None,
@@ -377,31 +426,45 @@ def _bars_svg(
     *,
     gap: float = 0.2,
 ) -> str:
-    axis = _axis(0.0, max(value for _, value in bars), y_range, whole=decimals == 0)
-    slot = PLOT_W / len(bars)
-    width = slot * (1 - gap)
-    shown = ", ".join(f"{label} {value_label(value, decimals)}" for label, value in bars[:20])
-    more = f" and {len(bars) - 20} more" if len(bars) > 20 else ""
-    parts = [*_open(cid, title, f"Bar chart, {len(bars)} bars: {shown}{more}")]
-    parts += _y_axis(axis, y_title)
+    drawn = [
+        (index, label, series, name, value)
+        for index, (label, values) in enumerate(groups)
+        for series, name in enumerate(names)
+        if (value := values.get(name)) is not None
+    ]
+    axis = _axis(0.0, max(value for *_, value in drawn), y_range, whole=decimals == 0)
+    slot = PLOT_W / len(groups)
+    width = min(slot * (1 - gap), MAX_BAR_W * len(names)) / len(names)
+    offset = (slot - width * len(names)) / 2
+    described = [
+        f"{label}{f' {name}' if name else ''} {value_label(value, decimals)}"
+        for _, label, _, name, value in drawn
+    ]
+    more = f" and {len(described) - 20} more" if len(described) > 20 else ""
+    desc = f"Bar chart, {len(drawn)} bars: {', '.join(described[:20])}{more}"
+    parts = [*_open(cid, title, desc), *_y_axis(axis, y_title)]
     base = axis.y(0.0)
-    for index, (label, value) in enumerate(bars):
-        x = LEFT + index * slot + (slot - width) / 2
+    labelled = len(drawn) <= 2 * MAX_TICK_LABELS and width >= 22
+    for index, label, series, name, value in drawn:
+        x = LEFT + index * slot + offset + series * width
         top = axis.y(value)
+        shown = value_label(value, decimals)
         parts.append(
             f'<rect x="{_num(x)}" y="{_num(top)}" width="{_num(width)}" '
-            f'height="{_num(base - top)}" fill="{PALETTE[0]}">'
-            f"<title>{text(label)}: {value_label(value, decimals)}</title></rect>"
+            f'height="{_num(base - top)}" fill="{PALETTE[series % len(PALETTE)]}">'
+            f"<title>{text(label)}{': ' + text(name) if name else ''}: {shown}</title></rect>"
         )
-        if len(bars) <= MAX_TICK_LABELS:
+        if labelled:
             parts.append(
                 f'<text x="{_num(x + width / 2)}" y="{_num(top - 4)}" text-anchor="middle">'
-                f"{value_label(value, decimals)}</text>"
+                f"{shown}</text>"
             )
     parts += _x_labels(
-        [(LEFT + index * slot + slot / 2, label) for index, (label, _) in enumerate(bars)],
+        [(LEFT + index * slot + slot / 2, label) for index, (label, _) in enumerate(groups)],
         x_title,
     )
+    if len(names) > 1:
+        parts += _legend(names)
     parts.append("</svg>")
     return "".join(parts)
 
@@ -441,8 +504,8 @@ def histogram(
     )
     if not checked:
         return Chart(cid, title, "".join(_empty(cid, title, f"{title}: no data yet")), table)
-    bars = [(label, float(count)) for label, count in zip(labels, counts, strict=True)]
-    svg = _bars_svg(cid, title, bars, x_title, "count", None, 0, gap=0.04)
+    bars = [(label, {"": float(count)}) for label, count in zip(labels, counts, strict=True)]
+    svg = _bars_svg(cid, title, bars, [""], x_title, "count", None, 0, gap=0.04)
     return Chart(cid, title, svg, table)
 
 

@@ -37,6 +37,7 @@ def report_html(
     """The page for one run (``record``, a history record) over the ``history``."""
     section = eval_section_html(
         record["results"],
+        totals=record["totals"],
         history=history,
         recall_ms=record["recallMs"],
         fact_created=created,

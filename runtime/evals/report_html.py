@@ -21,6 +21,7 @@ from specwire.runtime.evals.charts import (
     Chart,
     bar_chart,
     chart_id,
+    grouped_bar_chart,
     histogram,
     line_chart,
     table_html,
@@ -111,6 +112,7 @@ def _prefix(value: str) -> str:
 def eval_section_html(
     results: Sequence[Mapping[str, Any]],
     *,
+    totals: Sequence[Mapping[str, Any]] = (),
     history: Sequence[Mapping[str, Any]] = (),
     recall_ms: Sequence[float] = (),
     fact_created: Sequence[datetime] | None = None,
@@ -122,6 +124,7 @@ def eval_section_html(
     ``fact_created`` is given, the memory's growth.
 
     ``results``: the ``results`` list of ``codegen eval --json`` (a history record's too);
+    ``totals``: its ``totals`` (the ``(all)`` rows, shown in the table only);
     ``history``: the eval history's records, oldest first (``runtime.evals.history``; runs of
     another set of scenarios than ``results`` are left out of the plot); ``recall_ms``: how long
     each recall took, in milliseconds (a record's ``recallMs``); ``fact_created``: the creation
@@ -133,7 +136,7 @@ def eval_section_html(
     parts = [
         f'<section class="report-section" id="{prefix}" aria-labelledby="{prefix}-heading">',
         _heading(heading_level, f"{prefix}-heading", "Eval results"),
-        _scores_table(rows),
+        _scores_table([*rows, *_records(totals)]),
         _heading(sub, f"{prefix}-per-scenario", "Scores per scenario"),
         *(chart.figure() for chart in _rate_charts(rows, prefix)),
         _heading(sub, f"{prefix}-latency", "Recall latency"),
@@ -148,10 +151,6 @@ def eval_section_html(
         ]
     parts.append("</section>")
     return "".join(parts)
-
-
-def _scenario_label(result: Mapping[str, Any]) -> str:
-    return f"{_string(result.get('scenario'))} ({_string(result.get('memory'))})"
 
 
 def _rate_cell(result: Mapping[str, Any], key: str, hits: str, total: str) -> str:
@@ -194,21 +193,23 @@ def _scores_table(results: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _rate_charts(results: Sequence[Mapping[str, Any]], prefix: str) -> list[Chart]:
+    scenarios = list(dict.fromkeys(_string(result.get("scenario")) for result in results))
     charts: list[Chart] = []
     for key, label, _, _ in RATES:
-        bars = [
-            (_scenario_label(result), value)
-            for result in results
-            if (value := _number(_get(result, "graders", key, "value"))) is not None
-            and 0 <= value <= 1
-        ]
-        if not bars:
+        values: dict[str, dict[str, float | None]] = {name: {} for name in scenarios}
+        for result in results:
+            value = _number(_get(result, "graders", key, "value"))
+            series = f"memory {_string(result.get('memory'))}"
+            values[_string(result.get("scenario"))][series] = (
+                value if value is not None and 0 <= value <= 1 else None
+            )
+        if all(value is None for row in values.values() for value in row.values()):
             continue
         charts.append(
-            bar_chart(
+            grouped_bar_chart(
                 label.capitalize(),
-                bars,
-                x_title="scenario (memory)",
+                list(values.items()),
+                x_title="scenario",
                 y_title=label,
                 y_range=(0.0, 1.0),
                 element_id=chart_id(f"{prefix}-rate-{key}"),

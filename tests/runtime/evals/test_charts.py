@@ -15,6 +15,7 @@ from specwire.runtime.evals.charts import (
     ChartError,
     bar_chart,
     chart_id,
+    grouped_bar_chart,
     histogram,
     line_chart,
     table_html,
@@ -71,6 +72,25 @@ def test_bar_heights_follow_the_values_on_a_zero_based_axis() -> None:
     heights = [float(rect.attrs["height"]) for rect in svg.find_all("rect")]
     assert heights[0] * 4 == pytest.approx(heights[1], abs=0.2) and heights[2] == 0
     assert y_ticks(svg) == ["0", "1", "2", "3", "4"]  # counts: whole ticks
+
+
+def test_grouped_bars_are_coloured_by_series_with_a_legend() -> None:
+    chart = grouped_bar_chart(
+        "Re-ask rate",
+        [("plan-pickup", {"memory on": 0.0, "memory off": 0.5}), ("ops", {"memory off": 1.0})],
+        y_range=(0.0, 1.0),
+    )
+    svg = svg_of(chart)
+    bars = [rect for rect in svg.find_all("rect") if rect.find_all("title")]
+    assert [(b.find_all("title")[0].all_text(), b.attrs["fill"]) for b in bars] == [
+        ("plan-pickup: memory off: 0.50", "#0072B2"),
+        ("plan-pickup: memory on: 0.00", "#E69F00"),
+        ("ops: memory off: 1.00", "#0072B2"),
+    ]
+    legend = [t.all_text() for t in svg.find_all("text") if t.attrs.get("y") == "274"]
+    assert legend == ["memory off", "memory on"]
+    assert cells(chart.table) == [["plan-pickup", "0.50", "0.00"], ["ops", "1.00", "–"]]
+    assert "no data yet" in grouped_bar_chart("Empty", [("a", {"x": None})]).svg
 
 
 def test_markup_attacks_are_escaped_in_titles_labels_series_and_tables() -> None:
@@ -192,6 +212,8 @@ def test_values_that_are_not_finite_numbers_are_refused(bad: object) -> None:
         bar_chart("B", [("a", bad)])  # type: ignore[list-item]
     with pytest.raises(ChartError):
         histogram("H", [1.0, bad])  # type: ignore[list-item]
+    with pytest.raises(ChartError):
+        grouped_bar_chart("G", [("a", {"on": bad})])  # type: ignore[dict-item]
 
 
 def test_negative_bars_and_latencies_are_refused_and_negative_lines_drawn() -> None:

@@ -72,7 +72,9 @@ def test_the_eval_section_holds_the_scores_table_and_a_chart_per_rate() -> None:
     }
     # Proof honesty has no value with memory off: one bar only.
     [honesty] = [f for f in found.find_all("figure") if f.attrs["id"].endswith("proofhonesty")]
-    assert len(honesty.find_all("rect")) == 1
+    bars = [rect for rect in honesty.find_all("rect") if rect.find_all("title")]
+    assert [bar.find_all("title")[0].all_text() for bar in bars] == ["plan-pickup: memory on: 1.00"]
+    assert rows(honesty.find_all("table")[0])[1:] == [["plan-pickup", "–", "1.00"]]
     labelled = found.find_all("title") + found.find_all("desc")
     ids = [el.attrs["id"] for el in labelled if "id" in el.attrs]
     assert len(ids) == 2 * 7
@@ -235,3 +237,16 @@ def test_the_page_is_self_contained_with_a_strict_policy() -> None:
     assert head.find_all("title")[0].all_text() == MARKUP_ATTACKS[0]
     assert [s.attrs["id"] for s in tree.root.find_all("section")] == ["eval", "dream"]
     assert page == report_page_html(MARKUP_ATTACKS[0], sections, note=MARKUP_ATTACKS[1])
+
+
+def test_the_totals_close_the_scores_table_but_are_not_plotted() -> None:
+    record = history_record([*mode_results(), *mode_results("returning-customer")], T0)
+    found = section(eval_section_html(record["results"], totals=record["totals"]))
+    table = rows(found.find_all("table")[0])
+    assert [row[:2] for row in table[-2:]] == [["(all)", "on"], ["(all)", "off"]]
+    assert table[-2][2] == "0.00 (0/4)" and table[-1][3] == "0.00 (0/8)"
+    [reask] = [f for f in found.find_all("figure") if f.attrs["id"].endswith("reaskrate")]
+    assert [row[0] for row in rows(reask.find_all("table")[0])[1:]] == [
+        "plan-pickup",
+        "returning-customer",
+    ]
