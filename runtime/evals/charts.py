@@ -26,6 +26,7 @@ LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 64
 PLOT_W = WIDTH - LEFT - RIGHT
 PLOT_H = HEIGHT - TOP - BOTTOM
 LABEL_CHARS = 24  # longer labels are cut in the picture (the table keeps them whole)
+MIN_CHARS = 8  # an x label is not cut shorter than this; labels are skipped instead
 MAX_TICK_LABELS = 12
 MAX_BAR_W = 72
 NO_VALUE = "–"
@@ -72,8 +73,8 @@ def text(value: object) -> str:
     return html.escape(_CONTROL.sub("", str(value)), quote=True)
 
 
-def _short(value: str) -> str:
-    return value if len(value) <= LABEL_CHARS else value[: LABEL_CHARS - 1] + "…"
+def _short(value: str, chars: int = LABEL_CHARS) -> str:
+    return value if len(value) <= chars else value[: chars - 1] + "…"
 
 
 def chart_id(value: str) -> str:
@@ -175,18 +176,24 @@ def _y_axis(axis: _Axis, label: str) -> list[str]:
 def _x_labels(
     positions: Sequence[tuple[float, str]], label: str, *, inward: bool = False
 ) -> list[str]:
-    widest = max((len(_short(name)) for _, name in positions), default=0)
+    """The labels under the x axis: cut to the room each one has when that keeps two thirds of
+    them (and ``MIN_CHARS``), else whole but only every n-th one."""
+    room = PLOT_W / max(1, len(positions))
+    chars = max(MIN_CHARS, min(LABEL_CHARS, int((room - 8) // CHAR_W)))
+    whole = max((len(_short(name)) for _, name in positions), default=0)
+    if chars * 3 < whole * 2:  # cut by more than a third: fewer labels, each readable
+        chars = LABEL_CHARS
+    widest = max((len(_short(name, chars)) for _, name in positions), default=0)
     fit = math.ceil(len(positions) * (CHAR_W * widest + 8) / PLOT_W)
     every = max(1, math.ceil(len(positions) / MAX_TICK_LABELS), fit)
     base = TOP + PLOT_H
     parts = [
-        f'<text x="{_num(x)}" y="{base + 14}" text-anchor="middle">{text(_short(name))}</text>'
+        f'<text x="{_num(x)}" y="{base + 14}" text-anchor="middle">'
+        f"{text(_short(name, chars))}</text>"
         for index, (x, name) in enumerate(positions)
         if index % every == 0
     ]
-    if (
-        inward and len(parts) > 1
-    ):  # a line's outer labels grow inwards, so they are not cut at the edges
+    if inward and len(parts) > 1:  # a line's outer labels grow inwards, never cut at the edge
         parts[0] = parts[0].replace('text-anchor="middle"', 'text-anchor="start"', 1)
         parts[-1] = parts[-1].replace('text-anchor="middle"', 'text-anchor="end"', 1)
     parts.append(
