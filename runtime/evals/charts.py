@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 WIDTH = 640
 HEIGHT = 300
+EMPTY_HEIGHT = 40
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 64
 PLOT_W = WIDTH - LEFT - RIGHT
 PLOT_H = HEIGHT - TOP - BOTTOM
@@ -174,18 +175,23 @@ def _y_axis(axis: _Axis, label: str) -> list[str]:
 
 
 def _x_labels(
-    positions: Sequence[tuple[float, str]], label: str, *, inward: bool = False
+    positions: Sequence[tuple[float, str]], label: str, *, inward: bool = False, cut: bool = False
 ) -> list[str]:
-    """The labels under the x axis: cut to the room each one has when that keeps two thirds of
-    them (and ``MIN_CHARS``), else whole but only every n-th one."""
-    room = PLOT_W / max(1, len(positions))
+    """The labels under the x axis, every n-th one when they do not all fit; ``cut``: names
+    (scenarios, steps) are first cut to the room each one has, when that keeps two thirds of
+    them (dates and ranges are not: their ends matter)."""
+    if inward:  # a line's labels sit on its points; the outer two grow inwards from the ends
+        room = PLOT_W / max(1, len(positions) - 1) * 2 / 3
+    else:
+        room = PLOT_W / max(1, len(positions))
     chars = max(MIN_CHARS, min(LABEL_CHARS, int((room - 8) // CHAR_W)))
     whole = max((len(_short(name)) for _, name in positions), default=0)
-    if chars * 3 < whole * 2:  # cut by more than a third: fewer labels, each readable
+    if not cut or chars * 3 < whole * 2:  # cut by more than a third: fewer labels, each readable
         chars = LABEL_CHARS
     widest = max((len(_short(name, chars)) for _, name in positions), default=0)
-    fit = math.ceil(len(positions) * (CHAR_W * widest + 8) / PLOT_W)
-    every = max(1, math.ceil(len(positions) / MAX_TICK_LABELS), fit)
+    every = max(
+        1, math.ceil(len(positions) / MAX_TICK_LABELS), math.ceil((CHAR_W * widest + 8) / room)
+    )
     base = TOP + PLOT_H
     parts = [
         f'<text x="{_num(x)}" y="{base + 14}" text-anchor="middle">'
@@ -204,9 +210,15 @@ def _x_labels(
 
 
 def _empty(cid: str, title: str, note: str) -> list[str]:
+    """A short chart that only says there is nothing to draw."""
+    head = _open(cid, title, note)
+    head[0] = head[0].replace(
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}"',
+        f'viewBox="0 0 {WIDTH} {EMPTY_HEIGHT}" width="{WIDTH}" height="{EMPTY_HEIGHT}"',
+    )
     return [
-        *_open(cid, title, note),
-        f'<text x="{WIDTH // 2}" y="{HEIGHT // 2}" text-anchor="middle">{text(note)}</text>',
+        *head,
+        f'<text x="{WIDTH // 2}" y="{EMPTY_HEIGHT // 2}" text-anchor="middle">{text(note)}</text>',
         "</svg>",
     ]
 
@@ -356,8 +368,10 @@ def bar_chart(
     y_range: tuple[float, float] | None = None,
     decimals: int = 2,
     element_id: str | None = None,
+    cut_labels: bool = False,
 ) -> Chart:
-    """One bar per ``(label, value)``, in the order given; values must be ≥ 0."""
+    """One bar per ``(label, value)``, in the order given; values must be ≥ 0. ``cut_labels``:
+    the labels are names, cut short rather than skipped when they do not fit."""
     cid = element_id or chart_id(title)
     groups = [(str(label), {"": _bar(title, str(label), value)}) for label, value in bars]
     table = table_html(
@@ -367,7 +381,9 @@ def bar_chart(
     )
     if not groups:
         return Chart(cid, title, "".join(_empty(cid, title, f"{title}: no data yet")), table)
-    svg = _bars_svg(cid, title, groups, [""], x_title, y_title, y_range, decimals)
+    svg = _bars_svg(
+        cid, title, groups, [""], x_title, y_title, y_range, decimals, cut_labels=cut_labels
+    )
     return Chart(cid, title, svg, table)
 
 
@@ -383,7 +399,7 @@ def grouped_bar_chart(
 ) -> Chart:
     """Per group (a scenario…) in the order given, one bar per series (memory on, off…) in
     name order, coloured by series with a legend; a missing or ``None`` value draws no bar (its
-    table cell shows ``–``). Values must be ≥ 0."""
+    table cell shows ``–``). Values must be ≥ 0; group labels are cut short to fit."""
     cid = element_id or chart_id(title)
     names = sorted({str(name) for _, values in groups for name in values})
     checked: list[tuple[str, dict[str, float | None]]] = []
@@ -410,7 +426,9 @@ def grouped_bar_chart(
     )
     if not any(v is not None for _, values in checked for v in values.values()):
         return Chart(cid, title, "".join(_empty(cid, title, f"{title}: no data yet")), table)
-    svg = _bars_svg(cid, title, checked, names, x_title, y_title, y_range, decimals)
+    svg = _bars_svg(
+        cid, title, checked, names, x_title, y_title, y_range, decimals, cut_labels=True
+    )
     return Chart(cid, title, svg, table)
 
 
@@ -432,6 +450,7 @@ def _bars_svg(
     decimals: int,
     *,
     gap: float = 0.2,
+    cut_labels: bool = False,
 ) -> str:
     drawn = [
         (index, label, series, name, value)
@@ -469,6 +488,7 @@ def _bars_svg(
     parts += _x_labels(
         [(LEFT + index * slot + slot / 2, label) for index, (label, _) in enumerate(groups)],
         x_title,
+        cut=cut_labels,
     )
     if len(names) > 1:
         parts += _legend(names)

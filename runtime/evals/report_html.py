@@ -58,6 +58,8 @@ MAX_LISTED = 20
 # Day bars up to this many; beyond, weeks, then months.
 MAX_PERIODS = 62
 DREAM_GROUPS = ("facts", "wiki", "continuity")
+# Counts of what there is rather than of what a run did: kept out of the "changed" bars.
+LEVELS = frozenset({"facts.live", "wiki.articles"})
 
 
 # -- reading plain data defensively ------------------------------------------------------------
@@ -438,21 +440,28 @@ def _last_dream(state: Mapping[str, Any], prefix: str) -> list[str]:
         [
             "model phase",
             (reason if isinstance(reason, str) else "ran" if _get(model, "ran") is True else NONE)
-            + ("" if spent is None else f" (${value_label(spent, 4)})"),
+            + ("" if not spent else f" (${value_label(spent, 4)} spent)"),
         ],
     ]
     counts = dream_counts(outcome)
+    changed = [(name, float(n)) for name, n in counts if n and name not in LEVELS]
     parts = [
         table_html("Last dream run", ["", ""], facts),
-        bar_chart(
-            "Last dream run: each step's count",
-            [(name, float(count)) for name, count in counts],
+        table_html("Each step's count", ["step", "count"], [[n, str(c)] for n, c in counts]),
+    ]
+    if changed:
+        chart = bar_chart(
+            "Last dream run: what each step changed",
+            changed,
             x_title="step",
             y_title="count",
             decimals=0,
             element_id=chart_id(f"{prefix}-last-counts"),
-        ).figure(),
-    ]
+            cut_labels=True,
+        )
+        parts.append(chart.figure())
+    else:
+        parts.append('<p class="note">Every step of the last run counted 0.</p>')
     errors = _get(outcome, "errors")
     if isinstance(errors, list) and errors:
         parts.append(_listing("Errors", [str(error) for error in errors]))

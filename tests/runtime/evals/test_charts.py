@@ -236,3 +236,16 @@ def test_histogram_bins_are_round_and_count_every_value_once() -> None:
     assert rows[-1] == ["1.0–1.1 ms", "1"]
     # Values closer together than the finest step fall in one bin.
     assert cells(histogram("Tight", [0.1, 0.1 + 1e-13]).table) == [["0.100000–0.100001", "2"]]
+
+
+def test_names_are_cut_to_fit_and_dates_thinned_whole() -> None:
+    names = ["ops-notes-recall", "per-turn-recall", "plan-pickup", "requirement-survives"]
+    names.append("returning-customer")
+    grouped = svg_of(grouped_bar_chart("R", [(name, {"on": 0.5}) for name in names]))
+    shown = [t.all_text() for t in grouped.find_all("text") if t.attrs.get("y") == "250"]
+    assert shown == [*names[:3], "requirement-surv…", "returning-custom…"]
+    days = [(f"2026-12-{day:02d}", float(day)) for day in range(1, 31)]
+    bars = svg_of(bar_chart("Per day", days))
+    shown = [t.all_text() for t in bars.find_all("text") if t.attrs.get("y") == "250"]
+    assert shown and set(shown) <= {label for label, _ in days}  # whole labels, not all
+    assert len(shown) < len(days)
