@@ -389,8 +389,9 @@ def dream_section_html(
     live facts and each run's changes over the runs.
 
     ``state``: the object of a spec's dream state file (``codegen dream status --json``; None:
-    no run recorded); ``runs``: dream outcomes oldest first, each shaped as the state's
-    ``lastOutcome`` (``DreamOutcome.to_data()``, the ``dream_run`` event's payload).
+    no run recorded); ``runs``: dream runs oldest first, each either an outcome as the state's
+    ``lastOutcome`` holds it (``DreamOutcome.to_data()``: counts per group, ``ran_at``) or a
+    ``dream_run`` event's payload with the event's ``at`` added (flat ``counts``).
     """
     prefix = _prefix(id_prefix)
     parts = [
@@ -412,7 +413,16 @@ def dream_section_html(
 
 
 def dream_counts(outcome: object) -> list[tuple[str, int]]:
-    """An outcome's counts, flat (``facts.swept`` …), in its groups' order; malformed ones out."""
+    """An outcome's counts, flat (``facts.swept`` …), in its groups' order; malformed ones out.
+    Reads a ``DreamOutcome.to_data()`` (counts per group) or a ``dream_run`` event's payload
+    (``counts`` already flat)."""
+    flat = _get(outcome, "counts")
+    if isinstance(flat, Mapping):
+        return [
+            (key, count)
+            for key, value in flat.items()
+            if isinstance(key, str) and (count := _count(value)) is not None
+        ]
     counts: list[tuple[str, int]] = []
     for group in DREAM_GROUPS:
         values = _get(outcome, group)
@@ -481,7 +491,7 @@ def _listing(title: str, items: Sequence[str]) -> str:
 
 
 def _dream_runs(runs: Sequence[Mapping[str, Any]], prefix: str) -> list[Chart]:
-    labels = {float(i): _moment(run.get("ran_at")) for i, run in enumerate(runs, 1)}
+    labels = {float(i): _moment(run.get("ran_at", run.get("at"))) for i, run in enumerate(runs, 1)}
     changes = ("facts.swept", "facts.superseded", "continuity.steps_demoted", "facts.stale")
     per_run = [dict(dream_counts(run)) for run in runs]
     live = {

@@ -250,3 +250,18 @@ def test_the_totals_close_the_scores_table_but_are_not_plotted() -> None:
         "plan-pickup",
         "returning-customer",
     ]
+
+
+def test_dream_runs_read_from_dream_run_events_plot_the_same() -> None:
+    outcomes = [dream_outcome(T0 + timedelta(days=day), 40 + day) for day in range(2)]
+    as_events = [
+        {"at": o.ran_at, "spec": o.spec, "status": o.status, "counts": o.counts()} for o in outcomes
+    ]
+    from_events = section(dream_section_html(None, runs=as_events))
+    from_outcomes = section(dream_section_html(None, runs=[o.to_data() for o in outcomes]))
+    for found in (from_events, from_outcomes):
+        [live] = [f for f in found.find_all("figure") if f.attrs["id"] == "chart-dream-runs-live"]
+        assert rows(live.find_all("table")[0])[1:] == [
+            ["2026-11-30 09:00", "40"],
+            ["2026-12-01 09:00", "41"],
+        ]
