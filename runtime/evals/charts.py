@@ -269,23 +269,17 @@ def line_chart(
     xs = sorted({x for pts in points.values() for x, _ in pts})
     ys = [y for pts in points.values() for _, y in pts if y is not None]
     labels = dict(x_labels or {})
+    cells: dict[str, dict[float, str]] = {name: {} for name in names}
+    for name in names:
+        for x, y in points[name]:  # the first point at an x is the one drawn in the table
+            cells[name].setdefault(x, NO_VALUE if y is None else value_label(y, decimals))
     table = table_html(
         title,
         [x_title or "x", *names],
         [
             [
                 labels.get(x, value_label(x, 0 if x == int(x) else 2)),
-                *(
-                    next(
-                        (
-                            NO_VALUE if y is None else value_label(y, decimals)
-                            for px, y in points[n]
-                            if px == x
-                        ),
-                        "",
-                    )
-                    for n in names
-                ),
+                *(cells[name].get(x, "") for name in names),
             ]
             for x in xs
         ],

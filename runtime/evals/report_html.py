@@ -12,7 +12,8 @@ the page's Content-Security-Policy (``CSP``) allows inline styles and ``data:`` 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -305,15 +306,21 @@ def _over_runs(
 
 
 def facts_per_period(created: Sequence[datetime]) -> list[tuple[str, int]]:
-    """Facts written per day, from the first to the last (days without one count 0); per week
-    (Mondays) or month when that would be more than ``MAX_PERIODS`` bars."""
-    days = sorted(_utc_day(moment) for moment in created)
-    if not days:
+    """Facts written per day (UTC), from the first to the last (days without one count 0); per
+    week (Mondays) or month when that would be more than ``MAX_PERIODS`` bars."""
+    per_day: dict[int, int] = {}
+    for moment in created:
+        zone = moment.tzinfo
+        # Stores hand out UTC times: their date is the UTC date, no conversion needed.
+        day = moment.toordinal() if zone is None or zone is UTC else _utc_ordinal(moment)
+        per_day[day] = per_day.get(day, 0) + 1
+    if not per_day:
         return []
-    span = (days[-1] - days[0]).days + 1
-    if span <= MAX_PERIODS:
+    days = {date.fromordinal(number): count for number, count in per_day.items()}
+    first, last = min(days), max(days)
+    if (last - first).days + 1 <= MAX_PERIODS:
         return _filled(days, lambda day: day, lambda day: day + timedelta(days=1), "%Y-%m-%d")
-    if span <= MAX_PERIODS * 7:
+    if (last - first).days + 1 <= MAX_PERIODS * 7:
         return _filled(
             days,
             lambda day: day - timedelta(days=day.weekday()),
@@ -323,24 +330,27 @@ def facts_per_period(created: Sequence[datetime]) -> list[tuple[str, int]]:
     return _filled(days, lambda day: day.replace(day=1), _next_month, "%Y-%m")
 
 
-def _utc_day(moment: datetime) -> date:
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).date()
+def _utc_ordinal(moment: datetime) -> int:
+    return moment.astimezone(UTC).toordinal()
 
 
 def _next_month(day: date) -> date:
     return date(day.year + day.month // 12, day.month % 12 + 1, 1)
 
 
-def _filled(days: Sequence[date], start_of: Any, after: Any, label: str) -> list[tuple[str, int]]:
-    counts: dict[date, int] = {}
-    for day in days:
-        counts[start_of(day)] = counts.get(start_of(day), 0) + 1
+def _filled(
+    days: Mapping[date, int],
+    start_of: Callable[[date], date],
+    after: Callable[[date], date],
+    label: str,
+) -> list[tuple[str, int]]:
+    counts: Counter[date] = Counter()
+    for day, count in days.items():
+        counts[start_of(day)] += count
     out: list[tuple[str, int]] = []
-    period = start_of(days[0])
-    last = start_of(days[-1])
+    period, last = start_of(min(days)), start_of(max(days))
     while period <= last:
-        out.append((period.strftime(label), counts.get(period, 0)))
+        out.append((period.strftime(label), counts[period]))
         period = after(period)
     return out
 
