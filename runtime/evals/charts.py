@@ -84,6 +84,13 @@ def chart_id(value: str) -> str:
     return f"chart-{cleaned or 'x'}"
 
 
+def _element_id(given: str | None, title: str) -> str:
+    """``given`` made safe as an id (it lands in attributes), else one from ``title``."""
+    if given is None:
+        return chart_id(title)
+    return _ID.sub("-", given.lower()).strip("-") or chart_id(title)
+
+
 def _finite(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ChartError(f"{what}: {value!r} is not a number")
@@ -252,7 +259,7 @@ def line_chart(
     """Several series of ``(x, y)`` points, each a line (a ``None`` y leaves a gap) with a dot
     per point. ``x_labels`` names x positions (run dates…); ``y_range`` is the least range the
     y axis covers (``(0, 1)`` for rates)."""
-    cid = element_id or chart_id(title)
+    cid = _element_id(element_id, title)
     names = sorted(series)
     points: dict[str, list[Point]] = {}
     for name in names:
@@ -366,7 +373,7 @@ def bar_chart(
 ) -> Chart:
     """One bar per ``(label, value)``, in the order given; values must be ≥ 0. ``cut_labels``:
     the labels are names, cut short rather than skipped when they do not fit."""
-    cid = element_id or chart_id(title)
+    cid = _element_id(element_id, title)
     groups = [(str(label), {"": _bar(title, str(label), value)}) for label, value in bars]
     table = table_html(
         title,
@@ -394,7 +401,7 @@ def grouped_bar_chart(
     """Per group (a scenario…) in the order given, one bar per series (memory on, off…) in
     name order, coloured by series with a legend; a missing or ``None`` value draws no bar (its
     table cell shows ``–``). Values must be ≥ 0; group labels are cut short to fit."""
-    cid = element_id or chart_id(title)
+    cid = _element_id(element_id, title)
     names = sorted({str(name) for _, values in groups for name in values})
     checked: list[tuple[str, dict[str, float | None]]] = []
     for label, values in groups:
@@ -501,7 +508,7 @@ def histogram(
 ) -> Chart:
     """How ``values`` (≥ 0) spread over about ``bins`` equal bins with round edges (at most
     ``bins + 1``: the first edge is rounded down)."""
-    cid = element_id or chart_id(title)
+    cid = _element_id(element_id, title)
     checked = sorted(_finite(value, title) for value in values)
     if checked and checked[0] < 0:
         raise ChartError(f"{title}: a histogram value cannot be negative ({checked[0]!r})")

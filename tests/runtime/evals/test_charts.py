@@ -249,3 +249,11 @@ def test_names_are_cut_to_fit_and_dates_thinned_whole() -> None:
     shown = [t.all_text() for t in bars.find_all("text") if t.attrs.get("y") == "250"]
     assert shown and set(shown) <= {label for label, _ in days}  # whole labels, not all
     assert len(shown) < len(days)
+
+
+def test_a_given_element_id_is_made_safe() -> None:
+    chart = bar_chart("B", [("a", 1.0)], element_id='X" onload="alert(1)')
+    assert chart.chart_id == "x-onload-alert-1"
+    tree = assert_inert(chart.figure())
+    assert all(not name.startswith("on") for _, name, _ in tree.attributes)
+    assert bar_chart("B", [], element_id="<>").chart_id == "chart-b"
