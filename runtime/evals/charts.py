@@ -23,7 +23,7 @@ from dataclasses import dataclass
 WIDTH = 640
 HEIGHT = 300
 EMPTY_HEIGHT = 40
-LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 64
+LEFT, RIGHT, TOP, BOTTOM = 56, 16, 24, 64
 PLOT_W = WIDTH - LEFT - RIGHT
 PLOT_H = HEIGHT - TOP - BOTTOM
 LABEL_CHARS = 24  # longer labels are cut in the picture (the table keeps them whole)
