@@ -154,6 +154,9 @@ def _output_problems(args: argparse.Namespace) -> list[str]:
     problems: list[str] = []
     if args.store is not None and args.html is None:
         problems.append("codegen eval: --store is for the HTML report: give --html FILE too")
+    html, history = args.html, args.history
+    if html is not None and history is not None and html.resolve() == history.resolve():
+        problems.append("codegen eval: --html and --history must be two different files")
     for flag, path in (("--html", args.html), ("--history", args.history)):
         if path is not None and not path.parent.is_dir():
             problems.append(f"codegen eval: {flag} {path}: its folder does not exist")

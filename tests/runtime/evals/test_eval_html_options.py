@@ -39,6 +39,10 @@ def test_report_options_that_cannot_work_are_one_line(
     assert refused([str(scenario), "--history", str(tmp_path)], capsys) == (
         f"codegen eval: --history {tmp_path}: is a folder"
     )
+    same = str(tmp_path / "r.html")
+    assert refused([str(scenario), "--html", same, "--history", same], capsys) == (
+        "codegen eval: --html and --history must be two different files"
+    )
     store = tmp_path / "facts.sqlite3"
     assert refused([str(scenario), "--store", str(store)], capsys) == (
         "codegen eval: --store is for the HTML report: give --html FILE too"
