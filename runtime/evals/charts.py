@@ -1,4 +1,5 @@
-"""Small SVG charts for reports: plain data in, a ``Chart`` (SVG text and its data table) out.
+"""Small SVG charts for reports: plain data in, a ``Chart`` (SVG text and its data table) out:
+lines over runs, bars (grouped by series or not), histograms, scatter plots.
 
 Pure Python and deterministic: series are drawn in name order, every coordinate is written with
 one decimal and every tick label with a fixed number of decimals, so the same data gives the
@@ -131,6 +132,9 @@ class _Axis:
 
     def y(self, value: float) -> float:
         return TOP + PLOT_H - (value - self.low) / (self.high - self.low) * PLOT_H
+
+    def x(self, value: float) -> float:
+        return LEFT + (value - self.low) / (self.high - self.low) * PLOT_W
 
 
 def _axis(
@@ -495,6 +499,73 @@ def _bars_svg(
         parts += _legend(names)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def scatter_chart(
+    title: str,
+    series: Mapping[str, Sequence[tuple[float, float]]],
+    *,
+    x_title: str = "",
+    y_title: str = "",
+    x_range: tuple[float, float] | None = None,
+    y_range: tuple[float, float] | None = None,
+    decimals: int = 2,
+    element_id: str | None = None,
+) -> Chart:
+    """Several series of ``(x, y)`` points, a dot each, on two numeric axes (the least ranges
+    they cover: ``x_range``, ``y_range``); series in name order with a legend."""
+    cid = _element_id(element_id, title)
+    names = sorted(series)
+    points = {
+        name: sorted(
+            (_finite(x, f"{title}: {name}: x"), _finite(y, f"{title}: {name}: y"))
+            for x, y in series[name]
+        )
+        for name in names
+    }
+    header = [x_title or "x", y_title or "y"]
+    if len(names) > 1:
+        header.insert(0, "series")
+    table = table_html(
+        title,
+        header,
+        [
+            [
+                *([name] if len(names) > 1 else []),
+                value_label(x, decimals),
+                value_label(y, decimals),
+            ]
+            for name in names
+            for x, y in points[name]
+        ],
+    )
+    every = [point for name in names for point in points[name]]
+    if not every:
+        return Chart(cid, title, "".join(_empty(cid, title, f"{title}: no data yet")), table)
+    xs, ys = [x for x, _ in every], [y for _, y in every]
+    x_axis = _axis(min(xs), max(xs), x_range)
+    y_axis = _axis(min(ys), max(ys), y_range)
+    desc = f"Scatter chart, {len(every)} points: " + "; ".join(
+        f"{name}: {len(points[name])} points" for name in names
+    )
+    parts = [*_open(cid, title, desc), *_y_axis(y_axis, y_title)]
+    parts += _x_labels(
+        [(x_axis.x(tick), value_label(tick, x_axis.decimals)) for tick in x_axis.ticks],
+        x_title,
+    )
+    for index, name in enumerate(names):
+        colour = PALETTE[index % len(PALETTE)]
+        parts.append(f'<g class="series" data-series="{index}">')
+        parts += [
+            f'<circle cx="{_num(x_axis.x(x))}" cy="{_num(y_axis.y(y))}" r="3" fill="{colour}" '
+            'fill-opacity="0.7"/>'
+            for x, y in points[name]
+        ]
+        parts.append("</g>")
+    if len(names) > 1:
+        parts += _legend(names)
+    parts.append("</svg>")
+    return Chart(cid, title, "".join(parts), table)
 
 
 def histogram(

@@ -9,7 +9,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.image import SVGImageSnapshotExtension
 
-from specwire.runtime.evals.charts import grouped_bar_chart, histogram, line_chart
+from specwire.runtime.evals.charts import grouped_bar_chart, histogram, line_chart, scatter_chart
 
 
 @pytest.fixture
@@ -51,5 +51,15 @@ def test_rates_per_scenario(svg_snapshot: SnapshotAssertion) -> None:
 def test_recall_latency(svg_snapshot: SnapshotAssertion) -> None:
     chart = histogram(
         "Recall latency", [0.42, 0.61, 1.3, 1.9, 2.2, 7.5, 12.25], unit="ms", x_title="ms"
+    )
+    assert chart.svg == svg_snapshot
+
+
+def test_latency_by_turn(svg_snapshot: SnapshotAssertion) -> None:
+    chart = scatter_chart(
+        "Recall latency by turn",
+        {"session 1": [(1, 0.8), (2, 1.1), (3, 0.9)], "session 2": [(1, 2.4), (2, 0.7)]},
+        x_title="turn",
+        y_title="ms",
     )
     assert chart.svg == svg_snapshot

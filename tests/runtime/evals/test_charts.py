@@ -18,6 +18,7 @@ from specwire.runtime.evals.charts import (
     grouped_bar_chart,
     histogram,
     line_chart,
+    scatter_chart,
     table_html,
 )
 from tests.runtime.evals.html_inert import (
@@ -113,6 +114,7 @@ def escaped_everywhere(texts: list[str]) -> None:
         ),
         bar_chart(texts[4], [(text, 1.0) for text in texts], x_title=texts[5]),
         histogram(texts[6], [1.0, 2.0], unit=texts[7], x_title=texts[8]),
+        scatter_chart(texts[9], {text: [(1.0, 2.0)] for text in texts[:20]}, y_title=texts[10]),
     ]
     tree = assert_inert("".join(chart.figure() for chart in charts))
     shown = tree.root.all_text()
@@ -179,7 +181,13 @@ def test_the_same_data_gives_the_same_bytes_under_any_hash_seed() -> None:
 
 
 def test_empty_data_draws_a_no_data_chart_and_table() -> None:
-    for chart in (line_chart("Runs", {}), bar_chart("Bars", []), histogram("Latency", [])):
+    empty = (
+        line_chart("Runs", {}),
+        bar_chart("Bars", []),
+        histogram("Latency", []),
+        scatter_chart("Dots", {"a": []}),
+    )
+    for chart in empty:
         svg = svg_of(chart)
         assert svg.attrs["role"] == "img"
         assert f"{chart.title}: no data yet" in svg.all_text()
@@ -214,6 +222,8 @@ def test_values_that_are_not_finite_numbers_are_refused(bad: object) -> None:
         histogram("H", [1.0, bad])  # type: ignore[list-item]
     with pytest.raises(ChartError):
         grouped_bar_chart("G", [("a", {"on": bad})])  # type: ignore[dict-item]
+    with pytest.raises(ChartError):
+        scatter_chart("S", {"a": [(1.0, bad)]})  # type: ignore[list-item]
 
 
 def test_negative_bars_and_latencies_are_refused_and_negative_lines_drawn() -> None:
@@ -257,3 +267,24 @@ def test_a_given_element_id_is_made_safe() -> None:
     tree = assert_inert(chart.figure())
     assert all(not name.startswith("on") for _, name, _ in tree.attributes)
     assert bar_chart("B", [], element_id="<>").chart_id == "chart-b"
+
+
+def test_a_scatter_puts_each_point_on_two_numeric_axes() -> None:
+    chart = scatter_chart(
+        "Recall latency by turn",
+        {"session 2": [(3.0, 1.5), (1.0, 0.5)], "session 1": [(2.0, 4.0)]},
+        x_title="turn",
+        y_title="ms",
+    )
+    svg = svg_of(chart)
+    dots = [(float(c.attrs["cx"]), float(c.attrs["cy"])) for c in svg.find_all("circle")]
+    assert len(dots) == 3
+    # session 1 (drawn first): turn 2, 4.0 ms; higher on the page than session 2's 0.5 ms.
+    assert dots[0][1] < dots[1][1] and dots[1][0] < dots[2][0]
+    assert cells(chart.table) == [
+        ["session 1", "2.00", "4.00"],
+        ["session 2", "1.00", "0.50"],
+        ["session 2", "3.00", "1.50"],
+    ]
+    [one] = svg_of(scatter_chart("One", {"a": [(5.0, 5.0)]})).find_all("circle")
+    assert one.attrs["cx"] and one.attrs["cy"]
