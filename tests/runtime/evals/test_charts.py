@@ -154,12 +154,24 @@ def test_series_are_drawn_in_name_order_whatever_the_mapping_order() -> None:
 
 
 CHART_SCRIPT = """
-from specwire.runtime.evals.charts import bar_chart, histogram, line_chart
+from specwire.runtime.evals.charts import (
+    bar_chart, grouped_bar_chart, histogram, line_chart, scatter_chart
+)
 series = {name: [(x, (x * len(name)) % 7 / 7) for x in range(1, 6)] for name in
           {"re-ask", "retention", "proof honesty", "pick-up", "zeta", "alpha"}}
 print(line_chart("Runs", series, x_labels={1.0: "first"}).figure())
 print(bar_chart("Bars", [(n, float(len(n))) for n in sorted(series)]).figure())
 print(histogram("Latency", [0.3, 0.7, 1.0, 12.5, 3.25], unit="ms").figure())
+print(grouped_bar_chart("G", [(n, {"on": 0.5, "off": 0.25}) for n in sorted(series)]).figure())
+print(scatter_chart("S", {n: [(1.0, len(n))] for n in series}).figure())
+from datetime import UTC, datetime
+from specwire.runtime.evals.history import history_record
+from specwire.runtime.evals.report_html import eval_section_html, report_page_html
+from tests.runtime.evals.eval_data import mode_results
+record = history_record(mode_results() + mode_results("other"), datetime(2026, 12, 1, tzinfo=UTC))
+section = eval_section_html(record["results"], totals=record["totals"], history=[record],
+                            recall_ms=record["recallMs"], fact_created=[datetime(2026, 1, 1)])
+print(report_page_html("Report", [section]))
 """
 
 
@@ -169,6 +181,7 @@ def test_the_same_data_gives_the_same_bytes_under_any_hash_seed() -> None:
         env = {**os.environ, "PYTHONHASHSEED": seed}
         done = subprocess.run(
             [sys.executable, "-c", CHART_SCRIPT],
+            cwd=ROOT,
             env=env,
             capture_output=True,
             text=True,
