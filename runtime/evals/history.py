@@ -49,10 +49,14 @@ def history_record(results: Sequence[ModeResult], at: datetime) -> dict[str, Any
 
 def append_history(path: Path, record: dict[str, Any]) -> None:
     """Append ``record`` as one line (the file is created 0600 when missing; a symlink, FIFO or
-    directory in its place is refused). ``OSError`` when it cannot be written."""
+    directory in its place is refused; after a line an interrupted append left unfinished, on a
+    line of its own). ``OSError`` when it cannot be written."""
     line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-    fd = open_regular_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    fd = open_regular_fd(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line  # an earlier append was cut short: never glue onto its line
         view = memoryview(line)
         while view:
             view = view[os.write(fd, view) :]

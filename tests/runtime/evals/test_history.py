@@ -74,3 +74,13 @@ def test_a_symlink_in_the_history_s_place_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsafeFileError):
         read_history(link)
     assert target.read_text(encoding="utf-8") == "keep\n"
+
+
+def test_an_append_after_a_torn_line_starts_a_line_of_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "h.jsonl"
+    good = history_record(mode_results(), T0)
+    append_history(path, good)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"version": 1, "at": "2026-12-0')  # a run killed mid-append
+    append_history(path, good)
+    assert read_history(path) == [good, good]
