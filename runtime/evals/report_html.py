@@ -122,9 +122,10 @@ def eval_section_html(
     heading_level: int = 2,
     id_prefix: str = "eval",
 ) -> str:
-    """One ``<section>``: the scores table, a bar chart per rate (one bar per scenario and
-    memory mode), the recall latency distribution, the scores over the recorded runs and, when
-    ``fact_created`` is given, the memory's growth.
+    """One ``<section>``: the scores table, a bar chart per rate (a group of bars per scenario,
+    one per memory mode), the recall latency distribution, the scores over the recorded runs
+    and, when ``fact_created`` is given, the memory's growth. Ids inside start with
+    ``id_prefix`` (sanitized), so several sections can share a page.
 
     ``results``: the ``results`` list of ``codegen eval --json`` (a history record's too);
     ``totals``: its ``totals`` (the ``(all)`` rows, shown in the table only);
