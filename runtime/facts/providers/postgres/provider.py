@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -64,7 +63,7 @@ from specwire.runtime.facts.model import (
 from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactListing
 from specwire.runtime.facts.providers.errors import ProviderTimeout, ProviderUncertain
 from specwire.runtime.facts.providers.postgres import admin as admin_sql
-from specwire.runtime.facts.providers.postgres import keyed, updating
+from specwire.runtime.facts.providers.postgres import bm25, keyed, term_stats, updating
 from specwire.runtime.facts.providers.postgres import restore as restore_sql
 from specwire.runtime.facts.providers.postgres.sql import COLUMNS as _COLUMNS
 from specwire.runtime.facts.providers.postgres.sql import (
@@ -205,6 +204,9 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
                 ADD COLUMN seq bigserial""",
         ),
     ),
+    # BM25 statistics kept by triggers, backfilled from the facts already there
+    # (``term_stats``).
+    (3, term_stats.MIGRATION),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -1101,25 +1103,12 @@ class PostgresFactProvider:
         # Only the caller's visible scope keys, and plain facts or the asked tiers.
         where, where_params = visible_clause(request.visible, request.tiers)
         with self._transaction("recall") as conn:
-            # Candidates are the facts holding at least one of the query's rarer terms; every
-            # term still counts in the rank. A term in most facts (ANALYZE's statistics) adds
-            # little to a BM25-like score but makes ts_rank score a large share of the table.
-            rare = _rare_terms(conn, self._pool, terms)
-            params = {
-                **self._params(self._now_ms()),
-                **where_params,
-                "q": _tsquery(terms),
-                "m": _tsquery(rare),
-                "k": limit,
-            }
+            params = {**self._params(self._now_ms()), "k": limit}
+            lexical = bm25.ranked(
+                conn, params, terms, limit if vector is None else depth, where, where_params
+            )
             if vector is None:
-                lexical_sql = _LEXICAL_SQL.format(where=where)
-                rows = conn.execute(lexical_sql, params).fetchall()
-                if len(rows) < limit and rare != terms:
-                    # Too few: fill up from every match, after the rare terms' (ts_rank has no
-                    # idf, so a match on common words alone would otherwise outrank them).
-                    every = conn.execute(lexical_sql, {**params, "m": params["q"]}).fetchall()
-                    rows = _filled(rows, every, limit)
+                rows = lexical
             else:
                 assert self._dim is not None and self._embedder is not None
                 # pgvector >= 0.8: keep scanning the HNSW index until ``depth`` rows pass the
@@ -1133,6 +1122,8 @@ class PostgresFactProvider:
                     _hybrid_sql(_vector_table(self._dim), where),
                     {
                         **params,
+                        **where_params,
+                        "lexical": [row[0] for row in lexical],
                         "depth": depth,
                         "vec": vector[0],
                         "embedder": self._embedder.id,
@@ -1252,11 +1243,8 @@ def _hybrid_sql(table: str, where: str) -> str:
     rows the scope and liveness filters drop until ``depth`` rows are found. ``where``: the
     caller's visible scope keys and tiers (``visible_clause``), on both rankings."""
     return f"""
-WITH q AS (SELECT to_tsquery('simple', %(q)s) AS q, to_tsquery('simple', %(m)s) AS m),
-lexical AS (
-    SELECT f.id, row_number() OVER (ORDER BY ts_rank(f.tsv, q.q) DESC, f.seq) AS rank
-    FROM facts f, q WHERE f.tsv @@ q.m AND {_LIVE} AND {where}
-    ORDER BY rank LIMIT %(depth)s
+WITH lexical AS (
+    SELECT l.id, l.rank FROM unnest(%(lexical)s::text[]) WITH ORDINALITY AS l(id, rank)
 ),
 nearest AS (
     SELECT n.id, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
@@ -1279,76 +1267,6 @@ SELECT {_COLUMNS},
 FROM fused JOIN facts f ON f.id = fused.id
 WHERE {_SCOPE}
 ORDER BY score DESC, f.seq LIMIT %(k)s"""
-
-
-def _filled(first: list[Any], more: list[Any], limit: int) -> list[Any]:
-    """``first``, then rows of ``more`` not in it, up to ``limit``; a filler's score is kept
-    below the last of ``first`` so that scores stay in rank order."""
-    seen = {row[0] for row in first}
-    floor = float(first[-1][6]) if first else None
-    out = list(first)
-    for row in more:
-        if len(out) >= limit:
-            break
-        if row[0] in seen:
-            continue
-        score = float(row[6])
-        if floor is not None and score >= floor:
-            score = floor * 0.999
-        floor = score
-        out.append((*row[:6], score, *row[7:]))
-    return out
-
-
-# ``{where}``: the caller's visible scope keys and tiers (``visible_clause``).
-_LEXICAL_SQL = f"""SELECT {_COLUMNS}, {_LEXICAL_RANK} AS score, {_SCOPE_COLUMNS}
-FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q, to_tsquery('simple', %(m)s) AS m) q
-WHERE f.tsv @@ q.m AND {_LIVE} AND {{where}}
-ORDER BY score DESC, f.seq LIMIT %(k)s"""
-
-# Candidates come from the query's rarest terms, taken while the shares of all facts they
-# appear in (ANALYZE's ``most_common_elem_freqs``; a term not listed counts as 0) add up to at
-# most ``CANDIDATE_SHARE``; statistics are re-read at most every ``TERM_STATS_TTL_S``.
-CANDIDATE_SHARE = 0.05
-TERM_STATS_TTL_S = 300.0
-_term_stats: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, float]]] = (
-    weakref.WeakKeyDictionary()
-)
-_term_stats_lock = threading.Lock()
-
-
-def _rare_terms(
-    conn: Connection[Any], pool: ConnectionPool[Any], terms: Sequence[str]
-) -> list[str]:
-    """The rarest of ``terms`` (at least one); all of them when the table has no statistics."""
-    shares = _common_shares(conn, pool)
-    picked: list[str] = []
-    total = 0.0
-    for term in sorted(terms, key=lambda t: shares.get(t, 0.0)):
-        share = shares.get(term, 0.0)
-        if picked and total + share > CANDIDATE_SHARE:
-            break
-        picked.append(term)
-        total += share
-    return picked if len(picked) < len(terms) else list(terms)
-
-
-def _common_shares(conn: Connection[Any], pool: ConnectionPool[Any]) -> dict[str, float]:
-    now = time.monotonic()
-    with _term_stats_lock:
-        cached = _term_stats.get(pool)
-        if cached is not None and now - cached[0] < TERM_STATS_TTL_S:
-            return cached[1]
-    row = conn.execute(
-        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
-        "WHERE schemaname = current_schema() AND tablename = 'facts' AND attname = 'tsv'"
-    ).fetchone()
-    shares: dict[str, float] = {}
-    if row is not None and row[0] is not None and row[1] is not None:
-        shares = dict(zip(row[0], (float(f) for f in row[1]), strict=False))
-    with _term_stats_lock:
-        _term_stats[pool] = (now, shares)
-    return shares
 
 
 def _tsquery(terms: Sequence[str], *, every: bool = False) -> str:
