@@ -205,8 +205,20 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
         ),
     ),
     # BM25 statistics kept by triggers, backfilled from the facts already there
-    # (``term_stats``).
-    (3, term_stats.MIGRATION),
+    # (``term_stats``); when each binding was last swept (``postgres.sweeping``).
+    (
+        3,
+        (
+            *term_stats.MIGRATION,
+            """CREATE TABLE sweeps (
+                tenant text NOT NULL,
+                spec text NOT NULL,
+                session text NOT NULL,
+                swept_at bigint NOT NULL,
+                PRIMARY KEY (tenant, spec, session)
+            )""",
+        ),
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -853,6 +865,20 @@ class PostgresFactProvider:
         validation.memory_id(fact_id)
         with self._transaction("read a quarantined memory") as conn:
             return admin_sql.held_by_id(conn, self.scope.params(), fact_id)
+
+    def claim_sweep(self, interval_ms: int) -> bool:
+        """Claim this binding's scheduled sweep: True when the last one (by any process) is at
+        least ``interval_ms`` old, and it is now stamped as done (``postgres.sweeping``)."""
+        with self._transaction("schedule a sweep") as conn:
+            row = conn.execute(
+                """INSERT INTO sweeps AS s (tenant, spec, session, swept_at)
+                VALUES (%(tenant)s, %(spec)s, %(session)s, %(now)s)
+                ON CONFLICT (tenant, spec, session) DO UPDATE SET swept_at = EXCLUDED.swept_at
+                WHERE s.swept_at <= EXCLUDED.swept_at - %(interval)s
+                RETURNING 1""",
+                {**self._params(self._now_ms()), "interval": interval_ms},
+            ).fetchone()
+            return row is not None
 
     def sweep(self) -> int:
         """Tombstone this scope's expired facts that have none yet; returns how many."""
