@@ -947,6 +947,7 @@ class PostgresFactProvider:
         """Tombstone this scope's expired facts that have none yet; returns how many."""
         with self._transaction("sweep") as conn:
             params = self._params(self._now_ms())
+            term_stats.lock_binding(conn, params)
             rows = conn.execute(
                 f"""SELECT f.id FROM facts f WHERE {_SCOPE} AND f.superseded_by IS NULL
                 AND f.expires_at IS NOT NULL AND f.expires_at <= %(now)s ORDER BY f.seq""",
@@ -1277,6 +1278,7 @@ class PostgresFactProvider:
         those the owner released (clean from now on)."""
         with self._transaction("quarantine a memory") as conn:
             params = self._params(self._now_ms())
+            term_stats.lock_binding(conn, params)
             released = admin_sql.released_among(conn, params, list(flagged))
             self._clean.update(released)
             for fact_id, rule in flagged.items():

@@ -30,12 +30,30 @@ wait for each other.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
 # The token split, and the binding's advisory lock name (``chr(31)`` joins its parts).
 _TOKENS = "string_to_array({terms}, ' ')"
-_LOCK = (
-    "pg_advisory_xact_lock(hashtextextended('specwire-lexical' || chr(31) || d.tenant "
-    "|| chr(31) || d.spec || chr(31) || d.session, 0))"
+_LOCK_KEY = (
+    "hashtextextended('specwire-lexical' || chr(31) || {tenant} || chr(31) || {spec} "
+    "|| chr(31) || {session}, 0)"
 )
+_ROW_KEY = _LOCK_KEY.format(tenant="d.tenant", spec="d.spec", session="d.session")
+_LOCK = f"pg_advisory_xact_lock({_ROW_KEY})"
+
+
+def lock_binding(conn: Connection[Any], params: dict[str, Any]) -> None:
+    """Take the binding's statistics lock now (the triggers' lock, until the transaction
+    ends). A transaction that may wait for another's row after its first tombstone (a sweep,
+    a quarantine on read) takes it first: otherwise it could hold the lock while waiting for
+    a writer that waits for the lock."""
+    key = _LOCK_KEY.format(
+        tenant="%(tenant)s::text", spec="%(spec)s::text", session="%(session)s::text"
+    )
+    conn.execute(f"SELECT pg_advisory_xact_lock({key})", params)
 
 
 def _apply(source: str) -> str:
