@@ -7,6 +7,8 @@ run, on one machine:
    and hybrid (``hash/256``): ``PostgresFactProvider`` (tsvector + pgvector HNSW, fused by RRF in
    SQL) against ``LocalFactProvider`` over ``FactStore`` (SQLite + in-memory BM25 and vectors),
    on the same facts and queries (``recall_bench``'s corpus and its hit and miss questions).
+   BM25 ranking parity per size: the share of 200 further hit questions whose top 5 is the
+   same on both stores (ties aside: facts tied at the last score may differ).
    Both grow through their bulk paths (``PostgresFactProvider.retain_many`` by ``COPY``,
    ``FactStore.retain_many``), 10,000 facts per transaction, vectors included. PostgreSQL's HNSW
    index is dropped before each growth and built again after it (``maintenance_work_mem``
@@ -29,6 +31,7 @@ Run from the repository root:
     .venv/bin/python bench/provider_bench.py --million         # 100k and 1M (about 45 min, 2 cores)
     .venv/bin/python bench/provider_bench.py --quick           # a smoke run, about a minute
     .venv/bin/python bench/provider_bench.py --sizes 10000,100000 --json out.json
+    .venv/bin/python bench/provider_bench.py --million --only recall --modes bm25   # BM25 alone
 """
 
 from __future__ import annotations
@@ -106,6 +109,8 @@ class Config:
     dsn: str | None
     maintenance_work_mem: str
     parts: tuple[str, ...]
+    modes: tuple[str, ...] = ("bm25", "hybrid")
+    parity_queries: int = 200  # hit queries whose BM25 top 5 is compared, per size
 
 
 QUICK: dict[str, Any] = {
@@ -128,6 +133,7 @@ DEFAULT: dict[str, Any] = {
 }
 MILLION = (100_000, 1_000_000)
 PARTS = ("recall", "http", "writers")
+MODES = ("bm25", "hybrid")
 
 
 def _progress(line: str) -> None:
@@ -225,6 +231,8 @@ class SizeFigures:
     grow: GrowFigures
     recall: dict[str, dict[str, RecallFigures]]  # mode -> store -> figures
     top5_agreement: dict[str, float]  # mode -> mean |local ∩ postgres| / 5 over hit queries
+    # BM25: the share of the parity queries whose top 5 is the same on both (ties aside)
+    bm25_parity: float = math.nan
 
 
 class RecallStores:
@@ -240,13 +248,16 @@ class RecallStores:
         )
 
         self.embedder = load_embedder(EMBEDDER)
+        # Without the hybrid mode, no vectors are written nor indexed.
+        self.hybrid = "hybrid" in config.modes
+        loading = self.embedder if self.hybrid else None
         self.path = root / "recall" / "facts.sqlite3"
         self.path.parent.mkdir(parents=True)
         self.dsn = dsn
         self.config = config
         # The loaders skip the injection scanner (the corpus is benign and both would pay the
         # same ~50 us a fact); the providers measured screen what they return, as deployed.
-        self.loader = FactStore.open(self.path, embedder=self.embedder, screen=None)
+        self.loader = FactStore.open(self.path, embedder=loading, screen=None)
         self.pool = open_pool(dsn, max_size=4, timeout_s=600)
         scope = FactScope(TENANT, SPEC)
         # Long statement deadlines: growing a million rows is not what the default 5 s is for.
@@ -255,7 +266,7 @@ class RecallStores:
         )
         self.pg_lexical = PostgresFactProvider(scope=scope, pool=self.pool, timeout_s=600)
         self.pg_loader = PostgresFactProvider(
-            scope=scope, pool=self.pool, embedder=self.embedder, timeout_s=600, screen=None
+            scope=scope, pool=self.pool, embedder=loading, timeout_s=600, screen=None
         )
         self.vector_table = f"fact_vectors_{self.embedder.dim}"
         self.size = 0
@@ -275,17 +286,19 @@ class RecallStores:
             chunk = facts[start : start + CHUNK]
             self.pg_loader.retain_many([RetainRequest(f.text, f.tags) for f in chunk])
         pg_s = time.perf_counter() - started
-        _progress(f"  postgres: +{len(facts):,} facts in {pg_s:.1f} s; building the HNSW index")
+        _progress(f"  postgres: +{len(facts):,} facts in {pg_s:.1f} s")
         started = time.perf_counter()
-        _sql(
-            self.dsn,
-            f"SET maintenance_work_mem = '{self.config.maintenance_work_mem}'",
-            f"CREATE INDEX {self.vector_table}_hnsw ON {self.vector_table} "
-            "USING hnsw (embedding vector_cosine_ops)",
-        )
+        if self.hybrid:
+            _sql(
+                self.dsn,
+                f"SET maintenance_work_mem = '{self.config.maintenance_work_mem}'",
+                f"CREATE INDEX {self.vector_table}_hnsw ON {self.vector_table} "
+                "USING hnsw (embedding vector_cosine_ops)",
+            )
         hnsw_s = time.perf_counter() - started
         started = time.perf_counter()
-        _sql(self.dsn, f"VACUUM ANALYZE facts, {self.vector_table}, tombstones")
+        vectors = f", {self.vector_table}" if self.hybrid else ""
+        _sql(self.dsn, f"VACUUM ANALYZE facts{vectors}, tombstones, lexical_terms")
         analyze_s = time.perf_counter() - started
         _progress(f"  postgres: HNSW index {hnsw_s:.1f} s, VACUUM ANALYZE {analyze_s:.1f} s")
         self.size += len(facts)
@@ -375,6 +388,29 @@ def measure_recall(
     return out, (sum(overlap) / len(overlap) if overlap else math.nan)
 
 
+def _top(provider: Any, query: str) -> list[tuple[str, float]]:
+    return [(hit.text, hit.score) for hit in provider.recall(RecallRequest(query, K)).hits]
+
+
+def same_top(a: Sequence[tuple[str, float]], b: Sequence[tuple[str, float]]) -> bool:
+    """The same top k, ties aside: equal scores position by position and the same facts,
+    except which of the facts tied at the last score made the cut."""
+    if len(a) != len(b):
+        return False
+    if any(abs(x[1] - y[1]) > 1e-12 * max(1.0, abs(x[1])) for x, y in zip(a, b, strict=True)):
+        return False
+    last = a[-1][1] if a else None
+    return {t for t, s in a if s != last} == {t for t, s in b if s != last}
+
+
+def bm25_parity(providers: dict[str, Any], queries: Sequence[str]) -> float:
+    """The share of ``queries`` whose BM25 top 5 is the same on both stores (ties aside)."""
+    same = sum(
+        same_top(_top(providers["local"], q), _top(providers["postgres"], q)) for q in queries
+    )
+    return same / len(queries) if queries else math.nan
+
+
 def run_recall(config: Config, root: Path, dsn: str) -> list[SizeFigures]:
     largest = max(config.sizes)
     _progress(f"corpus: {largest:,} facts")
@@ -388,12 +424,18 @@ def run_recall(config: Config, root: Path, dsn: str) -> list[SizeFigures]:
             queries = build_queries(corpus, size, config.hits, config.misses, config.seed)
             recall: dict[str, dict[str, RecallFigures]] = {}
             agreement: dict[str, float] = {}
-            for mode in ("bm25", "hybrid"):
+            parity = math.nan
+            for mode in config.modes:
                 _progress(f"size {size:,}: recall, {mode}")
+                providers = stores.providers(mode)
                 recall[mode], agreement[mode] = measure_recall(
-                    stores.providers(mode), queries.hits, queries.targets, queries.misses, config
+                    providers, queries.hits, queries.targets, queries.misses, config
                 )
-            out.append(SizeFigures(size, grow, recall, agreement))
+                if mode == "bm25" and config.parity_queries:
+                    asked = build_queries(corpus, size, config.parity_queries, 0, config.seed + 1)
+                    _progress(f"size {size:,}: BM25 parity, {len(asked.hits)} queries")
+                    parity = bm25_parity(providers, asked.hits)
+            out.append(SizeFigures(size, grow, recall, agreement, parity))
     finally:
         stores.close()
     return out
@@ -768,6 +810,14 @@ def render(
                     f"{_x(_ratio(pgf.all.p95_ms, loc.all.p95_ms))} | | "
                     f"top-5 overlap {row.top5_agreement[mode]:.0%} | |"
                 )
+        parity = [row for row in recall if not math.isnan(row.bm25_parity)]
+        if parity:
+            lines += ["", f"BM25 ranking parity ({config.parity_queries} hit queries per size):"]
+            lines += [
+                f"- {row.size:,} facts: PostgreSQL's top 5 equals the local store's for "
+                f"{row.bm25_parity:.1%} of queries (ties aside)"
+                for row in parity
+            ]
         lines += [
             "",
             "Growing the stores (bulk paths, 10,000 facts per transaction, vectors included, "
@@ -870,6 +920,15 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
     parser.add_argument(
         "--only", help=f"comma-separated parts to run (default all: {','.join(PARTS)})"
     )
+    parser.add_argument(
+        "--modes", help=f"comma-separated recall modes (default all: {','.join(MODES)})"
+    )
+    parser.add_argument(
+        "--parity-queries",
+        type=int,
+        default=200,
+        help="hit queries whose BM25 top 5 is compared per size (default 200; 0: none)",
+    )
     parser.add_argument("--dsn", help="a PostgreSQL server to use (default: the wheel's server)")
     parser.add_argument(
         "--maintenance-work-mem", default="2GB", help="for the HNSW build (default 2GB)"
@@ -888,6 +947,11 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
     parts = tuple(p.strip() for p in args.only.split(",")) if args.only else PARTS
     if not parts or any(p not in PARTS for p in parts):
         parser.error(f"--only takes some of {', '.join(PARTS)}")
+    modes = tuple(m.strip() for m in args.modes.split(",")) if args.modes else MODES
+    if not modes or any(m not in MODES for m in modes):
+        parser.error(f"--modes takes some of {', '.join(MODES)}")
+    if args.parity_queries < 0:
+        parser.error("--parity-queries must not be negative")
     preset = QUICK if args.quick else DEFAULT
 
     def pick(value: Any, key: str) -> Any:
@@ -908,6 +972,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
         dsn=args.dsn,
         maintenance_work_mem=args.maintenance_work_mem,
         parts=parts,
+        modes=modes,
+        parity_queries=args.parity_queries,
     ), args.json
 
 

@@ -57,6 +57,9 @@ class PostgresErasure:
     documents: int = 0
 
 
+STATISTICS_TABLES = ("lexical_terms", "lexical_scopes")
+
+
 def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -> PostgresErasure:
     """Erase ``subject`` (and with ``key``, everything in that scope key) from the fact
     database at ``dsn`` (every tenant and spec)."""
@@ -64,6 +67,9 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         has_facts, has_documents = _has_table(conn, "facts"), _has_table(conn, "documents")
+        # The BM25 statistics (schema version 3): triggers update them as the rows go, and a
+        # word only the erased facts held loses its row; vacuumed with the facts.
+        statistics = [name for name in STATISTICS_TABLES if _has_table(conn, name)]
     if not has_facts:
         if not has_documents:
             return PostgresErasure(0, 0, 0, 0, 0)
@@ -100,6 +106,7 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
             "tombstones",
             "quarantine",
             *vector_tables,
+            *statistics,
             *(["documents"] if documents else []),
         ],
     )

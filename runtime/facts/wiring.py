@@ -144,6 +144,12 @@ def wire_facts(
             memory, spec=layout.spec_name, tenant=tenant, embedder=embedder, now=now
         )
         log(f"[memory] facts live in {remote.description}\n")
+        if memory.backend == "postgres":
+            from specwire.runtime.facts.providers.postgres.sweeping import (
+                sweep_if_due as sweep_postgres_if_due,
+            )
+
+            sweep_postgres_if_due(remote.provider, log)
         try:
             provider, release, diagnostics = _routed(
                 memory,

@@ -26,6 +26,7 @@ from specwire.runtime.facts.model import MAX_RECALL_K, Provenance, Tombstone, to
 from specwire.runtime.facts.providers.admin import (
     FactLister,
     FactListing,
+    QuarantineKeeper,
     QuarantineReader,
 )
 from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
@@ -207,10 +208,11 @@ def forget(args: argparse.Namespace, selection: Selection) -> int:
         admin = facts.admin("forget")
         if args.id is not None:
             status = lister.get_fact(args.id)
-            if status is None and facts.store is not None:
-                held = facts.store.quarantined_by_id(args.id)
+            keeper = _keeper(facts)
+            if status is None and keeper is not None:
+                held = keeper.quarantined_by_id(args.id)
                 if held is not None and where.admits(held):
-                    return quarantine_verbs.forget_held(args, facts.store, held)
+                    return quarantine_verbs.forget_held(args, keeper, held)
             if status is None or not where.admits(status.fact):
                 scoped = "" if where.everything else f" ({describe(where)})"
                 raise SelectionError(f"no fact {args.id!r}{scoped} in {facts.where}")
@@ -242,9 +244,19 @@ def forget(args: argparse.Namespace, selection: Selection) -> int:
 
 def release(args: argparse.Namespace, selection: Selection) -> int:
     with open_facts(args, selection) as facts:
-        if facts.store is None:
-            raise SelectionError(f"release works on the file store only, not {facts.where}")
-        return quarantine_verbs.release(args, facts.store, selection)
+        keeper = _keeper(facts)
+        if keeper is None:
+            raise SelectionError(f"release: {facts.where} does not keep held writes")
+        return quarantine_verbs.release(args, keeper, facts.where)
+
+
+def _keeper(facts: Any) -> QuarantineKeeper | None:
+    """Where the owner releases or deletes held writes: the file store, or a backend that
+    keeps them (PostgreSQL); None for one that does not (the HTTP contract)."""
+    if facts.store is not None:
+        keeper: QuarantineKeeper = facts.store
+        return keeper
+    return facts.backend if isinstance(facts.backend, QuarantineKeeper) else None
 
 
 def sweep(args: argparse.Namespace, selection: Selection) -> int:

@@ -7,8 +7,7 @@ import json
 import sys
 
 from specwire.runtime.facts.model import QuarantinedFact
-from specwire.runtime.facts.providers.admin import FactFilter, QuarantineReader
-from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.providers.admin import FactFilter, QuarantineKeeper, QuarantineReader
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.output import (
     QUARANTINE_COLUMNS,
@@ -18,7 +17,7 @@ from specwire.runtime.owner.output import (
     quarantined_rows,
     report,
 )
-from specwire.runtime.owner.selection import Selection, passes_filters
+from specwire.runtime.owner.selection import passes_filters
 
 
 def list_held(args: argparse.Namespace, reader: QuarantineReader, where: FactFilter) -> int:
@@ -44,10 +43,10 @@ def show_held(args: argparse.Namespace, held: QuarantinedFact) -> int:
     return 0
 
 
-def release(args: argparse.Namespace, store: FactStore, selection: Selection) -> int:
+def release(args: argparse.Namespace, store: QuarantineKeeper, where: str) -> int:
     held = store.quarantined_by_id(args.id)
     if held is None:
-        raise ValueError(f"no quarantined fact {args.id!r} in {selection.facts_db}")
+        raise ValueError(f"no quarantined fact {args.id!r} in {where}")
     confirm(
         f"release {held.id} (held by {held.rule}) as a live fact the agent will recall:\n"
         f"  {json.dumps(held.text, ensure_ascii=True)}",
@@ -58,7 +57,7 @@ def release(args: argparse.Namespace, store: FactStore, selection: Selection) ->
     return 0
 
 
-def forget_held(args: argparse.Namespace, store: FactStore, held: QuarantinedFact) -> int:
+def forget_held(args: argparse.Namespace, store: QuarantineKeeper, held: QuarantinedFact) -> int:
     confirm(
         f"delete quarantined {held.id} for good: {json.dumps(held.text, ensure_ascii=True)}",
         assume_yes=args.yes,

@@ -69,6 +69,9 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "stored fact flagged on read, moved to quarantine",
     "facts.providers.postgres.provider:_insert_held": "screened: a flagged write, held apart",
     "facts.providers.postgres.provider:migrate": "host: schema version",
+    "facts.providers.postgres.admin:mark_released": "host: an id, a rule name and a time",
+    "facts.providers.postgres.provider:PostgresFactProvider.claim_sweep": "host: when a "
+    "binding was last swept (a time)",
     "facts.providers.postgres.admin:PostgresImportSink.insert": "screened: an import's fact "
     "under its exported id, after the importer scanned it (facts.importing: flagged writes "
     "are held); NewFact redacts",

@@ -31,7 +31,6 @@ less than an unfiltered recall, not more.
 
 from __future__ import annotations
 
-import math
 import zlib
 from array import array
 from collections import Counter
@@ -44,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from specwire.runtime.facts.lexical import pruning as lexical_pruning
+from specwire.runtime.facts.lexical import ranking
 from specwire.runtime.facts.lexical.pruning import BlockStats, Corpus, TermPostings
 from specwire.runtime.facts.lexical.ranking import EVIDENCE_FACTOR
 from specwire.runtime.facts.lexical.vocab import FrozenVocab
@@ -247,10 +247,7 @@ class LexicalIndex:
             tid = self._lookup(term)
             if tid is None:
                 continue
-            df = int(self._df[tid])
-            idf = math.log((n - df + 0.5) / (df + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
+            idf = ranking.idf(n, int(self._df[tid]))
             seqs, tfs = self.postings(tid)
             if len(seqs) > 0:
                 stats, bounded = self._block_stats(tid)

@@ -17,11 +17,32 @@ cosine ranking by RRF and then add ``PROOF_BOOST`` once, as the reference does.
 
 from __future__ import annotations
 
+import math
+
 # FTS5's bm25() constants (fts5_aux.c): every BM25 ranker here scores with them.
 K1 = 1.2
 B = 0.75
 PROOF_BOOST = 1.0 / 61.0
 EVIDENCE_FACTOR = 1.0 + PROOF_BOOST
+
+
+def idf(n: int, df: int) -> float:
+    """A term's idf among ``n`` indexed facts, ``df`` of which hold it (FTS5's: clamped to
+    ``1e-6`` when not positive, so a match never scores zero)."""
+    value = math.log((n - df + 0.5) / (df + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def length_norm(length: float, avgdl: float) -> float:
+    """``k1 * (1 - b + b * dl / avgdl)`` for a fact of ``length`` tokens (the operations of
+    ``lexical.pruning.length_norm``, on one float)."""
+    return K1 * ((1.0 - B) + (B * length) / avgdl)
+
+
+def term_score(idf_: float, tf: float, norm: float) -> float:
+    """A term's contribution at ``tf`` in a fact of length norm ``norm`` (the operations of
+    ``lexical.pruning.term_scores``, on one float)."""
+    return idf_ * ((tf * (K1 + 1.0)) / (tf + norm))
 
 
 def lexical_score(raw_bm25: float, has_evidence: bool) -> float:

@@ -198,6 +198,21 @@ class QuarantineReader(Protocol):
     def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None: ...
 
 
+@runtime_checkable
+class QuarantineKeeper(Protocol):
+    """The owner's decisions on a held write: release it as a live fact, or delete it."""
+
+    def quarantined_by_id(self, fact_id: str) -> QuarantinedFact | None: ...
+
+    def release(self, fact_id: str) -> Fact:
+        """Store the held write as a live fact, unscreened (``FactStore.release``'s rules)."""
+        ...
+
+    def drop_quarantined(self, fact_id: str) -> bool:
+        """Delete the held write for good; False when there is none."""
+        ...
+
+
 class UnsupportedOperation(StoreError):
     """The backend does not offer that operation (one line for the owner)."""
 

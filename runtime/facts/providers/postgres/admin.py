@@ -129,10 +129,43 @@ def held(
 
 
 def held_by_id(
-    conn: Connection[Any], params: dict[str, Any], fact_id: str
+    conn: Connection[Any], params: dict[str, Any], fact_id: str, *, lock: bool = False
 ) -> QuarantinedFact | None:
-    row = conn.execute(f"{_HELD} AND q.id = %(id)s", {**params, "id": fact_id}).fetchone()
+    """That held write of this scope (with ``lock``, locked for the transaction)."""
+    locked = " FOR UPDATE OF q" if lock else ""
+    row = conn.execute(f"{_HELD} AND q.id = %(id)s{locked}", {**params, "id": fact_id}).fetchone()
     return None if row is None else _held(row)
+
+
+def drop_held(conn: Connection[Any], params: dict[str, Any], fact_id: str) -> bool:
+    """Delete that held write of this scope; False when there is none."""
+    row = conn.execute(
+        "DELETE FROM quarantine q WHERE q.id = %(id)s AND q.tenant = %(tenant)s "
+        "AND q.spec = %(spec)s AND q.session = %(session)s RETURNING q.id",
+        {**params, "id": fact_id},
+    ).fetchone()
+    return row is not None
+
+
+def mark_released(conn: Connection[Any], params: dict[str, Any], fact_id: str, rule: str) -> None:
+    """Remember that the owner released ``fact_id`` (recall does not hold it again)."""
+    conn.execute(
+        "INSERT INTO released (id, tenant, spec, session, rule, at) VALUES (%(id)s, "
+        "%(tenant)s, %(spec)s, %(session)s, %(rule)s, %(now)s) ON CONFLICT (id) DO UPDATE "
+        "SET rule = EXCLUDED.rule, at = EXCLUDED.at",
+        {**params, "id": fact_id, "rule": rule},
+    )
+
+
+def released_among(
+    conn: Connection[Any], params: dict[str, Any], fact_ids: Sequence[str]
+) -> set[str]:
+    rows = conn.execute(
+        "SELECT r.id FROM released r WHERE r.id = ANY(%(ids)s::text[]) "
+        "AND r.tenant = %(tenant)s AND r.spec = %(spec)s AND r.session = %(session)s",
+        {**params, "ids": list(fact_ids)},
+    ).fetchall()
+    return {str(row[0]) for row in rows}
 
 
 def link_superseded(

@@ -1,0 +1,245 @@
+"""BM25 on PostgreSQL, ranked as the local index ranks (``runtime.facts.lexical``).
+
+The statistics are the maintained ones (``term_stats``: per binding, indexed facts, their
+tokens and each token's ``df``), the tokens are ``facts.terms`` split on spaces, and a fact's
+score is computed in SQL with the local index's operations in its order: per query term, in
+query order, ``idf * ((tf * (k1 + 1)) / (tf + k1 * ((1 - b) + (b * dl) / avgdl)))`` summed from
+the first present term, times ``EVIDENCE_FACTOR`` for a fact backed by evidence; ``idf`` and the
+constants come from ``lexical.ranking`` and are passed as parameters. Ties go to the older fact
+(``seq``). The same facts give the same top k on both backends.
+
+**Pruning: exact candidate generation by score thresholds.** Each query term has an upper bound
+``ub`` on what it can add to any score: its contribution at the highest count of it in one fact
+and at the shortest fact holding it (``max_tf``, ``min_len``; both only ever widen), times the
+evidence factor, with a relative slack of 1e-9 for the summation order. A fact holding the terms
+``T`` scores at most ``sum(ub(T))``. For a threshold ``tau``, every fact scoring ``>= tau``
+holds one of the *minimal* term sets whose bounds add up to ``>= tau``, so the candidates are
+the facts matching ``(t1 & t2 & ...) | ...`` over those sets (the GIN index intersects each
+clause's postings, so a common term costs little when it only appears beside rarer ones). The
+candidates are scored exactly; when ``k`` of them score ``>= tau`` they are the top ``k`` of all
+facts (any other fact scores ``< tau``). Otherwise ``tau`` drops — to the ``k``-th score found,
+which the next pass then certainly reaches, or to a quarter — until it is at most the smallest
+bound, where the candidates are every fact holding any query term (the exhaustive ranking).
+When the minimal sets are too many (a long query), the candidates are the facts holding one
+of the *essential* terms instead (MaxScore: the terms left after taking, weakest first, the
+terms whose bounds add up to less than ``tau``), which is exact for the same reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from specwire.runtime.facts.lexical.ranking import (
+    EVIDENCE_FACTOR,
+    K1,
+    B,
+    idf,
+    length_norm,
+    term_score,
+)
+from specwire.runtime.facts.providers.postgres.sql import (
+    COLUMNS,
+    LIVE,
+    PROVEN,
+    SCOPE_COLUMNS,
+)
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+# The first threshold, as a share of the sum of the query terms' bounds.
+FIRST_SHARE = 0.5
+# A threshold's candidate condition names at most this many term sets.
+MAX_CLAUSES = 24
+# Bounds are summed in another order than scores: kept on the safe side.
+_SLACK = 1.0 + 1e-9
+
+_STATS = """SELECT s.docs, s.tokens FROM lexical_scopes s
+WHERE s.tenant = %(tenant)s AND s.spec = %(spec)s AND s.session = %(session)s"""
+_TERMS = """SELECT t.term, t.df, t.max_tf, t.min_len FROM lexical_terms t
+WHERE t.tenant = %(tenant)s AND t.spec = %(spec)s AND t.session = %(session)s
+AND t.term = ANY(%(terms)s::text[]) AND t.df > 0"""
+
+# ``{score}``: the sum of the query terms' contributions (``_score``); ``{candidates}``: the
+# threshold's condition on ``f.tsv``; ``{where}``: the caller's visible scope keys and tiers.
+# ``OFFSET 0`` keeps each level a level of its own: inlined, the planner would split a fact's
+# terms once per use instead of once.
+_RANKED = f"""SELECT c.id, c.text, c.tags, c.expires_at, c.session_id, c.evidence,
+    CASE WHEN c.proven THEN c.raw * %(ef)s::float8 ELSE c.raw END AS score,
+    c.scope, c.subject, c.fact_key, c.tier
+FROM (
+    SELECT e.*, {{score}} AS raw
+    FROM (
+        SELECT d.*, {{tfs}}, %(k1)s::float8 * (%(omb)s::float8
+            + (%(b)s::float8 * cardinality(d.tokens)::float8) / %(avgdl)s::float8) AS norm
+        FROM (
+            SELECT {COLUMNS}, {SCOPE_COLUMNS}, f.seq, {PROVEN} AS proven,
+                string_to_array(f.terms, ' ') AS tokens
+            FROM facts f WHERE ({{candidates}}) AND {LIVE} AND {{where}}
+            OFFSET 0
+        ) AS d
+        OFFSET 0
+    ) AS e
+    OFFSET 0
+) AS c
+WHERE c.raw > 0
+ORDER BY score DESC, c.seq LIMIT %(k)s"""
+
+
+def _tfs(count: int) -> str:
+    """Each query term's count in the fact (``tf0``, ``tf1``, ...), as local postings hold it."""
+    return ", ".join(
+        f"least(cardinality(array_positions(d.tokens, %(term{i})s::text)), 65535)::float8 AS tf{i}"
+        for i in range(count)
+    )
+
+
+def _score(count: int) -> str:
+    """The score of ``count`` query terms (``tf{i}`` and the parameter ``idf{i}``), summed in
+    query order as the local index sums them. An absent term adds ``idf * 0 / norm``, ``0.0``,
+    which changes no sum, so the expression needs no branch."""
+    parts = [
+        f"(%(idf{i})s::float8 * ((e.tf{i} * %(k1p1)s::float8) / (e.tf{i} + e.norm)))"
+        for i in range(count)
+    ]
+    out = parts[0]
+    for part in parts[1:]:
+        out = f"({out} + {part})"
+    return out
+
+
+@dataclass(frozen=True)
+class QueryTerm:
+    term: str
+    idf: float
+    bound: float  # the most it adds to any fact's score
+
+
+def query_weights(
+    conn: Connection[Any], params: dict[str, Any], terms: Sequence[str]
+) -> tuple[list[QueryTerm], float] | None:
+    """The query's terms held by some indexed fact (in query order) with their idf and bound,
+    and ``avgdl``; None when nothing can match."""
+    row = conn.execute(_STATS, params).fetchone()
+    if row is None or int(row[0]) <= 0 or int(row[1]) <= 0:
+        return None
+    n, tokens = int(row[0]), int(row[1])
+    avgdl = tokens / n
+    found = {
+        term: (int(df), int(max_tf), int(min_len))
+        for term, df, max_tf, min_len in conn.execute(
+            _TERMS, {**params, "terms": list(terms)}
+        ).fetchall()
+    }
+    weighted: list[QueryTerm] = []
+    for term in terms:
+        if term not in found:
+            continue
+        df, max_tf, min_len = found[term]
+        weight = idf(n, df)
+        bound = term_score(weight, float(max_tf), length_norm(float(min_len), avgdl))
+        weighted.append(QueryTerm(term, weight, bound * EVIDENCE_FACTOR * _SLACK))
+    return (weighted, avgdl) if weighted else None
+
+
+def minimal_sets(terms: Sequence[QueryTerm], tau: float, cap: int) -> list[list[int]] | None:
+    """The minimal sets of term positions whose bounds add up to at least ``tau`` (None when
+    there are more than ``cap``)."""
+    order = sorted(range(len(terms)), key=lambda i: (-terms[i].bound, i))
+    bounds = [terms[i].bound for i in order]
+    rest = [0.0] * (len(order) + 1)
+    for at in range(len(order) - 1, -1, -1):
+        rest[at] = rest[at + 1] + bounds[at]
+    found: list[list[int]] = []
+
+    def extend(chosen: list[int], start: int, total: float) -> bool:
+        for at in range(start, len(order)):
+            if total + rest[at] < tau:
+                return True  # the remaining terms cannot reach tau
+            if total + bounds[at] >= tau:
+                # Minimal: without its weakest member (this one) the set is below tau.
+                found.append([*chosen, order[at]])
+                if len(found) > cap:
+                    return False
+            elif not extend([*chosen, order[at]], at + 1, total + bounds[at]):
+                return False
+        return True
+
+    return found if extend([], 0, 0.0) else None
+
+
+def essential(terms: Sequence[QueryTerm], tau: float) -> list[int]:
+    """MaxScore's essential terms: all but the weakest whose bounds add up to less than tau."""
+    order = sorted(range(len(terms)), key=lambda i: (terms[i].bound, i))
+    total = 0.0
+    for at, i in enumerate(order):
+        if total + terms[i].bound >= tau:
+            return sorted(order[at:])
+        total += terms[i].bound
+    return []
+
+
+def ranked(
+    conn: Connection[Any],
+    params: dict[str, Any],
+    terms: Sequence[str],
+    limit: int,
+    where: str,
+    where_params: dict[str, Any],
+) -> list[Any]:
+    """The ``limit`` best live facts for ``terms`` admitted by ``where``: rows of ``COLUMNS``,
+    the score and ``SCOPE_COLUMNS``, best first."""
+    weighted = query_weights(conn, params, terms)
+    if weighted is None:
+        return []
+    query, avgdl = weighted
+    values = {
+        **params,
+        **where_params,
+        **{f"term{i}": t.term for i, t in enumerate(query)},
+        **{f"idf{i}": t.idf for i, t in enumerate(query)},
+        "k1": K1,
+        "k1p1": K1 + 1.0,
+        "b": B,
+        "omb": 1.0 - B,
+        "avgdl": avgdl,
+        "ef": EVIDENCE_FACTOR,
+        "k": limit,
+    }
+    score, tfs = _score(len(query)), _tfs(len(query))
+    floor = min(t.bound for t in query)
+    tau = FIRST_SHARE * sum(t.bound for t in query)
+    while True:
+        exhaustive = tau <= floor
+        condition, clause_params = _candidates(query, 0.0 if exhaustive else tau)
+        rows = conn.execute(
+            _RANKED.format(score=score, tfs=tfs, candidates=condition, where=where),
+            {**values, **clause_params},
+        ).fetchall()
+        if exhaustive or (len(rows) == limit and float(rows[-1][6]) >= tau):
+            return rows
+        # The k-th score found is reached again by the next pass (its facts are candidates).
+        tau = float(rows[-1][6]) if len(rows) == limit else tau / 4
+
+
+def _candidates(query: Sequence[QueryTerm], tau: float) -> tuple[str, dict[str, Any]]:
+    """A condition on ``f.tsv`` every fact scoring at least ``tau`` meets (see the module
+    docstring), and its parameters."""
+    sets = minimal_sets(query, tau, MAX_CLAUSES)
+    if sets is None:
+        sets = [[i] for i in essential(query, tau)]
+    params = {
+        f"clause{n}": _tsquery([query[i].term for i in sorted(chosen)])
+        for n, chosen in enumerate(sets)
+    }
+    condition = " OR ".join(
+        f"f.tsv @@ to_tsquery('simple', %(clause{n})s)" for n in range(len(sets))
+    )
+    return condition or "FALSE", params
+
+
+def _tsquery(terms: Sequence[str]) -> str:
+    """Every one of ``terms`` (tokens hold only letters, marks and digits; quoted anyway)."""
+    return " & ".join("'" + term.replace("'", "''").replace("\\", "\\\\") + "'" for term in terms)
