@@ -3,9 +3,10 @@
 The IR's memory and continuity settings already are fragment types, so lowering adds the
 contract's version and the specwire that built it, and nothing else. The version is the lowest
 that reads the bundle: a fragment with ``learning`` needs version 6; one with a memory protocol,
-provider tools, several providers or document bindings needs version 5; a target whose host passes an ``Audience`` to the bundle, or a
-fragment with a memory scope or tiers, needs version 4; anything else still says 3, so a cli or
-research bundle without those keys is byte-identical to one built before them.
+provider tools, several providers or document bindings needs version 5; a target whose host
+passes an ``Audience`` to the bundle, or a fragment with a memory scope or tiers, needs version
+4; anything else still says 3, so a cli or research bundle without those keys is
+byte-identical to one built before them.
 """
 
 from __future__ import annotations
