@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Final
 
 from specwire.runtime.core.tool_types import ToolRefusal
-from specwire.runtime.tools.builtin import read_workspace_text
 
 DATASET_MAX_BYTES: Final = 4 * 1024 * 1024
 MAX_SAMPLES: Final = 1_000
@@ -35,6 +34,8 @@ class ExamSample:
 
 
 def load_dataset(workspace: Path, dataset: str) -> list[ExamSample]:
+    from specwire.runtime.tools.builtin import read_workspace_text  # loaded by the first exam
+
     try:
         text, size = read_workspace_text(workspace, dataset, DATASET_MAX_BYTES)
     except ToolRefusal as exc:

@@ -23,7 +23,6 @@ from typing import Any, Final, Protocol
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import GAP_TITLE_PREFIX, ExamGrader
-from specwire.runtime.evals.tokens import covered_by_any
 from specwire.runtime.learning.dataset import ExamSample
 from specwire.runtime.wiki import queries
 from specwire.runtime.wiki.store import GAP_PREFIX, WikiStore
@@ -39,6 +38,8 @@ def passes(grader: ExamGrader, articles: Sequence[str], answer: str) -> bool:
     if grader == "contains":
         wanted = _folded(answer)
         return bool(wanted) and any(wanted in _folded(text) for text in articles)
+    from specwire.runtime.evals.tokens import covered_by_any  # loaded by the first exam
+
     return covered_by_any(articles, answer)
 
 

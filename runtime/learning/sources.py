@@ -1,6 +1,7 @@
 """Reading a study source: a file beneath the workspace, or a URL through the fetch tool.
 
-A local source is read with the read tool's fences (``tools.builtin.read_workspace_text``: no
+Nothing here is imported before the first pass (the read and fetch tools load then). A local
+source is read with the read tool's fences (``tools.builtin.read_workspace_text``: no
 way out of the workspace or into ``.specwire/``, no symlink swapped in, UTF-8 text only). A URL
 is fetched by the fetch tool (``tools.fetch``) allowed only the origins of the spec's own URL
 sources, so a redirect elsewhere is refused; its text arrives framed as untrusted data, and the
@@ -16,8 +17,6 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from specwire.runtime.core.tool_types import Tool, ToolContext, ToolRefusal
-from specwire.runtime.tools.builtin import read_workspace_text
-from specwire.runtime.tools.fetch import FETCH_HEADER, FETCH_TAG
 
 # At most this much of one source is studied (a wiki article holds 100,000 characters).
 SOURCE_MAX_BYTES: Final = 96 * 1024
@@ -57,6 +56,8 @@ def read_source(ref: str, workspace: Path, fetch: Tool | None) -> SourceText:
         if fetch is None:
             raise SourceUnreadable(f"{ref}: URL sources need the fetch tool (specwire[research])")
         return _fetched(ref, fetch)
+    from specwire.runtime.tools.builtin import read_workspace_text  # loaded by the first pass
+
     try:
         text, size = read_workspace_text(workspace, ref, SOURCE_MAX_BYTES)
     except (ToolRefusal, OSError) as exc:
@@ -80,6 +81,8 @@ def _fetched(ref: str, fetch: Tool) -> SourceText:
 
 def _unframed(framed: str) -> str:
     """The page text inside the fetch tool's frame (already neutralized by it)."""
+    from specwire.runtime.tools.fetch import FETCH_HEADER, FETCH_TAG  # a URL source: loaded
+
     opening, header, closing = f"<{FETCH_TAG}>", FETCH_HEADER, f"</{FETCH_TAG}>"
     lines = framed.split("\n")
     try:
