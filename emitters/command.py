@@ -484,12 +484,35 @@ def memory(ctx: click.Context, args: tuple[str, ...]) -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def eval_(ctx: click.Context, args: tuple[str, ...]) -> None:
-    """Run continuity scenarios against their bundles, memory on and off (ARGS: `codegen eval
-    --help`)."""
+    """Run continuity scenarios against their bundles, memory on and off; `codegen eval exam
+    SPEC` scores a learning spec's exam before and after a study pass (ARGS: `codegen eval
+    --help`, `codegen eval exam --help`)."""
+    if args[:1] == ("exam",):
+        exams = importlib.import_module("specwire.runtime.learning.eval_command")
+        ctx.exit(exams.main(list(args[1:]), _exam_loader(exams)))
     # The eval command belongs to the runtime (it runs bundles and reads their stores); the
     # compiler hands it the arguments and a way to build a scenario's spec.
     evals = importlib.import_module("specwire.runtime.evals.command")
     ctx.exit(evals.main(list(args), _eval_builder(evals)))
+
+
+def _exam_loader(exams: Any) -> Any:
+    """``(spec path) -> fragment data``: the spec compiled and lowered as ``build`` does."""
+
+    def load(spec: Path) -> Any:
+        from specwire.ir import lower
+        from specwire.ir.errors import SpecError
+        from specwire.ir.load import load_spec_bytes
+        from specwire.ir.read import read_spec_bytes
+
+        shown = str(spec)
+        try:
+            ir = load_spec_bytes(read_spec_bytes(spec, shown), shown)
+        except SpecError as exc:
+            raise exams.SpecProblem([str(issue) for issue in exc.issues]) from None
+        return lower(ir).to_data()
+
+    return load
 
 
 def _eval_builder(evals: Any) -> Any:

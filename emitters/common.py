@@ -230,6 +230,38 @@ def backend_note(fragment: MemoryWiringFragment) -> str | None:
     )
 
 
+# Hosts that start the spec's dream after a turn (``runtime.hosts.turns``).
+_DREAMING_TARGETS = frozenset({"channel", "managed"})
+
+
+def learning_note(fragment: MemoryWiringFragment, target: str) -> str | None:
+    """The README's learning line (fixed words and counts: the domain and paths are the
+    spec's), or None when the spec does not learn."""
+    learning = fragment.learning
+    if learning is None:
+        return None
+    tools = "`study_sources` and `run_exam` tools" if learning.exam else "`study_sources` tool"
+    commands = "`/study`, `/reflect` and `/exam`" if learning.exam else "`/study` and `/reflect`"
+    exam = (
+        "; `run_exam` grades what the wiki recalls against the exam's questions, and every "
+        "failed question becomes a `[gap]` goal"
+        if learning.exam
+        else ""
+    )
+    dreams = fragment.memory is not None and fragment.memory.dream is not None
+    dream = (
+        "; a study pass follows each dream run"
+        if learning.study_on_dream and dreams and target in _DREAMING_TARGETS
+        else ""
+    )
+    return (
+        f"Learning: the {tools}, the `learning-loop` skill and {commands}; a study pass reads "
+        f"the {len(learning.sources)} source(s) of the spec's `learning` block into sourced "
+        f"wiki articles{exam}{dream}. Source and exam paths are relative to the working "
+        "directory."
+    )
+
+
 def continuity_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
     data = fragment.to_data().get("continuity", {})
     return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
@@ -304,6 +336,7 @@ def emit_plan(
         "embedder_extra": embedder_extra(fragment),
         "backend_note": backend_note(fragment),
         "continuity_settings": continuity_settings(fragment),
+        "learning_note": learning_note(fragment, spec.target),
         "scope_note": scope_note(fragment, spec.target),
     }
     plan = BundlePlan(

@@ -20,6 +20,7 @@ from specwire.ir.constants import (
     tenant_key_variable,
 )
 from specwire.ir.errors import SpecIssue
+from specwire.ir.learning import check_learning
 from specwire.ir.model_ids import UNLISTED_MODELS_KEY, model_id_problem
 from specwire.ir.positions import Locator
 from specwire.ir.provider_checks import check_providers
@@ -50,6 +51,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _opencomputer_tools(data, locator)
     issues += check_providers(data, locator)
     issues += _model_ids(data, locator)
+    issues += check_learning(data, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
     if target == "crew":

@@ -2,9 +2,9 @@
 
 The IR's memory and continuity settings already are fragment types, so lowering adds the
 contract's version and the specwire that built it, and nothing else. The version is the lowest
-that reads the bundle: a fragment with state in PostgreSQL (``memory.state``) needs version 6;
-one with a memory protocol, provider tools, several providers or
-document bindings needs version 5; a target whose host passes an ``Audience`` to the bundle, or a
+that reads the bundle: a fragment with state in PostgreSQL (``memory.state``) or ``learning``
+needs version 6; one with a memory protocol, provider tools, several providers or document
+bindings needs version 5; a target whose host passes an ``Audience`` to the bundle, or a
 fragment with a memory scope or tiers, needs version 4; anything else still says 3, so a cli or
 research bundle without those keys is byte-identical to one built before them.
 """
@@ -32,10 +32,13 @@ def lower(ir: IrSpec) -> MemoryWiringFragment:
         specwire=SPECWIRE_VERSION,
         memory=ir.memory,
         continuity=ir.continuity,
+        learning=ir.learning,
     )
 
 
 def fragment_version(ir: IrSpec) -> int:
+    if ir.learning is not None:
+        return FRAGMENT_VERSION
     memory = ir.memory
     if memory is not None and memory.state is not None:
         return FRAGMENT_VERSION

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from specwire.runtime.core.fragment import (
     ContinuityFragment,
     DreamFragment,
+    LearningFragment,
     MemoryFactsFragment,
     ScopeFragment,
     WikiFragment,
@@ -47,6 +48,7 @@ IrMemoryDream = DreamFragment
 IrMemoryScope = ScopeFragment
 IrMemory = MemoryFactsFragment
 IrContinuity = ContinuityFragment
+IrLearning = LearningFragment
 
 
 class IrAgent(_Ir):
@@ -64,6 +66,8 @@ class _IrSpecBase(_Ir):
     memory: IrMemory | None = None
     # Absent when continuity is off (`continuity: false` or `enabled: false`).
     continuity: IrContinuity | None = None
+    # Absent when the spec does not learn (no block, or `enabled: false`).
+    learning: IrLearning | None = None
 
 
 class IrMcpServer(_Ir):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Literal, assert_never
+from typing import Any, Literal, assert_never
 
 from specwire.ir.constants import (
     AUTO_MEMORY_SCOPE,
@@ -13,6 +13,7 @@ from specwire.ir.constants import (
     TIER_TOOL_SPELLINGS,
 )
 from specwire.ir.durations import parse_duration_ms
+from specwire.ir.learning import resolve_learning, with_learning_governance
 from specwire.ir.model import (
     IrAgent,
     IrBudget,
@@ -74,15 +75,18 @@ def _bash(source: BashSource | None) -> tuple[tuple[str, str | int], ...]:
 
 
 def resolve(source: AnySource) -> IrSpec:
-    common = {
+    learning = resolve_learning(source.learning)
+    memory = resolve_memory(
+        source.memory, source.target, tiers_listed=_lists_tier_tools(source.tools)
+    )
+    common: dict[str, Any] = {
         "name": source.name,
         "version": source.version,
         "tools": tuple(tool for tool in source.tools if tool not in TIER_TOOL_SPELLINGS),
         "bash": _bash(source.bash),
-        "memory": resolve_memory(
-            source.memory, source.target, tiers_listed=_lists_tier_tools(source.tools)
-        ),
+        "memory": with_learning_governance(memory, learning),
         "continuity": resolve_continuity(source.continuity, source.target),
+        "learning": learning,
     }
     if isinstance(source, CliSource):
         return IrCli(

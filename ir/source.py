@@ -53,6 +53,12 @@ from specwire.ir.fields import (
     Ttl,
     fail,
 )
+from specwire.ir.learning_source import (
+    Domain,
+    ExamGraders,
+    LearningSources,
+    WorkspaceFile,
+)
 from specwire.ir.mcp_source import (
     McpArgs,
     McpCommand,
@@ -295,6 +301,46 @@ class BashSource(_Source):
     )
 
 
+class ExamSource(_Source):
+    """``learning.exam``: what ``run_exam`` (and ``/exam``) checks."""
+
+    dataset: WorkspaceFile = Field(
+        description='a JSONL file beneath the workspace: one {"question": ..., "answer": ...} '
+        "object a line"
+    )
+    graders: ExamGraders = Field(
+        description="what a sample must pass, each: contains (the answer appears in what the "
+        "wiki recalls for the question) or covers (60% of the answer's words do)"
+    )
+
+
+class StudySource(_Source):
+    """``learning.study``: when study passes run besides ``/study`` (both default to true)."""
+
+    on_heartbeat: bool | None = Field(
+        default=None,
+        description="accepted for CrewHaus specs; specwire's hosts have no heartbeat, so it "
+        "changes nothing",
+    )
+    on_dream: bool | None = Field(
+        default=None, description="a study pass after each dream run (needs memory.dream)"
+    )
+
+
+class LearningSource(_Source):
+    """``learning`` (CrewHaus): the agent studies ``sources`` into its wiki and is examined."""
+
+    enabled: bool | None = None
+    domain: Domain = Field(description="what the agent learns about (one line)")
+    curriculum: NonEmptyStr | None = None
+    sources: LearningSources | None = Field(
+        default=None,
+        description="files beneath the workspace or http(s) URLs the study pass reads",
+    )
+    exam: ExamSource | None = None
+    study: StudySource | None = None
+
+
 class _SpecSource(_Source):
     name: SpecName
     version: NonNegativeInt | None = None
@@ -307,6 +353,17 @@ class _SpecSource(_Source):
     bash: BashSource | None = None
     memory: Annotated[MemorySource | None, NULL_AS_EMPTY] = None
     continuity: Annotated[ContinuitySource | None, NULL_AS_EMPTY] = None
+    learning: LearningSource | None = None
+
+    @field_validator("learning", mode="before")
+    @classmethod
+    def _learning_flag(cls, value: Any) -> Any:
+        if value is True or value is None:
+            fail(
+                f"expected a mapping {got(value)}: learning needs at least its domain, such as "
+                '"learning: {domain: billing}"'
+            )
+        return _block_flag(value, "learning")
 
     @field_validator("memory", mode="before")
     @classmethod

@@ -1,7 +1,7 @@
 """The composition root: ``wire_memory(fragment, deps)`` wires every enabled memory tier.
 
-Order of operations: validate the fragment, then facts, continuity, wiki, skills and slash
-commands. Tools are registered into ``deps.catalog`` in that order. A memoryless fragment
+Order of operations: validate the fragment, then facts, continuity, wiki, learning, skills and
+slash commands. Tools are registered into ``deps.catalog`` in that order. A memoryless fragment
 touches nothing: no directory is created and nothing is registered.
 """
 
@@ -22,10 +22,16 @@ from specwire.runtime.core.fragment import (
     FRAGMENT_VERSION,
     SPECWIRE_VERSION,
     continuity_enabled,
+    learning_enabled,
     memory_enabled,
     wiki_enabled,
 )
-from specwire.runtime.core.fragment_data import FragmentData, FragmentShapeError, read_fragment
+from specwire.runtime.core.fragment_data import (
+    FragmentData,
+    FragmentShapeError,
+    LearningData,
+    read_fragment,
+)
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
@@ -363,6 +369,10 @@ def _wire_tiers(
     if wiki_on:
         _wire_wiki_tier(parsed, deps, wired, layout, now, log)
 
+    learning_on = learning_enabled(parsed) and wired.stores.wiki is not None
+    if learning_on:
+        _wire_learning(parsed, deps, wired, log)
+
     plans_on = continuity_on and parsed.continuity is not None and parsed.continuity.plan
     _wire_skills_and_commands(
         wired,
@@ -371,6 +381,7 @@ def _wire_tiers(
         continuity_on=continuity_on,
         plans_on=plans_on,
         wiki_on=wiki_on,
+        learning=parsed.learning if learning_on else None,
     )
 
     if deps.append_event is not None:
@@ -405,6 +416,31 @@ def _wire_wiki_tier(
     if wiki.recall is not None:
         wired.options["memory"] = _fused_seam(
             wired.options.get("memory"), wiki.recall, wiki.recall_k
+        )
+
+
+def _wire_learning(
+    parsed: FragmentData, deps: MemoryDeps, wired: WiredMemory, log: Callable[[str], None]
+) -> None:
+    from specwire.runtime.core.fragment import DEFAULT_WIKI_RECALL_K
+    from specwire.runtime.learning.wiring import study_after_dream, wire_learning
+
+    assert parsed.learning is not None and parsed.memory is not None
+    wiki = parsed.memory.wiki
+    plans_on = parsed.continuity is not None and parsed.continuity.plan
+    learning = wire_learning(
+        parsed.learning,
+        wired.stores.wiki,
+        goals=wired.stores.continuity if plans_on else None,
+        recall_k=(wiki.recall_k if wiki is not None else None) or DEFAULT_WIKI_RECALL_K,
+        workspace=deps.cwd,
+        log=log,
+    )
+    wired.tools.extend(learning.tools)
+    seam = wired.options.get("memory")
+    if parsed.learning.study_on_dream and seam is not None and seam.dream is not None:
+        wired.options["memory"] = dataclasses.replace(
+            seam, dream=study_after_dream(seam.dream, learning.context, deps.log)
         )
 
 
@@ -454,10 +490,13 @@ def _wire_skills_and_commands(
     continuity_on: bool,
     plans_on: bool,
     wiki_on: bool,
+    learning: LearningData | None = None,
 ) -> None:
     from specwire.runtime.skills.loader import (
+        EXAM_COMMANDS,
         FACTS_COMMANDS,
         FOCUS_COMMANDS,
+        LEARNING_COMMANDS,
         PLAN_COMMANDS,
         WIKI_COMMANDS,
         load_commands,
@@ -466,13 +505,21 @@ def _wire_skills_and_commands(
 
     home_dir = deps.home_dir if deps.home_dir is not None else Path.home()
     builtin_skills = ({"continuity"} if continuity_on else set()) | ({"wiki"} if wiki_on else set())
+    if learning is not None:
+        builtin_skills.add("learning-loop")
     allowed_commands = (
         (FOCUS_COMMANDS if continuity_on else frozenset())
         | (PLAN_COMMANDS if plans_on else frozenset())
         | (FACTS_COMMANDS if facts_on else frozenset())
         | (WIKI_COMMANDS if wiki_on else frozenset())
+        | (LEARNING_COMMANDS if learning is not None else frozenset())
+        | (EXAM_COMMANDS if learning is not None and learning.exam is not None else frozenset())
     )
     skills = load_skills(builtin_skills, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)
+    if learning is not None:
+        from specwire.runtime.learning.skill import rendered_skills
+
+        skills = rendered_skills(skills, learning)
     commands = load_commands(allowed_commands, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)
     if skills:
         wired.options["skills"] = skills

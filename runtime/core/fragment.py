@@ -29,6 +29,12 @@ if TYPE_CHECKING:
         DreamFragment as DreamFragment,
     )
     from specwire.runtime.core.fragment_model import (
+        ExamFragment as ExamFragment,
+    )
+    from specwire.runtime.core.fragment_model import (
+        LearningFragment as LearningFragment,
+    )
+    from specwire.runtime.core.fragment_model import (
         MemoryFactsFragment as MemoryFactsFragment,
     )
     from specwire.runtime.core.fragment_model import (
@@ -53,11 +59,12 @@ SPECWIRE_VERSION: Final = "0.3.0"
 # from ``specwire.runtime.bundle`` (``BUNDLE_INTERFACE``); 4: ``memory.scope`` and
 # ``memory.tiers``, and the per-conversation builders (channel and managed ``build_turn``, crew
 # ``build_session``) take the host's ``Audience``; 5: ``memory.protocol``, ``memory.tools``,
-# ``memory.providers`` and ``memory.documents``; 6: ``memory.state`` (every tier in PostgreSQL).
-# A bundle carries the lowest version that reads it (``ir.lower``): a cli or research bundle
-# without any of those fields still says 3.
+# ``memory.providers`` and ``memory.documents``; 6: ``memory.state`` (every tier in PostgreSQL)
+# and ``learning``. A bundle carries the lowest version that reads it (``ir.lower``): a cli or
+# research bundle without any of those fields still says 3.
 FRAGMENT_VERSION: Final = 6
-# The version that added several providers, provider tools and documents.
+# The version that added several providers, provider tools and documents, written for bundles
+# that use nothing of version 6.
 PROVIDERS_FRAGMENT_VERSION: Final = 5
 # The version that added scopes and tiers, written for bundles that use nothing of version 5.
 SCOPES_FRAGMENT_VERSION: Final = 4
@@ -152,19 +159,26 @@ BACKEND_CONNECTION_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "postgres": ("dsn",),
 }
 # Embedders are named ``provider/model``; ``hash/<dim>`` takes a dimension within these bounds.
+# ``mock/deterministic`` is CrewHaus's name for its offline test embedder: here it is an alias
+# of ``hash/256`` (the same vectors under the same id, so stored vectors are shared).
 WIRABLE_EMBEDDER_PROVIDERS: Final[tuple[str, ...]] = (
     "hash",
     "local",
+    "mock",
     "openai",
     "openai-compatible",
 )
 HASH_EMBEDDER_DIM_MIN: Final = 16
 HASH_EMBEDDER_DIM_MAX: Final = 4096
 LOCAL_EMBEDDER_MODELS: Final[tuple[str, ...]] = ("all-minilm-l6-v2",)
+MOCK_EMBEDDER_MODELS: Final[tuple[str, ...]] = ("deterministic",)
+# What ``mock/deterministic`` loads.
+MOCK_EMBEDDER_ALIAS: Final = "hash/256"
 # The pip extra (``specwire[<extra>]``) each provider's embedder needs.
 EMBEDDER_EXTRAS: Final[dict[str, str]] = {
     "hash": "embed",
     "local": "embed-local",
+    "mock": "embed",
     "openai": "embed-openai",
     "openai-compatible": "embed-openai",
 }
@@ -235,7 +249,26 @@ MEMORY_TOOL_SCHEMA_KEYWORDS: Final[frozenset[str]] = frozenset(
     }
 )  # fmt: skip
 
+# -- the learning loop (``learning``, fragment version 6) -----------------------------------
+# How an exam sample's answer is checked against what the agent's wiki recalls for its
+# question (``runtime.learning.exam``): ``contains`` — the answer appears in it, case and
+# whitespace folded; ``covers`` — at least 60% of the answer's distinct words (stop words
+# dropped) are in it, the continuity graders' notion of "covered" (``runtime.evals.tokens``).
+ExamGrader = Literal["contains", "covers"]
+EXAM_GRADERS: Final[tuple[ExamGrader, ...]] = ("contains", "covers")
+# Registration order: after the wiki's tools.
+STUDY_TOOL_NAME: Final = "study_sources"
+EXAM_TOOL_NAME: Final = "run_exam"
+LEARNING_TOOL_NAMES: Final[tuple[str, ...]] = (STUDY_TOOL_NAME, EXAM_TOOL_NAME)
+MAX_LEARNING_SOURCES: Final = 64
+# A failed exam sample becomes a continuity goal titled like ``log_knowledge_gap``'s.
+GAP_TITLE_PREFIX: Final = "[gap] "
+
 # -- ids and limits -------------------------------------------------------------------------
+
+# The agent's state folder inside its workspace (``runtime.core.paths``): spec paths that name
+# files of the workspace (learning sources) must stay out of it.
+SPECWIRE_DIRNAME: Final = ".specwire"
 
 TENANT_ID_PATTERN: Final = r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,63}$"
 # Ids the stores mint and the tools accept: four digits at least, more once 9999 is passed.
@@ -304,6 +337,11 @@ def embedder_problem(spec: str) -> str | None:
             f'unknown local embedder model "{model}": known models: '
             f"{', '.join(LOCAL_EMBEDDER_MODELS)}"
         )
+    elif provider == "mock" and model not in MOCK_EMBEDDER_MODELS:
+        return (
+            f'unknown mock embedder "{model}": the one mock embedder is mock/deterministic '
+            f"(an alias of {MOCK_EMBEDDER_ALIAS})"
+        )
     return None
 
 
@@ -344,6 +382,8 @@ _MODEL_NAMES: Final = frozenset(
         "ContinuityFragment",
         "DocumentBindingFragment",
         "DreamFragment",
+        "ExamFragment",
+        "LearningFragment",
         "MemoryFactsFragment",
         "MemoryToolFragment",
         "MemoryWiringFragment",
@@ -379,6 +419,11 @@ def memory_enabled(fragment: MemoryWiringFragment | FragmentData) -> bool:
 
 def continuity_enabled(fragment: MemoryWiringFragment | FragmentData) -> bool:
     return fragment.continuity is not None
+
+
+def learning_enabled(fragment: MemoryWiringFragment | FragmentData) -> bool:
+    """The learning loop studies into the wiki: it is on only with the wiki."""
+    return fragment.learning is not None and wiki_enabled(fragment)
 
 
 def wiki_enabled(fragment: MemoryWiringFragment | FragmentData) -> bool:

@@ -34,6 +34,7 @@ from specwire.runtime.core.fragment import (
     DocumentAccess,
     DocumentScope,
     DreamModeName,
+    ExamGrader,
     MemoryProtocol,
     MemoryToolAccess,
     ProofMode,
@@ -163,6 +164,25 @@ class ContinuityData:
 
 
 @dataclass(frozen=True, slots=True)
+class ExamData:
+    """``learning.exam`` (``fragment_model.ExamFragment``)."""
+
+    dataset: str
+    graders: tuple[ExamGrader, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LearningData:
+    """``learning`` (``fragment_model.LearningFragment``)."""
+
+    domain: str
+    curriculum: str | None = None
+    sources: tuple[str, ...] = ()
+    exam: ExamData | None = None
+    study_on_dream: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class FragmentData:
     """The whole fragment (``fragment_model.MemoryWiringFragment``'s fields)."""
 
@@ -171,6 +191,7 @@ class FragmentData:
     specwire: str | None = None
     memory: FactsData | None = None
     continuity: ContinuityData | None = None
+    learning: LearningData | None = None
 
     @property
     def is_memoryless(self) -> bool:

@@ -22,6 +22,7 @@ from specwire.runtime.core.fragment import (
     DocumentAccess,
     DocumentScope,
     DreamModeName,
+    ExamGrader,
     MemoryProtocol,
     MemoryToolAccess,
     ProofMode,
@@ -149,6 +150,26 @@ class ContinuityFragment(_Frozen):
     focus_max_chars: int | None = Field(default=None, gt=0)
 
 
+class ExamFragment(_Frozen):
+    """``learning.exam``: a JSONL dataset beneath the workspace and the graders a sample must
+    all pass."""
+
+    dataset: str
+    graders: tuple[ExamGrader, ...]
+
+
+class LearningFragment(_Frozen):
+    """``learning`` (version 6): what the agent studies into its wiki and how it is examined.
+    ``sources`` are paths beneath the workspace or http(s) URLs, in the spec's order;
+    ``study_on_dream`` is resolved (CrewHaus: the study toggles default to true)."""
+
+    domain: str
+    curriculum: str | None = None
+    sources: tuple[str, ...] = ()
+    exam: ExamFragment | None = None
+    study_on_dream: bool = True
+
+
 class MemoryWiringFragment(_Frozen):
     spec_name: str
     # The fragment's shape and the specwire that built it (absent in specwire 0.1 bundles).
@@ -156,6 +177,7 @@ class MemoryWiringFragment(_Frozen):
     specwire: str | None = None
     memory: MemoryFactsFragment | None = None
     continuity: ContinuityFragment | None = None
+    learning: LearningFragment | None = None
 
     @property
     def is_memoryless(self) -> bool:

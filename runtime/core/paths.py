@@ -23,10 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from specwire.runtime.core.fragment import SPECWIRE_DIRNAME as SPECWIRE_DIRNAME
 from specwire.runtime.core.fragment import storage_name
 from specwire.runtime.core.tenancy import Tenant, assert_inside
-
-SPECWIRE_DIRNAME = ".specwire"
 
 
 @dataclass(frozen=True)

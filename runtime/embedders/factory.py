@@ -6,7 +6,7 @@ import hashlib
 import os
 import threading
 
-from specwire.runtime.core.fragment import EMBEDDER_EXTRAS, embedder_problem
+from specwire.runtime.core.fragment import EMBEDDER_EXTRAS, MOCK_EMBEDDER_ALIAS, embedder_problem
 from specwire.runtime.embedders.base import Embedder, EmbedderError
 
 OPENAI_BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -42,6 +42,8 @@ def _load(spec: str) -> Embedder:
         raise EmbedderError(f"memory.embedder: {problem}")
     provider, _, model = spec.partition("/")
     _require("numpy", "numpy", provider)
+    if provider == "mock":  # mock/deterministic: CrewHaus's offline embedder, here hash/256
+        provider, _, model = MOCK_EMBEDDER_ALIAS.partition("/")
     if provider == "hash":
         from specwire.runtime.embedders.hashing import HashEmbedder
 

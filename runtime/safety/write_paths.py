@@ -103,7 +103,9 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "owner.document_verbs:_export": "host: documents a store already holds (screened when "
     "written), exported where the owner asks",
     "wiki.folder:WikiFolder.write_article": "screened: WikiStore._write redacts the "
-    "draft and scans the article (wiki_write and log_knowledge_gap's drafts) before writing",
+    "draft and scans the article (wiki_write and log_knowledge_gap's drafts, and the learning "
+    "loop's study passes, runtime.learning.study, which write through WikiStore.write) before "
+    "writing",
     "wiki.folder:WikiFolder.keep_version": "host: the previous version of an article "
     "that was screened when written",
     # -- sessions, dream, research ----------------------------------------------------------------

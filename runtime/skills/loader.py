@@ -35,6 +35,9 @@ PLAN_COMMANDS = frozenset({"plan", "next", "handoff", "clear-plan"})
 CONTINUITY_COMMANDS = FOCUS_COMMANDS | PLAN_COMMANDS
 FACTS_COMMANDS = frozenset({"forget"})
 WIKI_COMMANDS = frozenset({"wiki", "gap"})
+# The learning loop's (``learning``); ``exam`` only when the spec has an exam.
+LEARNING_COMMANDS = frozenset({"study", "reflect"})
+EXAM_COMMANDS = frozenset({"exam"})
 
 
 # A file in a folder: (name, front matter fields, body).

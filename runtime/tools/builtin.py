@@ -137,6 +137,21 @@ def _read(cwd: Path, parsed: ReadInput) -> ToolResult:
     return ToolResult(text)
 
 
+def read_workspace_text(cwd: Path, raw: str, max_bytes: int = READ_MAX_BYTES) -> tuple[str, int]:
+    """The first ``max_bytes`` of the UTF-8 text file ``raw`` beneath ``cwd`` and its size, with
+    the read tool's fences (no way out of ``cwd`` or into its state folder, no symlink swapped
+    in, regular files only); ``ToolRefusal`` says why not."""
+    loc, fd = _open_located(Workspace(cwd), raw, _open_file(raw))
+    loc.close()
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(max_bytes)
+    text = _decode_text(data)
+    if text is None:
+        raise ToolRefusal(f"{raw!r} is not a UTF-8 text file")
+    return text, size
+
+
 # -- write -----------------------------------------------------------------------------------
 
 

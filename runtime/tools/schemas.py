@@ -24,6 +24,7 @@ INPUT_MODULES = (
     "specwire.runtime.facts.inputs",
     "specwire.runtime.facts.tiers.tools",
     "specwire.runtime.hosts.delegation",
+    "specwire.runtime.learning.inputs",
     "specwire.runtime.loop.skill_input",
     "specwire.runtime.tools.fetch",
     "specwire.runtime.tools.shell.inputs",

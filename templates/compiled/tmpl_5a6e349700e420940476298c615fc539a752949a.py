@@ -21,6 +21,7 @@ def root(context, missing=missing):
     l_0_has_wiki = resolve('has_wiki')
     l_0_wiki_settings = resolve('wiki_settings')
     l_0_continuity_settings = resolve('continuity_settings')
+    l_0_learning_note = resolve('learning_note')
     try:
         t_1 = environment.filters['join']
     except KeyError:
@@ -115,6 +116,11 @@ def root(context, missing=missing):
             yield '- Continuity (working memory): focus, requirements ledger, plans with the proof ladder, goals and\n  a handoff note; settings: '
             yield str(t_1(context.eval_ctx, (undefined(name='continuity_settings') if l_0_continuity_settings is missing else l_0_continuity_settings), ', '))
             yield '.\n'
+        if (undefined(name='learning_note') if l_0_learning_note is missing else l_0_learning_note):
+            pass
+            yield '- '
+            yield str((undefined(name='learning_note') if l_0_learning_note is missing else l_0_learning_note))
+            yield '\n'
         yield "\nUndeclared settings take the runtime's defaults. Regenerate with `codegen build` after editing the\nspec's `memory` or `continuity` block.\n"
 
 def block_about(context, missing=missing):
@@ -155,4 +161,4 @@ def block_wiring(context, missing=missing):
     pass
 
 blocks = {'about': block_about, 'run_from': block_run_from, 'run': block_run, 'wiring': block_wiring}
-debug_info = '5=44&7=46&9=48&15=50&16=52&17=54&21=56&24=58&29=61&33=64&49=69&50=73&53=79&58=82&61=85&63=87&65=90&66=95&67=98&69=100&71=103&74=105&77=108&79=113&81=116&7=120&17=129&21=139&61=148'
+debug_info = '5=45&7=47&9=49&15=51&16=53&17=55&21=57&24=59&29=62&33=65&49=70&50=74&53=80&58=83&61=86&63=88&65=91&66=96&67=99&69=101&71=104&74=106&77=109&79=114&81=117&83=119&84=122&7=126&17=135&21=145&61=154'

@@ -32,6 +32,7 @@ PINNED_3 = [
     "serve_managed",
     "wire_memory",
 ]
+# 6 (the fragment's ``memory.state`` and ``learning``) changes no name.
 PINNED = {
     3: PINNED_3,
     4: ["Audience", *PINNED_3],

@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "erasure": 6,
     "evals": 6,
     "dream": 7,
+    "learning": 7,  # the learning loop: study passes into the wiki, the exam, their gaps
     "wiring": 8,  # wire_memory: the composition root of the tiers
     "owner": 9,  # the owner's commands
     "hosts": 9,  # what bundles start (cli, channel, managed, research, crew) and http/

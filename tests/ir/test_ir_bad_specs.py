@@ -333,6 +333,134 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         CLI + "memory:\n  ttl: 3600\n",
         ['5:8: memory.ttl: expected a duration such as "90d" or "12h" (got 3600)'],
     ),
+    # -- learning (CrewHaus) and the mock embedder -----------------------------------------
+    (
+        "learning-without-wiki",
+        CLI + "learning: {domain: billing}\n",
+        [
+            "4:1: learning: needs a wiki to learn into — study passes write sourced articles "
+            "there and the exam reads them: add `memory: {wiki: {}}`, or set `enabled: false` here"
+        ],
+    ),
+    (
+        "learning-with-disabled-wiki",
+        CLI + "memory: {wiki: {enabled: false}}\nlearning: {domain: billing}\n",
+        [
+            "5:1: learning: needs a wiki to learn into — study passes write sourced articles "
+            "there and the exam reads them: add `memory: {wiki: {}}`, or set `enabled: false` here"
+        ],
+    ),
+    (
+        "learning-contradicts-requireSources-false",
+        CLI + "memory:\n  wiki: {requireSources: false}\nlearning: {domain: billing}\n",
+        [
+            "5:26: memory.wiki.requireSources: contradicts `learning`: a learning wiki takes "
+            "only cited knowledge (every article has a ## Sources section); remove "
+            "`requireSources: false`"
+        ],
+    ),
+    (
+        "learning-true",
+        CLI + "memory: {wiki: {}}\nlearning: true\n",
+        [
+            "5:11: learning: expected a mapping (got true): learning needs at least its domain, "
+            'such as "learning: {domain: billing}"'
+        ],
+    ),
+    (
+        "learning-without-domain",
+        CLI + "memory: {wiki: {}}\nlearning: {}\n",
+        ['5:1: learning: missing required key "domain"'],
+    ),
+    (
+        "learning-source-escapes-workspace",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n  sources: [../notes.md]\n",
+        [
+            '7:13: learning.sources[0]: "../notes.md" must stay beneath the workspace: no '
+            "empty, '.' or '..' part"
+        ],
+    ),
+    (
+        "learning-source-absolute",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n  sources: [/etc/passwd]\n",
+        [
+            '7:13: learning.sources[0]: "/etc/passwd" must be relative to the workspace (the '
+            "agent's folder), with / between folders"
+        ],
+    ),
+    (
+        "learning-source-in-state-folder",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n  sources: [.specwire/keys]\n",
+        [
+            '7:13: learning.sources[0]: ".specwire/keys" must not be in .specwire/ (the '
+            "agent's own state)"
+        ],
+    ),
+    (
+        "learning-source-other-scheme",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n  sources: ['ftp://h/x']\n",
+        [
+            '7:13: learning.sources[0]: "ftp://h/x": a source is a path beneath the workspace '
+            "or an http(s) URL"
+        ],
+    ),
+    (
+        "learning-source-url-with-credentials",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n  sources: ['https://u:p@h/x']\n",
+        [
+            '7:13: learning.sources[0]: "https://u:p@h/x" is not an http:// or https:// URL '
+            "without a user or password (one line)"
+        ],
+    ),
+    (
+        "learning-source-twice",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n  sources: [a.md, a.md]\n",
+        ['7:12: learning.sources: source "a.md" is listed twice'],
+    ),
+    (
+        "learning-exam-unknown-grader",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n"
+        "  exam: {dataset: exam.jsonl, graders: [exact]}\n",
+        ['7:41: learning.exam.graders[0]: expected one of contains, covers (got "exact")'],
+    ),
+    (
+        "learning-exam-no-grader",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n"
+        "  exam: {dataset: exam.jsonl, graders: []}\n",
+        ["7:40: learning.exam.graders: must list at least one grader: contains, covers"],
+    ),
+    (
+        "learning-exam-without-graders",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n  exam: {dataset: exam.jsonl}\n",
+        ['7:3: learning.exam: missing required key "graders"'],
+    ),
+    (
+        "learning-exam-dataset-escapes",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n"
+        "  exam: {dataset: ../exam.jsonl, graders: [covers]}\n",
+        [
+            '7:19: learning.exam.dataset: "../exam.jsonl" must stay beneath the workspace: no '
+            "empty, '.' or '..' part"
+        ],
+    ),
+    (
+        "learning-study-not-bool",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n  study: {on_dream: maybe}\n",
+        ['7:21: learning.study.on_dream: expected true or false (got "maybe")'],
+    ),
+    (
+        "learning-unknown-key",
+        CLI + "memory: {wiki: {}}\nlearning:\n  domain: b\n  stuyd: {}\n",
+        ['7:3: learning.stuyd: unknown key "stuyd" (did you mean "study"?)'],
+    ),
+    (
+        "embedder-mock-unknown",
+        CLI + "memory: {embedder: mock/random}\n",
+        [
+            '4:20: memory.embedder: unknown mock embedder "random": the one mock embedder is '
+            "mock/deterministic (an alias of hash/256)"
+        ],
+    ),
     # -- CrewHaus 0.4 recall and dream keys ----------------------------------------------
     (
         "autoRecall-unknown-mode",

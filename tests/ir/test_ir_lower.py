@@ -131,8 +131,8 @@ def test_check_refuses_what_the_runtime_cannot_wire() -> None:
         (
             "memory: {embedder: word2vec/news}\n",
             "spec.yaml:4:20: memory.embedder: ",
-            'unknown embedder provider "word2vec": known providers: hash, local, openai, '
-            "openai-compatible",
+            'unknown embedder provider "word2vec": known providers: hash, local, mock, '
+            "openai, openai-compatible",
         ),
     ]:
         with pytest.raises(SpecError) as refused:

@@ -53,7 +53,7 @@ def test_the_hash_embedder_is_the_same_in_every_process() -> None:
         (
             "word2vec/news",
             'memory.embedder: unknown embedder provider "word2vec": known providers: hash, local, '
-            "openai, openai-compatible",
+            "mock, openai, openai-compatible",
         ),
         (
             "hash/8",
@@ -61,6 +61,11 @@ def test_the_hash_embedder_is_the_same_in_every_process() -> None:
             "from 16 to 4096, such as hash/256",
         ),
         ("hash/big", 'memory.embedder: bad dimension "big" for the hash embedder'),
+        (
+            "mock/random",
+            'memory.embedder: unknown mock embedder "random": the one mock embedder is '
+            "mock/deterministic (an alias of hash/256)",
+        ),
         (
             "local/bert-large",
             'memory.embedder: unknown local embedder model "bert-large": known models: '
@@ -73,6 +78,16 @@ def test_a_bad_name_is_one_line_naming_the_fix(spec: str, message: str) -> None:
         load_embedder(spec)
     assert str(refused.value).startswith(message)
     assert "\n" not in str(refused.value)
+
+
+def test_mock_deterministic_is_the_hash_embedder_under_crewhaus_name() -> None:
+    mock = load_embedder("mock/deterministic")
+    hashed = load_embedder("hash/256")
+    # The same function under the same id: vectors stored under one spelling serve the other.
+    assert (mock.id, mock.dim) == ("hash/256", 256)
+    texts = ["deploy to prod-eu-1", "the cat is called Tom"]
+    assert np.array_equal(mock.embed(texts), hashed.embed(texts))
+    assert np.array_equal(mock.embed(texts), load_embedder("mock/deterministic").embed(texts))
 
 
 def test_a_missing_extra_names_the_install_line(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,12 +29,14 @@ PAIRS: list[tuple[type[BaseModel], type[Any]]] = [
     (model.MemoryToolFragment, data.MemoryToolData),
     (model.ProviderFragment, data.ProviderData),
     (model.DocumentBindingFragment, data.DocumentBindingData),
+    (model.LearningFragment, data.LearningData),
+    (model.ExamFragment, data.ExamData),
 ]
 
 # Every field of every section declared, with valid values.
 FULL: dict[str, Any] = {
     "spec_name": "full",
-    "version": 5,
+    "version": 6,
     "specwire": "0.3.0",
     "memory": {
         "enabled": True,
@@ -97,6 +99,13 @@ FULL: dict[str, Any] = {
         "handoff": False,
         "scope": "session",
         "focus_max_chars": 100,
+    },
+    "learning": {
+        "domain": "billing",
+        "curriculum": "invoices, then refunds",
+        "sources": ["docs/invoices.md", "https://docs.example.org/refunds"],
+        "exam": {"dataset": "exam.jsonl", "graders": ["contains", "covers"]},
+        "study_on_dream": False,
     },
 }
 
@@ -198,6 +207,10 @@ BAD: list[tuple[tuple[str | int, ...], Any]] = [
     (("memory", "providers", 0, "name"), _DELETE),
     (("memory", "documents", 0, "scope"), "folder"),
     (("memory", "documents", 0, "surprise"), 1),
+    (("learning", "domain"), _DELETE),
+    (("learning", "sources"), "docs/invoices.md"),
+    (("learning", "exam", "graders", 0), "exact"),
+    (("learning", "study_on_dream"), "maybe"),
     (("continuity",), []),
     (("continuity", "proof"), "maybe"),
     (("continuity", "scope"), "global"),
