@@ -37,6 +37,7 @@ from specwire.runtime.core.tool_types import (
     ToolContext,
     ToolResult,
 )
+from specwire.runtime.core.volume import DocumentVolume
 
 if TYPE_CHECKING:
     from specwire.runtime.core.fragment_model import MemoryWiringFragment
@@ -354,14 +355,15 @@ def _wire_tiers(
             wired.tools.extend(documents.tools)
             wired.options["memory"] = documents.seam
 
+    volume = _state_volume(parsed, deps, layout) if continuity_on or wiki_on else None
     if continuity_on and parsed.continuity is not None:
-        continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log)
+        continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log, volume)
         wired.stores.continuity = continuity.store
         wired.tools.extend(continuity.tools)
         wired.options["continuity"] = continuity.seam
 
     if wiki_on:
-        _wire_wiki_tier(parsed, deps, wired, layout, now, log)
+        _wire_wiki_tier(parsed, deps, wired, layout, now, log, volume)
 
     plans_on = continuity_on and parsed.continuity is not None and parsed.continuity.plan
     _wire_skills_and_commands(
@@ -386,6 +388,7 @@ def _wire_wiki_tier(
     layout: StoreLayout,
     now: Clock,
     log: Callable[[str], None],
+    volume: DocumentVolume | None,
 ) -> None:
     from specwire.runtime.wiki.wiring import build_wiki
 
@@ -399,7 +402,9 @@ def _wire_wiki_tier(
         embedder = load_embedder(declared)
     plans_on = parsed.continuity is not None and parsed.continuity.plan
     goals = wired.stores.continuity if plans_on else None
-    wiki = build_wiki(wiki_fragment, layout, embedder=embedder, goals=goals, now=now, log=log)
+    wiki = build_wiki(
+        wiki_fragment, layout, embedder=embedder, goals=goals, now=now, log=log, volume=volume
+    )
     wired.stores.wiki = wiki.store
     wired.tools.extend(wiki.tools)
     if wiki.recall is not None:
@@ -432,6 +437,7 @@ def _build_continuity(
     sessions_dir: Path,
     now: Clock,
     log: Callable[[str], None],
+    volume: DocumentVolume | None,
 ) -> Any:
     from specwire.runtime.continuity.wiring import build_continuity
 
@@ -443,7 +449,41 @@ def _build_continuity(
         session_scope=deps.session_scope,
         now=now,
         log=log,
+        volume=volume,
     )
+
+
+def _state_volume(
+    fragment: FragmentData, deps: MemoryDeps, layout: StoreLayout
+) -> DocumentVolume | None:
+    """Where continuity, the wiki and dream state keep their documents: None (files under the
+    layout's root) unless the fragment says ``memory.state: postgres``; then the tenant's spec
+    in the facts' database, on the process's pool for ``memory.dsn`` (opened and migrated once
+    per process, not per turn)."""
+    return state_volume(fragment, layout, deps.tenant)
+
+
+def state_volume(
+    fragment: FragmentData, layout: StoreLayout, tenant: Tenant | None
+) -> DocumentVolume | None:
+    """The ``PostgresVolume`` of ``tenant``'s spec when the fragment keeps state in PostgreSQL
+    (the owner's commands open the same one); None for files."""
+    memory = fragment.memory
+    if memory is None or memory.state != "postgres":
+        return None
+    from specwire.runtime.core.errors import StoreError
+    from specwire.runtime.facts.providers.connect import DEFAULT_TENANT, shared_postgres_pool
+    from specwire.runtime.pg.volume import PostgresVolume
+
+    try:
+        return PostgresVolume(
+            shared_postgres_pool(memory),
+            layout.root,
+            tenant=tenant.id if tenant is not None else DEFAULT_TENANT,
+            spec=layout.spec_name,
+        )
+    except StoreError as exc:
+        raise MemoryServiceError(f"memory-service: postgres state: {exc}") from exc
 
 
 def _wire_skills_and_commands(
