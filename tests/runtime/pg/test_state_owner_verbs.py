@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,59 @@ def test_state_export_without_the_database_is_one_line(
     code = owner(["state", "export", "--to", str(tmp_path / "x"), "--root", str(tmp_path)])
     assert code == 2
     assert "pass --backend postgres" in capsys.readouterr().err
+
+
+def test_migrate_moves_the_state_documents_both_ways_and_a_second_run_copies_nothing(
+    database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from specwire.runtime.facts.store import FactStore
+
+    source = tmp_path / "files"
+    layout = StoreLayout.for_cwd(source, "demo")
+    clock = Clock()
+    store = ContinuityStore(layout, proof_mode="off", now=clock, log=Logs())
+    store.write_focus("move to the database")
+    plan, _ = store.create_plan("Move", ["copy", "check"])
+    store.write_goal("Every document moved", target=1)
+    store.clear("goals")
+    WikiStore(layout, now=clock).write(
+        ArticleDraft("moving", "Moving", "Both ways."), expected_version=None
+    )
+    layout.facts_db.parent.mkdir(parents=True, exist_ok=True)
+    facts = FactStore.open(layout.facts_db)
+    facts.remember("the state moves with the facts")
+    facts.close()
+    before = {k: v for k, v in file_documents(layout.root).items() if not k.startswith("facts/")}
+
+    def migrate(*argv: str) -> tuple[int, dict[str, Any]]:
+        code = owner(
+            [
+                "migrate",
+                *argv,
+                "--root",
+                str(source),
+                "--spec",
+                "demo",
+                "--yes",
+                "--dsn",
+                "$STATE_DATABASE_URL",
+                "--json",
+            ]
+        )
+        out, err = capsys.readouterr()
+        return code, json.loads(out) if out.strip() else {"error": err}
+
+    code, first = migrate("--from", "file", "--to", "postgres")
+    assert code == 0, first
+    assert first["state"]["copied"] == len(before) == 5
+    volume = volume_on(shared_pool(database), layout.root, tenant=DEFAULT_TENANT)
+    assert database_documents(volume) == before
+    code, again = migrate("--from", "file", "--to", "postgres")
+    assert code == 0 and again["state"] == {**first["state"], "copied": 0, "alreadyThere": 5}
+
+    back = tmp_path / "back"
+    code, returned = migrate("--from", "postgres", "--to", "file", "--to-root", str(back))
+    assert code == 0 and returned["state"]["copied"] == 5
+    restored = file_documents(back / ".specwire")
+    assert {k: v for k, v in restored.items() if not k.startswith("facts/")} == before
+    assert ContinuityStore(StoreLayout.for_cwd(back, "demo")).active_plan_id() == plan.id
