@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 
