@@ -160,3 +160,44 @@ def test_migrate_moves_the_state_documents_both_ways_and_a_second_run_copies_not
     restored = file_documents(back / ".specwire")
     assert {k: v for k, v in restored.items() if not k.startswith("facts/")} == before
     assert ContinuityStore(StoreLayout.for_cwd(back, "demo")).active_plan_id() == plan.id
+
+
+def test_erase_redacts_the_state_documents_in_the_database(
+    database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tmp_path / "work"
+    layout = StoreLayout.for_cwd(work, "demo")
+    layout.root.mkdir(parents=True)  # the agent ran here (its session logs live here)
+    volume = volume_on(shared_pool(database), layout.root, tenant=DEFAULT_TENANT)
+    store = ContinuityStore(layout, proof_mode="off", now=Clock(), log=Logs(), volume=volume)
+    store.write_focus("call Orvald Bremer about the invoices")
+    store.create_plan("Orvald Bremer invoices", ["ask Orvald Bremer for the ledger"])
+    store.write_goal("Orvald Bremer signs off", target=1)
+    WikiStore(layout, now=Clock(), volume=volume).write(
+        ArticleDraft("orvald-bremer", "Orvald Bremer", "Our contact at Bremer & Co."),
+        expected_version=None,
+    )
+    kept = store.create_plan("Unrelated", ["stays"])[0]
+
+    code = owner(
+        [
+            "--root",
+            str(work),
+            "erase",
+            "--subject",
+            "Orvald Bremer",
+            "--postgres",
+            "STATE_DATABASE_URL",
+            "--yes",
+            "--json",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "4 state document(s)" in out
+    texts = database_documents(volume)
+    assert not any(b"Orvald" in text or "orvald" in key.lower() for key, text in texts.items())
+    # The plan's file was renamed (its slug held the subject) and still reads as plan-0001.
+    assert any(key.startswith("state/demo/plans/plan-0001-") for key in texts)
+    assert store.get_plan(kept.id).title == "Unrelated"
+    assert store.get_plan("plan-0001").steps[0].text != "ask Orvald Bremer for the ledger"
