@@ -281,6 +281,8 @@ def _wire_tiers(
     facts_on = with_facts and memory_enabled(parsed)
     continuity_on = continuity_enabled(parsed)
     wiki_on = wiki_enabled(parsed)
+    # Where the state documents live: None for files, else the tenant's spec in PostgreSQL.
+    volume = _state_volume(parsed, deps, layout)
 
     if facts_on and parsed.memory is not None:
         from specwire.runtime.facts.wiring import wire_facts
@@ -323,6 +325,7 @@ def _wire_tiers(
                 proof_mode=parsed.continuity.proof if parsed.continuity is not None else "ladder",
                 emit=deps.append_event,
                 now=now,
+                volume=volume,
             )
             wired.options["memory"] = dataclasses.replace(
                 wired.options["memory"], dream=job.start_if_due
@@ -355,7 +358,6 @@ def _wire_tiers(
             wired.tools.extend(documents.tools)
             wired.options["memory"] = documents.seam
 
-    volume = _state_volume(parsed, deps, layout) if continuity_on or wiki_on else None
     if continuity_on and parsed.continuity is not None:
         continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log, volume)
         wired.stores.continuity = continuity.store
