@@ -247,7 +247,15 @@ def wire_memory(fragment: FragmentInput, deps: MemoryDeps) -> WiredMemory:
     return _wire(fragment, deps, facts=True)
 
 
-def _wire(fragment: FragmentInput, deps: MemoryDeps, *, facts: bool) -> WiredMemory:
+def _wire(
+    fragment: FragmentInput,
+    deps: MemoryDeps,
+    *,
+    facts: bool,
+    state_of: FragmentData | None = None,
+) -> WiredMemory:
+    """``state_of``: the fragment whose ``memory.state`` says where the state documents live
+    (default: ``fragment``; ``wire_continuity`` drops the memory section but not that)."""
     parsed = parse_fragment(fragment)
     _check_supported(parsed)
     wired = WiredMemory()
@@ -258,7 +266,10 @@ def _wire(fragment: FragmentInput, deps: MemoryDeps, *, facts: bool) -> WiredMem
     now = deps.clock()
     announce = _AnnounceOnce(deps.log) if deps.log is _stderr else None
     try:
-        _wire_tiers(parsed, deps, wired, layout, sessions_dir, now, announce or deps.log, facts)
+        volume = _state_volume(state_of or parsed, deps, layout)
+        _wire_tiers(
+            parsed, deps, wired, layout, sessions_dir, now, announce or deps.log, facts, volume
+        )
     except BaseException:
         wired.close()
         raise
@@ -277,12 +288,11 @@ def _wire_tiers(
     now: Clock,
     log: Callable[[str], None],
     with_facts: bool,
+    volume: DocumentVolume | None,
 ) -> None:
     facts_on = with_facts and memory_enabled(parsed)
     continuity_on = continuity_enabled(parsed)
     wiki_on = wiki_enabled(parsed)
-    # Where the state documents live: None for files, else the tenant's spec in PostgreSQL.
-    volume = _state_volume(parsed, deps, layout)
 
     if facts_on and parsed.memory is not None:
         from specwire.runtime.facts.wiring import wire_facts
@@ -528,7 +538,7 @@ def wire_continuity(fragment: FragmentInput, deps: MemoryDeps) -> WiredMemory | 
     if not continuity_enabled(parsed):
         return None
     only_continuity = dataclasses.replace(parsed, memory=None)
-    return wire_memory(only_continuity, deps)
+    return _wire(only_continuity, deps, facts=True, state_of=parsed)
 
 
 def wire_wiki(fragment: FragmentInput, deps: MemoryDeps) -> WiredMemory | None:

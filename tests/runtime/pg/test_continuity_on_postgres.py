@@ -161,3 +161,41 @@ def test_the_trash_restores_fail_closed_and_ids_are_never_reused(pg: Any, tmp_pa
     assert store.active_plan_id() == first.id
     with pytest.raises(StoreError, match="no trash snapshot"):
         store.restore(cleared.snapshot.ts)
+
+
+@pytest.mark.parametrize("wire", ["wire_memory", "wire_continuity", "wire_wiki"])
+def test_the_composition_root_puts_continuity_and_the_wiki_in_the_database(
+    wire: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from specwire.runtime import wiring
+    from specwire.runtime.core.tool_types import ToolCatalog
+    from specwire.runtime.facts.providers.connect import close_shared_pools
+    from specwire.runtime.pg.volume import PostgresVolume
+
+    uri = PostgresServerForTests.fresh_database()
+    monkeypatch.setenv("STATE_DSN", uri)
+    fragment = {
+        "spec_name": "demo",
+        "version": 6,
+        "memory": {"backend": "postgres", "dsn": "$STATE_DSN", "state": "postgres", "wiki": {}},
+        "continuity": {"plan": True, "proof": "off", "ledger": True, "handoff": True},
+    }
+    try:
+        deps = wiring.MemoryDeps(catalog=ToolCatalog(), cwd=tmp_path, log=Logs())
+        wired = getattr(wiring, wire)(fragment, deps)
+        assert wired is not None
+        try:
+            if wire != "wire_wiki":
+                store = wired.stores.continuity
+                assert isinstance(store.volume, PostgresVolume)
+                store.create_plan("In the database", ["one"])
+            if wire != "wire_continuity":
+                wiki = wired.stores.wiki
+                assert isinstance(wiki.folder.volume, PostgresVolume)
+        finally:
+            wired.close()
+        assert not (tmp_path / ".specwire" / "state").exists()
+        assert not (tmp_path / ".specwire" / "wiki").exists()
+    finally:
+        close_shared_pools()
+        PostgresServerForTests.drop_database(uri)
