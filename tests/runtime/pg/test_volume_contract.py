@@ -124,9 +124,12 @@ def test_a_path_outside_the_root_is_refused(volume: DocumentVolume) -> None:
         volume.write(volume.root.parent / "elsewhere.md", "x\n")
 
 
+ROUNDS = 6
+
+
 def test_a_mutation_under_the_lock_loses_no_update_between_two_writers(volumes: Any) -> None:
-    """Two workers (each its own volume object, as two processes would have) each add 15
-    lines to one document, read-modify-write under the lock: all 30 lines are there."""
+    """Two workers (each its own volume object, as two processes would have) each add 6
+    lines to one document, read-modify-write under the lock: all 12 lines are there."""
     first: DocumentVolume = volumes()
     path = first.root / "state" / "demo" / "counter.md"
     lock = first.root / "state" / "demo" / ".lock"
@@ -135,7 +138,7 @@ def test_a_mutation_under_the_lock_loses_no_update_between_two_writers(volumes: 
     def worker(name: str) -> None:
         volume: DocumentVolume = volumes()
         try:
-            for i in range(15):
+            for i in range(ROUNDS):
                 with volume.locked(lock, wait_s=30, what="test store"):
                     text = volume.read(path) or ""
                     volume.write(path, text + f"{name}-{i}\n")
@@ -149,7 +152,8 @@ def test_a_mutation_under_the_lock_loses_no_update_between_two_writers(volumes: 
         thread.join(120)
     assert not errors
     lines = (first.read(path) or "").splitlines()
-    assert sorted(lines) == sorted([f"a-{i}" for i in range(15)] + [f"b-{i}" for i in range(15)])
+    expected = [f"{name}-{i}" for name in ("a", "b") for i in range(ROUNDS)]
+    assert sorted(lines) == sorted(expected)
 
 
 def test_a_busy_lock_with_no_wait_is_refused_at_once(volumes: Any) -> None:
