@@ -55,6 +55,8 @@ class PostgresErasure:
     by_scope: dict[str, int] = field(default_factory=dict)
     # Document rows whose title, text or summary was redacted.
     documents: int = 0
+    # State documents (``runtime.erasure.state_tier``) redacted or renamed.
+    state_documents: int = 0
 
 
 STATISTICS_TABLES = ("lexical_terms", "lexical_scopes")
