@@ -17,6 +17,7 @@ MEMORY_EXAMPLES: tuple[str, ...] = (
     "channel-helpdesk",
     "cli-memory-service",
     "cli-wiki",
+    "learning-billing",
     "crew-newsroom",
     "managed-concierge",
     "managed-postgres",
