@@ -18,6 +18,7 @@ MEMORY_EXAMPLES: tuple[str, ...] = (
     "cli-memory-service",
     "cli-wiki",
     "crew-newsroom",
+    "learning-billing",
     "managed-concierge",
     "managed-postgres",
     "ops-notes",
