@@ -27,6 +27,7 @@ from specwire.runtime.core.fragment import (
     CONTINUITY_TOOL_NAMES,
     DOCUMENT_TOOL_NAMES,
     FACT_TOOL_NAMES,
+    LEARNING_TOOL_NAMES,
     MEMORY_TOOL_PREFIX,
     TIER_TOOL_NAMES,
     WIKI_TOOL_NAMES,
@@ -49,6 +50,7 @@ MEMORY_TOOL_NAMES: frozenset[str] = frozenset(
         *DOCUMENT_TOOL_NAMES,
         *CONTINUITY_TOOL_NAMES,
         *WIKI_TOOL_NAMES,
+        *LEARNING_TOOL_NAMES,  # a study pass and an exam change the wiki and the goals
         "Skill",
     }
 )

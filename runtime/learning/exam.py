@@ -58,7 +58,8 @@ def recalled_articles(store: WikiStore, question: str, k: int) -> list[str]:
 class SampleResult:
     sample: ExamSample
     failed_graders: tuple[ExamGrader, ...]
-    # What the failure was logged as (a goal id, a gap note's slug), or why it was not.
+    # A failure: what it was logged as (a goal id, a gap note's slug), or why it was not. A
+    # pass: the open gap goal an earlier failure of it left, if any.
     gap: str | None = None
 
     @property
@@ -93,7 +94,12 @@ class ExamReport:
         rows = [self.summary()]
         for result in self.results:
             if result.passed:
-                rows.append(f"- pass {result.sample.id}: {result.sample.question}")
+                close = (
+                    f" (its gap {result.gap} is still open: close it with GoalUpdate)"
+                    if result.gap
+                    else ""
+                )
+                rows.append(f"- pass {result.sample.id}: {result.sample.question}{close}")
                 continue
             failed = ", ".join(result.failed_graders)
             logged = f" → {result.gap}" if result.gap else ""
@@ -115,6 +121,10 @@ class GapLog(Protocol):
 
     def log_gap(self, question: str, sample_id: str) -> str: ...
 
+    def open_gap(self, question: str) -> str | None:
+        """The open gap an earlier failure of ``question`` left, if this log can tell."""
+        ...
+
 
 def run_exam(
     store: WikiStore,
@@ -129,11 +139,15 @@ def run_exam(
         articles = recalled_articles(store, sample.question, recall_k)
         failed = tuple(g for g in graders if not passes(g, articles, sample.answer))
         gap: str | None = None
-        if failed and gaps is not None:
+        if gaps is not None:
             try:
-                gap = gaps.log_gap(sample.question, sample.id)
+                gap = (
+                    gaps.log_gap(sample.question, sample.id)
+                    if failed
+                    else gaps.open_gap(sample.question)
+                )
             except StoreError as exc:
-                gap = f"not logged: {' '.join(str(exc).split())}"
+                gap = f"not logged: {' '.join(str(exc).split())}" if failed else None
         results.append(SampleResult(sample, failed, gap))
     return ExamReport(tuple(graders), tuple(results))
 
@@ -150,11 +164,17 @@ class GoalGaps:
         self.goals = goals  # a ContinuityStore (list_goals, write_goal)
 
     def log_gap(self, question: str, sample_id: str) -> str:
+        found = self.open_gap(question)
+        if found is not None:
+            return f"{found} (already open)"
+        return str(self.goals.write_goal(GAP_TITLE_PREFIX + gap_topic(question)).id)
+
+    def open_gap(self, question: str) -> str | None:
         title = GAP_TITLE_PREFIX + gap_topic(question)
         for goal in self.goals.list_goals():
             if goal.title == title and goal.status not in ("proven", "done"):
-                return f"{goal.id} (already open)"
-        return str(self.goals.write_goal(title).id)
+                return str(goal.id)
+        return None
 
 
 class WikiGaps:
@@ -168,3 +188,6 @@ class WikiGaps:
             gap_topic(question), detail=f"failed exam sample {sample_id}", tags=(), priority="high"
         )
         return done.article.slug
+
+    def open_gap(self, question: str) -> str | None:
+        return None  # a gap note is the wiki's bookkeeping; nothing to close

@@ -52,8 +52,10 @@ def study_after_dream(
     dream: DreamStarter, context: LearningContext, log: Callable[[str], None]
 ) -> DreamStarter:
     """``dream`` followed, when it started a run, by a study pass once that run is over (in
-    its own thread, off the turn path). A study pass cut off by the process ending is only
-    redone at the next dream: it is idempotent."""
+    its own thread, off the turn path). The thread is not a daemon: a process that ends
+    normally lets the pass finish (its reads are bounded: files by size, URLs by the fetch
+    tool's time budget); one killed meanwhile leaves the pass to the next dream (a pass is
+    idempotent)."""
 
     def start(model_id: str | None) -> object:
         started = dream(model_id)
@@ -67,7 +69,7 @@ def study_after_dream(
             except Exception as exc:  # never fail a host over a background pass
                 log(f"[learning] study after the dream failed ({type(exc).__name__}: {exc})\n")
 
-        follower = threading.Thread(target=after, name="study after dream", daemon=True)
+        follower = threading.Thread(target=after, name="study after dream", daemon=False)
         follower.start()
         return follower
 

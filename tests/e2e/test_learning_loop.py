@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from test_support_bot_remembers import codegen, run_bundle, session_events
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,3 +87,45 @@ def test_codegen_eval_exam_reports_scores_before_and_after_a_study_pass(tmp_path
     refused = codegen("eval", "exam", str(ROOT / "examples" / "cli-wiki.yaml"), cwd=tmp_path)
     assert refused.returncode == 2
     assert refused.stderr.strip().endswith("no learning.exam to run (add learning: {exam: …})")
+
+
+CHANNEL_SPEC = """\
+name: learning-desk
+target: channel
+agent: {model: scripted, instructions: You answer billing questions from your wiki.}
+channels: {webhook: {token: $DESK_TOKEN}}
+routing: {sessionKey: thread}
+memory:
+  embedder: mock/deterministic
+  wiki: {}
+  dream: {every: 1d, mode: deterministic}
+continuity: true
+learning:
+  domain: Acme billing
+  sources: [learning/invoices.md, learning/refunds.md]
+  exam: {dataset: learning/exam.jsonl, graders: [contains]}
+"""
+
+
+def test_a_channel_bot_studies_after_its_dream(tmp_path: Path) -> None:
+    spec = tmp_path / "learning-desk.yaml"
+    spec.write_text(CHANNEL_SPEC, encoding="utf-8")
+    out = tmp_path / "out"
+    built = codegen("build", str(spec), "--out", str(out), cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    [agent] = sorted(out.rglob("agent.py"))
+    workdir = _workdir(tmp_path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DESK_TOKEN", "unused-on-the-console")
+        run = run_bundle(agent, workdir, "t1: hello")
+    assert run.returncode == 0, run.stderr
+    # The first turn starts the day's dream; a study pass follows it before the process ends.
+    assert (
+        "[learning] after the dream: study pass over 2 source(s): 2 article(s) created, "
+        "0 updated, 0 unchanged, 0 failed" in run.stderr
+    )
+    articles = workdir / ".specwire" / "wiki" / "learning-desk" / "articles"
+    assert sorted(p.name for p in articles.iterdir()) == [
+        "study-learning-invoices-md.md",
+        "study-learning-refunds-md.md",
+    ]

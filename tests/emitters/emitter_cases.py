@@ -19,6 +19,7 @@ MEMORY_EXAMPLES: tuple[str, ...] = (
     "cli-wiki",
     "learning-billing",
     "crew-newsroom",
+    "learning-billing",
     "managed-concierge",
     "managed-postgres",
     "ops-notes",
