@@ -17,7 +17,6 @@ MEMORY_EXAMPLES: tuple[str, ...] = (
     "channel-helpdesk",
     "cli-memory-service",
     "cli-wiki",
-    "learning-billing",
     "crew-newsroom",
     "learning-billing",
     "managed-concierge",
