@@ -2,10 +2,11 @@
 
 The IR's memory and continuity settings already are fragment types, so lowering adds the
 contract's version and the specwire that built it, and nothing else. The version is the lowest
-that reads the bundle: a fragment with a memory protocol, provider tools, several providers or
-document bindings needs version 5; a target whose host passes an ``Audience`` to the bundle, or a
-fragment with a memory scope or tiers, needs version 4; anything else still says 3, so a cli or
-research bundle without those keys is byte-identical to one built before them.
+that reads the bundle: a fragment with dream price overrides needs version 6; one with a memory
+protocol, provider tools, several providers or document bindings needs version 5; a target
+whose host passes an ``Audience`` to the bundle, or a fragment with a memory scope or tiers,
+needs version 4; anything else still says 3, so a cli or research bundle without those keys is
+byte-identical to one built before them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from specwire.ir.model import IrSpec
 from specwire.runtime.core.fragment import (
     FRAGMENT_VERSION,
     PRE_SCOPES_FRAGMENT_VERSION,
+    PROVIDERS_FRAGMENT_VERSION,
     SCOPES_FRAGMENT_VERSION,
     SPECWIRE_VERSION,
     MemoryWiringFragment,
@@ -35,11 +37,13 @@ def lower(ir: IrSpec) -> MemoryWiringFragment:
 
 def fragment_version(ir: IrSpec) -> int:
     memory = ir.memory
+    if memory is not None and memory.dream is not None and memory.dream.prices is not None:
+        return FRAGMENT_VERSION
     if memory is not None and any(
         field is not None
         for field in (memory.protocol, memory.tools, memory.providers, memory.documents)
     ):
-        return FRAGMENT_VERSION
+        return PROVIDERS_FRAGMENT_VERSION
     scoped = memory is not None and (memory.scope is not None or memory.tiers is not None)
     if ir.target in AUDIENCE_TARGETS or scoped:
         return SCOPES_FRAGMENT_VERSION

@@ -51,6 +51,7 @@ from specwire.ir.source import (
     MemoryScopeSource,
     MemorySource,
     MemoryToolSource,
+    ModelPriceSource,
     ProviderSource,
     ResearchSource,
     TenantSource,
@@ -59,6 +60,7 @@ from specwire.ir.source import (
 from specwire.runtime.core.fragment import (
     DocumentBindingFragment,
     MemoryToolFragment,
+    ModelPriceFragment,
     ProviderFragment,
     ScopeName,
 )
@@ -239,6 +241,19 @@ def _dream(dream: DreamSource) -> IrMemoryDream:
         mode=dream.mode,
         budget_usd=dream.budget_usd,
         instructions=dream.instructions,
+        prices=_prices(dream.prices) if dream.prices is not None else None,
+    )
+
+
+def _prices(prices: dict[str, ModelPriceSource]) -> tuple[ModelPriceFragment, ...]:
+    return tuple(
+        ModelPriceFragment(
+            model=model,
+            input_usd_per_mtok=price.input,
+            output_usd_per_mtok=price.output,
+            cached_input_usd_per_mtok=price.cached_input,
+        )
+        for model, price in sorted(prices.items())
     )
 
 

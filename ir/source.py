@@ -61,6 +61,7 @@ from specwire.ir.mcp_source import (
     McpServerName,
     McpUrl,
 )
+from specwire.ir.price_source import PriceModelId
 from specwire.ir.values import got, quote
 from specwire.runtime.core.fragment import (
     WIRABLE_TIERS,
@@ -112,6 +113,16 @@ class WikiSource(_Source):
     require_sources: bool | None = None
 
 
+class ModelPriceSource(_Source):
+    """A model's price for the dream's budget, USD per million tokens."""
+
+    input: BudgetUsd = Field(description="USD per million prompt tokens")
+    output: BudgetUsd = Field(description="USD per million answer tokens")
+    cached_input: BudgetUsd | None = Field(
+        default=None, description="USD per million cached prompt tokens (default: input's)"
+    )
+
+
 class DreamSource(_Source):
     """``memory.dream`` (CrewHaus 0.4). ``budget_usd`` is spelt as CrewHaus spells it;
     ``budgetUsd`` is accepted too."""
@@ -120,6 +131,11 @@ class DreamSource(_Source):
     mode: DreamMode | None = None
     budget_usd: BudgetUsd | None = Field(default=None, alias="budget_usd")
     instructions: NonEmptyStr | None = None
+    prices: dict[PriceModelId, ModelPriceSource] | None = Field(
+        default=None,
+        description="model prices (USD per million tokens) overriding the runtime's dated "
+        "list-price table, keyed by model id or family (claude-sonnet-4-5, scripted)",
+    )
 
 
 class MemoryScopeSource(_Source):

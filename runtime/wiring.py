@@ -371,6 +371,7 @@ def _wire_tiers(
         continuity_on=continuity_on,
         plans_on=plans_on,
         wiki_on=wiki_on,
+        dream_on=facts_on and parsed.memory is not None and parsed.memory.dream is not None,
     )
 
     if deps.append_event is not None:
@@ -454,8 +455,10 @@ def _wire_skills_and_commands(
     continuity_on: bool,
     plans_on: bool,
     wiki_on: bool,
+    dream_on: bool = False,
 ) -> None:
     from specwire.runtime.skills.loader import (
+        DREAM_COMMANDS,
         FACTS_COMMANDS,
         FOCUS_COMMANDS,
         PLAN_COMMANDS,
@@ -465,12 +468,17 @@ def _wire_skills_and_commands(
     )
 
     home_dir = deps.home_dir if deps.home_dir is not None else Path.home()
-    builtin_skills = ({"continuity"} if continuity_on else set()) | ({"wiki"} if wiki_on else set())
+    builtin_skills = (
+        ({"continuity"} if continuity_on else set())
+        | ({"wiki"} if wiki_on else set())
+        | ({"dream"} if dream_on else set())
+    )
     allowed_commands = (
         (FOCUS_COMMANDS if continuity_on else frozenset())
         | (PLAN_COMMANDS if plans_on else frozenset())
         | (FACTS_COMMANDS if facts_on else frozenset())
         | (WIKI_COMMANDS if wiki_on else frozenset())
+        | (DREAM_COMMANDS if dream_on else frozenset())
     )
     skills = load_skills(builtin_skills, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)
     commands = load_commands(allowed_commands, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
         MemoryWiringFragment as MemoryWiringFragment,
     )
     from specwire.runtime.core.fragment_model import (
+        ModelPriceFragment as ModelPriceFragment,
+    )
+    from specwire.runtime.core.fragment_model import (
         ProviderFragment as ProviderFragment,
     )
     from specwire.runtime.core.fragment_model import (
@@ -53,9 +56,12 @@ SPECWIRE_VERSION: Final = "0.3.0"
 # from ``specwire.runtime.bundle`` (``BUNDLE_INTERFACE``); 4: ``memory.scope`` and
 # ``memory.tiers``, and the per-conversation builders (channel and managed ``build_turn``, crew
 # ``build_session``) take the host's ``Audience``; 5: ``memory.protocol``, ``memory.tools``,
-# ``memory.providers`` and ``memory.documents``. A bundle carries the lowest version that reads
-# it (``ir.lower``): a cli or research bundle without any of those fields still says 3.
-FRAGMENT_VERSION: Final = 5
+# ``memory.providers`` and ``memory.documents``; 6: ``memory.dream.prices`` and ``thredz``. A
+# bundle carries the lowest version that reads it (``ir.lower``): a cli or research bundle
+# without any of those fields still says 3.
+FRAGMENT_VERSION: Final = 6
+# The version that added protocols, provider tools, providers and documents.
+PROVIDERS_FRAGMENT_VERSION: Final = 5
 # The version that added scopes and tiers, written for bundles that use nothing of version 5.
 SCOPES_FRAGMENT_VERSION: Final = 4
 # The version before scopes, still written for bundles that use nothing of version 4.
@@ -344,6 +350,7 @@ _MODEL_NAMES: Final = frozenset(
         "MemoryFactsFragment",
         "MemoryToolFragment",
         "MemoryWiringFragment",
+        "ModelPriceFragment",
         "ProviderFragment",
         "ScopeFragment",
         "WikiFragment",

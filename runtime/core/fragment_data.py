@@ -69,6 +69,16 @@ class WikiData:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelPriceData:
+    """One of ``memory.dream.prices`` (``fragment_model.ModelPriceFragment``)."""
+
+    model: str
+    input_usd_per_mtok: float = field(metadata={"ge": 0})
+    output_usd_per_mtok: float = field(metadata={"ge": 0})
+    cached_input_usd_per_mtok: float | None = field(default=None, metadata={"ge": 0})
+
+
+@dataclass(frozen=True, slots=True)
 class DreamData:
     """``memory.dream`` (``fragment_model.DreamFragment``)."""
 
@@ -76,6 +86,7 @@ class DreamData:
     mode: DreamModeName | None = None
     budget_usd: float | None = field(default=None, metadata={"ge": 0})
     instructions: str | None = None
+    prices: tuple[ModelPriceData, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,16 @@ class WikiFragment(_Frozen):
     require_sources: bool | None = None
 
 
+class ModelPriceFragment(_Frozen):
+    """One of ``memory.dream.prices``: a model's price in USD per million tokens, overriding
+    the runtime's list-price table (``runtime.models.prices``)."""
+
+    model: str
+    input_usd_per_mtok: float = Field(ge=0)
+    output_usd_per_mtok: float = Field(ge=0)
+    cached_input_usd_per_mtok: float | None = Field(default=None, ge=0)
+
+
 class DreamFragment(_Frozen):
     """``memory.dream``: ``every_ms`` is always declared (the window); the rest only if given."""
 
@@ -49,6 +59,8 @@ class DreamFragment(_Frozen):
     mode: DreamModeName | None = None
     budget_usd: float | None = Field(default=None, ge=0)
     instructions: str | None = None
+    # Version 6: price overrides for the model phase, sorted by model.
+    prices: tuple[ModelPriceFragment, ...] | None = None
 
 
 class ScopeFragment(_Frozen):

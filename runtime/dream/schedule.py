@@ -8,9 +8,10 @@ while that run goes on, does nothing. ``run_dream`` itself is idempotent per win
 processes (its state file), so two hosts never run one window twice. Nothing here raises or
 blocks a turn: errors are logged (``[dream] …``).
 
-The mode is what the spec says, else CrewHaus's default ``full``: its model phase still runs only
-with a ``budget_usd`` above 0 and a priced model, and otherwise is refused with the reason in the
-run's outcome (specwire ships no price table, so today it is always refused and reported).
+The mode is what the spec says, else CrewHaus's default ``full``: its model phase runs only with
+a ``budget_usd`` above 0 and a priced model, and otherwise is refused with the reason in the
+run's outcome. A scheduled run is given no model session, so even then its outcome says the
+model phase did not run; ``python agent.py --dream`` (``runtime.hosts.dream_run``) runs it.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ way without it) until end of input or ``/exit``; ``/help`` lists the commands. `
 ``mcp_servers`` (the spec's MCP tool servers) are started after the start checks, before the
 banner; their tools join the catalog as ``mcp__<server>__<tool>``.
 
+``--dream`` runs the spec's ``memory.dream`` now instead of a session
+(``runtime.hosts.dream_run``; ``--force`` even when its window already had a run).
+
 Exit status: 0 after a session; 2 when the model is unavailable (or its id is a secret
 reference whose variable is not set), an MCP server that is not optional does not start, or the
 arguments are wrong;
@@ -48,13 +51,32 @@ def run_cli(
         prog=spec_name, description=f"Chat with the {spec_name} agent."
     )
     message_option(parser, "a message to send")
-    check = StartCheck(
-        spec_name, (("agent.model", model),), bundle_fragment(memory, build_session), cwd=cwd
+    parser.add_argument(
+        "--dream",
+        action="store_true",
+        help="run the spec's memory.dream now (with mode full, a budget_usd and a priced "
+        "model, its model phase too) and exit",
     )
+    parser.add_argument(
+        "--force", action="store_true", help="with --dream: run even if this window had a run"
+    )
+    fragment = bundle_fragment(memory, build_session)
+    check = StartCheck(spec_name, (("agent.model", model),), fragment, cwd=cwd)
     started = parse_and_load(parser, argv, model, spec_name, check)
     if isinstance(started, int):
         return started
     args, chosen = started
+    if args.dream:
+        from specwire.runtime.hosts.dream_run import run_bundle_dream
+
+        return run_bundle_dream(
+            fragment,
+            chosen,
+            spec_name=spec_name,
+            cwd=cwd or Path.cwd(),
+            force=args.force,
+            log=stderr_log,
+        )
     setup = build_session()
     stop_servers = _connect_servers(mcp_servers, setup, cwd)
     try:

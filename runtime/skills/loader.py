@@ -35,6 +35,8 @@ PLAN_COMMANDS = frozenset({"plan", "next", "handoff", "clear-plan"})
 CONTINUITY_COMMANDS = FOCUS_COMMANDS | PLAN_COMMANDS
 FACTS_COMMANDS = frozenset({"forget"})
 WIKI_COMMANDS = frozenset({"wiki", "gap"})
+# Offered when the spec has ``memory.dream`` (with facts on).
+DREAM_COMMANDS = frozenset({"dream"})
 
 
 # A file in a folder: (name, front matter fields, body).

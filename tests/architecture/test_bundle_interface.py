@@ -32,7 +32,12 @@ PINNED_3 = [
     "serve_managed",
     "wire_memory",
 ]
-PINNED = {3: PINNED_3, 4: ["Audience", *PINNED_3], 5: ["Audience", *PINNED_3]}
+PINNED = {
+    3: PINNED_3,
+    4: ["Audience", *PINNED_3],
+    5: ["Audience", *PINNED_3],
+    6: ["Audience", *PINNED_3],
+}
 
 
 def test_the_interface_is_pinned_and_versioned_with_the_fragment() -> None:
