@@ -2,11 +2,11 @@
 
 The IR's memory and continuity settings already are fragment types, so lowering adds the
 contract's version and the specwire that built it, and nothing else. The version is the lowest
-that reads the bundle: a fragment with dream price overrides needs version 6; one with a memory
-protocol, provider tools, several providers or document bindings needs version 5; a target
-whose host passes an ``Audience`` to the bundle, or a fragment with a memory scope or tiers,
-needs version 4; anything else still says 3, so a cli or research bundle without those keys is
-byte-identical to one built before them.
+that reads the bundle: a fragment with dream price overrides or ``thredz`` needs version 6;
+one with a memory protocol, provider tools, several providers or document bindings needs
+version 5; a target whose host passes an ``Audience`` to the bundle, or a fragment with a
+memory scope or tiers, needs version 4; anything else still says 3, so a cli or research bundle
+without those keys is byte-identical to one built before them.
 """
 
 from __future__ import annotations
@@ -32,12 +32,15 @@ def lower(ir: IrSpec) -> MemoryWiringFragment:
         specwire=SPECWIRE_VERSION,
         memory=ir.memory,
         continuity=ir.continuity,
+        thredz=getattr(ir, "thredz", None),
     )
 
 
 def fragment_version(ir: IrSpec) -> int:
     memory = ir.memory
     if memory is not None and memory.dream is not None and memory.dream.prices is not None:
+        return FRAGMENT_VERSION
+    if getattr(ir, "thredz", None) is not None:
         return FRAGMENT_VERSION
     if memory is not None and any(
         field is not None

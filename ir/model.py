@@ -17,6 +17,7 @@ from specwire.runtime.core.fragment import (
     DreamFragment,
     MemoryFactsFragment,
     ScopeFragment,
+    ThredzFragment,
     WikiFragment,
 )
 
@@ -47,6 +48,7 @@ IrMemoryDream = DreamFragment
 IrMemoryScope = ScopeFragment
 IrMemory = MemoryFactsFragment
 IrContinuity = ContinuityFragment
+IrThredz = ThredzFragment
 
 
 class IrAgent(_Ir):
@@ -82,8 +84,9 @@ class IrMcpServer(_Ir):
 class IrCli(_IrSpecBase):
     target: Literal["cli"] = "cli"
     agent: IrAgent
-    # Sorted by name; empty when the spec names none.
+    # Sorted by name; empty when the spec names none. With ``thredz``, holds its server.
     mcp_servers: tuple[IrMcpServer, ...] = ()
+    thredz: IrThredz | None = None
 
 
 class IrChannel(_Ir):

@@ -62,6 +62,12 @@ from specwire.ir.mcp_source import (
     McpUrl,
 )
 from specwire.ir.price_source import PriceModelId
+from specwire.ir.thredz_source import (
+    ThredzAgents,
+    ThredzApiKey,
+    ThredzBaseUrl,
+    thredz_shorthand,
+)
 from specwire.ir.values import got, quote
 from specwire.runtime.core.fragment import (
     WIRABLE_TIERS,
@@ -366,6 +372,22 @@ McpServerSource = Annotated[
 ]
 
 
+class ThredzSource(_Source):
+    """``thredz:`` (``ir.thredz_source``): the Thredz memory service through its MCP server."""
+
+    api_key: ThredzApiKey = Field(description="the Thredz api key, as a $REF")
+    base_url: ThredzBaseUrl | None = Field(default=None, description="the Thredz API's base URL")
+    visibility: Literal["private", "shared"] | None = Field(
+        default=None, description="what new knowledge is visible to (default private)"
+    )
+    goals: bool | None = Field(
+        default=None, description="mirror goals to Thredz (default: on with continuity plans)"
+    )
+    agents: ThredzAgents | None = Field(
+        default=None, description="the agent's handle, or true to derive it from the spec name"
+    )
+
+
 class CliSource(_SpecSource):
     target: Literal["cli"]
     agent: AgentSource
@@ -373,6 +395,15 @@ class CliSource(_SpecSource):
         default=None,
         description="MCP tool servers: their tools are offered as mcp__<server>__<tool>",
     )
+    thredz: ThredzSource | None = Field(
+        default=None,
+        description="the Thredz memory service: true, an api key $REF, or a mapping",
+    )
+
+    @field_validator("thredz", mode="before")
+    @classmethod
+    def _thredz_shorthand(cls, value: Any) -> Any:
+        return thredz_shorthand(value)
 
     @field_validator("mcp_servers", mode="before")
     @classmethod

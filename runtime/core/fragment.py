@@ -47,6 +47,9 @@ if TYPE_CHECKING:
         ScopeFragment as ScopeFragment,
     )
     from specwire.runtime.core.fragment_model import (
+        ThredzFragment as ThredzFragment,
+    )
+    from specwire.runtime.core.fragment_model import (
         WikiFragment as WikiFragment,
     )
 
@@ -353,6 +356,7 @@ _MODEL_NAMES: Final = frozenset(
         "ModelPriceFragment",
         "ProviderFragment",
         "ScopeFragment",
+        "ThredzFragment",
         "WikiFragment",
     }
 )

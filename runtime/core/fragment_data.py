@@ -173,6 +173,16 @@ class ContinuityData:
 
 
 @dataclass(frozen=True, slots=True)
+class ThredzData:
+    """``thredz`` (``fragment_model.ThredzFragment``)."""
+
+    server: str
+    visibility: Literal["private", "shared"] = "private"
+    goals: bool = False
+    agent_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class FragmentData:
     """The whole fragment (``fragment_model.MemoryWiringFragment``'s fields)."""
 
@@ -181,6 +191,7 @@ class FragmentData:
     specwire: str | None = None
     memory: FactsData | None = None
     continuity: ContinuityData | None = None
+    thredz: ThredzData | None = None
 
     @property
     def is_memoryless(self) -> bool:

@@ -146,6 +146,16 @@ class MemoryFactsFragment(_Frozen):
     documents: tuple[DocumentBindingFragment, ...] | None = None
 
 
+class ThredzFragment(_Frozen):
+    """``thredz``: facts and the wiki go through the MCP server named ``server`` (the Thredz
+    tools); ``goals`` mirrors goal writes there; local continuity stays authoritative."""
+
+    server: str
+    visibility: Literal["private", "shared"] = "private"
+    goals: bool = False
+    agent_name: str | None = None
+
+
 class ContinuityFragment(_Frozen):
     """Resolved continuity settings: every field but ``focus_max_chars`` is always present."""
 
@@ -164,6 +174,8 @@ class MemoryWiringFragment(_Frozen):
     specwire: str | None = None
     memory: MemoryFactsFragment | None = None
     continuity: ContinuityFragment | None = None
+    # Version 6: absent unless the spec has ``thredz:``.
+    thredz: ThredzFragment | None = None
 
     @property
     def is_memoryless(self) -> bool:
