@@ -313,6 +313,7 @@ def _wire_tiers(
                 visible=facts.scoping.visible,
             )
         if parsed.memory.dream is not None:
+            from specwire.runtime.dream.model_phase import spec_prices
             from specwire.runtime.dream.schedule import DreamJob, dream_settings
 
             job = DreamJob(
@@ -322,6 +323,7 @@ def _wire_tiers(
                 proof_mode=parsed.continuity.proof if parsed.continuity is not None else "ladder",
                 emit=deps.append_event,
                 now=now,
+                prices=spec_prices(parsed.memory.dream.prices),
             )
             wired.options["memory"] = dataclasses.replace(
                 wired.options["memory"], dream=job.start_if_due

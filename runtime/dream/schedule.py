@@ -17,7 +17,7 @@ model phase did not run; ``python agent.py --dream`` (``runtime.hosts.dream_run`
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from specwire.runtime.core.clock import Clock, utc_now
@@ -28,6 +28,7 @@ from specwire.runtime.core.tool_types import EventSink
 from specwire.runtime.dream.engine import run_dream
 from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.dream.state import window_of
+from specwire.runtime.models.prices import ModelPrice, price_lookup
 
 _lock = threading.Lock()
 # (root, spec) → the thread running that layout's dream now.
@@ -54,6 +55,8 @@ class DreamJob:
     proof_mode: ProofMode = "ladder"
     emit: EventSink | None = None
     now: Clock = field(default=utc_now)
+    # The spec's ``memory.dream.prices`` (over ``SPECWIRE_PRICES_FILE`` and the list prices).
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -94,6 +97,7 @@ class DreamJob:
                 emit=self.emit,
                 proof_mode=self.proof_mode,
                 model_id=model_id,
+                price_of=price_lookup(self.prices),
             )
             if not outcome.note:
                 reason = outcome.model.reason or "ran"
