@@ -23,6 +23,7 @@ from specwire.runtime.core.fragment import WIKI_TOOL_NAMES
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
 from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolResult
 from specwire.runtime.safety.injection import scan
+from specwire.runtime.tools.mcp_servers.state_folder import strings_in
 from specwire.runtime.tools.mcp_servers.tools import reply_text, screened_result
 
 if TYPE_CHECKING:
@@ -90,11 +91,23 @@ def _arguments(parsed: Any) -> dict[str, Any]:
 
 
 def forwarding(tool: Tool, link: ThredzLink) -> Tool:
-    """``tool`` run on the server (same name and input); locally once the run is degraded."""
+    """``tool`` run on the server (same name and input); locally once the run is degraded.
+
+    What a writing tool would store there is scanned first, as a local write is: Thredz is
+    shared memory, and a flagged write is refused unsent."""
     local = tool.handler
 
     def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
-        result = link.call(tool.name, _arguments(parsed))
+        arguments = _arguments(parsed)
+        if not tool.read_only:
+            hit = next(filter(None, (scan(text) for text in strings_in(arguments))), None)
+            if hit is not None:
+                return ToolResult(
+                    f"{tool.name}: refused: the injection scanner flagged the input (rule "
+                    f"{hit.label}); nothing was sent to Thredz",
+                    True,
+                )
+        result = link.call(tool.name, arguments)
         if result is None:
             return local(parsed, ctx)
         return screened_result(link.server, tool.name, result)
