@@ -72,6 +72,8 @@ SLOW = frozenset(
         "tests/conformance/test_http_scopes.py",
         "tests/runtime/opencomputer/test_opencomputer_client.py",
         "tests/runtime/opencomputer/test_opencomputer_server.py",
+        # Wires a whole memory (facts, continuity, skills) per test: 0.2-0.7 s each under load.
+        "tests/runtime/mcp_servers/test_thredz_bridge.py",
         "tests/runtime/owner/test_migrate_http.py",
         "tests/architecture/test_import_rules.py",
         "tests/architecture/test_layering.py",

@@ -25,6 +25,7 @@ from specwire.ir.model_ids import UNLISTED_MODELS_KEY, model_id_problem
 from specwire.ir.positions import Locator
 from specwire.ir.provider_checks import check_providers
 from specwire.ir.suggest import did_you_mean
+from specwire.ir.thredz_source import thredz_checks
 from specwire.ir.values import quote
 from specwire.runtime.core.fragment import (
     DOCUMENT_BACKENDS,
@@ -50,6 +51,7 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += _opencomputer_protocol(data, locator)
     issues += _opencomputer_tools(data, locator)
     issues += check_providers(data, locator)
+    issues += thredz_checks(data, target, locator)
     issues += _model_ids(data, locator)
     issues += check_learning(data, locator)
     if target == "managed":

@@ -40,7 +40,9 @@ TIER_TOOL_SPELLINGS: Final[dict[str, str]] = {
     **CREWSHIP_TIER_TOOLS,
     **{name: name for name in TIER_TOOL_NAMES},
 }
-KNOWN_BACKENDS: Final = WIRABLE_BACKENDS
+# The spec's backends: the runtime's, and ``thredz`` (``ir.thredz_source``: lowered into the
+# fragment's ``thredz`` block and an MCP server, not into ``memory.backend``).
+KNOWN_BACKENDS: Final = (*WIRABLE_BACKENDS, "thredz")
 SESSION_KEYS: Final[tuple[str, ...]] = ("thread", "channel", "user")
 
 NAME_RE: Final = re.compile(r"[\w .:-]+", re.ASCII)

@@ -2,11 +2,12 @@
 
 The IR's memory and continuity settings already are fragment types, so lowering adds the
 contract's version and the specwire that built it, and nothing else. The version is the lowest
-that reads the bundle: a fragment with state in PostgreSQL (``memory.state``) or ``learning``
-needs version 6; one with a memory protocol, provider tools, several providers or document
-bindings needs version 5; a target whose host passes an ``Audience`` to the bundle, or a
-fragment with a memory scope or tiers, needs version 4; anything else still says 3, so a cli or
-research bundle without those keys is byte-identical to one built before them.
+that reads the bundle: a fragment with state in PostgreSQL (``memory.state``), ``learning``,
+dream price overrides or ``thredz`` needs version 6; one with a memory protocol, provider
+tools, several providers or document bindings needs version 5; a target whose host passes an
+``Audience`` to the bundle, or a fragment with a memory scope or tiers, needs version 4;
+anything else still says 3, so a cli or research bundle without those keys is byte-identical to
+one built before them.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def lower(ir: IrSpec) -> MemoryWiringFragment:
         memory=ir.memory,
         continuity=ir.continuity,
         learning=ir.learning,
+        thredz=getattr(ir, "thredz", None),
     )
 
 
@@ -41,6 +43,10 @@ def fragment_version(ir: IrSpec) -> int:
         return FRAGMENT_VERSION
     memory = ir.memory
     if memory is not None and memory.state is not None:
+        return FRAGMENT_VERSION
+    if memory is not None and memory.dream is not None and memory.dream.prices is not None:
+        return FRAGMENT_VERSION
+    if getattr(ir, "thredz", None) is not None:
         return FRAGMENT_VERSION
     if memory is not None and any(
         field is not None

@@ -18,6 +18,7 @@ from specwire.runtime.core.fragment import (
     LearningFragment,
     MemoryFactsFragment,
     ScopeFragment,
+    ThredzFragment,
     WikiFragment,
 )
 
@@ -49,6 +50,7 @@ IrMemoryScope = ScopeFragment
 IrMemory = MemoryFactsFragment
 IrContinuity = ContinuityFragment
 IrLearning = LearningFragment
+IrThredz = ThredzFragment
 
 
 class IrAgent(_Ir):
@@ -86,8 +88,9 @@ class IrMcpServer(_Ir):
 class IrCli(_IrSpecBase):
     target: Literal["cli"] = "cli"
     agent: IrAgent
-    # Sorted by name; empty when the spec names none.
+    # Sorted by name; empty when the spec names none. With ``thredz``, holds its server.
     mcp_servers: tuple[IrMcpServer, ...] = ()
+    thredz: IrThredz | None = None
 
 
 class IrChannel(_Ir):

@@ -52,6 +52,7 @@ from specwire.ir.source import (
     MemoryScopeSource,
     MemorySource,
     MemoryToolSource,
+    ModelPriceSource,
     ProviderSource,
     ResearchSource,
     TenantSource,
@@ -60,6 +61,7 @@ from specwire.ir.source import (
 from specwire.runtime.core.fragment import (
     DocumentBindingFragment,
     MemoryToolFragment,
+    ModelPriceFragment,
     ProviderFragment,
     ScopeName,
 )
@@ -89,8 +91,19 @@ def resolve(source: AnySource) -> IrSpec:
         "learning": learning,
     }
     if isinstance(source, CliSource):
+        servers = _mcp_servers(source.mcp_servers)
+        if source.thredz is None:
+            return IrCli(agent=_agent(source.agent), mcp_servers=servers, **common)
+        from specwire.ir.thredz_lowering import lower_thredz, thredz_memory, with_thredz_server
+
+        continuity, memory = common["continuity"], common["memory"]
+        assert continuity is None or isinstance(continuity, IrContinuity)
+        assert memory is None or isinstance(memory, IrMemory)
         return IrCli(
-            agent=_agent(source.agent), mcp_servers=_mcp_servers(source.mcp_servers), **common
+            agent=_agent(source.agent),
+            mcp_servers=with_thredz_server(servers, source.thredz),
+            thredz=lower_thredz(source.thredz, source.name, continuity),
+            **{**common, "memory": thredz_memory(memory, source.memory is not None)},
         )
     if isinstance(source, ChannelSource):
         return IrChannelSpec(
@@ -162,7 +175,10 @@ def resolve_memory(
     primary = memory.providers[0] if memory.providers else None
     return IrMemory(
         enabled=memory.enabled,
-        backend=primary.backend if primary is not None else memory.backend,
+        # ``thredz`` is lowered into the fragment's ``thredz`` block, not a facts backend.
+        backend=primary.backend
+        if primary is not None
+        else (None if memory.backend == "thredz" else memory.backend),
         dsn=primary.dsn if primary is not None else memory.dsn,
         url=primary.url if primary is not None else memory.url,
         token=primary.token if primary is not None else memory.token,
@@ -252,6 +268,19 @@ def _dream(dream: DreamSource) -> IrMemoryDream:
         mode=dream.mode,
         budget_usd=dream.budget_usd,
         instructions=dream.instructions,
+        prices=_prices(dream.prices) if dream.prices is not None else None,
+    )
+
+
+def _prices(prices: dict[str, ModelPriceSource]) -> tuple[ModelPriceFragment, ...]:
+    return tuple(
+        ModelPriceFragment(
+            model=model,
+            input_usd_per_mtok=price.input,
+            output_usd_per_mtok=price.output,
+            cached_input_usd_per_mtok=price.cached_input,
+        )
+        for model, price in sorted(prices.items())
     )
 
 

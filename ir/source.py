@@ -67,6 +67,13 @@ from specwire.ir.mcp_source import (
     McpServerName,
     McpUrl,
 )
+from specwire.ir.price_source import PriceModelId
+from specwire.ir.thredz_source import (
+    ThredzAgents,
+    ThredzApiKey,
+    ThredzBaseUrl,
+    thredz_shorthand,
+)
 from specwire.ir.values import got, quote
 from specwire.runtime.core.fragment import (
     WIRABLE_TIERS,
@@ -118,6 +125,16 @@ class WikiSource(_Source):
     require_sources: bool | None = None
 
 
+class ModelPriceSource(_Source):
+    """A model's price for the dream's budget, USD per million tokens."""
+
+    input: BudgetUsd = Field(description="USD per million prompt tokens")
+    output: BudgetUsd = Field(description="USD per million answer tokens")
+    cached_input: BudgetUsd | None = Field(
+        default=None, description="USD per million cached prompt tokens (default: input's)"
+    )
+
+
 class DreamSource(_Source):
     """``memory.dream`` (CrewHaus 0.4). ``budget_usd`` is spelt as CrewHaus spells it;
     ``budgetUsd`` is accepted too."""
@@ -126,6 +143,11 @@ class DreamSource(_Source):
     mode: DreamMode | None = None
     budget_usd: BudgetUsd | None = Field(default=None, alias="budget_usd")
     instructions: NonEmptyStr | None = None
+    prices: dict[PriceModelId, ModelPriceSource] | None = Field(
+        default=None,
+        description="model prices (USD per million tokens) overriding the runtime's dated "
+        "list-price table, keyed by model id or family (claude-sonnet-4-5, scripted)",
+    )
 
 
 class MemoryScopeSource(_Source):
@@ -410,6 +432,22 @@ McpServerSource = Annotated[
 ]
 
 
+class ThredzSource(_Source):
+    """``thredz:`` (``ir.thredz_source``): the Thredz memory service through its MCP server."""
+
+    api_key: ThredzApiKey = Field(description="the Thredz api key, as a $REF")
+    base_url: ThredzBaseUrl | None = Field(default=None, description="the Thredz API's base URL")
+    visibility: Literal["private", "shared"] | None = Field(
+        default=None, description="what new knowledge is visible to (default private)"
+    )
+    goals: bool | None = Field(
+        default=None, description="mirror goals to Thredz (default: on with continuity plans)"
+    )
+    agents: ThredzAgents | None = Field(
+        default=None, description="the agent's handle, or true to derive it from the spec name"
+    )
+
+
 class CliSource(_SpecSource):
     target: Literal["cli"]
     agent: AgentSource
@@ -417,6 +455,15 @@ class CliSource(_SpecSource):
         default=None,
         description="MCP tool servers: their tools are offered as mcp__<server>__<tool>",
     )
+    thredz: ThredzSource | None = Field(
+        default=None,
+        description="the Thredz memory service: true, an api key $REF, or a mapping",
+    )
+
+    @field_validator("thredz", mode="before")
+    @classmethod
+    def _thredz_shorthand(cls, value: Any) -> Any:
+        return thredz_shorthand(value)
 
     @field_validator("mcp_servers", mode="before")
     @classmethod

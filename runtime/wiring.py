@@ -332,6 +332,7 @@ def _wire_tiers(
                 visible=facts.scoping.visible,
             )
         if parsed.memory.dream is not None:
+            from specwire.runtime.dream.model_phase import spec_prices
             from specwire.runtime.dream.schedule import DreamJob, dream_settings
 
             job = DreamJob(
@@ -342,6 +343,7 @@ def _wire_tiers(
                 emit=deps.append_event,
                 now=now,
                 volume=volume,
+                prices=spec_prices(parsed.memory.dream.prices),
             )
             wired.options["memory"] = dataclasses.replace(
                 wired.options["memory"], dream=job.start_if_due
@@ -396,6 +398,7 @@ def _wire_tiers(
         plans_on=plans_on,
         wiki_on=wiki_on,
         learning=parsed.learning if learning_on else None,
+        dream_on=facts_on and parsed.memory is not None and parsed.memory.dream is not None,
     )
 
     if deps.append_event is not None:
@@ -543,8 +546,10 @@ def _wire_skills_and_commands(
     plans_on: bool,
     wiki_on: bool,
     learning: LearningData | None = None,
+    dream_on: bool = False,
 ) -> None:
     from specwire.runtime.skills.loader import (
+        DREAM_COMMANDS,
         EXAM_COMMANDS,
         FACTS_COMMANDS,
         FOCUS_COMMANDS,
@@ -556,7 +561,11 @@ def _wire_skills_and_commands(
     )
 
     home_dir = deps.home_dir if deps.home_dir is not None else Path.home()
-    builtin_skills = ({"continuity"} if continuity_on else set()) | ({"wiki"} if wiki_on else set())
+    builtin_skills = (
+        ({"continuity"} if continuity_on else set())
+        | ({"wiki"} if wiki_on else set())
+        | ({"dream"} if dream_on else set())
+    )
     if learning is not None:
         builtin_skills.add("learning-loop")
     allowed_commands = (
@@ -566,6 +575,7 @@ def _wire_skills_and_commands(
         | (WIKI_COMMANDS if wiki_on else frozenset())
         | (LEARNING_COMMANDS if learning is not None else frozenset())
         | (EXAM_COMMANDS if learning is not None and learning.exam is not None else frozenset())
+        | (DREAM_COMMANDS if dream_on else frozenset())
     )
     skills = load_skills(builtin_skills, cwd=deps.cwd, home_dir=home_dir, warn=deps.log)
     if learning is not None:

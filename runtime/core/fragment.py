@@ -44,10 +44,16 @@ if TYPE_CHECKING:
         MemoryWiringFragment as MemoryWiringFragment,
     )
     from specwire.runtime.core.fragment_model import (
+        ModelPriceFragment as ModelPriceFragment,
+    )
+    from specwire.runtime.core.fragment_model import (
         ProviderFragment as ProviderFragment,
     )
     from specwire.runtime.core.fragment_model import (
         ScopeFragment as ScopeFragment,
+    )
+    from specwire.runtime.core.fragment_model import (
+        ThredzFragment as ThredzFragment,
     )
     from specwire.runtime.core.fragment_model import (
         WikiFragment as WikiFragment,
@@ -59,9 +65,9 @@ SPECWIRE_VERSION: Final = "0.3.0"
 # from ``specwire.runtime.bundle`` (``BUNDLE_INTERFACE``); 4: ``memory.scope`` and
 # ``memory.tiers``, and the per-conversation builders (channel and managed ``build_turn``, crew
 # ``build_session``) take the host's ``Audience``; 5: ``memory.protocol``, ``memory.tools``,
-# ``memory.providers`` and ``memory.documents``; 6: ``memory.state`` (every tier in PostgreSQL)
-# and ``learning``. A bundle carries the lowest version that reads it (``ir.lower``): a cli or
-# research bundle without any of those fields still says 3.
+# ``memory.providers`` and ``memory.documents``; 6: ``memory.state`` (every tier in PostgreSQL),
+# ``learning``, ``memory.dream.prices`` and ``thredz``. A bundle carries the lowest version that
+# reads it (``ir.lower``): a cli or research bundle without any of those fields still says 3.
 FRAGMENT_VERSION: Final = 6
 # The version that added several providers, provider tools and documents, written for bundles
 # that use nothing of version 6.
@@ -387,8 +393,10 @@ _MODEL_NAMES: Final = frozenset(
         "MemoryFactsFragment",
         "MemoryToolFragment",
         "MemoryWiringFragment",
+        "ModelPriceFragment",
         "ProviderFragment",
         "ScopeFragment",
+        "ThredzFragment",
         "WikiFragment",
     }
 )

@@ -70,6 +70,16 @@ class WikiData:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelPriceData:
+    """One of ``memory.dream.prices`` (``fragment_model.ModelPriceFragment``)."""
+
+    model: str
+    input_usd_per_mtok: float = field(metadata={"ge": 0})
+    output_usd_per_mtok: float = field(metadata={"ge": 0})
+    cached_input_usd_per_mtok: float | None = field(default=None, metadata={"ge": 0})
+
+
+@dataclass(frozen=True, slots=True)
 class DreamData:
     """``memory.dream`` (``fragment_model.DreamFragment``)."""
 
@@ -77,6 +87,7 @@ class DreamData:
     mode: DreamModeName | None = None
     budget_usd: float | None = field(default=None, metadata={"ge": 0})
     instructions: str | None = None
+    prices: tuple[ModelPriceData, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +194,16 @@ class LearningData:
 
 
 @dataclass(frozen=True, slots=True)
+class ThredzData:
+    """``thredz`` (``fragment_model.ThredzFragment``)."""
+
+    server: str
+    visibility: Literal["private", "shared"] = "private"
+    goals: bool = False
+    agent_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class FragmentData:
     """The whole fragment (``fragment_model.MemoryWiringFragment``'s fields)."""
 
@@ -192,6 +213,7 @@ class FragmentData:
     memory: FactsData | None = None
     continuity: ContinuityData | None = None
     learning: LearningData | None = None
+    thredz: ThredzData | None = None
 
     @property
     def is_memoryless(self) -> bool:

@@ -43,6 +43,16 @@ class WikiFragment(_Frozen):
     require_sources: bool | None = None
 
 
+class ModelPriceFragment(_Frozen):
+    """One of ``memory.dream.prices``: a model's price in USD per million tokens, overriding
+    the runtime's list-price table (``runtime.models.prices``)."""
+
+    model: str
+    input_usd_per_mtok: float = Field(ge=0)
+    output_usd_per_mtok: float = Field(ge=0)
+    cached_input_usd_per_mtok: float | None = Field(default=None, ge=0)
+
+
 class DreamFragment(_Frozen):
     """``memory.dream``: ``every_ms`` is always declared (the window); the rest only if given."""
 
@@ -50,6 +60,8 @@ class DreamFragment(_Frozen):
     mode: DreamModeName | None = None
     budget_usd: float | None = Field(default=None, ge=0)
     instructions: str | None = None
+    # Version 6: price overrides for the model phase, sorted by model.
+    prices: tuple[ModelPriceFragment, ...] | None = None
 
 
 class ScopeFragment(_Frozen):
@@ -139,6 +151,16 @@ class MemoryFactsFragment(_Frozen):
     state: Literal["postgres"] | None = None
 
 
+class ThredzFragment(_Frozen):
+    """``thredz``: facts and the wiki go through the MCP server named ``server`` (the Thredz
+    tools); ``goals`` mirrors goal writes there; local continuity stays authoritative."""
+
+    server: str
+    visibility: Literal["private", "shared"] = "private"
+    goals: bool = False
+    agent_name: str | None = None
+
+
 class ContinuityFragment(_Frozen):
     """Resolved continuity settings: every field but ``focus_max_chars`` is always present."""
 
@@ -178,6 +200,8 @@ class MemoryWiringFragment(_Frozen):
     memory: MemoryFactsFragment | None = None
     continuity: ContinuityFragment | None = None
     learning: LearningFragment | None = None
+    # Version 6: absent unless the spec has ``thredz:``.
+    thredz: ThredzFragment | None = None
 
     @property
     def is_memoryless(self) -> bool:

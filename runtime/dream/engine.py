@@ -12,8 +12,9 @@ fails is named in ``errors`` and the others still run):
 4. trash: this spec's files in snapshots older than the retention are deleted.
 
 Then the model phase (``model_phase``: refused unless ``mode: full`` with a budget and a priced
-model). The run is recorded in the state file and announced as a ``dream_run`` event; a run in
-a window that already holds a completed run does nothing and says so.
+model; ``price_of`` defaults to the list-price table). The run is recorded in the state file
+and announced as a ``dream_run`` event; a run in a window that already holds a completed run
+does nothing and says so.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ from specwire.runtime.dream.handoff_refresh import refresh_handoff
 from specwire.runtime.dream.model_phase import (
     ModelSession,
     PriceLookup,
+    list_prices,
     model_phase,
-    no_price_table,
 )
 from specwire.runtime.dream.outcome import (
     ContinuityCounts,
@@ -82,7 +83,7 @@ def run_dream(
     emit: EventSink | None = None,
     proof_mode: ProofMode = "ladder",
     model_id: str | None = None,
-    price_of: PriceLookup = no_price_table,
+    price_of: PriceLookup = list_prices,
     force: bool = False,
     model_session: ModelSession | None = None,
     facts: FactsOpener | None = None,

@@ -1,36 +1,37 @@
 """The model phase of ``mode: full``: one bounded session acting only through the memory tools.
 
 It may run only when the mode is ``full``, a ``budget_usd`` above zero is set, and the model has
-a price, so that the budget can be enforced. specwire ships no model price table
-(``runtime.models`` records token usage, never a price), so ``no_price_table`` prices nothing
-and every model phase is refused, with that reason, until a table is passed in. When every gate
-passes, the session a host provides runs (``runtime.hosts.dream_session.memory_session``);
-without one (``codegen dream run`` has no spec to wire), the outcome says so and nothing runs.
+a price (``runtime.models.prices``: the dated list-price table, overridden by the spec's
+``memory.dream.prices`` or ``SPECWIRE_PRICES_FILE``), so that the budget can be enforced. When
+every gate passes, the session a host provides runs (``runtime.hosts.dream_session``); without
+one, the outcome says so and nothing runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from specwire.runtime.core.fragment_data import ModelPriceData
 from specwire.runtime.dream.outcome import ModelPhase
 from specwire.runtime.dream.settings import DreamSettings
+from specwire.runtime.models.prices import PRICES_AS_OF, ModelPrice, PriceLookup, price_lookup
+
+__all__ = [
+    "ModelPrice",
+    "ModelSession",
+    "PriceLookup",
+    "list_prices",
+    "model_phase",
+    "refusal",
+    "spec_prices",
+]
+
+NOT_WIRED = "not run: no model session was given (only the deterministic phase ran)"
 
 
-@dataclass(frozen=True)
-class ModelPrice:
-    input_usd_per_mtok: float
-    output_usd_per_mtok: float
-
-
-PriceLookup = Callable[[str], ModelPrice | None]
-
-NOT_WIRED = "not run: the bounded model session is not wired yet (only the deterministic phase ran)"
-
-
-def no_price_table(model_id: str) -> ModelPrice | None:
-    """The runtime's price table: there is none, so no model has a price."""
-    return None
+def list_prices(model_id: str) -> ModelPrice | None:
+    """The table's list price of ``model_id`` (no overrides)."""
+    return price_lookup({}, environ={})(model_id)
 
 
 def refusal(settings: DreamSettings, model_id: str | None, price_of: PriceLookup) -> str | None:
@@ -43,8 +44,9 @@ def refusal(settings: DreamSettings, model_id: str | None, price_of: PriceLookup
         return "refused: no model is configured for the model phase"
     if price_of(model_id) is None:
         return (
-            f"refused: the model {model_id} has no price (the runtime has no price table), "
-            "so its budget cannot be enforced"
+            f"refused: the model {model_id} has no price (not in the price table of "
+            f"{PRICES_AS_OF}, memory.dream.prices or SPECWIRE_PRICES_FILE), so its budget "
+            "cannot be enforced"
         )
     return None
 
@@ -66,3 +68,13 @@ def model_phase(
     if session is None or price is None:
         return ModelPhase(ran=False, reason=NOT_WIRED)
     return session(settings, price)
+
+
+def spec_prices(prices: tuple[ModelPriceData, ...] | None) -> dict[str, ModelPrice]:
+    """The spec's ``memory.dream.prices`` as the price table's overrides."""
+    return {
+        price.model: ModelPrice(
+            price.input_usd_per_mtok, price.output_usd_per_mtok, price.cached_input_usd_per_mtok
+        )
+        for price in prices or ()
+    }

@@ -6,6 +6,7 @@ Also the shape of ``lastOutcome`` in the state file and of the ``dream_run`` eve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -45,8 +46,16 @@ class ContinuityCounts:
 @dataclass(frozen=True)
 class ModelPhase:
     ran: bool = False
-    reason: str | None = None  # why it did not run (refused, not due, not wired)
+    reason: str | None = None  # why it did not run (refused, not wired), or why it stopped
     spent_usd: float = 0.0
+    # What the session used, as the model reported it (tokens summed over its calls).
+    model: str | None = None
+    budget_usd: float | None = None
+    calls: int = 0
+    input_tokens: int = 0  # every prompt token, cached ones included
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    unmetered_calls: int = 0  # calls whose model reported no usage (each spent the whole budget)
 
 
 @dataclass(frozen=True)
@@ -81,3 +90,21 @@ class DreamOutcome:
             for key, value in asdict(counts).items():
                 out[f"{group}.{key}"] = int(value)
         return out
+
+
+def model_phase_line(model: Mapping[str, Any]) -> str:
+    """A model phase (``ModelPhase`` as data, as the state file holds it) in one line: why it
+    did not run, or ``ran — 3 call(s), 1200 input (0 cached) / 80 output tokens, $0.004800 of
+    $0.005``."""
+    if not model.get("ran"):
+        return str(model.get("reason") or "not run")
+    head = "ran" + (f" ({model['reason']})" if model.get("reason") else "")
+    budget = model.get("budget_usd")
+    of = f" of ${budget:g}" if isinstance(budget, int | float) else ""
+    spent = model.get("spent_usd")
+    cost = float(spent) if isinstance(spent, int | float) else 0.0
+    return (
+        f"{head} — {model.get('calls', 0)} call(s), {model.get('input_tokens', 0)} input "
+        f"({model.get('cached_tokens', 0)} cached) / {model.get('output_tokens', 0)} output "
+        f"tokens, ${cost:.6f}{of}"
+    )

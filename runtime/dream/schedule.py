@@ -8,15 +8,16 @@ while that run goes on, does nothing. ``run_dream`` itself is idempotent per win
 processes (its state file), so two hosts never run one window twice. Nothing here raises or
 blocks a turn: errors are logged (``[dream] …``).
 
-The mode is what the spec says, else CrewHaus's default ``full``: its model phase still runs only
-with a ``budget_usd`` above 0 and a priced model, and otherwise is refused with the reason in the
-run's outcome (specwire ships no price table, so today it is always refused and reported).
+The mode is what the spec says, else CrewHaus's default ``full``: its model phase runs only with
+a ``budget_usd`` above 0 and a priced model, and otherwise is refused with the reason in the
+run's outcome. A scheduled run is given no model session, so even then its outcome says the
+model phase did not run; ``python agent.py --dream`` (``runtime.hosts.dream_run``) runs it.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from specwire.runtime.core.clock import Clock, utc_now
@@ -28,6 +29,7 @@ from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.dream.engine import run_dream
 from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.dream.state import window_of
+from specwire.runtime.models.prices import ModelPrice, price_lookup
 
 _lock = threading.Lock()
 # (root, spec) → the thread running that layout's dream now.
@@ -56,6 +58,8 @@ class DreamJob:
     now: Clock = field(default=utc_now)
     # Where continuity, the wiki and the dream state live (None: files; ``memory.state``).
     volume: DocumentVolume | None = None
+    # The spec's ``memory.dream.prices`` (over ``SPECWIRE_PRICES_FILE`` and the list prices).
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -97,6 +101,7 @@ class DreamJob:
                 proof_mode=self.proof_mode,
                 model_id=model_id,
                 volume=self.volume,
+                price_of=price_lookup(self.prices),
             )
             if not outcome.note:
                 reason = outcome.model.reason or "ran"

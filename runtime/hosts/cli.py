@@ -6,7 +6,13 @@ way without it) until end of input or ``/exit``; ``/help`` lists the commands. `
 ``<cwd>/.specwire/sessions/<session id>.jsonl`` and its path is printed on stderr at the end.
 
 ``mcp_servers`` (the spec's MCP tool servers) are started after the start checks, before the
-banner; their tools join the catalog as ``mcp__<server>__<tool>``.
+banner; their tools join the catalog as ``mcp__<server>__<tool>``. With ``thredz``, its server's
+tools are not offered that way: the memory tools are bridged to them
+(``runtime.tools.mcp_servers.thredz``), and a Thredz that does not start degrades the run to the
+local stores with one logged line instead of stopping it.
+
+``--dream`` runs the spec's ``memory.dream`` now instead of a session
+(``runtime.hosts.dream_run``; ``--force`` even when its window already had a run).
 
 Exit status: 0 after a session; 2 when the model is unavailable (or its id is a secret
 reference whose variable is not set), an MCP server that is not optional does not start, or the
@@ -19,7 +25,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.hosts.console import (
     describe,
@@ -31,6 +37,10 @@ from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment
 from specwire.runtime.hosts.types import SessionBuilder, TurnSetup
 from specwire.runtime.safety.secrets import SecretRef
+
+if TYPE_CHECKING:
+    from specwire.runtime.tools.mcp_servers.errors import McpServerError
+    from specwire.runtime.tools.mcp_servers.wiring import BridgedServer
 
 
 def run_cli(
@@ -48,18 +58,52 @@ def run_cli(
         prog=spec_name, description=f"Chat with the {spec_name} agent."
     )
     message_option(parser, "a message to send")
-    check = StartCheck(
-        spec_name, (("agent.model", model),), bundle_fragment(memory, build_session), cwd=cwd
+    parser.add_argument(
+        "--dream",
+        action="store_true",
+        help="run the spec's memory.dream now (with mode full, a budget_usd and a priced "
+        "model, its model phase too) and exit",
     )
+    parser.add_argument(
+        "--force", action="store_true", help="with --dream: run even if this window had a run"
+    )
+    fragment = bundle_fragment(memory, build_session)
+    check = StartCheck(spec_name, (("agent.model", model),), fragment, cwd=cwd)
     started = parse_and_load(parser, argv, model, spec_name, check)
     if isinstance(started, int):
         return started
     args, chosen = started
+    if args.dream:
+        from specwire.runtime.hosts.dream_run import run_bundle_dream
+
+        return run_bundle_dream(
+            fragment,
+            chosen,
+            spec_name=spec_name,
+            cwd=cwd or Path.cwd(),
+            force=args.force,
+            log=stderr_log,
+        )
     setup = build_session()
-    stop_servers = _connect_servers(mcp_servers, setup, cwd)
+    thredz = _thredz(fragment)
+    stop_servers, bridged = _connect_servers(mcp_servers, setup, cwd, thredz)
+    catalog, options = setup.catalog, setup.options
+    if thredz is not None:
+        from specwire.runtime.tools.mcp_servers.thredz import ThredzLink, bridge_memory
+        from specwire.runtime.tools.mcp_servers.wiring import BridgedServer
+
+        reached = bridged if isinstance(bridged, BridgedServer) else None
+        link = ThredzLink(
+            thredz["server"],
+            reached.call if reached is not None else None,
+            reached.tools if reached is not None else frozenset(),
+            stderr_log,
+            why=str(bridged) if bridged is not None and reached is None else None,
+        )
+        catalog, options = bridge_memory(catalog, options, link, goals=bool(thredz["goals"]))
     try:
         stderr_log(
-            f"{spec_name} · model {chosen.model_id} · {describe(setup.catalog, setup.options)} · "
+            f"{spec_name} · model {chosen.model_id} · {describe(catalog, options)} · "
             "/help lists commands, /exit quits\n"
         )
         return run_console_session(
@@ -67,8 +111,8 @@ def run_cli(
             target="cli",
             model=chosen,
             instructions=instructions,
-            catalog=setup.catalog,
-            options=setup.options,
+            catalog=catalog,
+            options=options,
             cwd=cwd,
             messages=args.message,
         )
@@ -77,18 +121,32 @@ def run_cli(
         setup.release()
 
 
+def _thredz(fragment: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The fragment's ``thredz`` block (its server's name and whether goals are mirrored)."""
+    block = fragment.get("thredz") if fragment is not None else None
+    return block if isinstance(block, Mapping) and isinstance(block.get("server"), str) else None
+
+
 def _connect_servers(
-    mcp_servers: Mapping[str, Mapping[str, Any]] | None, setup: TurnSetup, cwd: Path | None
-) -> Callable[[], None]:
-    """The spec's MCP tool servers started and their tools registered (``mcp_servers``); a
-    failure releases what ``build_session`` opened before it stops the start."""
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None,
+    setup: TurnSetup,
+    cwd: Path | None,
+    thredz: Mapping[str, Any] | None,
+) -> tuple[Callable[[], None], BridgedServer | McpServerError | None]:
+    """The spec's MCP tool servers started and their tools registered (``mcp_servers``; the
+    Thredz server kept apart for the memory bridge); a failure releases what
+    ``build_session`` opened before it stops the start."""
     if not mcp_servers:
-        return lambda: None
-    from specwire.runtime.tools.mcp_servers.wiring import connect_mcp_servers
+        return (lambda: None), None
+    from specwire.runtime.tools.mcp_servers.wiring import connect_with_bridge
 
     try:
-        return connect_mcp_servers(
-            mcp_servers, setup.catalog, cwd or Path.cwd(), lambda line: stderr_log(f"{line}\n")
+        return connect_with_bridge(
+            mcp_servers,
+            setup.catalog,
+            cwd or Path.cwd(),
+            lambda line: stderr_log(f"{line}\n"),
+            bridged=thredz["server"] if thredz is not None else None,
         )
     except BaseException:
         setup.release()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.fragment import MemoryWiringFragment
+from specwire.runtime.core.fragment_data import FragmentData
 from specwire.runtime.core.ids import new_session_id
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import LoopOptions
@@ -43,10 +44,9 @@ DEFAULT_TASK = "Consolidate the memory now."
 
 
 def call_cost(usage: Usage, price: ModelPrice) -> float:
-    """USD of one call; cached prompt tokens are billed as input (an upper bound)."""
-    return (
-        usage.input * price.input_usd_per_mtok + usage.output * price.output_usd_per_mtok
-    ) / 1_000_000
+    """USD of one call: fresh prompt tokens at the input price, cached ones at the cached-input
+    price, answer tokens at the output price (``ModelPrice.cost_usd``)."""
+    return price.cost_usd(usage)
 
 
 class BudgetedModel:
@@ -56,6 +56,8 @@ class BudgetedModel:
         self.budget_usd = budget_usd
         self.spent_usd = 0.0
         self.calls = 0
+        self.unmetered_calls = 0
+        self.usage = Usage()
         self.stopped = False
 
     @property
@@ -69,8 +71,10 @@ class BudgetedModel:
         response = self._model.complete(request)
         self.calls += 1
         if response.usage is None:
+            self.unmetered_calls += 1
             self.spent_usd = max(self.spent_usd, self.budget_usd)
         else:
+            self.usage = self.usage + response.usage
             self.spent_usd += call_cost(response.usage, self._price)
         return response
 
@@ -104,16 +108,30 @@ def run_bounded_session(
         memory=options.get("memory"),
         continuity=options.get("continuity"),
     )
-    reason = "stopped at the budget" if budgeted.stopped else None
+    spent = budgeted.stopped or budgeted.spent_usd >= budgeted.budget_usd
+    reason = "stopped at the budget" if spent else None
+    usage = budgeted.usage
     log(
-        f"[dream] model phase: {budgeted.calls} call(s), ${budgeted.spent_usd:.4f} of "
+        f"[dream] model phase: {budgeted.calls} call(s), {usage.input} input ({usage.cached} "
+        f"cached) and {usage.output} output tokens, ${budgeted.spent_usd:.6f} of "
         f"${budgeted.budget_usd:g} (session {result.session_id})\n"
     )
-    return ModelPhase(ran=True, reason=reason, spent_usd=round(budgeted.spent_usd, 6))
+    return ModelPhase(
+        ran=True,
+        reason=reason,
+        spent_usd=round(budgeted.spent_usd, 6),
+        model=model.model_id,
+        budget_usd=budgeted.budget_usd,
+        calls=budgeted.calls,
+        input_tokens=usage.input,
+        output_tokens=usage.output,
+        cached_tokens=usage.cached,
+        unmetered_calls=budgeted.unmetered_calls,
+    )
 
 
 def memory_session(
-    fragment: MemoryWiringFragment,
+    fragment: MemoryWiringFragment | FragmentData,
     model: Model,
     *,
     cwd: Path,

@@ -22,6 +22,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,11 @@ from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.progress import Progress
 from specwire.runtime.dream import DreamOutcome, DreamSettings, run_dream
 from specwire.runtime.dream.fact_steps import DreamFacts
+from specwire.runtime.dream.outcome import model_phase_line
 from specwire.runtime.dream.settings import DREAM_MODES
 from specwire.runtime.dream.state import read_state
 from specwire.runtime.facts.providers.admin import FactAdmin, FactLister, FactSweeper
+from specwire.runtime.models.prices import price_lookup
 from specwire.runtime.owner.backend import add_backend_options, is_remote, open_facts, remote_spec
 from specwire.runtime.owner.selection import Selection, SelectionError, select, select_remote
 from specwire.runtime.owner.state_verb import open_state_volume
@@ -136,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 log=log,
                 proof_mode=args.proof,
                 model_id=args.model,
+                price_of=price_lookup(),
                 force=args.force,
                 facts=_facts_opener(args, selection),
                 volume=volume,
@@ -195,7 +199,7 @@ def _print_outcome(args: argparse.Namespace, outcome: DreamOutcome) -> None:
         lines.append(f"  {outcome.note}")
     else:
         lines += _table(outcome.counts())
-        lines.append(f"model phase: {outcome.model.reason or 'ran'}")
+        lines.append(f"model phase: {model_phase_line(asdict(outcome.model))}")
     lines += [f"error: {error}" for error in outcome.errors]
     sys.stdout.write("\n".join(lines) + "\n")
 
@@ -222,7 +226,7 @@ def _status(args: argparse.Namespace, state: dict[str, Any] | None, spec: str) -
     lines += _table(counts)
     model = outcome.get("model")
     if isinstance(model, dict):
-        lines.append(f"model phase: {model.get('reason') or 'ran'}")
+        lines.append(f"model phase: {model_phase_line(model)}")
     stale = state.get("stale")
     if isinstance(stale, dict):
         for kind in ("facts", "articles"):

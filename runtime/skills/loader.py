@@ -38,6 +38,8 @@ WIKI_COMMANDS = frozenset({"wiki", "gap"})
 # The learning loop's (``learning``); ``exam`` only when the spec has an exam.
 LEARNING_COMMANDS = frozenset({"study", "reflect"})
 EXAM_COMMANDS = frozenset({"exam"})
+# Offered when the spec has ``memory.dream`` (with facts on).
+DREAM_COMMANDS = frozenset({"dream"})
 
 
 # A file in a folder: (name, front matter fields, body).

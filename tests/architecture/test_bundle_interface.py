@@ -32,7 +32,7 @@ PINNED_3 = [
     "serve_managed",
     "wire_memory",
 ]
-# 6 (the fragment's ``memory.state`` and ``learning``) changes no name.
+# 6 (the fragment's ``memory.state``, ``learning``, dream prices and ``thredz``) changes no name.
 PINNED = {
     3: PINNED_3,
     4: ["Audience", *PINNED_3],

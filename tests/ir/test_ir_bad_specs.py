@@ -1052,8 +1052,11 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "unknown-backend",
-        CLI + "memory:\n  backend: thredz\n",
-        ['5:12: memory.backend: unknown backend "thredz": known backends: file, http, postgres'],
+        CLI + "memory:\n  backend: redis\n",
+        [
+            '5:12: memory.backend: unknown backend "redis": known backends: file, http, '
+            "postgres, thredz"
+        ],
     ),
     (
         "postgres-without-dsn",

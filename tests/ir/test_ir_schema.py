@@ -49,7 +49,7 @@ def test_keys_are_camel_case() -> None:
 def test_constraints_are_visible_to_editors() -> None:
     memory = definition("MemorySource")["properties"]
     assert memory["recallK"] == {"type": "integer", "minimum": 1, "maximum": 50}
-    assert memory["backend"] == {"type": "string", "enum": ["file", "http", "postgres"]}
+    assert memory["backend"] == {"type": "string", "enum": ["file", "http", "postgres", "thredz"]}
     assert memory["dsn"]["pattern"] == "^\\$[A-Z][A-Z0-9_]*$"
     assert memory["ttl"]["pattern"].startswith("^")
     continuity = definition("CliSource")["properties"]["continuity"]

@@ -23,7 +23,7 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
@@ -85,21 +85,29 @@ class McpConnections:
             raise
 
     def start_all(
-        self, servers: list[McpServer], workspace: Path, deadline: float
+        self,
+        servers: list[McpServer],
+        workspace: Path,
+        deadline: float,
+        longer: Mapping[str, float] | None = None,
     ) -> list[ServerSession | McpServerError]:
         """Start every server at once (a start costs its slowest server, not their sum); each
-        initializes its session and lists its tools within ``deadline`` seconds, or is an
-        ``McpServerError`` (one line), in ``servers`` order."""
+        initializes its session and lists its tools within ``deadline`` seconds (a server named
+        in ``longer``: that many), or is an ``McpServerError`` (one line), in ``servers``
+        order."""
         assert self._stop is not None
         pending = []
         for server in servers:
+            allowed = (longer or {}).get(server.name, deadline)
             ready: concurrent.futures.Future[ServerSession] = concurrent.futures.Future()
             task = asyncio.run_coroutine_threadsafe(
-                _hold(server, workspace, deadline, ready, self._stop), self.loop
+                _hold(server, workspace, allowed, ready, self._stop), self.loop
             )
             self._tasks.append(task)
-            pending.append((server, ready, task))
-        return [self._wait(server, ready, task, deadline) for server, ready, task in pending]
+            pending.append((server, ready, task, allowed))
+        return [
+            self._wait(server, ready, task, allowed) for server, ready, task, allowed in pending
+        ]
 
     def _wait(
         self,

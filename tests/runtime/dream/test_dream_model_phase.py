@@ -9,7 +9,7 @@ from dream_support import NOW, Clock
 
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.dream import DreamSettings, run_dream
-from specwire.runtime.dream.model_phase import NOT_WIRED, ModelPrice, no_price_table, refusal
+from specwire.runtime.dream.model_phase import NOT_WIRED, ModelPrice, list_prices, refusal
 from specwire.runtime.dream.settings import EVERY_FLOOR_S
 
 
@@ -31,15 +31,17 @@ def test_full_mode_without_a_budget_is_refused(budget: float | None) -> None:
 
 def test_full_mode_with_an_unpriced_model_is_refused() -> None:
     settings = DreamSettings(every_s=3600, mode="full", budget_usd=0.5)
-    reason = refusal(settings, "anthropic/claude-x", no_price_table)
+    reason = refusal(settings, "anthropic/claude-x", list_prices)
     assert reason is not None and reason.startswith("refused: the model anthropic/claude-x has no")
-    assert "no price table" in reason
+    assert "price table of 2026-12-02" in reason
     assert refusal(settings, None, _priced) == "refused: no model is configured for the model phase"
 
 
-def test_the_runtime_prices_no_model() -> None:
-    assert no_price_table("anthropic/claude-sonnet-4") is None
-    assert no_price_table("openai/gpt-4o") is None
+def test_the_list_prices_price_the_supported_families_and_nothing_else() -> None:
+    assert list_prices("anthropic/claude-sonnet-4-5") == ModelPrice(3.0, 15.0, 0.3)
+    assert list_prices("openai/gpt-4o") == ModelPrice(2.5, 10.0, 1.25)
+    assert list_prices("scripted") is None
+    assert list_prices("openai-compatible/llama3") is None
 
 
 def test_a_run_in_full_mode_records_the_refusal_and_still_consolidates(tmp_path: Path) -> None:

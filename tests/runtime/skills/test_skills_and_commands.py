@@ -165,3 +165,17 @@ def test_every_builtin_file_takes_the_fast_path() -> None:
     for path in sorted(root.rglob("*.md")):
         header = path.read_text(encoding="utf-8").split("\n---", 1)[0].removeprefix("---\n")
         assert _simple_fields(header) is not None, path
+
+
+def test_the_dream_skill_and_command_ship_and_name_only_memory_tools(tmp_path: Path) -> None:
+    import re
+
+    from specwire.runtime.skills.loader import DREAM_COMMANDS
+
+    [skill] = load_skills({"dream"}, cwd=tmp_path, home_dir=None)
+    commands = load_commands(DREAM_COMMANDS, cwd=tmp_path, home_dir=None)
+    assert skill.name == "dream" and set(commands) == {"dream"}
+    assert "deploys" in commands["dream"].render("deploys")
+    texts = [skill.body, commands["dream"].body]
+    named = {word for text in texts for word in re.findall(r"\b[A-Z][a-z]+[A-Z][A-Za-z]+\b", text)}
+    assert named and named <= KNOWN_TOOLS, named - KNOWN_TOOLS

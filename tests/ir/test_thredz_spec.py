@@ -1,0 +1,160 @@
+"""``thredz:``: CrewHaus's validation and lowering — located errors for each rule, the synthesized
+MCP server (the spec's own wins), the fragment's ``thredz`` block, and bytes kept without it."""
+
+from __future__ import annotations
+
+import pytest
+
+from specwire.ir import SpecError, load_spec_text
+from specwire.ir.lower import lower
+from specwire.ir.model import IrCli, IrMcpServer, SecretRef
+from specwire.ir.thredz_source import agent_handle
+
+CLI = "name: Team Helper\ntarget: cli\nagent: {model: scripted, instructions: i}\n"  # lines 1-3
+CHANNEL = (
+    "name: s\ntarget: channel\nagent: {model: scripted, instructions: i}\n"
+    "channels: {slack: {botToken: $B, signingSecret: $S}}\nrouting: {sessionKey: thread}\n"
+)  # lines 1-5
+
+BAD = [
+    (
+        "thredz-backend-without-block",
+        CLI + "memory:\n  backend: thredz\n",
+        [
+            "5:12: memory.backend: the thredz backend needs the top-level `thredz:` block "
+            "(`thredz: true` reads the key from $THREDZ_API_KEY)"
+        ],
+    ),
+    (
+        "thredz-with-file-backend",
+        CLI + "memory:\n  backend: file\nthredz: true\n",
+        [
+            "5:12: memory.backend: `thredz:` makes Thredz the memory backend, but the backend is "
+            '"file": remove `backend` (or `thredz`)'
+        ],
+    ),
+    (
+        "thredz-literal-key",
+        CLI + "thredz: tz_live_0123\n",
+        [
+            "4:9: thredz.apiKey: the api key must be a secret reference ($UPPER_SNAKE, read "
+            "from the environment at start): a literal would be baked into the bundle"
+        ],
+    ),
+    (
+        "thredz-false",
+        CLI + "thredz: false\n",
+        [
+            "4:9: thredz: expected true, an api key reference or a mapping (got false): remove "
+            "`thredz`"
+        ],
+    ),
+    (
+        "thredz-bad-visibility",
+        CLI + "thredz: {api_key: $TZ, visibility: public}\n",
+        ['4:36: thredz.visibility: expected one of private, shared (got "public")'],
+    ),
+    (
+        "thredz-bad-handle",
+        CLI + "thredz: {api_key: $TZ, agents: Helper}\n",
+        [
+            '4:32: thredz.agents: "Helper" is not an agent handle: lower-case letters, digits '
+            "and '-', starting with a letter, 3 to 32 long"
+        ],
+    ),
+    (
+        "thredz-base-url-with-credentials",
+        CLI + "thredz: {api_key: $TZ, base_url: 'https://u:p@thredz.example'}\n",
+        ["4:34: thredz.base_url: must be an http:// or https:// URL without a user or password"],
+    ),
+    (
+        "thredz-backend-on-channel",
+        CHANNEL + "memory:\n  backend: thredz\n",
+        ["7:12: memory.backend: the thredz backend is wired on the cli target only"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [row[1:] for row in BAD], ids=[r[0] for r in BAD])
+def test_a_bad_thredz_spec_is_a_located_error(text: str, expected: list[str]) -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec_text(text, "spec.yaml")
+    assert [str(issue) for issue in caught.value.issues] == [f"spec.yaml:{e}" for e in expected]
+
+
+def _cli(text: str) -> IrCli:
+    spec = load_spec_text(text, "spec.yaml")
+    assert isinstance(spec, IrCli)
+    return spec
+
+
+def test_thredz_true_synthesizes_the_server_and_turns_memory_on() -> None:
+    spec = _cli(CLI + "continuity: {}\nthredz: true\n")
+    assert spec.mcp_servers == (
+        IrMcpServer(
+            name="thredz",
+            transport="stdio",
+            command="npx",
+            args=("-y", "thredz-mcp@0.2.0"),
+            env=(
+                ("THREDZ_API_KEY", SecretRef(env="THREDZ_API_KEY")),
+                ("THREDZ_DEFAULT_VISIBILITY", "private"),
+            ),
+        ),
+    )
+    fragment = lower(spec).to_data()
+    assert fragment["version"] == 6 and fragment["memory"] == {}
+    # Goals follow continuity's plans unless the block says otherwise.
+    assert fragment["thredz"] == {"server": "thredz", "visibility": "private", "goals": True}
+
+
+def test_the_block_lowers_every_field() -> None:
+    spec = _cli(
+        CLI
+        + "memory:\n  backend: thredz\n  recallK: 3\n"
+        + "thredz: {api_key: $TZ_KEY, base_url: 'https://api.thredz.example', "
+        + "visibility: shared, goals: false, agents: true}\n"
+    )
+    [server] = spec.mcp_servers
+    assert server.env == (
+        ("THREDZ_API_BASE", "https://api.thredz.example"),
+        ("THREDZ_API_KEY", SecretRef(env="TZ_KEY")),
+        ("THREDZ_DEFAULT_VISIBILITY", "shared"),
+    )
+    fragment = lower(spec).to_data()
+    assert fragment["memory"] == {"recall_k": 3}  # no facts backend: Thredz is the block
+    assert fragment["thredz"] == {
+        "server": "thredz",
+        "visibility": "shared",
+        "goals": False,
+        "agent_name": "team-helper",
+    }
+
+
+def test_a_declared_thredz_server_wins() -> None:
+    spec = _cli(
+        CLI
+        + "thredz: true\nmcp_servers:\n  thredz: {transport: http, url: 'http://127.0.0.1:9/mcp'}\n"
+    )
+    [server] = spec.mcp_servers
+    assert (server.transport, server.url) == ("http", "http://127.0.0.1:9/mcp")
+
+
+def test_a_spec_without_thredz_has_no_block() -> None:
+    fragment = lower(_cli(CLI + "memory: {}\n")).to_data()
+    assert "thredz" not in fragment and fragment["version"] == 3
+
+
+@pytest.mark.parametrize(
+    ("agents", "name", "handle"),
+    [
+        (True, "Team Helper", "team-helper"),
+        (True, "42", "agent-42"),
+        (True, "x", "x-agent"),
+        ("my-bot", "whatever", "my-bot"),
+        (False, "x", None),
+        (None, "x", None),
+    ],
+)
+def test_agent_handles(agents: bool | str | None, name: str, handle: str | None) -> None:
+    assert agent_handle(agents, name) == handle
