@@ -825,6 +825,34 @@ class FactStore:
                 return []
             return queries.every_fact_status(conn, self._now_ms(), scopes, subject)
 
+    def page_facts(
+        self,
+        *,
+        status: str = "live",
+        scopes: Sequence[Scope] | None = None,
+        subject: str | None = None,
+        tag: str | None = None,
+        text: str | None = None,
+        before: str | None = None,
+        limit: int = 50,
+    ) -> list[FactStatus]:
+        """One page of facts, newest first, older than the fact ``before`` (keyset paging:
+        ``queries.fact_status_page``)."""
+        with self._file.reading("list memories") as conn:
+            if conn is None:
+                return []
+            return queries.fact_status_page(
+                conn,
+                self._now_ms(),
+                status=status,
+                scopes=scopes,
+                subject=subject,
+                tag=tag,
+                text=text,
+                before=before,
+                limit=limit,
+            )
+
     def sweep(self) -> SweepResult:
         """Tombstone every expired fact that has no tombstone yet (idempotent)."""
         with self._file.updating("sweep") as conn:
