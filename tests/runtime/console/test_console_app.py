@@ -11,6 +11,8 @@ import pytest
 
 from specwire.runtime.console.app import CSP
 from specwire.runtime.console.data import ConsoleData
+from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.facts.providers.admin import EVERY_KEY
 from specwire.runtime.facts.store import FactStore
 from tests.runtime.console.console_client import (
     BASE,
@@ -20,18 +22,38 @@ from tests.runtime.console.console_client import (
     csrf_of,
     logged_in,
 )
-from tests.runtime.console.demo_memory import HELD_TEXT, SESSION, DemoMemory, build
+from tests.runtime.console.demo_memory import HELD_TEXT, SESSION, SPEC, DemoMemory, build
+
+HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>"quoted"'
+CORPUS = [f"corpus fact number {n}" for n in range(30)]
 
 
-@pytest.fixture
-def demo(tmp_path: Path) -> DemoMemory:
-    return build(tmp_path)
-
-
-@pytest.fixture
-def data(demo: DemoMemory) -> Iterator[ConsoleData]:
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoMemory, ConsoleData]]:
+    """One demo memory for the tests that only read (built once: the fast layer's budget)."""
+    demo = build(tmp_path_factory.mktemp("console"), extra_texts=[HOSTILE, *CORPUS])
     opened = console_data(demo.root)
-    yield opened
+    yield demo, opened
+    opened.close()
+
+
+@pytest.fixture
+def demo(shared: tuple[DemoMemory, ConsoleData]) -> DemoMemory:
+    return shared[0]
+
+
+@pytest.fixture
+def data(shared: tuple[DemoMemory, ConsoleData]) -> ConsoleData:
+    return shared[1]
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DemoMemory, ConsoleData]]:
+    """A demo memory for the tests that change it, each a different part (the held write,
+    the user's fact), so their order does not matter."""
+    demo = build(tmp_path_factory.mktemp("changed"))
+    opened = console_data(demo.root)
+    yield demo, opened
     opened.close()
 
 
@@ -76,29 +98,17 @@ def test_facts_list_filters_and_fact_page(data: ConsoleData, demo: DemoMemory) -
     assert f"/sessions/{SESSION}#tool-{demo.proof_tool}" in fact
 
 
-def test_keyset_pages_cover_every_fact_once(tmp_path: Path) -> None:
-    texts = [f"corpus fact number {n}" for n in range(120)]
-    demo = build(tmp_path, extra_texts=texts)
-    data = console_data(demo.root)
-    try:
-        seen: list[str] = []
-        cursor = None
-        while True:
-            page = data.page("live", console_data_filter(), tag="corpus", text=None, cursor=cursor)
-            seen += [status.fact.text for status in page.statuses]
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        assert sorted(seen) == sorted(texts) and len(seen) == len(set(seen))
-        assert seen[0] == "corpus fact number 119"  # newest first
-    finally:
-        data.close()
-
-
-def console_data_filter():  # type: ignore[no-untyped-def]
-    from specwire.runtime.facts.providers.admin import EVERY_KEY
-
-    return EVERY_KEY
+def test_keyset_pages_cover_every_fact_once(data: ConsoleData) -> None:
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = data.page("live", EVERY_KEY, tag="corpus", text="number", cursor=cursor, limit=7)
+        seen += [status.fact.text for status in page.statuses]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert sorted(seen) == sorted(CORPUS) and len(seen) == len(set(seen))
+    assert seen[0] == CORPUS[-1]  # newest first
 
 
 def test_search_shows_scores_and_reasons(data: ConsoleData, demo: DemoMemory) -> None:
@@ -108,7 +118,8 @@ def test_search_shows_scores_and_reasons(data: ConsoleData, demo: DemoMemory) ->
     assert "evidence factor" in page  # the fact cites a tool call
 
 
-def test_a_change_needs_csrf_and_the_same_origin(data: ConsoleData, demo: DemoMemory) -> None:
+def test_a_change_needs_csrf_and_the_same_origin(fresh: tuple[DemoMemory, ConsoleData]) -> None:
+    demo, data = fresh
     browser = logged_in(data)
     confirm = browser.get(f"/quarantine/{demo.held_fact}/release")
     assert confirm.status_code == 200 and html.escape(HELD_TEXT) in confirm.text
@@ -134,21 +145,16 @@ def test_a_change_needs_csrf_and_the_same_origin(data: ConsoleData, demo: DemoMe
         assert store.get(demo.held_fact) is not None
 
 
-def test_stored_text_is_escaped(tmp_path: Path) -> None:
-    hostile = '<script>alert(1)</script><img src=x onerror=alert(2)>"quoted"'
-    demo = build(tmp_path, extra_texts=[hostile])
-    data = console_data(demo.root)
-    try:
-        browser = logged_in(data)
-        for path in ("/?tag=corpus", "/search?q=script+alert", "/?text=%3Cscript%3E"):
-            page = browser.get(path).text
-            assert "<script>" not in page and "<img src=x" not in page
-            assert html.escape(hostile) in page
-    finally:
-        data.close()
+def test_stored_text_is_escaped(data: ConsoleData) -> None:
+    browser = logged_in(data)
+    for path in ("/?tag=corpus", "/search?q=script+alert", "/?text=%3Cscript%3E"):
+        page = browser.get(path).text
+        assert "<script>" not in page and "<img src=x" not in page
+        assert html.escape(HOSTILE) in page
 
 
-def test_erase_preview_confirm_and_receipt(data: ConsoleData, demo: DemoMemory) -> None:
+def test_erase_preview_confirm_and_receipt(fresh: tuple[DemoMemory, ConsoleData]) -> None:
+    demo, data = fresh
     browser = logged_in(data)
     preview = browser.get("/erase/preview?kind=subject&value=Dana+Whitfield")
     assert preview.status_code == 200 and "facts/helper.sqlite3" in preview.text
@@ -163,15 +169,22 @@ def test_erase_preview_confirm_and_receipt(data: ConsoleData, demo: DemoMemory) 
 
 
 def test_tenants_are_kept_apart(tmp_path: Path) -> None:
+    """A console opened for tenant acme sees acme's memory and none of globex's, though both
+    live under one root (the same spec, the same ids' shape)."""
     tenants = tmp_path / ".specwire" / "tenants"
-    acme = build(tmp_path, tenant_root=tenants / "acme")
-    other = build(tmp_path / "elsewhere", tenant_root=tenants / "globex")
+    ids = {}
+    for tenant in ("acme", "globex"):
+        layout = StoreLayout((tenants / tenant).resolve(), SPEC)
+        layout.facts_db.parent.mkdir(parents=True)
+        with FactStore.open(layout.facts_db) as store:
+            ids[tenant] = store.remember(f"{tenant} deploys on Tuesdays").id
     data = console_data(tmp_path, tenant="acme")
     try:
         browser = logged_in(data)
-        assert acme.deploy_fact in browser.get("/").text
-        assert browser.get(f"/facts/{other.deploy_fact}").status_code == 404
-        assert other.deploy_fact not in browser.get("/search?q=deploy").text
+        assert ids["acme"] in browser.get("/").text
+        assert browser.get(f"/facts/{ids['globex']}").status_code == 404
+        found = browser.get("/search?q=deploys+tuesdays").text
+        assert ids["acme"] in found and ids["globex"] not in found
     finally:
         data.close()
 
