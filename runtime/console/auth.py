@@ -79,9 +79,14 @@ def csrf_matches(session: Session, offered: str | None) -> bool:
 
 
 def same_origin(origin: str | None, fetch_site: str | None, own_origin: str) -> bool:
-    """Whether a POST's headers say it comes from the console's own pages: a browser sends
-    ``Origin`` on every POST and ``Sec-Fetch-Site`` when it knows it; a client that sends
-    neither (a script with the cookie) still needs the CSRF token."""
-    if fetch_site is not None and fetch_site != "same-origin":
-        return False
+    """Whether a POST's headers say it comes from the console's own pages.
+
+    Browsers send ``Sec-Fetch-Site`` on every request: when it is there it must be
+    ``same-origin``. ``Origin`` must then be the console's own, or ``null``: under the
+    console's ``Referrer-Policy: no-referrer`` Chromium sends ``Origin: null`` on its own form
+    posts, so ``null`` alone proves nothing and is accepted only beside
+    ``Sec-Fetch-Site: same-origin``. A client that sends neither header (a script holding the
+    cookie) still needs the session's CSRF token."""
+    if fetch_site is not None:
+        return fetch_site == "same-origin" and origin in (None, "null", own_origin)
     return origin is None or origin == own_origin

@@ -51,10 +51,19 @@ class DemoMemory:
     remember_tool: str
 
 
+CORPUS_SESSION = "sess_c0c0c0c0c0c0c0c0"
+
+
 def build(
-    root: Path, *, extra_texts: Sequence[str] = (), tenant_root: Path | None = None
+    root: Path,
+    *,
+    extra_texts: Sequence[str] = (),
+    tenant_root: Path | None = None,
+    transcript: Sequence[str] = (),
 ) -> DemoMemory:
-    """The demo memory under ``root`` (or under a tenant's state root)."""
+    """The demo memory under ``root`` (or under a tenant's state root); ``extra_texts`` are
+    remembered with the tag ``corpus`` (the scanner holds those it flags), ``transcript`` is
+    typed into a second session (``CORPUS_SESSION``), one user message each."""
     state = tenant_root if tenant_root is not None else (root / SPECWIRE_DIRNAME)
     state.mkdir(parents=True, exist_ok=True)
     layout = StoreLayout(state.resolve(), SPEC)
@@ -135,6 +144,10 @@ def build(
         ),
         expected_version=1,
     )
+    if transcript:
+        corpus_log = SessionLog(layout.sessions_dir, CORPUS_SESSION, now=clock)
+        for turn, text in enumerate(transcript, start=1):
+            corpus_log.append("user_message", {"text": text, "turn": turn})
     evals = layout.root / "evals"
     evals.mkdir(exist_ok=True)
     (evals / "run-1.json").write_text(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from specwire.runtime.console.app import CSP
+from specwire.runtime.console.auth import same_origin
 from specwire.runtime.console.data import ConsoleData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.facts.providers.admin import EVERY_KEY
@@ -204,3 +205,21 @@ def test_pages_over_the_demo_memory(data: ConsoleData, demo: DemoMemory) -> None
     assert "deploy-recall" in browser.get("/evals").text
     assert browser.get("/sessions/sess_..%2F..%2Fetc").status_code == 404
     assert browser.get("/wiki/..%2Fsecret").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("origin", "fetch_site", "allowed"),
+    [
+        (BASE, "same-origin", True),
+        ("null", "same-origin", True),  # Chromium's own form post under no-referrer
+        (None, "same-origin", True),
+        ("null", None, False),
+        ("null", "cross-site", False),
+        (BASE, "same-site", False),
+        ("http://evil.example", None, False),
+        ("http://evil.example", "same-origin", False),
+        (None, None, True),  # no browser: the CSRF token alone decides
+    ],
+)
+def test_same_origin_rule(origin: str | None, fetch_site: str | None, allowed: bool) -> None:
+    assert same_origin(origin, fetch_site, BASE) is allowed
