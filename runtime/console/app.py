@@ -27,7 +27,7 @@ from specwire.runtime.console import (
 )
 from specwire.runtime.console.auth import COOKIE, ConsoleAuth, Session, csrf_matches, same_origin
 from specwire.runtime.console.data import ConsoleData, NotFound, Refused
-from specwire.runtime.console.html import Markup, page, post_form, tag, void
+from specwire.runtime.console.html import Markup, page, tag, void
 from specwire.runtime.console.view import View
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.facts.model import InvalidRequestError
@@ -92,7 +92,9 @@ def console_app(data: ConsoleData, auth: ConsoleAuth, *, evals_dir: Path | None 
 
     def html(request: Request, result: PageResult, session: Session, status: int = 200) -> Response:
         title, body = result
-        return HTMLResponse(page(title, body, where=data.where, base=base_of(request)), status)
+        return HTMLResponse(
+            page(title, body, where=data.where, base=base_of(request), csrf=session.csrf), status
+        )
 
     def refusal(status: int, text: str) -> Response:
         return HTMLResponse(f"<!doctype html><title>refused</title><p>{_escape(text)}</p>", status)
@@ -292,7 +294,3 @@ def _escape(text: str) -> str:
     from html import escape
 
     return escape(text)
-
-
-def logout_form(view: View) -> Markup:
-    return post_form(view.href("/logout"), view.csrf, None, "Log out")

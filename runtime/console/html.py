@@ -102,10 +102,16 @@ NAV = (
 )
 
 
-def page(title: str, body: Content, *, where: str, base: str = "") -> Markup:
-    """A whole page: the stylesheet, the navigation (paths under ``base``), ``where`` (the
-    store the console reads) and ``body``."""
-    nav = tag("nav", [link(base + path, label) for path, label in NAV])
+def page(
+    title: str, body: Content, *, where: str, base: str = "", csrf: str | None = None
+) -> Markup:
+    """A whole page: the stylesheet, the navigation (paths under ``base``; with ``csrf``, a
+    logged-in session's, the log-out button), ``where`` (the store the console reads) and
+    ``body``."""
+    links: list[Content] = [link(base + path, label) for path, label in NAV]
+    if csrf is not None:
+        links.append(post_form(base + "/logout", csrf, None, "Log out", class_="logout"))
+    nav = tag("nav", links)
     return Markup(
         "<!doctype html>"
         + tag(

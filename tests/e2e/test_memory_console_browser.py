@@ -82,7 +82,7 @@ def test_search_a_fact_and_open_its_page(console: str, demo: DemoMemory) -> None
         log_in(page, console)
         page.click("nav >> text=Search")
         page.fill("input[name=q]", "how do we deploy make ship")
-        page.click("button[type=submit]")
+        page.click("form.filters button")
         row = page.locator("#hits tbody tr").first
         assert "make ship" in row.inner_text()
         assert "BM25" in row.inner_text()
@@ -127,7 +127,7 @@ def test_erase_a_subject_and_read_the_receipt(console: str, demo: DemoMemory) ->
         page.click("nav >> text=Erase")
         page.select_option("select[name=kind]", "subject")
         page.fill("input[name=value]", "Dana Whitfield")
-        page.click("button[type=submit]")
+        page.click("form.filters button")
         assert "facts/helper.sqlite3" in page.inner_text("#preview")
         page.click("form.confirm button")
         text = page.inner_text("main")

@@ -223,3 +223,12 @@ def test_pages_over_the_demo_memory(data: ConsoleData, demo: DemoMemory) -> None
 )
 def test_same_origin_rule(origin: str | None, fetch_site: str | None, allowed: bool) -> None:
     assert same_origin(origin, fetch_site, BASE) is allowed
+
+
+def test_log_out_ends_the_session(fresh: tuple[DemoMemory, ConsoleData]) -> None:
+    browser = logged_in(fresh[1])
+    page = browser.get("/")
+    assert page.status_code == 200
+    out = browser.post("/logout", data={"csrf": csrf_of(page.text)}, headers={"origin": BASE})
+    assert out.status_code == 303
+    assert browser.get("/").headers["location"].endswith("/login")
