@@ -198,6 +198,9 @@ SLOW = frozenset(
         "tests/runtime/warm/test_host_resources.py::test_concurrent_turns_on_one_store_lose_no_facts",
         "tests/runtime/warm/test_host_resources.py::test_two_tenants_never_get_each_others_store",
         "tests/runtime/wiring/test_wire_memory.py::test_per_turn_wiring_announces_to_stderr_once_per_process",
+        # The whole injection corpus drawn and parsed back; three interpreters started.
+        "tests/runtime/evals/test_charts.py::test_the_whole_injection_corpus_is_escaped",
+        "tests/runtime/evals/test_charts.py::test_the_same_data_gives_the_same_bytes_under_any_hash_seed",
         # The retry schedule's real pauses (0.25 s + 1 s) and a deadline run out.
         "tests/runtime/opencomputer/test_opencomputer_client.py::test_retries_follow_the_schedule_with_the_same_body",
         "tests/runtime/opencomputer/test_opencomputer_client.py::test_at_most_two_retries_then_the_recall_fails",

@@ -28,9 +28,18 @@ class ModeResult:
     scenario: Scenario | None  # None: a total over several scenarios
     memory: str  # "on" or "off"
     grades: Grades  # summed over the samples
+    # How long each auto-recall of every sample took, in milliseconds (session order); a
+    # measurement, so never part of the table or the JSON (only the HTML report plots it).
+    recall_ms: tuple[float, ...] = ()
 
 
-def run_sample(scenario: Scenario, agent: BuiltAgent, folder: Path, what: str) -> Grades:
+@dataclass(frozen=True)
+class SampleResult:
+    grades: Grades
+    recall_ms: tuple[float, ...]
+
+
+def run_sample(scenario: Scenario, agent: BuiltAgent, folder: Path, what: str) -> SampleResult:
     """Run every session of one sample in ``folder``; grade it."""
     logs: list[Path] = []
     for index, messages in enumerate(scenario.sessions, start=1):
@@ -44,8 +53,9 @@ def run_sample(scenario: Scenario, agent: BuiltAgent, folder: Path, what: str) -
         logs.append(run.log)
     layout = StoreLayout.for_cwd(folder.resolve(), agent.spec_name)
     plans = read_plans(layout.state_dir)
-    return grade(
-        read_transcripts(logs),
+    transcripts = read_transcripts(logs)
+    grades = grade(
+        transcripts,
         proven_steps(plans, layout.sessions_dir),
         requirements=scenario.requirements,
         pickup=scenario.pickup,
@@ -56,6 +66,7 @@ def run_sample(scenario: Scenario, agent: BuiltAgent, folder: Path, what: str) -
             for number, step in enumerate(plan.steps, start=1)
         ],
     )
+    return SampleResult(grades, tuple(ms for t in transcripts for ms in t.recall_ms))
 
 
 def run_mode(
@@ -69,10 +80,13 @@ def run_mode(
     """Every sample of ``scenario`` with memory ``memory``; grades summed over the samples.
     ``on_sample`` is called after each sample (the command's progress)."""
     total = Grades()
+    recall_ms: list[float] = []
     for sample in range(1, scenario.samples + 1):
         folder = workdir / f"{number:02d}-{memory}-{sample}"
         what = f"memory {memory}, sample {sample}"
-        total = total + run_sample(scenario, agent, folder, what)
+        result = run_sample(scenario, agent, folder, what)
+        total = total + result.grades
+        recall_ms += result.recall_ms
         if on_sample is not None:
             on_sample()
-    return ModeResult(scenario, memory, total)
+    return ModeResult(scenario, memory, total, tuple(recall_ms))

@@ -3,13 +3,15 @@
 Only host-sealed events are read (``runtime.sessions.log.read_events``). Per session: what the user
 typed (synthetic messages excluded), the agent's replies, the lines of the memory blocks injected
 into its prompt (recalled memory, handoff, plan tail: from ``context`` and ``context_refresh``),
-its first action after the first user message (a tool call or, when it called none, its reply)
-and the tokens its turns used.
+its first action after the first user message (a tool call or, when it called none, its reply),
+the tokens its turns used and how long each of its recalls took (``elapsedMs``, for the HTML
+report's latency plot; no grader reads it).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +47,7 @@ class SessionTranscript:
     first_action: Action | None
     input_tokens: int = 0
     output_tokens: int = 0
+    recall_ms: tuple[float, ...] = ()
 
     @property
     def tokens(self) -> int:
@@ -62,8 +65,14 @@ def transcript(index: int, session_id: str, events: Iterable[Event]) -> SessionT
     lines: dict[str, None] = {}
     first: Action | None = None
     tokens_in = tokens_out = 0
+    recall_ms: list[float] = []
     for event in events:
         payload = event.payload
+        if event.type == "recall":
+            elapsed = _elapsed(payload.get("elapsedMs"))
+            if elapsed is not None:
+                recall_ms.append(elapsed)
+            continue
         if event.type in ("context", "context_refresh"):
             for line in _memory_lines(payload.get("blocks")):
                 lines[line] = None
@@ -85,7 +94,15 @@ def transcript(index: int, session_id: str, events: Iterable[Event]) -> SessionT
                 tokens_in += _count(usage.get("input"))
                 tokens_out += _count(usage.get("output"))
     return SessionTranscript(
-        index, session_id, tuple(user), tuple(replies), tuple(lines), first, tokens_in, tokens_out
+        index,
+        session_id,
+        tuple(user),
+        tuple(replies),
+        tuple(lines),
+        first,
+        tokens_in,
+        tokens_out,
+        tuple(recall_ms),
     )
 
 
@@ -114,3 +131,9 @@ def _memory_lines(blocks: object) -> list[str]:
 
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _elapsed(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None

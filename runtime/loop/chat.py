@@ -373,6 +373,7 @@ class _Session:
         k = memory.recall_k
         if memory.current_input_only:
             queries = queries[:1]
+        started = time.perf_counter()
         try:
             found = [line for query in queries for line in memory.recall(query, k)]
         except Exception as exc:
@@ -382,8 +383,11 @@ class _Session:
                 f"memory is unavailable, so the turn was not answered: auto-recall failed "
                 f"({exc}); try again once the memory store is reachable"
             ) from exc
+        elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
         lines = list(dict.fromkeys(line for line in found if line.strip()))[:k]
-        self.session_log.append("recall", {**event, "count": len(lines), "lines": lines})
+        self.session_log.append(
+            "recall", {**event, "count": len(lines), "lines": lines, "elapsedMs": elapsed_ms}
+        )
         if lines:
             self.log(f"[memory] recalled {len(lines)} memory(ies) into the prompt\n")
         return lines

@@ -119,6 +119,15 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "erasure.postgres_tier:_redact_reasons": "host: the subject redacted",
     "erasure.postgres_tier:_redact_documents": "host: stored document text with the subject "
     "redacted",
+    # -- evals ----------------------------------------------------------------------------------
+    "evals.history:append_history": "host: one JSON line per codegen eval run, appended to "
+    "the owner's --history file (or <--html stem>.history.jsonl): the graders' counts and "
+    "values, the scenario names and paths of the owner's scenario files and recall timings; "
+    "no model or user text",
+    "evals.report_file:write_report": "host: the owner's --html report, written atomically: "
+    "the run's and the history's counts and timings and fact creation times; every text in it "
+    "(scenario names, paths) is escaped (evals.charts.text), and the page has no script and a "
+    "CSP of default-src 'none'",
     # -- tools and the rest ---------------------------------------------------------------------
     "tools.builtin:_write": "host: the agent's own work files in its workspace (the "
     "write tool refuses .specwire/); never read into a prompt but through a tool result",

@@ -7,7 +7,8 @@ The log is the evidence the proof ladder and auto-capture read, so its event kin
   branch, branches, role, entry where they apply)
 - ``context``        {blocks: [{kind, text}]}       what was injected into the prompt at start
 - ``context_refresh`` {blocks}                       the continuity tail changed mid-session
-- ``recall``         {query, count, lines, error?}
+- ``recall``         {query, count, lines, elapsedMs?, error?}  (elapsedMs: how long the
+  recall took, in milliseconds; absent on a carried recall and on a failed one)
 - ``memory_diagnostic`` {provider, backend, problem, turn}  a memory provider beside the
   primary failed or was late; recall went on without it (one per provider per turn)
 - ``user_message``   {text, turn, synthetic?}     (synthetic: injected, not typed by a person)

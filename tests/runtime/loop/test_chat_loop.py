@@ -199,14 +199,15 @@ def test_recalled_memory_handoff_tail_and_skills_are_injected_in_order(tmp_path:
         skills=[Skill("continuity", "Keep the plan live.", "BODY", "builtin")],
     )
     assert asked == [("what now?", 3), (INSTRUCTIONS, 3)]
-    assert payloads(log, "recall") == [
-        {
-            "query": "what now?",
-            "seed": INSTRUCTIONS,
-            "count": 2,
-            "lines": ["The customer is on the Enterprise plan.", "Invoices are in EUR."],
-        }
-    ]
+    [recalled] = payloads(log, "recall")
+    elapsed = recalled.pop("elapsedMs")
+    assert isinstance(elapsed, float) and elapsed >= 0
+    assert recalled == {
+        "query": "what now?",
+        "seed": INSTRUCTIONS,
+        "count": 2,
+        "lines": ["The customer is on the Enterprise plan.", "Invoices are in EUR."],
+    }
     assert "[memory] recalled 2 memory(ies) into the prompt\n" in diag
     [context] = payloads(log, "context")
     assert [b["kind"] for b in context["blocks"]] == [
