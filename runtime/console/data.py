@@ -26,6 +26,7 @@ from specwire.runtime.dream.state import read_state
 from specwire.runtime.embedders import load_embedder
 from specwire.runtime.erasure.erase import ErasureReceipt, erase_subject, preview
 from specwire.runtime.erasure.subject import Subject
+from specwire.runtime.evals.history import HISTORY_SUFFIX, read_history
 from specwire.runtime.facts.explain import RankedFact, explain
 from specwire.runtime.facts.model import Fact, FactStatus, QuarantinedFact
 from specwire.runtime.facts.providers.admin import (
@@ -410,14 +411,21 @@ class ConsoleData:
             return None
 
     def eval_runs(self, folder: Path | None) -> list[tuple[str, dict[str, Any]]]:
-        """The ``codegen eval --json`` outputs in ``folder`` (default: ``<state>/evals``), by
-        name; a file that is not one is left out."""
+        """The eval runs in ``folder`` (default: ``<state>/evals``), oldest first: the records
+        of each ``*.history.jsonl`` (``codegen eval --html``'s history), then each ``*.json``
+        (``codegen eval --json`` output) by name. A file that is neither is left out."""
         base = folder if folder is not None else self.root / "evals"
         if not base.is_dir():
             return []
-        runs = []
+        runs: list[tuple[str, dict[str, Any]]] = []
+        for path in sorted(base.glob("*" + HISTORY_SUFFIX))[:MAX_EVAL_FILES]:
+            if _readable(path):
+                name = path.name.removesuffix(HISTORY_SUFFIX)
+                runs += [
+                    (f"{name} {record.get('at', '')}", record) for record in read_history(path)
+                ]
         for path in sorted(base.glob("*.json"))[:MAX_EVAL_FILES]:
-            if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_EVAL_BYTES:
+            if not _readable(path):
                 continue
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
@@ -426,6 +434,10 @@ class ConsoleData:
             if isinstance(data, dict) and isinstance(data.get("results"), list):
                 runs.append((path.stem, data))
         return runs
+
+
+def _readable(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink() and path.stat().st_size <= MAX_EVAL_BYTES
 
 
 def filter_of(scope: str | None, subject: str | None) -> FactFilter:

@@ -1,93 +1,42 @@
-"""Eval results (``codegen eval --json`` outputs) and the dream's last run, as tables.
+"""Eval results and the dream's last run, with their plots: the sections ``codegen eval
+--html`` writes (``runtime.evals.report_html``: escaped tables and SVG charts, no script).
 
-Plots: each picture has one function here (``eval_scores_plot``, ``memory_growth_plot``) that
-returns the figure's markup, or None while there is no chart module to draw it; the tables
-carry the same numbers either way.
+The eval runs are read from the console's evals folder (``--evals``, default
+``<state>/evals``): ``codegen eval --json`` outputs (``*.json``) and the eval history a
+``codegen eval --html`` run appends (``*.history.jsonl``), oldest first. Memory growth is
+drawn from the creation time of every fact (the file store only: other backends list no
+times cheaply).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from typing import Any
 
-from specwire.runtime.console.html import Content, Markup, definitions, table, tag
+from specwire.runtime.console.html import Markup, tag
 from specwire.runtime.console.view import View
-
-GRADERS = (
-    ("reAskRate", "re-ask rate"),
-    ("requirementRetention", "req retention"),
-    ("proofHonesty", "proof honesty"),
-    ("pickupSuccess", "pick-up"),
-    ("costPerProvenOutcome", "tokens/proven"),
-)
-
-
-def eval_scores_plot(runs: Sequence[tuple[str, dict[str, Any]]]) -> Markup | None:
-    """Eval scores over runs, one line per grader: the seam for the chart module
-    (``runtime.evals.charts``, not on this branch yet); None draws nothing."""
-    return None
-
-
-def memory_growth_plot(counts: Sequence[tuple[str, int]]) -> Markup | None:
-    """Live facts over time: the seam for the chart module; None draws nothing."""
-    return None
-
-
-def _grade(result: dict[str, Any], name: str) -> str:
-    graders = result.get("graders")
-    value = graders.get(name, {}).get("value") if isinstance(graders, dict) else None
-    return "–" if not isinstance(value, int | float) else f"{value:g}"
+from specwire.runtime.evals.report_html import dream_section_html, eval_section_html
 
 
 def results(view: View) -> tuple[str, Markup]:
     runs = view.data.eval_runs(view.evals_dir)
-    rows: list[list[Content]] = []
-    for name, data in runs:
-        for result in data.get("results", []):
-            if not isinstance(result, dict):
-                continue
-            rows.append(
-                [
-                    name,
-                    str(result.get("scenario", "")),
-                    str(result.get("memory", "")),
-                    *[_grade(result, key) for key, _ in GRADERS],
-                ]
-            )
-    plot = eval_scores_plot(runs)
-    state = view.data.dream_state()
-    dream: Content = tag("p", "the dream has not run here", class_="note")
-    if state is not None:
-        outcome = state.get("lastOutcome")
-        dream = [
-            definitions(
-                [
-                    ("last run", str(state.get("lastRunAt", ""))),
-                    ("status", str(state.get("status", ""))),
-                    ("window", str(state.get("windowKey", ""))),
-                ]
-            ),
-            tag(
-                "pre",
-                json.dumps(outcome, ensure_ascii=False, indent=1, sort_keys=True)
-                if outcome is not None
-                else "(no outcome)",
-                id="dream-outcome",
-            ),
-        ]
-    body = [
-        tag("h2", "Eval runs"),
-        plot,
-        table(("run", "scenario", "memory", *[label for _, label in GRADERS]), rows, id="evals"),
-        tag(
-            "p",
-            "no eval results: save `codegen eval --json` output as <state>/evals/<run>.json"
-            if not rows
-            else None,
-            class_="note",
-        ),
-        tag("h2", "Dream"),
-        dream,
-    ]
+    latest: dict[str, Any] = runs[-1][1] if runs else {}
+    with view.data.facts() as facts:
+        created = facts.store.created_times() if facts.store is not None else None
+    recall_ms = latest.get("recallMs")
+    evals = eval_section_html(
+        latest.get("results") or [],
+        totals=latest.get("totals") or [],
+        history=[data for _, data in runs],
+        recall_ms=recall_ms if isinstance(recall_ms, list) else [],
+        fact_created=created,
+        id_prefix="eval",
+    )
+    note = (
+        None
+        if runs
+        else "no eval results: save `codegen eval --json` output as <state>/evals/<run>.json, "
+        "or point --evals at a folder with a `codegen eval --html` history"
+    )
+    dream = dream_section_html(view.data.dream_state(), id_prefix="dream")
+    body = [tag("p", note, class_="note"), Markup(evals), Markup(dream)]
     return "Evals & dream", Markup("".join(str(part) for part in body))

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from threading import RLock
 from types import TracebackType
@@ -48,6 +49,7 @@ from specwire.runtime.facts.model import (
     SweepResult,
     TombstoneKind,
     check_fact_key,
+    from_ms,
     to_ms,
 )
 from specwire.runtime.facts.sql import quarantine as quarantine_queries
@@ -852,6 +854,13 @@ class FactStore:
                 before=before,
                 limit=limit,
             )
+
+    def created_times(self) -> list[datetime]:
+        """When each fact was written (any status), oldest first: the console's memory growth."""
+        with self._file.reading("list memories") as conn:
+            if conn is None:
+                return []
+            return [from_ms(ms) for ms in queries.created_times(conn)]
 
     def sweep(self) -> SweepResult:
         """Tombstone every expired fact that has no tombstone yet (idempotent)."""

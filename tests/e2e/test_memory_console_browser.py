@@ -208,3 +208,13 @@ def test_every_corpus_item_renders_as_inert_text(console: str, demo: DemoMemory)
     missing = [item for item in CORPUS if _squash(item) not in rendered]
     assert missing == []
     assert [_squash(text) for text in typed] == [_squash(item) for item in CORPUS]
+
+
+def test_eval_and_dream_plots_draw_within_the_policy(console: str) -> None:
+    with browser_page() as page:
+        log_in(page, console)
+        page.click("nav >> text=Evals & dream")
+        assert page.locator("figure.chart svg").count() >= 2  # scores and memory growth
+        assert "deploy-recall" in page.inner_text("main")
+        assert page.evaluate("window.__violations") == []
+        assert page.evaluate("document.scripts.length") == 0

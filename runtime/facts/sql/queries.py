@@ -520,3 +520,8 @@ def fact_status_page(
         params,
     ).fetchall()
     return [_fact_status(row) for row in rows]
+
+
+def created_times(conn: sqlite3.Connection) -> list[int]:
+    """Every fact's creation time (epoch ms, any status), oldest first: memory growth."""
+    return [int(row[0]) for row in conn.execute("SELECT created_at FROM facts ORDER BY seq")]

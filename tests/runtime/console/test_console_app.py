@@ -202,7 +202,8 @@ def test_pages_over_the_demo_memory(data: ConsoleData, demo: DemoMemory) -> None
     assert "make ship" in wiki and "2 of 2" in wiki
     diff = browser.get("/wiki/deploys/diff?from=1&to=2").text
     assert "diff-add" in diff and "diff-del" in diff
-    assert "deploy-recall" in browser.get("/evals").text
+    evals = browser.get("/evals").text
+    assert "deploy-recall" in evals and "<svg" in evals and "Memory growth" in evals
     assert browser.get("/sessions/sess_..%2F..%2Fetc").status_code == 404
     assert browser.get("/wiki/..%2Fsecret").status_code == 404
 
