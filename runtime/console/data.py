@@ -39,6 +39,7 @@ from specwire.runtime.facts.providers.admin import (
 )
 from specwire.runtime.facts.providers.protocol import RecallRequest
 from specwire.runtime.owner.backend import OwnerFacts, open_backend
+from specwire.runtime.owner.scoping import single_key, visible_keys
 from specwire.runtime.owner.selection import Selection
 from specwire.runtime.sessions.log import Event, read_events, session_log_path
 from specwire.runtime.wiki.article import Article, check_slug
@@ -279,9 +280,13 @@ class ConsoleData:
 
     @staticmethod
     def _keys(facts: OwnerFacts, where: FactFilter) -> tuple[ScopeKey, ...]:
-        lister = facts.lister("search")
-        live = lister.list_facts(FactListing(status="live"), where)
-        return tuple(sorted({status.fact.scope for status in live}))
+        """The scope keys a search covers: the one ``where`` names, else those of the live
+        facts it admits (as ``codegen memory search`` does)."""
+        named = single_key(where)
+        if named is not None:
+            return (named,)
+        live = facts.lister("search").list_facts(FactListing(status="live"), where)
+        return visible_keys(where, (status.fact.scope for status in live))
 
     # -- quarantine ------------------------------------------------------------------------
 

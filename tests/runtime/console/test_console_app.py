@@ -233,3 +233,12 @@ def test_log_out_ends_the_session(fresh: tuple[DemoMemory, ConsoleData]) -> None
     out = browser.post("/logout", data={"csrf": csrf_of(page.text)}, headers={"origin": BASE})
     assert out.status_code == 303
     assert browser.get("/").headers["location"].endswith("/login")
+
+
+def test_search_narrowed_to_one_person(data: ConsoleData, demo: DemoMemory) -> None:
+    browser = logged_in(data)
+    mine = browser.get("/search?q=summaries+bullet+deploy&scope=user&subject=U42").text
+    assert demo.user_fact in mine and demo.deploy_fact not in mine
+    agents = browser.get("/search?q=summaries+bullet+deploy&scope=agent").text
+    assert demo.deploy_fact in agents and demo.user_fact not in agents
+    assert browser.get("/search?q=x&scope=nowhere").status_code == 400
