@@ -59,11 +59,16 @@ def explain(
     and explain every hit."""
     keys = None if visible is None else tuple(visible)
     hits = store.recall(query, k, visible=keys)
-    depth = max(MIN_DEPTH, 4 * k)
-    lexical = store._lexical_ranking(query, depth, keys, ())
-    lexical_rank = {hit.fact.id: (rank, hit.score) for rank, hit in enumerate(lexical, start=1)}
-    vector_rank = _cosine_ranks(store, query, depth, keys)
-    fused = store._embedder is not None and bool(vector_rank)
+    if store._embedder is None:
+        # BM25 alone: recall's hits are the lexical ranking's head, scores included.
+        lexical_rank = {hit.fact.id: (rank, hit.score) for rank, hit in enumerate(hits, start=1)}
+        vector_rank: dict[str, int] = {}
+    else:
+        depth = max(MIN_DEPTH, 4 * k)
+        lexical = store._lexical_ranking(query, depth, keys, ())
+        lexical_rank = {h.fact.id: (rank, h.score) for rank, h in enumerate(lexical, start=1)}
+        vector_rank = _cosine_ranks(store, query, depth, keys)
+    fused = bool(vector_rank)
     explained = []
     for rank, hit in enumerate(hits, start=1):
         bm25 = lexical_rank.get(hit.fact.id)
