@@ -476,7 +476,8 @@ def memory(ctx: click.Context, args: tuple[str, ...]) -> None:
         os.environ.pop(PLUGINS_ENV, None)
     # The owner's command belongs to the runtime (it works on the stores as the runtime does);
     # the compiler's CLI only hands it the arguments, as ``run`` hands a bundle its own.
-    owner = importlib.import_module("specwire.runtime.owner.command")
+    # ``runtime.console.command`` assembles the owner's verbs and the console's.
+    owner = importlib.import_module("specwire.runtime.console.command")
     ctx.exit(owner.main(list(args)))
 
 

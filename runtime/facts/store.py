@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from threading import RLock
 from types import TracebackType
@@ -48,6 +49,7 @@ from specwire.runtime.facts.model import (
     SweepResult,
     TombstoneKind,
     check_fact_key,
+    from_ms,
     to_ms,
 )
 from specwire.runtime.facts.sql import quarantine as quarantine_queries
@@ -824,6 +826,41 @@ class FactStore:
             if conn is None:
                 return []
             return queries.every_fact_status(conn, self._now_ms(), scopes, subject)
+
+    def page_facts(
+        self,
+        *,
+        status: str = "live",
+        scopes: Sequence[Scope] | None = None,
+        subject: str | None = None,
+        tag: str | None = None,
+        text: str | None = None,
+        before: str | None = None,
+        limit: int = 50,
+    ) -> list[FactStatus]:
+        """One page of facts, newest first, older than the fact ``before`` (keyset paging:
+        ``queries.fact_status_page``)."""
+        with self._file.reading("list memories") as conn:
+            if conn is None:
+                return []
+            return queries.fact_status_page(
+                conn,
+                self._now_ms(),
+                status=status,
+                scopes=scopes,
+                subject=subject,
+                tag=tag,
+                text=text,
+                before=before,
+                limit=limit,
+            )
+
+    def created_times(self) -> list[datetime]:
+        """When each fact was written (any status), oldest first: the console's memory growth."""
+        with self._file.reading("list memories") as conn:
+            if conn is None:
+                return []
+            return [from_ms(ms) for ms in queries.created_times(conn)]
 
     def sweep(self) -> SweepResult:
         """Tombstone every expired fact that has no tombstone yet (idempotent)."""

@@ -235,7 +235,15 @@ def _serve_http(
         f"{bot.spec_name} · channel bot · model {bot.model.model_id} · one session per "
         f"{session_key} · {', '.join([*endpoints, 'GET /healthz'])}"
     )
-    return run_server(build_channel_app(service), host, port, banner)
+    from specwire.runtime.hosts.http.console_mount import with_console
+
+    app, close_console = with_console(
+        build_channel_app(service), bot.spec_name, Path.cwd(), stderr_log
+    )
+    try:
+        return run_server(app, host, port, banner)
+    finally:
+        close_console()
 
 
 # The settings ``serve`` reads from each channel (the console connects nowhere and reads none).

@@ -289,4 +289,16 @@ def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
         f"{len(keys.digests)} of {len(agent.tenants)} tenant(s) with a key under {agent.base} · "
         "POST /v1/chat/completions, GET /v1/models, GET /healthz"
     )
-    return run_server(build_managed_app(service), host, port, banner)
+    from specwire.runtime.hosts.http.console_mount import with_console
+
+    app, close_console = with_console(
+        build_managed_app(service),
+        agent.spec_name,
+        Path.cwd(),
+        stderr_log,
+        tenants=list(agent.tenants),
+    )
+    try:
+        return run_server(app, host, port, banner)
+    finally:
+        close_console()

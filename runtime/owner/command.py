@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
@@ -85,7 +86,18 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     add_backend_options(parser, lambda value: argparse.SUPPRESS if suppress else value)
 
 
-def build_parser() -> argparse.ArgumentParser:
+@dataclass(frozen=True)
+class ExtraVerb:
+    """A verb a higher layer adds to ``codegen memory`` (the console: ``runtime.console``
+    imports this module, never the other way): its name, help, arguments and handler."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def build_parser(extra: Sequence[ExtraVerb] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="See, export, correct and delete what an agent remembers.",
@@ -217,14 +229,16 @@ def build_parser() -> argparse.ArgumentParser:
     document_verbs.add_parser(
         verb("doc", "document memory: list, show, create, edit, freeze, unfreeze, export, remove")
     )
+    for added in extra:
+        added.add_arguments(verb(added.name, added.help))
     return parser
 
 
 Handler = Callable[[argparse.Namespace, Selection], int]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, extra: Sequence[ExtraVerb] = ()) -> int:
+    parser = build_parser(extra)
     try:
         args = parser.parse_args(None if argv is None else list(argv))
     except SystemExit as exc:
@@ -242,7 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "continuity": continuity_verbs.run,
         "state": state_verb.run,
     }
+    extra_verbs = {added.name: added for added in extra}
     try:
+        if args.verb in extra_verbs:
+            return extra_verbs[args.verb].run(args)
         if args.verb == "erase":
             return _erase(args)
         if args.verb == "doc":

@@ -37,8 +37,9 @@ LAYERS: dict[str, int] = {
     "learning": 7,  # the learning loop: study passes into the wiki, the exam, their gaps
     "wiring": 8,  # wire_memory: the composition root of the tiers
     "owner": 9,  # the owner's commands
-    "hosts": 9,  # what bundles start (cli, channel, managed, research, crew) and http/
-    "bundle": 10,  # the one module generated bundles import
+    "console": 10,  # the owner's web console; assembles `codegen memory`'s command table
+    "hosts": 11,  # what bundles start (cli, channel, managed, research, crew) and http/
+    "bundle": 12,  # the one module generated bundles import
 }
 
 

@@ -21,6 +21,7 @@ DATA_GLOBS = (
     "templates/compiled/*.py",
     "templates/compiled/*.json",
     "runtime/skills/builtin/**/*.md",
+    "runtime/console/static/*.css",
 )
 
 PROBE = """

@@ -13,6 +13,8 @@ each of these only when it can:
                    migrate``.
 ``FactSweeper``     tombstone the facts whose TTL has passed.
 ``QuarantineReader`` the writes the injection scanner held.
+``FactPager``       one page of facts, newest first, after a cursor (keyset paging: the
+                   owner's console on a store of millions of facts).
 
 Listing, export and the quarantine take a ``FactFilter`` (``where``): the scope keys
 (``runtime.core.scopes``) the owner asks about, e.g. one person's ``user`` facts for
@@ -50,6 +52,8 @@ __all__ = [
     "FactListing",
     "FactRestorer",
     "FactLister",
+    "FactPage",
+    "FactPager",
     "FactSweeper",
     "ImportResult",
     "ImportedFact",
@@ -148,6 +152,32 @@ class FactLister(Protocol):
     ) -> list[FactStatus]: ...
 
     def get_fact(self, fact_id: str) -> FactStatus | None: ...
+
+
+@dataclass(frozen=True)
+class FactPage:
+    """Which page ``page_facts`` returns: facts of ``status`` with ``tag`` and ``text``
+    (case-insensitive substring), newest first, ``limit`` of them older than the fact
+    ``before`` (None: from the newest)."""
+
+    status: ListStatus = "live"
+    tag: str | None = None
+    text: str | None = None
+    before: str | None = None
+    limit: int = 50
+
+    def __post_init__(self) -> None:
+        if self.status not in LIST_STATUSES:
+            raise InvalidRequestError(f"page: unknown status {self.status!r}")
+        if isinstance(self.limit, bool) or not 1 <= self.limit <= MAX_PAGE:
+            raise InvalidRequestError(f"page: limit must be between 1 and {MAX_PAGE}")
+
+
+@runtime_checkable
+class FactPager(Protocol):
+    def page_facts(self, page: FactPage, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
+        """Keyset paging, newest first: the cost of a page is the rows it reads."""
+        ...
 
 
 @runtime_checkable

@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from specwire.runtime.facts import validation
 from specwire.runtime.facts.importing import ImportedFact, ImportResult
 from specwire.runtime.facts.model import Fact, FactStatus, QuarantinedFact, SweepResult
-from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactListing
+from specwire.runtime.facts.providers.admin import EVERY_KEY, FactFilter, FactListing, FactPage
 from specwire.runtime.facts.providers.protocol import LocalFactProvider
 
 
 class LocalFactAdmin(LocalFactProvider):
     """``FactProvider`` plus ``FactLister``, ``FactAdmin``, ``FactExporter``,
-    ``FactImporter``, ``FactRestorer``, ``FactSweeper`` and ``QuarantineReader`` over one
-    ``FactStore``."""
+    ``FactImporter``, ``FactRestorer``, ``FactSweeper``, ``QuarantineReader`` and ``FactPager``
+    over one ``FactStore``."""
 
     def list_facts(self, listing: FactListing, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
         wanted = [
@@ -25,6 +25,19 @@ class LocalFactAdmin(LocalFactProvider):
         ]
         end = None if listing.limit is None else listing.offset + listing.limit
         return wanted[listing.offset : end]
+
+    def page_facts(self, page: FactPage, where: FactFilter = EVERY_KEY) -> list[FactStatus]:
+        if page.before is not None:
+            validation.memory_id(page.before)
+        return self.store.page_facts(
+            status=page.status,
+            scopes=where.scopes,
+            subject=where.subject,
+            tag=page.tag,
+            text=page.text,
+            before=page.before,
+            limit=page.limit,
+        )
 
     def get_fact(self, fact_id: str) -> FactStatus | None:
         validation.memory_id(fact_id)

@@ -475,3 +475,53 @@ def _fact_status(row: sqlite3.Row) -> FactStatus:
 def _json_strings(raw: Any) -> list[str]:
     value = json.loads(raw) if isinstance(raw, str) else []
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def fact_status_page(
+    conn: sqlite3.Connection,
+    now: int,
+    *,
+    status: str,
+    scopes: Sequence[str] | None,
+    subject: str | None,
+    tag: str | None,
+    text: str | None,
+    before: str | None,
+    limit: int,
+) -> list[FactStatus]:
+    """One page of facts, newest first (keyset: those older than the fact ``before``), of
+    ``status`` (``all``: any), ``scopes``, ``subject``, ``tag`` and a case-insensitive
+    ``text`` substring. Walks the ``seq`` key backwards, so a page costs what it reads, not
+    the size of the store."""
+    where = ["1"]
+    params: dict[str, object] = {"now": now, "limit": limit}
+    if status != "all":
+        where.append(f"({_STATUS}) = :status")
+        params["status"] = status
+    if scopes is not None:
+        marks = [f":s{n}" for n in range(len(scopes))]
+        params.update({f"s{n}": scope for n, scope in enumerate(scopes)})
+        where.append(f"f.scope IN ({', '.join(marks) or 'NULL'})")
+    if subject is not None:
+        where.append("f.subject = :subject")
+        params["subject"] = subject
+    if tag is not None:
+        where.append("EXISTS (SELECT 1 FROM json_each(f.tags) WHERE json_each.value = :tag)")
+        params["tag"] = tag
+    if text is not None:
+        where.append("instr(lower(f.text), lower(:text)) > 0")
+        params["text"] = text
+    if before is not None:
+        where.append("f.seq < coalesce((SELECT seq FROM facts WHERE id = :before), -1)")
+        params["before"] = before
+    rows = conn.execute(
+        f"SELECT {_COLUMNS}, {_TOMBSTONE}, {_STATUS} AS status FROM {_FROM} "
+        f"WHERE {' AND '.join(where)} ORDER BY f.seq DESC LIMIT :limit",
+        params,
+    ).fetchall()
+    return [_fact_status(row) for row in rows]
+
+
+def created_times(conn: sqlite3.Connection) -> list[int]:
+    """Every fact's creation time (epoch ms, any status), oldest first: memory growth."""
+    return [int(row[0]) for row in conn.execute("SELECT created_at FROM facts ORDER BY seq")]

@@ -24,7 +24,7 @@ from specwire.runtime.hosts.http.connections import (
 )
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
+    from starlette.types import ASGIApp
 
 SERVE_EXTRA_MODULES = ("starlette", "uvicorn", "slack_sdk")
 
@@ -57,7 +57,7 @@ def check_serve_extra(prog: str) -> bool:
     return True
 
 
-def run_server(app: Starlette, host: str, port: int, banner: str) -> int:
+def run_server(app: ASGIApp, host: str, port: int, banner: str) -> int:
     """Serve ``app`` until SIGINT/SIGTERM (then finish the requests in flight). The caller owns
     what the turns borrow (``runtime.hosts.resources``) and closes it after this returns. The
     listening socket is bound first so the banner names the real port (``--port 0`` picks a

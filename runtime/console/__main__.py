@@ -1,0 +1,3 @@
+from specwire.runtime.console.command import cli
+
+cli()
