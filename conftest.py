@@ -20,10 +20,13 @@ collected is an error, so a rename cannot silently move a test into the fast lay
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _pytest.mark.expression import Expression
 from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent
@@ -208,9 +211,61 @@ SLOW = frozenset(
 LAYERS = {"e2e": E2E_ELSEWHERE, "postgres": POSTGRES_ELSEWHERE, "slow": SLOW}
 
 
-def _named_by(entry: str, item: pytest.Item) -> bool:
+def _layers_by_entry() -> dict[str, list[str]]:
+    by_entry: dict[str, list[str]] = {}
+    for marker, entries in LAYERS.items():
+        for entry in entries:
+            by_entry.setdefault(entry, []).append(marker)
+    return by_entry
+
+
+LAYERS_BY_ENTRY = _layers_by_entry()
+
+
+def _entries_naming(item: pytest.Item) -> tuple[str, str]:
+    """The two entries that can name ``item``: its test (every parametrization) and its file."""
     test = item.nodeid.split("[", 1)[0]
-    return test == entry or test.split("::", 1)[0] == entry
+    return test, test.split("::", 1)[0]
+
+
+def _deselects_every_test_in(config: pytest.Config, layer: str) -> bool:
+    """Whether ``-m`` leaves out every test marked ``layer``, whatever other markers it has.
+
+    Decided by evaluating the expression with ``layer`` true and every other name it mentions
+    both ways; anything this cannot read (keyword arguments, many names) counts as "no"."""
+    markexpr = config.getoption("markexpr", "") or ""
+    if not markexpr or ("(" in markexpr and "=" in markexpr):
+        return False
+    try:
+        expression = Expression.compile(markexpr)
+    except SyntaxError:  # pytest reports it when it deselects
+        return False
+    names = set(re.findall(r"(?:\w|[:+\-.\[\]\\/])+", markexpr))
+    others = sorted(names - {"and", "or", "not", layer})
+    if len(others) > 8:
+        return False
+    for values in itertools.product((False, True), repeat=len(others)):
+        truth = {layer: True, **dict(zip(others, values, strict=True))}
+        if expression.evaluate(lambda name, truth=truth, **_: truth.get(name, False)):
+            return False
+    return True
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A folder or file whose every test ``-m`` would deselect is not imported at all.
+
+    The developer loop then never pays for importing tests/e2e and the slow layer's whole files
+    (some import the model SDKs or the MCP client, seconds per xdist worker)."""
+    try:
+        relative = collection_path.relative_to(ROOT).as_posix()
+    except ValueError:
+        return None
+    if (relative + "/").startswith(E2E_FOLDERS):
+        return True if _deselects_every_test_in(config, "e2e") else None
+    for marker in LAYERS_BY_ENTRY.get(relative, ()):
+        if _deselects_every_test_in(config, marker):
+            return True
+    return None
 
 
 def _uses_postgres(item: pytest.Item) -> bool:
@@ -236,11 +291,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.postgres)
         if _through_http(item):
             item.add_marker(pytest.mark.slow)
-        for marker, entries in LAYERS.items():
-            for entry in entries:
-                if _named_by(entry, item):
-                    item.add_marker(getattr(pytest.mark, marker))
-                    used.add(entry)
+        for entry in _entries_naming(item):
+            for marker in LAYERS_BY_ENTRY.get(entry, ()):
+                item.add_marker(getattr(pytest.mark, marker))
+                used.add(entry)
     if any("::" in arg for arg in config.args):
         return  # single tests picked by node id: the other entries of their files are not stale
     stale = sorted(
