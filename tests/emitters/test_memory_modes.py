@@ -4,13 +4,16 @@ all, and the same bytes as the pinned memoryless example."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import libcst as cst
 import pytest
 from emitter_cases import EXAMPLES_DIR, MEMORY_EXAMPLES, MEMORYLESS_EXAMPLES, emit_text
 
 from specwire.emitters.bundle import Bundle
 from specwire.emitters.verify import MEMORY_WORDS, count_wire_calls
+
+if TYPE_CHECKING:
+    import libcst
 
 # Every way of switching memory off (DESIGN §3); appended to a memoryless example stripped of
 # its own `continuity:` block.
@@ -42,6 +45,8 @@ def without_continuity(stem: str) -> str:
 def module_imports(source: str) -> set[str]:
     """The modules imported at the top level (also inside the bundle interface's import guard,
     a top-level ``try``)."""
+    import libcst as cst  # here, not at collection: its import is a second of every worker's
+
     modules: set[str] = set()
     statements: list[cst.BaseStatement] = []
     for top in cst.parse_module(source).body:
@@ -57,23 +62,21 @@ def module_imports(source: str) -> set[str]:
     return modules
 
 
-class _Names(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: set[str] = set()
-        self.comments: list[str] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Comment(self, node: cst.Comment) -> None:
-        self.comments.append(node.value)
-
-
 def names_and_comments(source: str) -> tuple[set[str], list[str]]:
-    visitor = _Names()
-    cst.parse_module(source).visit(visitor)
-    return visitor.names, visitor.comments
+    import libcst as cst
+
+    names: set[str] = set()
+    comments: list[str] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+        def visit_Comment(self, node: cst.Comment) -> None:
+            comments.append(node.value)
+
+    cst.parse_module(source).visit(Names())
+    return names, comments
 
 
 @pytest.mark.parametrize("stem", MEMORYLESS_EXAMPLES)
@@ -109,6 +112,8 @@ def test_every_way_of_switching_memory_off_emits_the_pinned_bytes(
 def test_memory_bundle_has_exactly_one_wire_memory_call_site(
     stem: str, example_bundles: dict[str, Bundle]
 ) -> None:
+    import libcst as cst
+
     source = example_bundles[stem]["agent.py"]
     assert count_wire_calls(source) == 1
     calls = [
@@ -142,7 +147,7 @@ def test_any_memory_on_gives_one_call_site(stem: str, blocks: str, memory_key: b
     assert ('"memory":' in source) is memory_key
 
 
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+def _walk(node: libcst.CSTNode) -> list[libcst.CSTNode]:
     found = [node]
     for child in node.children:
         found.extend(_walk(child))

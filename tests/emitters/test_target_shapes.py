@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
-import libcst as cst
 import pytest
 from emitter_cases import EXAMPLE_STEMS
 
@@ -18,31 +18,34 @@ from specwire.runtime.core.tool_types import ToolContext
 from specwire.runtime.wiring import HostResources
 
 
-class _WireSite(cst.CSTVisitor):
-    """The function enclosing each wire_memory call, and the MemoryDeps keywords it passes."""
+class _WireSite(ast.NodeVisitor):
+    """The function enclosing each wire_memory call, and the MemoryDeps keywords it passes.
+
+    (``ast``, not libcst: libcst's import alone is a second of every xdist worker's collection.)"""
 
     def __init__(self) -> None:
-        super().__init__()
         self.functions: list[str] = []
         self.sites: list[tuple[str, tuple[str, ...]]] = []
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.functions.append(node.name)
+        self.generic_visit(node)
         self.functions.pop()
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == "wire_memory":
-            deps = node.args[1].value
-            assert isinstance(deps, cst.Call)
-            keywords = tuple(arg.keyword.value for arg in deps.args if arg.keyword is not None)
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id == "wire_memory":
+            deps = node.args[1]
+            assert isinstance(deps, ast.Call)
+            keywords = tuple(arg.arg for arg in deps.keywords if arg.arg is not None)
             self.sites.append((self.functions[-1] if self.functions else "<module>", keywords))
+        self.generic_visit(node)
 
 
 def wire_sites(source: str) -> list[tuple[str, tuple[str, ...]]]:
     visitor = _WireSite()
-    cst.parse_module(source).visit(visitor)
+    visitor.visit(ast.parse(source))
     return visitor.sites
 
 

@@ -398,6 +398,8 @@ class LocalFactProvider:
         )
 
     def update(self, request: UpdateRequest) -> RetainResult:
+        from specwire.runtime.facts.providers.operations import RetainResult
+
         fact, old_id = self._store.update(
             request.id, request.text, request.tags, visible=request.visible
         )
@@ -408,6 +410,8 @@ class LocalFactProvider:
         return RetainResult(fact.id, True, fact.expires_at, old_id, bytes=_size(fact.text))
 
     def descriptor(self) -> ProviderDescriptor:
+        from specwire.runtime.facts.providers.operations import ProviderDescriptor
+
         return ProviderDescriptor(self._name, "file", description="the embedded fact store")
 
     def read(self, request: ReadRequest) -> ReadResponse:

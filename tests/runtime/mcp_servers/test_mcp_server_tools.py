@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from mcp.types import CallToolResult, ImageContent, TextContent
 
 from specwire.runtime.safety.secrets import SecretRef
 from specwire.runtime.tools.mcp_servers.config import StdioServer, servers_from_bundle
@@ -17,8 +17,13 @@ from specwire.runtime.tools.mcp_servers.tools import (
     screened_result,
 )
 
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+
 
 def _result(*texts: str, is_error: bool = False) -> CallToolResult:
+    from mcp.types import CallToolResult, TextContent
+
     return CallToolResult(content=[TextContent(text=text) for text in texts], is_error=is_error)
 
 
@@ -41,6 +46,8 @@ def test_a_flagged_reply_is_withheld_whole_with_its_rule() -> None:
 
 
 def test_a_server_error_is_a_tool_error_and_binary_content_is_named() -> None:
+    from mcp.types import CallToolResult, ImageContent
+
     result = CallToolResult(
         content=[ImageContent(data="aGk=", mime_type="image/png")], is_error=True
     )

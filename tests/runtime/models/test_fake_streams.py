@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import threading
+from importlib.util import find_spec
 from typing import Any
 
 import pytest
 
 from tests.support.fake_streams import FakeToolCall, StreamReply, serve_stream, words
 
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
+# The SDKs are imported by the tests that use them: importing them costs seconds, which every
+# xdist worker would pay at collection.
+pytestmark = pytest.mark.skipif(
+    find_spec("anthropic") is None or find_spec("openai") is None,
+    reason="the anthropic and openai SDKs are not installed",
+)
 USER = [{"role": "user", "content": "hi"}]
 
 
@@ -21,6 +26,8 @@ def test_words_join_back_to_the_text() -> None:
 
 
 def test_the_anthropic_fake_streams_text_and_tool_arguments_in_pieces() -> None:
+    import anthropic
+
     call = FakeToolCall("ls", {"path": "src/deep/folder"})
     reply = StreamReply(text="Hello there, world.", tool_calls=[call], argument_piece=5)
     with serve_stream("anthropic", [reply]) as fake:
@@ -40,6 +47,8 @@ def test_the_anthropic_fake_streams_text_and_tool_arguments_in_pieces() -> None:
 
 
 def test_the_openai_fake_streams_chunks_and_usage_when_asked() -> None:
+    import openai
+
     reply = StreamReply(text="a b c d", tool_calls=[FakeToolCall("grep", {"pattern": "x"})])
     with serve_stream("openai", [reply]) as fake:
         client = openai.OpenAI(api_key="k", base_url=fake.url + "/v1", max_retries=0)
@@ -57,6 +66,8 @@ def test_the_openai_fake_streams_chunks_and_usage_when_asked() -> None:
 
 
 def test_hold_last_keeps_the_last_token_until_released() -> None:
+    import openai
+
     hold = threading.Event()
     reply = StreamReply(text="first words then the end", hold_last=hold)
     seen: list[str] = []
@@ -92,9 +103,13 @@ def test_a_cut_stream_fails_in_the_sdk(wire: Any) -> None:
 
 def _drain(wire: str, url: str) -> None:
     if wire == "anthropic":
+        import anthropic
+
         client = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
         with client.messages.stream(model="m", max_tokens=9, messages=USER) as stream:
             stream.get_final_message()
     else:
+        import openai
+
         client = openai.OpenAI(api_key="k", base_url=url + "/v1", max_retries=0)
         list(client.chat.completions.create(model="m", messages=USER, stream=True))

@@ -5,6 +5,7 @@ errors mapped (mid-stream too), and a fallback after the first token announced a
 from __future__ import annotations
 
 import json
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,10 @@ from specwire.runtime.models.types import (
 )
 from tests.support.fake_streams import FakeToolCall, StreamReply, WireFormat, serve_stream
 
-pytest.importorskip("anthropic")
-pytest.importorskip("openai")
+pytestmark = pytest.mark.skipif(
+    find_spec("anthropic") is None or find_spec("openai") is None,
+    reason="the anthropic and openai SDKs are not installed",
+)
 
 WIRES: list[WireFormat] = ["anthropic", "openai"]
 LONG = " ".join(f"word{n}" for n in range(40)) + "."

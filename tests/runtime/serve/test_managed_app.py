@@ -9,12 +9,15 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import httpx
-import openai
 import pytest
 from inprocess_serving import example_agent, files_text, load_agent, serve_app, stores_kept_open
 from starlette.testclient import TestClient
+
+if TYPE_CHECKING:
+    import openai
 
 ACME_KEY = "sk-acme-0123456789abcdef0123"
 GLOBEX_KEY = "sk-globex-0123456789abcdef01"
@@ -74,6 +77,8 @@ def tenant_root(workdir: Path, tenant: str) -> Path:
 
 
 def official(http: TestClient, key: str, session: str | None = None) -> openai.OpenAI:
+    import openai
+
     headers = {"X-Session-Id": session} if session else None
     return openai.OpenAI(
         base_url="http://testserver/v1",
@@ -248,6 +253,8 @@ def test_a_missing_or_wrong_key_is_401_and_runs_nothing(
 
 
 def test_the_official_client_raises_on_refusals(concierge: TestClient, workdir: Path) -> None:
+    import openai
+
     with pytest.raises(openai.AuthenticationError):
         official(concierge, "sk-not-a-tenant-key-0000000").models.list()
     with pytest.raises(openai.NotFoundError) as caught:
@@ -391,6 +398,8 @@ def budgeted_app(
 def test_an_exhausted_budget_is_a_quota_error_and_runs_nothing(
     budgets_agent: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import openai
+
     client, ledger = budgeted_app(budgets_agent, tmp_path, monkeypatch, "tight")
     with stores_kept_open(), client:
         assert say(

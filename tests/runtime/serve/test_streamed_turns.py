@@ -9,9 +9,9 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
-import openai
 import pytest
 from inprocess_serving import ROOT, example_agent, serve_app, stores_kept_open
 from starlette.applications import Starlette
@@ -19,6 +19,9 @@ from starlette.testclient import TestClient
 
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from serving_support import FakeSlack, fake_slack, message_event, slack_headers  # noqa: E402
+
+if TYPE_CHECKING:
+    import openai
 
 ACME_KEY = "sk-acme-0123456789abcdef0123"
 MODEL = "managed-concierge"
@@ -42,6 +45,8 @@ def concierge(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestCl
 
 
 def official(http: TestClient, session: str) -> openai.OpenAI:
+    import openai
+
     return openai.OpenAI(
         base_url="http://testserver/v1",
         api_key=ACME_KEY,
