@@ -54,6 +54,7 @@ from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import HandoffInput, LedgerEntry
 from specwire.runtime.fs.locking import DEFAULT_WAIT_S
 from specwire.runtime.safety.screening import screen_for_memory, storable
+from specwire.runtime.sessions.store import LogSource
 
 __all__ = [
     "NO_ACTIVE_PLAN",
@@ -75,7 +76,7 @@ class ContinuityStore:
         layout: StoreLayout,
         *,
         scope_dir: Path | None = None,
-        sessions_dir: Path | None = None,
+        sessions_dir: LogSource | None = None,
         proof_mode: ProofMode = "ladder",
         focus_max_chars: int = DEFAULT_FOCUS_MAX_CHARS,
         now: Clock = utc_now,

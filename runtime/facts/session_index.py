@@ -202,11 +202,16 @@ class SessionIndex:
         return path
 
     def record_session(
-        self, session_id: str, stop_reason: str, log_path: Path, scope: ScopeKey = AGENT
+        self,
+        session_id: str,
+        stop_reason: str,
+        log: Path | Iterable[Event],
+        scope: ScopeKey = AGENT,
     ) -> Path | None:
-        """Summarize the session's log into its record in ``scope`` (nothing for an empty
-        session)."""
-        summary = summarize(read_events(log_path), session_id, stop_reason, self.now, scope)
+        """Summarize the session's log (its path or its events) into its record in ``scope``
+        (nothing for an empty session)."""
+        events = read_events(log) if isinstance(log, Path) else log
+        summary = summarize(events, session_id, stop_reason, self.now, scope)
         if summary.turns == 0:
             return None
         return self.write(summary)
@@ -294,8 +299,8 @@ def session_recall_seam(
         sessions = [summary.line() for summary in found]
         return [line for line, _ in reciprocal_rank_fusion([facts, sessions])][:k]
 
-    def on_session_end(session_id: str, stop_reason: str, log_path: Path) -> None:
-        index.record_session(session_id, stop_reason, log_path, scope)
+    def on_session_end(session_id: str, stop_reason: str, events: Iterable[Any]) -> None:
+        index.record_session(session_id, stop_reason, events, scope)
 
     recall: Callable[[str, int], list[str]] | None = fused if seam.auto_recall else None
     return dataclasses.replace(seam, recall=recall, on_session_end=on_session_end)

@@ -43,7 +43,8 @@ from specwire.runtime.loop import iter_messages
 from specwire.runtime.models import Model
 from specwire.runtime.models.streaming import StreamSink
 from specwire.runtime.safety.secrets import SecretRef, SettingValue
-from specwire.runtime.wiring import HostResources
+from specwire.runtime.sessions.store import FileSessionLogs, SessionLogs
+from specwire.runtime.wiring import HostResources, parse_fragment, session_logs_for
 
 LINE_SHAPE = "<conversation-key>: <message>"
 
@@ -85,8 +86,11 @@ def serve_channel(
     chosen = load_model(model, spec_name)
     if chosen is None:
         return 2
+    fragment = parse_fragment(check.memory) if check.memory is not None else None
     with host_resources() as resources:  # one fact store (and its recall index) for every turn
         bot = _ChannelBot(spec_name, chosen, instructions, build_turn, root, resources)
+        if fragment is not None:  # with memory.state: postgres, the logs are in the database
+            bot.logs = session_logs_for(fragment, None, bot.sessions_dir, resources.clock)
         if args.command == "serve":
             return _serve_http(bot, args, channels, session_key)
         return _serve_console(bot, args, channels, session_key)
@@ -113,6 +117,7 @@ class _ChannelBot:
         self.sessions_dir = StoreLayout.for_cwd(
             (root or Path.cwd()).resolve(), spec_name
         ).sessions_dir
+        self.logs: SessionLogs = FileSessionLogs(self.sessions_dir)
 
     def answer(
         self,
@@ -130,7 +135,8 @@ class _ChannelBot:
             model=self.model,
             instructions=self.instructions,
             setup=setup,
-            sessions_dir=self.sessions_dir,
+            sessions_dir=None,
+            logs=self.logs,
             session_id=session_id,
             message=message,
             spec_name=self.spec_name,

@@ -25,6 +25,7 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "fs.atomic:replace_atomically": "host: the atomic writer; its callers are listed",
     "fs.fenced:write_atomic": "host: the atomic writer; its callers are listed",
     "fs.keyfile:key_in": "host: a random key (evidence key, erasure receipt key)",
+    "pg.migrations:migrate": "host: a component's schema and its version",
     # -- facts ----------------------------------------------------------------------------------
     "facts.sql.queries:insert": "screened: as insert_many",
     "facts.sql.queries:insert_many": "screened: NewFact redacts (facts.validation) and the "
@@ -107,6 +108,9 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "sessions.log:SessionLog.append": "host: the session log records what happened (payloads "
     "redacted and made valid Unicode); it is evidence, framed when replayed, never instructions",
     "sessions.log:rewrite_log": "host: erasure's redaction of a log, sealed again",
+    "sessions.postgres:PostgresSessionLogs.append": "host: as sessions.log:SessionLog.append, "
+    "one sealed row per event in session_log_events",
+    "sessions.postgres:PostgresSessionLogs.key": "host: a random key sealing a tenant's logs",
     "dream.state:write_state": "host: the dream schedule's own record (times, counts)",
     "hosts.research:_write_report": "host: a report for the owner, never read into a "
     "prompt; the text in it is the sessions' logged (redacted) replies",
@@ -123,6 +127,7 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "tools.builtin:_write": "host: the agent's own work files in its workspace (the "
     "write tool refuses .specwire/); never read into a prompt but through a tool result",
     "hosts.http.usage_ledger:UsageLedger.add": "host: token counts per tenant",
+    "hosts.http.usage_postgres:PostgresUsageLedger.add": "host: token counts per tenant",
     "tools.shell.launch:_write_proc": "host: the sandbox's own process settings",
     "tools.schemas:main": "host: generated tool schemas (a build step)",
 }

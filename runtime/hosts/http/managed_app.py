@@ -51,8 +51,8 @@ from specwire.runtime.hosts.http.reply_stream import (
 )
 from specwire.runtime.hosts.http.tenant_keys import TenantKeys
 from specwire.runtime.hosts.http.usage_ledger import (
+    Ledger,
     TenantUsage,
-    UsageLedger,
     budget_problem,
     estimate_input_tokens,
 )
@@ -91,7 +91,7 @@ class ManagedService:
     keys: TenantKeys
     tenants: Mapping[str, TenantConfig]
     run_turn: ManagedTurn
-    ledger_for: Callable[[str], UsageLedger]
+    ledger_for: Callable[[str], Ledger]
     max_body: int
     log: Callable[[str], None]
     turns: ConversationTurns = field(default_factory=ConversationTurns)

@@ -13,6 +13,7 @@ import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import storage_name
@@ -73,6 +74,15 @@ def budget_problem(used: TenantUsage, tenant: TenantConfig) -> str | None:
             f"({used.output} of {tenant.max_output_tokens})"
         )
     return None
+
+
+class Ledger(Protocol):
+    """A tenant's usage of a spec: this file ledger, or ``PostgresUsageLedger`` with
+    ``memory.state: postgres`` (``runtime.hosts.http.usage_postgres``)."""
+
+    def read(self) -> TenantUsage: ...
+
+    def add(self, usage: Usage, *, estimated: int = 0) -> TenantUsage: ...
 
 
 class UsageLedger:
