@@ -66,6 +66,7 @@ from specwire.runtime.wiring import (
 
 if TYPE_CHECKING:
     from specwire.runtime.hosts.http.usage_ledger import Ledger
+    from specwire.runtime.hosts.http.usage_postgres import WorkerLease
 
 LINE_SHAPE = "<tenant-id>/<session-key>: <message>"
 
@@ -119,9 +120,12 @@ def serve_managed(
     with host_resources() as resources:  # each tenant's fact store (and recall index) across turns
         agent = _TenantAgent(spec_name, chosen, instructions, tenants, build_turn, root, resources)
         agent.fragment = parsed
-        if args.command == "serve":
-            return _serve_http(agent, args)
-        return _serve_console(agent, args)
+        try:
+            if args.command == "serve":
+                return _serve_http(agent, args)
+            return _serve_console(agent, args)
+        finally:
+            agent.close()
 
 
 class _TenantAgent:
@@ -149,6 +153,12 @@ class _TenantAgent:
         self._lock = threading.Lock()
         # The bundle's memory fragment: where the session logs and usage ledgers live.
         self.fragment: FragmentData | None = None
+        # With the usage ledgers in the database: this process, as reservations name it.
+        self._lease: WorkerLease | None = None
+
+    def close(self) -> None:
+        if self._lease is not None:
+            self._lease.close()
 
     def in_database(self) -> bool:
         return self.fragment is not None and state_in_database(self.fragment)
@@ -166,10 +176,17 @@ class _TenantAgent:
 
         if self.fragment is not None and self.fragment.memory is not None and self.in_database():
             from specwire.runtime.facts.providers.connect import shared_postgres_pool
-            from specwire.runtime.hosts.http.usage_postgres import PostgresUsageLedger
+            from specwire.runtime.hosts.http.usage_postgres import (
+                PostgresUsageLedger,
+                WorkerLease,
+            )
 
+            pool = shared_postgres_pool(self.fragment.memory)
+            with self._lock:
+                if self._lease is None:
+                    self._lease = WorkerLease(pool)
             return PostgresUsageLedger(
-                shared_postgres_pool(self.fragment.memory), tenant=tenant_id, spec=self.spec_name
+                pool, tenant=tenant_id, spec=self.spec_name, lease=self._lease
             )
         return UsageLedger(self.tenant(tenant_id).root, self.spec_name)
 

@@ -94,8 +94,7 @@ def test_a_forged_or_copied_row_is_never_evidence(pool: Any, database: str) -> N
             "payload": {"toolUseId": "tu_9", "name": "bash", "isError": False, "text": "ok"},
         }
         conn.execute(
-            "INSERT INTO session_log_events VALUES ('acme', 'bot', %s, 6, 'tool_result', %s, "
-            "%s)",
+            "INSERT INTO session_log_events VALUES ('acme', 'bot', %s, 6, 'tool_result', %s, %s)",
             (SESSION, json.dumps(forged), "0" * 64),
         )
         # A genuine row copied into another session does not verify there (the seal covers
@@ -175,8 +174,9 @@ def test_the_conversation_lock_holds_across_processes_and_dies_with_its_holder(
         holder.wait(timeout=30)
         # The server dropped the dead worker's lock with its connection.
         with logs.conversation_lock(SESSION, 30.0):
-            with pytest.raises(LockTimeoutError), logs.conversation_lock(SESSION, 0.2):
-                pass
+            second = logs.conversation_lock(SESSION, 0.2)
+            with pytest.raises(LockTimeoutError):
+                second.__enter__()
     finally:
         if holder.poll() is None:
             holder.kill()
