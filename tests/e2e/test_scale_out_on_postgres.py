@@ -2,9 +2,10 @@
 
 The facts and the session logs live in PostgreSQL (every statement fenced by tenant and spec;
 ``memory.state: postgres``); continuity files live on a folder both processes share
-(``SPECWIRE_TENANTS_ROOT``), as they would on a shared volume. Turns for both tenants go to both processes at once, conversations hop from
-one process to the other, and afterwards: every fact is there once, no tenant reads another's,
-and every session log is whole (its sequence numbers run 1..n with no gap or repeat).
+(``SPECWIRE_TENANTS_ROOT``), as they would on a shared volume. Turns for both tenants go to both
+processes at once, conversations hop from one process to the other, and afterwards: every fact
+is there once, no tenant reads another's, and every session log is whole (its sequence numbers
+run 1..n with no gap or repeat).
 """
 
 from __future__ import annotations
