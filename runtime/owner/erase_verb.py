@@ -129,7 +129,8 @@ def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> Post
     sys.stdout.write(
         f"erased in PostgreSQL: {done.facts} fact(s), {done.quarantined} quarantined, "
         f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted, "
-        f"{done.documents} document(s) redacted\n"
+        f"{done.documents} document(s) redacted, {done.session_log_rows} session log row(s) "
+        "redacted\n"
     )
     return done
 
@@ -147,6 +148,7 @@ def _erase(
                 "vectors": database.vectors,
                 "reasonsRedacted": database.reasons_redacted,
                 "documentsRedacted": database.documents,
+                "sessionLogRowsRedacted": database.session_log_rows,
                 "remaining": database.remaining,
             }
         }

@@ -121,6 +121,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "erasure.file_tier:redact_files": "host: the subject redacted from session logs",
     "erasure.postgres_tier:erase_in_database": "host: deletions of the subject",
     "erasure.postgres_tier:_redact_reasons": "host: the subject redacted",
+    "erasure.postgres_logs_tier:redact_session_logs": "host: the subject redacted from session "
+    "log rows, sealed again",
     "erasure.postgres_tier:_redact_documents": "host: stored document text with the subject "
     "redacted",
     # -- tools and the rest ---------------------------------------------------------------------
@@ -128,6 +130,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "write tool refuses .specwire/); never read into a prompt but through a tool result",
     "hosts.http.usage_ledger:UsageLedger.add": "host: token counts per tenant",
     "hosts.http.usage_postgres:PostgresUsageLedger.add": "host: token counts per tenant",
+    "hosts.http.usage_postgres:PostgresUsageLedger.admit": "host: a turn's reservation "
+    "(token counts, a random ticket, the worker's backend pid)",
     "tools.shell.launch:_write_proc": "host: the sandbox's own process settings",
     "tools.schemas:main": "host: generated tool schemas (a build step)",
 }

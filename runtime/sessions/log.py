@@ -317,6 +317,11 @@ def rewrite_log(path: Path, edit: Callable[[str], str]) -> int:
     return changed
 
 
+def edit_strings(value: Any, edit: Callable[[str], str]) -> Any:
+    """``value`` (an event's body) with ``edit`` applied to every string in it."""
+    return _edit_strings(value, edit)
+
+
 def _edit_strings(value: Any, edit: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return edit(value)

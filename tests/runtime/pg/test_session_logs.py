@@ -181,3 +181,26 @@ def test_the_conversation_lock_holds_across_processes_and_dies_with_its_holder(
         if holder.poll() is None:
             holder.kill()
             holder.wait()
+
+
+def test_erasure_redacts_the_subject_from_every_log_and_the_rows_stay_evidence(
+    pool: Any, database: str
+) -> None:
+    from specwire.runtime.erasure.postgres_tier import erase_in_database, remaining
+    from specwire.runtime.erasure.subject import Subject
+
+    logs = logs_of(pool)
+    log = logs.open(SESSION)
+    one_turn(log)
+    log.append("user_message", {"text": 'Alice Smith said "hi"\nagain', "turn": 2})
+    logs_of(pool, tenant="globex").open(OTHER).append("recall", {"lines": ["Alice Smith"]})
+    subject = Subject.literal("Alice Smith")
+    assert remaining(database, subject) == 2
+    done = erase_in_database(database, subject)
+    assert (done.session_log_rows, done.remaining) == (2, 0)
+    events = list(logs.events(SESSION))  # every row still verifies, numbered as before
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5, 6]
+    assert "Alice" not in events[-1].payload["text"]
+    assert resolve_tool_use(logs, SESSION, "tu_1").verdict == "verified"
+    [recall] = logs_of(pool, tenant="globex").events(OTHER)
+    assert "Alice" not in json.dumps(recall.payload)
