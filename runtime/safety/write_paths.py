@@ -130,6 +130,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "write tool refuses .specwire/); never read into a prompt but through a tool result",
     "hosts.http.usage_ledger:UsageLedger.add": "host: token counts per tenant",
     "hosts.http.usage_postgres:PostgresUsageLedger.add": "host: token counts per tenant",
+    "hosts.http.slack_dedup_postgres:PostgresSeenEvents.first_time": "host: Slack event ids "
+    "and channel timestamps, for retry de-duplication",
     "hosts.http.usage_postgres:PostgresUsageLedger.admit": "host: a turn's reservation "
     "(token counts, a random ticket, the worker's backend pid)",
     "tools.shell.launch:_write_proc": "host: the sandbox's own process settings",
