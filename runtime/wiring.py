@@ -37,6 +37,7 @@ from specwire.runtime.core.tool_types import (
     ToolContext,
     ToolResult,
 )
+from specwire.runtime.core.volume import DocumentVolume
 
 if TYPE_CHECKING:
     from specwire.runtime.core.fragment_model import MemoryWiringFragment
@@ -209,11 +210,13 @@ def _check_version(fragment: Mapping[str, Any]) -> None:
         )
 
 
-def _layout(fragment: FragmentData, deps: MemoryDeps) -> tuple[StoreLayout, LogSource]:
+def _layout(
+    fragment: FragmentData, deps: MemoryDeps, state_of: FragmentData
+) -> tuple[StoreLayout, LogSource]:
     layout = StoreLayout.for_cwd(deps.cwd, fragment.spec_name, deps.tenant)
-    if state_in_database(fragment):
+    if state_in_database(state_of):
         # The proof ladder and capture read the logs the host writes there.
-        return layout, session_logs_for(fragment, deps.tenant, layout.sessions_dir, deps.clock())
+        return layout, session_logs_for(state_of, deps.tenant, layout.sessions_dir, deps.clock())
     if deps.session_root_dir is None:
         return layout, layout.sessions_dir
     sessions_dir = deps.session_root_dir
@@ -250,18 +253,29 @@ def wire_memory(fragment: FragmentInput, deps: MemoryDeps) -> WiredMemory:
     return _wire(fragment, deps, facts=True)
 
 
-def _wire(fragment: FragmentInput, deps: MemoryDeps, *, facts: bool) -> WiredMemory:
+def _wire(
+    fragment: FragmentInput,
+    deps: MemoryDeps,
+    *,
+    facts: bool,
+    state_of: FragmentData | None = None,
+) -> WiredMemory:
+    """``state_of``: the fragment whose ``memory.state`` says where the state documents live
+    (default: ``fragment``; ``wire_continuity`` drops the memory section but not that)."""
     parsed = parse_fragment(fragment)
     _check_supported(parsed)
     wired = WiredMemory()
     if not memory_enabled(parsed) and not continuity_enabled(parsed):
         return wired
 
-    layout, sessions_dir = _layout(parsed, deps)
+    layout, sessions_dir = _layout(parsed, deps, state_of or parsed)
     now = deps.clock()
     announce = _AnnounceOnce(deps.log) if deps.log is _stderr else None
     try:
-        _wire_tiers(parsed, deps, wired, layout, sessions_dir, now, announce or deps.log, facts)
+        volume = _state_volume(state_of or parsed, deps, layout)
+        _wire_tiers(
+            parsed, deps, wired, layout, sessions_dir, now, announce or deps.log, facts, volume
+        )
     except BaseException:
         wired.close()
         raise
@@ -280,6 +294,7 @@ def _wire_tiers(
     now: Clock,
     log: Callable[[str], None],
     with_facts: bool,
+    volume: DocumentVolume | None,
 ) -> None:
     facts_on = with_facts and memory_enabled(parsed)
     continuity_on = continuity_enabled(parsed)
@@ -326,6 +341,7 @@ def _wire_tiers(
                 proof_mode=parsed.continuity.proof if parsed.continuity is not None else "ladder",
                 emit=deps.append_event,
                 now=now,
+                volume=volume,
             )
             wired.options["memory"] = dataclasses.replace(
                 wired.options["memory"], dream=job.start_if_due
@@ -359,13 +375,13 @@ def _wire_tiers(
             wired.options["memory"] = documents.seam
 
     if continuity_on and parsed.continuity is not None:
-        continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log)
+        continuity = _build_continuity(parsed, deps, layout, sessions_dir, now, log, volume)
         wired.stores.continuity = continuity.store
         wired.tools.extend(continuity.tools)
         wired.options["continuity"] = continuity.seam
 
     if wiki_on:
-        _wire_wiki_tier(parsed, deps, wired, layout, now, log)
+        _wire_wiki_tier(parsed, deps, wired, layout, now, log, volume)
 
     plans_on = continuity_on and parsed.continuity is not None and parsed.continuity.plan
     _wire_skills_and_commands(
@@ -390,6 +406,7 @@ def _wire_wiki_tier(
     layout: StoreLayout,
     now: Clock,
     log: Callable[[str], None],
+    volume: DocumentVolume | None,
 ) -> None:
     from specwire.runtime.wiki.wiring import build_wiki
 
@@ -403,7 +420,9 @@ def _wire_wiki_tier(
         embedder = load_embedder(declared)
     plans_on = parsed.continuity is not None and parsed.continuity.plan
     goals = wired.stores.continuity if plans_on else None
-    wiki = build_wiki(wiki_fragment, layout, embedder=embedder, goals=goals, now=now, log=log)
+    wiki = build_wiki(
+        wiki_fragment, layout, embedder=embedder, goals=goals, now=now, log=log, volume=volume
+    )
     wired.stores.wiki = wiki.store
     wired.tools.extend(wiki.tools)
     if wiki.recall is not None:
@@ -436,6 +455,7 @@ def _build_continuity(
     sessions_dir: LogSource,
     now: Clock,
     log: Callable[[str], None],
+    volume: DocumentVolume | None,
 ) -> Any:
     from specwire.runtime.continuity.wiring import build_continuity
 
@@ -447,7 +467,41 @@ def _build_continuity(
         session_scope=deps.session_scope,
         now=now,
         log=log,
+        volume=volume,
     )
+
+
+def _state_volume(
+    fragment: FragmentData, deps: MemoryDeps, layout: StoreLayout
+) -> DocumentVolume | None:
+    """Where continuity, the wiki and dream state keep their documents: None (files under the
+    layout's root) unless the fragment says ``memory.state: postgres``; then the tenant's spec
+    in the facts' database, on the process's pool for ``memory.dsn`` (opened and migrated once
+    per process, not per turn)."""
+    return state_volume(fragment, layout, deps.tenant)
+
+
+def state_volume(
+    fragment: FragmentData, layout: StoreLayout, tenant: Tenant | None
+) -> DocumentVolume | None:
+    """The ``PostgresVolume`` of ``tenant``'s spec when the fragment keeps state in PostgreSQL
+    (the owner's commands open the same one); None for files."""
+    memory = fragment.memory
+    if memory is None or memory.state != "postgres":
+        return None
+    from specwire.runtime.core.errors import StoreError
+    from specwire.runtime.facts.providers.connect import DEFAULT_TENANT, shared_postgres_pool
+    from specwire.runtime.pg.volume import PostgresVolume
+
+    try:
+        return PostgresVolume(
+            shared_postgres_pool(memory),
+            layout.root,
+            tenant=tenant.id if tenant is not None else DEFAULT_TENANT,
+            spec=layout.spec_name,
+        )
+    except StoreError as exc:
+        raise MemoryServiceError(f"memory-service: postgres state: {exc}") from exc
 
 
 def _wire_skills_and_commands(
@@ -490,7 +544,7 @@ def wire_continuity(fragment: FragmentInput, deps: MemoryDeps) -> WiredMemory | 
     if not continuity_enabled(parsed):
         return None
     only_continuity = dataclasses.replace(parsed, memory=None)
-    return wire_memory(only_continuity, deps)
+    return _wire(only_continuity, deps, facts=True, state_of=parsed)
 
 
 def wire_wiki(fragment: FragmentInput, deps: MemoryDeps) -> WiredMemory | None:

@@ -80,10 +80,8 @@ class PlanBook:
     def files(self) -> dict[str, Path]:
         """Every plan file by id, in plan-number order (the first file wins for an id)."""
         directory = self.directory
-        if not directory.is_dir():
-            return {}
         found: dict[str, Path] = {}
-        for entry in sorted(directory.iterdir(), key=lambda p: p.name):
+        for entry in (directory / name for name in self._folder.names(directory)):
             match = PLAN_FILE_RE.match(entry.name)
             if match is not None and match.group(1) not in found:
                 assert_inside(entry, self._folder.root)

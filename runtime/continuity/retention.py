@@ -18,6 +18,7 @@ from typing import Any
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.tenancy import assert_inside
+from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.fs.atomic import sweep_temps
 from specwire.runtime.fs.fenced import read_text, write_atomic
 from specwire.runtime.fs.locking import DEFAULT_WAIT_S, FileLock
@@ -34,7 +35,10 @@ def retention_temp(name: str) -> bool:
 
 
 def _load(path: Path, root: Path) -> dict[str, Any]:
-    text = read_text(path, root=root)
+    return _parse(read_text(path, root=root), path)
+
+
+def _parse(text: str | None, path: Path) -> dict[str, Any]:
     if text is None or not text.strip():
         return {"version": RETENTION_VERSION, "pins": []}
     try:
@@ -72,20 +76,43 @@ def pin_sessions(
     with lock:
         _sweep(target.parent, log)
         data = _load(target, root)
-        pins = data.get("pins")
-        pins_list: list[Any] = list(pins) if isinstance(pins, list) else []
-        added = [sid for sid in wanted if sid not in pins_list]
+        added, text = _pinned(data, wanted, target)
         if not added:
             return []
-        data["pins"] = pins_list + added
-        data.setdefault("version", RETENTION_VERSION)
-        text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-        if len(text.encode("utf-8")) > RETENTION_MAX_BYTES:
-            raise StoreError(
-                f"{target.name} would exceed {RETENTION_MAX_BYTES} bytes; nothing was pinned"
-            )
         write_atomic(target, text, root=root)
     return added
+
+
+def pin_sessions_in(
+    volume: DocumentVolume, path: Path, session_ids: Iterable[str], *, wait_s: float
+) -> list[str]:
+    """``pin_sessions`` for a database volume (``retention.json`` kept as a document of the
+    tenant's spec)."""
+    wanted = list(dict.fromkeys(session_ids))
+    if not wanted:
+        return []
+    with volume.locked(path.with_name(LOCK_NAME), wait_s=wait_s, what=path.name):
+        added, text = _pinned(_parse(volume.read(path), path), wanted, path)
+        if added:
+            volume.write(path, text)
+    return added
+
+
+def _pinned(data: dict[str, Any], wanted: list[str], target: Path) -> tuple[list[str], str]:
+    """The ids of ``wanted`` not pinned yet, and the file's text with them added."""
+    pins = data.get("pins")
+    pins_list: list[Any] = list(pins) if isinstance(pins, list) else []
+    added = [sid for sid in wanted if sid not in pins_list]
+    if not added:
+        return [], ""
+    data["pins"] = pins_list + added
+    data.setdefault("version", RETENTION_VERSION)
+    text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    if len(text.encode("utf-8")) > RETENTION_MAX_BYTES:
+        raise StoreError(
+            f"{target.name} would exceed {RETENTION_MAX_BYTES} bytes; nothing was pinned"
+        )
+    return added, text
 
 
 def _sweep(directory: Path, log: Callable[[str], None]) -> None:

@@ -19,6 +19,11 @@ when
 its holder dies, so a killed writer never blocks the next one). ``sweep_stale_temps`` removes the
 temporaries a killed writer left (under the lock, only when it is free). Nothing is created on
 disk until the first write.
+
+That is the file volume (``runtime.fs.volume.FileVolume``, the default). With
+``memory.state: postgres`` the folder's documents live in a ``PostgresVolume``
+(``runtime.pg.volume``): the same paths as keys, the same texts, the lock an advisory lock held
+by the mutation's transaction; nothing is written on disk.
 """
 
 from __future__ import annotations
@@ -35,8 +40,10 @@ from specwire.runtime.continuity.retention import retention_temp
 from specwire.runtime.core.clock import Clock, iso
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.tenancy import assert_inside
-from specwire.runtime.fs.fenced import read_text, sweep_stale_temps, write_atomic
+from specwire.runtime.core.volume import DocumentVolume
+from specwire.runtime.fs.fenced import sweep_stale_temps
 from specwire.runtime.fs.locking import FileLock
+from specwire.runtime.fs.volume import FileVolume
 
 FOCUS_FILE = "focus.md"
 PLANS_DIR = "plans"
@@ -64,8 +71,10 @@ class StateFolder:
         now: Clock,
         log: Callable[[str], None],
         lock_wait_s: float,
+        volume: DocumentVolume | None = None,
     ) -> None:
         self.root = root
+        self.volume: DocumentVolume = volume if volume is not None else FileVolume(root)
         self.scope_dir = assert_inside(scope_dir, root)
         self.lock_wait_s = lock_wait_s
         self.clock = now
@@ -81,10 +90,17 @@ class StateFolder:
 
     def read(self, path: Path) -> str | None:
         """The file's text; None when it does not exist."""
-        return read_text(path, root=self.root)
+        return self.volume.read(path)
 
     def write(self, path: Path, text: str) -> None:
-        write_atomic(path, text, root=self.root)
+        self.volume.write(path, text)
+
+    def names(self, directory: Path) -> list[str]:
+        """The names in ``directory``, sorted ([] when it does not exist)."""
+        return self.volume.names(directory)
+
+    def exists(self, path: Path) -> bool:
+        return self.volume.exists(path)
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the root, as shown in messages."""
@@ -113,7 +129,9 @@ class StateFolder:
             finally:
                 self._held.depth = depth
             return
-        with self.lock(wait_s=self.lock_wait_s):
+        with self.volume.locked(
+            self.path(LOCK_FILE), wait_s=self.lock_wait_s, what="continuity store", now=self.clock
+        ):
             self._held.depth = 1
             try:
                 yield
@@ -122,7 +140,10 @@ class StateFolder:
 
     def sweep_stale_temps(self) -> None:
         """Remove what writers killed mid-write left behind (see ``sweep_stale_temps``). Never
-        fails: a folder that cannot be checked is reported by the I/O that needs it."""
+        fails: a folder that cannot be checked is reported by the I/O that needs it. A
+        database volume has no temporaries."""
+        if not self.volume.on_files:
+            return
         removed: list[str] = []
         try:
             removed += sweep_stale_temps(

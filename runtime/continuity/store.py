@@ -39,7 +39,7 @@ from specwire.runtime.continuity.plans import Plan, StepStatus, UnreadablePlan
 from specwire.runtime.continuity.proof import EvidenceRef
 from specwire.runtime.continuity.proof_policy import ProofPolicy
 from specwire.runtime.continuity.requirements_ledger import RequirementsLedger
-from specwire.runtime.continuity.retention import pin_sessions
+from specwire.runtime.continuity.retention import pin_sessions, pin_sessions_in
 from specwire.runtime.continuity.state_folder import LOCK_FILE, StateFolder
 from specwire.runtime.continuity.tail import (
     TAIL_MAX_CHARS,
@@ -52,6 +52,7 @@ from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.fragment import ProofMode
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import HandoffInput, LedgerEntry
+from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.fs.locking import DEFAULT_WAIT_S
 from specwire.runtime.safety.screening import screen_for_memory, storable
 from specwire.runtime.sessions.store import LogSource
@@ -83,6 +84,7 @@ class ContinuityStore:
         log: Callable[[str], None] = _drop,
         lock_wait_s: float = DEFAULT_WAIT_S,
         ledger_max_bytes: int = LEDGER_MAX_BYTES,
+        volume: DocumentVolume | None = None,
     ) -> None:
         if focus_max_chars <= 0:
             raise ValueError("focus_max_chars must be positive")
@@ -99,7 +101,9 @@ class ContinuityStore:
             now=now,
             log=log,
             lock_wait_s=lock_wait_s,
+            volume=volume,
         )
+        self.volume = self._folder.volume
         self.scope_dir = self._folder.scope_dir
         policy = ProofPolicy(proof_mode, self.sessions_dir, now=now, pin=self._pin)
         self._trash = TrashBin(self._folder, layout.trash_dir)
@@ -144,6 +148,11 @@ class ContinuityStore:
         return self._folder.mutation()
 
     def _pin(self, session_ids: Sequence[str]) -> None:
+        if not self.volume.on_files:
+            pin_sessions_in(
+                self.volume, self.layout.retention_file, session_ids, wait_s=self.lock_wait_s
+            )
+            return
         pin_sessions(
             self.layout.retention_file,
             session_ids,

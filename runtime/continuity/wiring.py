@@ -20,6 +20,7 @@ from specwire.runtime.core.fragment_data import ContinuityData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import ContinuitySeam, HandoffInput, LedgerEntry
 from specwire.runtime.core.tool_types import Tool
+from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.sessions.store import LogSource
 
 
@@ -40,7 +41,10 @@ def build_continuity(
     session_scope: str | None,
     now: Clock,
     log: Callable[[str], None],
+    volume: DocumentVolume | None = None,
 ) -> ContinuityWiring:
+    """``volume``: where the documents live (None: files under the layout's root; the
+    composition root passes a ``PostgresVolume`` when the fragment says ``memory.state``)."""
     if continuity.scope == "session":
         if not session_scope:
             raise MemoryServiceError(
@@ -58,11 +62,13 @@ def build_continuity(
         focus_max_chars=continuity.focus_max_chars or DEFAULT_FOCUS_MAX_CHARS,
         now=now,
         log=log,
+        volume=volume,
     )
     tools = continuity_tools(store, continuity.proof, continuity.plan)
     seam = _seam(store, continuity, log)
     parts = "focus · plans · goals" if continuity.plan else "focus"
-    log(f"[memory] continuity on — {store.scope_dir} ({parts})\n")
+    where = store.scope_dir if store.volume.on_files else store.volume.where
+    log(f"[memory] continuity on — {where} ({parts})\n")
     return ContinuityWiring(store, tools, seam)
 
 

@@ -30,6 +30,7 @@ from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.fragment import ProofMode
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import EventSink
+from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.dream.fact_steps import DreamFacts, FactSteps, run_fact_steps
 from specwire.runtime.dream.handoff_refresh import refresh_handoff
 from specwire.runtime.dream.model_phase import (
@@ -85,20 +86,24 @@ def run_dream(
     force: bool = False,
     model_session: ModelSession | None = None,
     facts: FactsOpener | None = None,
+    volume: DocumentVolume | None = None,
 ) -> DreamOutcome:
     """Run the dream phases over ``layout``'s stores unless this window already had a run.
 
     ``force`` runs even then. ``model_session`` is the bounded session of ``mode: full``
     (``runtime.hosts.dream_session.memory_session``), run only when the phase is allowed.
-    ``facts`` opens the fact backend (default: ``layout``'s file store).
+    ``facts`` opens the fact backend (default: ``layout``'s file store). ``volume``: where
+    continuity, the wiki and the dream state live (None: files under ``layout``'s root).
     Raises ``StoreError`` only when the run cannot start (another run holds the lock, the
     state file is damaged); a failing step is reported in the outcome.
     """
     started = now()
     window = window_of(layout.spec_name, started, settings.every_s)
-    make_dream_dir(layout)
-    with run_lock(layout, now):
-        previous = read_state(layout)
+    if volume is None or volume.on_files:
+        volume = None
+        make_dream_dir(layout)
+    with run_lock(layout, now, volume):
+        previous = read_state(layout, volume)
         if completed_in(previous, window) and not force:
             assert previous is not None
             note = f"already ran in this window (at {previous.get('lastRunAt')}); nothing done"
@@ -115,6 +120,7 @@ def run_dream(
             price_of,
             model_session,
             facts or _file_store(layout, now),
+            volume,
         )
         record = state_record(
             spec=layout.spec_name,
@@ -126,7 +132,7 @@ def run_dream(
             stale_facts=stale_facts,
             stale_articles=stale_articles,
         )
-        write_state(layout, record)
+        write_state(layout, record, volume)
     if emit is not None:
         emit(EVENT, _event_payload(outcome))
     return outcome
@@ -143,6 +149,7 @@ def _run(
     price_of: PriceLookup,
     model_session: ModelSession | None,
     open_facts: FactsOpener,
+    volume: DocumentVolume | None,
 ) -> tuple[DreamOutcome, tuple[str, ...], tuple[str, ...]]:
     errors: list[str] = []
     moment = now()
@@ -156,15 +163,15 @@ def _run(
 
     wiki = WikiSteps(WikiCounts(), ())
     try:
-        if layout.wiki_dir.is_dir():
+        if _is_dir(volume, layout.wiki_dir):
             days = settings.article_stale_after_days
-            wiki = run_wiki_steps(WikiStore(layout, now=now), moment, days)
+            wiki = run_wiki_steps(WikiStore(layout, now=now, volume=volume), moment, days)
     except _FAILURES as exc:
         errors.append(f"wiki: {exc}")
 
     continuity = ContinuityCounts()
     try:
-        continuity = _continuity(layout, settings, now, log, proof_mode)
+        continuity = _continuity(layout, settings, now, log, proof_mode, volume)
     except _FAILURES as exc:
         errors.append(f"continuity: {exc}")
 
@@ -201,9 +208,19 @@ def _file_store(layout: StoreLayout, now: Clock) -> FactsOpener:
     return opened
 
 
-def _scope_dirs(layout: StoreLayout) -> Iterator[Path]:
+def _is_dir(volume: DocumentVolume | None, path: Path) -> bool:
+    return volume.is_dir(path) if volume is not None else path.is_dir()
+
+
+def _scope_dirs(layout: StoreLayout, volume: DocumentVolume | None) -> Iterator[Path]:
     """The spec's continuity folder, then each session-scoped folder under it."""
     state = layout.state_dir
+    if volume is not None:
+        if volume.is_dir(state):
+            yield state
+            sessions = state / "sessions"
+            yield from (sessions / n for n in volume.names(sessions) if volume.is_dir(sessions / n))
+        return
     if not state.is_dir():
         return
     yield state
@@ -220,11 +237,14 @@ def _continuity(
     now: Clock,
     log: Callable[[str], None],
     proof_mode: ProofMode,
+    volume: DocumentVolume | None,
 ) -> ContinuityCounts:
     counts = ContinuityCounts()
     spec_store: ContinuityStore | None = None
-    for scope in _scope_dirs(layout):
-        store = ContinuityStore(layout, scope_dir=scope, proof_mode=proof_mode, now=now, log=log)
+    for scope in _scope_dirs(layout, volume):
+        store = ContinuityStore(
+            layout, scope_dir=scope, proof_mode=proof_mode, now=now, log=log, volume=volume
+        )
         spec_store = spec_store or store
         tally = revalidate_proofs(store, now())
         pinned = refresh_pins(store, tally.standing_sessions, now, log)
@@ -237,8 +257,10 @@ def _continuity(
             sessions_pinned=counts.sessions_pinned + pinned,
             handoffs_refreshed=counts.handoffs_refreshed + int(refreshed),
         )
-    if layout.trash_dir.is_dir():
-        store = spec_store or ContinuityStore(layout, proof_mode=proof_mode, now=now, log=log)
+    if _is_dir(volume, layout.trash_dir):
+        store = spec_store or ContinuityStore(
+            layout, proof_mode=proof_mode, now=now, log=log, volume=volume
+        )
         cutoff = now() - timedelta(days=settings.trash_retention_days)
         counts = replace(counts, trash_purged=len(store.purge_trash(cutoff)))
     return counts

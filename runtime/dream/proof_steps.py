@@ -25,7 +25,7 @@ from datetime import datetime
 
 from specwire.runtime.continuity.plans import Plan
 from specwire.runtime.continuity.proof import EvidenceRef, FrozenProof, check_evidence
-from specwire.runtime.continuity.retention import pin_sessions
+from specwire.runtime.continuity.retention import pin_sessions, pin_sessions_in
 from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.sessions.store import LogSource, log_exists
 
@@ -93,5 +93,9 @@ def refresh_pins(
 ) -> int:
     """Pin the sessions standing proofs rest on; how many were not pinned yet."""
     layout = store.layout
+    if not store.volume.on_files:
+        return len(
+            pin_sessions_in(store.volume, layout.retention_file, sessions, wait_s=store.lock_wait_s)
+        )
     added = pin_sessions(layout.retention_file, sessions, root=layout.root, now=now, log=log)
     return len(added)

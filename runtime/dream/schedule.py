@@ -24,6 +24,7 @@ from specwire.runtime.core.fragment import DEFAULT_DREAM_MODE, ProofMode
 from specwire.runtime.core.fragment_data import DreamData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import EventSink
+from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.dream.engine import run_dream
 from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.dream.state import window_of
@@ -53,6 +54,8 @@ class DreamJob:
     proof_mode: ProofMode = "ladder"
     emit: EventSink | None = None
     now: Clock = field(default=utc_now)
+    # Where continuity, the wiki and the dream state live (None: files; ``memory.state``).
+    volume: DocumentVolume | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -93,6 +96,7 @@ class DreamJob:
                 emit=self.emit,
                 proof_mode=self.proof_mode,
                 model_id=model_id,
+                volume=self.volume,
             )
             if not outcome.note:
                 reason = outcome.model.reason or "ran"

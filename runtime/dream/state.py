@@ -9,13 +9,16 @@ Shape::
 
 Window ``n`` is ``floor(epoch seconds / every)``: a run whose window already holds a completed
 (``ok``) run does nothing. Written atomically (temporary file and rename, 0600) below the root,
-never through a link; runs of one spec are serialized by ``dream/.lock``.
+never through a link; runs of one spec are serialized by ``dream/.lock``. With
+``memory.state: postgres`` the same file is a document of the database volume
+(``runtime.pg.volume``) and the lock its advisory lock: hosts on any machine share the window.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +27,7 @@ from typing import Any
 from specwire.runtime.core.clock import Clock, iso
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.fs.fenced import read_text, write_atomic
 from specwire.runtime.fs.locking import FileLock
 from specwire.runtime.fs.safe_open import open_dir_beneath
@@ -63,13 +67,21 @@ def make_dream_dir(layout: StoreLayout) -> None:
         os.close(fd)
 
 
-def run_lock(layout: StoreLayout, now: Clock) -> FileLock:
-    return FileLock(dream_dir(layout) / LOCK_FILE, wait_s=LOCK_WAIT_S, what="dream run", now=now)
+def run_lock(
+    layout: StoreLayout, now: Clock, volume: DocumentVolume | None = None
+) -> AbstractContextManager[Any]:
+    lock = dream_dir(layout) / LOCK_FILE
+    if volume is not None:
+        return volume.locked(lock, wait_s=LOCK_WAIT_S, what="dream run", now=now)
+    return FileLock(lock, wait_s=LOCK_WAIT_S, what="dream run", now=now)
 
 
-def read_state(layout: StoreLayout) -> dict[str, Any] | None:
+def read_state(layout: StoreLayout, volume: DocumentVolume | None = None) -> dict[str, Any] | None:
     """The last run's record, or None when no run was recorded; a damaged file is an error."""
-    text = read_text(state_path(layout), root=layout.root)
+    if volume is not None:
+        text = volume.read(state_path(layout))
+    else:
+        text = read_text(state_path(layout), root=layout.root)
     if text is None:
         return None
     try:
@@ -90,9 +102,14 @@ def completed_in(state: dict[str, Any] | None, window: Window) -> bool:
     return state.get("windowKey") == window.key and state.get("status") == "ok"
 
 
-def write_state(layout: StoreLayout, record: dict[str, Any]) -> Path:
+def write_state(
+    layout: StoreLayout, record: dict[str, Any], volume: DocumentVolume | None = None
+) -> Path:
     path = state_path(layout)
     text = json.dumps({"version": STATE_VERSION, **record}, ensure_ascii=False, indent=2) + "\n"
+    if volume is not None:
+        volume.write(path, text)
+        return path
     return write_atomic(path, text, root=layout.root)
 
 

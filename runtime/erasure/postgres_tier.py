@@ -65,6 +65,8 @@ class PostgresErasure:
     documents: int = 0
     # Session log rows redacted (and sealed again).
     session_log_rows: int = 0
+    # State documents (``runtime.erasure.state_tier``) redacted or renamed.
+    state_documents: int = 0
 
 
 def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -> PostgresErasure:

@@ -38,6 +38,7 @@ from specwire.runtime.owner import (
     mcp_verb,
     migrate_verb,
     remember_verb,
+    state_verb,
 )
 from specwire.runtime.owner.asking import Declined
 from specwire.runtime.owner.backend import add_backend_options, is_remote, remote_spec
@@ -199,6 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="clear: focus|plans|goals|all (default all); restore: a trash stamp; "
         "migrate: a .crewhaus folder (default: ROOT/.crewhaus)",
     )
+    state = verb(
+        "state",
+        "export: write the continuity, wiki and trash documents a PostgreSQL-state bundle keeps "
+        "in the database (--backend postgres) into DIR as the file layout",
+    )
+    state.add_argument("action", choices=("export",))
+    state.add_argument("--to", type=Path, help="the folder to write (its .specwire, e.g.)")
     mcp_verb.add_arguments(
         verb(
             "mcp",
@@ -232,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "export": fact_verbs.export,
         "import": fact_verbs.import_facts,
         "continuity": continuity_verbs.run,
+        "state": state_verb.run,
     }
     try:
         if args.verb == "erase":
@@ -242,8 +251,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return migrate_verb.run(args)
         if args.verb == "mcp":
             return mcp_verb.run(args)
-        if is_remote(args) and args.verb == "continuity":
-            raise SelectionError("continuity lives under --root: drop --backend")
+        if args.backend == "http" and args.verb in ("continuity", "state"):
+            raise SelectionError(
+                f"{args.verb} lives under --root or in PostgreSQL: drop --backend http"
+            )
         if is_remote(args):
             spec = remote_spec(args.root, args.spec, args.tenant)
             selection = select_remote(args.root, spec, args.tenant, args.session)

@@ -17,22 +17,30 @@ from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.output import print_json
 from specwire.runtime.owner.selection import Selection, SelectionError
+from specwire.runtime.owner.state_verb import open_state_volume
 from specwire.runtime.safety.injection import scan
 from specwire.runtime.safety.screening import storable
 
 SCOPES = ("focus", "plans", "goals", "all")
 
 
-def _store(selection: Selection) -> ContinuityStore:
+def _store(args: argparse.Namespace, selection: Selection) -> ContinuityStore:
+    """The selected continuity: files under ``--root``, or the tenant's spec in PostgreSQL
+    with ``--backend postgres`` (a ``memory.state: postgres`` bundle's)."""
     layout = selection.layout
     scope_dir = (
         layout.session_state_dir(selection.session) if selection.session is not None else None
     )
-    return ContinuityStore(layout, scope_dir=scope_dir)
+    return ContinuityStore(layout, scope_dir=scope_dir, volume=open_state_volume(args, selection))
 
 
 def run(args: argparse.Namespace, selection: Selection) -> int:
-    store = _store(selection)
+    store = _store(args, selection)
+    if args.action == "migrate" and not store.volume.on_files:
+        raise SelectionError(
+            "continuity migrate copies a CrewHaus folder into files: run it without --backend, "
+            "then `codegen memory migrate` moves the state into PostgreSQL"
+        )
     if args.action == "show":
         return _show(args, store)
     if args.action == "clear":
@@ -48,7 +56,7 @@ def _show(args: argparse.Namespace, store: ContinuityStore) -> int:
     goals = store.list_goals()
     handoff = store.read_handoff()
     data: dict[str, Any] = {
-        "folder": str(store.scope_dir),
+        "folder": str(store.scope_dir) if store.volume.on_files else store.volume.where,
         "focus": None if focus is None else focus.body,
         "activePlan": None
         if plan is None

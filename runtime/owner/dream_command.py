@@ -35,6 +35,7 @@ from specwire.runtime.dream.state import read_state
 from specwire.runtime.facts.providers.admin import FactAdmin, FactLister, FactSweeper
 from specwire.runtime.owner.backend import add_backend_options, is_remote, open_facts, remote_spec
 from specwire.runtime.owner.selection import Selection, SelectionError, select, select_remote
+from specwire.runtime.owner.state_verb import open_state_volume
 from specwire.runtime.safety.redaction import redact
 
 PROG = "codegen dream"
@@ -113,8 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             selection = select(args.root, args.spec, args.tenant, None)
             _check_known(selection.layout)
+        # A memory.state: postgres bundle's dream state, continuity and wiki: the database's.
+        volume = open_state_volume(args, selection) if args.backend == "postgres" else None
         if args.verb == "status":
-            return _status(args, read_state(selection.layout), selection.layout.spec_name)
+            state = read_state(selection.layout, volume)
+            return _status(args, state, selection.layout.spec_name)
         settings = DreamSettings(
             every_s=duration_s(args.every),
             mode=args.mode,
@@ -134,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 model_id=args.model,
                 force=args.force,
                 facts=_facts_opener(args, selection),
+                volume=volume,
             )
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")

@@ -16,6 +16,7 @@ never names a tier that was not reached. The receipt then records the database's
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -114,9 +115,16 @@ def _postgres_dsn(variable: str) -> str:
 def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> PostgresErasure:
     """The database tier, erased (or ``SelectionError``: it was not reached)."""
     from specwire.runtime.erasure.postgres_tier import erase_in_database
+    from specwire.runtime.erasure.state_tier import erase_state_documents
 
     try:
         done = erase_in_database(dsn, subject, key)
+        state = erase_state_documents(dsn, subject)
+        done = dataclasses.replace(
+            done,
+            remaining=done.remaining + state.remaining,
+            state_documents=state.changed,
+        )
     except ImportError as exc:
         raise SelectionError(
             f"--postgres needs {exc.name}: pip install 'specwire[postgres]'"
@@ -129,8 +137,8 @@ def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> Post
     sys.stdout.write(
         f"erased in PostgreSQL: {done.facts} fact(s), {done.quarantined} quarantined, "
         f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted, "
-        f"{done.documents} document(s) redacted, {done.session_log_rows} session log row(s) "
-        "redacted\n"
+        f"{done.documents} document(s) redacted, {done.state_documents} state document(s) "
+        f"(continuity, wiki) redacted, {done.session_log_rows} session log row(s) redacted\n"
     )
     return done
 
@@ -148,6 +156,7 @@ def _erase(
                 "vectors": database.vectors,
                 "reasonsRedacted": database.reasons_redacted,
                 "documentsRedacted": database.documents,
+                "stateDocumentsRedacted": database.state_documents,
                 "sessionLogRowsRedacted": database.session_log_rows,
                 "remaining": database.remaining,
             }

@@ -39,6 +39,13 @@ from specwire.runtime.owner.backend import BACKENDS, OwnerFacts, open_backend, r
 from specwire.runtime.owner.migration import Digest, Snapshot, digest, plan
 from specwire.runtime.owner.output import report
 from specwire.runtime.owner.selection import Selection, SelectionError, select, select_remote
+from specwire.runtime.owner.state_migration import (
+    DatabaseSide,
+    FileSide,
+    StateCopy,
+    copy_state,
+    pending,
+)
 from specwire.runtime.owner.transfer_backend import open_transfer
 
 EXIT_MISMATCH = 3
@@ -141,6 +148,18 @@ def run(args: argparse.Namespace) -> int:
         with Progress("verifying") as verifying, verifying.ticking():
             source_digest = digest(_snapshot(source, "migrate --from"))
             target_digest = digest(_snapshot(target, "migrate --to"))
+    state = _migrate_state(args, source_at, target_at)
+    if state is not None and not state.verified:
+        sys.stderr.write(
+            "codegen memory migrate: verification failed: the state documents differ"
+            + (
+                f" ({', '.join(state.differing[:3])} held other texts there already)"
+                if state.differing
+                else ""
+            )
+            + "\n"
+        )
+        return EXIT_MISMATCH
     if source_digest != target_digest:
         sys.stderr.write(
             f"codegen memory migrate: verification failed: the source holds "
@@ -153,6 +172,11 @@ def run(args: argparse.Namespace) -> int:
         f"{args.target} ({todo.facts_present} fact(s) and {todo.held_present} held write(s) "
         f"were there already); verified: {_described(target_digest)} on both sides"
     )
+    if state is not None:
+        summary += (
+            f"; state: copied {state.copied} document(s) ({state.present} there already), "
+            f"verified (sha256 {state.target_sha256[:16]}…)"
+        )
     report(
         args,
         {
@@ -163,10 +187,62 @@ def run(args: argparse.Namespace) -> int:
             "verified": True,
             "source": source_digest.as_json(),
             "target": target_digest.as_json(),
+            **(
+                {}
+                if state is None
+                else {
+                    "state": {
+                        "copied": state.copied,
+                        "alreadyThere": state.present,
+                        "sha256": state.target_sha256,
+                    }
+                }
+            ),
         },
         summary,
     )
     return 0
+
+
+def _state_side(
+    args: argparse.Namespace, backend: str, selection: Selection, side: str
+) -> FileSide | DatabaseSide | None:
+    """Where a side keeps the spec's state documents; None for a memory service (facts
+    only)."""
+    spec = selection.layout.spec_name
+    if backend == "file":
+        return FileSide(selection.layout.root, spec)
+    if backend != "postgres":
+        return None
+    from specwire.runtime.core.fragment_data import FactsData
+    from specwire.runtime.facts.providers.connect import DEFAULT_TENANT, shared_postgres_pool
+    from specwire.runtime.pg.volume import PostgresVolume
+
+    dsn = getattr(args, f"{side}_dsn")
+    pool = shared_postgres_pool(
+        FactsData(backend="postgres", dsn=dsn if dsn is not None else args.dsn)
+    )
+    tenant = args.tenant if args.tenant is not None else DEFAULT_TENANT
+    return DatabaseSide(PostgresVolume(pool, selection.layout.root, tenant=tenant, spec=spec), spec)
+
+
+def _migrate_state(
+    args: argparse.Namespace, source_at: Selection, target_at: Selection
+) -> StateCopy | None:
+    """Copy the state documents too when both sides can hold them (file and postgres)."""
+    source = _state_side(args, args.source, source_at, "from")
+    target = _state_side(args, args.target, target_at, "to")
+    if source is None or target is None:
+        return None
+    todo, present = pending(source, target)
+    if todo:
+        confirm(
+            f"migrate {len(todo)} state document(s) (continuity, wiki, trash) from "
+            f"{args.source} to {args.target}; {len(present)} are there already",
+            assume_yes=args.yes,
+        )
+    with Progress("copying state documents") as copying, copying.ticking():
+        return copy_state(source, target, todo, len(set(present) & set(source.texts())))
 
 
 def _check(args: argparse.Namespace) -> None:

@@ -80,11 +80,23 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "owner.fact_verbs:export": "host: the owner's export of stored (screened) facts to "
     "the file the owner names",
     # -- continuity -----------------------------------------------------------------------------
-    "continuity.state_folder:StateFolder.write": "screened: ContinuityStore screens and "
-    "redacts every focus, plan and goal text (log_knowledge_gap's goals included) before its "
-    "books write; the handoff is rendered from those; the ledger holds the user's messages, "
-    "redacted by the loop",
     "continuity.retention:pin_sessions": "host: session ids pinned as evidence",
+    # -- state documents (continuity, wiki, dream state) on either volume --------------------
+    "fs.volume:FileVolume.write": "screened: through StateFolder.write, ContinuityStore "
+    "screens and redacts every focus, plan and goal text (log_knowledge_gap's goals included) "
+    "before its books write; the handoff is rendered from those; the ledger holds the user's "
+    "messages, redacted by the loop. Through VolumeWikiFolder, as WikiFolder.write_article; "
+    "through dream.state and retention, the host's own records",
+    "pg.volume:PostgresVolume.write": "screened: the same callers as FileVolume.write hand it "
+    "the same screened texts",
+    "pg.volume:PostgresVolume.move": "host: paths of stored documents renamed (the trash)",
+    "pg.volume:PostgresVolume.write_many": "host: a migration's copy of documents another "
+    "volume holds (screened when they were written)",
+    "owner.state_migration:FileSide.add": "host: a migration's copy of state documents the "
+    "database holds (screened when they were written)",
+    "owner.state_verb:export_documents": "host: the database's state documents (screened "
+    "when written) exported where the owner asks",
+    "erasure.state_tier:_redact": "host: the subject redacted from state documents",
     "owner.continuity_verbs:_migrate": "screened: each CrewHaus file is scanned and "
     "redacted (_screened_copy) before it is copied",
     # -- wiki -----------------------------------------------------------------------------------

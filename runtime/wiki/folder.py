@@ -39,7 +39,7 @@ class UnreadableFile:
 Stamp = tuple[int, int, int]
 
 
-def _is_article_name(name: str) -> bool:
+def is_article_name(name: str) -> bool:
     return (
         name.endswith(ARTICLE_SUFFIX)
         and SLUG_RE.fullmatch(name[: -len(ARTICLE_SUFFIX)]) is not None
@@ -81,7 +81,7 @@ class WikiFolder:
         try:
             with os.scandir(fd) as entries:
                 for entry in entries:
-                    if not _is_article_name(entry.name):
+                    if not is_article_name(entry.name):
                         continue
                     info = entry.stat(follow_symlinks=False)
                     if stat.S_ISREG(info.st_mode):
@@ -164,5 +164,5 @@ class WikiFolder:
     def sweep_temps(self) -> list[str]:
         """Remove temporaries a killed writer left in ``articles/`` (never a live writer's)."""
         return sweep_stale_temps(
-            [(self.articles_dir, _is_article_name)], root=self.root, lock=self.lock
+            [(self.articles_dir, is_article_name)], root=self.root, lock=self.lock
         )

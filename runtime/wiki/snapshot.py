@@ -19,12 +19,15 @@ from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from specwire.runtime.wiki.article import Article, DamagedArticle, parse_article
-from specwire.runtime.wiki.folder import Stamp, UnreadableFile, WikiFolder
+from specwire.runtime.wiki.folder import Stamp, UnreadableFile
 from specwire.runtime.wiki.ranking import Bm25Index, term_counts
 from specwire.runtime.wiki.screening import screen_article
+
+if TYPE_CHECKING:
+    from specwire.runtime.wiki.volume_folder import AnyWikiFolder
 
 MAX_CACHED_FOLDERS: Final = 64
 RESCAN_S: float = 1.0
@@ -104,7 +107,7 @@ def _parse(slug: str, text: str | UnreadableFile) -> _Parsed | str:
     return _Parsed(article, term_counts(contextual_text(article)))
 
 
-def load_snapshot(folder: WikiFolder) -> WikiSnapshot:
+def load_snapshot(folder: AnyWikiFolder) -> WikiSnapshot:
     cached = _entry(folder.directory)
     folder_stamp = folder.folder_stamp()
     started = time.monotonic()

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.safety.screening import scan, storable
 from specwire.runtime.wiki.article import (
     MAX_BODY_CHARS,
@@ -46,6 +47,9 @@ from specwire.runtime.wiki.folder import WikiFolder
 from specwire.runtime.wiki.screening import WITHHELD, article_text, screen_article
 from specwire.runtime.wiki.semantic import VectorCache, WikiEmbedder
 from specwire.runtime.wiki.snapshot import WikiSnapshot, load_snapshot, mark_changed
+
+if TYPE_CHECKING:
+    from specwire.runtime.wiki.volume_folder import AnyWikiFolder
 
 SOURCES_REQUIRED: Final = (
     "wiki_write rejected: the body has no `## Sources` section. This wiki requires cited "
@@ -137,9 +141,21 @@ class WikiStore:
         require_sources: bool = False,
         embedder: WikiEmbedder | None = None,
         now: Clock = utc_now,
+        volume: DocumentVolume | None = None,
     ) -> None:
+        """``volume``: a database volume keeps the articles there (``memory.state:
+        postgres``); None or a file volume: the folder under the layout's root."""
         self.layout = layout
-        self.folder = WikiFolder(layout.root, layout.wiki_dir, now=now)
+        self.folder: AnyWikiFolder
+        if volume is None or volume.on_files:
+            self.folder = WikiFolder(layout.root, layout.wiki_dir, now=now)
+        else:
+            from specwire.runtime.pg.volume import PostgresVolume
+            from specwire.runtime.wiki.volume_folder import VolumeWikiFolder
+
+            if not isinstance(volume, PostgresVolume):
+                raise TypeError(f"no wiki folder for {type(volume).__name__}")
+            self.folder = VolumeWikiFolder(volume, layout.wiki_dir, now=now)
         self.require_sources = require_sources
         self.vectors = (
             VectorCache(embedder, self.folder.directory) if embedder is not None else None
@@ -148,6 +164,9 @@ class WikiStore:
 
     @property
     def path(self) -> str:
+        volume = getattr(self.folder, "volume", None)
+        if volume is not None:
+            return str(volume.where)
         return str(self.folder.directory)
 
     # ── reads ───────────────────────────────────────────────────────────────────────────────

@@ -15,6 +15,7 @@ from specwire.runtime.core.fragment import DEFAULT_WIKI_RECALL_K
 from specwire.runtime.core.fragment_data import WikiData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import Tool
+from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.wiki import queries
 from specwire.runtime.wiki.semantic import WikiEmbedder
 from specwire.runtime.wiki.store import WikiStore
@@ -40,9 +41,14 @@ def build_wiki(
     goals: GoalWriter | None,
     now: Clock,
     log: Callable[[str], None],
+    volume: DocumentVolume | None = None,
 ) -> WikiWiring:
     store = WikiStore(
-        layout, require_sources=wiki.require_sources is True, embedder=embedder, now=now
+        layout,
+        require_sources=wiki.require_sources is True,
+        embedder=embedder,
+        now=now,
+        volume=volume,
     )
     _sweep_once(store)
     recall_k = wiki.recall_k or DEFAULT_WIKI_RECALL_K

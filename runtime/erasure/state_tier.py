@@ -1,0 +1,121 @@
+"""Erasure in the state documents a PostgreSQL-state bundle keeps in the database
+(``state_documents``: continuity, its trash, the wiki, dream state; every tenant and spec).
+
+The same edits as the file tier makes to the same files (``runtime.erasure.file_tier``): a
+markdown or text document is redacted as text, a JSON one value by value, a hidden one or one
+of another kind is left alone; the slugs holding the subject are renamed (a plan's
+``plan-NNNN-<slug>.md``, an article's ``articles/<slug>.md`` and ``versions/<slug>/``),
+numbered when taken. Every changed row takes a new revision. One transaction, then
+``VACUUM FULL state_documents`` so the old texts leave the table's files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from specwire.runtime.erasure.file_tier import _redact_text
+from specwire.runtime.erasure.subject import Subject
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+TABLE = "state_documents"
+CONNECT_TIMEOUT_S = 10
+_TEXT_SUFFIXES = frozenset({".md", ".json", ".jsonl", ".yaml", ".yml", ".txt"})
+_PLAN_FILE = re.compile(r"^(plan-\d+)-(.+)\.md$")
+
+
+@dataclass(frozen=True)
+class StateErasure:
+    # Documents changed (text redacted, path renamed, or both), of them renamed.
+    changed: int
+    renamed: int
+    # Documents whose text or path still holds the subject.
+    remaining: int
+
+
+def erase_state_documents(dsn: str, subject: Subject) -> StateErasure:
+    import psycopg
+
+    with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+        if not _has_table(conn):
+            return StateErasure(0, 0, 0)
+        with conn.transaction():
+            changed, renamed = _redact(conn, subject)
+    if changed:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+            conn.execute(f"VACUUM FULL {TABLE}")
+    with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+        left = len(_matching(conn, subject))
+    return StateErasure(changed, renamed, left)
+
+
+def _has_table(conn: Connection[Any]) -> bool:
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"public.{TABLE}",)).fetchone()
+    return bool(row and row[0])
+
+
+def _matching(conn: Connection[Any], subject: Subject) -> list[tuple[str, str, str, str]]:
+    found = []
+    with conn.cursor(name="specwire_erasure_state") as cursor:
+        cursor.itersize = 500
+        cursor.execute(f"SELECT tenant, spec, path, body FROM {TABLE}")
+        for tenant, spec, path, body in cursor:
+            if subject.matches(body) or subject.matches(path):
+                found.append((tenant, spec, path, body))
+    return found
+
+
+def _redact(conn: Connection[Any], subject: Subject) -> tuple[int, int]:
+    changed = renamed = 0
+    for tenant, spec, path, body in _matching(conn, subject):
+        name = PurePosixPath(path).name
+        text = body
+        if not name.startswith(".") and PurePosixPath(path).suffix in _TEXT_SUFFIXES:
+            text = _redact_text(Path(path), body, subject)
+        new_path = _free(conn, tenant, spec, path, _renamed(path, subject))
+        if text == body and new_path == path:
+            continue
+        conn.execute(
+            f"UPDATE {TABLE} SET body = %s, path = %s, "
+            "revision = nextval('state_document_revisions'), updated_at = now() "
+            "WHERE tenant = %s AND spec = %s AND path = %s",
+            (text, new_path, tenant, spec, path),
+        )
+        changed += 1
+        renamed += new_path != path
+    return changed, renamed
+
+
+def _renamed(path: str, subject: Subject) -> str:
+    parts = path.split("/")
+    for index, part in enumerate(parts):
+        folder = parts[index - 1] if index else ""
+        last = index == len(parts) - 1
+        if folder == "plans" and last:
+            plan = _PLAN_FILE.match(part)
+            if plan is not None:
+                parts[index] = f"{plan.group(1)}-{subject.redact_name(plan.group(2))}.md"
+        elif folder == "articles" and last and part.endswith(".md"):
+            parts[index] = subject.redact_name(part[: -len(".md")]) + ".md"
+        elif folder == "versions" and not last:
+            parts[index] = subject.redact_name(part)
+    return "/".join(parts)
+
+
+def _free(conn: Connection[Any], tenant: str, spec: str, old: str, new: str) -> str:
+    if new == old:
+        return old
+    stem, dot, suffix = new.rpartition("/")[2].partition(".")
+    base = new.rpartition("/")[0]
+    candidate, number = new, 2
+    while conn.execute(
+        f"SELECT 1 FROM {TABLE} WHERE tenant = %s AND spec = %s AND path = %s",
+        (tenant, spec, candidate),
+    ).fetchone():
+        candidate = f"{base}/{stem}-{number}{dot}{suffix}"
+        number += 1
+    return candidate
