@@ -215,8 +215,13 @@ def _layout(
 ) -> tuple[StoreLayout, LogSource]:
     layout = StoreLayout.for_cwd(deps.cwd, fragment.spec_name, deps.tenant)
     if state_in_database(state_of):
-        # The proof ladder and capture read the logs the host writes there.
-        return layout, session_logs_for(state_of, deps.tenant, layout.sessions_dir, deps.clock())
+        # The proof ladder and capture read the logs the host writes there (and the files of
+        # the sessions that still write files: a crew's, a research run's, a dream's).
+        from specwire.runtime.sessions.store import FallbackLogReader, FileSessionLogs
+
+        files = deps.session_root_dir or layout.sessions_dir
+        in_database = session_logs_for(state_of, deps.tenant, files, deps.clock())
+        return layout, FallbackLogReader(in_database, FileSessionLogs(files))
     if deps.session_root_dir is None:
         return layout, layout.sessions_dir
     sessions_dir = deps.session_root_dir

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.hosts.console import (
     describe,
     message_option,
@@ -31,6 +32,8 @@ from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment
 from specwire.runtime.hosts.types import SessionBuilder, TurnSetup
 from specwire.runtime.safety.secrets import SecretRef
+from specwire.runtime.sessions.store import SessionLogs
+from specwire.runtime.wiring import parse_fragment, session_logs_for, state_in_database
 
 
 def run_cli(
@@ -71,10 +74,22 @@ def run_cli(
             options=setup.options,
             cwd=cwd,
             messages=args.message,
+            logs=_session_logs(check, spec_name, cwd),
         )
     finally:
         stop_servers()
         setup.release()
+
+
+def _session_logs(check: StartCheck, spec_name: str, cwd: Path | None) -> SessionLogs | None:
+    """In the database with ``memory.state: postgres``; else None (files)."""
+    if check.memory is None:
+        return None
+    fragment = parse_fragment(check.memory)
+    if not state_in_database(fragment):
+        return None
+    layout = StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name)
+    return session_logs_for(fragment, None, layout.sessions_dir)
 
 
 def _connect_servers(

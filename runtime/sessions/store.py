@@ -95,3 +95,22 @@ class FileSessionLogs:
             wait_s=wait_s,
             what=f"conversation {session_id}",
         )
+
+
+class FallbackLogReader:
+    """Reads a session's log from ``primary`` when it has it, else from ``fallback``: with
+    ``memory.state: postgres`` the per-turn hosts and the cli write their logs in the database
+    while a crew's, a research run's and a dream's sessions are still files, and the proof
+    ladder must find either."""
+
+    def __init__(self, primary: SessionLogReader, fallback: SessionLogReader) -> None:
+        self.primary = primary
+        self.fallback = fallback
+
+    def events(self, session_id: str) -> Iterator[Event]:
+        if self.primary.exists(session_id):
+            return self.primary.events(session_id)
+        return self.fallback.events(session_id)
+
+    def exists(self, session_id: str) -> bool:
+        return self.primary.exists(session_id) or self.fallback.exists(session_id)

@@ -3,15 +3,17 @@
 Three ``agent.py serve`` processes of one managed spec with ``memory.state: postgres`` run in
 separate, empty working folders on one PostgreSQL (pgserver). Sixty turns across three tenants
 and six conversations go, each to a random worker, every conversation hopping between workers;
-one worker is killed with SIGKILL mid-run and the other two go on. Afterwards: every fact is
-there once (the killed turn's at most once), every session log's seq runs 1..n with every seal
-valid, the budgeted tenant stopped within one turn of its budget, and no worker wrote a file in
-its folder.
+one worker is killed with SIGKILL mid-run and the other two go on. Each conversation makes a
+plan, sets a goal and moves it on, and remembers notes. Afterwards: every fact is there once
+(the killed turn's at most once), every plan and goal change was applied in order, every session
+log's seq runs 1..n with every seal valid, the budgeted tenant stopped within one turn of its
+budget, and no worker wrote a file in its folder.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import sys
 import threading
 from collections import Counter
@@ -59,6 +61,20 @@ memory:
 """
 
 
+def directive(index: int, turn: int, goal: str | None) -> str:
+    """A conversation's turns: the tenant's plan (its first conversation) or a note, its own
+    goal, then notes and the goal moved on in turn. A tenant's continuity is shared by its
+    conversations (scope ``spec``); ``goal`` is the id the goal got."""
+    name = f"conv-{index}"
+    if turn == 0 and index < len(TENANTS):
+        return f"plan: Rollout {name}: prepare; ship; verify"
+    if turn == 1 or (turn % 2 and goal is None):  # again when the first one was lost
+        return f'call GoalWrite {{"title": "{name} milestones", "target": 20}}'
+    if turn % 2 and goal is not None:
+        return f'call GoalUpdate {{"goalId": "{goal}", "current": {turn}}}'
+    return f"remember: note {name} turn {turn}"
+
+
 def say(server: Served, tenant: str, conversation: str, text: str) -> str:
     client = openai.OpenAI(
         base_url=f"{server.url}/v1",
@@ -71,6 +87,10 @@ def say(server: Served, tenant: str, conversation: str, text: str) -> str:
         model=SPEC, messages=[{"role": "user", "content": text}], user=f"{tenant}-staff"
     )
     return completion.choices[0].message.content or ""
+
+
+def is_note(index: int, turn: int) -> bool:
+    return (turn == 0 and index >= len(TENANTS)) or (turn >= 2 and turn % 2 == 0)
 
 
 def rows(database: str, query: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -112,13 +132,14 @@ def test_three_workers_share_nothing_but_postgres_and_lose_only_the_killed_turn(
         def conversation(index: int) -> None:
             tenant = TENANTS[index % len(TENANTS)]
             name = f"conv-{index}"
+            goal: str | None = None
             for turn in range(TURNS // CONVERSATIONS):
                 live = [n for n in range(3) if not (killed.is_set() and n == victim)]
                 with lock:
                     worker = chooser.choice(live)
                 note = f"note {name} turn {turn}"
                 try:
-                    reply = say(workers[worker], tenant, name, f"remember: {note}")
+                    reply = say(workers[worker], tenant, name, directive(index, turn, goal))
                 except openai.RateLimitError:
                     with lock:
                         refused.append((tenant, note))
@@ -127,7 +148,9 @@ def test_three_workers_share_nothing_but_postgres_and_lose_only_the_killed_turn(
                     with lock:
                         failed.append((tenant, name, note, worker))
                     continue
-                assert reply.startswith("Done: remembered"), reply
+                assert reply.startswith("Done: "), reply
+                if goal is None and "GoalWrite" in directive(index, turn, goal):
+                    goal = re.findall(r"goal-\d{4}", reply)[0]
                 with lock:
                     answered.append((tenant, name, note))
                     if len(answered) == KILL_AFTER and not killed.is_set():
@@ -136,6 +159,9 @@ def test_three_workers_share_nothing_but_postgres_and_lose_only_the_killed_turn(
 
         with ThreadPoolExecutor(max_workers=CONVERSATIONS) as pool:
             list(pool.map(conversation, range(CONVERSATIONS)))
+        for tenant in TENANTS:  # the goals as they stand, through a live worker
+            if tenant != BUDGETED:
+                say(workers[(victim + 1) % 3], tenant, "check", "call GoalList {}")
 
     assert killed.is_set()
     # Only turns sent to the killed worker failed, and every turn was answered, refused for
@@ -157,8 +183,9 @@ def test_three_workers_share_nothing_but_postgres_and_lose_only_the_killed_turn(
             SPEC,
         )
     )
-    for tenant, _, note in answered:
-        assert facts.pop((tenant, note)) == 1, note
+    for tenant, name, note in answered:
+        if is_note(int(name.split("-")[1]), int(note.rsplit(" ", 1)[1])):
+            assert facts.pop((tenant, note)) == 1, note
     lost = {(tenant, note) for tenant, _, note, _ in failed}
     assert set(facts) <= lost and all(count == 1 for count in facts.values()), facts
 
@@ -167,6 +194,8 @@ def test_three_workers_share_nothing_but_postgres_and_lose_only_the_killed_turn(
     from specwire.runtime.pg.pool import open_pool
     from specwire.runtime.sessions.postgres import PostgresSessionLogs
 
+    # Each conversation's goal, read back through a live worker (its continuity is its own).
+    final_goals: dict[str, str] = {}
     pool = open_pool(database)
     try:
         sessions = rows(
@@ -175,16 +204,39 @@ def test_three_workers_share_nothing_but_postgres_and_lose_only_the_killed_turn(
             "WHERE spec = %s GROUP BY tenant, session",
             SPEC,
         )
-        assert len(sessions) == CONVERSATIONS
+        assert len(sessions) == CONVERSATIONS + 2  # and the two goal checks
+        for tenant, session, _ in sessions:
+            goal_lists = [
+                e.payload["text"]
+                for e in PostgresSessionLogs(pool, tenant=tenant, spec=SPEC).events(session)
+                if e.type == "tool_result" and e.payload["name"] == "GoalList"
+            ]
+            if tenant != BUDGETED and goal_lists:
+                final_goals[tenant] = goal_lists[-1]
         for tenant, session, seqs in sessions:
             assert list(seqs) == list(range(1, len(seqs) + 1)), (tenant, session)
             logs = PostgresSessionLogs(pool, tenant=tenant, spec=SPEC)
             events = list(logs.events(session))
             assert [event.seq for event in events] == list(seqs)
+            if [e.payload["text"] for e in events if e.type == "user_message"] == [
+                "call GoalList {}"
+            ]:
+                continue  # a goal check
+            results = [e.payload for e in events if e.type == "tool_result"]
+            assert all(not result["isError"] for result in results), (tenant, session)
+            # The conversation's plan was made, then its goal set and moved on in the order
+            # its client sent the changes, whichever worker ran each.
+            names = [result["name"] for result in results]
+            assert names.count("PlanUpdate") <= 1, names
+            if "GoalUpdate" in names:
+                assert names.index("GoalWrite") < names.index("GoalUpdate"), names
             typed = [e.payload["text"] for e in events if e.type == "user_message"]
-            # The conversation's turns are in the order its client sent them.
-            turns = [int(text.rsplit(" ", 1)[1]) for text in typed]
-            assert turns == sorted(turns), (tenant, session)
+            moves = [int(t.rsplit(" ", 1)[1].rstrip("}")) for t in typed if "GoalUpdate" in t]
+            assert moves == sorted(moves), (tenant, session)
+            if tenant != BUDGETED:  # its budget ran out before the last move
+                name = re.findall(r"conv-\d", next(t for t in typed if "GoalWrite" in t))[0]
+                lines = [x for x in final_goals[tenant].splitlines() if f"{name} milestones" in x]
+                assert moves and any(f"({moves[-1]}/20)" in line for line in lines), lines
     finally:
         pool.close()
 
@@ -199,8 +251,7 @@ def test_three_workers_share_nothing_but_postgres_and_lose_only_the_killed_turn(
     assert used_input <= BUDGET + used_input / used_turns, (used_input, used_turns)
     assert len(rows(database, "SELECT 1 FROM usage_ledgers WHERE spec = %s", SPEC)) == 3
 
-    # No worker wrote a file in its folder (directories made for the tenants aside). Until
-    # continuity moves to the database too, its handoff is the one file a worker writes.
+    # No worker wrote a file in its folder (directories made for the tenants aside).
     for folder in folders:
         written = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if not p.is_dir())
-        assert [path for path in written if not path.endswith("/handoff.md")] == [], written
+        assert written == [], written
