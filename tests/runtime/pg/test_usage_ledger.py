@@ -51,3 +51,34 @@ def test_turns_recorded_by_every_worker_at_once_add_up(pools: list[Any]) -> None
     other = PostgresUsageLedger(pools[2], tenant="acme", spec="other")
     assert other.add(Usage(input=5, output=1)) == TenantUsage(5, 1, 0, 1, 0)
     assert ledgers[2].read().turns == 120
+
+
+def test_admission_counts_every_worker_in_flight_and_forgets_a_dead_one(pools: list[Any]) -> None:
+    from specwire.runtime.hosts.http.usage_postgres import WorkerLease
+
+    leases = [WorkerLease(pool) for pool in pools[:2]]
+    ledgers = [
+        PostgresUsageLedger(pool, tenant="acme", spec="bot", lease=lease)
+        for pool, lease in zip(pools[:2], leases, strict=True)
+    ]
+    seen: list[tuple[int, int]] = []
+
+    def admit_all(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Any, int, str]:
+        seen.append((in_flight, reserved))
+        return "admit", 100, ""
+
+    verdict, reserved, ticket = ledgers[0].admit(admit_all)
+    assert (verdict, reserved) == ("admit", 100) and ticket
+    ledgers[1].admit(admit_all)  # the other worker sees the first one's turn in flight
+    assert seen == [(0, 0), (1, 100)]
+    # The first worker records its turn: its reservation goes in the same transaction.
+    assert ledgers[0].add(Usage(input=90, output=5), estimated=80, ticket=ticket).turns == 1
+    ledgers[0].admit(admit_all)
+    assert seen[-1] == (1, 100)
+    # The second worker dies (its lease connection closes): its reservation stops counting.
+    leases[1].close()
+    ledgers[0].admit(admit_all)
+    assert seen[-1] == (1, 100)  # only the first worker's own turn in flight now
+    refused = ledgers[0].admit(lambda used, n, r: ("refuse", 0, f"{used.input} used"))
+    assert refused == ("refuse", 0, "90 used")
+    leases[0].close()
