@@ -335,6 +335,7 @@ def _wire_tiers(
                 now=now,
                 scope=facts.scoping.write_key,
                 visible=facts.scoping.visible,
+                volume=volume,
             )
         if parsed.memory.dream is not None:
             from specwire.runtime.dream.schedule import DreamJob, dream_settings
