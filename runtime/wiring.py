@@ -48,6 +48,7 @@ from specwire.runtime.core.volume import DocumentVolume
 if TYPE_CHECKING:
     from specwire.runtime.core.fragment_model import MemoryWiringFragment
     from specwire.runtime.facts.pool import FactStorePool
+    from specwire.runtime.sessions.store import LogSource, SessionLogs
 
 # What ``wire_memory`` takes: the bundle's literal, the compiler's model or an already read one.
 FragmentInput: TypeAlias = "FragmentData | MemoryWiringFragment | Mapping[str, Any]"
@@ -215,8 +216,18 @@ def _check_version(fragment: Mapping[str, Any]) -> None:
         )
 
 
-def _layout(fragment: FragmentData, deps: MemoryDeps) -> tuple[StoreLayout, Path]:
+def _layout(
+    fragment: FragmentData, deps: MemoryDeps, state_of: FragmentData
+) -> tuple[StoreLayout, LogSource]:
     layout = StoreLayout.for_cwd(deps.cwd, fragment.spec_name, deps.tenant)
+    if state_in_database(state_of):
+        # The proof ladder and capture read the logs the host writes there (and the files of
+        # the sessions that still write files: a crew's, a research run's, a dream's).
+        from specwire.runtime.sessions.store import FallbackLogReader, FileSessionLogs
+
+        files = deps.session_root_dir or layout.sessions_dir
+        in_database = session_logs_for(state_of, deps.tenant, files, deps.clock())
+        return layout, FallbackLogReader(in_database, FileSessionLogs(files))
     if deps.session_root_dir is None:
         return layout, layout.sessions_dir
     sessions_dir = deps.session_root_dir
@@ -268,7 +279,7 @@ def _wire(
     if not memory_enabled(parsed) and not continuity_enabled(parsed):
         return wired
 
-    layout, sessions_dir = _layout(parsed, deps)
+    layout, sessions_dir = _layout(parsed, deps, state_of or parsed)
     now = deps.clock()
     announce = _AnnounceOnce(deps.log) if deps.log is _stderr else None
     try:
@@ -290,7 +301,7 @@ def _wire_tiers(
     deps: MemoryDeps,
     wired: WiredMemory,
     layout: StoreLayout,
-    sessions_dir: Path,
+    sessions_dir: LogSource,
     now: Clock,
     log: Callable[[str], None],
     with_facts: bool,
@@ -330,6 +341,7 @@ def _wire_tiers(
                 now=now,
                 scope=facts.scoping.write_key,
                 visible=facts.scoping.visible,
+                volume=volume,
             )
         if parsed.memory.dream is not None:
             from specwire.runtime.dream.model_phase import spec_prices
@@ -485,7 +497,7 @@ def _build_continuity(
     fragment: FragmentData,
     deps: MemoryDeps,
     layout: StoreLayout,
-    sessions_dir: Path,
+    sessions_dir: LogSource,
     now: Clock,
     log: Callable[[str], None],
     volume: DocumentVolume | None,
@@ -606,3 +618,34 @@ def wire_wiki(fragment: FragmentInput, deps: MemoryDeps) -> WiredMemory | None:
         return None
     only_wiki = dataclasses.replace(parsed, continuity=None)
     return _wire(only_wiki, deps, facts=False)
+
+
+# -- session logs: files, or the database with ``memory.state: postgres`` -----------------------
+
+
+def state_in_database(fragment: FragmentData) -> bool:
+    """Whether the spec keeps its state tiers (session logs, usage, ...) in PostgreSQL."""
+    memory = fragment.memory
+    return memory is not None and memory.state == "postgres"
+
+
+def session_logs_for(
+    fragment: FragmentData, tenant: Tenant | None, sessions_dir: Path, now: Clock = utc_now
+) -> SessionLogs:
+    """Where this spec's (this tenant's) session logs live: the database's
+    ``session_log_events`` with ``memory.state: postgres`` (on the process's pool for
+    ``memory.dsn``), else JSONL files in ``sessions_dir``."""
+    from specwire.runtime.sessions.store import FileSessionLogs
+
+    if not state_in_database(fragment):
+        return FileSessionLogs(sessions_dir)
+    from specwire.runtime.facts.providers.connect import DEFAULT_TENANT, shared_postgres_pool
+    from specwire.runtime.sessions.postgres import PostgresSessionLogs
+
+    assert fragment.memory is not None
+    return PostgresSessionLogs(
+        shared_postgres_pool(fragment.memory),
+        tenant=tenant.id if tenant is not None else DEFAULT_TENANT,
+        spec=fragment.spec_name,
+        now=now,
+    )

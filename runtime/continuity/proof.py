@@ -14,13 +14,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal
 
 from specwire.runtime.core.clock import iso
 from specwire.runtime.core.ids import SESSION_ID_RE
 from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME, is_evidence_tool
 from specwire.runtime.sessions.log import resolve_tool_use, run_of
+from specwire.runtime.sessions.store import LogSource
 
 # not_evidence: the cited call exists but is one of the agent's own memory tools.
 # unrelated: the cited session is not part of the citing session's research or crew run.
@@ -178,7 +178,7 @@ def evidence_session(ref: EvidenceRef, default_session_id: str | None) -> str | 
 
 
 def check_evidence(
-    sessions_dir: Path,
+    sessions_dir: LogSource,
     refs: Sequence[EvidenceRef],
     *,
     default_session_id: str | None,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from specwire.runtime.continuity.proof import (
@@ -32,6 +31,7 @@ from specwire.runtime.continuity.proof import (
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import ProofMode
+from specwire.runtime.sessions.store import LogSource
 
 CompletedStatus = Literal["proven", "done"]
 
@@ -101,7 +101,7 @@ class ProofPolicy:
     def __init__(
         self,
         mode: ProofMode,
-        sessions_dir: Path,
+        sessions_dir: LogSource,
         *,
         now: Clock,
         pin: Callable[[Sequence[str]], None],

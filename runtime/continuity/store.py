@@ -55,6 +55,7 @@ from specwire.runtime.core.seams import HandoffInput, LedgerEntry
 from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.fs.locking import DEFAULT_WAIT_S
 from specwire.runtime.safety.screening import screen_for_memory, storable
+from specwire.runtime.sessions.store import LogSource
 
 __all__ = [
     "NO_ACTIVE_PLAN",
@@ -76,7 +77,7 @@ class ContinuityStore:
         layout: StoreLayout,
         *,
         scope_dir: Path | None = None,
-        sessions_dir: Path | None = None,
+        sessions_dir: LogSource | None = None,
         proof_mode: ProofMode = "ladder",
         focus_max_chars: int = DEFAULT_FOCUS_MAX_CHARS,
         now: Clock = utc_now,

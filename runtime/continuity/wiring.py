@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from specwire.runtime.continuity.focus import DEFAULT_FOCUS_MAX_CHARS
 from specwire.runtime.continuity.store import ContinuityStore
@@ -22,6 +21,7 @@ from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.seams import ContinuitySeam, HandoffInput, LedgerEntry
 from specwire.runtime.core.tool_types import Tool
 from specwire.runtime.core.volume import DocumentVolume
+from specwire.runtime.sessions.store import LogSource
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def build_continuity(
     continuity: ContinuityData,
     layout: StoreLayout,
     *,
-    sessions_dir: Path,
+    sessions_dir: LogSource,
     session_scope: str | None,
     now: Clock,
     log: Callable[[str], None],

@@ -6,10 +6,9 @@ spreads it into ``run_chat_loop(**options)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 # "deadline": the host's deadline passed (a research run); the turn stopped before its next
 # model call. "cancelled": a single-turn session whose turn the host's stream sink cancelled
@@ -37,9 +36,10 @@ class MemorySeam:
     on_capture: Callable[[int, str], int] | None = None
     recall_mode: RecallMode = "session-start"
     refresh_every: int = 1
-    # (session id, stop reason, session log path) -> None: leaves the session's summary record
-    # for session recall (``memory.sessionRecall``); runs at teardown, after capture.
-    on_session_end: Callable[[str, str, Path], None] | None = None
+    # (session id, stop reason, the session log's events) -> None: leaves the session's summary
+    # record for session recall (``memory.sessionRecall``); runs at teardown, after capture.
+    # The events are ``runtime.sessions.log.Event``s, read from either backend.
+    on_session_end: Callable[[str, str, Iterable[Any]], None] | None = None
     # (model id) -> None: starts the spec's dream in the background when its window is due
     # (``memory.dream``, ``runtime.dream.schedule``); a per-turn host calls it after a turn.
     # Never blocks, never raises.

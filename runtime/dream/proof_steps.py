@@ -22,13 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 from specwire.runtime.continuity.plans import Plan
 from specwire.runtime.continuity.proof import EvidenceRef, FrozenProof, check_evidence
 from specwire.runtime.continuity.retention import pin_sessions, pin_sessions_in
 from specwire.runtime.continuity.store import ContinuityStore
-from specwire.runtime.sessions.log import session_log_path
+from specwire.runtime.sessions.store import LogSource, log_exists
 
 REVOKE_REASON = "dream: the cited tool use no longer verifies in the session log ({verdict})"
 
@@ -41,8 +40,8 @@ class ProofTally:
     standing_sessions: tuple[str, ...] = ()
 
 
-def _verdict(sessions_dir: Path, proof: FrozenProof, now: datetime) -> str:
-    if not session_log_path(sessions_dir, proof.session_id).is_file():
+def _verdict(sessions_dir: LogSource, proof: FrozenProof, now: datetime) -> str:
+    if not log_exists(sessions_dir, proof.session_id):
         return "unverifiable"
     ref = EvidenceRef(proof.tool_use_id, proof.session_id)
     [check] = check_evidence(sessions_dir, [ref], default_session_id=proof.session_id, now=now)

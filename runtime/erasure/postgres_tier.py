@@ -24,6 +24,9 @@ on, so a save based on the text before the erasure is refused as stale instead o
 subject back. Documents belong to the agent, not to a scope key: ``--user`` redacts the person's
 mentions there and deletes no document. A document id is structure (as a file name is) and is
 never changed; an id that holds the subject is counted as remaining.
+
+Session logs kept in the same database (``memory.state: postgres``) are redacted row by row and
+sealed again (``runtime.erasure.postgres_logs_tier``), as the file tier rewrites a log.
 """
 
 from __future__ import annotations
@@ -32,6 +35,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.scopes import ScopeKey
+from specwire.runtime.erasure.postgres_logs_tier import TABLE as LOGS_TABLE
+from specwire.runtime.erasure.postgres_logs_tier import (
+    redact_session_logs,
+    session_log_matches,
+)
 from specwire.runtime.erasure.subject import Subject
 
 if TYPE_CHECKING:
@@ -55,6 +63,8 @@ class PostgresErasure:
     by_scope: dict[str, int] = field(default_factory=dict)
     # Document rows whose title, text or summary was redacted.
     documents: int = 0
+    # Session log rows redacted (and sealed again).
+    session_log_rows: int = 0
     # State documents (``runtime.erasure.state_tier``) redacted or renamed.
     state_documents: int = 0
 
@@ -72,10 +82,11 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
         # The BM25 statistics (schema version 3): triggers update them as the rows go, and a
         # word only the erased facts held loses its row; vacuumed with the facts.
         statistics = [name for name in STATISTICS_TABLES if _has_table(conn, name)]
+        has_logs = _has_table(conn, LOGS_TABLE)
     if not has_facts:
-        if not has_documents:
+        if not has_documents and not has_logs:
             return PostgresErasure(0, 0, 0, 0, 0)
-        return _erase_documents_only(dsn, subject, key)
+        return _erase_documents_only(dsn, subject, key, has_documents, has_logs)
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         vector_tables = _vector_tables(conn)
         by_scope: dict[str, int] = {}
@@ -101,6 +112,7 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
             ).rowcount
             redacted = _redact_reasons(conn, subject)
             documents = _redact_documents(conn, subject) if has_documents else 0
+            log_rows = redact_session_logs(conn, subject) if has_logs else 0
     _vacuum(
         dsn,
         [
@@ -110,23 +122,44 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
             *vector_tables,
             *statistics,
             *(["documents"] if documents else []),
+            *([LOGS_TABLE] if log_rows else []),
         ],
     )
     left = remaining(dsn, subject, key)
     return PostgresErasure(
-        facts, quarantined, vectors, redacted, left, dict(sorted(by_scope.items())), documents
+        facts,
+        quarantined,
+        vectors,
+        redacted,
+        left,
+        dict(sorted(by_scope.items())),
+        documents,
+        log_rows,
     )
 
 
-def _erase_documents_only(dsn: str, subject: Subject, key: ScopeKey | None) -> PostgresErasure:
-    """A database that holds documents and no facts (a bundle whose facts live elsewhere)."""
+def _erase_documents_only(
+    dsn: str, subject: Subject, key: ScopeKey | None, has_documents: bool, has_logs: bool
+) -> PostgresErasure:
+    """A database that holds documents or session logs and no facts (a bundle whose facts
+    live elsewhere)."""
     import psycopg
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn, conn.transaction():
-        documents = _redact_documents(conn, subject)
-    if documents:
-        _vacuum(dsn, ["documents"])  # after the connection closed: its locks are released
-    return PostgresErasure(0, 0, 0, 0, remaining(dsn, subject, key), documents=documents)
+        documents = _redact_documents(conn, subject) if has_documents else 0
+        log_rows = redact_session_logs(conn, subject) if has_logs else 0
+    touched = [*(["documents"] if documents else []), *([LOGS_TABLE] if log_rows else [])]
+    if touched:
+        _vacuum(dsn, touched)  # after the connection closed: its locks are released
+    return PostgresErasure(
+        0,
+        0,
+        0,
+        0,
+        remaining(dsn, subject, key),
+        documents=documents,
+        session_log_rows=log_rows,
+    )
 
 
 def remaining(dsn: str, subject: Subject, key: ScopeKey | None = None) -> int:
@@ -136,6 +169,8 @@ def remaining(dsn: str, subject: Subject, key: ScopeKey | None = None) -> int:
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         documents = len(_documents_matching(conn, subject)) if _has_table(conn, "documents") else 0
+        if _has_table(conn, LOGS_TABLE):
+            documents += session_log_matches(conn, subject)
         if not _has_table(conn, "facts"):
             return documents
         facts = _matching(conn, "facts", subject, key, {})

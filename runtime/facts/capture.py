@@ -49,7 +49,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.core.tool_types import is_memory_tool
@@ -67,7 +66,8 @@ from specwire.runtime.facts.providers.protocol import (
     RetainRequest,
 )
 from specwire.runtime.facts.text import clip, collapse_whitespace, fold, normalize_text
-from specwire.runtime.sessions.log import Event, read_events, session_log_path
+from specwire.runtime.sessions.log import Event
+from specwire.runtime.sessions.store import LogSource, events_of
 
 MAX_FACT_CHARS = 240
 MAX_FACTS = 8
@@ -328,7 +328,7 @@ def durable_facts(
 
 def capture_session(
     provider: FactProvider,
-    sessions_dir: Path,
+    sessions_dir: LogSource,
     session_id: str,
     *,
     ttl_ms: int | None,
@@ -352,7 +352,7 @@ def capture_session(
         return 0
     _check_session_id(session_id)
     facts = durable_facts(
-        read_events(session_log_path(sessions_dir, session_id)),
+        events_of(sessions_dir, session_id),
         repeats_memory=_repeats_stored_fact(provider, session_id, visible),
     )
     items = [

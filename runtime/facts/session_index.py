@@ -46,6 +46,7 @@ from specwire.runtime.core.fragment import storage_name
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import AGENT, ScopeError, ScopeKey
 from specwire.runtime.core.seams import MemorySeam
+from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.facts.capture import (
     durable_facts,
     first_line,
@@ -181,11 +182,15 @@ def summarize(
 
 
 class SessionIndex:
-    """One spec's session summaries (``layout.sessions_index_dir``)."""
+    """One spec's session summaries (``layout.sessions_index_dir``): files, or documents of the
+    state volume (``memory.state: postgres``: every worker's sessions, no file written)."""
 
-    def __init__(self, layout: StoreLayout, *, now: Clock = utc_now) -> None:
+    def __init__(
+        self, layout: StoreLayout, *, now: Clock = utc_now, volume: DocumentVolume | None = None
+    ) -> None:
         self.layout = layout
         self.now = now
+        self.volume = volume
 
     @property
     def directory(self) -> Path:
@@ -195,24 +200,34 @@ class SessionIndex:
         return self.directory / f"{storage_name(session_id)}.json"
 
     def write(self, summary: SessionSummary) -> Path:
-        self.directory.mkdir(parents=True, exist_ok=True)
         path = self.record_path(summary.session_id)
         data = json.dumps(summary.to_data(), ensure_ascii=False, indent=2) + "\n"
+        if self.volume is not None:
+            self.volume.write(path, data)
+            return path
+        self.directory.mkdir(parents=True, exist_ok=True)
         replace_atomically(path, data.encode("utf-8"))
         return path
 
     def record_session(
-        self, session_id: str, stop_reason: str, log_path: Path, scope: ScopeKey = AGENT
+        self,
+        session_id: str,
+        stop_reason: str,
+        log: Path | Iterable[Event],
+        scope: ScopeKey = AGENT,
     ) -> Path | None:
-        """Summarize the session's log into its record in ``scope`` (nothing for an empty
-        session)."""
-        summary = summarize(read_events(log_path), session_id, stop_reason, self.now, scope)
+        """Summarize the session's log (its path or its events) into its record in ``scope``
+        (nothing for an empty session)."""
+        events = read_events(log) if isinstance(log, Path) else log
+        summary = summarize(events, session_id, stop_reason, self.now, scope)
         if summary.turns == 0:
             return None
         return self.write(summary)
 
     def summaries(self) -> list[SessionSummary]:
         """The newest ``MAX_INDEXED`` records; unreadable ones are skipped."""
+        if self.volume is not None:
+            return self._volume_summaries(self.volume)
         directory = self.directory
         if not directory.is_dir():
             return []
@@ -231,6 +246,21 @@ class SessionIndex:
             if summary is not None:
                 found.append(summary)
         return found
+
+    def _volume_summaries(self, volume: DocumentVolume) -> list[SessionSummary]:
+        """The volume's records, newest (by their end) first."""
+        found = []
+        for path in volume.documents(self.directory):
+            if path.suffix != ".json":
+                continue
+            try:
+                summary = SessionSummary.from_data(json.loads(volume.read(path) or ""))
+            except ValueError:
+                continue
+            if summary is not None:
+                found.append(summary)
+        found.sort(key=lambda summary: (summary.ended_at, summary.session_id), reverse=True)
+        return found[:MAX_INDEXED]
 
     def recall(
         self,
@@ -282,10 +312,11 @@ def session_recall_seam(
     now: Clock,
     scope: ScopeKey = AGENT,
     visible: tuple[ScopeKey, ...] = (AGENT,),
+    volume: DocumentVolume | None = None,
 ) -> MemorySeam:
     """``seam`` with session summaries fused into its recall and written at teardown: this
     session's record is kept in ``scope``, and recall reads the records of ``visible`` keys."""
-    index = SessionIndex(layout, now=now)
+    index = SessionIndex(layout, now=now, volume=volume)
     base = seam.recall
 
     def fused(query: str, k: int) -> list[str]:
@@ -294,8 +325,8 @@ def session_recall_seam(
         sessions = [summary.line() for summary in found]
         return [line for line, _ in reciprocal_rank_fusion([facts, sessions])][:k]
 
-    def on_session_end(session_id: str, stop_reason: str, log_path: Path) -> None:
-        index.record_session(session_id, stop_reason, log_path, scope)
+    def on_session_end(session_id: str, stop_reason: str, events: Iterable[Any]) -> None:
+        index.record_session(session_id, stop_reason, events, scope)
 
     recall: Callable[[str, int], list[str]] | None = fused if seam.auto_recall else None
     return dataclasses.replace(seam, recall=recall, on_session_end=on_session_end)

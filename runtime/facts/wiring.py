@@ -36,6 +36,7 @@ from specwire.runtime.facts.store import FactStore
 from specwire.runtime.facts.sweeping import sweep_if_due
 from specwire.runtime.facts.text import clip_query
 from specwire.runtime.facts.tools import fact_tools
+from specwire.runtime.sessions.store import LogSource
 
 if TYPE_CHECKING:
     from specwire.runtime.embedders import Embedder
@@ -93,7 +94,7 @@ def wire_facts(
     memory: FactsData,
     layout: StoreLayout,
     *,
-    sessions_dir: Path,
+    sessions_dir: LogSource,
     now: Clock,
     log: Callable[[str], None],
     embedder: Embedder | None = None,
@@ -262,7 +263,7 @@ def _wire_provider(
     scoping: FactScoping,
     *,
     where: str,
-    sessions_dir: Path,
+    sessions_dir: LogSource,
     log: Callable[[str], None],
     diagnostics: Diagnostics | None = None,
 ) -> FactsWiring:
@@ -334,7 +335,7 @@ def _clip(text: str) -> str:
 def _capture(
     provider: FactProvider,
     where: str,
-    sessions_dir: Path,
+    sessions_dir: LogSource,
     settings: FactsSettings,
     scoping: FactScoping,
     log: Callable[[str], None],

@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.errors import ServeConfigError
 from specwire.runtime.core.ids import conversation_session_id
@@ -43,7 +43,18 @@ from specwire.runtime.loop import iter_messages
 from specwire.runtime.models import Model
 from specwire.runtime.models.streaming import StreamSink
 from specwire.runtime.safety.secrets import SecretRef, SettingValue
-from specwire.runtime.wiring import HostResources
+from specwire.runtime.sessions.store import FileSessionLogs, SessionLogs
+from specwire.runtime.wiring import (
+    HostResources,
+    parse_fragment,
+    session_logs_for,
+    state_in_database,
+)
+
+if TYPE_CHECKING:
+    from specwire.runtime.core.fragment_data import FragmentData
+    from specwire.runtime.hosts.http.slack_dedup_postgres import PostgresSeenEvents
+    from specwire.runtime.hosts.http.slack_events import SeenEvents
 
 LINE_SHAPE = "<conversation-key>: <message>"
 
@@ -85,8 +96,12 @@ def serve_channel(
     chosen = load_model(model, spec_name)
     if chosen is None:
         return 2
+    fragment = parse_fragment(check.memory) if check.memory is not None else None
     with host_resources() as resources:  # one fact store (and its recall index) for every turn
         bot = _ChannelBot(spec_name, chosen, instructions, build_turn, root, resources)
+        if fragment is not None:  # with memory.state: postgres, the logs are in the database
+            bot.logs = session_logs_for(fragment, None, bot.sessions_dir, resources.clock)
+            bot.fragment = fragment
         if args.command == "serve":
             return _serve_http(bot, args, channels, session_key)
         return _serve_console(bot, args, channels, session_key)
@@ -113,6 +128,23 @@ class _ChannelBot:
         self.sessions_dir = StoreLayout.for_cwd(
             (root or Path.cwd()).resolve(), spec_name
         ).sessions_dir
+        self.logs: SessionLogs = FileSessionLogs(self.sessions_dir)
+        self.fragment: FragmentData | None = None
+
+    def seen_events(self) -> SeenEvents | PostgresSeenEvents:
+        """Slack's retries seen: in the database with ``memory.state: postgres`` (every worker,
+        across restarts), else in this process's memory."""
+        from specwire.runtime.hosts.http.slack_events import SeenEvents
+
+        fragment = self.fragment
+        if fragment is None or fragment.memory is None or not state_in_database(fragment):
+            return SeenEvents()
+        from specwire.runtime.facts.providers.connect import DEFAULT_TENANT, shared_postgres_pool
+        from specwire.runtime.hosts.http.slack_dedup_postgres import PostgresSeenEvents
+
+        return PostgresSeenEvents(
+            shared_postgres_pool(fragment.memory), tenant=DEFAULT_TENANT, spec=self.spec_name
+        )
 
     def answer(
         self,
@@ -130,7 +162,8 @@ class _ChannelBot:
             model=self.model,
             instructions=self.instructions,
             setup=setup,
-            sessions_dir=self.sessions_dir,
+            sessions_dir=None,
+            logs=self.logs,
             session_id=session_id,
             message=message,
             spec_name=self.spec_name,
@@ -227,6 +260,7 @@ def _serve_http(
         log=stderr_log,
         slack=slack,
         webhook_token=webhook_token,
+        seen=bot.seen_events(),
     )
     endpoints = (["POST /slack/events"] if slack else []) + (
         ["POST /v1/turns"] if webhook_token else []

@@ -23,7 +23,7 @@ from specwire.runtime.hosts.terminal_stream import CancelOnInterrupt, TerminalSt
 from specwire.runtime.loop import run_chat_loop
 from specwire.runtime.models import Model, ModelError
 from specwire.runtime.models.streaming import StreamCancelled
-from specwire.runtime.sessions.log import SessionLog
+from specwire.runtime.sessions.store import FileSessionLogs, SessionLogs
 
 
 def run_console_session(
@@ -38,9 +38,14 @@ def run_console_session(
     messages: Sequence[str],
     session_info: Mapping[str, Any] | None = None,
     stream: TerminalStream | None = None,
+    logs: SessionLogs | None = None,
 ) -> int:
+    """``logs``: where the session's log is written (default: files under the agent's
+    folder; the database with ``memory.state: postgres``)."""
     layout = StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name)
-    session_log = SessionLog(layout.sessions_dir, new_session_id())
+    if logs is None:
+        logs = FileSessionLogs(layout.sessions_dir)
+    session_log = logs.open(new_session_id())
     code = 0
     shown = stream if stream is not None else TerminalStream()
     interrupts = CancelOnInterrupt(shown)
@@ -67,7 +72,9 @@ def run_console_session(
     except ModelError as exc:
         stderr_log(f"{spec_name}: {exc}\n")
         code = 1
-    stderr_log(f"session log: {session_log.path}\n")
+    path = getattr(session_log, "path", None)
+    where = path if path is not None else f"{session_log.session_id} (in the database)"
+    stderr_log(f"session log: {where}\n")
     return code
 
 

@@ -16,6 +16,11 @@ The audience is the request's ``user`` field (a private conversation with that p
 session: with ``memory.scope`` a user's facts are theirs alone, a session's facts that session's.
 Token budgets are enforced by ``serve`` from the recorded usage; the console adapter records
 usage too.
+
+With ``memory.state: postgres`` the session logs, the conversation lock and the usage ledgers
+are in the spec's database (``runtime.sessions.postgres``, ``runtime.hosts.http.usage_postgres``)
+instead of the tenant's root: any number of ``serve`` processes on any hosts serve the same
+tenants, a conversation's turns hopping between them.
 """
 
 from __future__ import annotations
@@ -26,10 +31,11 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.errors import ServeConfigError
 from specwire.runtime.core.fragment import TENANTS_ROOT_ENV, tenant_key_variable
+from specwire.runtime.core.fragment_data import FragmentData
 from specwire.runtime.core.ids import conversation_session_id
 from specwire.runtime.core.paths import SPECWIRE_DIRNAME, StoreLayout
 from specwire.runtime.core.scopes import Audience
@@ -50,7 +56,17 @@ from specwire.runtime.loop import LoopResult, iter_messages
 from specwire.runtime.models import Model
 from specwire.runtime.models.streaming import StreamSink
 from specwire.runtime.safety.secrets import SecretRef
-from specwire.runtime.wiring import HostResources
+from specwire.runtime.sessions.store import FileSessionLogs, SessionLogs
+from specwire.runtime.wiring import (
+    HostResources,
+    parse_fragment,
+    session_logs_for,
+    state_in_database,
+)
+
+if TYPE_CHECKING:
+    from specwire.runtime.hosts.http.usage_ledger import Ledger
+    from specwire.runtime.hosts.http.usage_postgres import WorkerLease
 
 LINE_SHAPE = "<tenant-id>/<session-key>: <message>"
 
@@ -99,11 +115,17 @@ def serve_managed(
     chosen = load_model(model, spec_name)
     if chosen is None:
         return 2
+    fragment = check.memory
+    parsed = parse_fragment(fragment) if fragment is not None else None
     with host_resources() as resources:  # each tenant's fact store (and recall index) across turns
         agent = _TenantAgent(spec_name, chosen, instructions, tenants, build_turn, root, resources)
-        if args.command == "serve":
-            return _serve_http(agent, args)
-        return _serve_console(agent, args)
+        agent.fragment = parsed
+        try:
+            if args.command == "serve":
+                return _serve_http(agent, args)
+            return _serve_console(agent, args)
+        finally:
+            agent.close()
 
 
 class _TenantAgent:
@@ -129,6 +151,44 @@ class _TenantAgent:
         self.base = tenants_root(root)
         self._built: dict[str, Tenant] = {}
         self._lock = threading.Lock()
+        # The bundle's memory fragment: where the session logs and usage ledgers live.
+        self.fragment: FragmentData | None = None
+        # With the usage ledgers in the database: this process, as reservations name it.
+        self._lease: WorkerLease | None = None
+
+    def close(self) -> None:
+        if self._lease is not None:
+            self._lease.close()
+
+    def in_database(self) -> bool:
+        return self.fragment is not None and state_in_database(self.fragment)
+
+    def session_logs(self, tenant: Tenant) -> SessionLogs:
+        sessions_dir = StoreLayout(tenant.root, self.spec_name).sessions_dir
+        if self.fragment is None:
+            return FileSessionLogs(sessions_dir)
+        return session_logs_for(self.fragment, tenant, sessions_dir, self.resources.clock)
+
+    def ledger(self, tenant_id: str) -> Ledger:
+        """The tenant's usage ledger: in the database with ``memory.state: postgres``, else a
+        file under the tenant's root."""
+        from specwire.runtime.hosts.http.usage_ledger import UsageLedger
+
+        if self.fragment is not None and self.fragment.memory is not None and self.in_database():
+            from specwire.runtime.facts.providers.connect import shared_postgres_pool
+            from specwire.runtime.hosts.http.usage_postgres import (
+                PostgresUsageLedger,
+                WorkerLease,
+            )
+
+            pool = shared_postgres_pool(self.fragment.memory)
+            with self._lock:
+                if self._lease is None:
+                    self._lease = WorkerLease(pool)
+            return PostgresUsageLedger(
+                pool, tenant=tenant_id, spec=self.spec_name, lease=self._lease
+            )
+        return UsageLedger(self.tenant(tenant_id).root, self.spec_name)
 
     def tenant(self, tenant_id: str) -> Tenant:
         with self._lock:
@@ -183,7 +243,8 @@ class _TenantAgent:
             model=self.model,
             instructions=self.instructions,
             setup=setup,
-            sessions_dir=StoreLayout(tenant.root, self.spec_name).sessions_dir,
+            sessions_dir=None,
+            logs=self.session_logs(tenant),
             session_id=session_id,
             message=message,
             spec_name=self.spec_name,
@@ -204,8 +265,6 @@ def managed_conversation(key: str, user: str | None) -> str:
 
 
 def _serve_console(agent: _TenantAgent, args: argparse.Namespace) -> int:
-    from specwire.runtime.hosts.http.usage_ledger import UsageLedger
-
     known = list(agent.tenants)
     stderr_log(
         f"{agent.spec_name} · managed on the local console · model {agent.model.model_id} · "
@@ -225,7 +284,7 @@ def _serve_console(agent: _TenantAgent, args: argparse.Namespace) -> int:
             )
         result, replies = agent.answer(tenant_id, key, routed.message)
         if result.usage is not None:
-            UsageLedger(agent.tenant(tenant_id).root, agent.spec_name).add(result.usage)
+            agent.ledger(tenant_id).add(result.usage)
         return replies
 
     messages: list[str] = args.message
@@ -246,7 +305,6 @@ def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
     )
     from specwire.runtime.hosts.http.options import listen_address
     from specwire.runtime.hosts.http.tenant_keys import load_tenant_keys
-    from specwire.runtime.hosts.http.usage_ledger import UsageLedger
 
     try:
         host, port = listen_address(args)
@@ -259,13 +317,13 @@ def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
             f"{agent.spec_name}: tenant {tenant_id!r} has no API key "
             f"(${tenant_key_variable(tenant_id)} is not set): its calls get 401\n"
         )
-    ledgers: dict[str, UsageLedger] = {}
+    ledgers: dict[str, Ledger] = {}
     ledgers_lock = threading.Lock()
 
-    def ledger_for(tenant_id: str) -> UsageLedger:
+    def ledger_for(tenant_id: str) -> Ledger:
         with ledgers_lock:
             if tenant_id not in ledgers:
-                ledgers[tenant_id] = UsageLedger(agent.tenant(tenant_id).root, agent.spec_name)
+                ledgers[tenant_id] = agent.ledger(tenant_id)
             return ledgers[tenant_id]
 
     def turn(

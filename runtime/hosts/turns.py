@@ -2,9 +2,12 @@
 
 Each message runs ``run_chat_loop`` once, appending to the conversation's session log and
 seeded with the conversation so far (read back from that log). One turn of a conversation runs
-at a time, across processes, under ``runtime.fs.locking.FileLock`` (``sessions/<sess_…>.lock``):
-a second turn waits up to ``CONVERSATION_WAIT_S`` and then fails with ``LockTimeoutError``; a
-killed host never leaves the conversation locked.
+at a time, across processes, under the logs' ``conversation_lock``: on files
+``runtime.fs.locking.FileLock`` (``sessions/<sess_…>.lock``), in PostgreSQL (``memory.state:
+postgres``, ``runtime.sessions.postgres``) an advisory lock on a connection of its own, so
+workers on different hosts order a conversation's turns through the database. A second turn
+waits up to ``CONVERSATION_WAIT_S`` and then fails with ``LockTimeoutError``; a killed host never
+leaves the conversation locked.
 
 After each turn, a spec with ``memory.dream`` starts its dream in the background when the window
 is due (``runtime.dream.schedule``): off the turn path, at most once per window, never failing
@@ -27,7 +30,7 @@ from specwire.runtime.loop import LoopResult, run_chat_loop
 from specwire.runtime.loop.history import history_from_log
 from specwire.runtime.models import Model
 from specwire.runtime.models.streaming import StreamSink
-from specwire.runtime.sessions.log import SessionLog
+from specwire.runtime.sessions.store import FileSessionLogs, SessionLogs
 
 # A turn may run a model and tools for minutes; waiting longer means something is stuck.
 CONVERSATION_WAIT_S = 600.0
@@ -60,7 +63,7 @@ def run_turn(
     model: Model,
     instructions: str,
     setup: TurnSetup,
-    sessions_dir: Path,
+    sessions_dir: Path | None,
     session_id: str,
     message: str,
     spec_name: str,
@@ -69,14 +72,20 @@ def run_turn(
     log: Callable[[str], None],
     lock_wait_s: float = CONVERSATION_WAIT_S,
     stream: StreamSink | None = None,
+    logs: SessionLogs | None = None,
 ) -> tuple[LoopResult, list[str]]:
-    """``stream`` receives the answer as it is written (``run_chat_loop(stream=…)``)."""
+    """``stream`` receives the answer as it is written (``run_chat_loop(stream=…)``);
+    ``logs`` is where the conversation's log lives (default: files in ``sessions_dir``)."""
     replies: list[str] = []
     try:  # the turn's wiring is released however the turn ends, a lock timeout included
-        with conversation_lock(sessions_dir, session_id, wait_s=lock_wait_s):
+        if logs is None:
+            if sessions_dir is None:
+                raise ValueError("run_turn needs sessions_dir or logs")
+            logs = FileSessionLogs(sessions_dir)
+        with logs.conversation_lock(session_id, lock_wait_s):
             # Opened under the lock: the log's sequence numbers and the history's turn numbers
             # are read after any other process finished its turn of this conversation.
-            session_log = SessionLog(sessions_dir, session_id)
+            session_log = logs.open(session_id)
             result = run_chat_loop(
                 model=model,
                 instructions=instructions,
@@ -85,7 +94,7 @@ def run_turn(
                 inputs=[message],
                 output=replies.append,
                 single_turn=True,
-                history=history_from_log(session_log.path),
+                history=history_from_log(session_log.events()),
                 spec_name=spec_name,
                 target=target,
                 session_info=info,

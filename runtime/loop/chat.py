@@ -100,7 +100,7 @@ from specwire.runtime.models.types import (
     UserMessage,
 )
 from specwire.runtime.safety.redaction import redact
-from specwire.runtime.sessions.log import SessionLog, read_events
+from specwire.runtime.sessions.store import SessionRecorder
 
 InputSource = Iterable[str] | Callable[[], str | None]
 # A per-turn refresh recalls for the latest message and at most this many earlier ones in all.
@@ -130,7 +130,7 @@ def run_chat_loop(
     model: Model,
     instructions: str,
     catalog: ToolCatalog,
-    session_log: SessionLog,
+    session_log: SessionRecorder,
     inputs: InputSource,
     output: Callable[[str], None],
     memory: MemorySeam | None = None,
@@ -215,7 +215,7 @@ class _Session:
         *,
         model: Model,
         instructions: str,
-        session_log: SessionLog,
+        session_log: SessionRecorder,
         output: Callable[[str], None],
         memory: MemorySeam | None,
         continuity: ContinuitySeam | None,
@@ -342,7 +342,7 @@ class _Session:
         turn = 0
         typed: list[tuple[int, str]] = []
         last: tuple[int, list[str]] | None = None
-        for logged in read_events(self.session_log.path):
+        for logged in self.session_log.events():
             payload = logged.payload
             if logged.type == "user_message" and payload.get("synthetic") is not True:
                 number = payload.get("turn")
@@ -662,10 +662,10 @@ class _Session:
             )
         on_session_end = memory.on_session_end if memory is not None else None
         if on_session_end is not None and self.completed_turns > 0:
-            log_path = self.session_log.path
+            session_log = self.session_log
             self._guard(
                 "[memory] on_session_end",
-                lambda: on_session_end(self.session_id, stop, log_path),
+                lambda: on_session_end(self.session_id, stop, session_log.events()),
             )
         self._guard(
             "[loop] session_end",

@@ -25,7 +25,7 @@ last logged turn. Turns that were never answered (no ``assistant_message``) are 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from specwire.runtime.models.types import (
     ToolResultMessage,
     UserMessage,
 )
-from specwire.runtime.sessions.log import read_events
+from specwire.runtime.sessions.log import Event, read_events
 
 DEFAULT_HISTORY_TURNS = 50
 # A replayed tool result is cut to this many characters (a file dump, a long listing…).
@@ -138,13 +138,15 @@ class _OpenTurn:
 
 
 def history_from_log(
-    path: Path,
+    log: Path | Iterable[Event],
     max_turns: int = DEFAULT_HISTORY_TURNS,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
 ) -> ConversationHistory:
     """The last ``max_turns`` answered turns of a session log that are still in context.
 
-    For an expanded slash command the synthetic message (what the model saw) is replayed.
+    ``log`` is a log file's path or the log's events (``SessionRecorder.events()``, either
+    backend). For an expanded slash command the synthetic message (what the model saw) is
+    replayed.
     """
     if max_result_chars < 0:
         raise ValueError("max_result_chars must be >= 0")
@@ -152,7 +154,7 @@ def history_from_log(
     evicted: set[int] = set()
     pending: _OpenTurn | None = None
     last_turn = 0
-    for event in read_events(path):
+    for event in read_events(log) if isinstance(log, Path) else log:
         if event.type == "tool_use":
             if pending is not None:
                 pending.add_call(event.payload)

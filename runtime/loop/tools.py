@@ -20,7 +20,7 @@ from specwire.runtime.core.tool_types import LazyInput, Tool, ToolCatalog, ToolC
 from specwire.runtime.core.undecodable import valid_data
 from specwire.runtime.models.types import ToolCall, ToolSpec
 from specwire.runtime.safety.redaction import redact, redact_data
-from specwire.runtime.sessions.log import SessionLog
+from specwire.runtime.sessions.store import SessionRecorder
 
 # Event kinds only the loop writes.
 LOOP_EVENT_KINDS = frozenset(
@@ -77,7 +77,7 @@ class ToolRunner:
     def __init__(
         self,
         catalog: ToolCatalog,
-        session_log: SessionLog,
+        session_log: SessionRecorder,
         log: Callable[[str], None],
         extra_tools: Sequence[Tool] = (),
     ) -> None:

@@ -138,7 +138,7 @@ def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> Post
         f"erased in PostgreSQL: {done.facts} fact(s), {done.quarantined} quarantined, "
         f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted, "
         f"{done.documents} document(s) redacted, {done.state_documents} state document(s) "
-        "(continuity, wiki) redacted\n"
+        f"(continuity, wiki) redacted, {done.session_log_rows} session log row(s) redacted\n"
     )
     return done
 
@@ -157,6 +157,7 @@ def _erase(
                 "reasonsRedacted": database.reasons_redacted,
                 "documentsRedacted": database.documents,
                 "stateDocumentsRedacted": database.state_documents,
+                "sessionLogRowsRedacted": database.session_log_rows,
                 "remaining": database.remaining,
             }
         }

@@ -25,6 +25,7 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "fs.atomic:replace_atomically": "host: the atomic writer; its callers are listed",
     "fs.fenced:write_atomic": "host: the atomic writer; its callers are listed",
     "fs.keyfile:key_in": "host: a random key (evidence key, erasure receipt key)",
+    "pg.migrations:migrate": "host: a component's schema and its version",
     # -- facts ----------------------------------------------------------------------------------
     "facts.sql.queries:insert": "screened: as insert_many",
     "facts.sql.queries:insert_many": "screened: NewFact redacts (facts.validation) and the "
@@ -94,7 +95,6 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "pg.volume:PostgresVolume.move": "host: paths of stored documents renamed (the trash)",
     "pg.volume:PostgresVolume.write_many": "host: a migration's copy of documents another "
     "volume holds (screened when they were written)",
-    "pg.migrations:migrate": "host: a component's schema and its version",
     "owner.state_migration:FileSide.add": "host: a migration's copy of state documents the "
     "database holds (screened when they were written)",
     "owner.state_verb:export_documents": "host: the database's state documents (screened "
@@ -125,6 +125,9 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "sessions.log:SessionLog.append": "host: the session log records what happened (payloads "
     "redacted and made valid Unicode); it is evidence, framed when replayed, never instructions",
     "sessions.log:rewrite_log": "host: erasure's redaction of a log, sealed again",
+    "sessions.postgres:PostgresSessionLogs.append": "host: as sessions.log:SessionLog.append, "
+    "one sealed row per event in session_log_events",
+    "sessions.postgres:PostgresSessionLogs.key": "host: a random key sealing a tenant's logs",
     "dream.state:write_state": "host: the dream schedule's own record (times, counts)",
     "hosts.research:_write_report": "host: a report for the owner, never read into a "
     "prompt; the text in it is the sessions' logged (redacted) replies",
@@ -135,6 +138,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "erasure.file_tier:redact_files": "host: the subject redacted from session logs",
     "erasure.postgres_tier:erase_in_database": "host: deletions of the subject",
     "erasure.postgres_tier:_redact_reasons": "host: the subject redacted",
+    "erasure.postgres_logs_tier:redact_session_logs": "host: the subject redacted from session "
+    "log rows, sealed again",
     "erasure.postgres_tier:_redact_documents": "host: stored document text with the subject "
     "redacted",
     # -- evals ----------------------------------------------------------------------------------
@@ -150,6 +155,11 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "tools.builtin:_write": "host: the agent's own work files in its workspace (the "
     "write tool refuses .specwire/); never read into a prompt but through a tool result",
     "hosts.http.usage_ledger:UsageLedger.add": "host: token counts per tenant",
+    "hosts.http.usage_postgres:PostgresUsageLedger.add": "host: token counts per tenant",
+    "hosts.http.slack_dedup_postgres:PostgresSeenEvents.first_time": "host: Slack event ids "
+    "and channel timestamps, for retry de-duplication",
+    "hosts.http.usage_postgres:PostgresUsageLedger.admit": "host: a turn's reservation "
+    "(token counts, a random ticket, the worker's backend pid)",
     "tools.shell.launch:_write_proc": "host: the sandbox's own process settings",
     "tools.schemas:main": "host: generated tool schemas (a build step)",
 }

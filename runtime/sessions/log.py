@@ -43,7 +43,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.undecodable import valid_data
@@ -51,6 +51,9 @@ from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.fs.keyfile import key_in
 from specwire.runtime.fs.safe_open import open_regular, open_regular_fd
 from specwire.runtime.safety.redaction import redact_data
+
+if TYPE_CHECKING:
+    from specwire.runtime.sessions.store import LogSource
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,37 @@ def evidence_key(sessions_dir: Path, *, create: bool = False) -> bytes | None:
 def _seal(key: bytes, session_id: str, body: Mapping[str, Any]) -> str:
     message = session_id.encode("utf-8") + b"\n" + _canonical(body).encode("utf-8")
     return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def seal(key: bytes, session_id: str, body: Mapping[str, Any]) -> str:
+    """The ``mac`` of one event's body (``seq``, ``type``, ``at``, ``payload``) in a session;
+    every backend seals the same way."""
+    return _seal(key, session_id, body)
+
+
+def event_body(seq: int, kind: str, at: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """What an append seals: the payload redacted and made valid Unicode, round-tripped
+    through JSON so the seal covers exactly what a reader parses back."""
+    body = {"seq": seq, "type": kind, "at": at, "payload": valid_data(redact_data(dict(payload)))}
+    parsed: dict[str, Any] = json.loads(json.dumps(body, ensure_ascii=False))
+    return parsed
+
+
+def verified_event(body: Any, mac: Any, key: bytes, session_id: str) -> Event | None:
+    """The event ``body`` is when ``mac`` seals it for ``session_id``, else None."""
+    if not isinstance(body, dict) or not isinstance(mac, str):
+        return None
+    if not hmac.compare_digest(mac, _seal(key, session_id, body)):
+        return None
+    kind, payload, seq, at = body.get("type"), body.get("payload"), body.get("seq"), body.get("at")
+    if not isinstance(kind, str) or not isinstance(payload, dict):
+        return None
+    return Event(
+        seq if isinstance(seq, int) and not isinstance(seq, bool) else 0,
+        kind,
+        at if isinstance(at, str) else "",
+        payload,
+    )
 
 
 def _canonical(body: Mapping[str, Any]) -> str:
@@ -105,10 +139,8 @@ class SessionLog:
 
     def append(self, kind: str, payload: Mapping[str, Any]) -> Event:
         self._seq += 1
-        event = Event(self._seq, kind, iso(self._now()), valid_data(redact_data(dict(payload))))
-        body = {"seq": event.seq, "type": event.type, "at": event.at, "payload": event.payload}
-        # Round-trip first, so the seal covers exactly what a reader will parse back.
-        body = json.loads(json.dumps(body, ensure_ascii=False))
+        body = event_body(self._seq, kind, iso(self._now()), payload)
+        event = Event(self._seq, kind, body["at"], body["payload"])
         line = json.dumps(
             {**body, "mac": _seal(self._key, self.session_id, body)},
             ensure_ascii=False,
@@ -126,6 +158,10 @@ class SessionLog:
         finally:
             os.close(fd)
         return event
+
+    def events(self) -> Iterator[Event]:
+        """The host-sealed events of this session's log, as a reader sees them."""
+        return read_events(self.path)
 
 
 def _ends_mid_line(path: Path) -> bool:
@@ -240,17 +276,7 @@ def _parse_line(raw_line: bytes, key: bytes, session_id: str) -> Event | None:
     if not isinstance(raw, dict):
         return None
     mac = raw.pop("mac", None)
-    if not isinstance(mac, str) or not hmac.compare_digest(mac, _seal(key, session_id, raw)):
-        return None
-    kind, payload, seq, at = raw.get("type"), raw.get("payload"), raw.get("seq"), raw.get("at")
-    if not isinstance(kind, str) or not isinstance(payload, dict):
-        return None
-    return Event(
-        seq if isinstance(seq, int) and not isinstance(seq, bool) else 0,
-        kind,
-        at if isinstance(at, str) else "",
-        payload,
-    )
+    return verified_event(raw, mac, key, session_id)
 
 
 def rewrite_log(path: Path, edit: Callable[[str], str]) -> int:
@@ -292,6 +318,11 @@ def rewrite_log(path: Path, edit: Callable[[str], str]) -> int:
     return changed
 
 
+def edit_strings(value: Any, edit: Callable[[str], str]) -> Any:
+    """``value`` (an event's body) with ``edit`` applied to every string in it."""
+    return _edit_strings(value, edit)
+
+
 def _edit_strings(value: Any, edit: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return edit(value)
@@ -320,8 +351,16 @@ class ToolUseResolution:
     session_id: str | None = None  # the log it was found in (the cited one or a sub-session)
 
 
-def resolve_tool_use(sessions_dir: Path, session_id: str, tool_use_id: str) -> ToolUseResolution:
+def _events_in(source: LogSource, session_id: str) -> Iterator[Event]:
+    if isinstance(source, Path):
+        return read_events(session_log_path(source, session_id))
+    return source.events(session_id)
+
+
+def resolve_tool_use(source: LogSource, session_id: str, tool_use_id: str) -> ToolUseResolution:
     """Find a tool use and its result in a session log (and its child sessions, depth ≤ 8).
+    ``source`` is a sessions folder or a reader of either backend
+    (``runtime.sessions.store``).
 
     ``verified`` needs both a ``tool_use`` with ``payload.id`` and a ``tool_result`` with
     ``payload.toolUseId`` whose ``isError`` is not true.
@@ -335,7 +374,7 @@ def resolve_tool_use(sessions_dir: Path, session_id: str, tool_use_id: str) -> T
         seen.add(current)
         use: Event | None = None
         result: Event | None = None
-        for event in read_events(session_log_path(sessions_dir, current)):
+        for event in _events_in(source, current):
             if event.type == "tool_use" and event.payload.get("id") == tool_use_id:
                 use = event
             elif event.type == "tool_result" and event.payload.get("toolUseId") == tool_use_id:
@@ -361,10 +400,10 @@ def resolve_tool_use(sessions_dir: Path, session_id: str, tool_use_id: str) -> T
 RUN_TARGETS = frozenset({"research", "crew"})
 
 
-def run_of(sessions_dir: Path, session_id: str) -> str | None:
+def run_of(source: LogSource, session_id: str) -> str | None:
     """The run a session belongs to: its ``runId`` (a research branch, a crew sub-session), its
     own id for the root session of a research or crew run, None for any other session."""
-    for event in read_events(session_log_path(sessions_dir, session_id)):
+    for event in _events_in(source, session_id):
         if event.type != "session_start":
             return None
         run = event.payload.get("runId")

@@ -10,6 +10,7 @@ reached blocks the turn with one clear line instead of answering with empty memo
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -51,6 +52,26 @@ def tool_results(workdir: Path, name: str) -> list[str]:
             if event["type"] == "tool_result" and event["payload"]["name"] == name:
                 found.append(str(event["payload"]["text"]))
     return found
+
+
+def logged_tool_results(database: str, stderr: str, spec: str, name: str) -> list[str]:
+    """The results of ``name`` in the session a cli run logged in the database (its id is on
+    its stderr)."""
+    from specwire.runtime.facts.providers.connect import DEFAULT_TENANT
+    from specwire.runtime.pg.pool import open_pool
+    from specwire.runtime.sessions.postgres import PostgresSessionLogs
+
+    [session] = re.findall(r"session log: (sess_\w+) \(in the database\)", stderr)
+    pool = open_pool(database)
+    try:
+        logs = PostgresSessionLogs(pool, tenant=DEFAULT_TENANT, spec=spec)
+        return [
+            str(event.payload["text"])
+            for event in logs.events(session)
+            if event.type == "tool_result" and event.payload["name"] == name
+        ]
+    finally:
+        pool.close()
 
 
 @pytest.fixture(scope="module")
@@ -204,8 +225,10 @@ def test_a_postgres_bundle_shares_memory_between_folders(tmp_path: Path) -> None
         )
         second = run(agent, tmp_path / "two", env, "recall: which region is staging in")
         assert second.returncode == 0, second.stderr
-        [recalled] = tool_results(tmp_path / "two", "Recall")
+        # With state in PostgreSQL (the default with this backend) the log is there too.
+        [recalled] = logged_tool_results(database, second.stderr, "pg-notes", "Recall")
         assert STAGING in recalled
+        assert not (tmp_path / "two" / ".specwire" / "sessions").exists()
         forget = run(agent, tmp_path / "two", env, "forget: staging cluster")
         assert forget.returncode == 0, forget.stderr
         assert not (tmp_path / "one" / ".specwire" / "facts").exists()

@@ -1,10 +1,11 @@
 """Scale-out: two processes of one managed bundle serve the same tenants on one PostgreSQL.
 
-The facts live in PostgreSQL (every statement fenced by tenant and spec); continuity files and
-session logs live on a folder both processes share (``SPECWIRE_TENANTS_ROOT``), as they would on
-a shared volume. Turns for both tenants go to both processes at once, conversations hop from
-one process to the other, and afterwards: every fact is there once, no tenant reads another's,
-and every session log is whole (its sequence numbers run 1..n with no gap or repeat).
+The facts and the session logs live in PostgreSQL (every statement fenced by tenant and spec;
+``memory.state: postgres``); continuity files live on a folder both processes share
+(``SPECWIRE_TENANTS_ROOT``), as they would on a shared volume. Turns for both tenants go to both
+processes at once, conversations hop from one process to the other, and afterwards: every fact
+is there once, no tenant reads another's, and every session log is whole (its sequence numbers
+run 1..n with no gap or repeat).
 """
 
 from __future__ import annotations
@@ -97,21 +98,28 @@ def test_two_processes_on_one_postgres_lose_nothing_and_leak_nothing(
     # Nothing of the facts was written on either host's own disk.
     for n in (1, 2):
         assert not list((tmp_path / f"host-{n}").rglob("*.sqlite3"))
-    for tenant in KEYS:
-        recalled = [
-            e["payload"]["text"]
-            for log in (shared / tenant).rglob("sess_*.jsonl")
-            for e in map(json.loads, log.read_text(encoding="utf-8").splitlines())
-            if e["type"] == "tool_result" and e["payload"]["name"] == "Recall"
-        ]
-        [text] = recalled
-        other = next(t for t in KEYS if t != tenant)
-        assert text.count(f"account note {tenant}-") == 6 and other not in text
-    # Conversations hopped between the processes; each session log is still whole.
-    logs = sorted(shared.rglob("sess_*.jsonl"))
-    assert logs
-    for log in logs:
-        events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-        assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
-        other = next(t for t in KEYS if t != log.relative_to(shared).parts[0])
-        assert other not in log.read_text(encoding="utf-8")
+    from specwire.runtime.pg.pool import open_pool
+    from specwire.runtime.sessions.postgres import PostgresSessionLogs
+
+    pool = open_pool(database)
+    try:
+        for tenant in KEYS:
+            logs = PostgresSessionLogs(pool, tenant=tenant, spec=MODEL)
+            sessions = logs.sessions()
+            assert sessions
+            events = {session: list(logs.events(session)) for session in sessions}
+            recalled = [
+                e.payload["text"]
+                for logged in events.values()
+                for e in logged
+                if e.type == "tool_result" and e.payload["name"] == "Recall"
+            ]
+            [text] = recalled
+            other = next(t for t in KEYS if t != tenant)
+            assert text.count(f"account note {tenant}-") == 6 and other not in text
+            # Conversations hopped between the processes; each session log is still whole.
+            for logged in events.values():
+                assert [e.seq for e in logged] == list(range(1, len(logged) + 1))
+                assert other not in json.dumps([e.payload for e in logged])
+    finally:
+        pool.close()

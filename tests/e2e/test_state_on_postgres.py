@@ -1,10 +1,10 @@
 """A cli bundle with ``memory.backend: postgres`` (state follows the facts there) run from two
 empty working folders: the second continues the first's plan and goal, and neither folder gets
-a continuity or wiki file."""
+a continuity, wiki or session log file."""
 
 from __future__ import annotations
 
-import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -49,20 +49,30 @@ def run(agent: Path, workdir: Path, env: dict[str, str], *messages: str) -> Any:
     )
 
 
-def tool_results(workdir: Path, name: str) -> list[str]:
-    found = []
-    for log in sorted((workdir / ".specwire" / "sessions").glob("sess_*.jsonl")):
-        for line in log.read_text(encoding="utf-8").splitlines():
-            event = json.loads(line)
-            if event["type"] == "tool_result" and event["payload"]["name"] == name:
-                found.append(str(event["payload"]["text"]))
-    return found
+def tool_results(database: str, ran: Any, name: str) -> list[str]:
+    """The results of ``name`` in the session a run logged (in the database: its id is on
+    stderr)."""
+    from specwire.runtime.facts.providers.connect import DEFAULT_TENANT
+    from specwire.runtime.pg.pool import open_pool
+    from specwire.runtime.sessions.postgres import PostgresSessionLogs
+
+    [session] = re.findall(r"session log: (sess_\w+) \(in the database\)", ran.stderr)
+    pool = open_pool(database)
+    try:
+        logs = PostgresSessionLogs(pool, tenant=DEFAULT_TENANT, spec="pg-planner")
+        return [
+            str(event.payload["text"])
+            for event in logs.events(session)
+            if event.type == "tool_result" and event.payload["name"] == name
+        ]
+    finally:
+        pool.close()
 
 
 def state_files(workdir: Path) -> list[str]:
     """Continuity, wiki and trash files a file-backed bundle would have written."""
     root = workdir / ".specwire"
-    names = ("state", "wiki", "trash", "retention.json")
+    names = ("state", "wiki", "trash", "retention.json", "sessions")
     return sorted(str(p.relative_to(root)) for n in names for p in root.glob(n))
 
 
@@ -90,13 +100,13 @@ def test_two_folders_continue_one_plan_and_goal_and_write_no_state_file(tmp_path
             "call GoalList {}",
         )
         assert second.returncode == 0, second.stderr
-        [claimed] = tool_results(tmp_path / "two", "PlanUpdate")
+        [claimed] = tool_results(database, second, "PlanUpdate")
         assert "Release 2.0" in claimed or "claimed" in claimed, claimed
-        [goals] = tool_results(tmp_path / "two", "GoalList")
+        [goals] = tool_results(database, second, "GoalList")
         assert "Ship 2.0 to every region" in goals and "1" in goals
         third = run(agent, tmp_path / "one", env, "call PlanRead {}")
         assert third.returncode == 0, third.stderr
-        [plan] = tool_results(tmp_path / "one", "PlanRead")
+        [plan] = tool_results(database, third, "PlanRead")
         assert "Release 2.0" in plan and "claimed" in plan, plan
         assert state_files(tmp_path / "one") == [] and state_files(tmp_path / "two") == []
         assert database not in first.stderr + second.stderr + third.stderr

@@ -27,7 +27,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.applications import Starlette
@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from specwire.runtime.core.errors import RecallUnavailableError
+from specwire.runtime.core.errors import RecallUnavailableError, StoreError
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.hosts.http.common import (
     BadRequest,
@@ -63,6 +63,9 @@ from specwire.runtime.hosts.http.slack_events import (
 from specwire.runtime.hosts.http.slack_replies import SlackPoster
 from specwire.runtime.hosts.http.slack_stream import SlackReplyStream
 from specwire.runtime.models.streaming import StreamCancelled, StreamSink
+
+if TYPE_CHECKING:
+    from specwire.runtime.hosts.http.slack_dedup_postgres import PostgresSeenEvents
 
 MAX_TEXT_CHARS = 100_000
 KEEPALIVE_S = 15.0
@@ -104,7 +107,8 @@ class ChannelService:
     slack: SlackSettings | None = None
     webhook_token: str | None = None
     turns: ConversationTurns = field(default_factory=ConversationTurns)
-    seen: SeenEvents = field(default_factory=SeenEvents)
+    # In memory, or shared by every worker (``PostgresSeenEvents``, ``memory.state: postgres``).
+    seen: SeenEvents | PostgresSeenEvents = field(default_factory=SeenEvents)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
@@ -152,7 +156,11 @@ def build_channel_app(service: ChannelService) -> Starlette:
         if envelope.get("type") == "url_verification":
             return JSONResponse({"challenge": str(envelope.get("challenge", ""))})
         if envelope.get("type") == "event_callback":
-            _accept_slack_event(service, envelope)
+            try:
+                await _accept_slack_event(service, envelope)
+            except StoreError as exc:  # not acknowledged: Slack retries it later
+                service.log(f"[serve] slack: retries cannot be checked: {exc}\n")
+                return error(503, "the event could not be recorded; retry later")
         return Response(status_code=200)
 
     async def webhook_turn(request: Request) -> Response:
@@ -312,11 +320,12 @@ def _log_failure(service: ChannelService, key: str, task: asyncio.Task[Any]) -> 
         service.log(f"[serve] webhook {key}: error: {type(exc).__name__}: {exc}\n")
 
 
-def _accept_slack_event(service: ChannelService, envelope: Mapping[str, Any]) -> None:
+async def _accept_slack_event(service: ChannelService, envelope: Mapping[str, Any]) -> None:
     message = message_from_envelope(envelope)
     if message is None or service.slack is None:
         return
-    if not service.seen.first_time(message.event_id, f"{message.channel}:{message.ts}"):
+    keys = (message.event_id, f"{message.channel}:{message.ts}")
+    if not await asyncio.to_thread(service.seen.first_time, *keys):
         return
     slack = service.slack
     key = message.conversation_key(service.session_key)

@@ -51,8 +51,10 @@ from specwire.runtime.hosts.http.reply_stream import (
 )
 from specwire.runtime.hosts.http.tenant_keys import TenantKeys
 from specwire.runtime.hosts.http.usage_ledger import (
+    Ledger,
+    SharedLedger,
     TenantUsage,
-    UsageLedger,
+    Verdict,
     budget_problem,
     estimate_input_tokens,
 )
@@ -91,7 +93,7 @@ class ManagedService:
     keys: TenantKeys
     tenants: Mapping[str, TenantConfig]
     run_turn: ManagedTurn
-    ledger_for: Callable[[str], UsageLedger]
+    ledger_for: Callable[[str], Ledger]
     max_body: int
     log: Callable[[str], None]
     turns: ConversationTurns = field(default_factory=ConversationTurns)
@@ -160,7 +162,7 @@ def build_managed_app(service: ManagedService) -> Starlette:
                 )
             session_key = _session_key(request, body)
             estimate = estimate_input_tokens(message)
-            reservation = await _admit(service, tenant_id, estimate)
+            admission = await _admit(service, tenant_id, estimate)
         except _Refused as refused:
             return refused.response
         headers = {"X-Session-Id": session_key}
@@ -171,7 +173,11 @@ def build_managed_app(service: ManagedService) -> Starlette:
                 raise StreamCancelled("the client went away before the turn started")
             sink = stream.sink if stream is not None else None
             reply = service.run_turn(tenant_id, session_key, message, body.user, sink)
-            service.ledger_for(tenant_id).add(reply.usage or Usage(), estimated=estimate)
+            ledger = service.ledger_for(tenant_id)
+            if admission.ticket is not None and isinstance(ledger, SharedLedger):
+                ledger.add(reply.usage or Usage(), estimated=estimate, ticket=admission.ticket)
+            else:
+                ledger.add(reply.usage or Usage(), estimated=estimate)
             return reply
 
         if body.stream:
@@ -182,7 +188,7 @@ def build_managed_app(service: ManagedService) -> Starlette:
                 _admitted(
                     service,
                     tenant_id,
-                    reservation,
+                    admission,
                     service.turns.run(conversation, lambda: turn(stream)),
                 )
             )
@@ -197,7 +203,7 @@ def build_managed_app(service: ManagedService) -> Starlette:
             )
         try:
             reply = await _admitted(
-                service, tenant_id, reservation, service.turns.run(conversation, turn)
+                service, tenant_id, admission, service.turns.run(conversation, turn)
             )
         except Exception as exc:
             return _turn_failed(service, conversation, exc)
@@ -295,7 +301,16 @@ class _TenantGate:
         self.changed = asyncio.Condition()
 
 
-async def _admit(service: ManagedService, tenant_id: str, estimate: int) -> int:
+@dataclass(frozen=True)
+class _Admission:
+    """An admitted turn: the input tokens reserved for it and, when the ledger is shared by
+    every worker (``memory.state: postgres``), its reservation's ticket there."""
+
+    reservation: int
+    ticket: str | None = None
+
+
+async def _admit(service: ManagedService, tenant_id: str, estimate: int) -> _Admission:
     """Admit one turn of the tenant whose message is estimated at ``estimate`` input tokens and
     return the input tokens reserved for it, or refuse it (429) when its budget is spent.
 
@@ -312,6 +327,14 @@ async def _admit(service: ManagedService, tenant_id: str, estimate: int) -> int:
     tenant = service.tenants[tenant_id]
     gate = service.gates.setdefault(tenant_id, _TenantGate())
     budgeted = tenant.max_input_tokens is not None or tenant.max_output_tokens is not None
+    if budgeted:
+        ledger = _ledger(service, tenant_id)
+        if isinstance(ledger, SharedLedger):
+            admission = await _admit_shared(service, ledger, tenant, estimate)
+            async with gate.changed:
+                gate.in_flight += 1
+                gate.reserved_input += admission.reservation
+            return admission
     async with gate.changed:
         while True:
             used = _recorded_usage(service, tenant_id)
@@ -330,12 +353,64 @@ async def _admit(service: ManagedService, tenant_id: str, estimate: int) -> int:
             if not budgeted or gate.in_flight == 0 or _fits(used, gate, reservation, tenant):
                 gate.in_flight += 1
                 gate.reserved_input += reservation
-                return reservation
+                return _Admission(reservation)
             await gate.changed.wait()
 
 
+# How often a turn waiting for room in a budget shared by every worker looks again.
+SHARED_ADMISSION_POLL_S = 0.1
+
+
+async def _admit_shared(
+    service: ManagedService, ledger: SharedLedger, tenant: TenantConfig, estimate: int
+) -> _Admission:
+    """``_admit``'s rule decided in the database, against the turns in flight on every worker
+    (``PostgresUsageLedger.admit``): concurrent requests to different workers overshoot a budget
+    by one turn at most, as they do on one."""
+
+    def decide(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Verdict, int, str]:
+        problem = budget_problem(used, tenant)
+        if problem is not None:
+            return "refuse", 0, problem
+        reservation = estimate + (used.input_overhead() or 0)
+        if in_flight == 0 or _fits_beside(used, in_flight, reserved, reservation, tenant):
+            return "admit", reservation, ""
+        return "wait", 0, ""
+
+    while True:
+        try:
+            verdict, reservation, text = await asyncio.to_thread(ledger.admit, decide)
+        except Exception as exc:  # an unreachable ledger fails closed
+            service.log(f"[serve] {tenant.id}: {exc}\n")
+            raise _Refused(
+                openai_error(503, "the tenant's usage ledger cannot be read", "server_error")
+            ) from None
+        if verdict == "refuse":
+            raise _Refused(
+                openai_error(
+                    429,
+                    f"You exceeded your current quota: {text}.",
+                    "insufficient_quota",
+                    code="insufficient_quota",
+                )
+            )
+        if verdict == "admit":
+            return _Admission(reservation, text)
+        await asyncio.sleep(SHARED_ADMISSION_POLL_S)
+
+
+def _ledger(service: ManagedService, tenant_id: str) -> Ledger:
+    try:
+        return service.ledger_for(tenant_id)
+    except Exception as exc:  # a ledger that cannot be opened fails closed
+        service.log(f"[serve] {tenant_id}: {exc}\n")
+        raise _Refused(
+            openai_error(503, "the tenant's usage ledger cannot be read", "server_error")
+        ) from None
+
+
 async def _admitted(
-    service: ManagedService, tenant_id: str, reservation: int, turn: Awaitable[Result]
+    service: ManagedService, tenant_id: str, admission: _Admission, turn: Awaitable[Result]
 ) -> Result:
     """Run an admitted turn; its place and its reservation are given back however it ends
     (its usage is in the ledger by then)."""
@@ -343,26 +418,46 @@ async def _admitted(
     try:
         return await turn
     finally:
+        if admission.ticket is not None:
+            await _release(service, tenant_id, admission.ticket)
         async with gate.changed:
             gate.in_flight -= 1
-            gate.reserved_input -= reservation
+            gate.reserved_input -= admission.reservation
             gate.changed.notify_all()
+
+
+async def _release(service: ManagedService, tenant_id: str, ticket: str) -> None:
+    """Drop a shared reservation (a no-op once the turn's usage was recorded with it)."""
+    ledger = service.ledger_for(tenant_id)
+    if not isinstance(ledger, SharedLedger):
+        return
+    try:
+        await asyncio.to_thread(ledger.release, ticket)
+    except Exception as exc:  # the worker's lease ends it when the process stops
+        service.log(f"[serve] {tenant_id}: reservation not released: {exc}\n")
 
 
 def _fits(used: TenantUsage, gate: _TenantGate, reservation: int, tenant: TenantConfig) -> bool:
     """Whether one more turn, reserved at ``reservation`` input tokens, fits beside the turns
     in flight. Never before the tenant's first recorded turn: its overhead is unknown."""
+    return _fits_beside(used, gate.in_flight, gate.reserved_input, reservation, tenant)
+
+
+def _fits_beside(
+    used: TenantUsage, in_flight: int, reserved_input: int, reservation: int, tenant: TenantConfig
+) -> bool:
+    """``_fits`` for ``in_flight`` turns holding ``reserved_input`` (on any worker)."""
     if used.turns == 0:
         return False
     if (
         tenant.max_input_tokens is not None
-        and used.input + gate.reserved_input + reservation > tenant.max_input_tokens
+        and used.input + reserved_input + reservation > tenant.max_input_tokens
     ):
         return False
     average_output = used.output / used.turns
     return (
         tenant.max_output_tokens is None
-        or used.output + (gate.in_flight + 1) * average_output <= tenant.max_output_tokens
+        or used.output + (in_flight + 1) * average_output <= tenant.max_output_tokens
     )
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import storage_name
@@ -73,6 +75,36 @@ def budget_problem(used: TenantUsage, tenant: TenantConfig) -> str | None:
             f"({used.output} of {tenant.max_output_tokens})"
         )
     return None
+
+
+class Ledger(Protocol):
+    """A tenant's usage of a spec: this file ledger, or ``PostgresUsageLedger`` with
+    ``memory.state: postgres`` (``runtime.hosts.http.usage_postgres``)."""
+
+    def read(self) -> TenantUsage: ...
+
+    def add(self, usage: Usage, *, estimated: int = 0) -> TenantUsage: ...
+
+
+Verdict = Literal["admit", "wait", "refuse"]
+# (recorded totals, turns in flight, input reserved by them) -> what to do with the next turn,
+# the input to reserve for it, and a refusal's reason.
+Decide = Callable[[TenantUsage, int, int], tuple[Verdict, int, str]]
+
+
+@runtime_checkable
+class SharedLedger(Ledger, Protocol):
+    """A ledger every worker shares (``PostgresUsageLedger``): admission is decided in it,
+    against the turns in flight everywhere; ``admit`` returns the verdict, the input reserved
+    and the reservation's ticket (or a refusal's reason)."""
+
+    def admit(self, decide: Decide) -> tuple[Verdict, int, str]: ...
+
+    def release(self, ticket: str) -> None: ...
+
+    def add(
+        self, usage: Usage, *, estimated: int = 0, ticket: str | None = None
+    ) -> TenantUsage: ...
 
 
 class UsageLedger:

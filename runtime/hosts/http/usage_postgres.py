@@ -1,0 +1,224 @@
+"""Each tenant's token usage in PostgreSQL (``memory.state: postgres``): the usage ledger's twin.
+
+One row per tenant and spec in ``usage_ledgers``. Recording a turn is one transaction that locks
+the row (``INSERT … ON CONFLICT DO UPDATE`` adds to the totals under the row lock) and drops the
+turn's reservation, so workers on any number of hosts add to one ledger without losing a turn.
+
+Admission is shared too (``admit``): a budgeted tenant's turn is decided under the same row
+lock, against the recorded totals and every turn in flight on every worker
+(``usage_reservations``), and its reservation is written in that transaction. A reservation
+names the worker that holds it by its lease connection (``WorkerLease``: a connection of its
+own, opened once per serving process); a worker that died (its lease connection gone from
+``pg_stat_activity``) holds nothing, and its reservations are dropped at the next admission.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from typing import TYPE_CHECKING, Any, Final
+
+from specwire.runtime.core.errors import StoreError
+from specwire.runtime.hosts.http.usage_ledger import Decide, TenantUsage, Verdict
+from specwire.runtime.models import Usage
+from specwire.runtime.pg.migrations import migrate_once
+from specwire.runtime.pg.pool import translated
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+COMPONENT: Final = "usage"
+
+USAGE_MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
+    (
+        1,
+        (
+            """CREATE TABLE usage_ledgers (
+                tenant text NOT NULL,
+                spec text NOT NULL,
+                input bigint NOT NULL DEFAULT 0 CHECK (input >= 0),
+                output bigint NOT NULL DEFAULT 0 CHECK (output >= 0),
+                cached bigint NOT NULL DEFAULT 0 CHECK (cached >= 0),
+                turns bigint NOT NULL DEFAULT 0 CHECK (turns >= 0),
+                estimated bigint NOT NULL DEFAULT 0 CHECK (estimated >= 0),
+                PRIMARY KEY (tenant, spec)
+            )""",
+            """CREATE TABLE usage_reservations (
+                tenant text NOT NULL,
+                spec text NOT NULL,
+                ticket text NOT NULL,
+                input bigint NOT NULL CHECK (input >= 0),
+                owner_pid integer NOT NULL,
+                owner_since timestamptz NOT NULL,
+                PRIMARY KEY (tenant, spec, ticket)
+            )""",
+        ),
+    ),
+)
+
+
+class WorkerLease:
+    """This serving process, as the database sees it: a connection of its own, held while the
+    process serves. Reservations name it; when the process dies the server closes the
+    connection and its reservations stop counting."""
+
+    def __init__(self, pool: ConnectionPool[Any]) -> None:
+        self.pool = pool
+        self._conn: Any = None
+        self._identity: tuple[int, Any] | None = None
+        self._lock = threading.Lock()
+
+    def identity(self) -> tuple[int, Any]:
+        """The lease connection's backend pid and start time (reopened if it was lost)."""
+        import psycopg
+
+        with self._lock:
+            if self._conn is not None and not self._conn.closed and not self._conn.broken:
+                assert self._identity is not None
+                return self._identity
+            conninfo = self.pool.conninfo
+            kwargs = getattr(self.pool, "kwargs", None)
+            with translated("open the worker's lease"):
+                self._conn = psycopg.connect(
+                    conninfo() if callable(conninfo) else conninfo,
+                    autocommit=True,
+                    **(dict(kwargs) if isinstance(kwargs, dict) else {}),
+                )
+                row = self._conn.execute(
+                    "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+                ).fetchone()
+            if row is None:
+                raise StoreError("the worker's lease connection is not in pg_stat_activity")
+            self._identity = (int(row[0]), row[1])
+            return self._identity
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+_TOTALS: Final = "input, output, cached, turns, estimated"
+
+
+class PostgresUsageLedger:
+    """One tenant's usage of one spec, in the database (``UsageLedger``'s interface)."""
+
+    def __init__(
+        self,
+        pool: ConnectionPool[Any],
+        *,
+        tenant: str,
+        spec: str,
+        lease: WorkerLease | None = None,
+    ) -> None:
+        self.pool = pool
+        self.tenant = tenant
+        self.spec = spec
+        self.lease = lease
+        migrate_once(pool, COMPONENT, USAGE_MIGRATIONS)
+
+    def admit(self, decide: Decide) -> tuple[Verdict, int, str]:
+        """Decide on one turn under the ledger row's lock, against the recorded totals and the
+        live reservations of every worker; an admitted turn's reservation is written in the same
+        transaction. Returns the verdict, the input reserved and, when admitted, the ticket
+        (``add``/``release`` drop it); when refused, the reason."""
+        if self.lease is None:
+            raise StoreError("shared admission needs the worker's lease")
+        pid, since = self.lease.identity()
+        scope = {"tenant": self.tenant, "spec": self.spec}
+        with (
+            translated("admit a turn"),
+            self.pool.connection() as conn,
+            conn.transaction(),
+        ):
+            conn.execute(
+                "INSERT INTO usage_ledgers (tenant, spec) VALUES (%(tenant)s, %(spec)s) "
+                "ON CONFLICT DO NOTHING",
+                scope,
+            )
+            row = conn.execute(
+                f"SELECT {_TOTALS} FROM usage_ledgers WHERE tenant = %(tenant)s "
+                "AND spec = %(spec)s FOR UPDATE",
+                scope,
+            ).fetchone()
+            used = _usage(row) if row is not None else TenantUsage()
+            # Reservations of workers that are gone (their lease connection closed) are void.
+            conn.execute(
+                "DELETE FROM usage_reservations r WHERE r.tenant = %(tenant)s "
+                "AND r.spec = %(spec)s AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a "
+                "WHERE a.pid = r.owner_pid AND a.backend_start = r.owner_since)",
+                scope,
+            )
+            live = conn.execute(
+                "SELECT count(*), coalesce(sum(input), 0) FROM usage_reservations "
+                "WHERE tenant = %(tenant)s AND spec = %(spec)s",
+                scope,
+            ).fetchone()
+            in_flight, reserved = (int(live[0]), int(live[1])) if live else (0, 0)
+            verdict, reservation, reason = decide(used, in_flight, reserved)
+            if verdict != "admit":
+                return verdict, 0, reason
+            ticket = secrets.token_hex(12)
+            conn.execute(
+                "INSERT INTO usage_reservations "
+                "(tenant, spec, ticket, input, owner_pid, owner_since) "
+                "VALUES (%(tenant)s, %(spec)s, %(ticket)s, %(input)s, %(pid)s, %(since)s)",
+                {**scope, "ticket": ticket, "input": reservation, "pid": pid, "since": since},
+            )
+        return "admit", reservation, ticket
+
+    def release(self, ticket: str) -> None:
+        """Drop a turn's reservation (its usage was recorded, or it failed)."""
+        with translated("release a reservation"), self.pool.connection() as conn:
+            conn.execute(
+                "DELETE FROM usage_reservations WHERE tenant = %s AND spec = %s AND ticket = %s",
+                (self.tenant, self.spec, ticket),
+            )
+
+    def read(self) -> TenantUsage:
+        with translated("read the usage ledger"), self.pool.connection() as conn:
+            row = conn.execute(
+                f"SELECT {_TOTALS} FROM usage_ledgers WHERE tenant = %s AND spec = %s",
+                (self.tenant, self.spec),
+            ).fetchone()
+        return _usage(row) if row is not None else TenantUsage()
+
+    def add(self, usage: Usage, *, estimated: int = 0, ticket: str | None = None) -> TenantUsage:
+        """Record one turn's ``usage`` (``estimated``: what admission reserved for its message)
+        under the ledger row's lock, dropping its reservation (``ticket``) in the same
+        transaction; the new totals."""
+        with translated("record usage"), self.pool.connection() as conn, conn.transaction():
+            if ticket is not None:
+                conn.execute(
+                    "DELETE FROM usage_reservations WHERE tenant = %s AND spec = %s "
+                    "AND ticket = %s",
+                    (self.tenant, self.spec, ticket),
+                )
+            row = conn.execute(
+                f"INSERT INTO usage_ledgers (tenant, spec, {_TOTALS}) "
+                "VALUES (%s, %s, %s, %s, %s, 1, %s) "
+                "ON CONFLICT (tenant, spec) DO UPDATE SET "
+                "input = usage_ledgers.input + EXCLUDED.input, "
+                "output = usage_ledgers.output + EXCLUDED.output, "
+                "cached = usage_ledgers.cached + EXCLUDED.cached, "
+                "turns = usage_ledgers.turns + 1, "
+                "estimated = usage_ledgers.estimated + EXCLUDED.estimated "
+                f"RETURNING {_TOTALS}",
+                (
+                    self.tenant,
+                    self.spec,
+                    max(0, usage.input),
+                    max(0, usage.output),
+                    max(0, usage.cached),
+                    max(0, estimated),
+                ),
+            ).fetchone()
+        if row is None:
+            raise StoreError("the usage ledger did not record the turn")
+        return _usage(row)
+
+
+def _usage(row: Any) -> TenantUsage:
+    return TenantUsage(*(int(value) for value in row))
