@@ -56,11 +56,13 @@ MAX_CLAUSES = 24
 # Bounds are summed in another order than scores: kept on the safe side.
 _SLACK = 1.0 + 1e-9
 
-_STATS = """SELECT s.docs, s.tokens FROM lexical_scopes s
+# One statement, so one snapshot: read in two, a write committed in between could pair a
+# term's new ``df`` with the old number of facts (``df > docs``, a log of a negative number).
+_WEIGHTS = """SELECT s.docs, s.tokens, t.term, t.df, t.max_tf, t.min_len
+FROM lexical_scopes s LEFT JOIN lexical_terms t
+    ON t.tenant = s.tenant AND t.spec = s.spec AND t.session = s.session
+    AND t.term = ANY(%(terms)s::text[]) AND t.df > 0
 WHERE s.tenant = %(tenant)s AND s.spec = %(spec)s AND s.session = %(session)s"""
-_TERMS = """SELECT t.term, t.df, t.max_tf, t.min_len FROM lexical_terms t
-WHERE t.tenant = %(tenant)s AND t.spec = %(spec)s AND t.session = %(session)s
-AND t.term = ANY(%(terms)s::text[]) AND t.df > 0"""
 
 # ``{score}``: the sum of the query terms' contributions (``_score``); ``{candidates}``: the
 # threshold's condition on ``f.tsv``; ``{where}``: the caller's visible scope keys and tiers.
@@ -122,16 +124,15 @@ def query_weights(
 ) -> tuple[list[QueryTerm], float] | None:
     """The query's terms held by some indexed fact (in query order) with their idf and bound,
     and ``avgdl``; None when nothing can match."""
-    row = conn.execute(_STATS, params).fetchone()
-    if row is None or int(row[0]) <= 0 or int(row[1]) <= 0:
+    rows = conn.execute(_WEIGHTS, {**params, "terms": list(terms)}).fetchall()
+    if not rows or int(rows[0][0]) <= 0 or int(rows[0][1]) <= 0:
         return None
-    n, tokens = int(row[0]), int(row[1])
+    n, tokens = int(rows[0][0]), int(rows[0][1])
     avgdl = tokens / n
     found = {
-        term: (int(df), int(max_tf), int(min_len))
-        for term, df, max_tf, min_len in conn.execute(
-            _TERMS, {**params, "terms": list(terms)}
-        ).fetchall()
+        str(term): (int(df), int(max_tf), int(min_len))
+        for _, _, term, df, max_tf, min_len in rows
+        if term is not None
     }
     weighted: list[QueryTerm] = []
     for term in terms:
