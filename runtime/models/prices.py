@@ -13,9 +13,10 @@ a JSON file named by ``SPECWIRE_PRICES_FILE`` (``{"models": {"<model>": {"input"
 "output": …, "cached_input": …}}}``); the spec wins over the file, the file over the table.
 
 A model is found by its id without the provider prefix (``anthropic/``, ``openai/``), by the
-longest key that equals it or begins it followed by ``-`` (``claude-sonnet-4-5`` prices
-``claude-sonnet-4-5-20250929``). ``openai-compatible/…`` and ``scripted`` models have no list
-price: only an override prices them.
+key that equals it or of which it is a dated snapshot or ``-latest`` alias
+(``claude-sonnet-4-5`` prices ``claude-sonnet-4-5-20250929``, ``gpt-4o`` prices
+``gpt-4o-2024-11-20``; ``gpt-5`` does not price ``gpt-5-pro``). ``openai-compatible/…`` and
+``scripted`` models have no list price: only an override prices them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,8 @@ from specwire.runtime.models.types import Usage
 PRICES_AS_OF: Final = "2026-12-02"
 PRICES_FILE_ENV: Final = "SPECWIRE_PRICES_FILE"
 _PROVIDER_PREFIXES: Final = ("anthropic/", "openai/")
+# What follows a listed id in one of its snapshots: -20250929, -2024-08-06, -latest.
+_SNAPSHOT_SUFFIX: Final = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)")
 # A prices file larger than this is refused (it holds a few dozen lines).
 MAX_PRICES_FILE_BYTES: Final = 256 * 1024
 
@@ -127,18 +131,19 @@ def _bare(model_id: str) -> str:
 
 def find_price(table: Mapping[str, ModelPrice], model_id: str) -> ModelPrice | None:
     """The price of ``model_id`` in ``table``: an exact key (with or without the provider
-    prefix), else the longest key that begins the bare id followed by ``-``."""
+    prefix), else the key the bare id is a dated snapshot (or ``-latest`` alias) of. Any other
+    variant (``gpt-5-pro``, ``gpt-4-32k``) is not priced as its family: it may cost many times
+    more, and an under-priced model would overspend the dream's budget."""
     if model_id in table:
         return table[model_id]
     bare = _bare(model_id)
     if bare in table:
         return table[bare]
-    best: str | None = None
     for key in table:
         stem = _bare(key)
-        if bare.startswith(stem + "-") and (best is None or len(stem) > len(_bare(best))):
-            best = key
-    return table[best] if best is not None else None
+        if bare.startswith(stem + "-") and _SNAPSHOT_SUFFIX.fullmatch(bare[len(stem) :]):
+            return table[key]
+    return None
 
 
 def price_from_data(where: str, data: Any) -> ModelPrice:

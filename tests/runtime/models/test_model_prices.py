@@ -40,6 +40,24 @@ def test_an_unlisted_id_has_no_price(model_id: str) -> None:
     assert find_price(LIST_PRICES, model_id) is None
 
 
+@pytest.mark.parametrize(
+    "model_id", ["gpt-5-pro", "gpt-4-32k", "o3-deep-research", "claude-opus-4-1-fast"]
+)
+def test_a_variant_of_a_listed_model_is_not_priced_as_it(model_id: str) -> None:
+    # gpt-5-pro lists at $15/$120, not gpt-5's $1.25/$10: priced as its family, a dream's
+    # budget would let it spend ~12x the budget. Only a dated snapshot (or -latest) of a listed
+    # id takes its price; any other variant needs an override.
+    assert find_price(LIST_PRICES, model_id) is None
+
+
+@pytest.mark.parametrize(
+    ("model_id", "key"),
+    [("claude-3-7-sonnet-latest", "claude-3-7-sonnet"), ("gpt-4.1-2025-04-14", "gpt-4.1")],
+)
+def test_a_snapshot_or_latest_alias_takes_its_models_price(model_id: str, key: str) -> None:
+    assert find_price(LIST_PRICES, model_id) is LIST_PRICES[key]
+
+
 def test_cached_prompt_tokens_cost_the_cached_price() -> None:
     price = ModelPrice(3.0, 15.0, 0.3)
     usage = Usage(input=1_000_000, output=100_000, cached=400_000)
