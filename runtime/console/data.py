@@ -326,7 +326,14 @@ class ConsoleData:
 
     def erase(self, subject: Subject, key: ScopeKey | None) -> ErasureReceipt:
         """Erase the subject under this console's state root; the fact store is closed
-        around it (erasure rewrites the file) and opened again after."""
+        around it (erasure rewrites the file) and opened again after. Refused when the facts
+        are elsewhere: erasing the files alone would leave them there under a clean receipt."""
+        if self.options.backend != "file":
+            raise Refused(
+                f"erasure here reaches the files under {self.root} only, and the facts are in "
+                f"{self.options.backend}: run `codegen memory erase` (with --postgres VAR for "
+                "PostgreSQL; a memory service's owner erases there)"
+            )
         with self._lock:
             self.close()
             try:

@@ -11,10 +11,12 @@ import pytest
 
 from specwire.runtime.console.app import CSP
 from specwire.runtime.console.auth import same_origin
-from specwire.runtime.console.data import ConsoleData
+from specwire.runtime.console.data import BackendOptions, ConsoleData, Refused
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.erasure.subject import Subject
 from specwire.runtime.facts.providers.admin import EVERY_KEY
 from specwire.runtime.facts.store import FactStore
+from specwire.runtime.owner.selection import select
 from tests.runtime.console.console_client import (
     BASE,
     TOKEN,
@@ -242,3 +244,23 @@ def test_search_narrowed_to_one_person(data: ConsoleData, demo: DemoMemory) -> N
     agents = browser.get("/search?q=summaries+bullet+deploy&scope=agent").text
     assert demo.deploy_fact in agents and demo.user_fact not in agents
     assert browser.get("/search?q=x&scope=nowhere").status_code == 400
+
+
+@pytest.mark.parametrize("backend", ["postgres", "http"])
+def test_erasure_is_refused_when_the_facts_are_not_in_the_file_store(
+    tmp_path: Path, backend: str
+) -> None:
+    """A console over facts in PostgreSQL or a memory service erased only the files under its
+    root, and its receipt said "clean: 0 occurrences" (the verification searches files)
+    while every fact naming the subject stayed in the database: it refuses, and changes
+    nothing."""
+    demo = build(tmp_path)
+    before = {path: path.read_bytes() for path in sorted(demo.root.rglob("*")) if path.is_file()}
+    data = ConsoleData(
+        select(demo.root, None, None, None),
+        BackendOptions(backend=backend, dsn="SPECWIRE_TEST_DSN", url="http://127.0.0.1:9"),
+    )
+    with pytest.raises(Refused, match="codegen memory erase"):
+        data.erase(Subject.literal("Dana Whitfield"), None)
+    after = {path: path.read_bytes() for path in sorted(demo.root.rglob("*")) if path.is_file()}
+    assert after == before
