@@ -5,8 +5,9 @@ seq)``, seq 1..n per session. A row keeps the event's body exactly as sealed (``
 text of ``seq``, ``type``, ``at``, ``payload``) and its ``mac``, sealed as the file logs are
 (``runtime.sessions.log.seal``) with a random key per tenant and spec kept in
 ``session_log_keys`` (created once, race-free; never shown to the agent, which has no database
-connection). Readers verify every row's seal and skip one that does not verify, so a row
-written by anything but the host is never evidence.
+connection). Readers verify every row's seal and skip one that does not verify, or that sits
+at another ``seq`` than its sealed body names, so a row written by anything but the host is
+never evidence.
 
 An append takes the next number under a transaction-scoped advisory lock of its session: two
 writers of one session (there should never be two: a conversation's turns are ordered by
@@ -103,10 +104,12 @@ class PostgresSessionLogs:
         return PostgresSessionLog(self, session_id)
 
     def events(self, session_id: str) -> Iterator[Event]:
-        """The session's host-sealed events in order; a row whose seal fails is skipped."""
+        """The session's host-sealed events in order; a row whose seal fails is skipped, and
+        so is one at another number than the one its sealed body holds (a genuine row copied
+        or moved within its session is not a second event)."""
         with translated("read a session log"), self.pool.connection() as conn:
             rows = conn.execute(
-                f"SELECT body, mac FROM session_log_events WHERE {_SCOPE} "
+                f"SELECT seq, body, mac FROM session_log_events WHERE {_SCOPE} "
                 "AND session = %(session)s ORDER BY seq",
                 self._scope(session=session_id),
             ).fetchall()
@@ -114,13 +117,13 @@ class PostgresSessionLogs:
             return iter(())
         key = self.key()
         events: list[Event] = []
-        for body_text, mac in rows:
+        for seq, body_text, mac in rows:
             try:
                 body = json.loads(body_text)
             except (json.JSONDecodeError, RecursionError):
                 continue
             event = verified_event(body, mac, key, session_id)
-            if event is not None:
+            if event is not None and event.seq == seq:
                 events.append(event)
         return iter(events)
 

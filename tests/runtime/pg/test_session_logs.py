@@ -111,6 +111,27 @@ def test_a_forged_or_copied_row_is_never_evidence(pool: Any, database: str) -> N
     assert list(logs_of(pool, tenant="globex").events(SESSION)) == []
 
 
+def test_a_genuine_row_replayed_at_another_number_is_not_read_twice(
+    pool: Any, database: str
+) -> None:
+    """A sealed row copied (or moved) to another sequence number of its own session verifies
+    (the seal covers the body, not the row's key): it must not count as a second event, nor
+    move an old result after a newer one."""
+    logs = logs_of(pool)
+    one_turn(logs.open(SESSION), "tu_old")
+    import psycopg
+
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO session_log_events SELECT tenant, spec, session, 9, kind, body, mac "
+            "FROM session_log_events WHERE session = %s AND seq = 4",
+            (SESSION,),
+        )
+    events = list(logs.events(SESSION))
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5]
+    assert [e.type for e in events].count("tool_result") == 1
+
+
 def test_the_proof_ladder_reads_the_database(pool: Any) -> None:
     logs = logs_of(pool)
     one_turn(logs.open(SESSION), "tu_ok")
