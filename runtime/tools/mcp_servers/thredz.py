@@ -23,6 +23,7 @@ from specwire.runtime.core.fragment import WIKI_TOOL_NAMES
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
 from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolResult
 from specwire.runtime.safety.injection import scan
+from specwire.runtime.safety.redaction import redact_data
 from specwire.runtime.tools.mcp_servers.state_folder import strings_in
 from specwire.runtime.tools.mcp_servers.tools import reply_text, screened_result
 
@@ -86,8 +87,11 @@ class ThredzLink:
 
 
 def _arguments(parsed: Any) -> dict[str, Any]:
+    """The call's arguments as sent to the server: secret values replaced by their names, as
+    every local write has them (``safety.redaction``): Thredz is storage too."""
     dumped = parsed.model_dump(mode="json", exclude_none=True)
-    return dumped if isinstance(dumped, dict) else {}
+    redacted = redact_data(dumped)
+    return redacted if isinstance(redacted, dict) else {}
 
 
 def forwarding(tool: Tool, link: ThredzLink) -> Tool:

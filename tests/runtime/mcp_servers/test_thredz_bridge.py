@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp.types import CallToolResult, TextContent
 
 from specwire.runtime.core.tool_types import ToolCatalog, ToolContext
@@ -133,3 +134,32 @@ def test_recalled_lines_keep_bullets_and_wiki_lines_and_drop_flagged_ones() -> N
     )
     assert recalled_lines(reply) == ["deploys on fridays", "[wiki:deploys] Deploys — every friday"]
     assert recalled_lines(_reply("  • (1.00) x", is_error=True)) == []
+
+
+def test_a_secret_value_is_never_sent_to_thredz(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local write stores a secret's name, never its value (``safety.redaction``); the bridge
+    sent the model's arguments as they were, so a key the model read and wrote into a fact, an
+    article or a goal reached the shared memory in clear."""
+    secret = "sk-thredz-test-0123456789abcdef"
+    monkeypatch.setenv("THREDZ_BRIDGE_TEST_API_KEY", secret)
+    catalog, options, wired = _wired(tmp_path)
+    sent: list[tuple[str, dict[str, Any]]] = []
+
+    def call(tool: str, arguments: dict[str, Any], timeout: float) -> CallToolResult:
+        sent.append((tool, arguments))
+        return _reply("ok")
+
+    link = ThredzLink("thredz", call, frozenset({"Remember", "GoalWrite"}), lambda _line: None)
+    bridged, _ = bridge_memory(catalog, options, link, goals=True)
+    try:
+        remember, goal = bridged.get("Remember"), bridged.get("GoalWrite")
+        assert remember is not None and goal is not None
+        assert not remember.invoke({"text": f"the deploy key is {secret}"}, CTX).is_error
+        assert not goal.invoke({"title": f"rotate {secret}"}, CTX).is_error
+        assert [tool for tool, _ in sent] == ["Remember", "GoalWrite"]
+        assert secret not in repr(sent)
+        assert sent[0][1] == {"text": "the deploy key is $THREDZ_BRIDGE_TEST_API_KEY"}
+    finally:
+        wired.close()
