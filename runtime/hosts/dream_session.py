@@ -5,7 +5,8 @@ only the memory tools, that stops at the budget.
 reaches the budget, answers with a stop note instead of calling the model again, so the turn
 (and the session: one message, one turn) ends. A call already in flight when the budget is
 reached completes, so the spend can pass the budget by at most one call. A model that reports
-no usage cannot be metered: its first call is taken to spend the whole budget.
+no usage cannot be metered, nor can a call a fallback model answered (the price is the
+primary's): such a call is taken to spend the whole budget.
 
 ``memory_session`` builds the ``ModelSession`` a host passes to ``run_dream``: the catalog holds
 only what ``wire_memory`` registers (facts, continuity, wiki tools), never file tools or a shell.
@@ -53,6 +54,8 @@ class BudgetedModel:
     def __init__(self, model: Model, price: ModelPrice, budget_usd: float) -> None:
         self._model = model
         self._price = price
+        # The id ``price`` was looked up for; a fallback chain answers under another's.
+        self._priced_id = model.model_id
         self.budget_usd = budget_usd
         self.spent_usd = 0.0
         self.calls = 0
@@ -70,11 +73,13 @@ class BudgetedModel:
             return ModelResponse(text=STOP_NOTE)
         response = self._model.complete(request)
         self.calls += 1
-        if response.usage is None:
+        if response.usage is not None:
+            self.usage = self.usage + response.usage
+        if response.usage is None or self._model.model_id != self._priced_id:
+            # Unmetered, or answered by a model the price is not for: its cost is unknown.
             self.unmetered_calls += 1
             self.spent_usd = max(self.spent_usd, self.budget_usd)
         else:
-            self.usage = self.usage + response.usage
             self.spent_usd += call_cost(response.usage, self._price)
         return response
 

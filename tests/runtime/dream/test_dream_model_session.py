@@ -12,7 +12,8 @@ from specwire.runtime.dream import DreamSettings, run_dream
 from specwire.runtime.dream.model_phase import ModelPrice
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.hosts.dream_session import STOP_NOTE, BudgetedModel, call_cost, memory_session
-from specwire.runtime.models.scripted import ScriptedModel
+from specwire.runtime.models.fallback import FallbackModel
+from specwire.runtime.models.scripted import FailingModel, ScriptedModel
 from specwire.runtime.models.types import ModelRequest, ModelResponse, Usage, UserMessage
 from specwire.runtime.sessions.log import read_events
 
@@ -103,3 +104,24 @@ def test_a_model_without_usage_spends_the_whole_budget_on_its_first_call() -> No
 
 def test_call_cost() -> None:
     assert call_cost(Usage(input=1_000_000, output=500_000), ModelPrice(3.0, 15.0)) == 10.5
+
+
+def test_a_call_answered_by_a_fallback_model_spends_the_whole_budget() -> None:
+    """The session is priced by the model's id when it starts: the primary's. A call the
+    primary failed and a fallback answered was metered at the primary's price (claude-haiku's
+    for claude-opus's tokens: ~15x under), so the budget stop let the fallback overspend it.
+    That call's price is unknown: it counts as the whole budget, as an unmetered call does."""
+
+    class Answering:
+        model_id = "claude-opus-4-1"
+
+        def complete(self, request: ModelRequest) -> ModelResponse:
+            return ModelResponse(text="ok", usage=Usage(input=10, output=10))
+
+    chain = FallbackModel([FailingModel(), Answering()], log=_quiet)
+    budgeted = BudgetedModel(chain, ModelPrice(0.0, 0.0), 1.0)
+    request = ModelRequest(system=[], messages=[UserMessage("hi")], tools=[])
+    assert budgeted.complete(request).text == "ok"
+    assert budgeted.spent_usd >= budgeted.budget_usd
+    assert budgeted.complete(request).text == STOP_NOTE
+    assert budgeted.calls == 1 and budgeted.stopped
