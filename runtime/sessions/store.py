@@ -108,9 +108,10 @@ class FallbackLogReader:
         self.fallback = fallback
 
     def events(self, session_id: str) -> Iterator[Event]:
-        if self.primary.exists(session_id):
-            return self.primary.events(session_id)
-        return self.fallback.events(session_id)
+        # The primary's sealed events, not its rows: a forged row alone must not hide the
+        # fallback's log.
+        found = list(self.primary.events(session_id))
+        return iter(found) if found else self.fallback.events(session_id)
 
     def exists(self, session_id: str) -> bool:
         return self.primary.exists(session_id) or self.fallback.exists(session_id)

@@ -27,6 +27,7 @@ from specwire.runtime.loop.history import history_from_log  # noqa: E402
 from specwire.runtime.pg.pool import open_pool  # noqa: E402
 from specwire.runtime.sessions.log import SessionLog, resolve_tool_use, run_of  # noqa: E402
 from specwire.runtime.sessions.postgres import PostgresSessionLogs  # noqa: E402
+from specwire.runtime.sessions.store import FallbackLogReader, FileSessionLogs  # noqa: E402
 
 pytestmark = pytest.mark.postgres
 
@@ -130,6 +131,27 @@ def test_a_genuine_row_replayed_at_another_number_is_not_read_twice(
     events = list(logs.events(SESSION))
     assert [e.seq for e in events] == [1, 2, 3, 4, 5]
     assert [e.type for e in events].count("tool_result") == 1
+
+
+def test_a_forged_row_does_not_hide_a_sessions_file_log(
+    pool: Any, database: str, tmp_path: Path
+) -> None:
+    """With ``memory.state: postgres`` a crew's or a dream's session is still a file log, read
+    when the database has no log of that id. A forged row under that id (never evidence
+    itself) made the database "have" the log, so the reader read its rows, none verified, and
+    the file's genuine evidence went missing."""
+    on_disk = FileSessionLogs(tmp_path)
+    one_turn(on_disk.open(SESSION), "tu_file")
+    reader = FallbackLogReader(logs_of(pool), on_disk)
+    import psycopg
+
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO session_log_events VALUES ('acme', 'bot', %s, 1, 'tool_result', '{}', %s)",
+            (SESSION, "0" * 64),
+        )
+    assert [e.seq for e in reader.events(SESSION)] == [1, 2, 3, 4, 5]
+    assert resolve_tool_use(reader, SESSION, "tu_file").verdict == "verified"
 
 
 def test_the_proof_ladder_reads_the_database(pool: Any) -> None:
