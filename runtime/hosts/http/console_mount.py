@@ -17,6 +17,7 @@ from pathlib import Path
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from specwire.runtime.core.errors import ServeConfigError
+from specwire.runtime.core.fragment_data import FragmentData
 
 ENABLE_ENV = "SPECWIRE_CONSOLE"
 TENANT_ENV = "SPECWIRE_CONSOLE_TENANT"
@@ -44,6 +45,12 @@ class ConsoleMounted:
         await self.app(scope, receive, send)
 
 
+def facts_backend_of(fragment: FragmentData | None) -> str | None:
+    """A bundle's ``memory.backend`` (None without memory: the file store)."""
+    memory = fragment.memory if fragment is not None else None
+    return memory.backend if memory is not None else None
+
+
 def with_console(
     app: ASGIApp,
     spec_name: str,
@@ -51,12 +58,21 @@ def with_console(
     log: Callable[[str], None],
     *,
     tenants: Collection[str] | None = None,
+    facts_backend: str | None = None,
 ) -> tuple[ASGIApp, Callable[[], None]]:
     """``app``, with the console mounted when ``SPECWIRE_CONSOLE`` asks for it; and what to
     call when the server stops. ``tenants``: a managed bundle's tenants (the console needs
-    ``SPECWIRE_CONSOLE_TENANT``, one of them)."""
+    ``SPECWIRE_CONSOLE_TENANT``, one of them); ``facts_backend``: the bundle's
+    ``memory.backend`` (the mounted console reads the file store only)."""
     if not console_enabled():
         return app, lambda: None
+    if facts_backend not in (None, "file"):
+        # A file store beside such a bundle is a stale copy: shown, and erased alone.
+        raise ServeConfigError(
+            f"{ENABLE_ENV}: the console on serve reads the file store, and this bundle keeps "
+            f"its facts in {facts_backend}: open it with `codegen memory console --backend "
+            f"{facts_backend}`"
+        )
     from specwire.runtime.console.app import console_app
     from specwire.runtime.console.auth import TOKEN_ENV, ConsoleAuth, TokenError, new_token
     from specwire.runtime.console.data import BackendOptions, ConsoleData

@@ -63,3 +63,20 @@ def test_a_managed_bundle_names_its_tenant(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("SPECWIRE_CONSOLE_TENANT", "globex")
     with pytest.raises(ServeConfigError, match="acme"):
         with_console(BUNDLE_APP, SPEC, tmp_path, lambda line: None, tenants=["acme"])
+
+
+def test_a_bundle_with_its_facts_elsewhere_does_not_mount_the_file_console(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mounted console reads the file store under the bundle's directory. A bundle whose
+    facts are in PostgreSQL (a file store left there by ``codegen memory migrate``) showed that
+    stale copy, and its Erase redacted the copy and said "clean" while the database kept the
+    subject: serve refuses the console and says which command opens the real one."""
+    build(tmp_path)
+    monkeypatch.setenv("SPECWIRE_CONSOLE", "1")
+    monkeypatch.setenv("SPECWIRE_CONSOLE_TOKEN", TOKEN)
+    with pytest.raises(ServeConfigError, match="codegen memory console --backend postgres"):
+        with_console(BUNDLE_APP, SPEC, tmp_path, lambda line: None, facts_backend="postgres")
+    app, close = with_console(BUNDLE_APP, SPEC, tmp_path, lambda line: None, facts_backend="file")
+    close()
+    assert app is not BUNDLE_APP
