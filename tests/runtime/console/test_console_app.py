@@ -248,13 +248,12 @@ def test_search_narrowed_to_one_person(data: ConsoleData, demo: DemoMemory) -> N
 
 @pytest.mark.parametrize("backend", ["postgres", "http"])
 def test_erasure_is_refused_when_the_facts_are_not_in_the_file_store(
-    tmp_path: Path, backend: str
+    demo: DemoMemory, backend: str
 ) -> None:
     """A console over facts in PostgreSQL or a memory service erased only the files under its
     root, and its receipt said "clean: 0 occurrences" (the verification searches files)
     while every fact naming the subject stayed in the database: it refuses, and changes
     nothing."""
-    demo = build(tmp_path)
     before = {path: path.read_bytes() for path in sorted(demo.root.rglob("*")) if path.is_file()}
     data = ConsoleData(
         select(demo.root, None, None, None),
