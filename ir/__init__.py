@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from specwire.ir.errors import SpecError, SpecIssue
     from specwire.ir.load import load_spec, load_spec_text
-    from specwire.ir.lower import lower
+    from specwire.ir.lowering import lower
     from specwire.ir.model import TARGETS, IrSpec, Target
     from specwire.ir.schema import spec_json_schema
 
@@ -28,7 +28,7 @@ _EXPORTS = {
     "SpecIssue": "specwire.ir.errors",
     "load_spec": "specwire.ir.load",
     "load_spec_text": "specwire.ir.load",
-    "lower": "specwire.ir.lower",
+    "lower": "specwire.ir.lowering",
     "spec_json_schema": "specwire.ir.schema",
 }
 

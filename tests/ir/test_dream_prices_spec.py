@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from specwire.ir import SpecError, load_spec_text
-from specwire.ir.lower import lower
+from specwire.ir.lowering import lower
 from specwire.runtime.core.fragment import PROVIDERS_FRAGMENT_VERSION
 
 HEAD = (

@@ -212,3 +212,14 @@ def test_state_follows_the_facts_into_postgres_unless_kept_in_files(
     assert fragment.memory is not None
     assert fragment.memory.state == state
     assert fragment.version == version
+
+
+def test_no_public_name_of_the_package_is_also_a_submodule() -> None:
+    """Importing a submodule sets the package attribute of its name: a lazily exported function
+    sharing that name would turn into the module for every later ``from specwire.ir import``."""
+    import pkgutil
+
+    import specwire.ir as ir_package
+
+    submodules = {info.name for info in pkgutil.iter_modules(ir_package.__path__)}
+    assert submodules.isdisjoint(ir_package.__all__)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from specwire.ir import SpecError, load_spec_text
-from specwire.ir.lower import lower
+from specwire.ir.lowering import lower
 
 # lines 1-4
 HEAD = "name: s\ntarget: cli\nagent: {model: claude-sonnet-4-5, instructions: i}\nmemory:\n"

@@ -130,7 +130,7 @@ def test_too_many_providers() -> None:
 
 
 def test_a_good_list_lowers_the_primary_into_the_backend_and_the_rest_into_providers() -> None:
-    from specwire.ir.lower import lower
+    from specwire.ir.lowering import lower
 
     text = CLI + "    - {name: main, backend: postgres, dsn: $DATABASE_URL}\n" + NOTES
     fragment = lower(load_spec_text(text, "spec.yaml"))

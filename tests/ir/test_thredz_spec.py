@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from specwire.ir import SpecError, load_spec_text
-from specwire.ir.lower import lower
+from specwire.ir.lowering import lower
 from specwire.ir.model import IrCli, IrMcpServer, SecretRef
 from specwire.ir.thredz_source import agent_handle
 
