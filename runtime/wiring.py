@@ -224,8 +224,8 @@ def _layout(
 ) -> tuple[StoreLayout, LogSource]:
     layout = StoreLayout.for_cwd(deps.cwd, fragment.spec_name, deps.tenant)
     if state_in_database(state_of):
-        # The proof ladder and capture read the logs the host writes there (and the files of
-        # the sessions that still write files: a crew's, a research run's, a dream's).
+        # The proof ladder and capture read the logs every host writes there (and, after them,
+        # the files of sessions logged before the spec moved its state to the database).
         from specwire.runtime.sessions.store import FallbackLogReader, FileSessionLogs
 
         files = deps.session_root_dir or layout.sessions_dir
