@@ -230,18 +230,25 @@ def _recall_cadence(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssu
         )
 
 
+# The fact backends the dream's fact steps run on (``runtime.wiring.dream_facts``).
+DREAM_BACKENDS = ("file", "postgres")
+
+
 def _dream_backend(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
-    """The dream engine consolidates the embedded fact store: only the file backend has one."""
+    """The dream engine consolidates the embedded fact store or the PostgreSQL facts (it lists,
+    supersedes and sweeps them): an http memory service keeps facts it cannot administer."""
     memory = data.get("memory")
     if not isinstance(memory, dict) or not isinstance(memory.get("dream"), dict):
         return
     backend = _primary_backend(memory)
-    if not isinstance(backend, str) or backend == "file" or backend not in BACKEND_CONNECTION_KEYS:
+    if not isinstance(backend, str) or backend in DREAM_BACKENDS:
+        return
+    if backend not in BACKEND_CONNECTION_KEYS:
         return
     yield locator.at_key(
         ("memory", "dream"),
-        f"the dream engine consolidates the embedded fact store, and the {backend} backend "
-        "keeps facts elsewhere: remove `dream` or use `backend: file`",
+        f"the dream engine consolidates the embedded fact store or PostgreSQL, and the {backend} "
+        "backend keeps facts elsewhere: remove `dream` or use `backend: file` or `postgres`",
     )
 
 

@@ -11,10 +11,11 @@ import dataclasses
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import MemoryServiceError
@@ -47,6 +48,8 @@ from specwire.runtime.core.volume import DocumentVolume
 
 if TYPE_CHECKING:
     from specwire.runtime.core.fragment_model import MemoryWiringFragment
+    from specwire.runtime.dream.engine import FactsOpener
+    from specwire.runtime.dream.fact_steps import DreamFacts
     from specwire.runtime.facts.pool import FactStorePool
     from specwire.runtime.sessions.store import LogSource, SessionLogs
 
@@ -221,8 +224,8 @@ def _layout(
 ) -> tuple[StoreLayout, LogSource]:
     layout = StoreLayout.for_cwd(deps.cwd, fragment.spec_name, deps.tenant)
     if state_in_database(state_of):
-        # The proof ladder and capture read the logs the host writes there (and the files of
-        # the sessions that still write files: a crew's, a research run's, a dream's).
+        # The proof ladder and capture read the logs every host writes there (and, after them,
+        # the files of sessions logged before the spec moved its state to the database).
         from specwire.runtime.sessions.store import FallbackLogReader, FileSessionLogs
 
         files = deps.session_root_dir or layout.sessions_dir
@@ -356,6 +359,7 @@ def _wire_tiers(
                 now=now,
                 volume=volume,
                 prices=spec_prices(parsed.memory.dream.prices),
+                facts=dream_facts(parsed, deps.tenant, now),
             )
             wired.options["memory"] = dataclasses.replace(
                 wired.options["memory"], dream=job.start_if_due
@@ -547,6 +551,32 @@ def state_volume(
         )
     except StoreError as exc:
         raise MemoryServiceError(f"memory-service: postgres state: {exc}") from exc
+
+
+def dream_facts(
+    fragment: FragmentData, tenant: Tenant | None, now: Clock = utc_now
+) -> FactsOpener | None:
+    """What the dream's fact steps run on: the spec's PostgreSQL facts with ``memory.backend:
+    postgres`` (connected when the run starts, released when its fact steps end), None (the
+    spec's file store) otherwise. Never the local SQLite file of a spec whose facts live in
+    the database: a worker would create ``facts/<spec>.sqlite3`` and consolidate nothing."""
+    memory = fragment.memory
+    if memory is None or memory.backend != "postgres":
+        return None
+    spec = fragment.spec_name
+
+    @contextmanager
+    def opened() -> Iterator[DreamFacts]:
+        from specwire.runtime.facts.providers.connect import connect_remote
+
+        remote = connect_remote(memory, spec=spec, tenant=tenant, embedder=None, now=now)
+        try:
+            provider: Any = remote.provider
+            yield cast("DreamFacts", provider)
+        finally:
+            remote.release()
+
+    return opened
 
 
 def _wire_skills_and_commands(

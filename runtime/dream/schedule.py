@@ -26,7 +26,7 @@ from specwire.runtime.core.fragment_data import DreamData
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import EventSink
 from specwire.runtime.core.volume import DocumentVolume
-from specwire.runtime.dream.engine import run_dream
+from specwire.runtime.dream.engine import FactsOpener, run_dream
 from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.dream.state import window_of
 from specwire.runtime.models.prices import ModelPrice, price_lookup
@@ -60,6 +60,8 @@ class DreamJob:
     volume: DocumentVolume | None = None
     # The spec's ``memory.dream.prices`` (over ``SPECWIRE_PRICES_FILE`` and the list prices).
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    # Opens the fact backend the fact steps run on (None: the spec's file store).
+    facts: FactsOpener | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -101,6 +103,7 @@ class DreamJob:
                 proof_mode=self.proof_mode,
                 model_id=model_id,
                 volume=self.volume,
+                facts=self.facts,
                 price_of=price_lookup(self.prices),
             )
             if not outcome.note:

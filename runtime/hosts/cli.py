@@ -27,7 +27,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.hosts.console import (
     describe,
     message_option,
@@ -36,10 +35,9 @@ from specwire.runtime.hosts.console import (
 )
 from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment
+from specwire.runtime.hosts.session_logs import database_session_logs
 from specwire.runtime.hosts.types import SessionBuilder, TurnSetup
 from specwire.runtime.safety.secrets import SecretRef
-from specwire.runtime.sessions.store import SessionLogs
-from specwire.runtime.wiring import parse_fragment, session_logs_for, state_in_database
 
 if TYPE_CHECKING:
     from specwire.runtime.tools.mcp_servers.errors import McpServerError
@@ -118,7 +116,7 @@ def run_cli(
             options=options,
             cwd=cwd,
             messages=args.message,
-            logs=_session_logs(check, spec_name, cwd),
+            logs=database_session_logs(check.memory, spec_name, cwd),
         )
     finally:
         stop_servers()
@@ -129,17 +127,6 @@ def _thredz(fragment: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """The fragment's ``thredz`` block (its server's name and whether goals are mirrored)."""
     block = fragment.get("thredz") if fragment is not None else None
     return block if isinstance(block, Mapping) and isinstance(block.get("server"), str) else None
-
-
-def _session_logs(check: StartCheck, spec_name: str, cwd: Path | None) -> SessionLogs | None:
-    """In the database with ``memory.state: postgres``; else None (files)."""
-    if check.memory is None:
-        return None
-    fragment = parse_fragment(check.memory)
-    if not state_in_database(fragment):
-        return None
-    layout = StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name)
-    return session_logs_for(fragment, None, layout.sessions_dir)
 
 
 def _connect_servers(

@@ -36,6 +36,7 @@ from specwire.runtime.hosts.delegation import Crew
 from specwire.runtime.hosts.interactive import run_console_session
 from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment, passes_start_checks
 from specwire.runtime.hosts.role_models import RoleModels
+from specwire.runtime.hosts.session_logs import database_session_logs
 from specwire.runtime.hosts.terminal_stream import TerminalStream
 from specwire.runtime.hosts.types import (
     RoleConfig,
@@ -88,6 +89,9 @@ def run_crew(
 
     setup = role_setup(role.name)
     shown = TerminalStream()
+    # memory.state: postgres: the session the user talks to and every role delegated to log
+    # in the database; None: files under the agent's folder.
+    logs = database_session_logs(check.memory, spec_name, cwd)
     crew = Crew(
         spec_name=spec_name,
         entry=entry,
@@ -95,6 +99,7 @@ def run_crew(
         model_for=role_models.for_role,
         options=setup.options,
         sessions_dir=StoreLayout.for_cwd((cwd or Path.cwd()).resolve(), spec_name).sessions_dir,
+        session_logs=logs,
         log=stderr_log,
         # Bundles built before scopes wire once: every role shares those tools and stores.
         role_setup=role_setup if takes else None,
@@ -121,6 +126,7 @@ def run_crew(
             messages=args.message,
             session_info={"role": role.name, "entry": entry},
             stream=shown,
+            logs=logs,
         )
     finally:
         crew.release()

@@ -46,6 +46,7 @@ from specwire.runtime.hosts.types import RoleConfig, TurnSetup
 from specwire.runtime.loop import run_chat_loop
 from specwire.runtime.models import Model, ModelError
 from specwire.runtime.sessions.log import SessionLog
+from specwire.runtime.sessions.store import SessionLogs, SessionRecorder
 
 MAX_DEPTH: Final = 4
 MAX_FAN_OUT: Final = 8
@@ -85,6 +86,7 @@ class Crew:
         options: LoopOptions,
         sessions_dir: Path,
         log: Callable[[str], None],
+        session_logs: SessionLogs | None = None,
         role_setup: Callable[[str], TurnSetup] | None = None,
         activity: Activity | None = None,
     ) -> None:
@@ -98,6 +100,9 @@ class Crew:
         self.model_for = model_for
         self.options = options
         self.sessions_dir = sessions_dir
+        # Where the sub-sessions log (the database with memory.state: postgres); None: files
+        # in ``sessions_dir``.
+        self.session_logs = session_logs
         self.log = log
         self.catalog: ToolCatalog | None = None
         self.root_role = entry
@@ -134,6 +139,11 @@ class Crew:
                     setup.catalog.register(delegate)
                 self._setups[role] = setup
         return setup.catalog, setup.options
+
+    def _session_log(self, session_id: str) -> SessionRecorder:
+        if self.session_logs is not None:
+            return self.session_logs.open(session_id)
+        return SessionLog(self.sessions_dir, session_id)
 
     def release(self) -> None:
         """Release the roles' own wirings (their fact stores). Idempotent."""
@@ -188,7 +198,7 @@ class Crew:
                 model=model,
                 instructions=role.instructions,
                 catalog=catalog,
-                session_log=SessionLog(self.sessions_dir, child_id),
+                session_log=self._session_log(child_id),
                 inputs=[args.task],
                 output=replies.append,
                 single_turn=True,

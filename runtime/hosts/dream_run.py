@@ -29,6 +29,7 @@ from specwire.runtime.dream.schedule import dream_settings
 from specwire.runtime.hosts.dream_session import memory_session
 from specwire.runtime.models import Model
 from specwire.runtime.models.prices import PriceTableError, price_lookup
+from specwire.runtime.wiring import dream_facts, state_volume
 
 
 def run_bundle_dream(
@@ -53,6 +54,9 @@ def run_bundle_dream(
         settings = dream_settings(dream)
         prices = price_lookup(spec_prices(dream.prices))
         layout = StoreLayout.for_cwd(cwd, parsed.spec_name)
+        # memory.state: postgres: the dream's record, continuity and wiki are the database's,
+        # and memory.backend: postgres: so are the facts it consolidates (no file written).
+        volume = state_volume(parsed, layout, None)
         outcome = run_dream(
             layout,
             settings,
@@ -62,6 +66,8 @@ def run_bundle_dream(
             price_of=prices,
             force=force,
             model_session=memory_session(parsed, model, cwd=cwd, log=log),
+            facts=dream_facts(parsed, None),
+            volume=volume,
         )
     except (PriceTableError, StoreError, MemoryServiceError, OSError, ValueError) as exc:
         log(f"{spec_name}: --dream: {exc}\n")

@@ -31,7 +31,14 @@ from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.loop.chat import run_chat_loop
 from specwire.runtime.models.types import Model, ModelRequest, ModelResponse, Usage
 from specwire.runtime.sessions.log import SessionLog
-from specwire.runtime.wiring import MemoryDeps, wire_memory
+from specwire.runtime.sessions.store import SessionRecorder
+from specwire.runtime.wiring import (
+    MemoryDeps,
+    parse_fragment,
+    session_logs_for,
+    state_in_database,
+    wire_memory,
+)
 
 STOP_NOTE = "[stopped: the dream's budget is spent]"
 MAX_TOOL_ROUNDS = 24
@@ -94,10 +101,14 @@ def run_bounded_session(
     layout: StoreLayout,
     now: Clock = utc_now,
     log: Callable[[str], None],
+    session_log: SessionRecorder | None = None,
 ) -> ModelPhase:
+    """``session_log``: where the session is logged (default: a new log file in ``layout``'s
+    sessions folder)."""
     assert settings.budget_usd is not None
     budgeted = BudgetedModel(model, price, settings.budget_usd)
-    session_log = SessionLog(layout.sessions_dir, new_session_id(), now=now)
+    if session_log is None:
+        session_log = SessionLog(layout.sessions_dir, new_session_id(), now=now)
     result = run_chat_loop(
         model=budgeted,
         instructions=DREAM_INSTRUCTIONS,
@@ -145,7 +156,9 @@ def memory_session(
     log: Callable[[str], None],
 ) -> ModelSession:
     """The session a host hands ``run_dream``: the spec's memory wired into a catalog of its
-    own (memory tools only), released when the session ends."""
+    own (memory tools only), released when the session ends. Its log goes where the spec's
+    session logs live (the database with ``memory.state: postgres``)."""
+    parsed = parse_fragment(fragment)
 
     def session(settings: DreamSettings, price: ModelPrice) -> ModelPhase:
         catalog = ToolCatalog()
@@ -154,6 +167,10 @@ def memory_session(
         )
         try:
             layout = StoreLayout.for_cwd(cwd, fragment.spec_name, tenant)
+            session_log = None
+            if state_in_database(parsed):
+                logs = session_logs_for(parsed, tenant, layout.sessions_dir, now)
+                session_log = logs.open(new_session_id())
             return run_bounded_session(
                 model,
                 price,
@@ -163,6 +180,7 @@ def memory_session(
                 layout=layout,
                 now=now,
                 log=log,
+                session_log=session_log,
             )
         finally:
             wired.close()

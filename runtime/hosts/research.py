@@ -36,6 +36,7 @@ from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.core.errors import StoreError, UnsafeFileError
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import Tool
+from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.fs.atomic import replace_at
 from specwire.runtime.fs.safe_open import open_dir_beneath
 from specwire.runtime.hosts.activity import Activity
@@ -48,8 +49,10 @@ from specwire.runtime.hosts.research_run import (
     first_line,
     run_research_goal,
 )
+from specwire.runtime.hosts.session_logs import database_session_logs
 from specwire.runtime.hosts.types import SessionBuilder
 from specwire.runtime.safety.secrets import SecretRef
+from specwire.runtime.wiring import parse_fragment, state_volume
 
 EXIT_PARTIAL = 3
 EXIT_NO_REPORT = 1
@@ -103,6 +106,10 @@ def run_research(
             f"{', '.join(allowed_origins) if fetch is not None else 'off'}\n"
         )
         layout = StoreLayout.for_cwd(base, spec_name)
+        # memory.state: postgres: every session logs in the database and the plan the report
+        # shows is the state volume's; no file is written but the report.
+        logs = database_session_logs(check.memory, spec_name, cwd)
+        volume = _state_volume(check.memory, layout)
         ctx = RunContext(
             model=chosen,
             instructions=instructions,
@@ -113,6 +120,7 @@ def run_research(
             deadline=time.monotonic() + max_duration_ms / 1000,
             log=stderr_log,
             activity=Activity(),
+            session_logs=logs,
         )
         try:
             run = run_research_goal(ctx, the_goal, branching_factor, max_duration_ms)
@@ -121,7 +129,7 @@ def run_research(
             return 130
         out = args.out if args.out is not None else Path(DEFAULT_OUT)
         try:
-            report = _write_report(run, layout, base, out)
+            report = _write_report(run, ctx, layout, base, out, volume)
         except (UnsafeFileError, OSError, ValueError) as exc:
             stderr_log(f"{spec_name}: the report was not written: {exc}\n")
             return EXIT_NO_REPORT
@@ -130,7 +138,8 @@ def run_research(
     for line in summary_lines(run):
         stdout_line(line)
     stdout_line(f"report: {report}")
-    stderr_log(f"session logs: {layout.sessions_dir}\n")
+    where = "in the database" if logs is not None else str(layout.sessions_dir)
+    stderr_log(f"session logs: {where}\n")
     return 0 if run.complete else EXIT_PARTIAL
 
 
@@ -158,9 +167,16 @@ def report_folder(base: Path, out: Path) -> tuple[Path, tuple[str, ...]]:
     return base, tuple(part for part in spelled.parts if part != ".")
 
 
-def _write_report(run: ResearchRun, layout: StoreLayout, base: Path, out: Path) -> Path:
+def _write_report(
+    run: ResearchRun,
+    ctx: RunContext,
+    layout: StoreLayout,
+    base: Path,
+    out: Path,
+    volume: DocumentVolume | None,
+) -> Path:
     root, parts = report_folder(base, out)
-    text = render(run, layout.sessions_dir, _active_plan(layout))
+    text = render(run, ctx.log_source, _active_plan(layout, volume))
     folder_fd = open_dir_beneath(root, (*parts, run.run_id), create=True, mode=0o777)
     assert folder_fd is not None  # created
     try:
@@ -170,11 +186,19 @@ def _write_report(run: ResearchRun, layout: StoreLayout, base: Path, out: Path) 
     return root.joinpath(*parts, run.run_id, "report.md")
 
 
-def _active_plan(layout: StoreLayout) -> Plan | None:
-    if not layout.state_dir.is_dir():
+def _state_volume(memory: Mapping[str, Any] | None, layout: StoreLayout) -> DocumentVolume | None:
+    """The spec's state volume in PostgreSQL (``memory.state: postgres``); None: files."""
+    if memory is None:
+        return None
+    return state_volume(parse_fragment(memory), layout, None)
+
+
+def _active_plan(layout: StoreLayout, volume: DocumentVolume | None) -> Plan | None:
+    """The plan the run worked under: the state volume's, or the files' (None when none)."""
+    if volume is None and not layout.state_dir.is_dir():
         return None
     try:
-        return ContinuityStore(layout).active_plan()
+        return ContinuityStore(layout, volume=volume).active_plan()
     except (StoreError, OSError):
         return None
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from specwire.runtime.continuity.plans import Plan
 from specwire.runtime.hosts.research_run import ResearchRun, SessionOutcome, first_line
-from specwire.runtime.sessions.log import read_events, session_log_path
+from specwire.runtime.sessions.store import LogSource, events_of
 
 FETCH = "fetch"
 # "remembered (mem_…) [tags] (expires …): <text>" (tags and expiry optional).
@@ -50,12 +49,12 @@ class FactUse:
         return f"- {self.text} ({self.label}: {how})"
 
 
-def collect(run: ResearchRun, sessions_dir: Path) -> tuple[list[Source], list[FactUse]]:
+def collect(run: ResearchRun, sessions: LogSource) -> tuple[list[Source], list[FactUse]]:
     sources: list[Source] = []
     facts: dict[str, FactUse] = {}
     for outcome in run.sessions:
         uses: dict[str, dict[str, Any]] = {}
-        for event in read_events(session_log_path(sessions_dir, outcome.session_id)):
+        for event in events_of(sessions, outcome.session_id):
             payload = event.payload
             if event.type == "tool_use":
                 uses[str(payload.get("id"))] = payload
@@ -114,12 +113,12 @@ def _note_fact(
 
 def render(
     run: ResearchRun,
-    sessions_dir: Path,
+    sessions: LogSource,
     plan: Plan | None,
     *,
     now: datetime | None = None,
 ) -> str:
-    sources, facts = collect(run, sessions_dir)
+    sources, facts = collect(run, sessions)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds").replace("+00:00", "Z")
     status = "complete" if run.complete else "partial"
     lines = [

@@ -33,6 +33,7 @@ from specwire.runtime.hosts.activity import Activity
 from specwire.runtime.loop import run_chat_loop
 from specwire.runtime.models import Model, ModelError
 from specwire.runtime.sessions.log import SessionLog
+from specwire.runtime.sessions.store import LogSource, SessionLogs, SessionRecorder
 
 GRACE_S = 30.0
 _CUT_OFF = "[stopped: the tool-round limit"
@@ -86,6 +87,19 @@ class RunContext:
     log: Callable[[str], None]
     # Per-session progress on a terminal (``runtime.hosts.activity``); None: none.
     activity: Activity | None = None
+    # Where the sessions log (the database with memory.state: postgres); None: files in
+    # ``sessions_dir``.
+    session_logs: SessionLogs | None = None
+
+    def session_log(self, session_id: str) -> SessionRecorder:
+        if self.session_logs is not None:
+            return self.session_logs.open(session_id)
+        return SessionLog(self.sessions_dir, session_id)
+
+    @property
+    def log_source(self) -> LogSource:
+        """Where the run's logs are read back (the report)."""
+        return self.session_logs if self.session_logs is not None else self.sessions_dir
 
 
 def run_research_goal(
@@ -189,7 +203,7 @@ def _run_session(
             model=ctx.model,
             instructions=ctx.instructions,
             catalog=catalog,
-            session_log=SessionLog(ctx.sessions_dir, outcome.session_id),
+            session_log=ctx.session_log(outcome.session_id),
             inputs=[outcome.task],
             output=replies.append,
             single_turn=True,

@@ -6,7 +6,9 @@
     codegen dream [--root DIR] [--spec NAME] [--tenant ID] [--json] status
 
 ``--backend postgres`` (with ``--dsn $VAR``) runs the fact steps on the spec's PostgreSQL facts
-(``runtime.owner.backend``); continuity, wiki and the run's record stay under ``--root``.
+(``runtime.owner.backend``) and reads and writes the run's record, continuity and wiki in the
+database's state volume (``memory.state: postgres``, the default with that backend). Without
+it, a spec with no memory under ``--root`` is refused in one line that names the option.
 
 ``run`` prints each step's counts; a run in a window that already had one does nothing and
 says so (``--force`` runs anyway). ``status`` prints the last run's record. Exit status: 0 done
@@ -175,9 +177,14 @@ def _facts_opener(
 
 
 def _check_known(layout: StoreLayout) -> None:
-    """Refuse a spec with no memory here (a typo must not start a store of its own)."""
+    """Refuse a spec with no memory here (a typo must not start a store of its own). A spec
+    that keeps its state in PostgreSQL has nothing here either: the line says where to look
+    (the command cannot tell a typo from a database spec without connecting)."""
     if not (layout.facts_db.exists() or layout.state_dir.is_dir() or layout.wiki_dir.is_dir()):
-        raise SelectionError(f"no memory of the spec {layout.spec_name!r} under {layout.root}")
+        raise SelectionError(
+            f"no memory of the spec {layout.spec_name!r} under {layout.root} (a spec with "
+            "memory.backend: postgres keeps it in the database: pass --backend postgres)"
+        )
 
 
 def _stderr(line: str) -> None:

@@ -99,9 +99,10 @@ class FileSessionLogs:
 
 class FallbackLogReader:
     """Reads a session's log from ``primary`` when it has it, else from ``fallback``: with
-    ``memory.state: postgres`` the per-turn hosts and the cli write their logs in the database
-    while a crew's, a research run's and a dream's sessions are still files, and the proof
-    ladder must find either."""
+    ``memory.state: postgres`` every host writes its logs in the database (the per-turn hosts,
+    the cli, a crew's delegated sessions, a research run's branches, a dream's session), while
+    sessions logged before the spec moved its state there are files the proof ladder must still
+    find."""
 
     def __init__(self, primary: SessionLogReader, fallback: SessionLogReader) -> None:
         self.primary = primary

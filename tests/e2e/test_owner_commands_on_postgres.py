@@ -135,8 +135,15 @@ def test_dream_run_consolidates_postgres_facts(tmp_path: Path, database: str) ->
     assert outcome["status"] == "ok" and outcome["facts"]["superseded"] == 1
     live = json.loads(memory(tmp_path, database, "--json", "list").stdout)
     assert sorted(f["text"] for f in live) == ["the port is 8080", "the port is 8081"]
-    status = codegen(tmp_path, database, "dream", "--spec", SPEC, "status")
-    assert status.returncode == 0 and "ok" in status.stdout
+    # The run's record is the database's (memory.state: postgres): status reads it there.
+    status = codegen(tmp_path, database, "dream", "--backend", "postgres", "--spec", SPEC, "status")
+    assert status.returncode == 0 and "ok" in status.stdout, status.stderr
+    # Without --backend the folder holds nothing of the spec: one line naming the option.
+    local = codegen(tmp_path, database, "dream", "--spec", SPEC, "status")
+    assert local.returncode == 2 and local.stderr.count("\n") == 1
+    assert "pass --backend postgres" in local.stderr and "Traceback" not in local.stderr
+    # The run wrote no file under the folder: no fact file, no dream state.
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
 
 
 def test_http_backend_says_what_its_contract_does_not_carry(tmp_path: Path) -> None:

@@ -552,10 +552,11 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
     ),
     (
         "dream-on-a-remote-backend",
-        CLI + "memory:\n  backend: postgres\n  dsn: $DB\n  dream: {every: 1h}\n",
+        CLI + "memory:\n  backend: http\n  url: $U\n  token: $T\n  dream: {every: 1h}\n",
         [
-            "7:3: memory.dream: the dream engine consolidates the embedded fact store, and the "
-            "postgres backend keeps facts elsewhere: remove `dream` or use `backend: file`"
+            "8:3: memory.dream: the dream engine consolidates the embedded fact store or "
+            "PostgreSQL, and the http backend keeps facts elsewhere: remove `dream` or use "
+            "`backend: file` or `postgres`"
         ],
     ),
     (

@@ -55,11 +55,12 @@ BAD: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
-        "dream-with-a-postgres-primary",
-        CLI + "    - {name: main, backend: postgres, dsn: $DATABASE_URL}\n  dream: {every: 1d}\n",
+        "dream-with-an-http-primary",
+        CLI + "    - {name: main, backend: http, url: $U, token: $T}\n  dream: {every: 1d}\n",
         [
-            "7:3: memory.dream: the dream engine consolidates the embedded fact store, and the "
-            "postgres backend keeps facts elsewhere: remove `dream` or use `backend: file`"
+            "7:3: memory.dream: the dream engine consolidates the embedded fact store or "
+            "PostgreSQL, and the http backend keeps facts elsewhere: remove `dream` or use "
+            "`backend: file` or `postgres`"
         ],
     ),
     (
