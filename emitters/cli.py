@@ -20,6 +20,7 @@ def _mcp_servers(spec: IrCli) -> list[dict[str, Any]]:
             "args": list(server.args),
             "url": server.url,
             "optional": server.optional,
+            "sandbox": server.sandbox,
             "settings": [
                 {
                     "key": key,

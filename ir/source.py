@@ -64,6 +64,7 @@ from specwire.ir.mcp_source import (
     McpCommand,
     McpEnv,
     McpHeaders,
+    McpSandbox,
     McpServerName,
     McpUrl,
 )
@@ -413,6 +414,10 @@ class McpStdioServerSource(_Source):
     )
     optional: bool | None = Field(
         default=None, description="a server that does not start is one warning line, not a stop"
+    )
+    sandbox: McpSandbox | None = Field(
+        default=None,
+        description="false runs the server unconfined; by default it runs in the bash sandbox",
     )
 
 

@@ -1,6 +1,7 @@
 """A bundle's ``MCP_SERVERS`` literal read into typed server settings.
 
-The compiler emits ``{name: {"transport": "stdio", "command", "args", "env", "optional"}`` or
+The compiler emits ``{name: {"transport": "stdio", "command", "args", "env", "optional",
+"sandbox"?}`` (``"sandbox": False`` only for a server the spec runs unconfined) or
 ``{"transport": "http", "url", "headers", "optional"}}``; a value of ``env`` or ``headers`` is a
 literal or a ``SecretRef`` (resolved here, at start, and registered for redaction).
 """
@@ -25,6 +26,8 @@ class StdioServer:
     args: tuple[str, ...]
     env: tuple[tuple[str, str | SecretRef], ...]
     optional: bool
+    # False only where the spec says ``sandbox: false``: the server runs unconfined.
+    sandbox: bool = True
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ def servers_from_bundle(literal: Mapping[str, Mapping[str, Any]]) -> list[McpSer
                     tuple(str(arg) for arg in entry.get("args", ())),
                     _pairs(entry.get("env", {})),
                     optional,
+                    sandbox=entry.get("sandbox", True) is not False,
                 )
             )
         else:

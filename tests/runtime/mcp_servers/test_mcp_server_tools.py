@@ -132,3 +132,30 @@ def test_a_call_naming_the_state_folder_is_refused_even_through_a_symlink(tmp_pa
     assert names_state_folder(strings_in(arguments), tmp_path)
     assert names_state_folder([str(tmp_path / ".specwire" / "facts")], tmp_path)
     assert not names_state_folder(strings_in({"path": "notes.txt", "n": 3}), tmp_path)
+
+
+def test_a_bundle_server_is_confined_unless_its_literal_says_sandbox_false() -> None:
+    confined, loose = servers_from_bundle(
+        {
+            "a": {"transport": "stdio", "command": "npx", "optional": False},
+            "b": {"transport": "stdio", "command": "npx", "optional": False, "sandbox": False},
+        }
+    )
+    assert isinstance(confined, StdioServer) and isinstance(loose, StdioServer)
+    assert (confined.sandbox, loose.sandbox) == (True, False)
+
+
+def test_a_server_reads_its_package_tree_but_never_a_folder_holding_the_workspace(
+    tmp_path: Path,
+) -> None:
+    from specwire.runtime.tools.shell.sandbox import grantable_folders
+
+    work = Path(__file__).resolve().parents[3]
+    package = work / "tests" / "support"
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    granted = grantable_folders(
+        [str(package / "mcp_stdio_probe_server.py"), "relative", "/no/such/file", "/tmp", "/"],
+        workspace,
+    )
+    assert granted == [str(package)]
