@@ -21,6 +21,7 @@ def _mcp_servers(spec: IrCli) -> list[dict[str, Any]]:
             "url": server.url,
             "optional": server.optional,
             "sandbox": server.sandbox,
+            "network": server.network,
             "settings": [
                 {
                     "key": key,

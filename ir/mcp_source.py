@@ -2,7 +2,8 @@
 
 ``{name: {transport: stdio, command, args?, env?, optional?, sandbox?} | {transport: http,
 url, headers?, optional?}}``. A stdio server runs inside the ``bash`` tool's sandbox;
-``sandbox: false`` (the literal boolean, nothing that merely reads as false) runs it unconfined.
+``sandbox: false`` (the literal boolean, nothing that merely reads as false) runs it unconfined;
+``network: outbound`` lets a confined one reach public hosts (bash's egress proxy).
 A server's name becomes part of its tools' names
 (``mcp__<name>__<tool>``), so it is short, lower-case and has no ``__``. A value in ``env`` or
 ``headers`` whose key names a secret (a token, key, secret, password, cookie or authorization)
@@ -73,6 +74,16 @@ def _sandbox(value: object) -> bool:
     return value
 
 
+def unconfined_network(network: str | None, sandbox: bool | None) -> str | None:
+    """``network`` is a rule of the sandbox: with ``sandbox: false`` it could not be kept."""
+    if network is not None and sandbox is False:
+        fail(
+            "applies to a server in the sandbox only: with `sandbox: false` the server has the "
+            "host's whole network (remove one of the two)"
+        )
+    return network
+
+
 def _headers(values: dict[str, str]) -> dict[str, str]:
     for key, value in values.items():
         if _HEADER_NAME_RE.fullmatch(key) is None:
@@ -101,6 +112,7 @@ McpUrl = Annotated[
     str, AfterValidator(_url), WithJsonSchema({"type": "string", "pattern": "^https?://"})
 ]
 McpSandbox = Annotated[bool, BeforeValidator(_sandbox), WithJsonSchema({"type": "boolean"})]
+McpNetwork = Literal["none", "outbound"]
 McpArgs = list[OneLineStr]
 McpCommand = NonEmptyStr
 Transport = Literal["stdio", "http"]

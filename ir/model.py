@@ -87,6 +87,7 @@ class IrMcpServer(_Ir):
     optional: bool = False
     # stdio only: False where the spec says ``sandbox: false`` (the server runs unconfined).
     sandbox: bool = True
+    network: Literal["none", "outbound"] = "none"
 
 
 class IrCli(_IrSpecBase):

@@ -356,6 +356,7 @@ def _mcp_servers(
                     ),
                     optional=optional,
                     sandbox=entry.sandbox is not False,
+                    network=entry.network or "none",
                 )
             )
         else:

@@ -14,6 +14,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -45,13 +46,21 @@ def connections() -> Iterator[McpConnections]:
         opened.close()
 
 
-def _start(connections: McpConnections, workspace: Path, *, sandbox: bool = True) -> ServerSession:
+def _start(
+    connections: McpConnections,
+    workspace: Path,
+    *,
+    sandbox: bool = True,
+    network: Literal["none", "outbound"] = "none",
+) -> ServerSession:
     if SYSTEM_PYTHON is None:
         pytest.skip("no system python3 to run the probe server")
     if sandbox and sandbox_unavailable(workspace) is not None:
         pytest.skip(f"no sandbox here: {sandbox_unavailable(workspace)}")
     env = (("PROBE_NOTE", "kept"), ("PROBE_TOKEN", SecretRef("PROBE_SECRET")))
-    server = StdioServer("probe", SYSTEM_PYTHON, (str(PROBE),), env, False, sandbox=sandbox)
+    server = StdioServer(
+        "probe", SYSTEM_PYTHON, (str(PROBE),), env, False, sandbox=sandbox, network=network
+    )
     [started] = connections.start_all([server], workspace, deadline=60.0)
     assert not isinstance(started, McpServerError), started
     return started
@@ -76,6 +85,7 @@ def test_a_confined_server_works_in_the_workspace_and_reaches_nothing_else(
     assert where["cwd"] == str(workspace)
     assert {"PROBE_NOTE", "PROBE_TOKEN", "PATH", "HOME"} <= set(where["env"])
     assert "HOST_ONLY_VARIABLE" not in where["env"] and "PROBE_SECRET" not in where["env"]
+    assert "HTTPS_PROXY" not in where["env"]  # no network: no egress proxy either
 
     assert _call(connections, started, "read", path="notes.txt") == "heliotrope\n"
     state = _call(connections, started, "read", path=".specwire/facts.jsonl")
@@ -111,3 +121,14 @@ def test_a_confined_server_whose_command_is_not_on_path_fails_in_one_line(
     [failed] = connections.start_all([server], workspace, deadline=30.0)
     assert isinstance(failed, McpServerError)
     assert str(failed) == "MCP server 'ghost': 'no-such-program-here' is not on PATH"
+
+
+def test_a_confined_server_with_outbound_network_is_given_the_egress_proxy(
+    workspace: Path, connections: McpConnections, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROBE_SECRET", "s3cret-value")
+    started = _start(connections, workspace, network="outbound")
+    where = json.loads(_call(connections, started, "where"))
+    assert {"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"} <= set(where["env"])
+    state = _call(connections, started, "read", path=".specwire/facts.jsonl")
+    assert state.startswith("error: ") and "4711" not in state

@@ -72,6 +72,16 @@ BAD: list[tuple[str, str, str]] = [
         "bash tool's sandbox",
     ),
     (
+        "network-unknown",
+        "  files: {transport: stdio, command: npx, network: all}\n",
+        "5:10: mcp_servers.files.stdio.network: expected one of none, outbound",
+    ),
+    (
+        "network-without-sandbox",
+        "  files: {transport: stdio, command: npx, sandbox: false, network: none}\n",
+        "5:10: mcp_servers.files.stdio.network: applies to a server in the sandbox only",
+    ),
+    (
         "http-with-sandbox",
         "  web: {transport: http, url: 'http://h/mcp', sandbox: false}\n",
         '5:8: mcp_servers.web.http.sandbox: unknown key "sandbox"',
@@ -123,9 +133,12 @@ def test_a_stdio_server_is_confined_unless_the_spec_says_sandbox_false() -> None
     spec = load_spec_text(
         HEAD
         + "  files: {transport: stdio, command: npx}\n"
-        + "  loose: {transport: stdio, command: npx, sandbox: false}\n",
+        + "  loose: {transport: stdio, command: npx, sandbox: false}\n"
+        + "  web: {transport: stdio, command: npx, network: outbound}\n",
         "spec.yaml",
     )
     assert isinstance(spec, IrCli)
-    files, loose = spec.mcp_servers
-    assert (files.name, files.sandbox, loose.name, loose.sandbox) == ("files", True, "loose", False)
+    files, loose, web = spec.mcp_servers
+    assert (files.name, files.sandbox, files.network) == ("files", True, "none")
+    assert (loose.name, loose.sandbox) == ("loose", False)
+    assert (web.name, web.sandbox, web.network) == ("web", True, "outbound")

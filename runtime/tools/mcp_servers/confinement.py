@@ -7,7 +7,9 @@ facts, sessions, keys) is masked; the host's secret files are covered; the netwo
 sandbox's own loopback. Besides the system folders and ``PATH``, the server may read and run
 the folders its command and its absolute arguments name (``grantable_folders``). Its
 environment is the one ``bash`` gets (the scrubbed allow-list) plus the spec's ``env``;
-``HOME`` and ``TMPDIR`` are private folders in the scratch folder, removed with it.
+``HOME`` and ``TMPDIR`` are private folders in the scratch folder, removed with it. With
+``network: outbound`` it reaches public hosts through bash's egress proxy (its proxy variables
+set, as for ``bash: {network: outbound}``); by default it has no network.
 
 Where the sandbox cannot be set up the server does not start (one line), unless the spec marks
 it ``sandbox: false``; the server's limits are bash's defaults, but CPU time is the largest a
@@ -16,6 +18,7 @@ spec may give bash (a server lives as long as the bundle).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -32,6 +35,10 @@ from specwire.runtime.tools.shell.sandbox import (
 from specwire.runtime.tools.shell.settings import LIMIT_KNOBS, BashSettings
 
 SERVER_SETTINGS = BashSettings(network="none", cpu_seconds=LIMIT_KNOBS["cpuSeconds"][1])
+
+
+def server_settings(server: StdioServer) -> BashSettings:
+    return dataclasses.replace(SERVER_SETTINGS, network=server.network)
 
 
 def require_server_sandbox(server: StdioServer, workspace: Path) -> None:
@@ -58,7 +65,7 @@ def confined_command(
         raise McpServerError(f"MCP server {server.name!r}: {server.command!r} is not on PATH")
     readable = grantable_folders([program, *server.args], workspace)
     try:
-        return SandboxPolicy(workspace, SERVER_SETTINGS).confined_argv(
+        return SandboxPolicy(workspace, server_settings(server)).confined_argv(
             [program, *server.args], scratch, env, readable=readable, writable=[home]
         )
     except (InterpreterInsideWorkspaceError, EgressUnavailableError) as exc:
