@@ -20,6 +20,8 @@ def _mcp_servers(spec: IrCli) -> list[dict[str, Any]]:
             "args": list(server.args),
             "url": server.url,
             "optional": server.optional,
+            "sandbox": server.sandbox,
+            "network": server.network,
             "settings": [
                 {
                     "key": key,

@@ -1,7 +1,10 @@
 """``mcp_servers``: the MCP tool servers a spec names (CrewHaus's spelling and shape).
 
-``{name: {transport: stdio, command, args?, env?, optional?} | {transport: http, url,
-headers?, optional?}}``. A server's name becomes part of its tools' names
+``{name: {transport: stdio, command, args?, env?, optional?, sandbox?} | {transport: http,
+url, headers?, optional?}}``. A stdio server runs inside the ``bash`` tool's sandbox;
+``sandbox: false`` (the literal boolean, nothing that merely reads as false) runs it unconfined;
+``network: outbound`` lets a confined one reach public hosts (bash's egress proxy).
+A server's name becomes part of its tools' names
 (``mcp__<name>__<tool>``), so it is short, lower-case and has no ``__``. A value in ``env`` or
 ``headers`` whose key names a secret (a token, key, secret, password, cookie or authorization)
 must be a ``$REF``: a literal would be baked into the bundle.
@@ -12,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Final, Literal
 
-from pydantic import AfterValidator, Field, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
 from specwire.ir.constants import SECRET_REF_RE
 from specwire.ir.fields import NonEmptyStr, OneLineStr, fail
@@ -61,6 +64,26 @@ def _env(values: dict[str, str]) -> dict[str, str]:
     return values
 
 
+def _sandbox(value: object) -> bool:
+    if not isinstance(value, bool):
+        fail(
+            "must be true (the default: the server runs in the bash tool's sandbox, its working "
+            "folder the workspace, the state folder out of reach) or false (unconfined: it can "
+            "read and write everything this user can)"
+        )
+    return value
+
+
+def unconfined_network(network: str | None, sandbox: bool | None) -> str | None:
+    """``network`` is a rule of the sandbox: with ``sandbox: false`` it could not be kept."""
+    if network is not None and sandbox is False:
+        fail(
+            "applies to a server in the sandbox only: with `sandbox: false` the server has the "
+            "host's whole network (remove one of the two)"
+        )
+    return network
+
+
 def _headers(values: dict[str, str]) -> dict[str, str]:
     for key, value in values.items():
         if _HEADER_NAME_RE.fullmatch(key) is None:
@@ -88,6 +111,8 @@ McpHeaders = Annotated[dict[str, str], AfterValidator(_headers)]
 McpUrl = Annotated[
     str, AfterValidator(_url), WithJsonSchema({"type": "string", "pattern": "^https?://"})
 ]
+McpSandbox = Annotated[bool, BeforeValidator(_sandbox), WithJsonSchema({"type": "boolean"})]
+McpNetwork = Literal["none", "outbound"]
 McpArgs = list[OneLineStr]
 McpCommand = NonEmptyStr
 Transport = Literal["stdio", "http"]

@@ -85,6 +85,9 @@ class IrMcpServer(_Ir):
     url: str | None = None
     headers: tuple[tuple[str, SettingValue], ...] = ()
     optional: bool = False
+    # stdio only: False where the spec says ``sandbox: false`` (the server runs unconfined).
+    sandbox: bool = True
+    network: Literal["none", "outbound"] = "none"
 
 
 class IrCli(_IrSpecBase):

@@ -355,6 +355,8 @@ def _mcp_servers(
                         (key, _setting(value)) for key, value in sorted((entry.env or {}).items())
                     ),
                     optional=optional,
+                    sandbox=entry.sandbox is not False,
+                    network=entry.network or "none",
                 )
             )
         else:

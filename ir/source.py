@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 from specwire.ir.fields import (
@@ -64,8 +64,11 @@ from specwire.ir.mcp_source import (
     McpCommand,
     McpEnv,
     McpHeaders,
+    McpNetwork,
+    McpSandbox,
     McpServerName,
     McpUrl,
+    unconfined_network,
 )
 from specwire.ir.price_source import PriceModelId
 from specwire.ir.thredz_source import (
@@ -414,6 +417,19 @@ class McpStdioServerSource(_Source):
     optional: bool | None = Field(
         default=None, description="a server that does not start is one warning line, not a stop"
     )
+    sandbox: McpSandbox | None = Field(
+        default=None,
+        description="false runs the server unconfined; by default it runs in the bash sandbox",
+    )
+    network: McpNetwork | None = Field(
+        default=None,
+        description="outbound: the confined server reaches public hosts (none by default)",
+    )
+
+    @field_validator("network")
+    @classmethod
+    def _network_needs_the_sandbox(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return unconfined_network(value, info.data.get("sandbox"))
 
 
 class McpHttpServerSource(_Source):

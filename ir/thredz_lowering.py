@@ -41,6 +41,9 @@ def thredz_server(thredz: ThredzSource) -> IrMcpServer:
         command="npx",
         args=("-y", THREDZ_PACKAGE),
         env=tuple(sorted(env)),
+        # In the bash sandbox like any stdio server; npx downloads the package and the server
+        # calls the Thredz API, both public hosts.
+        network="outbound",
     )
 
 

@@ -79,7 +79,14 @@ def root(context, missing=missing):
             l_2_setting = missing
             yield '        },\n        "optional": '
             yield str(t_1(environment.getattr(l_1_server, 'optional')))
-            yield ',\n    },\n'
+            yield ',\n'
+            if (not environment.getattr(l_1_server, 'sandbox')):
+                pass
+                yield '        "sandbox": False,\n'
+            if (environment.getattr(l_1_server, 'network') == 'outbound'):
+                pass
+                yield '        "network": "outbound",\n'
+            yield '    },\n'
         l_1_server = missing
         yield '}\n'
     if (not (undefined(name='memoryless') if l_0_memoryless is missing else l_0_memoryless)):
@@ -101,4 +108,4 @@ def root(context, missing=missing):
     yield '\n'
 
 blocks = {}
-debug_info = '1=27&2=29&3=31&5=34&6=38&7=40&8=42&9=45&11=47&12=51&17=58&20=60&21=63&22=66&24=75&28=81&33=85&34=87&38=90&41=92&42=94&48=96&54=100'
+debug_info = '1=27&2=29&3=31&5=34&6=38&7=40&8=42&9=45&11=47&12=51&17=58&20=60&21=63&22=66&24=75&28=81&29=83&32=86&39=92&40=94&44=97&47=99&48=101&54=103&60=107'

@@ -95,6 +95,9 @@ def test_a_thredz_bundle_remembers_and_recalls_through_the_server(tmp_path: Path
         f"    command: {json.dumps(sys.executable)}\n"
         f"    args: {json.dumps(args)}\n"
         f"    env: {json.dumps(env)}\n"
+        # The server serves another agent's memory (its .specwire/, outside this workspace)
+        # and runs from a virtual environment the sandbox does not grant: unconfined.
+        "    sandbox: false\n"
     )
     agent, workdir = client(tmp_path, server)
 

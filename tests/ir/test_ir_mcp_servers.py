@@ -66,6 +66,27 @@ BAD: list[tuple[str, str, str]] = [
         "5:8: mcp_servers.web.http.url: must be an http:// or https:// URL without a user",
     ),
     (
+        "sandbox-not-a-boolean",
+        "  files: {transport: stdio, command: npx, sandbox: 'no'}\n",
+        "5:10: mcp_servers.files.stdio.sandbox: must be true (the default: the server runs in the "
+        "bash tool's sandbox",
+    ),
+    (
+        "network-unknown",
+        "  files: {transport: stdio, command: npx, network: all}\n",
+        "5:10: mcp_servers.files.stdio.network: expected one of none, outbound",
+    ),
+    (
+        "network-without-sandbox",
+        "  files: {transport: stdio, command: npx, sandbox: false, network: none}\n",
+        "5:10: mcp_servers.files.stdio.network: applies to a server in the sandbox only",
+    ),
+    (
+        "http-with-sandbox",
+        "  web: {transport: http, url: 'http://h/mcp', sandbox: false}\n",
+        '5:8: mcp_servers.web.http.sandbox: unknown key "sandbox"',
+    ),
+    (
         "http-with-command",
         "  web: {transport: http, url: 'http://h/mcp', command: npx}\n",
         '5:8: mcp_servers.web.http.command: unknown key "command"',
@@ -106,3 +127,18 @@ def test_a_valid_block_resolves_sorted_with_its_references() -> None:
 def test_a_spec_without_the_key_has_no_servers() -> None:
     spec = load_spec_text(HEAD.removesuffix("mcp_servers:\n"), "spec.yaml")
     assert isinstance(spec, IrCli) and spec.mcp_servers == ()
+
+
+def test_a_stdio_server_is_confined_unless_the_spec_says_sandbox_false() -> None:
+    spec = load_spec_text(
+        HEAD
+        + "  files: {transport: stdio, command: npx}\n"
+        + "  loose: {transport: stdio, command: npx, sandbox: false}\n"
+        + "  web: {transport: stdio, command: npx, network: outbound}\n",
+        "spec.yaml",
+    )
+    assert isinstance(spec, IrCli)
+    files, loose, web = spec.mcp_servers
+    assert (files.name, files.sandbox, files.network) == ("files", True, "none")
+    assert (loose.name, loose.sandbox) == ("loose", False)
+    assert (web.name, web.sandbox, web.network) == ("web", True, "outbound")

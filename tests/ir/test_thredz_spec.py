@@ -100,6 +100,7 @@ def test_thredz_true_synthesizes_the_server_and_turns_memory_on() -> None:
                 ("THREDZ_API_KEY", SecretRef(env="THREDZ_API_KEY")),
                 ("THREDZ_DEFAULT_VISIBILITY", "private"),
             ),
+            network="outbound",  # npx downloads it; it calls the Thredz API
         ),
     )
     fragment = lower(spec).to_data()

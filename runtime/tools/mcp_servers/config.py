@@ -1,6 +1,8 @@
 """A bundle's ``MCP_SERVERS`` literal read into typed server settings.
 
-The compiler emits ``{name: {"transport": "stdio", "command", "args", "env", "optional"}`` or
+The compiler emits ``{name: {"transport": "stdio", "command", "args", "env", "optional",
+"sandbox"?, "network"?}`` (``"sandbox": False`` only for a server the spec runs unconfined,
+``"network": "outbound"`` only for one that reaches public hosts) or
 ``{"transport": "http", "url", "headers", "optional"}}``; a value of ``env`` or ``headers`` is a
 literal or a ``SecretRef`` (resolved here, at start, and registered for redaction).
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from specwire.runtime.safety.secrets import SecretRef
 
@@ -25,6 +27,10 @@ class StdioServer:
     args: tuple[str, ...]
     env: tuple[tuple[str, str | SecretRef], ...]
     optional: bool
+    # False only where the spec says ``sandbox: false``: the server runs unconfined.
+    sandbox: bool = True
+    # "outbound": the confined server reaches public hosts through bash's egress proxy.
+    network: Literal["none", "outbound"] = "none"
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ def servers_from_bundle(literal: Mapping[str, Mapping[str, Any]]) -> list[McpSer
                     tuple(str(arg) for arg in entry.get("args", ())),
                     _pairs(entry.get("env", {})),
                     optional,
+                    sandbox=entry.get("sandbox", True) is not False,
+                    network="outbound" if entry.get("network") == "outbound" else "none",
                 )
             )
         else:

@@ -6,11 +6,13 @@ and then waits for ``close``; a tool call is a coroutine sent to that loop and w
 a deadline. The SDK's context managers are entered and left inside the server's own task, as
 anyio requires.
 
-A stdio server runs with the workspace as its working folder and an environment of the spec's
-``env``, ``PATH`` and ``HOME`` (a private empty folder, removed at the end) only (the other
-variables the SDK would inherit — ``USER``, ``LOGNAME``, ``SHELL``, ``TERM`` — are set empty
-unless the spec gives them); its stderr goes to a private temporary file whose last line
-explains a failed start.
+A stdio server runs inside the ``bash`` tool's sandbox (``confinement.py``): the workspace is its
+working folder, the state folder is out of its reach, its environment is bash's plus the spec's
+``env``. One the spec marks ``sandbox: false`` runs unconfined in the workspace with an
+environment of the spec's ``env``, ``PATH`` and ``HOME`` (a private empty folder, removed at the
+end) only (the other variables the SDK would inherit — ``USER``, ``LOGNAME``, ``SHELL``,
+``TERM`` — are set empty unless the spec gives them). Either way its stderr goes to a private
+temporary file whose last line explains a failed start.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from specwire.runtime.core.paths import SPECWIRE_DIRNAME
 from specwire.runtime.safety.framing import neutralize
 from specwire.runtime.safety.redaction import redact
 from specwire.runtime.tools.mcp_servers.config import HttpServer, McpServer, StdioServer, resolved
+from specwire.runtime.tools.mcp_servers.confinement import confined_command, require_server_sandbox
 from specwire.runtime.tools.mcp_servers.errors import McpServerError
 from specwire.runtime.tools.mcp_servers.state_folder import names_state_folder
 
@@ -212,12 +215,24 @@ async def _transport(
         from mcp import StdioServerParameters, stdio_client
 
         _refuse_state_folder(server, workspace)
-        parameters = StdioServerParameters(
-            command=server.command,
-            args=list(server.args),
-            env=stdio_environment(server, Path(home.name) if home is not None else None),
-            cwd=str(workspace),
-        )
+        assert home is not None
+        if server.sandbox:
+            import anyio
+
+            # The first start probes the sandbox (a process): off the loop's thread.
+            await anyio.to_thread.run_sync(require_server_sandbox, server, workspace)
+            # The launcher gets the SDK's default environment; the server, only ``env``.
+            launcher = confined_command(server, workspace, Path(home.name), dict(os.environ))
+            parameters = StdioServerParameters(
+                command=launcher[0], args=launcher[1:], cwd=str(workspace)
+            )
+        else:
+            parameters = StdioServerParameters(
+                command=server.command,
+                args=list(server.args),
+                env=stdio_environment(server, Path(home.name)),
+                cwd=str(workspace),
+            )
         read, write = await stack.enter_async_context(
             stdio_client(parameters, errlog=stderr or sys.stderr)
         )

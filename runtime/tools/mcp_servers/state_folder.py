@@ -3,8 +3,10 @@
 A stdio server runs in the workspace with the user's rights, so it could read the facts,
 sessions and keys kept there. Its command line may not name the folder, and a call whose
 arguments name a path inside it (after ``..`` and symlinks are resolved) is refused before it
-is sent. This is a fence on what the model asks for, not a confinement of the process: a server
-that walks the workspace on its own (a directory tree of ``.``) still sees the folder's names.
+is sent. This is a fence on what the model asks for; the process itself is confined by the
+sandbox (``confinement.py``: the folder is masked). A server the spec marks ``sandbox: false``
+has only this fence: walking the workspace on its own (a directory tree of ``.``) it still sees
+the folder's names.
 """
 
 from __future__ import annotations

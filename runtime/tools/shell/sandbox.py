@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,6 +103,26 @@ def _read_exec_paths(workspace: Path, search_path: str) -> tuple[list[str], list
     return [str(p) for p in outermost], links
 
 
+def grantable_folders(paths: Iterable[str], workspace: Path) -> list[str]:
+    """Folders to add to the read-and-execute ones for ``paths`` (a program and its absolute
+    arguments): an existing folder itself, a file's folder, or for anything in a
+    ``node_modules`` tree the folder that holds the outermost one (a package imports its
+    neighbours). Never one that contains the workspace or the home folder, nor a host folder
+    that is never granted (``/tmp``, ``/run``, ``/home``, ...): those paths are left out."""
+    home = Path.home().resolve()
+    folders: list[str] = []
+    for raw in paths:
+        if not os.path.isabs(raw) or not os.path.exists(raw):
+            continue
+        path = Path(os.path.realpath(raw))
+        folder = path if path.is_dir() else path.parent
+        if "node_modules" in folder.parts:
+            folder = Path(*folder.parts[: folder.parts.index("node_modules")])
+        if _grantable(folder, workspace, home) and str(folder) not in folders:
+            folders.append(str(folder))
+    return folders
+
+
 @dataclass(frozen=True)
 class SandboxPolicy:
     workspace: Path
@@ -115,25 +135,40 @@ class SandboxPolicy:
     def launcher_argv(self, command: str, scratch: Path, environ: Mapping[str, str]) -> list[str]:
         """The launcher's command line; ``scratch`` (empty, removed after the call) holds the
         sandbox's temp folder and the mount point of its root."""
+        env = scrubbed_environment(environ, home=self.workspace, tmpdir=scratch / "tmp")
+        return self.confined_argv([shell_path(), "-c", command], scratch, env)
+
+    def confined_argv(
+        self,
+        argv: list[str],
+        scratch: Path,
+        env: dict[str, str],
+        *,
+        readable: Sequence[str] = (),
+        writable: Sequence[Path] = (),
+    ) -> list[str]:
+        """The launcher's command line that runs ``argv`` (its first word an absolute path)
+        confined, with exactly ``env``; ``readable`` folders (from ``grantable_folders``) are
+        added to the read-and-execute ones, ``writable`` ones (inside ``scratch``) to the
+        temp folder."""
         interpreter = launcher_interpreter(self.workspace)  # refused before anything is made
         self.state_dir.mkdir(mode=0o700, exist_ok=True)  # the mask needs its mount point
         tmpdir, root = scratch / "tmp", scratch / "root"
-        tmpdir.mkdir(mode=0o700, exist_ok=True)
-        root.mkdir(mode=0o700, exist_ok=True)
-        env = scrubbed_environment(environ, home=self.workspace, tmpdir=tmpdir)
+        for folder in (tmpdir, root, *writable):
+            folder.mkdir(mode=0o700, exist_ok=True)
         read_exec, links = _read_exec_paths(self.workspace, env["PATH"])  # cached: not mutated
         config = {
             "root": str(root),
             "workspace": str(self.workspace),
-            "read_exec": read_exec,
-            "read_write": [str(tmpdir)],
+            "read_exec": [*read_exec, *(path for path in readable if path not in read_exec)],
+            "read_write": [str(tmpdir), *(str(folder) for folder in writable)],
             "devices": list(DEVICES),
             "links": links,
             "masks": [str(self.state_dir)],
             "protect": host_code_in(self.workspace),
             "hide": list(unreadable_system_files()),
             "limits": self.settings.launcher_limits(),
-            "argv": [shell_path(), "-c", command],
+            "argv": argv,
             "env": env,
             "egress": self._egress_socket(),
         }
@@ -181,6 +216,11 @@ def _cached_probe(workspace: Path, settings: BashSettings) -> str | None:
     return _probe(workspace, settings)
 
 
+def sandbox_unavailable(workspace: Path, settings: BashSettings | None = None) -> str | None:
+    """Why no sandbox can be set up here for ``workspace`` (None when one can); probed once."""
+    return _cached_probe(workspace.resolve(), settings or BashSettings())
+
+
 def unsandboxed_opt_in(environ: Mapping[str, str] | None = None) -> bool:
     return (environ if environ is not None else os.environ).get(UNSANDBOXED_ENV) == "1"
 
@@ -194,7 +234,7 @@ def require_sandbox(workspace: Path, settings: BashSettings | None = None) -> bo
     if unsandboxed_opt_in():
         _warn_unsandboxed()
         return False
-    reason = _cached_probe(workspace.resolve(), settings or BashSettings())
+    reason = sandbox_unavailable(workspace, settings)
     if reason is None:
         return True
     raise SandboxUnavailableError(

@@ -132,3 +132,47 @@ def test_a_call_naming_the_state_folder_is_refused_even_through_a_symlink(tmp_pa
     assert names_state_folder(strings_in(arguments), tmp_path)
     assert names_state_folder([str(tmp_path / ".specwire" / "facts")], tmp_path)
     assert not names_state_folder(strings_in({"path": "notes.txt", "n": 3}), tmp_path)
+
+
+def test_a_bundle_server_is_confined_unless_its_literal_says_sandbox_false() -> None:
+    confined, loose, web = servers_from_bundle(
+        {
+            "a": {"transport": "stdio", "command": "npx", "optional": False},
+            "b": {"transport": "stdio", "command": "npx", "optional": False, "sandbox": False},
+            "c": {"transport": "stdio", "command": "npx", "optional": False, "network": "outbound"},
+        }
+    )
+    assert isinstance(confined, StdioServer) and isinstance(loose, StdioServer)
+    assert (confined.sandbox, confined.network, loose.sandbox) == (True, "none", False)
+    assert isinstance(web, StdioServer) and (web.sandbox, web.network) == (True, "outbound")
+
+
+def test_a_confined_server_where_no_sandbox_can_be_set_up_fails_closed_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from specwire.runtime.tools.mcp_servers import confinement
+
+    # This machine has a sandbox: the probe's answer on one without it is put in its place.
+    monkeypatch.setattr(confinement, "sandbox_unavailable", lambda *_: "Landlock is not available")
+    with pytest.raises(McpServerError) as caught:
+        confinement.require_server_sandbox(StdioServer("files", "npx", (), (), False), tmp_path)
+    assert str(caught.value) == (
+        "MCP server 'files' runs in the bash tool's sandbox and none can be set up here "
+        "(Landlock is not available); mark it `sandbox: false` in the spec to run it unconfined"
+    )
+
+
+def test_a_server_reads_its_package_tree_but_never_a_folder_holding_the_workspace(
+    tmp_path: Path,
+) -> None:
+    from specwire.runtime.tools.shell.sandbox import grantable_folders
+
+    work = Path(__file__).resolve().parents[3]
+    package = work / "tests" / "support"
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    granted = grantable_folders(
+        [str(package / "mcp_stdio_probe_server.py"), "relative", "/no/such/file", "/tmp", "/"],
+        workspace,
+    )
+    assert granted == [str(package)]
