@@ -67,7 +67,8 @@ SPECWIRE_VERSION: Final = "0.3.0"
 # ``build_session``) take the host's ``Audience``; 5: ``memory.protocol``, ``memory.tools``,
 # ``memory.providers`` and ``memory.documents``; 6: ``memory.state`` (every tier in PostgreSQL),
 # ``learning``, ``memory.dream.prices`` and ``thredz``. A bundle carries the lowest version that
-# reads it (``specwire.ir.lowering``): a cli or research bundle without any of those fields still says 3.
+# reads it (``specwire.ir.lowering``): a cli or research bundle without any of those fields
+# still says 3.
 FRAGMENT_VERSION: Final = 6
 # The version that added several providers, provider tools and documents, written for bundles
 # that use nothing of version 6.
