@@ -109,6 +109,8 @@ from specwire.runtime.facts.store import merged_item
 from specwire.runtime.facts.text import MAX_QUERY_TERMS, document_terms, query_terms
 from specwire.runtime.facts.validation import NewFact
 from specwire.runtime.pg.pool import DEFAULT_TIMEOUT_S, open_pool
+from specwire.runtime.pg.pool import brief as _brief
+from specwire.runtime.pg.pool import translated as _translated
 from specwire.runtime.safety.injection import InjectionHit, scan
 
 if TYPE_CHECKING:
@@ -1341,30 +1343,3 @@ def _expiry(new: NewFact, now: int) -> datetime | None:
 
 def _when(ms: int | None) -> datetime | None:
     return None if ms is None else from_ms(int(ms))
-
-
-def _brief(exc: BaseException) -> str:
-    """An error's class and first line, without a DETAIL (which may quote row values)."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {first[:200]}" if first else type(exc).__name__
-
-
-@contextmanager
-def _translated(what: str) -> Iterator[None]:
-    """psycopg and pool errors become ``StoreError`` (their message never quotes row values)."""
-    import psycopg
-    from psycopg_pool import PoolTimeout
-
-    try:
-        yield
-    except StoreError:
-        raise
-    except PoolTimeout as exc:
-        raise StoreError(f"could not {what}: no database connection in time") from exc
-    except psycopg.errors.QueryCanceled as exc:
-        raise StoreError(f"could not {what}: the database did not answer in time") from exc
-    except psycopg.Error as exc:
-        state = getattr(exc, "sqlstate", None) or "?"
-        raise StoreError(
-            f"could not {what}: database error {state} ({type(exc).__name__})"
-        ) from exc
