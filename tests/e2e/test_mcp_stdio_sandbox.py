@@ -58,8 +58,13 @@ def _start(
     if sandbox and sandbox_unavailable(workspace) is not None:
         pytest.skip(f"no sandbox here: {sandbox_unavailable(workspace)}")
     env = (("PROBE_NOTE", "kept"), ("PROBE_TOKEN", SecretRef("PROBE_SECRET")))
+    # The probe runs from a copy in the workspace: the checkout may lie under a folder the
+    # sandbox never grants (/tmp, /home, /root), and the workspace is always readable.
+    probe = workspace / "mcp-probe" / PROBE.name
+    probe.parent.mkdir(exist_ok=True)
+    shutil.copyfile(PROBE, probe)
     server = StdioServer(
-        "probe", SYSTEM_PYTHON, (str(PROBE),), env, False, sandbox=sandbox, network=network
+        "probe", SYSTEM_PYTHON, (str(probe),), env, False, sandbox=sandbox, network=network
     )
     [started] = connections.start_all([server], workspace, deadline=60.0)
     assert not isinstance(started, McpServerError), started

@@ -167,12 +167,15 @@ def test_a_server_reads_its_package_tree_but_never_a_folder_holding_the_workspac
 ) -> None:
     from specwire.runtime.tools.shell.sandbox import grantable_folders
 
-    work = Path(__file__).resolve().parents[3]
-    package = work / "tests" / "support"
+    # A folder under /tmp (where this checkout may live) is never granted: /etc stands in for
+    # a package's folder elsewhere.
+    under_tmp = tmp_path / "package"
+    under_tmp.mkdir()
+    (under_tmp / "server.py").write_text("", encoding="utf-8")
     workspace = tmp_path / "work"
     workspace.mkdir()
     granted = grantable_folders(
-        [str(package / "mcp_stdio_probe_server.py"), "relative", "/no/such/file", "/tmp", "/"],
+        ["/etc/passwd", str(under_tmp / "server.py"), "relative", "/no/such/file", "/tmp", "/"],
         workspace,
     )
-    assert granted == [str(package)]
+    assert granted == ["/etc"]
