@@ -208,6 +208,9 @@ def _serve_http(server: Any, token: str, port: int) -> None:
         raise SelectionError(
             f"--port {port}: cannot listen on 127.0.0.1 ({exc.strerror})"
         ) from None
+    # Listening before the line is printed: a client that reads it may connect at once (the
+    # kernel queues it until uvicorn accepts); a bound socket that is not listening refuses.
+    listener.listen(128)
     bound = listener.getsockname()[1]
     sys.stderr.write(f"{SERVER_NAME}: serving http://127.0.0.1:{bound}/mcp\n")
     sys.stderr.flush()
