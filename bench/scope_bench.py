@@ -116,6 +116,7 @@ class _Ranked:
     visible: Visible
     limit: int = 5
     tiers: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
 
 
 def postgres_recall(provider: Any) -> Recall:

@@ -279,6 +279,12 @@ class LexicalIndex:
         seqs = np.concatenate(touched) if len(touched) > 1 else touched[0]
         scores = self._scratch[seqs]
         self._scratch[seqs] = 0.0
+        if visible is not None:
+            # Drop the other scopes' postings before choosing the best: with a narrow audience
+            # most of the best-scored postings are not visible, and _best would partition the
+            # whole array again for each widening.
+            shown = visible[self._group[seqs]]
+            seqs, scores = seqs[shown], scores[shown]
         scores = np.where(self._proven[seqs], scores * EVIDENCE_FACTOR, scores)
         return _best(seqs, scores, limit, len(touched), live)
 
