@@ -20,7 +20,8 @@ With ``thredz`` its server is kept apart: the memory tools are bridged to it
 (``runtime.tools.mcp_servers.thredz``), one link per instance (a tenant's Thredz failing
 degrades that tenant's memory, with the one logged line). Facts stay local on these hosts
 (``memory.scope`` makes them a person's; Thredz has one visibility per account); the wiki and
-spec-wide goals go to Thredz.
+spec-wide goals go to Thredz. A spec that learns into Thredz's wiki (``thredz`` and no
+``memory.wiki``) gets the learning loop's tools over it (``runtime.learning.thredz_home``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specwire.runtime.core.fragment import learning_on_thredz
+from specwire.runtime.core.fragment_data import FragmentData
 from specwire.runtime.core.tool_types import Tool, ToolCatalog
 from specwire.runtime.hosts.types import TurnSetup
 
@@ -57,6 +60,10 @@ class HostToolServers:
     # Whether the fact tools and fact recall go to Thredz: only when facts are not scoped to
     # people (no ``memory.scope`` in the fragment).
     forward_facts: bool = False
+    # The bundle's fragment, parsed (learning into Thredz's wiki reads its ``learning``).
+    fragment: FragmentData | None = None
+    _workspaces: dict[str, Path] = field(default_factory=dict)
+    _announced: set[str] = field(default_factory=set)
     _instances: dict[str, _Instance] = field(default_factory=dict)
 
     def start(self, key: str, workspace: Path) -> None:
@@ -90,6 +97,7 @@ class HostToolServers:
                 why=str(bridged) if bridged is not None and reached is None else None,
             )
         self._instances[key] = _Instance(tuple(collected), stop, link)
+        self._workspaces[key] = workspace
 
     def extend(self, setup: TurnSetup, key: str) -> TurnSetup:
         """``setup`` with the servers' tools added to its catalog and, with ``thredz``, its
@@ -110,6 +118,18 @@ class HostToolServers:
             goals=bool(self.thredz.get("goals")),
             facts=self.forward_facts,
         )
+        if self.fragment is not None and learning_on_thredz(self.fragment):
+            from specwire.runtime.learning.thredz_home import with_thredz_learning
+
+            first = key not in self._announced  # said once per instance, not every turn
+            self._announced.add(key)
+            catalog = with_thredz_learning(
+                catalog,
+                self.fragment,
+                instance.link,
+                self._workspaces[key],
+                self.log if first else (lambda _line: None),
+            )
         return TurnSetup(catalog=catalog, options=options, close=setup.close)
 
     def close(self) -> None:
@@ -129,7 +149,15 @@ def host_tool_servers(
         return None
     memory = fragment.get("memory") if fragment is not None else None
     scoped = isinstance(memory, Mapping) and memory.get("scope") is not None
-    return HostToolServers(literal, thredz_block(fragment), log, forward_facts=not scoped)
+    from specwire.runtime.wiring import parse_fragment
+
+    return HostToolServers(
+        literal,
+        thredz_block(fragment),
+        log,
+        forward_facts=not scoped,
+        fragment=parse_fragment(fragment) if fragment is not None else None,
+    )
 
 
 def thredz_block(fragment: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

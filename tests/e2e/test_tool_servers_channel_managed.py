@@ -332,3 +332,60 @@ def test_a_thredz_that_does_not_start_degrades_a_managed_turn(tmp_path: Path) ->
     assert "acme/k: Done: deploys v1 · published" in done.stdout
     articles = workdir / ".specwire" / "tenants" / "acme" / "wiki" / "concierge" / "articles"
     assert (articles / "deploys.md").exists()
+
+
+LEARNER_HEAD = """\
+name: learner
+target: channel
+agent: {model: scripted, instructions: You help the team.}
+channels: {webhook: {token: $HOOK_TOKEN}}
+routing: {sessionKey: thread}
+memory: {}
+continuity: {scope: spec}
+thredz: true
+learning:
+  domain: ops
+  sources: [learning/ops.md]
+  exam: {dataset: learning/exam.jsonl, graders: [contains]}
+"""
+
+
+def test_learning_with_thredz_and_no_wiki_studies_into_thredz(
+    tmp_path: Path, stand_in: tuple[Path, str]
+) -> None:
+    """CrewHaus: learning needs ``memory.wiki`` or ``thredz``; with Thredz only, the study pass
+    writes through its wiki tools and the exam recalls through them."""
+    store_root, entry = stand_in
+    agent = write_spec(tmp_path, "learner", LEARNER_HEAD + entry)
+    workdir = tmp_path / "learner-work"
+    (workdir / "home").mkdir(parents=True)
+    (workdir / "learning").mkdir()
+    (workdir / "learning" / "ops.md").write_text(
+        "# Deploys\n\nDeploys go out on fridays after the standup.\n", encoding="utf-8"
+    )
+    (workdir / "learning" / "exam.jsonl").write_text(
+        '{"question": "When do deploys go out?", "answer": "fridays"}\n'
+        '{"question": "Who owns billing?", "answer": "the finance team"}\n',
+        encoding="utf-8",
+    )
+
+    done = run(
+        agent,
+        workdir,
+        "t: call study_sources {}",
+        "t: call study_sources {}",
+        "t: call run_exam {}",
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "[learning] ops: 1 source(s) into Thredz's wiki" in done.stderr
+    assert "t: Done: study pass over 1 source(s): 1 article(s) created" in done.stdout
+    # A second pass finds the article on the server already saying the same.
+    assert "0 updated, 1 unchanged, 0 failed" in done.stdout
+    articles = store_root / ".specwire" / "wiki" / "store" / "articles"
+    studied = (articles / "study-learning-ops-md.md").read_text(encoding="utf-8")
+    assert "fridays" in studied and "## Sources" in studied
+    assert not (workdir / ".specwire" / "wiki").exists()
+    exam = result_of(workdir / ".specwire" / "sessions", "run_exam")
+    assert str(exam["text"]).startswith("exam: 1/2 passed")
+    assert "pass line-1" in str(exam["text"]) and "FAIL line-2" in str(exam["text"])
