@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from serving_support import build_bundle, clean_env
+from serving_support import build_bundle, clean_env, served
 
 from specwire.runtime.tools.shell.sandbox import NEVER_GRANTED, sandbox_unavailable
 
@@ -137,6 +137,54 @@ def test_a_managed_bundle_runs_one_instance_per_tenant_in_its_workspace(tmp_path
         assert result["isError"] is True and "written by the probe" not in str(result["text"])
     assert not (workspaces["globex"] / "acme-only.txt").exists()
     # Stopping the bundle stopped every instance.
+    assert probes_running(marker) == []
+
+
+def test_managed_serve_offers_each_tenant_its_instance_and_stops_them(tmp_path: Path) -> None:
+    if SYSTEM_PYTHON is None:
+        pytest.skip("no system python3 to run the probe server")
+    if sandbox_unavailable(tmp_path) is not None:
+        pytest.skip(f"no sandbox here: {sandbox_unavailable(tmp_path)}")
+    workdir = tmp_path / "work"
+    marker = f"probe-{os.getpid()}-{tmp_path.name}.py"
+    for tenant in ("acme", "globex"):
+        workspace = workdir / ".specwire" / "tenants" / tenant / "workspace"
+        workspace.mkdir(parents=True)
+        shutil.copyfile(PROBE, workspace / marker)
+    agent = write_spec(
+        tmp_path,
+        "tenanted",
+        "name: tenanted\ntarget: managed\n"
+        "agent: {model: scripted, instructions: You use the tools you are given.}\n"
+        "tenants: [{id: acme}, {id: globex}]\ncontinuity: false\n"
+        "mcp_servers:\n"
+        f"  probe: {{transport: stdio, command: {SYSTEM_PYTHON}, args: [{marker}]}}\n",
+    )
+    keys = {"acme": "sk-acme-0123456789abcdef0123", "globex": "sk-globex-0123456789abcdef01"}
+    env = clean_env(
+        SPECWIRE_TENANT_KEY_ACME=keys["acme"], SPECWIRE_TENANT_KEY_GLOBEX=keys["globex"]
+    )
+
+    with served(agent, workdir, env) as server:
+        assert len(probes_running(marker)) >= 2  # started before the banner, one per tenant
+        for tenant, key in keys.items():
+            with server.client(headers={"Authorization": f"Bearer {key}"}) as http:
+                response = http.post(
+                    "/v1/chat/completions",
+                    json={
+                        "model": "tenanted",
+                        "messages": [{"role": "user", "content": "call mcp__probe__where {}"}],
+                    },
+                )
+            assert response.status_code == 200, response.text
+            answer = response.json()["choices"][0]["message"]["content"]
+            assert "Done: mcp__probe__where answered" in answer
+            where = result_of(workdir / ".specwire" / "tenants" / tenant, "mcp__probe__where")
+            assert f'"cwd": "{workdir / ".specwire" / "tenants" / tenant / "workspace"}"' in str(
+                where["text"]
+            )
+
+    assert server.process.returncode == 0, server.stderr
     assert probes_running(marker) == []
 
 
