@@ -235,3 +235,9 @@ def test_channel_and_managed_carry_the_servers_and_the_block() -> None:
         "visibility": "private",
         "goals": True,
     }
+
+
+def test_a_per_turn_bundle_with_servers_needs_the_runtime_that_starts_them() -> None:
+    servers = "memory: {}\nmcp_servers:\n  fs: {transport: stdio, command: x}\n"
+    assert lower(load_spec_text(CHANNEL + servers, "s.yaml")).to_data()["version"] == 6
+    assert lower(load_spec_text(CHANNEL + "memory: {}\n", "s.yaml")).to_data()["version"] == 4
