@@ -499,3 +499,51 @@ def test_a_spec_of_crewhaus_newest_shape_compiles_and_runs_offline(
     assert f"{key}: Done: mcp__files__list_directory answered" in done.stdout
     # No wiki of its own: the study pass needs Thredz, and says why it could not study.
     assert "study pass over 1 source(s)" in done.stdout and "1 failed" in done.stdout
+
+
+PER_TURN_HEADS = {
+    "channel": "channels: {webhook: {token: $HOOK_TOKEN}}\nrouting: {sessionKey: thread}\n",
+    "managed": "tenants: [{id: acme}, {id: globex}]\n",
+}
+
+
+@pytest.mark.parametrize("target", sorted(PER_TURN_HEADS))
+def test_a_server_that_does_not_start_stops_a_per_turn_start_in_one_line(
+    tmp_path: Path, target: str
+) -> None:
+    servers = (
+        '  broken:\n    transport: stdio\n    command: "false"\n'
+        '  spare:\n    transport: stdio\n    command: "false"\n    optional: true\n'
+    )
+    agent = write_spec(
+        tmp_path,
+        "fragile",
+        f"name: fragile\ntarget: {target}\n"
+        "agent: {model: scripted, instructions: You use the tools you are given.}\n"
+        + PER_TURN_HEADS[target]
+        + f"continuity: false\nmcp_servers:\n{servers}",
+    )
+    workdir = tmp_path / "work"
+    (workdir / "home").mkdir(parents=True)
+    key = "t" if target == "channel" else "acme/t"
+
+    done = run(agent, workdir, f"{key}: hello")
+
+    assert done.returncode == 2
+    assert done.stderr.startswith("fragile: MCP server 'broken' did not start")
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+    optional_only = servers.split("  spare:\n", 1)[1]
+    agent = write_spec(
+        tmp_path,
+        "sturdy",
+        f"name: sturdy\ntarget: {target}\n"
+        "agent: {model: scripted, instructions: You use the tools you are given.}\n"
+        + PER_TURN_HEADS[target]
+        + f"continuity: false\nmcp_servers:\n  spare:\n{optional_only}",
+    )
+    done = run(agent, workdir, f"{key}: hello")
+    assert done.returncode == 0, done.stderr
+    assert "MCP server 'spare' did not start" in done.stderr
+    assert "(optional: its tools are left out)" in done.stderr
+    assert f"{key}: Noted: hello." in done.stdout
