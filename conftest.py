@@ -84,6 +84,8 @@ SLOW = frozenset(
         "tests/runtime/opencomputer/test_opencomputer_server.py",
         # Wires a whole memory (facts, continuity, skills) per test: 0.2-0.7 s each under load.
         "tests/runtime/mcp_servers/test_thredz_bridge.py",
+        # Builds the MCP SDK's reply types (importing mcp.types: ~1.6 s under load).
+        "tests/runtime/learning/test_thredz_home.py",
         "tests/runtime/owner/test_migrate_http.py",
         "tests/architecture/test_import_rules.py",
         "tests/architecture/test_layering.py",

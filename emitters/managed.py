@@ -1,4 +1,5 @@
-"""The ``managed`` target: multi-tenant; memory wired per turn, fenced to the tenant's root."""
+"""The ``managed`` target: multi-tenant; memory wired per turn, fenced to the tenant's root; the
+spec's MCP tool servers started at start, one instance of each per tenant."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from specwire.emitters.bundle import Bundle
 from specwire.emitters.common import EnvVar, agent_context, emit_plan, serve_env
 from specwire.emitters.literals import md_code
+from specwire.emitters.tool_servers import server_literals, server_secrets, server_strings
 from specwire.ir.model import IrManaged
 from specwire.runtime.core.fragment import TENANTS_ROOT_ENV, tenant_key_variable
 
@@ -31,6 +33,7 @@ def emit(spec: IrManaged) -> Bundle:
         "tenants": tenants,
         "tenant_ids": [tenant.id for tenant in spec.tenants],
         "first_key_var": tenant_key_variable(spec.tenants[0].id),
+        "mcp_servers": server_literals(spec.mcp_servers),
     }
     keys = [
         EnvVar(
@@ -45,6 +48,9 @@ def emit(spec: IrManaged) -> Bundle:
         context=context,
         model=spec.agent.model,
         extra_env=(TENANTS_ROOT_VAR, *serve_env()),
-        secrets=keys,
-        user_strings=[tenant.id for tenant in spec.tenants],
+        secrets=[*keys, *server_secrets(spec.mcp_servers)],
+        user_strings=[
+            *(tenant.id for tenant in spec.tenants),
+            *server_strings(spec.mcp_servers),
+        ],
     )

@@ -56,10 +56,27 @@ def check(data: dict[str, Any], target: str, locator: Locator) -> list[SpecIssue
     issues += check_learning(data, locator)
     if target == "managed":
         issues += _duplicate_tenants(data, locator)
+        issues += _unconfined_servers_with_tenants(data, locator)
     if target == "crew":
         issues += _entry_names_a_role(data, locator)
         issues += _role_models(data, locator)
     return issues
+
+
+def _unconfined_servers_with_tenants(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:
+    """A managed spec's stdio servers run once per tenant, confined to its workspace; one run
+    unconfined could read and write every tenant's root, so it needs a single tenant."""
+    servers, tenants = data.get("mcpServers"), data.get("tenants")
+    if not isinstance(servers, dict) or not isinstance(tenants, list) or len(tenants) < 2:
+        return
+    for name, server in servers.items():
+        if isinstance(server, dict) and server.get("sandbox") is False:
+            yield locator.at_value(
+                ("mcpServers", name, "sandbox"),
+                f"a server run unconfined could read and write every tenant's root, and this "
+                f"spec has {len(tenants)} tenants: keep it in the sandbox (each tenant gets its "
+                "own instance, confined to its workspace), or serve one tenant per spec",
+            )
 
 
 def _duplicate_tools(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue]:

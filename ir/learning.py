@@ -1,7 +1,8 @@
 """``learning``: its cross-key rules and its lowering (CrewHaus's semantics).
 
-- The loop learns into a wiki: ``learning`` needs ``memory.wiki`` switched on (``LEARNING_HOMES``
-  lists what counts as a place to learn into; another home is one more entry there).
+- The loop learns into a wiki: ``learning`` needs ``memory.wiki`` switched on, or ``thredz``
+  (Thredz's wiki, through its server) (``LEARNING_HOMES`` lists what counts as a place to learn
+  into; another home is one more entry there).
 - A learning wiki takes only cited knowledge: ``memory.wiki.requireSources`` is stamped true, and
   ``requireSources: false`` beside ``learning`` is a contradiction.
 - ``learning: {enabled: false}`` is no learning at all (no key in the IR, the spec's bytes).
@@ -33,9 +34,16 @@ def _has_wiki(data: dict[str, Any]) -> bool:
     return isinstance(wiki, dict) and wiki.get("enabled") is not False
 
 
+def _has_thredz(data: dict[str, Any]) -> bool:
+    """Thredz's wiki (``thredz:``, on the targets that take it; a wrong value is the source
+    model's to report)."""
+    return data.get("thredz") not in (None, False)
+
+
 # Where a spec's learning can be written to: (test on the normalized spec, how to name it).
 LEARNING_HOMES: tuple[tuple[Callable[[dict[str, Any]], bool], str], ...] = (
     (_has_wiki, "memory: {wiki: {}}"),
+    (_has_thredz, "thredz: true"),
 )
 
 
@@ -55,7 +63,7 @@ def check_learning(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue
             f"and the exam reads them: add {homes}, or set `enabled: false` here",
         )
         return
-    memory = data["memory"]
+    memory = data.get("memory")
     wiki = memory.get("wiki") if isinstance(memory, dict) else None
     if isinstance(wiki, dict) and wiki.get("requireSources") is False:
         yield locator.at_value(

@@ -3,11 +3,11 @@
 The IR's memory and continuity settings already are fragment types, so lowering adds the
 contract's version and the specwire that built it, and nothing else. The version is the lowest
 that reads the bundle: a fragment with state in PostgreSQL (``memory.state``), ``learning``,
-dream price overrides or ``thredz`` needs version 6; one with a memory protocol, provider
-tools, several providers or document bindings needs version 5; a target whose host passes an
-``Audience`` to the bundle, or a fragment with a memory scope or tiers, needs version 4;
-anything else still says 3, so a cli or research bundle without those keys is byte-identical to
-one built before them.
+dream price overrides, ``thredz`` or (channel, managed) ``mcp_servers`` needs version 6; one
+with a memory protocol, provider tools, several providers or document bindings needs version 5;
+a target whose host passes an ``Audience`` to the bundle, or a fragment with a memory scope or
+tiers, needs version 4; anything else still says 3, so a cli or research bundle without those
+keys is byte-identical to one built before them.
 """
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ def fragment_version(ir: IrSpec) -> int:
     if memory is not None and memory.dream is not None and memory.dream.prices is not None:
         return FRAGMENT_VERSION
     if getattr(ir, "thredz", None) is not None:
+        return FRAGMENT_VERSION
+    if ir.target in AUDIENCE_TARGETS and bool(getattr(ir, "mcp_servers", None)):
+        # Their host takes the servers (``serve_channel(mcp_servers=…)``) from version 6 on: an
+        # older runtime refuses the fragment in one line instead of failing on the argument.
         return FRAGMENT_VERSION
     if memory is not None and any(
         field is not None

@@ -110,6 +110,9 @@ class IrChannelSpec(_IrSpecBase):
     agent: IrAgent
     channels: tuple[IrChannel, ...]  # sorted by channel name
     session_key: str
+    # As on cli; started once per process and shared by every conversation.
+    mcp_servers: tuple[IrMcpServer, ...] = ()
+    thredz: IrThredz | None = None
 
 
 class IrBudget(_Ir):
@@ -126,6 +129,9 @@ class IrManaged(_IrSpecBase):
     target: Literal["managed"] = "managed"
     agent: IrAgent
     tenants: tuple[IrTenant, ...]
+    # As on cli; one instance of each per tenant, in the tenant's workspace.
+    mcp_servers: tuple[IrMcpServer, ...] = ()
+    thredz: IrThredz | None = None
 
 
 class IrRetrieve(_Ir):

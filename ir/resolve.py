@@ -91,20 +91,7 @@ def resolve(source: AnySource) -> IrSpec:
         "learning": learning,
     }
     if isinstance(source, CliSource):
-        servers = _mcp_servers(source.mcp_servers)
-        if source.thredz is None:
-            return IrCli(agent=_agent(source.agent), mcp_servers=servers, **common)
-        from specwire.ir.thredz_lowering import lower_thredz, thredz_memory, with_thredz_server
-
-        continuity, memory = common["continuity"], common["memory"]
-        assert continuity is None or isinstance(continuity, IrContinuity)
-        assert memory is None or isinstance(memory, IrMemory)
-        return IrCli(
-            agent=_agent(source.agent),
-            mcp_servers=with_thredz_server(servers, source.thredz),
-            thredz=lower_thredz(source.thredz, source.name, continuity),
-            **{**common, "memory": thredz_memory(memory, source.memory is not None)},
-        )
+        return IrCli(agent=_agent(source.agent), **_servers(source, common))
     if isinstance(source, ChannelSource):
         return IrChannelSpec(
             agent=_agent(source.agent),
@@ -118,13 +105,13 @@ def resolve(source: AnySource) -> IrSpec:
                 for name, settings in sorted(source.channels.items())
             ),
             session_key=source.routing.session_key,
-            **common,
+            **_servers(source, common),
         )
     if isinstance(source, ManagedSource):
         return IrManaged(
             agent=_agent(source.agent),
             tenants=tuple(_tenant(tenant) for tenant in source.tenants),
-            **common,
+            **_servers(source, common),
         )
     if isinstance(source, ResearchSource):
         retrieve = source.retrieve
@@ -157,6 +144,27 @@ def resolve(source: AnySource) -> IrSpec:
             **common,
         )
     assert_never(source)
+
+
+def _servers(
+    source: CliSource | ChannelSource | ManagedSource, common: dict[str, Any]
+) -> dict[str, Any]:
+    """``common`` with the spec's MCP servers and ``thredz`` (its server synthesized, memory on)
+    for the targets that run tool servers."""
+    servers = _mcp_servers(source.mcp_servers)
+    if source.thredz is None:
+        return {**common, "mcp_servers": servers}
+    from specwire.ir.thredz_lowering import lower_thredz, thredz_memory, with_thredz_server
+
+    continuity, memory = common["continuity"], common["memory"]
+    assert continuity is None or isinstance(continuity, IrContinuity)
+    assert memory is None or isinstance(memory, IrMemory)
+    return {
+        **common,
+        "mcp_servers": with_thredz_server(servers, source.thredz),
+        "thredz": lower_thredz(source.thredz, source.name, continuity),
+        "memory": thredz_memory(memory, source.memory is not None),
+    }
 
 
 def _lists_tier_tools(tools: Iterable[str]) -> bool:

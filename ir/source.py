@@ -7,7 +7,7 @@ value turned into ``{}``), so ``extra="forbid"`` is only a safety net here.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
@@ -464,17 +464,32 @@ class ThredzSource(_Source):
     )
 
 
+def _mcp_transports(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    for name, entry in value.items():
+        transport = entry.get("transport") if isinstance(entry, dict) else None
+        if transport not in ("stdio", "http"):
+            fail(
+                f'server {quote(str(name))} needs "transport": stdio (a command) or http '
+                f"(a url) {got(transport)}"
+            )
+    return value
+
+
+_MCP_SERVERS_DESCRIPTION: Final = (
+    "MCP tool servers: their tools are offered as mcp__<server>__<tool>"
+)
+_THREDZ_DESCRIPTION: Final = "the Thredz memory service: true, an api key $REF, or a mapping"
+
+
 class CliSource(_SpecSource):
     target: Literal["cli"]
     agent: AgentSource
     mcp_servers: dict[McpServerName, McpServerSource] | None = Field(
-        default=None,
-        description="MCP tool servers: their tools are offered as mcp__<server>__<tool>",
+        default=None, description=_MCP_SERVERS_DESCRIPTION
     )
-    thredz: ThredzSource | None = Field(
-        default=None,
-        description="the Thredz memory service: true, an api key $REF, or a mapping",
-    )
+    thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
 
     @field_validator("thredz", mode="before")
     @classmethod
@@ -484,16 +499,7 @@ class CliSource(_SpecSource):
     @field_validator("mcp_servers", mode="before")
     @classmethod
     def _mcp_transports(cls, value: Any) -> Any:
-        if not isinstance(value, dict):
-            return value
-        for name, entry in value.items():
-            transport = entry.get("transport") if isinstance(entry, dict) else None
-            if transport not in ("stdio", "http"):
-                fail(
-                    f'server {quote(str(name))} needs "transport": stdio (a command) or http '
-                    f"(a url) {got(transport)}"
-                )
-        return value
+        return _mcp_transports(value)
 
 
 def _non_empty(value: Any, what: str) -> Any:
@@ -507,6 +513,21 @@ class ChannelSource(_SpecSource):
     agent: AgentSource
     channels: dict[Name, dict[OneLineStr, SettingValue]] = Field(min_length=1)
     routing: RoutingSource
+    # Started once per process, shared by every conversation (``runtime.hosts.tool_servers``).
+    mcp_servers: dict[McpServerName, McpServerSource] | None = Field(
+        default=None, description=_MCP_SERVERS_DESCRIPTION
+    )
+    thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
+
+    @field_validator("thredz", mode="before")
+    @classmethod
+    def _thredz_shorthand(cls, value: Any) -> Any:
+        return thredz_shorthand(value)
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _mcp_transports(cls, value: Any) -> Any:
+        return _mcp_transports(value)
 
     @field_validator("channels", mode="before")
     @classmethod
@@ -520,6 +541,22 @@ class ManagedSource(_SpecSource):
     tenants: list[TenantSource] = Field(min_length=1)
     # No unfenceable tool (bash): every tool must stay inside the tenant's root.
     tools: list[ManagedToolName] = Field(default_factory=list)
+    # One instance of each server per tenant, working in that tenant's workspace
+    # (``runtime.hosts.tool_servers``).
+    mcp_servers: dict[McpServerName, McpServerSource] | None = Field(
+        default=None, description=_MCP_SERVERS_DESCRIPTION
+    )
+    thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
+
+    @field_validator("thredz", mode="before")
+    @classmethod
+    def _thredz_shorthand(cls, value: Any) -> Any:
+        return thredz_shorthand(value)
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _mcp_transports(cls, value: Any) -> Any:
+        return _mcp_transports(value)
 
     @field_validator("tenants", mode="before")
     @classmethod

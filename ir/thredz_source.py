@@ -4,10 +4,12 @@
 ``{api_key (a $REF), base_url?, visibility? private|shared (default private), goals? (default:
 on when continuity plans are), agents? bool|handle}``. Lowering synthesizes the server entry
 ``mcp_servers.thredz`` (``npx -y thredz-mcp@0.2.0``, the key as a secret reference) unless the
-spec declares its own, and makes Thredz the memory's backend. Wired on the cli target.
+spec declares its own, and makes Thredz the memory's backend. Wired on the cli, channel and
+managed targets (research and crew refuse the key where it is written: ``ir.normalize``).
 
 Cross-key rules (``thredz_checks``): ``memory.backend: thredz`` needs the block; the block with
-another ``memory.backend`` is a contradiction; the thredz backend exists on the cli target only.
+another ``memory.backend`` is a contradiction; on managed, one Thredz account for several
+tenants would let each tenant's wiki and goals reach the others, so it serves one tenant only.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from specwire.ir.positions import Locator
 from specwire.ir.values import got, quote
 
 THREDZ_BACKEND: Final = "thredz"
+THREDZ_TARGETS: Final = ("cli", "channel", "managed")
 THREDZ_SERVER: Final = "thredz"
 THREDZ_PACKAGE: Final = "thredz-mcp@0.2.0"
 THREDZ_DEFAULT_KEY: Final = "$THREDZ_API_KEY"
@@ -96,9 +99,10 @@ def thredz_checks(data: dict[str, Any], target: str, locator: Locator) -> Iterab
     memory = data.get("memory")
     backend = memory.get("backend") if isinstance(memory, dict) else None
     declared = "thredz" in data
-    if backend == THREDZ_BACKEND and target != "cli":
+    if backend == THREDZ_BACKEND and target not in THREDZ_TARGETS:
         yield locator.at_value(
-            ("memory", "backend"), "the thredz backend is wired on the cli target only"
+            ("memory", "backend"),
+            "the thredz backend is wired on the cli, channel and managed targets only",
         )
     elif backend == THREDZ_BACKEND and not declared:
         yield locator.at_value(
@@ -111,4 +115,28 @@ def thredz_checks(data: dict[str, Any], target: str, locator: Locator) -> Iterab
             ("memory", "backend"),
             f"`thredz:` makes Thredz the memory backend, but the backend is {quote(backend)}: "
             "remove `backend` (or `thredz`)",
+        )
+    block = data.get("thredz")
+    continuity = data.get("continuity")
+    scope = continuity.get("scope") if isinstance(continuity, dict) else None
+    if (
+        target == "channel"
+        and isinstance(block, dict)
+        and block.get("goals") is True
+        and scope != "spec"
+    ):
+        yield locator.at_value(
+            ("thredz", "goals"),
+            "a channel's goals are per conversation (continuity.scope session), and mirroring "
+            "them to the one Thredz space would show each conversation's goals to every other: "
+            "set `continuity: {scope: spec}` to keep one goal list for the bot, or remove "
+            "`goals`",
+        )
+    tenants = data.get("tenants")
+    if declared and target == "managed" and isinstance(tenants, list) and len(tenants) > 1:
+        yield locator.at_key(
+            ("thredz",),
+            f"one Thredz account serves one tenant, and this spec has {len(tenants)}: every "
+            "tenant's wiki and goals would reach the same Thredz space (split the spec per "
+            "tenant, or remove `thredz`)",
         )

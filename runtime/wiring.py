@@ -24,6 +24,7 @@ from specwire.runtime.core.fragment import (
     SPECWIRE_VERSION,
     continuity_enabled,
     learning_enabled,
+    learning_on_thredz,
     memory_enabled,
     wiki_enabled,
 )
@@ -404,6 +405,8 @@ def _wire_tiers(
     learning_on = learning_enabled(parsed) and wired.stores.wiki is not None
     if learning_on:
         _wire_learning(parsed, deps, wired, log)
+    # Learning into Thredz's wiki: its skill and commands here, its tools from the host.
+    learning_on = learning_on or learning_on_thredz(parsed)
 
     plans_on = continuity_on and parsed.continuity is not None and parsed.continuity.plan
     _wire_skills_and_commands(

@@ -435,6 +435,18 @@ def learning_enabled(fragment: MemoryWiringFragment | FragmentData) -> bool:
     return fragment.learning is not None and wiki_enabled(fragment)
 
 
+def learning_on_thredz(fragment: MemoryWiringFragment | FragmentData) -> bool:
+    """Without a wiki of its own, a spec with ``thredz`` learns into Thredz's wiki (CrewHaus:
+    learning needs ``memory.wiki`` or ``thredz``): the host wires the loop's tools over the
+    Thredz server once it is connected (``runtime.learning.thredz_home``)."""
+    return (
+        fragment.learning is not None
+        and fragment.thredz is not None
+        and memory_enabled(fragment)
+        and not wiki_enabled(fragment)
+    )
+
+
 def wiki_enabled(fragment: MemoryWiringFragment | FragmentData) -> bool:
     memory = fragment.memory
     return (

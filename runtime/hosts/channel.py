@@ -12,6 +12,8 @@ replies. The audience says who wrote the message and where, as the adapter knows
 user, the channel, whether it is a direct message; the webhook: its ``user``, ``conversation``
 and ``direct`` fields; the console: the conversation key): ``memory.scope`` keeps a person's
 facts to their direct messages and a channel's facts to that channel.
+The spec's MCP tool servers (``mcp_servers``, ``thredz``) start once, before the banner, and
+every conversation shares them (``runtime.hosts.tool_servers``).
 Malformed lines and failed turns are reported on stderr and the host keeps serving. The console
 adapter never resolves the channels' secret references: it connects nowhere.
 """
@@ -32,6 +34,7 @@ from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv
 from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment, passes_start_checks
 from specwire.runtime.hosts.resources import host_resources
 from specwire.runtime.hosts.start_needs import SecretNeed
+from specwire.runtime.hosts.tool_servers import HostToolServers, host_tool_servers
 from specwire.runtime.hosts.turns import RoutedLine, run_turn, serve_routed_lines
 from specwire.runtime.hosts.types import (
     ChannelConfig,
@@ -70,6 +73,7 @@ def serve_channel(
     root: Path | None = None,
     argv: Sequence[str] | None = None,
     memory: Mapping[str, Any] | None = None,
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(prog=spec_name, description=f"The {spec_name} chat bot.")
     args = per_turn_argv(
@@ -97,14 +101,22 @@ def serve_channel(
     if chosen is None:
         return 2
     fragment = parse_fragment(check.memory) if check.memory is not None else None
-    with host_resources() as resources:  # one fact store (and its recall index) for every turn
-        bot = _ChannelBot(spec_name, chosen, instructions, build_turn, root, resources)
-        if fragment is not None:  # with memory.state: postgres, the logs are in the database
-            bot.logs = session_logs_for(fragment, None, bot.sessions_dir, resources.clock)
-            bot.fragment = fragment
-        if args.command == "serve":
-            return _serve_http(bot, args, channels, session_key)
-        return _serve_console(bot, args, channels, session_key)
+    servers = host_tool_servers(mcp_servers, check.memory, stderr_log)
+    if servers is not None:  # once, for every conversation: in the bot's working folder
+        servers.start("", (root or Path.cwd()).resolve())
+    try:
+        with host_resources() as resources:  # one fact store (and its recall index) per process
+            bot = _ChannelBot(spec_name, chosen, instructions, build_turn, root, resources)
+            bot.servers = servers
+            if fragment is not None:  # with memory.state: postgres, the logs are in the database
+                bot.logs = session_logs_for(fragment, None, bot.sessions_dir, resources.clock)
+                bot.fragment = fragment
+            if args.command == "serve":
+                return _serve_http(bot, args, channels, session_key)
+            return _serve_console(bot, args, channels, session_key)
+    finally:
+        if servers is not None:
+            servers.close()
 
 
 class _ChannelBot:
@@ -130,6 +142,8 @@ class _ChannelBot:
         ).sessions_dir
         self.logs: SessionLogs = FileSessionLogs(self.sessions_dir)
         self.fragment: FragmentData | None = None
+        # The spec's MCP tool servers, started once (``runtime.hosts.tool_servers``).
+        self.servers: HostToolServers | None = None
 
     def seen_events(self) -> SeenEvents | PostgresSeenEvents:
         """Slack's retries seen: in the database with ``memory.state: postgres`` (every worker,
@@ -158,6 +172,8 @@ class _ChannelBot:
         setup = build_with_audience(
             self.build_turn, self.takes_audience, audience, session_id, self.resources
         )
+        if self.servers is not None:
+            setup = self.servers.extend(setup, "")
         _, replies = run_turn(
             model=self.model,
             instructions=self.instructions,

@@ -102,6 +102,13 @@ def run_cli(
             why=str(bridged) if bridged is not None and reached is None else None,
         )
         catalog, options = bridge_memory(catalog, options, link, goals=bool(thredz["goals"]))
+        if fragment is not None:
+            from specwire.runtime.learning.thredz_home import with_thredz_learning
+            from specwire.runtime.wiring import parse_fragment
+
+            catalog = with_thredz_learning(
+                catalog, parse_fragment(fragment), link, cwd or Path.cwd(), stderr_log
+            )
     try:
         stderr_log(
             f"{spec_name} · model {chosen.model_id} · {describe(catalog, options)} · "

@@ -15,7 +15,8 @@ turn, fenced to the tenant, borrowing the tenant's fact store from the host's po
 The audience is the request's ``user`` field (a private conversation with that person) and the
 session: with ``memory.scope`` a user's facts are theirs alone, a session's facts that session's.
 Token budgets are enforced by ``serve`` from the recorded usage; the console adapter records
-usage too.
+usage too. The spec's MCP tool servers (``mcp_servers``, ``thredz``) start before the banner, one
+instance of each per tenant working in that tenant's workspace (``runtime.hosts.tool_servers``).
 
 With ``memory.state: postgres`` the session logs, the conversation lock and the usage ledgers
 are in the spec's database (``runtime.sessions.postgres``, ``runtime.hosts.http.usage_postgres``)
@@ -44,6 +45,7 @@ from specwire.runtime.hosts.console import load_model, stderr_log, stdin_reader
 from specwire.runtime.hosts.http.serving import check_serve_extra, per_turn_argv, run_server
 from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment, passes_start_checks
 from specwire.runtime.hosts.resources import host_resources
+from specwire.runtime.hosts.tool_servers import HostToolServers, host_tool_servers
 from specwire.runtime.hosts.turns import RefusedLine, RoutedLine, run_turn, serve_routed_lines
 from specwire.runtime.hosts.types import (
     ManagedTurnBuilder,
@@ -88,6 +90,7 @@ def serve_managed(
     root: Path | None = None,
     argv: Sequence[str] | None = None,
     memory: Mapping[str, Any] | None = None,
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(
         prog=spec_name, description=f"The {spec_name} agent, serving its tenants."
@@ -120,7 +123,12 @@ def serve_managed(
     with host_resources() as resources:  # each tenant's fact store (and recall index) across turns
         agent = _TenantAgent(spec_name, chosen, instructions, tenants, build_turn, root, resources)
         agent.fragment = parsed
+        # One instance of each server per tenant, in its workspace: none is shared by tenants.
+        agent.servers = host_tool_servers(mcp_servers, fragment, stderr_log)
         try:
+            if agent.servers is not None:
+                for tenant in tenants:
+                    agent.servers.start(tenant.id, agent.tenant(tenant.id).workspace)
             if args.command == "serve":
                 return _serve_http(agent, args)
             return _serve_console(agent, args)
@@ -155,8 +163,12 @@ class _TenantAgent:
         self.fragment: FragmentData | None = None
         # With the usage ledgers in the database: this process, as reservations name it.
         self._lease: WorkerLease | None = None
+        # The spec's MCP tool servers, one instance per tenant (``runtime.hosts.tool_servers``).
+        self.servers: HostToolServers | None = None
 
     def close(self) -> None:
+        if self.servers is not None:
+            self.servers.close()
         if self._lease is not None:
             self._lease.close()
 
@@ -221,6 +233,8 @@ class _TenantAgent:
         setup = build_with_audience(
             self.build_turn, self.takes_audience, audience, tenant, session_id, self.resources
         )
+        if self.servers is not None:
+            setup = self.servers.extend(setup, tenant_id)
         wired = time.perf_counter()
         try:
             return self._run(tenant, tenant_id, key, session_id, message, setup, stream)

@@ -43,8 +43,17 @@ def passes(grader: ExamGrader, articles: Sequence[str], answer: str) -> bool:
     return covered_by_any(articles, answer)
 
 
-def recalled_articles(store: WikiStore, question: str, k: int) -> list[str]:
+class RecallingWiki(Protocol):
+    """A wiki the exam asks that is not the local store (Thredz's: ``runtime.learning.
+    thredz_home``)."""
+
+    def recall_texts(self, question: str, k: int) -> list[str]: ...
+
+
+def recalled_articles(store: WikiStore | RecallingWiki, question: str, k: int) -> list[str]:
     """The texts (title and body) of the articles the wiki recalls for ``question``."""
+    if not isinstance(store, WikiStore):
+        return store.recall_texts(question, k)
     hits = queries.recall(store.snapshot(), question, k + k, store.vectors)
     texts = [
         f"{hit.article.title}\n{hit.article.body}"
@@ -127,7 +136,7 @@ class GapLog(Protocol):
 
 
 def run_exam(
-    store: WikiStore,
+    store: WikiStore | RecallingWiki,
     samples: Sequence[ExamSample],
     graders: Sequence[ExamGrader],
     *,

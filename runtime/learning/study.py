@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.tool_types import Tool
@@ -25,7 +25,7 @@ from specwire.runtime.learning.sources import (
     url_origins,
 )
 from specwire.runtime.wiki.article import MAX_BODY_CHARS, slugify
-from specwire.runtime.wiki.store import ArticleDraft, WikiConflict, WikiStore
+from specwire.runtime.wiki.store import ArticleDraft, WikiConflict
 
 STUDY_SLUG_PREFIX: Final = "study-"
 STUDY_TAG: Final = "studied"
@@ -69,6 +69,39 @@ class StudyReport:
         return rows
 
 
+class _Current(Protocol):
+    @property
+    def body(self) -> str: ...
+
+    @property
+    def version(self) -> int: ...
+
+
+class _Written(Protocol):
+    @property
+    def created(self) -> bool: ...
+
+
+class StudyWiki(Protocol):
+    """What a study pass writes into: the local ``WikiStore``, or Thredz's wiki
+    (``runtime.learning.thredz_home``)."""
+
+    def get(self, slug: str) -> _Current | None: ...
+
+    def write(
+        self, draft: ArticleDraft, *, expected_version: int | None, session_id: str | None = None
+    ) -> _Written: ...
+
+
+def says_the_same(current: _Current, body: str) -> bool:
+    """Whether the current article already holds ``body``: the same body; for a remote wiki,
+    whose answer is its tool's whole reply (``is_reply``), the body found within it, whitespace
+    aside."""
+    if getattr(current, "is_reply", False):
+        return " ".join(body.split()) in " ".join(current.body.split())
+    return current.body.strip("\n") == body.strip("\n")
+
+
 def article_slug(ref: str) -> str:
     stem = ref.split("://", 1)[-1]
     return (STUDY_SLUG_PREFIX + slugify(stem, max_chars=120)).rstrip("-")
@@ -98,7 +131,7 @@ def default_fetch(sources: Sequence[str]) -> Tool | None:
 
 
 def study_pass(
-    store: WikiStore,
+    store: StudyWiki,
     sources: Sequence[str],
     workspace: Path,
     *,
@@ -112,7 +145,7 @@ def study_pass(
 
 
 def _study_one(
-    store: WikiStore, ref: str, workspace: Path, fetch: Tool | None, session_id: str | None
+    store: StudyWiki, ref: str, workspace: Path, fetch: Tool | None, session_id: str | None
 ) -> StudiedSource:
     slug = article_slug(ref)
     try:
@@ -121,8 +154,11 @@ def _study_one(
         return StudiedSource(ref, "failed", detail=str(exc))
     body = article_body(source)
     for _ in range(3):  # another writer bumped the article in between: read again
-        current = store.get(slug)
-        if current is not None and current.body.strip("\n") == body.strip("\n"):
+        try:
+            current = store.get(slug)
+        except StoreError as exc:  # a damaged file; Thredz unreachable
+            return StudiedSource(ref, "failed", slug, " ".join(str(exc).split()))
+        if current is not None and says_the_same(current, body):
             return StudiedSource(ref, "unchanged", slug)
         draft = ArticleDraft(
             slug=slug,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from specwire.runtime.core.fragment import (
     EXAM_TOOL_NAME,
@@ -30,9 +30,14 @@ from specwire.runtime.core.tool_types import (
     tools_from_table,
 )
 from specwire.runtime.learning.dataset import DatasetError, load_dataset
-from specwire.runtime.learning.exam import ExamReport, GapLog, run_exam
-from specwire.runtime.learning.study import StudyReport, default_fetch, study_pass
+from specwire.runtime.learning.exam import ExamReport, GapLog, RecallingWiki, run_exam
+from specwire.runtime.learning.study import StudyReport, StudyWiki, default_fetch, study_pass
 from specwire.runtime.wiki.store import WikiStore
+
+
+class LearningWiki(StudyWiki, RecallingWiki, Protocol):
+    """A wiki other than the local store that the loop studies into and examines (Thredz's)."""
+
 
 EXAM_EVENT: Final = "exam_run"
 STUDY_EVENT: Final = "study_pass"
@@ -52,7 +57,7 @@ class LearningContext:
     """What the learning tools work on: the wiki, the spec's learning block, the workspace
     sources are read from, where gaps go and how many articles an exam question reads."""
 
-    store: WikiStore
+    store: WikiStore | LearningWiki
     learning: LearningData
     workspace: Path
     gaps: GapLog | None

@@ -9,6 +9,7 @@ def root(context, missing=missing):
     if 0: yield None
     l_0_imports = resolve('imports')
     l_0_tenants = resolve('tenants')
+    l_0_mcp_servers = resolve('mcp_servers')
     l_0_memoryless = resolve('memoryless')
     l_0_shared = l_0_TenantConfig = l_0_TurnSetup = missing
     try:
@@ -18,10 +19,16 @@ def root(context, missing=missing):
         def t_1(*unused):
             raise TemplateRuntimeError("No filter named 'py' found.")
     try:
-        t_2 = environment.tests['none']
+        t_2 = environment.tests['defined']
     except KeyError:
         @internalcode
         def t_2(*unused):
+            raise TemplateRuntimeError("No test named 'defined' found.")
+    try:
+        t_3 = environment.tests['none']
+    except KeyError:
+        @internalcode
+        def t_3(*unused):
             raise TemplateRuntimeError("No test named 'none' found.")
     pass
     l_0_shared = context.vars['shared'] = environment.get_template('_shared/python.j2', 'managed/agent.py.j2').make_module(context.get_all(), True, {'TenantConfig': l_0_TenantConfig, 'TurnSetup': l_0_TurnSetup, 'shared': l_0_shared})
@@ -44,12 +51,12 @@ def root(context, missing=missing):
         yield '(\n        id='
         yield str(t_1(environment.getattr(l_1_tenant, 'id')))
         yield ',\n'
-        if (not t_2(environment.getattr(l_1_tenant, 'max_input_tokens'))):
+        if (not t_3(environment.getattr(l_1_tenant, 'max_input_tokens'))):
             pass
             yield '        max_input_tokens='
             yield str(t_1(environment.getattr(l_1_tenant, 'max_input_tokens')))
             yield ',\n'
-        if (not t_2(environment.getattr(l_1_tenant, 'max_output_tokens'))):
+        if (not t_3(environment.getattr(l_1_tenant, 'max_output_tokens'))):
             pass
             yield '        max_output_tokens='
             yield str(t_1(environment.getattr(l_1_tenant, 'max_output_tokens')))
@@ -57,6 +64,10 @@ def root(context, missing=missing):
         yield '    ),\n'
     l_1_tenant = missing
     yield ')\n'
+    if (t_2((undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)) and (undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)):
+        pass
+        yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'mcp_servers_constant')))
+        yield '\n'
     if (not (undefined(name='memoryless') if l_0_memoryless is missing else l_0_memoryless)):
         pass
         yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'fragment_constant')))
@@ -88,9 +99,13 @@ def root(context, missing=missing):
     yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'main_signature')))
     yield '\n    return '
     yield str(context.call(environment.getattr((undefined(name='imports') if l_0_imports is missing else l_0_imports), 'use'), 'specwire.runtime.bundle', 'serve_managed'))
-    yield '(\n        spec_name=SPEC_NAME,\n        model=MODEL,\n        instructions=INSTRUCTIONS,\n        tenants=TENANTS,\n        build_turn=build_turn,\n        argv=argv,\n    )\n\n\n'
+    yield '(\n        spec_name=SPEC_NAME,\n        model=MODEL,\n        instructions=INSTRUCTIONS,\n        tenants=TENANTS,\n        build_turn=build_turn,\n        argv=argv,\n'
+    if (t_2((undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)) and (undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)):
+        pass
+        yield '        mcp_servers=MCP_SERVERS,\n'
+    yield '    )\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'main_guard')))
     yield '\n'
 
 blocks = {}
-debug_info = '1=27&2=29&3=32&4=35&5=37&6=39&7=43&8=45&9=47&10=50&12=52&13=55&18=60&19=62&23=65&25=73&26=75&27=78&29=83&30=85&34=88&35=90&45=92'
+debug_info = '1=34&2=36&3=39&4=42&5=44&6=46&7=50&8=52&9=54&10=57&12=59&13=62&18=67&19=69&21=71&22=73&26=76&28=84&29=86&30=89&32=94&33=96&37=99&38=101&45=103&51=107'

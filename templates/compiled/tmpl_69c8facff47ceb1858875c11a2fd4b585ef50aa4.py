@@ -10,6 +10,7 @@ def root(context, missing=missing):
     l_0_imports = resolve('imports')
     l_0_session_key = resolve('session_key')
     l_0_channels = resolve('channels')
+    l_0_mcp_servers = resolve('mcp_servers')
     l_0_memoryless = resolve('memoryless')
     l_0_shared = l_0_ChannelConfig = l_0_TurnSetup = missing
     try:
@@ -18,6 +19,12 @@ def root(context, missing=missing):
         @internalcode
         def t_1(*unused):
             raise TemplateRuntimeError("No filter named 'py' found.")
+    try:
+        t_2 = environment.tests['defined']
+    except KeyError:
+        @internalcode
+        def t_2(*unused):
+            raise TemplateRuntimeError("No test named 'defined' found.")
     pass
     l_0_shared = context.vars['shared'] = environment.get_template('_shared/python.j2', 'channel/agent.py.j2').make_module(context.get_all(), True, {'ChannelConfig': l_0_ChannelConfig, 'TurnSetup': l_0_TurnSetup, 'shared': l_0_shared})
     context.exported_vars.discard('shared')
@@ -64,6 +71,10 @@ def root(context, missing=missing):
         yield '        },\n    ),\n'
     l_1_channel = missing
     yield ')\n'
+    if (t_2((undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)) and (undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)):
+        pass
+        yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'mcp_servers_constant')))
+        yield '\n'
     if (not (undefined(name='memoryless') if l_0_memoryless is missing else l_0_memoryless)):
         pass
         yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'fragment_constant')))
@@ -95,9 +106,13 @@ def root(context, missing=missing):
     yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'main_signature')))
     yield '\n    return '
     yield str(context.call(environment.getattr((undefined(name='imports') if l_0_imports is missing else l_0_imports), 'use'), 'specwire.runtime.bundle', 'serve_channel'))
-    yield '(\n        spec_name=SPEC_NAME,\n        model=MODEL,\n        instructions=INSTRUCTIONS,\n        channels=CHANNELS,\n        session_key=SESSION_KEY,\n        build_turn=build_turn,\n        argv=argv,\n    )\n\n\n'
+    yield '(\n        spec_name=SPEC_NAME,\n        model=MODEL,\n        instructions=INSTRUCTIONS,\n        channels=CHANNELS,\n        session_key=SESSION_KEY,\n        build_turn=build_turn,\n        argv=argv,\n'
+    if (t_2((undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)) and (undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)):
+        pass
+        yield '        mcp_servers=MCP_SERVERS,\n'
+    yield '    )\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'main_guard')))
     yield '\n'
 
 blocks = {}
-debug_info = '1=22&2=24&3=27&4=30&5=32&6=34&7=36&8=40&9=42&11=44&12=47&13=50&15=59&22=67&23=69&27=72&28=78&29=80&30=82&31=85&33=90&34=92&38=95&39=97&50=99'
+debug_info = '1=29&2=31&3=34&4=37&5=39&6=41&7=43&8=47&9=49&11=51&12=54&13=57&15=66&22=74&23=76&25=78&26=80&30=83&31=89&32=91&33=93&34=96&36=101&37=103&41=106&42=108&50=110&56=114'

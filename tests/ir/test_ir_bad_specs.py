@@ -339,7 +339,8 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         CLI + "learning: {domain: billing}\n",
         [
             "4:1: learning: needs a wiki to learn into — study passes write sourced articles "
-            "there and the exam reads them: add `memory: {wiki: {}}`, or set `enabled: false` here"
+            "there and the exam reads them: add `memory: {wiki: {}}` or `thredz: true`, or set "
+            "`enabled: false` here"
         ],
     ),
     (
@@ -347,7 +348,8 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
         CLI + "memory: {wiki: {enabled: false}}\nlearning: {domain: billing}\n",
         [
             "5:1: learning: needs a wiki to learn into — study passes write sourced articles "
-            "there and the exam reads them: add `memory: {wiki: {}}`, or set `enabled: false` here"
+            "there and the exam reads them: add `memory: {wiki: {}}` or `thredz: true`, or set "
+            "`enabled: false` here"
         ],
     ),
     (

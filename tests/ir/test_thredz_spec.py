@@ -7,7 +7,7 @@ import pytest
 
 from specwire.ir import SpecError, load_spec_text
 from specwire.ir.lowering import lower
-from specwire.ir.model import IrCli, IrMcpServer, SecretRef
+from specwire.ir.model import IrChannelSpec, IrCli, IrManaged, IrMcpServer, SecretRef
 from specwire.ir.thredz_source import agent_handle
 
 CLI = "name: Team Helper\ntarget: cli\nagent: {model: scripted, instructions: i}\n"  # lines 1-3
@@ -15,6 +15,15 @@ CHANNEL = (
     "name: s\ntarget: channel\nagent: {model: scripted, instructions: i}\n"
     "channels: {slack: {botToken: $B, signingSecret: $S}}\nrouting: {sessionKey: thread}\n"
 )  # lines 1-5
+MANAGED = (
+    "name: s\ntarget: managed\nagent: {model: scripted, instructions: i}\n"
+    "tenants: [{id: a}, {id: b}]\n"
+)  # lines 1-4
+RESEARCH = (
+    "name: s\ntarget: research\nagent: {model: scripted, instructions: i}\n"
+    "goal: g\nbranchingFactor: 2\nmaxDurationMs: 60000\n"
+)  # lines 1-6
+CREW = "name: s\ntarget: crew\nmodel: scripted\nentry: r\nroles: {r: {instructions: i}}\n"  # 1-5
 
 BAD = [
     (
@@ -68,9 +77,56 @@ BAD = [
         ["4:34: thredz.base_url: must be an http:// or https:// URL without a user or password"],
     ),
     (
-        "thredz-backend-on-channel",
+        "thredz-backend-on-channel-without-block",
         CHANNEL + "memory:\n  backend: thredz\n",
-        ["7:12: memory.backend: the thredz backend is wired on the cli target only"],
+        [
+            "7:12: memory.backend: the thredz backend needs the top-level `thredz:` block "
+            "(`thredz: true` reads the key from $THREDZ_API_KEY)"
+        ],
+    ),
+    (
+        "thredz-goals-from-a-per-conversation-list",
+        CHANNEL + "thredz: {api_key: $TZ, goals: true}\n",
+        [
+            "6:31: thredz.goals: a channel's goals are per conversation (continuity.scope "
+            "session), and mirroring them to the one Thredz space would show each "
+            "conversation's goals to every other: set `continuity: {scope: spec}` to keep one "
+            "goal list for the bot, or remove `goals`"
+        ],
+    ),
+    (
+        "thredz-on-managed-with-two-tenants",
+        MANAGED + "thredz: true\n",
+        [
+            "5:1: thredz: one Thredz account serves one tenant, and this spec has 2: every "
+            "tenant's wiki and goals would reach the same Thredz space (split the spec per "
+            "tenant, or remove `thredz`)"
+        ],
+    ),
+    (
+        "thredz-on-research",
+        RESEARCH + "thredz: true\n",
+        [
+            '7:1: thredz: unknown key "thredz": Thredz (thredz) and the tool servers it runs '
+            "are wired on the cli, channel and managed targets, not research"
+        ],
+    ),
+    (
+        "mcp-servers-on-crew",
+        CREW + "mcp_servers: {}\n",
+        [
+            '6:1: mcp_servers: unknown key "mcp_servers": MCP tool servers (mcp_servers) are '
+            "wired on the cli, channel and managed targets, not crew"
+        ],
+    ),
+    (
+        "unconfined-server-on-managed-with-two-tenants",
+        MANAGED + "mcp_servers:\n  fs:\n    transport: stdio\n    command: x\n    sandbox: false\n",
+        [
+            "7:5: mcp_servers.fs.sandbox: a server run unconfined could read and write every "
+            "tenant's root, and this spec has 2 tenants: keep it in the sandbox (each tenant "
+            "gets its own instance, confined to its workspace), or serve one tenant per spec"
+        ],
     ),
 ]
 
@@ -159,3 +215,29 @@ def test_a_spec_without_thredz_has_no_block() -> None:
 )
 def test_agent_handles(agents: bool | str | None, name: str, handle: str | None) -> None:
     assert agent_handle(agents, name) == handle
+
+
+def test_channel_and_managed_carry_the_servers_and_the_block() -> None:
+    servers = "mcp_servers:\n  fs: {transport: stdio, command: x}\n"
+    channel = load_spec_text(CHANNEL + "continuity: {}\nthredz: true\n" + servers, "s.yaml")
+    assert isinstance(channel, IrChannelSpec)
+    assert [server.name for server in channel.mcp_servers] == ["fs", "thredz"]
+    # A channel's goals are per conversation: not mirrored unless the list is spec-wide.
+    assert lower(channel).to_data()["thredz"]["goals"] is False
+    spec_wide = CHANNEL + "continuity: {scope: spec}\nthredz: true\n"
+    assert lower(load_spec_text(spec_wide, "s.yaml")).to_data()["thredz"]["goals"] is True
+    one_tenant = MANAGED.replace(", {id: b}", "") + "continuity: {}\nthredz: true\n" + servers
+    managed = load_spec_text(one_tenant, "s.yaml")
+    assert isinstance(managed, IrManaged)
+    assert [server.name for server in managed.mcp_servers] == ["fs", "thredz"]
+    assert lower(managed).to_data()["thredz"] == {
+        "server": "thredz",
+        "visibility": "private",
+        "goals": True,
+    }
+
+
+def test_a_per_turn_bundle_with_servers_needs_the_runtime_that_starts_them() -> None:
+    servers = "memory: {}\nmcp_servers:\n  fs: {transport: stdio, command: x}\n"
+    assert lower(load_spec_text(CHANNEL + servers, "s.yaml")).to_data()["version"] == 6
+    assert lower(load_spec_text(CHANNEL + "memory: {}\n", "s.yaml")).to_data()["version"] == 4

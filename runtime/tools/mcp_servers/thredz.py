@@ -4,8 +4,14 @@ The memory tools keep their names (``Remember``, ``Recall``, ``MemoryForget``, t
 tools): each one the server lists is forwarded to the server's tool of the same name (the Thredz
 vocabulary; ``codegen memory mcp --allow-writes`` serves exactly these names and stands in for
 Thredz in the tests), and its reply is screened and framed like any MCP reply. Auto-recall asks
-the server's ``Recall`` (and ``wiki_recall`` when the wiki is on). ``GoalWrite`` writes the local
-goal first and then mirrors it (``thredz.goals``): local continuity stays authoritative.
+the server's ``Recall`` (and ``wiki_recall`` when the wiki is on). ``GoalWrite`` and
+``GoalUpdate`` write the local goal first and then mirror the same call (``thredz.goals``):
+local continuity stays authoritative.
+
+Where facts are scoped to people (``memory.scope``: channel and managed hosts, issue 21) the fact
+tools and fact auto-recall stay local (``facts=False``): Thredz keeps one visibility per account,
+so a person's fact forwarded there would be recalled for everyone. The wiki (the agent's shared
+knowledge) and spec-wide goals still go to Thredz.
 
 Thredz failing degrades the run: a server that does not start, or a call that fails, logs
 ``DEGRADED_LINE`` once, and from then on every memory tool and recall of the run uses the local
@@ -36,7 +42,7 @@ DEGRADED_LINE: Final = (
 )
 FACT_TOOLS: Final = ("Remember", "Recall", "MemoryForget")
 FORWARDED_TOOLS: Final = frozenset((*FACT_TOOLS, *WIKI_TOOL_NAMES))
-GOAL_TOOL: Final = "GoalWrite"
+GOAL_TOOLS: Final = frozenset(("GoalWrite", "GoalUpdate"))
 CALL_TIMEOUT_SECONDS: Final = 30.0
 _BULLET: Final = "• "
 
@@ -120,7 +126,8 @@ def forwarding(tool: Tool, link: ThredzLink) -> Tool:
 
 
 def mirroring(tool: Tool, link: ThredzLink) -> Tool:
-    """``GoalWrite``: the local goal first (authoritative), then the same goal on the server."""
+    """``GoalWrite``/``GoalUpdate``: the local goal first (authoritative), then the same call on
+    the server."""
     local = tool.handler
 
     def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
@@ -170,21 +177,28 @@ def _remote_recall(
 
 
 def bridge_memory(
-    catalog: ToolCatalog, options: LoopOptions, link: ThredzLink, *, goals: bool
+    catalog: ToolCatalog,
+    options: LoopOptions,
+    link: ThredzLink,
+    *,
+    goals: bool,
+    facts: bool = True,
 ) -> tuple[ToolCatalog, LoopOptions]:
-    """The catalog with the memory tools the server lists forwarded there (and ``GoalWrite``
-    mirrored when ``goals``), and the options with auto-recall asking the server first."""
+    """The catalog with the memory tools the server lists forwarded there (the fact tools only
+    with ``facts``; ``GoalWrite`` and ``GoalUpdate`` mirrored when ``goals``), and the options
+    with auto-recall asking the server first (only with ``facts``)."""
+    forwarded = FORWARDED_TOOLS if facts else FORWARDED_TOOLS - set(FACT_TOOLS)
     bridged = ToolCatalog()
     for tool in catalog:
-        if tool.name in FORWARDED_TOOLS and link.offers(tool.name):
+        if tool.name in forwarded and link.offers(tool.name):
             bridged.register(forwarding(tool, link))
-        elif tool.name == GOAL_TOOL and goals and link.offers(GOAL_TOOL):
+        elif tool.name in GOAL_TOOLS and goals and link.offers(tool.name):
             bridged.register(mirroring(tool, link))
         else:
             bridged.register(tool)
     bridged_options = LoopOptions(**options)
     seam = options.get("memory")
-    if isinstance(seam, MemorySeam) and seam.recall is not None and link.offers("Recall"):
+    if facts and isinstance(seam, MemorySeam) and seam.recall is not None and link.offers("Recall"):
         wiki_on = catalog.get("wiki_recall") is not None and link.offers("wiki_recall")
         bridged_options["memory"] = dataclasses.replace(
             seam, recall=_remote_recall(link, seam.recall, wiki_on)

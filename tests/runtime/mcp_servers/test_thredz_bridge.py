@@ -163,3 +163,53 @@ def test_a_secret_value_is_never_sent_to_thredz(
         assert sent[0][1] == {"text": "the deploy key is $THREDZ_BRIDGE_TEST_API_KEY"}
     finally:
         wired.close()
+
+
+def test_goal_updates_are_mirrored_after_the_local_write(tmp_path: Path) -> None:
+    catalog, options, wired = _wired(tmp_path)
+    sent: list[tuple[str, dict[str, Any]]] = []
+
+    def call(tool: str, arguments: dict[str, Any], timeout: float) -> CallToolResult:
+        sent.append((tool, arguments))
+        return _reply("ok")
+
+    listed = frozenset({"GoalWrite", "GoalUpdate"})
+    link = ThredzLink("thredz", call, listed, lambda _line: None)
+    bridged, _ = bridge_memory(catalog, options, link, goals=True)
+    try:
+        write, update = bridged.get("GoalWrite"), bridged.get("GoalUpdate")
+        assert write is not None and update is not None
+        assert not write.invoke({"title": "ship it"}, CTX).is_error
+        updated = update.invoke({"goalId": "goal-0001", "status": "in_progress"}, CTX)
+        assert not updated.is_error and "in_progress" in updated.text  # the local answer
+        assert sent[-1] == ("GoalUpdate", {"goalId": "goal-0001", "status": "in_progress"})
+        # A local update that fails is not mirrored.
+        assert update.invoke({"goalId": "goal-0099", "status": "open"}, CTX).is_error
+        assert [tool for tool, _ in sent] == ["GoalWrite", "GoalUpdate"]
+    finally:
+        wired.close()
+
+
+def test_with_facts_kept_local_only_the_wiki_and_goals_go_to_thredz(tmp_path: Path) -> None:
+    """Channel and managed: facts are a person's (``memory.scope``), Thredz one space."""
+    catalog, options, wired = _wired(tmp_path)
+    sent: list[str] = []
+
+    def call(tool: str, arguments: dict[str, Any], timeout: float) -> CallToolResult:
+        sent.append(tool)
+        return _reply("ok")
+
+    link = ThredzLink(
+        "thredz", call, frozenset({"Remember", "Recall", "GoalWrite"}), lambda _: None
+    )
+    bridged, bridged_options = bridge_memory(catalog, options, link, goals=True, facts=False)
+    try:
+        remember = bridged.get("Remember")
+        assert remember is not None and remember.scope != "external"
+        assert remember.invoke({"text": "kept here"}, CTX).text.startswith("remembered (mem_")
+        assert bridged_options["memory"] is options["memory"]  # recall stays local too
+        goal = bridged.get("GoalWrite")
+        assert goal is not None and not goal.invoke({"title": "ship it"}, CTX).is_error
+        assert sent == ["GoalWrite"]
+    finally:
+        wired.close()
