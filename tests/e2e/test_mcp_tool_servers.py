@@ -41,7 +41,8 @@ TOKEN = "test-token"
 @pytest.fixture(scope="module")
 def npm_cache() -> Path:
     if (NPM_CACHE / "node_modules" / ".bin" / "mcp-server-filesystem").exists():
-        return NPM_CACHE
+        # Resolved: the sandbox grants the folder the argument names, not a link's target.
+        return NPM_CACHE.resolve()
     npm = shutil.which("npm")
     if npm is None or shutil.which("npx") is None:
         pytest.skip("node's npm and npx are not installed (.ci/run installs them)")
