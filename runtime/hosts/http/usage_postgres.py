@@ -7,15 +7,21 @@ turn's reservation, so workers on any number of hosts add to one ledger without 
 Admission is shared too (``admit``): a budgeted tenant's turn is decided under the same row
 lock, against the recorded totals and every turn in flight on every worker
 (``usage_reservations``), and its reservation is written in that transaction. A reservation
-names the worker that holds it by its lease connection (``WorkerLease``: a connection of its
-own, opened once per serving process); a worker that died (its lease connection gone from
-``pg_stat_activity``) holds nothing, and its reservations are dropped at the next admission.
+names the worker that holds it by its worker key (``WorkerLease``: a connection of its own,
+opened once per serving process, holding a session-level advisory lock on a random key in a
+key space of its own, ``(WORKER_LOCK_CLASS, key)``). A worker that died holds nothing: the
+server frees its lock when its connection ends, so another worker's
+``pg_try_advisory_xact_lock`` on the key succeeds, and its reservations are dropped at the
+next admission. This works for any role (``pg_stat_activity`` hides other roles' sessions
+from a role without ``pg_read_all_stats``); a reservation written by a worker from before the
+key (``owner_key`` null) is still judged by ``pg_stat_activity``.
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from specwire.runtime.core.errors import StoreError
@@ -54,28 +60,46 @@ USAGE_MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             )""",
         ),
     ),
+    (
+        2,
+        (
+            # The worker's advisory lock key; the backend pid and start stay for workers of
+            # the previous version, which judge reservations by them.
+            "ALTER TABLE usage_reservations ADD COLUMN owner_key integer",
+            "ALTER TABLE usage_reservations ALTER COLUMN owner_pid DROP NOT NULL, "
+            "ALTER COLUMN owner_since DROP NOT NULL",
+        ),
+    ),
 )
+
+# The first key of every worker lock (the two-key advisory lock space, apart from the one-key
+# locks the tiers take): "sw" and 1.
+WORKER_LOCK_CLASS: Final = 0x73770001
 
 
 class WorkerLease:
     """This serving process, as the database sees it: a connection of its own, held while the
-    process serves. Reservations name it; when the process dies the server closes the
-    connection and its reservations stop counting."""
+    process serves, holding the advisory lock ``(WORKER_LOCK_CLASS, key)``. Reservations name
+    the key; when the process dies the server closes the connection, frees the lock and its
+    reservations stop counting."""
 
     def __init__(self, pool: ConnectionPool[Any]) -> None:
         self.pool = pool
         self._conn: Any = None
-        self._identity: tuple[int, Any] | None = None
+        self._identity: WorkerIdentity | None = None
         self._lock = threading.Lock()
 
-    def identity(self) -> tuple[int, Any]:
-        """The lease connection's backend pid and start time (reopened if it was lost)."""
+    def identity(self) -> WorkerIdentity:
+        """The lease's worker key, and its connection's backend pid and start time (reopened
+        with a new key if the connection was lost)."""
         import psycopg
 
         with self._lock:
             if self._conn is not None and not self._conn.closed and not self._conn.broken:
                 assert self._identity is not None
                 return self._identity
+            if self._conn is not None:
+                self._conn.close()
             conninfo = self.pool.conninfo
             kwargs = getattr(self.pool, "kwargs", None)
             with translated("open the worker's lease"):
@@ -84,19 +108,44 @@ class WorkerLease:
                     autocommit=True,
                     **(dict(kwargs) if isinstance(kwargs, dict) else {}),
                 )
+                key = _locked_key(self._conn)
                 row = self._conn.execute(
-                    "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+                    "SELECT pg_backend_pid(), "
+                    "(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())"
                 ).fetchone()
             if row is None:
-                raise StoreError("the worker's lease connection is not in pg_stat_activity")
-            self._identity = (int(row[0]), row[1])
+                raise StoreError("the worker's lease connection did not answer")
+            self._identity = WorkerIdentity(key, int(row[0]), row[1])
             return self._identity
 
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
-                self._conn.close()
+                self._conn.close()  # the server frees the lock with the session
                 self._conn = None
+
+
+@dataclass(frozen=True)
+class WorkerIdentity:
+    """What a reservation names: the worker's lock key, and for workers of the previous
+    version its lease's backend pid and start."""
+
+    key: int
+    pid: int
+    since: Any
+
+
+def _locked_key(conn: Any) -> int:
+    """A random worker key whose session-level lock ``conn`` now holds (a key a live worker
+    holds is never taken twice)."""
+    for _ in range(64):
+        key = secrets.randbits(32) - 2**31
+        row = conn.execute(
+            "SELECT pg_try_advisory_lock(%s, %s)", (WORKER_LOCK_CLASS, key)
+        ).fetchone()
+        if row is not None and row[0]:
+            return key
+    raise StoreError("the worker's lease found no free worker key")
 
 
 _TOTALS: Final = "input, output, cached, turns, estimated"
@@ -126,7 +175,7 @@ class PostgresUsageLedger:
         (``add``/``release`` drop it); when refused, the reason."""
         if self.lease is None:
             raise StoreError("shared admission needs the worker's lease")
-        pid, since = self.lease.identity()
+        worker = self.lease.identity()
         scope = {"tenant": self.tenant, "spec": self.spec}
         with (
             translated("admit a turn"),
@@ -144,12 +193,15 @@ class PostgresUsageLedger:
                 scope,
             ).fetchone()
             used = _usage(row) if row is not None else TenantUsage()
-            # Reservations of workers that are gone (their lease connection closed) are void.
+            # Reservations of workers that are gone (their lease connection closed, so their
+            # lock is free) are void.
             conn.execute(
                 "DELETE FROM usage_reservations r WHERE r.tenant = %(tenant)s "
-                "AND r.spec = %(spec)s AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a "
-                "WHERE a.pid = r.owner_pid AND a.backend_start = r.owner_since)",
-                scope,
+                "AND r.spec = %(spec)s AND CASE WHEN r.owner_key IS NULL THEN NOT EXISTS "
+                "(SELECT 1 FROM pg_stat_activity a WHERE a.pid = r.owner_pid "
+                "AND a.backend_start = r.owner_since) "
+                "ELSE pg_try_advisory_xact_lock(%(class)s, r.owner_key) END",
+                {**scope, "class": WORKER_LOCK_CLASS},
             )
             live = conn.execute(
                 "SELECT count(*), coalesce(sum(input), 0) FROM usage_reservations "
@@ -163,9 +215,17 @@ class PostgresUsageLedger:
             ticket = secrets.token_hex(12)
             conn.execute(
                 "INSERT INTO usage_reservations "
-                "(tenant, spec, ticket, input, owner_pid, owner_since) "
-                "VALUES (%(tenant)s, %(spec)s, %(ticket)s, %(input)s, %(pid)s, %(since)s)",
-                {**scope, "ticket": ticket, "input": reservation, "pid": pid, "since": since},
+                "(tenant, spec, ticket, input, owner_key, owner_pid, owner_since) "
+                "VALUES (%(tenant)s, %(spec)s, %(ticket)s, %(input)s, %(key)s, %(pid)s, "
+                "%(since)s)",
+                {
+                    **scope,
+                    "ticket": ticket,
+                    "input": reservation,
+                    "key": worker.key,
+                    "pid": worker.pid,
+                    "since": worker.since,
+                },
             )
         return "admit", reservation, ticket
 
