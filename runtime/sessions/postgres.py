@@ -231,6 +231,20 @@ class PostgresSessionLogs:
             ).fetchall()
         return [str(row[0]) for row in rows]
 
+    def summaries(self, limit: int) -> list[tuple[str, int, str]]:
+        """(session, bytes of its rows, time of its latest event) of at most ``limit``
+        sessions, the latest written first (the time as its rows' sealed bodies state it; a
+        body without one counts as oldest)."""
+        with translated("list the session logs"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT session, sum(octet_length(body) + octet_length(mac)), "
+                'coalesce(max(substring(body from \'^\\{"at": "([^"]*)"\')), \'\') '
+                f"FROM session_log_events WHERE {_SCOPE} GROUP BY session "
+                "ORDER BY 3 DESC, 1 LIMIT %(limit)s",
+                self._scope(limit=limit),
+            ).fetchall()
+        return [(str(row[0]), int(row[1]), str(row[2])) for row in rows]
+
     def append(self, session_id: str, kind: str, payload: Any) -> Event:
         key = self.key()
         lock = advisory_key(f"specwire.session_log.{self.tenant}.{self.spec}.{session_id}")
