@@ -13,8 +13,8 @@ key space of its own, ``(WORKER_LOCK_CLASS, key)``). A worker that died holds no
 server frees its lock when its connection ends, so another worker's
 ``pg_try_advisory_xact_lock`` on the key succeeds, and its reservations are dropped at the
 next admission. This works for any role (``pg_stat_activity`` hides other roles' sessions
-from a role without ``pg_read_all_stats``); a reservation written by a worker from before the
-key (``owner_key`` null) is still judged by ``pg_stat_activity``.
+from a role without ``pg_read_all_stats``); only a reservation written before the key (schema
+version 1, ``owner_key`` null) is still judged by ``pg_stat_activity``.
 
 A turn that must wait for room does not poll: every change that can make room (a turn's usage
 recorded, a reservation released, a dead worker's reservations dropped) sends
@@ -28,7 +28,6 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from specwire.runtime.core.errors import StoreError
@@ -70,8 +69,8 @@ USAGE_MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     (
         2,
         (
-            # The worker's advisory lock key; the backend pid and start stay for workers of
-            # the previous version, which judge reservations by them.
+            # The worker's advisory lock key; the backend pid and start are left null (a
+            # reservation written before the key is still judged by them).
             "ALTER TABLE usage_reservations ADD COLUMN owner_key integer",
             "ALTER TABLE usage_reservations ALTER COLUMN owner_pid DROP NOT NULL, "
             "ALTER COLUMN owner_since DROP NOT NULL",
@@ -106,30 +105,23 @@ class WorkerLease:
     def __init__(self, pool: ConnectionPool[Any]) -> None:
         self.pool = pool
         self._conn: Any = None
-        self._identity: WorkerIdentity | None = None
+        self._key: int | None = None
         self._lock = threading.Lock()
         self.changes = UsageChanges(lambda: _connect(pool))
 
-    def identity(self) -> WorkerIdentity:
-        """The lease's worker key, and its connection's backend pid and start time (reopened
-        with a new key if the connection was lost)."""
+    def key(self) -> int:
+        """The worker's key, whose lock the lease connection holds (reopened with a new key if
+        the connection was lost: reservations under the old one are void by then)."""
         with self._lock:
             if self._conn is not None and not self._conn.closed and not self._conn.broken:
-                assert self._identity is not None
-                return self._identity
+                assert self._key is not None
+                return self._key
             if self._conn is not None:
                 self._conn.close()
             with translated("open the worker's lease"):
                 self._conn = _connect(self.pool)
-                key = _locked_key(self._conn)
-                row = self._conn.execute(
-                    "SELECT pg_backend_pid(), "
-                    "(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())"
-                ).fetchone()
-            if row is None:
-                raise StoreError("the worker's lease connection did not answer")
-            self._identity = WorkerIdentity(key, int(row[0]), row[1])
-            return self._identity
+                self._key = _locked_key(self._conn)
+            return self._key
 
     def close(self) -> None:
         self.changes.close()
@@ -230,16 +222,6 @@ class UsageChanges:
                     conn.close()
 
 
-@dataclass(frozen=True)
-class WorkerIdentity:
-    """What a reservation names: the worker's lock key, and for workers of the previous
-    version its lease's backend pid and start."""
-
-    key: int
-    pid: int
-    since: Any
-
-
 def _locked_key(conn: Any) -> int:
     """A random worker key whose session-level lock ``conn`` now holds (a key a live worker
     holds is never taken twice)."""
@@ -280,7 +262,7 @@ class PostgresUsageLedger:
         (``add``/``release`` drop it); when refused, the reason."""
         if self.lease is None:
             raise StoreError("shared admission needs the worker's lease")
-        worker = self.lease.identity()
+        worker = self.lease.key()
         scope = {"tenant": self.tenant, "spec": self.spec}
         with (
             translated("admit a turn"),
@@ -321,18 +303,9 @@ class PostgresUsageLedger:
                 return verdict, 0, reason
             ticket = secrets.token_hex(12)
             conn.execute(
-                "INSERT INTO usage_reservations "
-                "(tenant, spec, ticket, input, owner_key, owner_pid, owner_since) "
-                "VALUES (%(tenant)s, %(spec)s, %(ticket)s, %(input)s, %(key)s, %(pid)s, "
-                "%(since)s)",
-                {
-                    **scope,
-                    "ticket": ticket,
-                    "input": reservation,
-                    "key": worker.key,
-                    "pid": worker.pid,
-                    "since": worker.since,
-                },
+                "INSERT INTO usage_reservations (tenant, spec, ticket, input, owner_key) "
+                "VALUES (%(tenant)s, %(spec)s, %(ticket)s, %(input)s, %(key)s)",
+                {**scope, "ticket": ticket, "input": reservation, "key": worker},
             )
         return "admit", reservation, ticket
 
