@@ -114,3 +114,44 @@ def test_the_console_shows_sessions_continuity_wiki_and_dream_from_the_database(
         assert not any(path.is_file() for path in tmp_path.rglob("*"))
     finally:
         data.close()
+
+
+def test_the_console_on_serve_reads_a_postgres_bundles_tenant_from_the_database(
+    tmp_path: Path, pool: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``SPECWIRE_CONSOLE=1`` on a managed bundle whose facts and state are in PostgreSQL
+    mounts the console over the named tenant's memory there (no file store is needed)."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from specwire.runtime.hosts.http.console_mount import with_console
+    from tests.runtime.console.console_client import BASE, TOKEN
+
+    PostgresSessionLogs(pool, tenant="acme", spec=SPEC).open(SESSION).append(
+        "user_message", {"text": "acme's question", "turn": 1}
+    )
+    PostgresSessionLogs(pool, tenant="globex", spec=SPEC).open(LATER).append(
+        "user_message", {"text": "globex's question", "turn": 1}
+    )
+    monkeypatch.setenv("SPECWIRE_CONSOLE", "1")
+    monkeypatch.setenv("SPECWIRE_CONSOLE_TOKEN", TOKEN)
+    monkeypatch.setenv("SPECWIRE_CONSOLE_TENANT", "acme")
+    app, close = with_console(
+        Starlette(),
+        SPEC,
+        tmp_path,
+        lambda line: None,
+        tenants=["acme", "globex"],
+        facts_backend="postgres",
+        state_dsn="$CONSOLE_DATABASE_URL",
+    )
+    try:
+        browser = TestClient(app, base_url=BASE, follow_redirects=False)
+        login = browser.post("/console/login", data={"token": TOKEN}, headers={"origin": BASE})
+        assert login.status_code == 303
+        listing = browser.get("/console/sessions").text
+        assert SESSION in listing and LATER not in listing
+        assert "acme&#x27;s question" in browser.get(f"/console/sessions/{SESSION}").text
+        assert browser.get("/console/").status_code == 200  # the facts page, from the database
+    finally:
+        close()
