@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 SPEC = "drained"
 TENANTS = ("tenant-a", "tenant-b")
 KEYS = {tenant: f"sk-{tenant}-0123456789abcdef0123" for tenant in TENANTS}
-BUDGETED = "tenant-b"
+BUDGETED = "tenant-b"  # both are (a turn admitted holds a reservation); this one is checked
 IN_FLIGHT = 4  # conversations with a streamed turn in flight on worker A at the signal
 WORD_DELAY_S = "0.08"
 LONG = " ".join(f"w{n}" for n in range(30))  # echoed up to 200 chars: ~2.4 s to stream
@@ -47,6 +47,8 @@ agent:
 tools: [read]
 tenants:
   - id: tenant-a
+    budget:
+      maxInputTokens: 10000000
   - id: {BUDGETED}
     budget:
       maxInputTokens: 10000000
@@ -102,6 +104,13 @@ def rows(database: str, query: str, *args: Any) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in conn.execute(query, args).fetchall()]
 
 
+def wait_for(count: Callable[[], int], wanted: int) -> None:
+    deadline = time.monotonic() + 60
+    while count() != wanted:
+        assert time.monotonic() < deadline, f"timed out waiting for {wanted}"
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def database() -> Any:
     uri = PostgresServerForTests.fresh_database()
@@ -147,7 +156,11 @@ def test_sigterm_finishes_the_turns_in_flight_and_refuses_new_ones(
                 )
                 for n in range(IN_FLIGHT)
             ]
-            time.sleep(0.5)  # let them reach the worker (they are answered either way)
+            # Both tenants are budgeted, so a turn A admitted holds a reservation: the signal
+            # goes once every streamed and queued turn is in A's hands.
+            wait_for(
+                lambda: len(rows(database, "SELECT ticket FROM usage_reservations")), 2 * IN_FLIGHT
+            )
             a.process.send_signal(signal.SIGTERM)
             # The other worker goes on while A drains.
             during = say(b, TENANTS[0], "conv-b", "remember: note conv-b during the drain")
@@ -209,7 +222,7 @@ def test_sigterm_finishes_the_turns_in_flight_and_refuses_new_ones(
     )
     assert facts == sorted(remembered)
 
-    # Nothing of the budgeted tenant's turns is still reserved; the ledger counted them all.
+    # Nothing of the turns is still reserved; the ledger counted all of one tenant's.
     assert rows(database, "SELECT ticket FROM usage_reservations") == []
     [(ledger_turns,)] = rows(
         database, "SELECT turns FROM usage_ledgers WHERE tenant = %s AND spec = %s", BUDGETED, SPEC

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,12 +77,29 @@ def test_admission_counts_every_worker_in_flight_and_forgets_a_dead_one(pools: l
     ledgers[0].admit(admit_all)
     assert seen[-1] == (1, 100)
     # The second worker dies (its lease connection closes): its reservation stops counting.
-    leases[1].close()
+    gone(pools[0], leases[1], leases[1].key())
     ledgers[0].admit(admit_all)
     assert seen[-1] == (1, 100)  # only the first worker's own turn in flight now
     refused = ledgers[0].admit(lambda used, n, r: ("refuse", 0, f"{used.input} used"))
     assert refused == ("refuse", 0, "90 used")
     leases[0].close()
+
+
+def gone(pool: Any, lease: Any, key: int) -> None:
+    """Close ``lease`` and wait until the server ended its session (its lock on ``key`` is
+    free): the server notices a closed connection a moment after the client closed it."""
+    from specwire.runtime.hosts.http.usage_postgres import WORKER_LOCK_CLASS
+
+    lease.close()
+    for _ in range(600):
+        with pool.connection() as conn, conn.transaction():
+            row = conn.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, %s)", (WORKER_LOCK_CLASS, key)
+            ).fetchone()
+        if row is not None and row[0]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the closed lease's session did not end")
 
 
 @pytest.fixture
@@ -151,11 +169,11 @@ def test_workers_of_different_roles_see_each_other_live_and_dead(
         assert seen == [(0, 0), (1, 100), (2, 200), (3, 300)]
         assert leases[0].key() != leases[1].key()
         # The first worker dies: its two reservations stop counting for the second.
-        leases[0].close()
+        gone(pools[1], leases[0], leases[0].key())
         ledgers[1].admit(admit_all)
         assert seen[-1] == (2, 200)
         # A worker whose lease reopens takes a new key: its old reservations are void.
-        leases[1].close()
+        gone(pools[1], leases[1], leases[1].key())
         ledgers[1].admit(admit_all)
         assert seen[-1] == (0, 0)
         # A reservation from before the key (schema version 1) is judged by its backend: one
