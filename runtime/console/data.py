@@ -6,6 +6,12 @@ with the same options would: facts through the backend's admin protocols
 logs, the wiki and the dream state from that selection's state root and nothing else.
 The backend stays open while the console runs, so the in-memory BM25 and vector indexes are
 built once, not per page.
+
+With ``--backend postgres`` (a bundle with ``memory.state: postgres``, the default for that
+backend) continuity, the session logs, the wiki and the dream state are read from the database,
+as the owner's verbs read them: the selected tenant's spec's documents (``PostgresVolume``,
+``state_documents``) and session logs (``PostgresSessionLogs``, ``session_log_events``), on the
+process's pool for the DSN. Eval runs stay files.
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.core.errors import StoreError
@@ -44,6 +51,10 @@ from specwire.runtime.owner.selection import Selection
 from specwire.runtime.sessions.log import Event, read_events, session_log_path
 from specwire.runtime.wiki.article import Article, check_slug
 from specwire.runtime.wiki.store import WikiStore
+
+if TYPE_CHECKING:
+    from specwire.runtime.pg.volume import PostgresVolume
+    from specwire.runtime.sessions.postgres import PostgresSessionLogs
 
 SESSION_ID_RE = re.compile(r"sess_[A-Za-z0-9_-]{1,64}")
 PAGE_SIZE = 50
@@ -99,6 +110,7 @@ class ConsoleData:
         self._lock = threading.RLock()
         self._stack: ExitStack | None = None
         self._facts: OwnerFacts | None = None
+        self._database: tuple[PostgresVolume, PostgresSessionLogs] | None = None
 
     # -- the backend -----------------------------------------------------------------------
 
@@ -341,13 +353,43 @@ class ConsoleData:
             finally:
                 self.open()
 
+    # -- state in the database -------------------------------------------------------------
+
+    def _state_in_database(self) -> tuple[PostgresVolume, PostgresSessionLogs] | None:
+        """The selected tenant's spec's documents and session logs in PostgreSQL with
+        ``--backend postgres``; None when the state is files under the root."""
+        if self.options.backend != "postgres":
+            return None
+        with self._lock:
+            if self._database is None:
+                from specwire.runtime.core.fragment_data import FactsData
+                from specwire.runtime.facts.providers.connect import (
+                    DEFAULT_TENANT,
+                    shared_postgres_pool,
+                )
+                from specwire.runtime.pg.volume import PostgresVolume
+                from specwire.runtime.sessions.postgres import PostgresSessionLogs
+
+                pool = shared_postgres_pool(FactsData(backend="postgres", dsn=self.options.dsn))
+                layout = self.selection.layout
+                tenant = self.options.tenant if self.options.tenant is not None else DEFAULT_TENANT
+                self._database = (
+                    PostgresVolume(pool, layout.root, tenant=tenant, spec=layout.spec_name),
+                    PostgresSessionLogs(pool, tenant=tenant, spec=layout.spec_name),
+                )
+            return self._database
+
+    def _volume(self) -> PostgresVolume | None:
+        database = self._state_in_database()
+        return database[0] if database is not None else None
+
     # -- continuity ------------------------------------------------------------------------
 
     def continuity(self) -> ContinuityStore:
         layout = self.selection.layout
         session = self.selection.session
         scope_dir = layout.session_state_dir(session) if session is not None else None
-        return ContinuityStore(layout, scope_dir=scope_dir)
+        return ContinuityStore(layout, scope_dir=scope_dir, volume=self._volume())
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -357,6 +399,12 @@ class ConsoleData:
 
     def sessions(self) -> list[tuple[str, int, float]]:
         """(session id, bytes, modified) of the logs, newest first."""
+        database = self._state_in_database()
+        if database is not None:
+            return [
+                (session, size, _epoch(last))
+                for session, size, last in database[1].summaries(MAX_SESSIONS_LISTED)
+            ]
         if not self.sessions_dir.is_dir():
             return []
         found = []
@@ -371,6 +419,13 @@ class ConsoleData:
     def session_events(self, session_id: str) -> list[Event]:
         if not SESSION_ID_RE.fullmatch(session_id):
             raise NotFound("not a session id")
+        database = self._state_in_database()
+        if database is not None:
+            logs = database[1]
+            events = list(logs.events(session_id))
+            if not events and not logs.exists(session_id):
+                raise NotFound(f"no session log {session_id}")
+            return events
         path = session_log_path(self.sessions_dir, session_id)
         if not path.is_file():
             raise NotFound(f"no session log {session_id}")
@@ -395,7 +450,7 @@ class ConsoleData:
     # -- wiki ------------------------------------------------------------------------------
 
     def wiki(self) -> WikiStore:
-        return WikiStore(self.selection.layout)
+        return WikiStore(self.selection.layout, volume=self._volume())
 
     def articles(self) -> list[Article]:
         snap = self.wiki().snapshot()
@@ -418,7 +473,7 @@ class ConsoleData:
 
     def dream_state(self) -> dict[str, Any] | None:
         try:
-            return read_state(self.selection.layout)
+            return read_state(self.selection.layout, self._volume())
         except StoreError:
             return None
 
@@ -446,6 +501,14 @@ class ConsoleData:
             if isinstance(data, dict) and isinstance(data.get("results"), list):
                 runs.append((path.stem, data))
         return runs
+
+
+def _epoch(at: str) -> float:
+    """A logged event's time (ISO 8601) in seconds since the epoch; 0 when it is not one."""
+    try:
+        return datetime.fromisoformat(at).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def _readable(path: Path) -> bool:

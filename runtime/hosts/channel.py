@@ -285,7 +285,11 @@ def _serve_http(
         f"{bot.spec_name} · channel bot · model {bot.model.model_id} · one session per "
         f"{session_key} · {', '.join([*endpoints, 'GET /healthz'])}"
     )
-    from specwire.runtime.hosts.http.console_mount import facts_backend_of, with_console
+    from specwire.runtime.hosts.http.console_mount import (
+        facts_backend_of,
+        state_dsn_of,
+        with_console,
+    )
 
     app, close_console = with_console(
         build_channel_app(service),
@@ -293,6 +297,7 @@ def _serve_http(
         Path.cwd(),
         stderr_log,
         facts_backend=facts_backend_of(bot.fragment),
+        state_dsn=state_dsn_of(bot.fragment),
     )
     try:
         return run_server(app, host, port, banner)

@@ -361,7 +361,11 @@ def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
         f"{len(keys.digests)} of {len(agent.tenants)} tenant(s) with a key under {agent.base} · "
         "POST /v1/chat/completions, GET /v1/models, GET /healthz"
     )
-    from specwire.runtime.hosts.http.console_mount import facts_backend_of, with_console
+    from specwire.runtime.hosts.http.console_mount import (
+        facts_backend_of,
+        state_dsn_of,
+        with_console,
+    )
 
     app, close_console = with_console(
         build_managed_app(service),
@@ -370,6 +374,7 @@ def _serve_http(agent: _TenantAgent, args: argparse.Namespace) -> int:
         stderr_log,
         tenants=list(agent.tenants),
         facts_backend=facts_backend_of(agent.fragment),
+        state_dsn=state_dsn_of(agent.fragment),
     )
     try:
         return run_server(app, host, port, banner)

@@ -9,6 +9,14 @@ connection). Readers verify every row's seal and skip one that does not verify, 
 at another ``seq`` than its sealed body names, so a row written by anything but the host is
 never evidence.
 
+A reader keeps what it verified (``_prefixes``): per-turn hosts read a conversation's whole log
+on every turn, and fetching, parsing and verifying every row again makes a conversation
+quadratic. The rows only grow, so a read asks the server for a digest of the rows it verified
+(their count and an md5 over each row's seal and body, computed where the rows are) and
+fetches, parses and verifies only the rows after them; a prefix that changed in any row (an
+erasure re-seals the rows it redacts), lost one or is keyed differently is read again from
+the start.
+
 An append takes the next number under a transaction-scoped advisory lock of its session: two
 writers of one session (there should never be two: a conversation's turns are ordered by
 ``conversation_lock``) still get distinct numbers, never a gap. Each append commits on its own,
@@ -22,10 +30,15 @@ leaves a conversation locked.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from specwire.runtime.core.clock import Clock, iso, utc_now
@@ -65,6 +78,62 @@ SESSION_LOG_MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
 )
 
 _SCOPE: Final = "tenant = %(tenant)s AND spec = %(spec)s"
+_ROWS: Final = (
+    f"SELECT seq, body, mac FROM session_log_events WHERE {_SCOPE} AND session = %(session)s "
+    "AND seq > %(after)s ORDER BY seq"
+)
+# The rows a reader verified, as the server sees them now: how many, and an md5 over each row's
+# seal and body in order (a row's own md5 first, so the server never builds a string the size
+# of the log).
+_PREFIX: Final = (
+    "SELECT count(*), coalesce(md5(string_agg(md5(mac || body), '' ORDER BY seq)), '') "
+    f"FROM session_log_events WHERE {_SCOPE} AND session = %(session)s AND seq <= %(upto)s"
+)
+
+
+@dataclass(frozen=True)
+class _VerifiedPrefix:
+    """The events of a session's rows up to ``upto``, already verified, and each of those
+    rows' md5 over its seal and body, as the server computes it (``_PREFIX``)."""
+
+    key: bytes
+    upto: int
+    row_digests: tuple[str, ...]
+    events: tuple[Event, ...]
+
+    def digest(self) -> tuple[int, str]:
+        """What ``_PREFIX`` answers while these rows are unchanged."""
+        if not self.row_digests:
+            return 0, ""
+        return len(self.row_digests), _md5("".join(self.row_digests))
+
+
+def _md5(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+# Per connection pool (a database; weak keys), the most recently read sessions' verified
+# prefixes by (tenant, spec, session); bounded per pool.
+_PREFIX_LIMIT: Final = 256
+_prefixes: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, str, str], _VerifiedPrefix]] = (
+    weakref.WeakKeyDictionary()
+)
+_prefixes_lock = threading.Lock()
+
+
+def _known_prefix(pool: Any, name: tuple[str, str, str]) -> _VerifiedPrefix | None:
+    with _prefixes_lock:
+        known = _prefixes.get(pool)
+        return known.get(name) if known is not None else None
+
+
+def _remember_prefix(pool: Any, name: tuple[str, str, str], prefix: _VerifiedPrefix) -> None:
+    with _prefixes_lock:
+        known = _prefixes.setdefault(pool, OrderedDict())
+        known[name] = prefix
+        known.move_to_end(name)
+        while len(known) > _PREFIX_LIMIT:
+            known.popitem(last=False)
 
 
 class PostgresSessionLogs:
@@ -106,18 +175,32 @@ class PostgresSessionLogs:
     def events(self, session_id: str) -> Iterator[Event]:
         """The session's host-sealed events in order; a row whose seal fails is skipped, and
         so is one at another number than the one its sealed body holds (a genuine row copied
-        or moved within its session is not a second event)."""
+        or moved within its session is not a second event). Rows verified by an earlier read
+        in this process are not fetched again while they are unchanged (``_prefixes``)."""
+        name = (self.tenant, self.spec, session_id)
+        known = _known_prefix(self.pool, name)
         with translated("read a session log"), self.pool.connection() as conn:
+            if known is not None:
+                row = conn.execute(_PREFIX, self._scope(session=session_id, upto=known.upto))
+                found = row.fetchone()
+                if found is None or (int(found[0]), str(found[1])) != known.digest():
+                    known = None  # edited, shortened or replaced: read it all again
             rows = conn.execute(
-                f"SELECT seq, body, mac FROM session_log_events WHERE {_SCOPE} "
-                "AND session = %(session)s ORDER BY seq",
-                self._scope(session=session_id),
+                _ROWS, self._scope(session=session_id, after=known.upto if known else 0)
             ).fetchall()
-        if not rows:
+        if known is None and not rows:
             return iter(())
         key = self.key()
-        events: list[Event] = []
+        if known is not None and known.key != key:
+            known = None
+            with translated("read a session log"), self.pool.connection() as conn:
+                rows = conn.execute(_ROWS, self._scope(session=session_id, after=0)).fetchall()
+        if known is not None and not rows:
+            return iter(known.events)
+        events = list(known.events) if known is not None else []
+        row_digests = list(known.row_digests) if known is not None else []
         for seq, body_text, mac in rows:
+            row_digests.append(_md5(mac + body_text))
             try:
                 body = json.loads(body_text)
             except (json.JSONDecodeError, RecursionError):
@@ -125,6 +208,9 @@ class PostgresSessionLogs:
             event = verified_event(body, mac, key, session_id)
             if event is not None and event.seq == seq:
                 events.append(event)
+        if rows:
+            prefix = _VerifiedPrefix(key, int(rows[-1][0]), tuple(row_digests), tuple(events))
+            _remember_prefix(self.pool, name, prefix)
         return iter(events)
 
     def exists(self, session_id: str) -> bool:
@@ -144,6 +230,20 @@ class PostgresSessionLogs:
                 self._scope(),
             ).fetchall()
         return [str(row[0]) for row in rows]
+
+    def summaries(self, limit: int) -> list[tuple[str, int, str]]:
+        """(session, bytes of its rows, time of its latest event) of at most ``limit``
+        sessions, the latest written first (the time as its rows' sealed bodies state it; a
+        body without one counts as oldest)."""
+        with translated("list the session logs"), self.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT session, sum(octet_length(body) + octet_length(mac)), "
+                'coalesce(max(substring(body from \'^\\{"at": "([^"]*)"\')), \'\') '
+                f"FROM session_log_events WHERE {_SCOPE} GROUP BY session "
+                "ORDER BY 3 DESC, 1 LIMIT %(limit)s",
+                self._scope(limit=limit),
+            ).fetchall()
+        return [(str(row[0]), int(row[1]), str(row[2])) for row in rows]
 
     def append(self, session_id: str, kind: str, payload: Any) -> Event:
         key = self.key()

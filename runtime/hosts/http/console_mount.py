@@ -5,7 +5,9 @@ It is the console ``codegen memory console`` starts (``runtime.console``), over 
 the directory the bundle serves from (a managed bundle: the one tenant
 ``SPECWIRE_CONSOLE_TENANT`` names, as ``codegen memory --tenant``), with the same login:
 ``SPECWIRE_CONSOLE_TOKEN``, or a token printed once at start. Every other path, and the
-server's lifespan, go to the bundle's app unchanged.
+server's lifespan, go to the bundle's app unchanged. A bundle whose memory and state are in
+PostgreSQL (``memory.backend: postgres`` with ``memory.state: postgres``) gets the console
+``codegen memory console --backend postgres`` opens, on the bundle's ``memory.dsn``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from specwire.runtime.core.errors import ServeConfigError
+from specwire.runtime.core.errors import MemoryServiceError, ServeConfigError, StoreError
 from specwire.runtime.core.fragment_data import FragmentData
 
 ENABLE_ENV = "SPECWIRE_CONSOLE"
@@ -51,6 +53,15 @@ def facts_backend_of(fragment: FragmentData | None) -> str | None:
     return memory.backend if memory is not None else None
 
 
+def state_dsn_of(fragment: FragmentData | None) -> str | None:
+    """A bundle's ``memory.dsn`` (a ``$VARIABLE``) when its facts and state are both in
+    PostgreSQL; None otherwise."""
+    memory = fragment.memory if fragment is not None else None
+    if memory is None or memory.backend != "postgres" or memory.state != "postgres":
+        return None
+    return memory.dsn
+
+
 def with_console(
     app: ASGIApp,
     spec_name: str,
@@ -59,24 +70,28 @@ def with_console(
     *,
     tenants: Collection[str] | None = None,
     facts_backend: str | None = None,
+    state_dsn: str | None = None,
 ) -> tuple[ASGIApp, Callable[[], None]]:
     """``app``, with the console mounted when ``SPECWIRE_CONSOLE`` asks for it; and what to
     call when the server stops. ``tenants``: a managed bundle's tenants (the console needs
     ``SPECWIRE_CONSOLE_TENANT``, one of them); ``facts_backend``: the bundle's
-    ``memory.backend`` (the mounted console reads the file store only)."""
+    ``memory.backend``; ``state_dsn``: its ``memory.dsn`` when facts and state are both in
+    PostgreSQL (``state_dsn_of``), which the console then reads. Any other backend than the
+    file store is refused (a file store beside such a bundle would be a stale copy)."""
     if not console_enabled():
         return app, lambda: None
-    if facts_backend not in (None, "file"):
+    in_database = facts_backend == "postgres" and state_dsn is not None
+    if facts_backend not in (None, "file") and not in_database:
         # A file store beside such a bundle is a stale copy: shown, and erased alone.
         raise ServeConfigError(
-            f"{ENABLE_ENV}: the console on serve reads the file store, and this bundle keeps "
-            f"its facts in {facts_backend}: open it with `codegen memory console --backend "
-            f"{facts_backend}`"
+            f"{ENABLE_ENV}: the console on serve reads the file store, or facts and state "
+            f"both in PostgreSQL, and this bundle keeps its facts in {facts_backend}: open it "
+            f"with `codegen memory console --backend {facts_backend}`"
         )
     from specwire.runtime.console.app import console_app
     from specwire.runtime.console.auth import TOKEN_ENV, ConsoleAuth, TokenError, new_token
     from specwire.runtime.console.data import BackendOptions, ConsoleData
-    from specwire.runtime.owner.selection import SelectionError, select
+    from specwire.runtime.owner.selection import SelectionError, select, select_remote
 
     tenant = os.environ.get(TENANT_ENV, "").strip() or None
     if tenants is not None and (tenant is None or tenant not in tenants):
@@ -90,9 +105,15 @@ def with_console(
     token = configured or new_token()
     try:
         auth = ConsoleAuth(token)
-        data = ConsoleData(select(root, spec_name, tenant, None), BackendOptions(tenant=tenant))
+        if in_database:
+            data = ConsoleData(
+                select_remote(root, spec_name, tenant, None),
+                BackendOptions(backend="postgres", dsn=state_dsn, tenant=tenant),
+            )
+        else:
+            data = ConsoleData(select(root, spec_name, tenant, None), BackendOptions(tenant=tenant))
         data.open()
-    except (TokenError, SelectionError, ValueError, OSError) as exc:
+    except (TokenError, SelectionError, StoreError, MemoryServiceError, ValueError, OSError) as exc:
         raise ServeConfigError(f"{ENABLE_ENV}: {exc}") from None
     if not configured:
         log(f"memory console at {PREFIX}/ · owner token (shown once): {token}\n")

@@ -99,6 +99,9 @@ class ManagedService:
     turns: ConversationTurns = field(default_factory=ConversationTurns)
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     gates: dict[str, _TenantGate] = field(default_factory=dict)
+    # How long a turn waiting for room in a budget shared by every worker waits for a change
+    # to be announced before it looks again anyway.
+    admission_poll_s: float = 1.0
 
 
 def openai_error(
@@ -357,16 +360,14 @@ async def _admit(service: ManagedService, tenant_id: str, estimate: int) -> _Adm
             await gate.changed.wait()
 
 
-# How often a turn waiting for room in a budget shared by every worker looks again.
-SHARED_ADMISSION_POLL_S = 0.1
-
-
 async def _admit_shared(
     service: ManagedService, ledger: SharedLedger, tenant: TenantConfig, estimate: int
 ) -> _Admission:
     """``_admit``'s rule decided in the database, against the turns in flight on every worker
     (``PostgresUsageLedger.admit``): concurrent requests to different workers overshoot a budget
-    by one turn at most, as they do on one."""
+    by one turn at most, as they do on one. A turn told to wait sleeps until the ledger changes
+    on any worker (``SharedLedger.subscribe``: LISTEN/NOTIFY), or ``admission_poll_s`` at most,
+    and looks again."""
 
     def decide(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Verdict, int, str]:
         problem = budget_problem(used, tenant)
@@ -377,26 +378,52 @@ async def _admit_shared(
             return "admit", reservation, ""
         return "wait", 0, ""
 
-    while True:
-        try:
-            verdict, reservation, text = await asyncio.to_thread(ledger.admit, decide)
-        except Exception as exc:  # an unreachable ledger fails closed
-            service.log(f"[serve] {tenant.id}: {exc}\n")
-            raise _Refused(
-                openai_error(503, "the tenant's usage ledger cannot be read", "server_error")
-            ) from None
-        if verdict == "refuse":
-            raise _Refused(
-                openai_error(
-                    429,
-                    f"You exceeded your current quota: {text}.",
-                    "insufficient_quota",
-                    code="insufficient_quota",
+    loop = asyncio.get_running_loop()
+    changed = asyncio.Event()
+    unsubscribe: Callable[[], None] | None = None
+    try:
+        while True:
+            changed.clear()  # a change from here on wakes the wait below
+            try:
+                verdict, reservation, text = await asyncio.to_thread(ledger.admit, decide)
+            except Exception as exc:  # an unreachable ledger fails closed
+                service.log(f"[serve] {tenant.id}: {exc}\n")
+                raise _Refused(
+                    openai_error(503, "the tenant's usage ledger cannot be read", "server_error")
+                ) from None
+            if verdict == "refuse":
+                raise _Refused(
+                    openai_error(
+                        429,
+                        f"You exceeded your current quota: {text}.",
+                        "insufficient_quota",
+                        code="insufficient_quota",
+                    )
                 )
-            )
-        if verdict == "admit":
-            return _Admission(reservation, text)
-        await asyncio.sleep(SHARED_ADMISSION_POLL_S)
+            if verdict == "admit":
+                return _Admission(reservation, text)
+            if unsubscribe is None:  # from now on a change wakes this turn: look once more
+                try:
+                    unsubscribe = ledger.subscribe(lambda: _wake(loop, changed))
+                except Exception as exc:  # noqa: BLE001 (no wake-ups: the poll still runs)
+                    service.log(f"[serve] {tenant.id}: {exc}\n")
+                    unsubscribe = _no_subscription
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), service.admission_poll_s)
+    finally:
+        if unsubscribe is not None:
+            unsubscribe()
+
+
+def _no_subscription() -> None:
+    pass
+
+
+def _wake(loop: asyncio.AbstractEventLoop, changed: asyncio.Event) -> None:
+    """Set ``changed`` from another thread (nothing once the loop is closed)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(changed.set)
 
 
 def _ledger(service: ManagedService, tenant_id: str) -> Ledger:

@@ -102,6 +102,11 @@ class SharedLedger(Ledger, Protocol):
 
     def release(self, ticket: str) -> None: ...
 
+    def subscribe(self, wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake()`` (from any thread) when the ledger changes on any worker, until the
+        returned function is called: a turn waiting for room wakes then."""
+        ...
+
     def add(
         self, usage: Usage, *, estimated: int = 0, ticket: str | None = None
     ) -> TenantUsage: ...

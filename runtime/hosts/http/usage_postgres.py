@@ -7,21 +7,33 @@ turn's reservation, so workers on any number of hosts add to one ledger without 
 Admission is shared too (``admit``): a budgeted tenant's turn is decided under the same row
 lock, against the recorded totals and every turn in flight on every worker
 (``usage_reservations``), and its reservation is written in that transaction. A reservation
-names the worker that holds it by its lease connection (``WorkerLease``: a connection of its
-own, opened once per serving process); a worker that died (its lease connection gone from
-``pg_stat_activity``) holds nothing, and its reservations are dropped at the next admission.
+names the worker that holds it by its worker key (``WorkerLease``: a connection of its own,
+opened once per serving process, holding a session-level advisory lock on a random key in a
+key space of its own, ``(WORKER_LOCK_CLASS, key)``). A worker that died holds nothing: the
+server frees its lock when its connection ends, so another worker's
+``pg_try_advisory_xact_lock`` on the key succeeds, and its reservations are dropped at the
+next admission. This works for any role (``pg_stat_activity`` hides other roles' sessions
+from a role without ``pg_read_all_stats``); only a reservation written before the key (schema
+version 1, ``owner_key`` null) is still judged by ``pg_stat_activity``.
+
+A turn that must wait for room does not poll: every change that can make room (a turn's usage
+recorded, a reservation released, a dead worker's reservations dropped) sends
+``NOTIFY specwire_usage`` with the ledger's key, and the worker's lease listens on a connection
+of its own (``UsageChanges``), waking the turns waiting on that ledger at once; a bounded
+fallback poll covers a lost connection.
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.hosts.http.usage_ledger import Decide, TenantUsage, Verdict
 from specwire.runtime.models import Usage
-from specwire.runtime.pg.migrations import migrate_once
+from specwire.runtime.pg.migrations import advisory_key, migrate_once
 from specwire.runtime.pg.pool import translated
 
 if TYPE_CHECKING:
@@ -54,49 +66,173 @@ USAGE_MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             )""",
         ),
     ),
+    (
+        2,
+        (
+            # The worker's advisory lock key; the backend pid and start are left null (a
+            # reservation written before the key is still judged by them).
+            "ALTER TABLE usage_reservations ADD COLUMN owner_key integer",
+            "ALTER TABLE usage_reservations ALTER COLUMN owner_pid DROP NOT NULL, "
+            "ALTER COLUMN owner_since DROP NOT NULL",
+        ),
+    ),
 )
+
+# The channel every ledger change is announced on; the payload is the ledger's key.
+CHANNEL: Final = "specwire_usage"
+# How long the listener waits for a notice before it looks at its stop flag again, and how long
+# it waits before it reconnects after losing its connection.
+_LISTEN_TICK_S: Final = 0.5
+_RECONNECT_S: Final = 1.0
+
+
+def ledger_key(tenant: str, spec: str) -> str:
+    """The payload announcing a change of ``(tenant, spec)``'s ledger (a hash: no names)."""
+    return str(advisory_key(f"specwire.usage\x1f{tenant}\x1f{spec}"))
+
+
+# The first key of every worker lock (the two-key advisory lock space, apart from the one-key
+# locks the tiers take): "sw" and 1.
+WORKER_LOCK_CLASS: Final = 0x73770001
 
 
 class WorkerLease:
     """This serving process, as the database sees it: a connection of its own, held while the
-    process serves. Reservations name it; when the process dies the server closes the
-    connection and its reservations stop counting."""
+    process serves, holding the advisory lock ``(WORKER_LOCK_CLASS, key)``. Reservations name
+    the key; when the process dies the server closes the connection, frees the lock and its
+    reservations stop counting."""
 
     def __init__(self, pool: ConnectionPool[Any]) -> None:
         self.pool = pool
         self._conn: Any = None
-        self._identity: tuple[int, Any] | None = None
+        self._key: int | None = None
         self._lock = threading.Lock()
+        self.changes = UsageChanges(lambda: _connect(pool))
 
-    def identity(self) -> tuple[int, Any]:
-        """The lease connection's backend pid and start time (reopened if it was lost)."""
-        import psycopg
-
+    def key(self) -> int:
+        """The worker's key, whose lock the lease connection holds (reopened with a new key if
+        the connection was lost: reservations under the old one are void by then)."""
         with self._lock:
             if self._conn is not None and not self._conn.closed and not self._conn.broken:
-                assert self._identity is not None
-                return self._identity
-            conninfo = self.pool.conninfo
-            kwargs = getattr(self.pool, "kwargs", None)
-            with translated("open the worker's lease"):
-                self._conn = psycopg.connect(
-                    conninfo() if callable(conninfo) else conninfo,
-                    autocommit=True,
-                    **(dict(kwargs) if isinstance(kwargs, dict) else {}),
-                )
-                row = self._conn.execute(
-                    "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
-                ).fetchone()
-            if row is None:
-                raise StoreError("the worker's lease connection is not in pg_stat_activity")
-            self._identity = (int(row[0]), row[1])
-            return self._identity
-
-    def close(self) -> None:
-        with self._lock:
+                assert self._key is not None
+                return self._key
             if self._conn is not None:
                 self._conn.close()
+            with translated("open the worker's lease"):
+                self._conn = _connect(self.pool)
+                self._key = _locked_key(self._conn)
+            return self._key
+
+    def close(self) -> None:
+        self.changes.close()
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()  # the server frees the lock with the session
                 self._conn = None
+
+
+def _connect(pool: ConnectionPool[Any]) -> Any:
+    """A connection of its own (autocommit) to the pool's database, with the pool's options."""
+    import psycopg
+
+    conninfo = pool.conninfo
+    kwargs = getattr(pool, "kwargs", None)
+    return psycopg.connect(
+        conninfo() if callable(conninfo) else conninfo,
+        autocommit=True,
+        **(dict(kwargs) if isinstance(kwargs, dict) else {}),
+    )
+
+
+class UsageChanges:
+    """The ledger changes announced on ``CHANNEL``, for the turns of this process waiting for
+    room: ``subscribe(key, wake)`` calls ``wake()`` (from the listener's thread) on every change
+    of the ledger ``key`` until the returned function is called. The listener (a daemon thread
+    on a connection of its own) starts with the first subscription and stops on ``close``; a
+    lost connection is reopened, and a notice missed meanwhile is covered by the waiter's
+    fallback poll."""
+
+    def __init__(self, connect: Callable[[], Any]) -> None:
+        self._connect = connect
+        self._lock = threading.Lock()
+        self._subscribers: dict[str, dict[int, Callable[[], None]]] = {}
+        self._next = 0
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self.listening = threading.Event()  # set while the connection listens
+
+    def subscribe(self, key: str, wake: Callable[[], None]) -> Callable[[], None]:
+        with self._lock:
+            self._next += 1
+            token = self._next
+            self._subscribers.setdefault(key, {})[token] = wake
+            if self._thread is None and not self._stop.is_set():
+                self._thread = threading.Thread(
+                    target=self._listen, name="specwire-usage-listen", daemon=True
+                )
+                self._thread.start()
+
+        def unsubscribe() -> None:
+            with self._lock:
+                waiting = self._subscribers.get(key, {})
+                waiting.pop(token, None)
+                if not waiting:
+                    self._subscribers.pop(key, None)
+
+        return unsubscribe
+
+    def waiting(self, key: str) -> int:
+        """How many subscribers wait for a change of the ledger ``key``."""
+        with self._lock:
+            return len(self._subscribers.get(key, {}))
+
+    def close(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout=_LISTEN_TICK_S * 4)
+
+    def _wake(self, key: str | None) -> None:
+        """Call the subscribers of ``key`` (every subscriber when None: after a reconnect)."""
+        with self._lock:
+            if key is None:
+                wakes = [w for waiting in self._subscribers.values() for w in waiting.values()]
+            else:
+                wakes = list(self._subscribers.get(key, {}).values())
+        for wake in wakes:
+            wake()
+
+    def _listen(self) -> None:
+        while not self._stop.is_set():
+            conn = None
+            try:
+                conn = self._connect()
+                conn.execute(f"LISTEN {CHANNEL}")
+                self.listening.set()
+                self._wake(None)  # a change may have happened while nobody listened
+                while not self._stop.is_set():
+                    for notice in conn.notifies(timeout=_LISTEN_TICK_S):
+                        self._wake(notice.payload)
+            except Exception:  # noqa: BLE001 (the connection was lost: reconnect, waiters poll)
+                self.listening.clear()
+                self._stop.wait(_RECONNECT_S)
+            finally:
+                self.listening.clear()
+                if conn is not None:
+                    conn.close()
+
+
+def _locked_key(conn: Any) -> int:
+    """A random worker key whose session-level lock ``conn`` now holds (a key a live worker
+    holds is never taken twice)."""
+    for _ in range(64):
+        key = secrets.randbits(32) - 2**31
+        row = conn.execute(
+            "SELECT pg_try_advisory_lock(%s, %s)", (WORKER_LOCK_CLASS, key)
+        ).fetchone()
+        if row is not None and row[0]:
+            return key
+    raise StoreError("the worker's lease found no free worker key")
 
 
 _TOTALS: Final = "input, output, cached, turns, estimated"
@@ -126,7 +262,7 @@ class PostgresUsageLedger:
         (``add``/``release`` drop it); when refused, the reason."""
         if self.lease is None:
             raise StoreError("shared admission needs the worker's lease")
-        pid, since = self.lease.identity()
+        worker = self.lease.key()
         scope = {"tenant": self.tenant, "spec": self.spec}
         with (
             translated("admit a turn"),
@@ -144,13 +280,18 @@ class PostgresUsageLedger:
                 scope,
             ).fetchone()
             used = _usage(row) if row is not None else TenantUsage()
-            # Reservations of workers that are gone (their lease connection closed) are void.
-            conn.execute(
+            # Reservations of workers that are gone (their lease connection closed, so their
+            # lock is free) are void.
+            dropped = conn.execute(
                 "DELETE FROM usage_reservations r WHERE r.tenant = %(tenant)s "
-                "AND r.spec = %(spec)s AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a "
-                "WHERE a.pid = r.owner_pid AND a.backend_start = r.owner_since)",
-                scope,
-            )
+                "AND r.spec = %(spec)s AND CASE WHEN r.owner_key IS NULL THEN NOT EXISTS "
+                "(SELECT 1 FROM pg_stat_activity a WHERE a.pid = r.owner_pid "
+                "AND a.backend_start = r.owner_since) "
+                "ELSE pg_try_advisory_xact_lock(%(class)s, r.owner_key) END",
+                {**scope, "class": WORKER_LOCK_CLASS},
+            ).rowcount
+            if dropped:
+                self._announce(conn)
             live = conn.execute(
                 "SELECT count(*), coalesce(sum(input), 0) FROM usage_reservations "
                 "WHERE tenant = %(tenant)s AND spec = %(spec)s",
@@ -162,20 +303,36 @@ class PostgresUsageLedger:
                 return verdict, 0, reason
             ticket = secrets.token_hex(12)
             conn.execute(
-                "INSERT INTO usage_reservations "
-                "(tenant, spec, ticket, input, owner_pid, owner_since) "
-                "VALUES (%(tenant)s, %(spec)s, %(ticket)s, %(input)s, %(pid)s, %(since)s)",
-                {**scope, "ticket": ticket, "input": reservation, "pid": pid, "since": since},
+                "INSERT INTO usage_reservations (tenant, spec, ticket, input, owner_key) "
+                "VALUES (%(tenant)s, %(spec)s, %(ticket)s, %(input)s, %(key)s)",
+                {**scope, "ticket": ticket, "input": reservation, "key": worker},
             )
         return "admit", reservation, ticket
 
     def release(self, ticket: str) -> None:
         """Drop a turn's reservation (its usage was recorded, or it failed)."""
-        with translated("release a reservation"), self.pool.connection() as conn:
-            conn.execute(
+        with (
+            translated("release a reservation"),
+            self.pool.connection() as conn,
+            conn.transaction(),
+        ):
+            released = conn.execute(
                 "DELETE FROM usage_reservations WHERE tenant = %s AND spec = %s AND ticket = %s",
                 (self.tenant, self.spec, ticket),
-            )
+            ).rowcount
+            if released:
+                self._announce(conn)
+
+    def subscribe(self, wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake()`` (from another thread) whenever this ledger changes on any worker,
+        until the returned function is called."""
+        if self.lease is None:
+            raise StoreError("waiting for a shared ledger needs the worker's lease")
+        return self.lease.changes.subscribe(ledger_key(self.tenant, self.spec), wake)
+
+    def _announce(self, conn: Any) -> None:
+        """Tell every worker's waiting turns that this ledger changed (sent at commit)."""
+        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, ledger_key(self.tenant, self.spec)))
 
     def read(self) -> TenantUsage:
         with translated("read the usage ledger"), self.pool.connection() as conn:
@@ -215,6 +372,8 @@ class PostgresUsageLedger:
                     max(0, estimated),
                 ),
             ).fetchone()
+            if row is not None:
+                self._announce(conn)
         if row is None:
             raise StoreError("the usage ledger did not record the turn")
         return _usage(row)

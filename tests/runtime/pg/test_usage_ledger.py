@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,9 +77,116 @@ def test_admission_counts_every_worker_in_flight_and_forgets_a_dead_one(pools: l
     ledgers[0].admit(admit_all)
     assert seen[-1] == (1, 100)
     # The second worker dies (its lease connection closes): its reservation stops counting.
-    leases[1].close()
+    gone(pools[0], leases[1], leases[1].key())
     ledgers[0].admit(admit_all)
     assert seen[-1] == (1, 100)  # only the first worker's own turn in flight now
     refused = ledgers[0].admit(lambda used, n, r: ("refuse", 0, f"{used.input} used"))
     assert refused == ("refuse", 0, "90 used")
     leases[0].close()
+
+
+def gone(pool: Any, lease: Any, key: int) -> None:
+    """Close ``lease`` and wait until the server ended its session (its lock on ``key`` is
+    free): the server notices a closed connection a moment after the client closed it."""
+    from specwire.runtime.hosts.http.usage_postgres import WORKER_LOCK_CLASS
+
+    lease.close()
+    for _ in range(600):
+        with pool.connection() as conn, conn.transaction():
+            row = conn.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, %s)", (WORKER_LOCK_CLASS, key)
+            ).fetchone()
+        if row is not None and row[0]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the closed lease's session did not end")
+
+
+@pytest.fixture
+def two_roles() -> Iterator[tuple[str, list[str]]]:
+    """A fresh database with its usage tables, and the URIs of two ordinary roles (no
+    ``pg_read_all_stats``: neither sees the other's sessions in ``pg_stat_activity``)."""
+    import secrets
+
+    import psycopg
+
+    uri = PostgresServerForTests.fresh_database()
+    names = [f"worker_{secrets.token_hex(4)}" for _ in range(2)]
+    owner = open_pool(uri, max_size=2)
+    PostgresUsageLedger(owner, tenant="acme", spec="bot")  # migrated by the owner
+    owner.close()
+    with psycopg.connect(uri, autocommit=True) as conn:
+        for name in names:
+            conn.execute(f"CREATE ROLE {name} LOGIN")
+            conn.execute(f"GRANT USAGE, CREATE ON SCHEMA public TO {name}")  # migrate's check
+            conn.execute(
+                f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {name}"
+            )
+    base, sep, query = uri.partition("?")
+    scheme, rest = base.split("://", 1)
+    host_part = rest.split("@", 1)[1]
+    uris = [f"{scheme}://{name}@{host_part}{sep}{query}" for name in names]
+    yield uri, uris
+    PostgresServerForTests.drop_database(uri)
+    with psycopg.connect(PostgresServerForTests.uri(), autocommit=True) as conn:
+        for name in names:
+            conn.execute(f"DROP ROLE IF EXISTS {name}")
+
+
+def test_workers_of_different_roles_see_each_other_live_and_dead(
+    two_roles: tuple[str, list[str]],
+) -> None:
+    """Liveness is the worker's advisory lock, which any role can probe: a live worker of
+    another role keeps its reservations (``pg_stat_activity`` would hide its session and void
+    them), a dead one's are dropped."""
+    from specwire.runtime.hosts.http.usage_postgres import WorkerLease
+
+    _, uris = two_roles
+    pools = [open_pool(uri, max_size=2) for uri in uris]
+    leases = [WorkerLease(pool) for pool in pools]
+    try:
+        ledgers = [
+            PostgresUsageLedger(pool, tenant="acme", spec="bot", lease=lease)
+            for pool, lease in zip(pools, leases, strict=True)
+        ]
+        seen: list[tuple[int, int]] = []
+
+        def admit_all(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Any, int, str]:
+            seen.append((in_flight, reserved))
+            return "admit", 100, ""
+
+        with pools[1].connection() as conn:  # the second role cannot see the first's session
+            hidden = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND backend_start "
+                "IS NOT NULL",
+                (uris[0].split("://", 1)[1].split("@", 1)[0],),
+            ).fetchone()
+        ledgers[0].admit(admit_all)
+        assert hidden is not None and hidden[0] == 0
+        ledgers[1].admit(admit_all)  # the first role's turn in flight counts
+        ledgers[1].admit(admit_all)
+        ledgers[0].admit(admit_all)  # and the second's, both of them, for the first
+        assert seen == [(0, 0), (1, 100), (2, 200), (3, 300)]
+        assert leases[0].key() != leases[1].key()
+        # The first worker dies: its two reservations stop counting for the second.
+        gone(pools[1], leases[0], leases[0].key())
+        ledgers[1].admit(admit_all)
+        assert seen[-1] == (2, 200)
+        # A worker whose lease reopens takes a new key: its old reservations are void.
+        gone(pools[1], leases[1], leases[1].key())
+        ledgers[1].admit(admit_all)
+        assert seen[-1] == (0, 0)
+        # A reservation from before the key (schema version 1) is judged by its backend: one
+        # that is gone holds nothing.
+        with pools[1].connection() as conn:
+            conn.execute(
+                "INSERT INTO usage_reservations (tenant, spec, ticket, input, owner_pid, "
+                "owner_since) VALUES ('acme', 'bot', 'legacy', 500, 0, now())"
+            )
+        ledgers[1].admit(admit_all)
+        assert seen[-1] == (1, 100)
+    finally:
+        for lease in leases:
+            lease.close()
+        for pool in pools:
+            pool.close()

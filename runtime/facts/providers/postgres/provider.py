@@ -77,7 +77,6 @@ from specwire.runtime.facts.providers.postgres.sql import (
     subject_of,
     visible_clause,
 )
-from specwire.runtime.facts.providers.postgres.sql import LEXICAL_RANK as _LEXICAL_RANK
 from specwire.runtime.facts.providers.postgres.sql import LIVE as _LIVE
 from specwire.runtime.facts.providers.postgres.sql import PROVEN as _PROVEN
 from specwire.runtime.facts.providers.postgres.sql import SCOPE as _SCOPE
@@ -337,6 +336,26 @@ def _watchdog() -> ThreadPoolExecutor:
         if _watchdog_pool is None:
             _watchdog_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="specwire-pg")
         return _watchdog_pool
+
+
+def _by_bm25(
+    conn: Connection[Any],
+    params: dict[str, Any],
+    terms: Sequence[str],
+    facts: Sequence[tuple[str, str]],
+    visible: str,
+    visible_params: dict[str, Any],
+) -> list[tuple[str, str]]:
+    """``facts`` (id, text) best first, ranked by recall's BM25 (``bm25.ranked``, limited to
+    them), as the local store orders a forget by query; any it does not score (no positive
+    score) after them, oldest first."""
+    where = f"{visible} AND f.id = ANY(%(forget_ids)s)"
+    ids = [fact_id for fact_id, _ in facts]
+    ranked = bm25.ranked(
+        conn, params, terms, len(facts), where, {**visible_params, "forget_ids": ids}
+    )
+    order = {str(row[0]): n for n, row in enumerate(ranked)}
+    return sorted(facts, key=lambda fact: order.get(fact[0], len(order)))
 
 
 def _cap(at_most: int | None) -> int | None:
@@ -611,9 +630,9 @@ class PostgresFactProvider:
         with self._transaction("forget") as conn:
             params = {**self._params(self._now_ms()), **visible_params}
             rows = conn.execute(
-                f"""SELECT f.id, f.text FROM facts f, (SELECT to_tsquery('simple', %(q)s) AS q) q
-                WHERE f.tsv @@ q.q AND {_LIVE} AND {visible}
-                ORDER BY {_LEXICAL_RANK} DESC, f.seq LIMIT %(cap)s FOR UPDATE OF f""",
+                f"""SELECT f.id, f.text FROM facts f
+                WHERE f.tsv @@ to_tsquery('simple', %(q)s) AND {_LIVE} AND {visible}
+                ORDER BY f.seq LIMIT %(cap)s FOR UPDATE OF f""",
                 {**params, "q": _tsquery(terms, every=True), "cap": _cap(request.at_most)},
             ).fetchall()
             if request.at_most is not None and len(rows) > request.at_most:
@@ -621,7 +640,10 @@ class PostgresFactProvider:
                     f"that query matches {len(rows)} memories, more than {request.at_most} at "
                     "once: use more words or forget by id. Nothing was forgotten."
                 )
-            return self._forgotten(conn, [(row[0], row[1]) for row in rows], reason, params)
+            facts = [(row[0], row[1]) for row in rows]
+            if len(facts) > 1:
+                facts = _by_bm25(conn, params, terms, facts, visible, visible_params)
+            return self._forgotten(conn, facts, reason, params)
 
     def update(self, request: UpdateRequest, *, scope: FactScope | None = None) -> RetainResult:
         """``UpdatingProvider``: see ``runtime.facts.providers.postgres.updating``."""

@@ -1,4 +1,4 @@
-"""SQL fragments every PostgreSQL fact statement shares: the scope, liveness and ranking.
+"""SQL fragments every PostgreSQL fact statement shares: the scope and liveness.
 
 Two meanings of "scope" meet here: the provider's binding (``tenant``, ``spec``, ``session``:
 ``SCOPE``, in every statement) and a fact's memory scope key (``runtime.core.scopes``: the
@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from specwire.runtime.core.scopes import AGENT, CREW, ScopeKey
-from specwire.runtime.facts.lexical.ranking import EVIDENCE_FACTOR
 
 # Every statement names the provider's whole scope (tenant, spec, session) in its WHERE.
 SCOPE = "f.tenant = %(tenant)s AND f.spec = %(spec)s AND f.session = %(session)s"
@@ -24,7 +23,6 @@ COLUMNS = "f.id, f.text, f.tags, f.expires_at, f.session_id, f.evidence"
 # A fact's memory scope key, key and tier: selected after ``COLUMNS`` where a result needs them.
 SCOPE_COLUMNS = "f.scope, f.subject, f.fact_key, f.tier"
 PROVEN = "(cardinality(f.evidence) > 0)"
-LEXICAL_RANK = f"ts_rank(f.tsv, q.q) * (CASE WHEN {PROVEN} THEN {EVIDENCE_FACTOR!r} ELSE 1.0 END)"
 # The subject column of the keys without a subject (a real subject is never empty).
 NO_SUBJECT = ""
 
