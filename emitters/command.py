@@ -650,12 +650,15 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _exit_now(code: int) -> None:
     """End the process now: flush stdout and stderr, then ``os._exit`` (no module teardown, no
     atexit handlers; a build registers none and has closed every file it wrote). A stream that
-    cannot be flushed (a closed pipe) returns, so Python exits as usual and reports it."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return
+    cannot be flushed (a closed pipe) returns, so Python exits as usual and reports it; a
+    stream that is not there (the program started with it closed) has nothing to flush."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            return
     os._exit(code)
 
 

@@ -23,9 +23,9 @@ main()
 """
 
 
-def program(*args: str | Path) -> subprocess.CompletedProcess[str]:
+def program(*args: str | Path, prelude: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", PROGRAM, *map(str, args)],
+        [sys.executable, "-c", prelude + PROGRAM, *map(str, args)],
         capture_output=True,
         text=True,
         check=False,
@@ -83,3 +83,17 @@ def test_check_prints_its_line_and_other_commands_exit_as_usual() -> None:
     helped = program("--help")
     assert helped.returncode == 0
     assert "@@atexit" in helped.stderr  # only build and check end with os._exit
+
+
+def test_a_program_started_without_stdout_still_builds(tmp_path: Path) -> None:
+    # Python sets sys.stdout to None when the program starts with its stdout closed (`>&-`).
+    done = program(
+        "build",
+        EXAMPLES / "support-bot.yaml",
+        "--out",
+        tmp_path,
+        prelude="import sys\nsys.stdout = None\n",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "@@atexit" not in done.stderr
+    assert (tmp_path / "support-bot" / "agent.py").is_file()
