@@ -164,16 +164,21 @@ components:
 # from PATH on what it generated.
 OPENAPI_CONFIG: dict[str, Any] = {"post_hooks": []}
 
-# Runs a console script (argv[1]) with its arguments and reports, at exit, which of
-# REPORTED_MODULES it had imported.
+# Runs a console script (argv[2]) with its arguments and reports which of REPORTED_MODULES it
+# had imported: at exit, or just before os._exit (codegen build and check end with it).
 _LOADED_PROBE = """\
-import atexit, runpy, sys
+import atexit, os, runpy, sys
 wanted = set(sys.argv[1].split(","))
 def _report():
     names = sorted({name.split(".")[0] for name in sys.modules} & wanted)
     sys.stderr.write("\\n@@loaded " + ",".join(names) + "\\n")
     sys.stderr.flush()
 atexit.register(_report)
+_hard_exit = os._exit
+def _exit_now(code):
+    _report()
+    _hard_exit(code)
+os._exit = _exit_now
 script = sys.argv[2]
 sys.argv = [script, *sys.argv[3:]]
 runpy.run_path(script, run_name="__main__")

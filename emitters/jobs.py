@@ -81,14 +81,22 @@ def _context() -> BaseContext:
     return multiprocessing.get_context()
 
 
-def compile_all(tasks: Sequence[Task], jobs: int, progress: Progress | None = None) -> list[Result]:
-    """Every task's result, in task order."""
+def compile_all(
+    tasks: Sequence[Task],
+    jobs: int,
+    progress: Progress | None = None,
+    warmed: Callable[[], None] | None = None,
+) -> list[Result]:
+    """Every task's result, in task order. ``warmed`` is called once the compiler is imported:
+    after the first task here, before the workers start with ``jobs``."""
     total = len(tasks)
     workers = min(jobs, total)
     if workers <= 1:
         results: list[Result] = []
         for done, task in enumerate(tasks, start=1):
             results.append(compile_task(task))
+            if warmed is not None:
+                warmed()
             if progress is not None:
                 progress(done, total, task.shown)
         return results
@@ -96,6 +104,9 @@ def compile_all(tasks: Sequence[Task], jobs: int, progress: Progress | None = No
 
     import specwire.emitters.registry  # noqa: F401  (imported once here, inherited by forked workers)
     import specwire.ir.load  # noqa: F401
+
+    if warmed is not None:
+        warmed()
 
     chunk = max(1, total // (workers * 4))
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
