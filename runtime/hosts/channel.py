@@ -53,6 +53,7 @@ from specwire.runtime.wiring import (
 
 if TYPE_CHECKING:
     from specwire.runtime.core.fragment_data import FragmentData
+    from specwire.runtime.dream.model_phase import ModelSession
     from specwire.runtime.hosts.http.slack_dedup_postgres import PostgresSeenEvents
     from specwire.runtime.hosts.http.slack_events import SeenEvents
 
@@ -130,6 +131,20 @@ class _ChannelBot:
         ).sessions_dir
         self.logs: SessionLogs = FileSessionLogs(self.sessions_dir)
         self.fragment: FragmentData | None = None
+        self._dream_session: ModelSession | None = None
+
+    def dream_session(self) -> ModelSession | None:
+        """The model session a scheduled dream's ``mode: full`` runs in: the turns' model over
+        the spec's memory (wired as ``build_turn`` wires it, in the working directory)."""
+        if self.fragment is None:
+            return None
+        if self._dream_session is None:
+            from specwire.runtime.hosts.dream_session import memory_session
+
+            self._dream_session = memory_session(
+                self.fragment, self.model, cwd=Path.cwd(), log=stderr_log
+            )
+        return self._dream_session
 
     def seen_events(self) -> SeenEvents | PostgresSeenEvents:
         """Slack's retries seen: in the database with ``memory.state: postgres`` (every worker,
@@ -171,6 +186,7 @@ class _ChannelBot:
             info={"conversation": key, **info},
             log=stderr_log,
             stream=stream,
+            dream_session=self.dream_session,
         )
         return session_id, replies
 

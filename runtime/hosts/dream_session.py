@@ -28,6 +28,7 @@ from specwire.runtime.core.fragment import MemoryWiringFragment
 from specwire.runtime.core.fragment_data import FragmentData
 from specwire.runtime.core.ids import new_session_id
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import ToolCatalog
@@ -203,16 +204,31 @@ def memory_session(
 ) -> ModelSession:
     """The session a host hands ``run_dream``: the spec's memory wired into a catalog of its
     own (memory tools only), released when the session ends. Its log goes where the spec's
-    session logs live (the database with ``memory.state: postgres``)."""
-    parsed = parse_fragment(fragment)
+    session logs live (the database with ``memory.state: postgres``).
+
+    The session is the agent's own agenda, nobody's conversation (CrewHaus's dream forces the
+    spec scope): continuity is the spec's, and with ``memory.scope`` it reads and writes the
+    agent-wide facts only, never a person's or a conversation's (the deterministic phase
+    consolidates those)."""
+    parsed = agent_own(parse_fragment(fragment))
 
     def session(settings: DreamSettings, price: ModelPrice) -> ModelPhase:
         catalog = ToolCatalog()
         wired = wire_memory(
-            fragment, MemoryDeps(catalog=catalog, cwd=cwd, tenant=tenant, log=log, now=now)
+            parsed,
+            MemoryDeps(
+                catalog=catalog,
+                cwd=cwd,
+                tenant=tenant,
+                log=log,
+                now=now,
+                audience=None
+                if parsed.memory is None or parsed.memory.scope is None
+                else AGENT_ONLY,
+            ),
         )
         try:
-            layout = StoreLayout.for_cwd(cwd, fragment.spec_name, tenant)
+            layout = StoreLayout.for_cwd(cwd, parsed.spec_name, tenant)
             session_log = None
             if state_in_database(parsed):
                 logs = session_logs_for(parsed, tenant, layout.sessions_dir, now)
@@ -232,3 +248,20 @@ def memory_session(
             wired.close()
 
     return session
+
+
+# Nobody in particular: the agent itself (its recall sees the agent-wide key only).
+AGENT_ONLY = Audience()
+
+
+def agent_own(parsed: FragmentData) -> FragmentData:
+    """``parsed`` as the agent's own session sees it (CrewHaus's dream forces the spec scope):
+    continuity scoped to the spec, and a scoped spec's facts defaulting to the agent's key."""
+    continuity = parsed.continuity
+    if continuity is not None and continuity.scope != "spec":
+        parsed = replace(parsed, continuity=replace(continuity, scope="spec"))
+    memory = parsed.memory
+    if memory is None or memory.scope is None or memory.scope.default == "agent":
+        return parsed
+    scope = replace(memory.scope, default="agent", follow_user=None)
+    return replace(parsed, memory=replace(memory, scope=scope))

@@ -65,6 +65,7 @@ from specwire.runtime.wiring import (
 )
 
 if TYPE_CHECKING:
+    from specwire.runtime.dream.model_phase import ModelSession
     from specwire.runtime.hosts.http.usage_ledger import Ledger
     from specwire.runtime.hosts.http.usage_postgres import WorkerLease
 
@@ -155,6 +156,23 @@ class _TenantAgent:
         self.fragment: FragmentData | None = None
         # With the usage ledgers in the database: this process, as reservations name it.
         self._lease: WorkerLease | None = None
+        # Each tenant's dream model session (``dream_session``).
+        self._dream_sessions: dict[str, ModelSession] = {}
+
+    def dream_session(self, tenant: Tenant) -> ModelSession | None:
+        """The model session a tenant's scheduled dream runs ``mode: full`` in: the turns'
+        model over that tenant's memory, fenced to its root as its turns are; the budget is
+        per run of the tenant's own window, its record the tenant's dream state."""
+        if self.fragment is None:
+            return None
+        with self._lock:
+            if tenant.id not in self._dream_sessions:
+                from specwire.runtime.hosts.dream_session import memory_session
+
+                self._dream_sessions[tenant.id] = memory_session(
+                    self.fragment, self.model, cwd=tenant.workspace, tenant=tenant, log=stderr_log
+                )
+            return self._dream_sessions[tenant.id]
 
     def close(self) -> None:
         if self._lease is not None:
@@ -252,6 +270,7 @@ class _TenantAgent:
             info={"tenant": tenant_id, "sessionKey": key},
             log=stderr_log,
             stream=stream,
+            dream_session=lambda: self.dream_session(tenant),
         )
 
 
