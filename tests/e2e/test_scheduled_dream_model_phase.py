@@ -155,7 +155,8 @@ def test_each_managed_tenant_dreams_with_its_own_budget_and_record(tmp_path: Pat
         workdir,
     )
     assert turned.returncode == 0, turned.stderr
-    assert turned.stderr.count("[dream] dream-managed: ok (model phase: stopped at the budget)") == 2
+    ran = "[dream] dream-managed: ok (model phase: stopped at the budget)"
+    assert turned.stderr.count(ran) == 2
     tenants = workdir / ".specwire" / "tenants"
     for tenant in ("acme", "globex"):
         state = tenants / tenant / "state" / "dream-managed" / "dream" / "state.json"
