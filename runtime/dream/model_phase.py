@@ -26,7 +26,10 @@ __all__ = [
     "spec_prices",
 ]
 
-NOT_WIRED = "not run: no model session was given (only the deterministic phase ran)"
+NOT_WIRED = (
+    "not run: no model session was given (only the deterministic phase ran; "
+    "`codegen dream run --bundle AGENT_PY` runs it with the bundle's model)"
+)
 
 
 def list_prices(model_id: str) -> ModelPrice | None:

@@ -2,7 +2,8 @@
 (``mode: full`` with a budget) with the turns' model, and stops at the budget: the scripted
 model reports its usage, each call's answer is capped by what is left, and a call whose prompt
 alone would pass the budget is not made. On managed each tenant dreams in its own window, with
-its own budget and record. ``codegen dream status`` shows the calls, tokens and cost."""
+its own budget and record. ``codegen dream run --bundle`` runs the same model phase from the
+owner's command line; ``codegen dream status`` shows the calls, tokens and cost of each."""
 
 from __future__ import annotations
 
@@ -172,3 +173,42 @@ def test_each_managed_tenant_dreams_with_its_own_budget_and_record(tmp_path: Pat
             for log in logs
         }
         assert targets == {"managed", "dream"}
+
+
+def test_codegen_dream_run_with_the_bundle_runs_its_model_phase(tmp_path: Path) -> None:
+    agent, workdir = _bundle(tmp_path, MANAGED)
+    ran = _codegen(workdir, "--tenant", "acme", "run", "--bundle", str(agent.parent))
+    assert ran.returncode == 0, ran.stderr
+    assert "model phase: ran (stopped at the budget)" in ran.stdout
+    tenants = workdir / ".specwire" / "tenants"
+    model = _model_phase(tenants / "acme" / "state" / "dream-managed" / "dream" / "state.json")
+    _stopped_at_the_budget(model)
+    status = _codegen(workdir, "--tenant", "acme", "status")
+    assert status.returncode == 0, status.stderr
+    assert _status_line(model) in status.stdout
+    # Only that tenant dreamt.
+    assert not (tenants / "globex" / "state" / "dream-managed" / "dream").exists()
+    # A flag overrides the bundle's setting: a deterministic run spends nothing.
+    plain = _codegen(
+        workdir, "--tenant", "globex", "run", "--bundle", str(agent), "--mode", "deterministic"
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert "model phase: mode is deterministic: no model phase" in plain.stdout
+
+    # Without the bundle there is no memory to wire a session over: the run says so.
+    bare = _codegen(
+        workdir,
+        "--tenant",
+        "acme",
+        "run",
+        "--force",
+        "--mode",
+        "full",
+        "--budget-usd",
+        "1",
+        "--model",
+        "claude-sonnet-4-5",
+    )
+    assert bare.returncode == 0, bare.stderr
+    assert "not run: no model session was given" in bare.stdout
+    assert "--bundle AGENT_PY" in bare.stdout
