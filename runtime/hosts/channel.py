@@ -54,6 +54,7 @@ from specwire.runtime.wiring import (
 if TYPE_CHECKING:
     from specwire.runtime.core.fragment_data import FragmentData
     from specwire.runtime.dream.model_phase import ModelSession
+    from specwire.runtime.hosts.heartbeat import Heartbeat
     from specwire.runtime.hosts.http.slack_dedup_postgres import PostgresSeenEvents
     from specwire.runtime.hosts.http.slack_events import SeenEvents
 
@@ -103,9 +104,24 @@ def serve_channel(
         if fragment is not None:  # with memory.state: postgres, the logs are in the database
             bot.logs = session_logs_for(fragment, None, bot.sessions_dir, resources.clock)
             bot.fragment = fragment
-        if args.command == "serve":
-            return _serve_http(bot, args, channels, session_key)
-        return _serve_console(bot, args, channels, session_key)
+        heartbeat = _heartbeat(fragment)
+        try:
+            if args.command == "serve":
+                return _serve_http(bot, args, channels, session_key)
+            return _serve_console(bot, args, channels, session_key)
+        finally:
+            if heartbeat is not None:
+                heartbeat.stop()
+
+
+def _heartbeat(fragment: FragmentData | None) -> Heartbeat | None:
+    """The spec's heartbeat (``learning.study.on_heartbeat``), ticking in the working directory
+    as ``build_turn`` wires it; loaded only for a spec that asks for one."""
+    if fragment is None or fragment.learning is None or not fragment.learning.study_on_heartbeat:
+        return None
+    from specwire.runtime.hosts.heartbeat import StudyPlace, start_study_heartbeat
+
+    return start_study_heartbeat(fragment, lambda: [StudyPlace(Path.cwd())], stderr_log)
 
 
 class _ChannelBot:

@@ -66,6 +66,7 @@ from specwire.runtime.wiring import (
 
 if TYPE_CHECKING:
     from specwire.runtime.dream.model_phase import ModelSession
+    from specwire.runtime.hosts.heartbeat import Heartbeat
     from specwire.runtime.hosts.http.usage_ledger import Ledger
     from specwire.runtime.hosts.http.usage_postgres import WorkerLease
 
@@ -121,12 +122,29 @@ def serve_managed(
     with host_resources() as resources:  # each tenant's fact store (and recall index) across turns
         agent = _TenantAgent(spec_name, chosen, instructions, tenants, build_turn, root, resources)
         agent.fragment = parsed
+        heartbeat = _heartbeat(agent)
         try:
             if args.command == "serve":
                 return _serve_http(agent, args)
             return _serve_console(agent, args)
         finally:
+            if heartbeat is not None:
+                heartbeat.stop()
             agent.close()
+
+
+def _heartbeat(agent: _TenantAgent) -> Heartbeat | None:
+    """The spec's heartbeat (``learning.study.on_heartbeat``): each tick studies for every
+    tenant this process has served, in that tenant's root and workspace."""
+    fragment = agent.fragment
+    if fragment is None or fragment.learning is None or not fragment.learning.study_on_heartbeat:
+        return None
+    from specwire.runtime.hosts.heartbeat import StudyPlace, start_study_heartbeat
+
+    def places() -> list[StudyPlace]:
+        return [StudyPlace(tenant.workspace, tenant) for tenant in agent.served_tenants()]
+
+    return start_study_heartbeat(fragment, places, stderr_log)
 
 
 class _TenantAgent:
@@ -207,6 +225,11 @@ class _TenantAgent:
                 pool, tenant=tenant_id, spec=self.spec_name, lease=self._lease
             )
         return UsageLedger(self.tenant(tenant_id).root, self.spec_name)
+
+    def served_tenants(self) -> list[Tenant]:
+        """The tenants this process has served so far, by id."""
+        with self._lock:
+            return [self._built[key] for key in sorted(self._built)]
 
     def tenant(self, tenant_id: str) -> Tenant:
         with self._lock:

@@ -48,6 +48,11 @@ def wire_learning(
     return LearningWiring(context, tools)
 
 
+def study_pass_summary(context: LearningContext) -> str:
+    """One study pass over the spec's sources, as its summary line (a heartbeat's tick)."""
+    return study(context).summary()
+
+
 def study_after_dream(
     dream: DreamStart, context: LearningContext, log: Callable[[str], None]
 ) -> DreamStart:
