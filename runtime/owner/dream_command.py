@@ -155,6 +155,8 @@ SessionFactory = Callable[[SessionRequest], tuple[str, ModelSession]]
 
 @dataclass(frozen=True)
 class _Bundle:
+    """What ``--bundle`` read: the fragment, its dream and the bundle's model."""
+
     fragment: FragmentData
     dream: DreamData | None
     model: str | SecretRef | None

@@ -105,6 +105,7 @@ def _bundle(tmp_path: Path, text: str) -> tuple[Path, Path]:
 
 def test_a_channel_bot_s_heartbeat_studies_its_sources_while_it_serves(tmp_path: Path) -> None:
     agent, workdir = _bundle(tmp_path, CHANNEL)
+    assert "a study pass on each heartbeat tick" in (agent.parent / "README.md").read_text("utf-8")
     (workdir / "docs").mkdir()
     (workdir / "docs" / "invoices.md").write_text(INVOICES, encoding="utf-8")
     host = Host(agent, workdir)
