@@ -53,6 +53,7 @@ from specwire.runtime.dream.state import (
     Window,
     completed_in,
     make_dream_dir,
+    model_ledger,
     read_state,
     run_lock,
     state_record,
@@ -123,15 +124,17 @@ def run_dream(
             facts or _file_store(layout, now),
             volume,
         )
+        data = outcome.to_data()
         record = state_record(
             spec=layout.spec_name,
             window=window,
             every_s=settings.every_s,
             ran_at=started,
-            outcome=outcome.to_data(),
+            outcome=data,
             phase1_counts=outcome.counts(),
             stale_facts=stale_facts,
             stale_articles=stale_articles,
+            ledger=model_ledger(previous, data["model"], started),
         )
         write_state(layout, record, volume)
     if emit is not None:

@@ -52,7 +52,7 @@ from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.dream import DreamOutcome, DreamSettings, run_dream
 from specwire.runtime.dream.fact_steps import DreamFacts
 from specwire.runtime.dream.model_phase import ModelSession, spec_prices
-from specwire.runtime.dream.outcome import model_phase_line
+from specwire.runtime.dream.outcome import model_ledger_line, model_phase_line
 from specwire.runtime.dream.schedule import dream_settings
 from specwire.runtime.dream.settings import DREAM_MODES
 from specwire.runtime.dream.state import read_state
@@ -373,6 +373,9 @@ def _status(args: argparse.Namespace, state: dict[str, Any] | None, spec: str) -
     model = outcome.get("model")
     if isinstance(model, dict):
         lines.append(f"model phase: {model_phase_line(model)}")
+    ledger = state.get("modelLedger")
+    if isinstance(ledger, dict):
+        lines.append(f"model phases to date: {model_ledger_line(ledger)}")
     stale = state.get("stale")
     if isinstance(stale, dict):
         for kind in ("facts", "articles"):

@@ -91,6 +91,11 @@ def _model_phase(state: Path) -> dict[str, Any]:
     return model
 
 
+def model_ran_at(state: Path) -> str:
+    ledger: dict[str, Any] = json.loads(state.read_text(encoding="utf-8"))["modelLedger"]
+    return str(ledger["since"])
+
+
 def _stopped_at_the_budget(model: dict[str, Any]) -> None:
     assert model["ran"] and model["reason"] == "stopped at the budget", model
     assert model["model"] == "scripted" and model["budget_usd"] == BUDGET
@@ -128,6 +133,9 @@ def test_a_channel_bot_s_scheduled_dream_runs_the_model_phase_to_its_budget(
     status = _codegen(workdir, "status")
     assert status.returncode == 0, status.stderr
     assert _status_line(model) in status.stdout
+    assert (
+        f"model phases to date: 1 run(s) since {model_ran_at(state)}: {model['calls']} call(s)"
+    ) in status.stdout
     # The session acted through the memory tools: its facts are in the spec's store.
     listed = run(
         [sys.executable, "-m", "specwire.emitters.command", "memory", "list", "--json"], workdir
