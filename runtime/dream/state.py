@@ -9,7 +9,11 @@ Shape::
      "modelLedger": {"runs": 2, "calls": 5, "inputTokens": …, "outputTokens": …,
                      "cachedTokens": …, "unmeteredCalls": 0, "spentUsd": 0.05, "since": "…"}}
 
-``modelLedger`` is the spend of every model phase recorded here, carried from run to run (per
+``modelPhaseWindow`` is the window whose model phase has started: written before the session
+runs (so a process killed in it leaves the mark) and kept by the run's record, it keeps a
+window to one model phase, however often the window's run is retried (a ``partial`` run, a
+host restarted mid-run); ``--force`` runs one again. ``modelLedger`` is the spend of every
+model phase recorded here, carried from run to run (per
 tenant on managed: the state lives under the tenant's root); absent until a model phase ran.
 
 Window ``n`` is ``floor(epoch seconds / every)``: a run whose window already holds a completed
@@ -42,6 +46,8 @@ DREAM_DIR = "dream"
 STATE_FILE = "state.json"
 LOCK_FILE = ".lock"
 LOCK_WAIT_S = 2.0
+# The key of the window whose model phase has started (see the module's docstring).
+MODEL_WINDOW = "modelPhaseWindow"
 
 
 @dataclass(frozen=True)
@@ -168,8 +174,11 @@ def state_record(
     stale_facts: tuple[str, ...],
     stale_articles: tuple[str, ...],
     ledger: dict[str, Any] | None = None,
+    model_window: str | None = None,
 ) -> dict[str, Any]:
-    extra = {"modelLedger": ledger} if ledger is not None else {}
+    extra: dict[str, Any] = {"modelLedger": ledger} if ledger is not None else {}
+    if model_window is not None:
+        extra[MODEL_WINDOW] = model_window
     return {
         "spec": spec,
         "windowKey": window.key,

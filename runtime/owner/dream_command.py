@@ -357,6 +357,13 @@ def _status(args: argparse.Namespace, state: dict[str, Any] | None, spec: str) -
     if state is None:
         sys.stdout.write(f"dream {spec}: no run recorded yet (codegen dream run)\n")
         return 0
+    if state.get("lastRunAt") is None:  # only the mark of a model phase that never finished
+        sys.stdout.write(
+            f"dream {spec}: no run recorded yet; the model phase of "
+            f"{state.get('modelPhaseWindow')} started and was not recorded (its process "
+            "stopped): that window runs no other\n"
+        )
+        return 0
     outcome = state.get("lastOutcome")
     outcome = outcome if isinstance(outcome, dict) else {}
     lines = [
