@@ -592,8 +592,9 @@ def dream(ctx: click.Context, args: tuple[str, ...]) -> None:
     """Consolidate an agent's memory now, or see the last run (ARGS: `codegen dream --help`)."""
     if _plugins_env_set_by_us:
         os.environ.pop(PLUGINS_ENV, None)
-    owner = importlib.import_module("specwire.runtime.owner.dream_command")  # like ``memory``
-    ctx.exit(owner.main(list(args)))
+    # The owner's command with the hosts' model session (``run --bundle`` in ``mode: full``).
+    entry = importlib.import_module("specwire.runtime.hosts.dream_command")  # like ``memory``
+    ctx.exit(entry.main(list(args)))
 
 
 @contextmanager

@@ -254,11 +254,17 @@ def learning_note(fragment: MemoryWiringFragment, target: str) -> str | None:
         if learning.study_on_dream and dreams and target in _DREAMING_TARGETS
         else ""
     )
+    heartbeat = (
+        "; while the host runs, a study pass on each heartbeat tick (every "
+        "`SPECWIRE_HEARTBEAT_S` seconds, default 1800)"
+        if learning.study_on_heartbeat
+        else ""
+    )
     return (
         f"Learning: the {tools}, the `learning-loop` skill and {commands}; a study pass reads "
         f"the {len(learning.sources)} source(s) of the spec's `learning` block into sourced "
-        f"wiki articles{exam}{dream}. Source and exam paths are relative to the working "
-        "directory."
+        f"wiki articles{exam}{dream}{heartbeat}. Source and exam paths are relative to the "
+        "working directory."
     )
 
 

@@ -6,8 +6,11 @@
 - A learning wiki takes only cited knowledge: ``memory.wiki.requireSources`` is stamped true, and
   ``requireSources: false`` beside ``learning`` is a contradiction.
 - ``learning: {enabled: false}`` is no learning at all (no key in the IR, the spec's bytes).
-- The study toggles resolve to true; ``on_heartbeat`` is accepted and dropped (no specwire host
-  has a heartbeat).
+- ``on_dream`` resolves to true (CrewHaus's default). ``on_heartbeat`` is carried only when it is
+  ``true`` on a target whose host has a heartbeat (``HEARTBEAT_TARGETS``: channel and managed,
+  ``runtime.hosts.heartbeat``); elsewhere, and when unset, it is dropped (CrewHaus defaults it
+  to true, but a heartbeat re-reads every source on a timer: specwire's hosts tick only for a
+  spec that asks), so a spec that does not say it keeps its bytes.
 """
 
 from __future__ import annotations
@@ -73,7 +76,11 @@ def check_learning(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue
         )
 
 
-def resolve_learning(source: LearningSource | None) -> LearningFragment | None:
+# The targets whose hosts tick a heartbeat (a long-running host serving turns).
+HEARTBEAT_TARGETS: frozenset[str] = frozenset({"channel", "managed"})
+
+
+def resolve_learning(source: LearningSource | None, target: str) -> LearningFragment | None:
     if source is None or source.enabled is False:
         return None
     exam = source.exam
@@ -86,6 +93,9 @@ def resolve_learning(source: LearningSource | None) -> LearningFragment | None:
         if exam is not None
         else None,
         study_on_dream=study is None or study.on_dream is not False,
+        study_on_heartbeat=True
+        if study is not None and study.on_heartbeat is True and target in HEARTBEAT_TARGETS
+        else None,
     )
 
 

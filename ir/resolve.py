@@ -77,7 +77,7 @@ def _bash(source: BashSource | None) -> tuple[tuple[str, str | int], ...]:
 
 
 def resolve(source: AnySource) -> IrSpec:
-    learning = resolve_learning(source.learning)
+    learning = resolve_learning(source.learning, source.target)
     memory = resolve_memory(
         source.memory, source.target, tiers_listed=_lists_tier_tools(source.tools)
     )

@@ -344,8 +344,9 @@ class StudySource(_Source):
 
     on_heartbeat: bool | None = Field(
         default=None,
-        description="accepted for CrewHaus specs; specwire's hosts have no heartbeat, so it "
-        "changes nothing",
+        description="channel and managed: a study pass on each heartbeat tick of the serving "
+        "host (every $SPECWIRE_HEARTBEAT_S seconds, default 1800); accepted and ignored on the "
+        "other targets",
     )
     on_dream: bool | None = Field(
         default=None, description="a study pass after each dream run (needs memory.dream)"

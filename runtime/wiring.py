@@ -166,6 +166,10 @@ class WiredMemory:
     stores: WiredStores = field(default_factory=WiredStores)
     tools: list[Tool] = field(default_factory=list)
     options: LoopOptions = field(default_factory=lambda: LoopOptions())
+    # () -> the summary line of one study pass of the spec's ``learning`` sources into its
+    # wiki (None: the spec does not learn); a host's heartbeat calls it
+    # (``runtime.hosts.heartbeat``).
+    study: Callable[[], str] | None = None
     _releases: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     def close(self) -> None:
@@ -462,7 +466,11 @@ def _wire_learning(
     parsed: FragmentData, deps: MemoryDeps, wired: WiredMemory, log: Callable[[str], None]
 ) -> None:
     from specwire.runtime.core.fragment import DEFAULT_WIKI_RECALL_K
-    from specwire.runtime.learning.wiring import study_after_dream, wire_learning
+    from specwire.runtime.learning.wiring import (
+        study_after_dream,
+        study_pass_summary,
+        wire_learning,
+    )
 
     assert parsed.learning is not None and parsed.memory is not None
     wiki = parsed.memory.wiki
@@ -476,6 +484,8 @@ def _wire_learning(
         log=log,
     )
     wired.tools.extend(learning.tools)
+    context = learning.context
+    wired.study = lambda: study_pass_summary(context)
     seam = wired.options.get("memory")
     if parsed.learning.study_on_dream and seam is not None and seam.dream is not None:
         wired.options["memory"] = dataclasses.replace(

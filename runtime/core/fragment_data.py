@@ -191,6 +191,7 @@ class LearningData:
     sources: tuple[str, ...] = ()
     exam: ExamData | None = None
     study_on_dream: bool = True
+    study_on_heartbeat: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

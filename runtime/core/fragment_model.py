@@ -183,13 +183,16 @@ class ExamFragment(_Frozen):
 class LearningFragment(_Frozen):
     """``learning`` (version 6): what the agent studies into its wiki and how it is examined.
     ``sources`` are paths beneath the workspace or http(s) URLs, in the spec's order;
-    ``study_on_dream`` is resolved (CrewHaus: the study toggles default to true)."""
+    ``study_on_dream`` is resolved (CrewHaus: the study toggles default to true);
+    ``study_on_heartbeat`` is true only when a channel or managed spec says so (absent
+    otherwise: the host's heartbeat runs a study pass on each tick, ``runtime.hosts.heartbeat``)."""
 
     domain: str
     curriculum: str | None = None
     sources: tuple[str, ...] = ()
     exam: ExamFragment | None = None
     study_on_dream: bool = True
+    study_on_heartbeat: bool | None = None
 
 
 class MemoryWiringFragment(_Frozen):

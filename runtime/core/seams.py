@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 # "deadline": the host's deadline passed (a research run); the turn stopped before its next
 # model call. "cancelled": a single-turn session whose turn the host's stream sink cancelled
@@ -20,6 +20,13 @@ StopReason = Literal["complete", "exit", "abort", "deadline", "cancelled"]
 # ``refresh_every`` user turns (the recalled block is replaced, never stacked).
 RecallMode = Literal["session-start", "per-turn"]
 MemoryBlockKind = Literal["agent_memory", "crew_memory", "document_memory"]
+
+
+class DreamStart(Protocol):
+    """``MemorySeam.dream``: the session is a ``runtime.dream.model_phase.ModelSession`` (typed
+    loosely here: the contract does not import the dream)."""
+
+    def __call__(self, model_id: str | None, session: Any = None, /) -> object: ...
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,12 @@ class MemorySeam:
     # record for session recall (``memory.sessionRecall``); runs at teardown, after capture.
     # The events are ``runtime.sessions.log.Event``s, read from either backend.
     on_session_end: Callable[[str, str, Iterable[Any]], None] | None = None
-    # (model id) -> None: starts the spec's dream in the background when its window is due
-    # (``memory.dream``, ``runtime.dream.schedule``); a per-turn host calls it after a turn.
+    # (model id, model session) -> None: starts the spec's dream in the background when its
+    # window is due (``memory.dream``, ``runtime.dream.schedule``); a per-turn host calls it
+    # after a turn, with the session ``mode: full`` runs its model phase in
+    # (``runtime.hosts.dream_session.memory_session``; None: the deterministic phase only).
     # Never blocks, never raises.
-    dream: Callable[[str | None], object] | None = None
+    dream: DreamStart | None = None
     # () -> (kind, text) system blocks read at the session's first message and put after the
     # instructions: Crewship's ``[AGENT MEMORY]`` and ``[CREW SHARED MEMORY]`` blocks
     # (``memory.tiers``, ``runtime.facts.tiers.prompt``), and the ``<document_memory>`` blocks

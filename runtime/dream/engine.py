@@ -12,7 +12,9 @@ fails is named in ``errors`` and the others still run):
 4. trash: this spec's files in snapshots older than the retention are deleted.
 
 Then the model phase (``model_phase``: refused unless ``mode: full`` with a budget and a priced
-model; ``price_of`` defaults to the list-price table). The run is recorded in the state file
+model; ``price_of`` defaults to the list-price table), at most once per window (``ModelClaim``:
+a retried run of the window, or one after a host was stopped mid-session, does not spend the
+budget again). The run is recorded in the state file
 and announced as a ``dream_run`` event; a run in a window that already holds a completed run
 does nothing and says so.
 """
@@ -21,9 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.core.clock import Clock, iso, utc_now
@@ -50,9 +53,11 @@ from specwire.runtime.dream.outcome import (
 from specwire.runtime.dream.proof_steps import refresh_pins, revalidate_proofs
 from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.dream.state import (
+    MODEL_WINDOW,
     Window,
     completed_in,
     make_dream_dir,
+    model_ledger,
     read_state,
     run_lock,
     state_record,
@@ -110,6 +115,7 @@ def run_dream(
             note = f"already ran in this window (at {previous.get('lastRunAt')}); nothing done"
             log(f"[dream] {layout.spec_name}: {note}\n")
             return _skipped(layout, settings, window, iso(started), note)
+        claim = ModelClaim(layout, previous, window, volume, force)
         outcome, stale_facts, stale_articles = _run(
             layout,
             settings,
@@ -122,16 +128,20 @@ def run_dream(
             model_session,
             facts or _file_store(layout, now),
             volume,
+            claim,
         )
+        data = outcome.to_data()
         record = state_record(
             spec=layout.spec_name,
             window=window,
             every_s=settings.every_s,
             ran_at=started,
-            outcome=outcome.to_data(),
+            outcome=data,
             phase1_counts=outcome.counts(),
             stale_facts=stale_facts,
             stale_articles=stale_articles,
+            ledger=model_ledger(previous, data["model"], started),
+            model_window=claim.window_key,
         )
         write_state(layout, record, volume)
     if emit is not None:
@@ -151,6 +161,7 @@ def _run(
     model_session: ModelSession | None,
     open_facts: FactsOpener,
     volume: DocumentVolume | None,
+    claim: ModelClaim,
 ) -> tuple[DreamOutcome, tuple[str, ...], tuple[str, ...]]:
     errors: list[str] = []
     moment = now()
@@ -178,7 +189,10 @@ def _run(
 
     model = ModelPhase()
     try:
-        model = model_phase(settings, model_id, price_of, model_session)
+        if claim.taken:
+            model = ModelPhase(ran=False, reason=ALREADY_STARTED)
+        else:
+            model = model_phase(settings, model_id, price_of, model_session, claim.claim)
     except Exception as exc:  # a model or provider failure must not lose the phase's record
         errors.append(f"model phase: {exc}")
         model = ModelPhase(ran=False, reason=f"failed: {exc}")
@@ -198,6 +212,47 @@ def _run(
     for error in errors:
         log(f"[dream] {layout.spec_name}: {error}\n")
     return outcome, facts.stale_ids, wiki.stale_slugs
+
+
+ALREADY_STARTED = (
+    "not run: this window's model phase already started (at most one per window; "
+    "a forced run runs it again)"
+)
+
+
+@dataclass
+class ModelClaim:
+    """At most one model phase per window: ``taken`` when an earlier run of this window started
+    one (``state.MODEL_WINDOW``; ``force`` ignores it), ``claim`` records that this run starts
+    one, before its session runs."""
+
+    layout: StoreLayout
+    previous: dict[str, Any] | None
+    window: Window
+    volume: DocumentVolume | None
+    force: bool
+    claimed: bool = False
+
+    @property
+    def taken(self) -> bool:
+        previous = self.previous
+        return (
+            not self.force
+            and previous is not None
+            and previous.get(MODEL_WINDOW) == self.window.key
+        )
+
+    def claim(self) -> None:
+        record = dict(self.previous) if self.previous is not None else {}
+        record.setdefault("spec", self.layout.spec_name)
+        record[MODEL_WINDOW] = self.window.key
+        write_state(self.layout, record, self.volume)
+        self.claimed = True
+
+    @property
+    def window_key(self) -> str | None:
+        """What the run's record keeps: this window's key once its model phase started."""
+        return self.window.key if self.claimed or self.taken else None
 
 
 def _file_store(layout: StoreLayout, now: Clock) -> FactsOpener:

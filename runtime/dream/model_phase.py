@@ -26,7 +26,10 @@ __all__ = [
     "spec_prices",
 ]
 
-NOT_WIRED = "not run: no model session was given (only the deterministic phase ran)"
+NOT_WIRED = (
+    "not run: no model session was given (only the deterministic phase ran; "
+    "`codegen dream run --bundle AGENT_PY` runs it with the bundle's model)"
+)
 
 
 def list_prices(model_id: str) -> ModelPrice | None:
@@ -60,13 +63,18 @@ def model_phase(
     model_id: str | None,
     price_of: PriceLookup,
     session: ModelSession | None,
+    before: Callable[[], None] | None = None,
 ) -> ModelPhase:
+    """The phase's outcome; ``before`` runs once every gate has passed, just before the session
+    (the engine records there that this window's model phase started)."""
     reason = refusal(settings, model_id, price_of)
     if reason is not None:
         return ModelPhase(ran=False, reason=reason)
     price = price_of(model_id or "")
     if session is None or price is None:
         return ModelPhase(ran=False, reason=NOT_WIRED)
+    if before is not None:
+        before()
     return session(settings, price)
 
 

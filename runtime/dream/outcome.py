@@ -108,3 +108,15 @@ def model_phase_line(model: Mapping[str, Any]) -> str:
         f"({model.get('cached_tokens', 0)} cached) / {model.get('output_tokens', 0)} output "
         f"tokens, ${cost:.6f}{of}"
     )
+
+
+def model_ledger_line(ledger: Mapping[str, Any]) -> str:
+    """A state file's ``modelLedger`` in one line: ``3 run(s) since …: 7 call(s), 21000 input
+    (0 cached) / 90 output tokens, $0.064000``."""
+    spent = ledger.get("spentUsd")
+    cost = float(spent) if isinstance(spent, int | float) else 0.0
+    return (
+        f"{ledger.get('runs', 0)} run(s) since {ledger.get('since')}: {ledger.get('calls', 0)} "
+        f"call(s), {ledger.get('inputTokens', 0)} input ({ledger.get('cachedTokens', 0)} "
+        f"cached) / {ledger.get('outputTokens', 0)} output tokens, ${cost:.6f}"
+    )

@@ -10,8 +10,10 @@ blocks a turn: errors are logged (``[dream] …``).
 
 The mode is what the spec says, else CrewHaus's default ``full``: its model phase runs only with
 a ``budget_usd`` above 0 and a priced model, and otherwise is refused with the reason in the
-run's outcome. A scheduled run is given no model session, so even then its outcome says the
-model phase did not run; ``python agent.py --dream`` (``runtime.hosts.dream_run``) runs it.
+run's outcome. The host passes the model session with the model id (the channel and managed
+hosts: ``runtime.hosts.dream_session.memory_session`` over the model their turns use, per
+tenant on managed); a caller that passes none gets the deterministic phase and an outcome that
+says the model phase was not given a session.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import EventSink
 from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.dream.engine import FactsOpener, run_dream
+from specwire.runtime.dream.model_phase import ModelSession
 from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.dream.state import window_of
 from specwire.runtime.models.prices import ModelPrice, price_lookup
@@ -67,8 +70,11 @@ class DreamJob:
     def key(self) -> tuple[str, str]:
         return (str(self.layout.root), self.layout.spec_name)
 
-    def start_if_due(self, model_id: str | None = None) -> threading.Thread | None:
-        """Start this window's run in the background unless this process already did."""
+    def start_if_due(
+        self, model_id: str | None = None, session: ModelSession | None = None, /
+    ) -> threading.Thread | None:
+        """Start this window's run in the background unless this process already did;
+        ``session`` is where ``mode: full`` runs its model phase (None: it is not run)."""
         try:
             window = window_of(self.layout.spec_name, self.now(), self.settings.every_s).key
             with _lock:
@@ -77,7 +83,7 @@ class DreamJob:
                 _ran[self.key] = window
                 thread = threading.Thread(
                     target=self._run,
-                    args=(model_id,),
+                    args=(model_id, session),
                     name=f"dream {self.layout.spec_name}",
                     daemon=True,
                 )
@@ -91,7 +97,7 @@ class DreamJob:
             return None
         return thread
 
-    def _run(self, model_id: str | None) -> None:
+    def _run(self, model_id: str | None, session: ModelSession | None) -> None:
         spec = self.layout.spec_name
         try:
             outcome = run_dream(
@@ -105,6 +111,7 @@ class DreamJob:
                 volume=self.volume,
                 facts=self.facts,
                 price_of=price_lookup(self.prices),
+                model_session=session,
             )
             if not outcome.note:
                 reason = outcome.model.reason or "ran"

@@ -5,7 +5,16 @@ Shape::
     {"version": 1, "spec": "…", "windowKey": "dream:<spec>:<n>", "windowStart": "…",
      "everyS": 86400, "lastRunAt": "…", "status": "ok|partial",
      "lastOutcome": {…DreamOutcome…}, "phase1Counts": {"facts.swept": 0, …},
-     "stale": {"facts": ["mem_…"], "articles": ["slug"]}}
+     "stale": {"facts": ["mem_…"], "articles": ["slug"]},
+     "modelLedger": {"runs": 2, "calls": 5, "inputTokens": …, "outputTokens": …,
+                     "cachedTokens": …, "unmeteredCalls": 0, "spentUsd": 0.05, "since": "…"}}
+
+``modelPhaseWindow`` is the window whose model phase has started: written before the session
+runs (so a process killed in it leaves the mark) and kept by the run's record, it keeps a
+window to one model phase, however often the window's run is retried (a ``partial`` run, a
+host restarted mid-run); ``--force`` runs one again. ``modelLedger`` is the spend of every
+model phase recorded here, carried from run to run (per
+tenant on managed: the state lives under the tenant's root); absent until a model phase ran.
 
 Window ``n`` is ``floor(epoch seconds / every)``: a run whose window already holds a completed
 (``ok``) run does nothing. Written atomically (temporary file and rename, 0600) below the root,
@@ -37,6 +46,8 @@ DREAM_DIR = "dream"
 STATE_FILE = "state.json"
 LOCK_FILE = ".lock"
 LOCK_WAIT_S = 2.0
+# The key of the window whose model phase has started (see the module's docstring).
+MODEL_WINDOW = "modelPhaseWindow"
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,45 @@ def write_state(
     return write_atomic(path, text, root=layout.root)
 
 
+_LEDGER_COUNTS = (
+    ("calls", "calls"),
+    ("inputTokens", "input_tokens"),
+    ("outputTokens", "output_tokens"),
+    ("cachedTokens", "cached_tokens"),
+    ("unmeteredCalls", "unmetered_calls"),
+)
+
+
+def model_ledger(
+    previous: dict[str, Any] | None, model: dict[str, Any], ran_at: datetime
+) -> dict[str, Any] | None:
+    """The previous record's ``modelLedger`` plus this run's model phase (``ModelPhase`` as
+    data) when it ran; None when no model phase ever ran. A damaged ledger restarts from this
+    run (it is a tally, never a limit)."""
+    before = previous.get("modelLedger") if previous is not None else None
+    keys = ("runs", *(key for key, _ in _LEDGER_COUNTS))
+    if not isinstance(before, dict) or not all(
+        isinstance(before.get(key), int) and not isinstance(before.get(key), bool) for key in keys
+    ):
+        before = None
+    if not model.get("ran"):
+        return before
+    ledger: dict[str, Any] = {"runs": (before["runs"] if before else 0) + 1}
+    for key, field in _LEDGER_COUNTS:
+        value = model.get(field)
+        ledger[key] = (before[key] if before else 0) + (value if isinstance(value, int) else 0)
+    spent = model.get("spent_usd")
+    spent_before = before.get("spentUsd") if before else 0.0
+    ledger["spentUsd"] = round(
+        (spent_before if isinstance(spent_before, int | float) else 0.0)
+        + (spent if isinstance(spent, int | float) else 0.0),
+        6,
+    )
+    since = before.get("since") if before else None
+    ledger["since"] = since if isinstance(since, str) else iso(ran_at)
+    return ledger
+
+
 def state_record(
     *,
     spec: str,
@@ -123,7 +173,12 @@ def state_record(
     phase1_counts: dict[str, int],
     stale_facts: tuple[str, ...],
     stale_articles: tuple[str, ...],
+    ledger: dict[str, Any] | None = None,
+    model_window: str | None = None,
 ) -> dict[str, Any]:
+    extra: dict[str, Any] = {"modelLedger": ledger} if ledger is not None else {}
+    if model_window is not None:
+        extra[MODEL_WINDOW] = model_window
     return {
         "spec": spec,
         "windowKey": window.key,
@@ -134,4 +189,5 @@ def state_record(
         "lastOutcome": outcome,
         "phase1Counts": phase1_counts,
         "stale": {"facts": list(stale_facts), "articles": list(stale_articles)},
+        **extra,
     }

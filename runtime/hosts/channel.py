@@ -56,6 +56,8 @@ from specwire.runtime.wiring import (
 
 if TYPE_CHECKING:
     from specwire.runtime.core.fragment_data import FragmentData
+    from specwire.runtime.dream.model_phase import ModelSession
+    from specwire.runtime.hosts.heartbeat import Heartbeat
     from specwire.runtime.hosts.http.slack_dedup_postgres import PostgresSeenEvents
     from specwire.runtime.hosts.http.slack_events import SeenEvents
 
@@ -111,12 +113,27 @@ def serve_channel(
             if fragment is not None:  # with memory.state: postgres, the logs are in the database
                 bot.logs = session_logs_for(fragment, None, bot.sessions_dir, resources.clock)
                 bot.fragment = fragment
-            if args.command == "serve":
-                return _serve_http(bot, args, channels, session_key)
-            return _serve_console(bot, args, channels, session_key)
+            heartbeat = _heartbeat(fragment)
+            try:
+                if args.command == "serve":
+                    return _serve_http(bot, args, channels, session_key)
+                return _serve_console(bot, args, channels, session_key)
+            finally:
+                if heartbeat is not None:
+                    heartbeat.stop()
     finally:
         if servers is not None:
             servers.close()
+
+
+def _heartbeat(fragment: FragmentData | None) -> Heartbeat | None:
+    """The spec's heartbeat (``learning.study.on_heartbeat``), ticking in the working directory
+    as ``build_turn`` wires it; loaded only for a spec that asks for one."""
+    if fragment is None or fragment.learning is None or not fragment.learning.study_on_heartbeat:
+        return None
+    from specwire.runtime.hosts.heartbeat import StudyPlace, start_study_heartbeat
+
+    return start_study_heartbeat(fragment, lambda: [StudyPlace(Path.cwd())], stderr_log)
 
 
 class _ChannelBot:
@@ -144,6 +161,20 @@ class _ChannelBot:
         self.fragment: FragmentData | None = None
         # The spec's MCP tool servers, started once (``runtime.hosts.tool_servers``).
         self.servers: HostToolServers | None = None
+        self._dream_session: ModelSession | None = None
+
+    def dream_session(self) -> ModelSession | None:
+        """The model session a scheduled dream's ``mode: full`` runs in: the turns' model over
+        the spec's memory (wired as ``build_turn`` wires it, in the working directory)."""
+        if self.fragment is None:
+            return None
+        if self._dream_session is None:
+            from specwire.runtime.hosts.dream_session import memory_session
+
+            self._dream_session = memory_session(
+                self.fragment, self.model, cwd=Path.cwd(), log=stderr_log
+            )
+        return self._dream_session
 
     def seen_events(self) -> SeenEvents | PostgresSeenEvents:
         """Slack's retries seen: in the database with ``memory.state: postgres`` (every worker,
@@ -187,6 +218,7 @@ class _ChannelBot:
             info={"conversation": key, **info},
             log=stderr_log,
             stream=stream,
+            dream_session=self.dream_session,
         )
         return session_id, replies
 

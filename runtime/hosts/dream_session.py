@@ -3,10 +3,15 @@ only the memory tools, that stops at the budget.
 
 ``BudgetedModel`` prices every call from the usage the model reports and, once the spend
 reaches the budget, answers with a stop note instead of calling the model again, so the turn
-(and the session: one message, one turn) ends. A call already in flight when the budget is
-reached completes, so the spend can pass the budget by at most one call. A model that reports
-no usage cannot be metered, nor can a call a fallback model answered (the price is the
-primary's): such a call is taken to spend the whole budget.
+(and the session: one message, one turn) ends. Before each call it estimates the prompt (the
+larger of about four characters a token, ``runtime.models.estimate``, and the previous call's
+reported prompt plus its answer: the conversation only grows) and caps the call's answer
+(``ModelRequest.max_output_tokens``, which the adapters send as ``max_tokens`` /
+``max_completion_tokens``) to what the rest of the budget pays for at the output price; a call
+whose prompt alone would leave fewer than ``MIN_OUTPUT_TOKENS`` is not made. One call can so
+pass the budget only by what its prompt's estimate fell short of the provider's count. A model
+that reports no usage cannot be metered, nor can a call a fallback model answered (the price is
+the primary's): such a call is taken to spend the whole budget.
 
 ``memory_session`` builds the ``ModelSession`` a host passes to ``run_dream``: the catalog holds
 only what ``wire_memory`` registers (facts, continuity, wiki tools), never file tools or a shell.
@@ -15,6 +20,7 @@ only what ``wire_memory`` registers (facts, continuity, wiki tools), never file 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from specwire.runtime.core.clock import Clock, utc_now
@@ -22,6 +28,7 @@ from specwire.runtime.core.fragment import MemoryWiringFragment
 from specwire.runtime.core.fragment_data import FragmentData
 from specwire.runtime.core.ids import new_session_id
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import ToolCatalog
@@ -29,6 +36,7 @@ from specwire.runtime.dream.model_phase import ModelPrice, ModelSession
 from specwire.runtime.dream.outcome import ModelPhase
 from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.loop.chat import run_chat_loop
+from specwire.runtime.models.estimate import prompt_tokens
 from specwire.runtime.models.types import Model, ModelRequest, ModelResponse, Usage
 from specwire.runtime.sessions.log import SessionLog
 from specwire.runtime.sessions.store import SessionRecorder
@@ -41,6 +49,9 @@ from specwire.runtime.wiring import (
 )
 
 STOP_NOTE = "[stopped: the dream's budget is spent]"
+# A call the budget leaves fewer answer tokens than this is not made: a tool call or a useful
+# line does not fit (the session stops there instead).
+MIN_OUTPUT_TOKENS = 16
 MAX_TOOL_ROUNDS = 24
 DREAM_INSTRUCTIONS = (
     "You are consolidating this agent's memory while nobody is waiting for an answer. Use only "
@@ -69,19 +80,49 @@ class BudgetedModel:
         self.unmetered_calls = 0
         self.usage = Usage()
         self.stopped = False
+        # Why the session stopped before a call (None: it did not, or the budget was spent).
+        self.stop_reason: str | None = None
+        # The prompt the next call sends is at least the last one and its answer: the
+        # conversation only grows within the session.
+        self._grown = 0
 
     @property
     def model_id(self) -> str:
         return self._model.model_id
 
+    def prompt_estimate(self, request: ModelRequest) -> int:
+        """The tokens ``request``'s prompt is taken to cost before it is sent: the larger of
+        the text estimate and what the previous call reported plus its answer."""
+        return max(prompt_tokens(request), self._grown)
+
+    def output_cap(self, request: ModelRequest) -> int | None:
+        """The answer tokens the remaining budget pays for after ``request``'s prompt (None:
+        answers are free at this price); 0 when the prompt alone passes the budget."""
+        room = self.budget_usd - self.spent_usd
+        prompt_usd = self.prompt_estimate(request) * self._price.input_usd_per_mtok / 1_000_000
+        if prompt_usd >= room:
+            return 0
+        if self._price.output_usd_per_mtok <= 0:
+            return None
+        return int((room - prompt_usd) * 1_000_000 // self._price.output_usd_per_mtok)
+
     def complete(self, request: ModelRequest) -> ModelResponse:
         if self.spent_usd >= self.budget_usd:
-            self.stopped = True
-            return ModelResponse(text=STOP_NOTE)
-        response = self._model.complete(request)
+            return self._stop(None)
+        cap = self.output_cap(request)
+        if cap is not None and cap < MIN_OUTPUT_TOKENS:
+            prompt = self.prompt_estimate(request)
+            return self._stop(
+                f"the next call's prompt (about {prompt} tokens) would leave under "
+                f"{MIN_OUTPUT_TOKENS} answer tokens in the budget"
+            )
+        if cap is not None and request.max_output_tokens is not None:
+            cap = min(cap, request.max_output_tokens)
+        response = self._model.complete(replace(request, max_output_tokens=cap))
         self.calls += 1
         if response.usage is not None:
             self.usage = self.usage + response.usage
+            self._grown = response.usage.input + response.usage.output
         if response.usage is None or self._model.model_id != self._priced_id:
             # Unmetered, or answered by a model the price is not for: its cost is unknown.
             self.unmetered_calls += 1
@@ -89,6 +130,11 @@ class BudgetedModel:
         else:
             self.spent_usd += call_cost(response.usage, self._price)
         return response
+
+    def _stop(self, reason: str | None) -> ModelResponse:
+        self.stopped = True
+        self.stop_reason = self.stop_reason or reason
+        return ModelResponse(text=STOP_NOTE)
 
 
 def run_bounded_session(
@@ -127,10 +173,11 @@ def run_bounded_session(
     spent = budgeted.stopped or budgeted.spent_usd >= budgeted.budget_usd
     reason = "stopped at the budget" if spent else None
     usage = budgeted.usage
+    why = f"; {budgeted.stop_reason}" if budgeted.stop_reason else ""
     log(
         f"[dream] model phase: {budgeted.calls} call(s), {usage.input} input ({usage.cached} "
         f"cached) and {usage.output} output tokens, ${budgeted.spent_usd:.6f} of "
-        f"${budgeted.budget_usd:g} (session {result.session_id})\n"
+        f"${budgeted.budget_usd:g} (session {result.session_id}{why})\n"
     )
     return ModelPhase(
         ran=True,
@@ -157,16 +204,31 @@ def memory_session(
 ) -> ModelSession:
     """The session a host hands ``run_dream``: the spec's memory wired into a catalog of its
     own (memory tools only), released when the session ends. Its log goes where the spec's
-    session logs live (the database with ``memory.state: postgres``)."""
-    parsed = parse_fragment(fragment)
+    session logs live (the database with ``memory.state: postgres``).
+
+    The session is the agent's own agenda, nobody's conversation (CrewHaus's dream forces the
+    spec scope): continuity is the spec's, and with ``memory.scope`` it reads and writes the
+    agent-wide facts only, never a person's or a conversation's (the deterministic phase
+    consolidates those)."""
+    parsed = agent_own(parse_fragment(fragment))
 
     def session(settings: DreamSettings, price: ModelPrice) -> ModelPhase:
         catalog = ToolCatalog()
         wired = wire_memory(
-            fragment, MemoryDeps(catalog=catalog, cwd=cwd, tenant=tenant, log=log, now=now)
+            parsed,
+            MemoryDeps(
+                catalog=catalog,
+                cwd=cwd,
+                tenant=tenant,
+                log=log,
+                now=now,
+                audience=None
+                if parsed.memory is None or parsed.memory.scope is None
+                else AGENT_ONLY,
+            ),
         )
         try:
-            layout = StoreLayout.for_cwd(cwd, fragment.spec_name, tenant)
+            layout = StoreLayout.for_cwd(cwd, parsed.spec_name, tenant)
             session_log = None
             if state_in_database(parsed):
                 logs = session_logs_for(parsed, tenant, layout.sessions_dir, now)
@@ -186,3 +248,20 @@ def memory_session(
             wired.close()
 
     return session
+
+
+# Nobody in particular: the agent itself (its recall sees the agent-wide key only).
+AGENT_ONLY = Audience()
+
+
+def agent_own(parsed: FragmentData) -> FragmentData:
+    """``parsed`` as the agent's own session sees it (CrewHaus's dream forces the spec scope):
+    continuity scoped to the spec, and a scoped spec's facts defaulting to the agent's key."""
+    continuity = parsed.continuity
+    if continuity is not None and continuity.scope != "spec":
+        parsed = replace(parsed, continuity=replace(continuity, scope="spec"))
+    memory = parsed.memory
+    if memory is None or memory.scope is None or memory.scope.default == "agent":
+        return parsed
+    scope = replace(memory.scope, default="agent", follow_user=None)
+    return replace(parsed, memory=replace(memory, scope=scope))

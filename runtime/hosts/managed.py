@@ -67,6 +67,8 @@ from specwire.runtime.wiring import (
 )
 
 if TYPE_CHECKING:
+    from specwire.runtime.dream.model_phase import ModelSession
+    from specwire.runtime.hosts.heartbeat import Heartbeat
     from specwire.runtime.hosts.http.usage_ledger import Ledger
     from specwire.runtime.hosts.http.usage_postgres import WorkerLease
 
@@ -125,6 +127,7 @@ def serve_managed(
         agent.fragment = parsed
         # One instance of each server per tenant, in its workspace: none is shared by tenants.
         agent.servers = host_tool_servers(mcp_servers, fragment, stderr_log)
+        heartbeat = _heartbeat(agent)
         try:
             if agent.servers is not None:
                 for tenant in tenants:
@@ -133,7 +136,23 @@ def serve_managed(
                 return _serve_http(agent, args)
             return _serve_console(agent, args)
         finally:
+            if heartbeat is not None:
+                heartbeat.stop()
             agent.close()
+
+
+def _heartbeat(agent: _TenantAgent) -> Heartbeat | None:
+    """The spec's heartbeat (``learning.study.on_heartbeat``): each tick studies for every
+    tenant this process has served, in that tenant's root and workspace."""
+    fragment = agent.fragment
+    if fragment is None or fragment.learning is None or not fragment.learning.study_on_heartbeat:
+        return None
+    from specwire.runtime.hosts.heartbeat import StudyPlace, start_study_heartbeat
+
+    def places() -> list[StudyPlace]:
+        return [StudyPlace(tenant.workspace, tenant) for tenant in agent.served_tenants()]
+
+    return start_study_heartbeat(fragment, places, stderr_log)
 
 
 class _TenantAgent:
@@ -165,6 +184,23 @@ class _TenantAgent:
         self._lease: WorkerLease | None = None
         # The spec's MCP tool servers, one instance per tenant (``runtime.hosts.tool_servers``).
         self.servers: HostToolServers | None = None
+        # Each tenant's dream model session (``dream_session``).
+        self._dream_sessions: dict[str, ModelSession] = {}
+
+    def dream_session(self, tenant: Tenant) -> ModelSession | None:
+        """The model session a tenant's scheduled dream runs ``mode: full`` in: the turns'
+        model over that tenant's memory, fenced to its root as its turns are; the budget is
+        per run of the tenant's own window, its record the tenant's dream state."""
+        if self.fragment is None:
+            return None
+        with self._lock:
+            if tenant.id not in self._dream_sessions:
+                from specwire.runtime.hosts.dream_session import memory_session
+
+                self._dream_sessions[tenant.id] = memory_session(
+                    self.fragment, self.model, cwd=tenant.workspace, tenant=tenant, log=stderr_log
+                )
+            return self._dream_sessions[tenant.id]
 
     def close(self) -> None:
         if self.servers is not None:
@@ -201,6 +237,11 @@ class _TenantAgent:
                 pool, tenant=tenant_id, spec=self.spec_name, lease=self._lease
             )
         return UsageLedger(self.tenant(tenant_id).root, self.spec_name)
+
+    def served_tenants(self) -> list[Tenant]:
+        """The tenants this process has served so far, by id."""
+        with self._lock:
+            return [self._built[key] for key in sorted(self._built)]
 
     def tenant(self, tenant_id: str) -> Tenant:
         with self._lock:
@@ -266,6 +307,7 @@ class _TenantAgent:
             info={"tenant": tenant_id, "sessionKey": key},
             log=stderr_log,
             stream=stream,
+            dream_session=lambda: self.dream_session(tenant),
         )
 
 

@@ -11,7 +11,8 @@ leaves the conversation locked.
 
 After each turn, a spec with ``memory.dream`` starts its dream in the background when the window
 is due (``runtime.dream.schedule``): off the turn path, at most once per window, never failing
-the turn.
+the turn. The host hands it the model session ``mode: full`` runs its model phase in (the
+turns' model, metered against the dream's budget: ``runtime.hosts.dream_session``).
 """
 
 from __future__ import annotations
@@ -73,9 +74,12 @@ def run_turn(
     lock_wait_s: float = CONVERSATION_WAIT_S,
     stream: StreamSink | None = None,
     logs: SessionLogs | None = None,
+    dream_session: Callable[[], Any] | None = None,
 ) -> tuple[LoopResult, list[str]]:
     """``stream`` receives the answer as it is written (``run_chat_loop(stream=…)``);
-    ``logs`` is where the conversation's log lives (default: files in ``sessions_dir``)."""
+    ``logs`` is where the conversation's log lives (default: files in ``sessions_dir``);
+    ``dream_session`` gives the model session a due dream runs ``mode: full`` in
+    (``runtime.hosts.dream_session``; called only when the spec has a dream)."""
     replies: list[str] = []
     try:  # the turn's wiring is released however the turn ends, a lock timeout included
         if logs is None:
@@ -104,19 +108,25 @@ def run_turn(
             )
     finally:
         setup.release()
-    _dream_if_due(setup, model, log)
+    _dream_if_due(setup, model, log, dream_session)
     return result, replies
 
 
-def _dream_if_due(setup: TurnSetup, model: Model, log: Callable[[str], None]) -> None:
+def _dream_if_due(
+    setup: TurnSetup,
+    model: Model,
+    log: Callable[[str], None],
+    dream_session: Callable[[], Any] | None = None,
+) -> None:
     """After a turn: the spec's dream, in the background, when its window is due
-    (``runtime.dream.schedule``). Never fails the turn that was just answered."""
+    (``runtime.dream.schedule``), with the model session ``dream_session`` gives. Never fails
+    the turn that was just answered."""
     memory = setup.options.get("memory")
     dream = memory.dream if memory is not None else None
     if dream is None:
         return
     try:
-        dream(model.model_id)
+        dream(model.model_id, dream_session() if dream_session is not None else None)
     except Exception as exc:
         log(f"[dream] not started ({type(exc).__name__}: {exc})\n")
 

@@ -12,14 +12,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from specwire.runtime.core.fragment_data import LearningData
+from specwire.runtime.core.seams import DreamStart
 from specwire.runtime.core.tool_types import Tool
 from specwire.runtime.learning.exam import GapLog, GoalGaps, WikiGaps
 from specwire.runtime.learning.tools import LearningContext, learning_tools, study
 from specwire.runtime.wiki.store import WikiStore
-
-DreamStarter = Callable[[str | None], object]
 
 
 @dataclass(frozen=True)
@@ -48,17 +48,22 @@ def wire_learning(
     return LearningWiring(context, tools)
 
 
+def study_pass_summary(context: LearningContext) -> str:
+    """One study pass over the spec's sources, as its summary line (a heartbeat's tick)."""
+    return study(context).summary()
+
+
 def study_after_dream(
-    dream: DreamStarter, context: LearningContext, log: Callable[[str], None]
-) -> DreamStarter:
+    dream: DreamStart, context: LearningContext, log: Callable[[str], None]
+) -> DreamStart:
     """``dream`` followed, when it started a run, by a study pass once that run is over (in
     its own thread, off the turn path). The thread is not a daemon: a process that ends
     normally lets the pass finish (its reads are bounded: files by size, URLs by the fetch
     tool's time budget); one killed meanwhile leaves the pass to the next dream (a pass is
     idempotent)."""
 
-    def start(model_id: str | None) -> object:
-        started = dream(model_id)
+    def start(model_id: str | None, session: Any = None, /) -> object:
+        started = dream(model_id, session)
         if not isinstance(started, threading.Thread):
             return started
 

@@ -18,6 +18,7 @@ from specwire.runtime.models.errors import ModelError, ModelRefusalError
 from specwire.runtime.models.provider import (
     broken_stream,
     cache_order,
+    capped_max_tokens,
     load_sdk,
     map_sdk_error,
     map_stream_error,
@@ -132,7 +133,7 @@ class AnthropicModel:
         """The ``messages.create`` arguments for ``request``."""
         body: dict[str, Any] = {
             "model": self._wire_model,
-            "max_tokens": self._max_tokens,
+            "max_tokens": capped_max_tokens(self._max_tokens, request),
             "system": system_payload(request),
             "messages": messages_payload(request.messages),
         }

@@ -129,6 +129,7 @@ class OpenAIModel:
         env = os.environ if environ is None else environ
         self._model_id = model_id
         self._wire_model = wire_model
+        self._compatible = compatible
         base_url = env.get(BASE_URL_ENV, "").strip() or None
         if compatible and base_url is None:
             raise ModelConfigError(
@@ -167,6 +168,12 @@ class OpenAIModel:
         }
         if request.tools:
             body["tools"] = tools_payload(request)
+        if request.max_output_tokens is not None:
+            # A budget's cap (``ModelRequest.max_output_tokens``); otherwise the server's own
+            # limit applies, as before. OpenAI names it ``max_completion_tokens`` (reasoning
+            # tokens included); compatible servers still read ``max_tokens``.
+            key = "max_tokens" if self._compatible else "max_completion_tokens"
+            body[key] = max(1, request.max_output_tokens)
         return body
 
     def _create(self, request: ModelRequest, **options: Any) -> Any:

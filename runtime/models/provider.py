@@ -27,7 +27,7 @@ from specwire.runtime.models.errors import (
     ModelServerError,
     ModelTimeoutError,
 )
-from specwire.runtime.models.types import SystemBlock, SystemBlockKind
+from specwire.runtime.models.types import ModelRequest, SystemBlock, SystemBlockKind
 from specwire.runtime.safety.redaction import register_secret
 
 TIMEOUT_ENV = "SPECWIRE_MODEL_TIMEOUT"
@@ -102,6 +102,13 @@ def retries_setting(env: Mapping[str, str]) -> int:
 
 def max_tokens_setting(env: Mapping[str, str]) -> int:
     return max(1, int(_number(env, MAX_TOKENS_ENV, DEFAULT_MAX_TOKENS, integer=True)))
+
+
+def capped_max_tokens(limit: int, request: ModelRequest) -> int:
+    """The answer tokens a call may use: ``limit`` (``SPECWIRE_MAX_TOKENS``), or less when the
+    request caps it (``ModelRequest.max_output_tokens``: a budget's room); at least 1."""
+    cap = request.max_output_tokens
+    return max(1, limit if cap is None else min(limit, cap))
 
 
 def _detail(exc: BaseException) -> str:

@@ -42,6 +42,10 @@ anything else                                   answers ``Noted: <message>.``, a
                                                 block names an unfinished step
 ==============================================  ==================================================
 
+Every answer reports its usage, estimated at about four characters a token
+(``runtime.models.estimate``). A request's ``max_output_tokens`` is honoured as a provider's
+``max_tokens`` is: an answer over it is cut to it, and a tool call that does not fit is dropped.
+
 ``scripted/failing`` is the scripted model that never answers: every call raises a retryable
 ``ModelServerError`` (a simulated 503), so a role's ``modelFallbacks`` can be shown offline.
 
@@ -63,6 +67,7 @@ from typing import Any
 from specwire.runtime.core.ids import new_tool_use_id
 from specwire.runtime.core.tool_types import is_evidence_tool
 from specwire.runtime.models.errors import ModelServerError
+from specwire.runtime.models.estimate import CHARS_PER_TOKEN, answer_tokens, prompt_tokens
 from specwire.runtime.models.streaming import StreamSink
 from specwire.runtime.models.types import (
     AssistantMessage,
@@ -119,7 +124,7 @@ class ScriptedModel:
         return self._model_id
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        response = self._respond(request)
+        response = cap_answer(self._respond(request), request.max_output_tokens)
         return replace(response, usage=estimate_usage(request, response))
 
     def stream(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
@@ -196,22 +201,17 @@ class FailingModel:
         )
 
 
-def _chars(value: object) -> int:
-    return len(json.dumps(value, ensure_ascii=False, default=str))
-
-
 def estimate_usage(request: ModelRequest, response: ModelResponse) -> Usage:
     """A deterministic estimate (about four characters a token) so budgets test offline."""
-    prompt = sum(len(block.text) for block in request.system)
-    for message in request.messages:
-        prompt += len(message.text)
-        if isinstance(message, AssistantMessage):
-            prompt += sum(_chars(call.input) + len(call.name) for call in message.tool_calls)
-    prompt += sum(len(t.name) + len(t.description) + _chars(t.input_schema) for t in request.tools)
-    answer = len(response.text) + sum(
-        _chars(call.input) + len(call.name) for call in response.tool_calls
-    )
-    return Usage(input=(prompt + 3) // 4, output=(answer + 3) // 4, cached=0)
+    return Usage(input=prompt_tokens(request), output=answer_tokens(response), cached=0)
+
+
+def cap_answer(response: ModelResponse, cap: int | None) -> ModelResponse:
+    """``response`` as a model stopped at ``cap`` answer tokens would give it: whole when it
+    fits, else its text cut to the cap and no tool call (an unfinished call is never run)."""
+    if cap is None or answer_tokens(response) <= cap:
+        return response
+    return ModelResponse(text=response.text[: max(0, cap) * CHARS_PER_TOKEN])
 
 
 def _summarize(messages: list[Message]) -> str:

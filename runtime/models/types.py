@@ -89,6 +89,9 @@ class ModelRequest:
     system: list[SystemBlock]
     messages: list[Message]
     tools: list[ToolSpec]
+    # At most this many answer tokens (None: the adapter's own limit). A caller with a budget
+    # sets it (the dream's ``BudgetedModel``); an adapter sends the lower of it and its limit.
+    max_output_tokens: int | None = None
 
     def block(self, kind: SystemBlockKind) -> SystemBlock | None:
         """The first system block of ``kind``, if the prompt has one."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from specwire.runtime.owner.selection import SelectionError
+from specwire.runtime.safety.secrets import SecretRef
 
 # The constant a generated ``agent.py`` holds its fragment in (``runtime.hosts.preflight``
 # names the same one; the owner layer does not import the hosts).
@@ -47,3 +48,36 @@ def _assigned_name(node: ast.stmt) -> str | None:
     else:
         return None
     return target.id if isinstance(target, ast.Name) else None
+
+
+# The constant a generated ``agent.py`` names its model in: a literal id, or
+# ``SecretRef("VAR")`` for an id read from the environment.
+MODEL_NAME = "MODEL"
+
+
+def read_bundle_model(path: Path) -> str | SecretRef | None:
+    """The model ``path``'s bundle names (``MODEL``), read without running it; None when the
+    bundle names none this way (a crew's roles each name theirs)."""
+    agent = path / "agent.py" if path.is_dir() else path
+    try:
+        tree = ast.parse(agent.read_text(encoding="utf-8"), filename=str(agent))
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        raise SelectionError(f"--bundle {path}: cannot read a bundle ({exc})") from None
+    for node in tree.body:
+        if _assigned_name(node) != MODEL_NAME:
+            continue
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return value.value
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "SecretRef"
+            and len(value.args) == 1
+            and not value.keywords
+            and isinstance(value.args[0], ast.Constant)
+            and isinstance(value.args[0].value, str)
+        ):
+            return SecretRef(value.args[0].value)
+        return None
+    return None

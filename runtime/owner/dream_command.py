@@ -1,9 +1,20 @@
 """``codegen dream``: run a spec's dream by hand, or see what the last run did.
 
-    codegen dream [--root DIR] [--spec NAME] [--tenant ID] [--json] run [--every DUR]
-                  [--mode deterministic|full] [--budget-usd USD] [--instructions TEXT]
-                  [--proof ladder|require|off] [--model ID] [--force]
+    codegen dream [--root DIR] [--spec NAME] [--tenant ID] [--json] run [--bundle AGENT_PY]
+                  [--every DUR] [--mode deterministic|full] [--budget-usd USD]
+                  [--instructions TEXT] [--proof ladder|require|off] [--model ID] [--force]
     codegen dream [--root DIR] [--spec NAME] [--tenant ID] [--json] status
+
+``--bundle`` runs the dream of a built bundle (its ``agent.py`` or folder; read, never run:
+``runtime.owner.bundle_fragment``) as the bundle's own hosts run it: its ``memory.dream``
+settings and prices, its continuity proof mode, its fact and state backends, and, with
+``mode: full``, a budget and a priced model, the model phase in a session of its model
+(``MODEL``, or ``--model``; ``$SPECWIRE_MODEL`` wins as it does for the bundle) over its
+memory. A flag given beside ``--bundle`` overrides the bundle's setting. The session is built
+by a higher layer (``runtime.hosts.dream_command`` passes ``session_factory``: the owner's
+commands never import the hosts); ``codegen dream`` is that entry. Without ``--bundle`` there
+is no memory to wire a session over, and a ``mode: full`` run says its model phase was given no
+session.
 
 ``--backend postgres`` (with ``--dsn $VAR``) runs the fact steps on the spec's PostgreSQL facts
 (``runtime.owner.backend``) and reads and writes the run's record, continuity and wiki in the
@@ -24,24 +35,37 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
+from specwire.runtime.core.fragment_data import (
+    DreamData,
+    FragmentData,
+    FragmentShapeError,
+    read_fragment,
+)
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.progress import Progress
+from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.dream import DreamOutcome, DreamSettings, run_dream
 from specwire.runtime.dream.fact_steps import DreamFacts
-from specwire.runtime.dream.outcome import model_phase_line
+from specwire.runtime.dream.model_phase import ModelSession, spec_prices
+from specwire.runtime.dream.outcome import model_ledger_line, model_phase_line
+from specwire.runtime.dream.schedule import dream_settings
 from specwire.runtime.dream.settings import DREAM_MODES
 from specwire.runtime.dream.state import read_state
 from specwire.runtime.facts.providers.admin import FactAdmin, FactLister, FactSweeper
-from specwire.runtime.models.prices import price_lookup
+from specwire.runtime.models.errors import ModelError
+from specwire.runtime.models.prices import PriceTableError, price_lookup
 from specwire.runtime.owner.backend import add_backend_options, is_remote, open_facts, remote_spec
+from specwire.runtime.owner.bundle_fragment import read_bundle_fragment, read_bundle_model
 from specwire.runtime.owner.selection import Selection, SelectionError, select, select_remote
 from specwire.runtime.owner.state_verb import open_state_volume
 from specwire.runtime.safety.redaction import redact
+from specwire.runtime.safety.secrets import SecretRef
+from specwire.runtime.wiring import dream_facts, state_volume
 
 PROG = "codegen dream"
 DEFAULT_EVERY = "1d"
@@ -93,11 +117,19 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     run = verbs.add_parser("run", help="run the dream now (once per window)")
     _common(run, suppress=True)
-    run.add_argument("--every", default=DEFAULT_EVERY, help="the window (default 1d, floor 5m)")
-    run.add_argument("--mode", choices=DREAM_MODES, default="deterministic")
+    run.add_argument(
+        "--bundle",
+        type=Path,
+        default=None,
+        help="a built bundle (agent.py or its folder): its dream settings, backends and model",
+    )
+    run.add_argument(
+        "--every", default=None, help=f"the window (default {DEFAULT_EVERY}, floor 5m)"
+    )
+    run.add_argument("--mode", choices=DREAM_MODES, default=None, help="default deterministic")
     run.add_argument("--budget-usd", type=float, default=None, help="model phase budget")
     run.add_argument("--instructions", default=None, help="what the model phase should do")
-    run.add_argument("--proof", choices=("ladder", "require", "off"), default="ladder")
+    run.add_argument("--proof", choices=("ladder", "require", "off"), default=None)
     run.add_argument("--model", default=None, help="the model of the model phase")
     run.add_argument("--force", action="store_true", help="run even if this window had a run")
     status = verbs.add_parser("status", help="what the last run did")
@@ -105,14 +137,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+@dataclass(frozen=True)
+class SessionRequest:
+    """What a session factory needs to build the model phase's session for one run."""
+
+    fragment: FragmentData
+    model: str | SecretRef  # ``--model``, else the bundle's ``MODEL``
+    cwd: Path  # where the agent runs: ``--root``, or the tenant's workspace
+    tenant: Tenant | None
+    log: Callable[[str], None]
+
+
+# (request) -> (the model's id, the session ``mode: full`` runs in); raises ``BadInput`` (or a
+# ``ModelError``: one line) for a model that cannot be loaded.
+SessionFactory = Callable[[SessionRequest], tuple[str, ModelSession]]
+
+
+@dataclass(frozen=True)
+class _Bundle:
+    """What ``--bundle`` read: the fragment, its dream and the bundle's model."""
+
+    fragment: FragmentData
+    dream: DreamData | None
+    model: str | SecretRef | None
+
+
+def main(
+    argv: Sequence[str] | None = None, *, session_factory: SessionFactory | None = None
+) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(None if argv is None else list(argv))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        if is_remote(args):
+        bundle = _read_bundle(args) if args.verb == "run" else None
+        if bundle is not None:
+            spec = bundle.fragment.spec_name
+            selection = select_remote(args.root, spec, args.tenant, None)
+            selection.layout.root.mkdir(parents=True, exist_ok=True)
+        elif is_remote(args):
             spec = remote_spec(args.root, args.spec, args.tenant)
             selection = select_remote(args.root, spec, args.tenant, None)
             selection.layout.root.mkdir(parents=True, exist_ok=True)
@@ -124,36 +188,111 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.verb == "status":
             state = read_state(selection.layout, volume)
             return _status(args, state, selection.layout.spec_name)
-        settings = DreamSettings(
-            every_s=duration_s(args.every),
-            mode=args.mode,
-            budget_usd=args.budget_usd,
-            instructions=args.instructions,
-        )
+        dream = bundle.dream if bundle is not None else None
+        settings = _settings(args, dream)
         with Progress("dreaming") as progress, progress.ticking():
 
             def log(line: str) -> None:
                 progress.above(lambda: _stderr(line))
 
-            outcome = run_dream(
-                selection.layout,
-                settings,
-                log=log,
-                proof_mode=args.proof,
-                model_id=args.model,
-                price_of=price_lookup(),
-                force=args.force,
-                facts=_facts_opener(args, selection),
-                volume=volume,
-            )
+            if bundle is not None:
+                outcome = _run_bundle(args, bundle, selection, settings, log, session_factory)
+            else:
+                outcome = run_dream(
+                    selection.layout,
+                    settings,
+                    log=log,
+                    proof_mode=args.proof or "ladder",
+                    model_id=args.model,
+                    price_of=price_lookup(),
+                    force=args.force,
+                    facts=_facts_opener(args, selection),
+                    volume=volume,
+                )
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")
         return 130
-    except (BadInput, SelectionError, StoreError, MemoryServiceError, OSError, ValueError) as exc:
+    except (
+        BadInput,
+        SelectionError,
+        StoreError,
+        MemoryServiceError,
+        ModelError,
+        PriceTableError,
+        FragmentShapeError,
+        OSError,
+        ValueError,
+    ) as exc:
         sys.stderr.write(redact(f"{PROG}: {exc}\n"))
         return 2
     _print_outcome(args, outcome)
     return 3 if outcome.status == "partial" else 0
+
+
+def _read_bundle(args: argparse.Namespace) -> _Bundle | None:
+    if args.bundle is None:
+        return None
+    if args.backend != "file":
+        raise BadInput("--bundle runs on the bundle's own backends: drop --backend")
+    try:
+        fragment = read_fragment(read_bundle_fragment(args.bundle))
+    except FragmentShapeError as exc:
+        raise BadInput(f"--bundle {args.bundle}: invalid memory fragment: {exc}") from None
+    if args.spec is not None and args.spec != fragment.spec_name:
+        raise BadInput(f"--spec {args.spec!r}: the bundle's spec is {fragment.spec_name!r}")
+    dream = fragment.memory.dream if fragment.memory is not None else None
+    return _Bundle(fragment, dream, read_bundle_model(args.bundle))
+
+
+def _settings(args: argparse.Namespace, dream: DreamData | None) -> DreamSettings:
+    """The flags over the bundle's ``memory.dream`` (a bundle without one: the flags alone)."""
+    base = dream_settings(dream) if dream is not None else None
+    every = duration_s(args.every) if args.every is not None else None
+    return DreamSettings(
+        every_s=every or (base.every_s if base else duration_s(DEFAULT_EVERY)),
+        mode=args.mode or (base.mode if base else "deterministic"),
+        budget_usd=args.budget_usd
+        if args.budget_usd is not None or base is None
+        else base.budget_usd,
+        instructions=args.instructions or (base.instructions if base else None),
+    )
+
+
+def _run_bundle(
+    args: argparse.Namespace,
+    bundle: _Bundle,
+    selection: Selection,
+    settings: DreamSettings,
+    log: Callable[[str], None],
+    session_factory: SessionFactory | None,
+) -> DreamOutcome:
+    """The bundle's dream, as its hosts run it (see the module's docstring)."""
+    fragment = bundle.fragment
+    layout = selection.layout
+    tenant = Tenant(args.tenant, layout.root) if args.tenant is not None else None
+    prices = price_lookup(spec_prices(bundle.dream.prices if bundle.dream else None))
+    model_ref: str | SecretRef | None = args.model or bundle.model
+    model_id = args.model
+    session: ModelSession | None = None
+    if model_ref is not None and session_factory is not None and settings.mode == "full":
+        cwd = args.root.resolve() if tenant is None else tenant.workspace
+        cwd.mkdir(parents=True, exist_ok=True)
+        model_id, session = session_factory(SessionRequest(fragment, model_ref, cwd, tenant, log))
+    elif isinstance(model_ref, str):
+        model_id = model_ref
+    continuity = fragment.continuity
+    return run_dream(
+        layout,
+        settings,
+        log=log,
+        proof_mode=args.proof or (continuity.proof if continuity is not None else "ladder"),
+        model_id=model_id,
+        price_of=prices,
+        force=args.force,
+        model_session=session,
+        facts=dream_facts(fragment, tenant),
+        volume=state_volume(fragment, layout, tenant),
+    )
 
 
 def _facts_opener(
@@ -218,6 +357,13 @@ def _status(args: argparse.Namespace, state: dict[str, Any] | None, spec: str) -
     if state is None:
         sys.stdout.write(f"dream {spec}: no run recorded yet (codegen dream run)\n")
         return 0
+    if state.get("lastRunAt") is None:  # only the mark of a model phase that never finished
+        sys.stdout.write(
+            f"dream {spec}: no run recorded yet; the model phase of "
+            f"{state.get('modelPhaseWindow')} started and was not recorded (its process "
+            "stopped): that window runs no other\n"
+        )
+        return 0
     outcome = state.get("lastOutcome")
     outcome = outcome if isinstance(outcome, dict) else {}
     lines = [
@@ -234,6 +380,9 @@ def _status(args: argparse.Namespace, state: dict[str, Any] | None, spec: str) -
     model = outcome.get("model")
     if isinstance(model, dict):
         lines.append(f"model phase: {model_phase_line(model)}")
+    ledger = state.get("modelLedger")
+    if isinstance(ledger, dict):
+        lines.append(f"model phases to date: {model_ledger_line(ledger)}")
     stale = state.get("stale")
     if isinstance(stale, dict):
         for kind in ("facts", "articles"):

@@ -48,10 +48,11 @@ def run(argv: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_full_dream_runs_the_model_phase_and_stops_at_its_budget(tmp_path: Path) -> None:
-    # One scripted call here reads about 3,000 prompt tokens: about $0.009 at $3 a million,
-    # so a $0.01 budget allows a second call and refuses the third.
+    # One scripted call here reads about 3,000 prompt tokens: about $0.009 at $3 a million, so
+    # a $0.02 budget pays for two calls; the third call's prompt alone would pass what is left,
+    # so it is not made, and no call's answer passed the budget (each one capped).
     spec = tmp_path / "dreamer.yaml"
-    spec.write_text(SPEC_TEXT.format(budget=0.01), encoding="utf-8")
+    spec.write_text(SPEC_TEXT.format(budget=0.02), encoding="utf-8")
     agent = build_bundle(spec, tmp_path / "out")
     workdir = tmp_path / "work"
     (workdir / "home").mkdir(parents=True)
@@ -59,21 +60,21 @@ def test_a_full_dream_runs_the_model_phase_and_stops_at_its_budget(tmp_path: Pat
     dreamt = run([sys.executable, str(agent), "--dream"], workdir)
     assert dreamt.returncode == 0, dreamt.stderr
     assert "model phase: ran (stopped at the budget) — 2 call(s)" in dreamt.stdout
+    assert "would leave under 16 answer tokens in the budget" in dreamt.stderr
 
     state = workdir / ".specwire" / "state" / "dreamer" / "dream" / "state.json"
     model = json.loads(state.read_text(encoding="utf-8"))["lastOutcome"]["model"]
     assert model["ran"] and model["reason"] == "stopped at the budget"
     assert model["calls"] == 2 and model["unmetered_calls"] == 0
-    # The cost is the reported usage at the spec's price, and it passed the budget by at most
-    # the one call in flight when the budget was reached.
+    # The cost is the reported usage at the spec's price, and it stayed within the budget.
     cost = (model["input_tokens"] * 3 + model["output_tokens"] * 15) / 1_000_000
     assert abs(model["spent_usd"] - cost) < 1e-6
-    assert 0.01 <= model["spent_usd"] < 0.01 + cost / 2 + 0.001
+    assert 0.009 < model["spent_usd"] <= 0.02
     status = run([sys.executable, "-m", "specwire.emitters.command", "dream", "status"], workdir)
     assert status.returncode == 0, status.stderr
     assert (
         f"model phase: ran (stopped at the budget) — 2 call(s), {model['input_tokens']} input "
-        f"(0 cached) / {model['output_tokens']} output tokens, ${model['spent_usd']:.6f} of $0.01"
+        f"(0 cached) / {model['output_tokens']} output tokens, ${model['spent_usd']:.6f} of $0.02"
     ) in status.stdout
 
     again = run([sys.executable, str(agent), "--dream"], workdir)

@@ -47,3 +47,23 @@ def test_learning_switched_off_is_the_spec_without_it() -> None:
     off = HEAD + WIKI + "learning: {enabled: false, domain: d}\n"
     assert lower(load_spec_text(off, "s.yaml")).to_json() == without
     assert '"version":3' in without and "require_sources" not in without
+
+
+def test_on_heartbeat_is_carried_where_a_host_ticks_and_dropped_elsewhere() -> None:
+    learning = "learning: {domain: d, study: {on_heartbeat: true}}\n"
+    for target, extra in (
+        ("channel", "channels: {webhook: {token: $T}}\nrouting: {sessionKey: thread}\n"),
+        ("managed", "tenants: [{id: acme}]\n"),
+    ):
+        head = HEAD.replace("target: cli", f"target: {target}") + extra
+        data = lower(load_spec_text(head + WIKI + learning, "s.yaml")).to_data()
+        assert data["learning"]["study_on_heartbeat"] is True
+    # cli (and research, crew): no host ticks; unset or false: no key, the spec's bytes.
+    assert (
+        "study_on_heartbeat"
+        not in lower(load_spec_text(HEAD + WIKI + learning, "s.yaml")).to_json()
+    )
+    off = HEAD.replace("target: cli", "target: managed") + "tenants: [{id: acme}]\n" + WIKI
+    for study in ("", "  study: {on_heartbeat: false}\n"):
+        text = off + "learning:\n  domain: d\n" + study
+        assert "study_on_heartbeat" not in lower(load_spec_text(text, "s.yaml")).to_json()

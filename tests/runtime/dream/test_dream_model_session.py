@@ -39,11 +39,7 @@ def _quiet(line: str) -> None:
     return None
 
 
-def _priced(model_id: str) -> ModelPrice | None:
-    return PRICE if model_id == "scripted" else None
-
-
-def _run(tmp_path: Path, budget: float) -> tuple[StoreLayout, object]:
+def _run(tmp_path: Path, budget: float, price: ModelPrice = PRICE) -> tuple[StoreLayout, object]:
     layout = StoreLayout.for_cwd(tmp_path, "demo")
     layout.state_dir.mkdir(parents=True)
     settings = DreamSettings(every_s=3600, mode="full", budget_usd=budget, instructions=TASK)
@@ -53,7 +49,7 @@ def _run(tmp_path: Path, budget: float) -> tuple[StoreLayout, object]:
         settings,
         now=Clock(NOW),
         model_id="scripted",
-        price_of=_priced,
+        price_of=lambda model_id: price if model_id == "scripted" else None,
         model_session=session,
     )
     return layout, outcome
@@ -81,10 +77,12 @@ def test_with_room_in_the_budget_the_session_acts_through_the_memory_tools(
 
 
 def test_the_session_stops_at_the_budget(tmp_path: Path) -> None:
-    layout, outcome = _run(tmp_path, budget=0.01)
+    # A dollar a million tokens: the first call's prompt (about 3,000 tokens) fits in $0.004,
+    # the second's (the first's and its answer, more) no longer fits in what is left.
+    layout, outcome = _run(tmp_path, budget=0.004, price=ModelPrice(1.0, 1.0))
     model = outcome.model  # type: ignore[attr-defined]
     assert model.ran and model.reason == "stopped at the budget"
-    assert model.spent_usd >= 0.01
+    assert model.calls == 1 and 0 < model.spent_usd <= 0.004
     assert _facts(layout) == ["deploys go out on fridays"]  # the second call never happened
 
 

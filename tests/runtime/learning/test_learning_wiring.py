@@ -67,13 +67,17 @@ def test_a_study_pass_follows_a_started_dream_and_only_then(tmp_path: Path) -> N
     context = LearningContext(store, LearningData(**LEARNING), tmp_path, None, 6)
     lines: list[str] = []
     dream_done = threading.Event()
+    sessions: list[object] = []
 
-    def dream_started(model_id: str | None) -> threading.Thread:
+    def dream_started(model_id: str | None, session: object = None, /) -> threading.Thread:
+        sessions.append(session)
         thread = threading.Thread(target=dream_done.set)
         thread.start()
         return thread
 
-    follower = study_after_dream(dream_started, context, lines.append)(None)
+    marker = object()  # the model session a host hands the dream reaches it
+    follower = study_after_dream(dream_started, context, lines.append)(None, marker)
+    assert sessions == [marker]
     assert isinstance(follower, threading.Thread)
     follower.join(timeout=30)
     assert dream_done.is_set()
@@ -82,6 +86,9 @@ def test_a_study_pass_follows_a_started_dream_and_only_then(tmp_path: Path) -> N
         "0 updated, 0 unchanged, 0 failed\n"
     ]
     # A dream not due (nothing started) is no study pass either.
-    assert study_after_dream(lambda model_id: None, context, lines.append)(None) is None
+    assert (
+        study_after_dream(lambda model_id, session=None, /: None, context, lines.append)(None)
+        is None
+    )
     assert len(lines) == 1
     assert study_pass(store, LEARNING["sources"], tmp_path).count("unchanged") == 1

@@ -238,3 +238,27 @@ def test_a_tool_call_streamed_in_pieces_runs_once_with_the_complete_arguments(
     assert out == ["The note says heron."]
     sent = fake.bodies()[1]["messages"]
     assert json.loads(sent[-2]["tool_calls"][0]["function"]["arguments"]) == {"path": "notes.txt"}
+
+
+def test_a_request_s_answer_cap_reaches_each_wire() -> None:
+    """``ModelRequest.max_output_tokens`` (the dream's budget cap): Anthropic sends the lower of
+    it and its own limit, OpenAI ``max_completion_tokens``, a compatible server ``max_tokens``;
+    a request without one sends what it sent before."""
+    from specwire.runtime.models.anthropic_model import AnthropicModel
+    from specwire.runtime.models.openai_model import OpenAIModel
+
+    capped = ModelRequest([], [UserMessage("hello")], [READ], max_output_tokens=123)
+    anthropic = AnthropicModel("anthropic/fake", "fake", environ={"ANTHROPIC_API_KEY": "k"})
+    assert anthropic.body(capped)["max_tokens"] == 123
+    assert anthropic.body(REQUEST)["max_tokens"] == 4096
+    openai = OpenAIModel("openai/fake", "fake", environ={"OPENAI_API_KEY": "k"})
+    assert openai.body(capped)["max_completion_tokens"] == 123
+    assert "max_completion_tokens" not in openai.body(REQUEST)
+    compatible = OpenAIModel(
+        "openai-compatible/fake",
+        "fake",
+        compatible=True,
+        environ={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
+    )
+    body = compatible.body(capped)
+    assert body["max_tokens"] == 123 and "max_completion_tokens" not in body
