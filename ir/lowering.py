@@ -2,9 +2,9 @@
 
 The IR's memory and continuity settings already are fragment types, so lowering adds the
 contract's version and the specwire that built it, and nothing else. The version is the lowest
-that reads the bundle: a fragment with state in PostgreSQL (``memory.state``), ``learning``,
-dream price overrides, ``thredz`` or (channel, managed) ``mcp_servers`` needs version 6; one
-with a memory protocol, provider tools, several providers or document bindings needs version 5;
+that reads the bundle: (channel, managed) ``mcp_servers``, a heartbeat study or learning into
+Thredz's wiki need version 7; state in PostgreSQL (``memory.state``), ``learning``, dream price
+overrides or ``thredz`` need version 6; one with a memory protocol, provider tools, several providers or document bindings needs version 5;
 a target whose host passes an ``Audience`` to the bundle, or a fragment with a memory scope or
 tiers, needs version 4; anything else still says 3, so a cli or research bundle without those
 keys is byte-identical to one built before them.
@@ -18,6 +18,7 @@ from specwire.runtime.core.fragment import (
     PRE_SCOPES_FRAGMENT_VERSION,
     PROVIDERS_FRAGMENT_VERSION,
     SCOPES_FRAGMENT_VERSION,
+    STATE_FRAGMENT_VERSION,
     SPECWIRE_VERSION,
     MemoryWiringFragment,
 )
@@ -39,19 +40,30 @@ def lower(ir: IrSpec) -> MemoryWiringFragment:
 
 
 def fragment_version(ir: IrSpec) -> int:
-    if ir.learning is not None:
-        return FRAGMENT_VERSION
-    memory = ir.memory
-    if memory is not None and memory.state is not None:
-        return FRAGMENT_VERSION
-    if memory is not None and memory.dream is not None and memory.dream.prices is not None:
-        return FRAGMENT_VERSION
-    if getattr(ir, "thredz", None) is not None:
-        return FRAGMENT_VERSION
     if ir.target in AUDIENCE_TARGETS and bool(getattr(ir, "mcp_servers", None)):
-        # Their host takes the servers (``serve_channel(mcp_servers=…)``) from version 6 on: an
+        # Their host takes the servers (``serve_channel(mcp_servers=…)``) from version 7 on: an
         # older runtime refuses the fragment in one line instead of failing on the argument.
         return FRAGMENT_VERSION
+    memory = ir.memory
+    thredz = getattr(ir, "thredz", None)
+    own_wiki = (
+        memory is not None
+        and memory.enabled is not False
+        and memory.wiki is not None
+        and memory.wiki.enabled is not False
+    )
+    if ir.learning is not None and (
+        ir.learning.study_on_heartbeat or (thredz is not None and not own_wiki)
+    ):
+        return FRAGMENT_VERSION
+    if ir.learning is not None:
+        return STATE_FRAGMENT_VERSION
+    if memory is not None and memory.state is not None:
+        return STATE_FRAGMENT_VERSION
+    if memory is not None and memory.dream is not None and memory.dream.prices is not None:
+        return STATE_FRAGMENT_VERSION
+    if thredz is not None:
+        return STATE_FRAGMENT_VERSION
     if memory is not None and any(
         field is not None
         for field in (memory.protocol, memory.tools, memory.providers, memory.documents)

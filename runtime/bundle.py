@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from specwire.runtime.wiring import HostResources, MemoryDeps, wire_memory
 
 # The interface's version: the fragment version of the bundles that import it.
-BUNDLE_INTERFACE: Final = 6
+BUNDLE_INTERFACE: Final = 7
 
 _HOMES: Final = {
     "Audience": "specwire.runtime.core.scopes",

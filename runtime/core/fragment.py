@@ -66,10 +66,15 @@ SPECWIRE_VERSION: Final = "0.3.0"
 # ``memory.tiers``, and the per-conversation builders (channel and managed ``build_turn``, crew
 # ``build_session``) take the host's ``Audience``; 5: ``memory.protocol``, ``memory.tools``,
 # ``memory.providers`` and ``memory.documents``; 6: ``memory.state`` (every tier in PostgreSQL),
-# ``learning``, ``memory.dream.prices`` and ``thredz``. A bundle carries the lowest version that
-# reads it (``specwire.ir.lowering``): a cli or research bundle without any of those fields
-# still says 3.
-FRAGMENT_VERSION: Final = 6
+# ``learning``, ``memory.dream.prices`` and ``thredz``; 7: channel and managed hosts take the
+# spec's ``mcp_servers``, ``learning.study_on_heartbeat`` and learning into Thredz's wiki (a
+# spec with ``learning`` and ``thredz`` but no wiki of its own). A bundle carries the lowest
+# version that reads it (``specwire.ir.lowering``): a cli or research bundle without any of
+# those fields still says 3.
+FRAGMENT_VERSION: Final = 7
+# The version that put every tier in PostgreSQL and added learning, dream prices and Thredz,
+# written for bundles that use nothing of version 7.
+STATE_FRAGMENT_VERSION: Final = 6
 # The version that added several providers, provider tools and documents, written for bundles
 # that use nothing of version 6.
 PROVIDERS_FRAGMENT_VERSION: Final = 5

@@ -38,6 +38,7 @@ PINNED = {
     4: ["Audience", *PINNED_3],
     5: ["Audience", *PINNED_3],
     6: ["Audience", *PINNED_3],
+    7: ["Audience", *PINNED_3],
 }
 
 

@@ -58,6 +58,7 @@ def test_on_heartbeat_is_carried_where_a_host_ticks_and_dropped_elsewhere() -> N
         head = HEAD.replace("target: cli", f"target: {target}") + extra
         data = lower(load_spec_text(head + WIKI + learning, "s.yaml")).to_data()
         assert data["learning"]["study_on_heartbeat"] is True
+        assert data["version"] == 7  # a version-6 runtime has no heartbeat
     # cli (and research, crew): no host ticks; unset or false: no key, the spec's bytes.
     assert (
         "study_on_heartbeat"
@@ -66,4 +67,5 @@ def test_on_heartbeat_is_carried_where_a_host_ticks_and_dropped_elsewhere() -> N
     off = HEAD.replace("target: cli", "target: managed") + "tenants: [{id: acme}]\n" + WIKI
     for study in ("", "  study: {on_heartbeat: false}\n"):
         text = off + "learning:\n  domain: d\n" + study
-        assert "study_on_heartbeat" not in lower(load_spec_text(text, "s.yaml")).to_json()
+        fragment = lower(load_spec_text(text, "s.yaml"))
+        assert "study_on_heartbeat" not in fragment.to_json() and fragment.version == 6

@@ -239,5 +239,15 @@ def test_channel_and_managed_carry_the_servers_and_the_block() -> None:
 
 def test_a_per_turn_bundle_with_servers_needs_the_runtime_that_starts_them() -> None:
     servers = "memory: {}\nmcp_servers:\n  fs: {transport: stdio, command: x}\n"
-    assert lower(load_spec_text(CHANNEL + servers, "s.yaml")).to_data()["version"] == 6
+    assert lower(load_spec_text(CHANNEL + servers, "s.yaml")).to_data()["version"] == 7
     assert lower(load_spec_text(CHANNEL + "memory: {}\n", "s.yaml")).to_data()["version"] == 4
+
+
+def test_learning_into_thredz_needs_the_runtime_that_wires_it() -> None:
+    """Without a wiki of its own, learning goes to Thredz's wiki: version 7 (a version-6 runtime
+    would learn into a local wiki the spec never asked for); with a wiki, version 6 reads it."""
+    learning = "learning: {domain: billing}\n"
+    thredz = "thredz: true\nmemory: {}\n"
+    assert lower(load_spec_text(CLI + thredz + learning, "s.yaml")).version == 7
+    wiki = "thredz: true\nmemory: {wiki: {enabled: true}}\n"
+    assert lower(load_spec_text(CLI + wiki + learning, "s.yaml")).version == 6
