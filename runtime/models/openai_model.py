@@ -240,6 +240,7 @@ class _Call:
     type: str = "function"
     arguments: str = ""
     announced: bool = False
+    id_given: bool = False  # the server named the call (else ``id`` is a placeholder)
 
 
 @dataclass
@@ -247,7 +248,11 @@ class _StreamState:
     """Chat-completion chunks folded into what ``complete`` returns."""
 
     texts: list[str] = field(default_factory=list)
-    calls: dict[int, _Call] = field(default_factory=dict)
+    # The calls in the order they started. A piece's ``index`` says which call it continues,
+    # except that some servers (Ollama, some proxies: ollama/ollama#15457) send every parallel
+    # call at index 0: a piece naming an id other than its index's call starts a new call.
+    calls: list[_Call] = field(default_factory=list)
+    _at_index: dict[int, _Call] = field(default_factory=dict)
     refusal: str = ""
     finish_reason: str | None = None
     usage: Usage | None = None
@@ -274,9 +279,13 @@ class _StreamState:
 
     def _tool_piece(self, piece: Any, sink: StreamSink) -> None:
         index = int(piece.index or 0)
-        call = self.calls.setdefault(index, _Call(id=f"call_{index}"))
-        if piece.id:
-            call.id = piece.id
+        call = self._at_index.get(index)
+        if call is None or (piece.id and call.id_given and piece.id != call.id):
+            call = _Call(id=f"call_{len(self.calls)}")
+            self.calls.append(call)
+            self._at_index[index] = call
+        if piece.id and not call.id_given:
+            call.id, call.id_given = piece.id, True
         if getattr(piece, "type", None):
             call.type = piece.type
         function = piece.function
@@ -294,7 +303,7 @@ class _StreamState:
     def response(self) -> ModelResponse:
         calls = [
             ToolCall(call.id, call.name, _arguments(call.arguments))
-            for _, call in sorted(self.calls.items())
+            for call in self.calls
             if call.type == "function"
         ]
         return ModelResponse(text="".join(self.texts), tool_calls=calls, usage=self.usage)
