@@ -63,3 +63,12 @@ def test_one_users_focus_and_plan_never_reach_another_user_of_the_tenant(
     ]
     for reply in seen_by_bob:
         assert "sick-leave" not in reply and "lawyer" not in reply and "collect" not in reply
+
+
+def test_a_user_and_a_session_at_their_longest_are_served(concierge: TestClient) -> None:
+    # Review finding H7-5: both are 1-200 characters, but the conversation key "<user>/<id>"
+    # (401) was longer than a scope subject could be (256): a valid request failed with 500
+    # (and the official client, told to retry a 5xx, sent it three times).
+    user, session = "u" * 200, "s" * 200
+    assert "remembered" in say(concierge, user, session, "remember: the long-named guest")
+    assert "long-named guest" in say(concierge, user, session, "recall: long-named")
