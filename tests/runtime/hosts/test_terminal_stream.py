@@ -205,3 +205,16 @@ def test_the_models_text_acts_on_no_terminal_but_keeps_its_bytes_when_piped() ->
         piped(TextDelta(piece))
     piped(TurnDone("".join(hostile)))
     assert piped_out.getvalue() == "".join(hostile) + "\n"
+
+
+def test_a_console_hosts_reply_acts_on_no_terminal_either(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from specwire.runtime.hosts.console import stdout_line
+
+    tty, piped = _Tty(), io.StringIO()
+    for out in (tty, piped):
+        monkeypatch.setattr("sys.stdout", out)
+        stdout_line("thread-1: Noted.\x1b]0;pwned\x07\x1b[2J")
+    assert tty.getvalue() == "thread-1: Noted. ]0;pwned  [2J\n"
+    assert piped.getvalue() == "thread-1: Noted.\x1b]0;pwned\x07\x1b[2J\n"
