@@ -250,7 +250,9 @@ class _StreamState:
     texts: list[str] = field(default_factory=list)
     # The calls in the order they started. A piece's ``index`` says which call it continues,
     # except that some servers (Ollama, some proxies: ollama/ollama#15457) send every parallel
-    # call at index 0: a piece naming an id other than its index's call starts a new call.
+    # call at index 0: a piece that names a function and an id other than its index's call
+    # starts a new call (a call's first piece names both; a server repeating them, or sending
+    # ids on later pieces, continues the call it names).
     calls: list[_Call] = field(default_factory=list)
     _at_index: dict[int, _Call] = field(default_factory=dict)
     refusal: str = ""
@@ -280,7 +282,9 @@ class _StreamState:
     def _tool_piece(self, piece: Any, sink: StreamSink) -> None:
         index = int(piece.index or 0)
         call = self._at_index.get(index)
-        if call is None or (piece.id and call.id_given and piece.id != call.id):
+        function = piece.function
+        named = function is not None and bool(function.name)
+        if call is None or (named and piece.id and call.id_given and piece.id != call.id):
             call = _Call(id=f"call_{len(self.calls)}")
             self.calls.append(call)
             self._at_index[index] = call
@@ -288,7 +292,6 @@ class _StreamState:
             call.id, call.id_given = piece.id, True
         if getattr(piece, "type", None):
             call.type = piece.type
-        function = piece.function
         if function is not None and function.name and not call.name:
             call.name = function.name  # some servers repeat it in every piece
         arguments = function.arguments if function is not None and function.arguments else ""
