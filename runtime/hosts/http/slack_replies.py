@@ -1,5 +1,6 @@
 """The Slack Web API, outbound: replies posted in the thread with ``chat.postMessage``, and a
-streamed reply's message updated with ``chat.update`` (``runtime.hosts.http.slack_stream``).
+streamed reply's message updated with ``chat.update`` (``runtime.hosts.http.slack_stream``), or
+removed with ``chat.delete`` when it ended with nothing to show.
 
 Through the official ``slack_sdk`` client, which retries connection errors and rate limits
 (``Retry-After``). ``$SPECWIRE_SLACK_API_URL`` points it at another base URL (a proxy, or a fake
@@ -65,6 +66,10 @@ class SlackPoster:
         self._update_one(channel, ts, first)
         for part in rest:
             self._post_one(channel, thread_ts, part)
+
+    def delete(self, channel: str, ts: str) -> None:
+        """Remove the bot's message ``ts`` (a streamed reply that ended with nothing to show)."""
+        self._client.chat_delete(channel=channel, ts=ts)
 
     def _update_one(self, channel: str, ts: str, text: str) -> None:
         self._client.chat_update(channel=channel, ts=ts, text=text)

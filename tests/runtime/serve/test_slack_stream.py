@@ -142,3 +142,29 @@ def test_escaping_never_splits_an_entity_between_two_parts() -> None:
     parts = slack_text(text)
     assert "".join(parts) == "a" * (MAX_TEXT - 2) + "&lt;" + "b" * 10
     assert all(len(part) <= MAX_TEXT for part in parts) and parts[1].startswith("&lt;")
+
+
+def test_a_reply_that_ends_empty_leaves_no_status_line_behind(
+    slack: FakeSlack, poster: SlackPoster
+) -> None:
+    # Review finding H7-8: a model may end its turn with no text after its tools; the message
+    # posted for the tool's progress then kept "_running Recall…_" forever. The reply ends as
+    # the text shown before the tools, or, with none, the message is deleted (an unstreamed
+    # empty reply posts nothing).
+    before = len(slack.posts)
+    reply = SlackReplyStream(poster, "C1", "15.1", log=print, interval_s=0.05)
+    reply.sink(ToolRunning("t1", "Recall"))
+    wait_until(lambda: len(slack.posts) > before)
+    reply.sink(ToolDone("t1", "Recall", is_error=False))
+    reply.finish("")
+    [post] = new_posts(slack, before)
+    assert post.get("deleted") is True
+
+    before = len(slack.posts)
+    reply = SlackReplyStream(poster, "C1", "15.2", log=print, interval_s=0.05)
+    reply.sink(TextDelta("Let me check."))
+    reply.sink(ToolRunning("t2", "Recall"))
+    wait_until(lambda: len(slack.posts) > before)
+    reply.finish("")
+    [post] = new_posts(slack, before)
+    assert post["text"] == "Let me check." and not post.get("deleted")
