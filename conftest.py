@@ -96,6 +96,8 @@ SLOW = frozenset(
         "tests/conformance/test_scopes_conformance.py::test_the_filter_holds_among_many_people",
         "tests/runtime/facts/test_facts_scopes.py::test_filtered_index_recall_is_the_filtered_fts5_ranking",
         "tests/runtime/serve/test_channel_app.py::test_messages_are_answered_in_their_threads_with_per_thread_memory",
+        # Review findings served in-process (a managed bundle per test, several turns).
+        "tests/runtime/serve/test_managed_user_isolation.py",
         "tests/runtime/serve/test_slack_stream.py::test_a_rate_limited_update_waits_for_retry_after",
         "tests/conformance/test_conformance_runner.py::test_a_passing_part_exits_0_and_lists_its_skips",
         "tests/conformance/test_conformance_runner.py::test_a_running_service_passes_with_url",

@@ -31,8 +31,9 @@ PERSONAL_SCOPES: frozenset[Scope] = frozenset({"user", "conversation", "role"})
 # How far a scope reaches: a model may write at its default's width or narrower.
 _WIDTH: dict[Scope, int] = {"user": 0, "conversation": 0, "role": 0, "crew": 1, "agent": 2}
 
-# A subject id as hosts pass it: Slack ids, client keys, role names, managed user strings.
-SUBJECT_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
+# A subject id as hosts pass it: Slack ids, client keys, role names, managed user strings, and
+# a managed conversation ``<user>/<X-Session-Id>`` (two client keys of up to 200: 401).
+SUBJECT_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,512}$")
 
 
 class ScopeError(ValueError):

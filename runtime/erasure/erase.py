@@ -8,8 +8,9 @@ then the receipt. A caller with tiers elsewhere (the PostgreSQL fact database) r
 first and passes their counts in: a receipt only ever names tiers that were reached.
 
 With a scope ``key`` (``codegen memory erase --user ID``: one person's ``user`` key) every fact,
-tier note and held write stored in that key goes too, whatever its text, and ``subject`` is the
-key's id, so its mentions (a session log's ``"user": "U123"``) are redacted everywhere.
+tier note, held write and session record stored in that key goes too, whatever its text, and
+``subject`` is the key's id, so its mentions (a session log's ``"user": "U123"``) are redacted
+everywhere.
 
 The receipt (JSON, under ``<root>/erasures/``) records what was erased in which tier, the
 counts, the scopes the deleted facts and held writes were in (``scopes``: scope names and
@@ -38,6 +39,8 @@ from specwire.runtime.erasure.subject import Subject
 from specwire.runtime.fs.atomic import replace_atomically
 
 RECEIPTS_DIR = "erasures"
+# ``StoreLayout.sessions_index_dir``'s folder: ``sessions-index/<spec>/<sess_…>.json``.
+SESSIONS_INDEX_DIRNAME: Final = "sessions-index"
 # Folders the runtime writes in the agent's folder, beside its state root ``.specwire/``.
 OUTPUT_DIRS: Final = ("research-runs",)
 
@@ -108,11 +111,16 @@ def erase_subject(
         for scope, value in done.by_scope.items():
             scopes[scope] = scopes.get(scope, 0) + value
     facts["stores"] = len(stores)
+    records = 0 if key is None else drop_session_records(root, key)
     edited = redact_files(root, subject)
     reports = sum(redact_files(folder, subject)["files"] for _, folder in output_dirs(root))
     tiers = {
         "facts": facts,
-        "sessions": {"logs": edited["sessionLogs"], "lines": edited["sessionLines"]},
+        "sessions": {
+            "logs": edited["sessionLogs"],
+            "lines": edited["sessionLines"],
+            "records": records,
+        },
         "files": {"continuityWikiTrash": edited["files"], "renamed": edited["renamed"]},
         "outputs": {"researchReports": reports},
         "scopes": dict(sorted(scopes.items())),
@@ -125,6 +133,25 @@ def erase_subject(
     )
     receipt.path = _write_receipt(root, receipt, subject)
     return receipt
+
+
+def drop_session_records(root: Path, key: ScopeKey) -> int:
+    """Delete the session records (``memory.sessionRecall``) kept in ``key``: summaries of what
+    that person's sessions said and remembered, erased whole with the key as its facts are (a
+    redaction would leave their facts' text). The count deleted."""
+    label = key.label()
+    dropped = 0
+    for path in regular_files(root):
+        if path.suffix != ".json" or path.parent.parent.name != SESSIONS_INDEX_DIRNAME:
+            continue
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and record.get("scope") == label:
+            path.unlink()
+            dropped += 1
+    return dropped
 
 
 def output_dirs(root: Path) -> list[tuple[Path, Path]]:

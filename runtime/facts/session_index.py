@@ -151,21 +151,36 @@ def summarize(
     answers = [turn.final_answer for turn in turns if turn.final_answer]
     last = first_line(answers[-1]) if answers else None
     last = without_acknowledgement(last) if last else None
-    remembered = [
-        collapse_whitespace(str(event.payload.get("input", {}).get("text", "")))
+    remembers = [
+        event.payload["input"]
         for event in logged
         if event.type == "tool_use"
         and event.payload.get("name") == "Remember"
         and isinstance(event.payload.get("input"), dict)
     ]
+    # A Remember naming a scope kept its fact narrower than the session's own key (a person's
+    # `user` key under an `agent` default): the record, kept in ``scope``, must not carry that
+    # text wider, neither as a key fact nor in an outcome that repeats it.
+    kept_narrower = {
+        collapse_whitespace(str(args.get("text", "")))
+        for args in remembers
+        if args.get("scope") is not None
+    } - {""}
+    remembered = [
+        collapse_whitespace(str(args.get("text", "")))
+        for args in remembers
+        if args.get("scope") is None
+    ]
     stated = [fact.text for fact in durable_facts(logged)]
     facts = [
         clip(fact, LINE_CHARS)
         for fact in dict.fromkeys([*remembered, *stated])
-        if fact and scan(fact) is None
+        if fact and fact not in kept_narrower and scan(fact) is None
     ]
     if last is not None and scan(last) is not None:
         last = None  # flagged text never reaches a later session's prompt
+    if last is not None and any(text in collapse_whitespace(last) for text in kept_narrower):
+        last = None
     tools = dict.fromkeys(name for turn in turns for name in turn.tool_names if name)
     moment = ended()
     return SessionSummary(

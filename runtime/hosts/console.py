@@ -10,10 +10,12 @@ import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
+from specwire.runtime.core.progress import is_terminal
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tool_types import ToolCatalog
 from specwire.runtime.core.undecodable import valid_text
 from specwire.runtime.hosts.preflight import StartCheck, passes_start_checks
+from specwire.runtime.hosts.terminal_stream import terminal_safe
 from specwire.runtime.loop.tools import SKILL_TOOL_NAME
 from specwire.runtime.models import Model, ModelError
 from specwire.runtime.models.select import ModelRef, select_spec_model
@@ -28,7 +30,12 @@ def stderr_log(text: str) -> None:
 
 
 def stdout_line(text: str) -> None:
-    sys.stdout.write(valid_text(text) + "\n")
+    """One line of output (a reply): on a terminal without the control characters a model's
+    text could act on it with (``hosts.terminal_stream.terminal_safe``)."""
+    shown = valid_text(text)
+    if is_terminal(sys.stdout):
+        shown = terminal_safe(shown)
+    sys.stdout.write(shown + "\n")
     sys.stdout.flush()
 
 

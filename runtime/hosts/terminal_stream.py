@@ -22,11 +22,16 @@ between two events is therefore stopped by the second Ctrl-C, not the first.
 
 Everything shown passes ``valid_text``; tool lines are also redacted and stripped of control
 characters (the model writes tool arguments: no escape sequence reaches the terminal from them).
+The answer's text is the model's too (and a prompt injection's): on a terminal its control
+characters other than newline and tab become spaces, so it cannot clear the screen, move the
+cursor over the lines above (a tool line, a restart note), retitle the window or set the
+clipboard; piped, stdout keeps the reply's exact characters.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 import threading
@@ -59,6 +64,15 @@ def _printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else " " for ch in valid_text(text))
 
 
+# C0 controls but newline and tab, DEL, and the C1 controls (a lone U+009B is a CSI too).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with no control character a terminal would act on (newline and tab kept)."""
+    return _CONTROL.sub(" ", text)
+
+
 def first_argument(arguments_json: str) -> str:
     """The first scalar argument of a tool call, shortened: what the tool line shows."""
     try:
@@ -89,6 +103,7 @@ class TerminalStream:
         self._out = out
         self._err = err
         self._tool_lines = tool_lines
+        self._out_terminal: bool | None = None  # stdout is a terminal (asked once)
         self._segment: list[str] = []  # text shown for the model response being written
         self._line_open = False  # stdout holds text not yet ended by a newline
         self._swallow: str | None = None  # the reply ``output`` must not print again
@@ -179,7 +194,10 @@ class TerminalStream:
 
     def _write_out(self, text: str) -> None:
         stream = self._out()
-        stream.write(valid_text(text))
+        if self._out_terminal is None:
+            self._out_terminal = is_terminal(stream)
+        shown = valid_text(text)
+        stream.write(terminal_safe(shown) if self._out_terminal else shown)
         stream.flush()
 
     def _note(self, text: str) -> None:

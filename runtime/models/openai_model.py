@@ -247,6 +247,7 @@ class _Call:
     type: str = "function"
     arguments: str = ""
     announced: bool = False
+    id_given: bool = False  # the server named the call (else ``id`` is a placeholder)
 
 
 @dataclass
@@ -254,7 +255,13 @@ class _StreamState:
     """Chat-completion chunks folded into what ``complete`` returns."""
 
     texts: list[str] = field(default_factory=list)
-    calls: dict[int, _Call] = field(default_factory=dict)
+    # The calls in the order they started. A piece's ``index`` says which call it continues,
+    # except that some servers (Ollama, some proxies: ollama/ollama#15457) send every parallel
+    # call at index 0: a piece that names a function and an id other than its index's call
+    # starts a new call (a call's first piece names both; a server repeating them, or sending
+    # ids on later pieces, continues the call it names).
+    calls: list[_Call] = field(default_factory=list)
+    _at_index: dict[int, _Call] = field(default_factory=dict)
     refusal: str = ""
     finish_reason: str | None = None
     usage: Usage | None = None
@@ -281,12 +288,17 @@ class _StreamState:
 
     def _tool_piece(self, piece: Any, sink: StreamSink) -> None:
         index = int(piece.index or 0)
-        call = self.calls.setdefault(index, _Call(id=f"call_{index}"))
-        if piece.id:
-            call.id = piece.id
+        call = self._at_index.get(index)
+        function = piece.function
+        named = function is not None and bool(function.name)
+        if call is None or (named and piece.id and call.id_given and piece.id != call.id):
+            call = _Call(id=f"call_{len(self.calls)}")
+            self.calls.append(call)
+            self._at_index[index] = call
+        if piece.id and not call.id_given:
+            call.id, call.id_given = piece.id, True
         if getattr(piece, "type", None):
             call.type = piece.type
-        function = piece.function
         if function is not None and function.name and not call.name:
             call.name = function.name  # some servers repeat it in every piece
         arguments = function.arguments if function is not None and function.arguments else ""
@@ -301,7 +313,7 @@ class _StreamState:
     def response(self) -> ModelResponse:
         calls = [
             ToolCall(call.id, call.name, _arguments(call.arguments))
-            for _, call in sorted(self.calls.items())
+            for call in self.calls
             if call.type == "function"
         ]
         return ModelResponse(text="".join(self.texts), tool_calls=calls, usage=self.usage)

@@ -18,7 +18,7 @@ import os
 import secrets
 import socket
 import sys
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,14 @@ def run(args: argparse.Namespace) -> int:
         )
     fragment = read_bundle_fragment(args.bundle)
     state = state_root(args.root, args.tenant)  # it must exist: the agent ran there
+    continuity = fragment.get("continuity")
+    per_session = isinstance(continuity, Mapping) and continuity.get("scope") == "session"
+    if per_session and args.session is None:
+        raise SelectionError(
+            "this bundle keeps focus, plans and goals per conversation (continuity scope "
+            "session): pass --session sess_… to serve one conversation's (the file names "
+            "under .specwire/sessions/)"
+        )
     tenant = None if args.tenant is None else build_tenant(args.tenant, state.parent)
     try:
         import mcp.server.lowlevel  # noqa: F401

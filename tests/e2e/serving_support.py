@@ -115,8 +115,9 @@ STILL_WRITING = "…_"
 class FakeSlack:
     """The Web API methods the bot uses, on 127.0.0.1. Every ``chat.postMessage`` is recorded
     in ``posts``; a ``chat.update`` replaces its post's ``text`` (``shown`` keeps every text the
-    message had, in order). ``calls`` records each request as (method, monotonic time, status);
-    ``rate_limit(method, retry_after_s)`` answers the next call of ``method`` with HTTP 429."""
+    message had, in order) and a ``chat.delete`` marks it ``deleted``. ``calls`` records each
+    request as (method, monotonic time, status); ``rate_limit(method, retry_after_s)`` answers
+    the next call of ``method`` with HTTP 429."""
 
     url: str
     posts: list[dict[str, Any]] = field(default_factory=list)
@@ -176,6 +177,12 @@ def fake_slack() -> Iterator[FakeSlack]:
                     return {"ok": False, "error": "message_not_found"}
                 found[0]["text"] = args.get("text")
                 found[0]["shown"].append(args.get("text"))
+                return {"ok": True, "ts": args.get("ts"), "channel": args.get("channel")}
+            if method == "chat.delete":
+                found = [post for post in fake.posts if post["ts"] == args.get("ts")]
+                if not found:
+                    return {"ok": False, "error": "message_not_found"}
+                found[0]["deleted"] = True
                 return {"ok": True, "ts": args.get("ts"), "channel": args.get("channel")}
             return {"ok": True}
 

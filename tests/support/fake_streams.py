@@ -73,6 +73,9 @@ class StreamReply:
     status: int = 200
     error_body: Body | None = None
     refusal: bool = False  # anthropic stop_reason refusal / openai finish_reason content_filter
+    # openai: every tool call's chunks carry ``index: 0``, as Ollama and some proxies send them
+    # (ollama/ollama#15457); the calls differ only by their ids.
+    reused_index: bool = False
 
 
 @dataclass
@@ -420,15 +423,16 @@ def _stream_openai(out: _EventWriter, reply: StreamReply, include_usage: bool) -
         if not out.delta(_chunk(model, choice({"content": piece})), last_text=last):
             return
     for number, call in enumerate(reply.tool_calls):
+        index = 0 if reply.reused_index else number
         head = {
-            "index": number,
+            "index": index,
             "id": call.id or f"call_fake{number + 1}",
             "type": "function",
             "function": {"name": call.name, "arguments": ""},
         }
         out.frame(_chunk(model, choice({"tool_calls": [head]})))
         for piece in _pieces(_arguments_text(call), reply.argument_piece):
-            part = {"index": number, "function": {"arguments": piece}}
+            part = {"index": index, "function": {"arguments": piece}}
             if not out.delta(_chunk(model, choice({"tool_calls": [part]}))):
                 return
     finish = "content_filter" if reply.refusal else ("tool_calls" if reply.tool_calls else "stop")

@@ -1,9 +1,16 @@
 """The Slack Web API, outbound: replies posted in the thread with ``chat.postMessage``, and a
-streamed reply's message updated with ``chat.update`` (``runtime.hosts.http.slack_stream``).
+streamed reply's message updated with ``chat.update`` (``runtime.hosts.http.slack_stream``), or
+removed with ``chat.delete`` when it ended with nothing to show.
 
 Through the official ``slack_sdk`` client, which retries connection errors and rate limits
 (``Retry-After``). ``$SPECWIRE_SLACK_API_URL`` points it at another base URL (a proxy, or a fake
 Slack API in tests).
+
+Every text is escaped as Slack's formatting reference asks (``&``, ``<`` and ``>``): the model
+writes it, and a prompt injection may write it, so none of it may become a control sequence — a
+``<!channel>`` or ``<!here>`` ping (even where the workspace lets only admins use them), a
+``<@U…>`` mention, or a ``<https://…|label>`` link shown under a label of the model's choice.
+Slack's own markdown (``*bold*``, ``_italics_``, code) and bare URLs still render.
 """
 
 from __future__ import annotations
@@ -43,28 +50,57 @@ class SlackPoster:
 
     def post(self, channel: str, thread_ts: str, text: str) -> str:
         """Post ``text`` in the thread (in parts past ``MAX_TEXT``); the first message's ts."""
-        parts = split_text(text)
+        parts = slack_text(text)
         first = self._post_one(channel, thread_ts, parts[0])
         for part in parts[1:]:
             self._post_one(channel, thread_ts, part)
         return first
 
     def update(self, channel: str, ts: str, text: str) -> None:
-        """Replace the text of the bot's message ``ts`` (at most ``MAX_TEXT`` characters)."""
-        self._client.chat_update(channel=channel, ts=ts, text=text[:MAX_TEXT])
+        """Replace the text of the bot's message ``ts`` (its first ``MAX_TEXT`` characters)."""
+        self._update_one(channel, ts, slack_text(text)[0])
 
     def finish(self, channel: str, thread_ts: str, ts: str, text: str) -> None:
         """The streamed message ``ts`` ends as ``text``: its first part, the rest posted after."""
-        first, *rest = split_text(text)
-        self.update(channel, ts, first)
+        first, *rest = slack_text(text)
+        self._update_one(channel, ts, first)
         for part in rest:
             self._post_one(channel, thread_ts, part)
+
+    def delete(self, channel: str, ts: str) -> None:
+        """Remove the bot's message ``ts`` (a streamed reply that ended with nothing to show)."""
+        self._client.chat_delete(channel=channel, ts=ts)
+
+    def _update_one(self, channel: str, ts: str, text: str) -> None:
+        self._client.chat_update(channel=channel, ts=ts, text=text)
 
     def _post_one(self, channel: str, thread_ts: str, text: str) -> str:
         posted = self._client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text)
         return str(posted.get("ts") or "")
 
 
+def slack_escaped(text: str) -> str:
+    """``text`` as Slack shows it literally: ``&``, ``<`` and ``>`` as entities."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def slack_text(text: str) -> list[str]:
+    """``text`` escaped, in parts of at most ``MAX_TEXT`` characters (one empty part for no
+    text), never cutting an entity in two."""
+    return split_text(slack_escaped(text))
+
+
 def split_text(text: str) -> list[str]:
-    """``text`` in parts of at most ``MAX_TEXT`` characters (one empty part for no text)."""
-    return [text[start : start + MAX_TEXT] for start in range(0, max(len(text), 1), MAX_TEXT)]
+    """``text`` in parts of at most ``MAX_TEXT`` characters (one empty part for no text); a
+    part never ends inside an ``&…;`` entity."""
+    parts: list[str] = []
+    start = 0
+    while len(text) - start > MAX_TEXT:
+        end = start + MAX_TEXT
+        amp = text.rfind("&", max(start, end - 4), end)  # "&amp;" is the longest entity
+        if amp > start and ";" not in text[amp:end]:
+            end = amp
+        parts.append(text[start:end])
+        start = end
+    parts.append(text[start:])
+    return parts

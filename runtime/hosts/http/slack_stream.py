@@ -7,7 +7,8 @@ there is something to show (words, or the tool the agent is running); then it is
 (Slack allows about one message a second per channel, and ``chat.update`` is rate limited too;
 on HTTP 429 the Slack client waits the ``Retry-After`` it was given, and that wait delays every
 later call). The last update is the final reply, exactly as the non-streamed bot would have
-posted it; until then the message ends with a line in italics saying what is happening
+posted it (an empty reply keeps the text shown before the tools, or deletes the message);
+until then the message ends with a line in italics saying what is happening
 (``_writing…_``, ``_running Recall…_``, ``_starting again (…)…_``), which the final text drops.
 """
 
@@ -106,9 +107,10 @@ class SlackReplyStream:
                     self._changed.wait(wait)
                 final = self._final
                 shown = self._shown()
+                so_far = self._text
                 self._dirty = False
             if final is not None:
-                self._post_final(final)
+                self._post_final(final, so_far)
                 return
             self._show(shown)
             last_call = time.monotonic()
@@ -122,12 +124,18 @@ class SlackReplyStream:
         except Exception as exc:  # the next update or the final text tries again
             self._log(f"[serve] slack {self._channel}: could not update the reply: {exc}\n")
 
-    def _post_final(self, text: str) -> None:
+    def _post_final(self, text: str, so_far: str) -> None:
+        """The reply ends as ``text``; an empty one (a model may end with no words after its
+        tools) leaves what was shown before, without its status line, or no message at all."""
         try:
             if self._ts is None:
                 if text:
                     self._poster.post(self._channel, self._thread_ts, text)
             elif text:
                 self._poster.finish(self._channel, self._thread_ts, self._ts, text)
+            elif so_far:
+                self._poster.update(self._channel, self._ts, so_far)
+            else:
+                self._poster.delete(self._channel, self._ts)
         except Exception as exc:
             self._failure = exc

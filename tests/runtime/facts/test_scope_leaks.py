@@ -94,6 +94,21 @@ def test_two_managed_users_of_a_tenant_never_recall_each_others_sessions(tmp_pat
     assert not any("fourteenth" in line for line in recalled(log))
 
 
+def test_a_fact_the_model_kept_narrower_than_its_session_never_widens_through_the_summary(
+    tmp_path: Path,
+) -> None:
+    # A spec whose default is everyone's (memory.scope: agent): the session's summary is an
+    # `agent` record, but a Remember that named a narrower scope (Alice's own `user` key) must
+    # not be carried into it, or everyone recalls what only Alice may (review finding H7-2).
+    wide = {"session_recall": True, "scope": {"default": "agent"}}
+    narrow = 'call Remember {"text": "my salary review is on the fourteenth", "scope": "user"}'
+    session(tmp_path, [narrow], wide, ALICE_DM)
+    _, bob = session(tmp_path, [ASK], wide, BOB_IN_CHANNEL)
+    assert not any("fourteenth" in line for line in recalled(bob))
+    _, alice = session(tmp_path, [ASK], wide, ALICE_DM)  # still hers, as a fact
+    assert any("fourteenth" in line for line in recalled(alice))
+
+
 def test_records_from_before_scopes_are_agent_records_and_unparsable_ones_nobodys(
     tmp_path: Path,
 ) -> None:

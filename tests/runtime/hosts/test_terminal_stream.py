@@ -184,3 +184,37 @@ def test_a_streamed_session_prints_and_records_what_an_unstreamed_one_does(
     assert out.getvalue().splitlines() == plain[-2:]
     assert out.getvalue() == "Noted: hello there.\nDone: Invoice export fails.\n"
     assert streamed == plain[:-2]
+
+
+def test_the_models_text_acts_on_no_terminal_but_keeps_its_bytes_when_piped() -> None:
+    # Review finding H7-4: tool lines were cleaned of control characters, the answer was not:
+    # a model (or the page it was told to read) could clear the screen, rewrite the tool lines
+    # above, retitle the window or set the clipboard (OSC 52) as its words streamed in.
+    hostile = ["Done.\x1b[1A\x1b[2K", "  \u21b3 ls\x1b]52;c;cm0gLXJmIH4=\x07", "\r\x9b2J\tok\n"]
+    out = _Tty()
+    shown = TerminalStream(lambda: out, lambda: io.StringIO())
+    for piece in hostile:
+        shown(TextDelta(piece))
+    shown(TurnDone("".join(hostile)))
+    shown.output("".join(hostile))
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out.getvalue())
+    assert out.getvalue().startswith("Done. [1A [2K") and "\tok\n" in out.getvalue()
+
+    piped, piped_out, _ = _stream()
+    for piece in hostile:
+        piped(TextDelta(piece))
+    piped(TurnDone("".join(hostile)))
+    assert piped_out.getvalue() == "".join(hostile) + "\n"
+
+
+def test_a_console_hosts_reply_acts_on_no_terminal_either(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from specwire.runtime.hosts.console import stdout_line
+
+    tty, piped = _Tty(), io.StringIO()
+    for out in (tty, piped):
+        monkeypatch.setattr("sys.stdout", out)
+        stdout_line("thread-1: Noted.\x1b]0;pwned\x07\x1b[2J")
+    assert tty.getvalue() == "thread-1: Noted. ]0;pwned  [2J\n"
+    assert piped.getvalue() == "thread-1: Noted.\x1b]0;pwned\x07\x1b[2J\n"

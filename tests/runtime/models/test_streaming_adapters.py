@@ -131,6 +131,31 @@ def test_tool_arguments_in_pieces_become_one_complete_call(wire: WireFormat) -> 
     assert response.text == "Let me look."
 
 
+@pytest.mark.parametrize("reused_index", [False, True])
+def test_parallel_openai_tool_calls_stay_apart_even_when_a_server_numbers_them_all_0(
+    reused_index: bool,
+) -> None:
+    # Ollama (and some proxies) stream every parallel call at index 0, told apart only by
+    # their ids (ollama/ollama#15457): merged by index, the first call would run with the
+    # arguments of both (invalid JSON, so {}) and the second would be lost.
+    calls = [
+        FakeToolCall("read", {"path": "docs/first.txt"}, id="call_a"),
+        FakeToolCall("read", {"path": "docs/second.txt"}, id="call_b"),
+    ]
+    reply = StreamReply(tool_calls=calls, argument_piece=5, reused_index=reused_index)
+    with serve_stream("openai", [reply]) as fake:
+        response, events = streamed(adapter("openai", fake.url))
+    assert [(c.id, c.name, c.input) for c in response.tool_calls] == [
+        ("call_a", "read", {"path": "docs/first.txt"}),
+        ("call_b", "read", {"path": "docs/second.txt"}),
+    ]
+    started = [e.id for e in events if isinstance(e, ToolCallStarted)]
+    assert started == ["call_a", "call_b"]
+    for call in response.tool_calls:
+        pieces = [e.text for e in events if isinstance(e, ToolArgumentsDelta) and e.id == call.id]
+        assert json.loads("".join(pieces)) == call.input
+
+
 @pytest.mark.parametrize("wire", WIRES)
 def test_an_error_event_mid_stream_is_a_retryable_server_error(wire: WireFormat) -> None:
     with serve_stream(wire, [StreamReply(text=LONG, fail_after=3)]) as fake:

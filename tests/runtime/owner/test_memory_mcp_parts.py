@@ -65,6 +65,20 @@ def test_mcp_refuses_connection_flags_it_would_not_use(
     assert code == 2 and err.count("\n") == 1 and "drop --backend/--dsn/--url/--token" in err
 
 
+def test_a_bundle_with_per_conversation_continuity_asks_for_its_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review finding H7-7: a channel bundle (continuity scope session, the default) stopped
+    # with an internal message ("needs deps.session_scope") before naming the flag to pass.
+    fragment = {"spec_name": "d", "memory": {}, "continuity": {"scope": "session"}}
+    (tmp_path / "agent.py").write_text(f"MEMORY_FRAGMENT = {fragment!r}\n", encoding="utf-8")
+    (tmp_path / ".specwire").mkdir()
+    code = main(["--root", str(tmp_path), "mcp", "--bundle", str(tmp_path / "agent.py")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "--session" in err and "deps." not in err
+
+
 def test_no_writing_tool_is_on_the_read_list() -> None:
     writers = {"Remember", "MemoryForget", "FocusWrite", "PlanUpdate", "PlanComplete"}
     writers |= {"GoalWrite", "GoalUpdate", "MemoryClear", "memory_write", "memory_save"}

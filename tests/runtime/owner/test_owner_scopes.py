@@ -345,3 +345,29 @@ def test_erase_user_with_a_slack_key_redacts_the_bare_id_the_session_log_records
     assert listed(run, tmp_path) == {("user", "U0BOB0001", "bob likes tea")}
     assert next(iter(read_events(log))).payload["info"]["user"] == "[erased]"
     assert b"U0ALICE01" not in log.read_bytes()
+
+
+def test_erase_user_deletes_the_session_records_kept_in_their_key(tmp_path: Path, run: Run) -> None:
+    # Review finding H7-6: a session record (memory.sessionRecall) kept in the person's key
+    # holds their facts' text; erase --user redacted the id in it (its scope became
+    # "user:[erased]") and left "allergic to peanuts" on disk.
+    from specwire.runtime.facts.session_index import SessionIndex
+
+    layout = StoreLayout.for_cwd(tmp_path, SPEC)
+    index = SessionIndex(layout)
+    for session, key, fact in (
+        ("sess_00000000000000a1", ALICE, "she is allergic to peanuts"),
+        ("sess_00000000000000b1", BOB, "he is allergic to cashews"),
+    ):
+        log = SessionLog(layout.sessions_dir, session)
+        log.append("user_message", {"text": f"remember: {fact}", "turn": 1})
+        log.append("tool_use", {"id": "tu_1", "name": "Remember", "input": {"text": fact}})
+        log.append("assistant_message", {"text": "Noted.", "turn": 1})
+        index.record_session(session, "complete", log.path, key)
+    status, out, err = run(
+        "--root", str(tmp_path), "--json", "erase", "--user", ALICE.subject or "", "--yes"
+    )
+    assert status == 0, err
+    kept = [path.read_text(encoding="utf-8") for path in index.directory.glob("*.json")]
+    assert len(kept) == 1 and "cashews" in kept[0]
+    assert json.loads(out)["tiers"]["sessions"]["records"] == 1

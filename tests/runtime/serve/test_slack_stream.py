@@ -109,3 +109,62 @@ def test_a_long_reply_ends_as_its_first_part_and_the_rest_posted(
     assert [post["text"] for post in posts] == [long[:MAX_TEXT], long[MAX_TEXT:]]
     interim = str(posts[0]["shown"][0])  # type: ignore[index]
     assert len(interim) <= MAX_TEXT and interim.endswith("…\n_writing…_")
+
+
+def test_a_models_text_cannot_ping_the_channel_or_disguise_a_link(
+    slack: FakeSlack, poster: SlackPoster
+) -> None:
+    # Review finding H7-3: the model's text (which a prompt injection may write) went to Slack
+    # as mrkdwn control sequences: `<!channel>` pinged everyone, even where the workspace allows
+    # only admins to, and `<url|label>` showed a link under a label of the model's choice. Slack
+    # asks for &, < and > to be escaped in text; a tool's name in the status line is text too.
+    before = len(slack.posts)
+    hostile = "<!channel> see <https://evil.example/login|the payroll portal> & a<b>c"
+    reply = SlackReplyStream(poster, "C1", "14.1", log=print, interval_s=0.05)
+    reply.sink(TextDelta(hostile))
+    wait_until(lambda: len(slack.posts) > before)
+    reply.sink(ToolRunning("t1", "<!here>"))
+    reply.finish(hostile)
+    [post] = new_posts(slack, before)
+    escaped = (
+        "&lt;!channel&gt; see &lt;https://evil.example/login|the payroll portal&gt; "
+        "&amp; a&lt;b&gt;c"
+    )
+    assert post["text"] == escaped
+    shown = [str(text) for text in post["shown"]]  # type: ignore[attr-defined]
+    assert all("<" not in text and ">" not in text for text in shown)
+
+
+def test_escaping_never_splits_an_entity_between_two_parts() -> None:
+    from specwire.runtime.hosts.http.slack_replies import slack_text
+
+    text = "a" * (MAX_TEXT - 2) + "<" + "b" * 10
+    parts = slack_text(text)
+    assert "".join(parts) == "a" * (MAX_TEXT - 2) + "&lt;" + "b" * 10
+    assert all(len(part) <= MAX_TEXT for part in parts) and parts[1].startswith("&lt;")
+
+
+def test_a_reply_that_ends_empty_leaves_no_status_line_behind(
+    slack: FakeSlack, poster: SlackPoster
+) -> None:
+    # Review finding H7-8: a model may end its turn with no text after its tools; the message
+    # posted for the tool's progress then kept "_running Recall…_" forever. The reply ends as
+    # the text shown before the tools, or, with none, the message is deleted (an unstreamed
+    # empty reply posts nothing).
+    before = len(slack.posts)
+    reply = SlackReplyStream(poster, "C1", "15.1", log=print, interval_s=0.05)
+    reply.sink(ToolRunning("t1", "Recall"))
+    wait_until(lambda: len(slack.posts) > before)
+    reply.sink(ToolDone("t1", "Recall", is_error=False))
+    reply.finish("")
+    [post] = new_posts(slack, before)
+    assert post.get("deleted") is True
+
+    before = len(slack.posts)
+    reply = SlackReplyStream(poster, "C1", "15.2", log=print, interval_s=0.05)
+    reply.sink(TextDelta("Let me check."))
+    reply.sink(ToolRunning("t2", "Recall"))
+    wait_until(lambda: len(slack.posts) > before)
+    reply.finish("")
+    [post] = new_posts(slack, before)
+    assert post["text"] == "Let me check." and not post.get("deleted")
