@@ -550,6 +550,7 @@ class Config:
     base_dir: str | None
     baseline_max: int = 100_000
     batch: int = 500  # facts per retain_many / raw executemany in the write comparison
+    only: str | None = None  # "writes": only the write comparisons (no corpus growth, no recall)
 
 
 QUICK = {"sizes": (1000, 5000), "budget": 0.5, "cold": 3, "fsync": 200, "hits": 20, "misses": 6}
@@ -1011,6 +1012,8 @@ def _texts_of(store: Bm25sStore) -> Callable[[str], list[str]]:
 
 def run(config: Config) -> tuple[list[SizeFigures], DurableWrites, WriteFigures]:
     sizes = sorted(set(config.sizes))
+    if config.only == "writes":
+        return [], *run_writes(config, generate_corpus(config.fsync_sample, config.seed))
     corpus = generate_corpus(sizes[-1], config.seed)
     check_misses(corpus, build_queries(corpus, sizes[0], 0, config.misses, config.seed).misses)
     with_bm25s = bm25s_available()
@@ -1116,13 +1119,19 @@ def run(config: Config) -> tuple[list[SizeFigures], DurableWrites, WriteFigures]
             if base is not None:
                 base.close()
 
+    return (figures, *run_writes(config, corpus))
+
+
+def run_writes(config: Config, corpus: Sequence[CorpusFact]) -> tuple[DurableWrites, WriteFigures]:
+    """The write comparisons, on fresh stores of their own."""
+    with tempfile.TemporaryDirectory(prefix="specwire-write-bench-", dir=config.base_dir) as tmp:
         _progress(f"durable writes: {config.fsync_sample:,} per store, interleaved")
         durable = durable_writes(Path(tmp), corpus[: config.fsync_sample])
         _progress(
             f"writes vs raw sqlite3: {config.fsync_sample:,} remember, batches of {config.batch}"
         )
         writes = compare_writes(Path(tmp), corpus[: config.fsync_sample], config.batch)
-    return figures, durable, writes
+    return durable, writes
 
 
 def _ratios(prefix: str, other: StoreFigures | None, ours: StoreFigures) -> dict[str, float]:
@@ -1388,6 +1397,11 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
     )
     parser.add_argument("--dir", help="where the temporary stores go (default: system temp dir)")
     parser.add_argument(
+        "--only",
+        choices=("writes",),
+        help="writes: only the write comparisons (durable and against raw sqlite3), no recall",
+    )
+    parser.add_argument(
         "--json", metavar="PATH", help="also write the figures as JSON ('-': stdout)"
     )
     args = parser.parse_args(argv)
@@ -1414,6 +1428,7 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
         fsync_sample=args.fsync_sample if args.fsync_sample is not None else preset["fsync"],
         base_dir=args.dir,
         baseline_max=args.baseline_max,
+        only=args.only,
     ), args.json
 
 
