@@ -24,9 +24,12 @@ time in ms, the scope columns of an ``agent`` fact) and runs ``BEGIN IMMEDIATE``
 ``synchronous=FULL``, ``foreign_keys=ON``, so one fsync of the WAL per fact on both sides. It
 does not validate, redact secrets, check the file's identity or build a ``Fact`` to return. The
 five write loops (``remember()``, unscreened, raw with rows prepared before timing, raw building
-rows, raw building and scanning) run in turn per block of facts, in rotated order, on fresh
-stores; the report prints the ratio of the totals with its verdict (``WRITE_GOAL``) and the
-median of the per-block ratios, which a burst of another process's disk writes sways less.
+rows, raw building and scanning) run in turn per block of facts, in rotated order, each on a
+fresh file of its own that exists (schema and one fact) before timing; the report prints the
+ratio of the totals with its verdict (``WRITE_GOAL``), the median of the per-block ratios, which
+a burst of another process's disk writes sways less, and the CPU time each loop took per fact
+(``time.process_time``: the commit's kernel work counts, the wait for the disk does not), the
+steadiest figure on a shared machine. ``--only writes`` runs just these comparisons.
 
 The two rankers differ on purpose (FTS5's bm25 uses k1=1.2 and clamps idf; ours drops stop words
 from queries), so identical top-5 lists are not expected: the overlap figure is a sanity check
@@ -37,6 +40,7 @@ Run from the repository root:
     .venv/bin/python bench/recall_bench.py                 # sizes 1,000 / 10,000 / 50,000
     .venv/bin/python bench/recall_bench.py --quick         # about 10 s
     .venv/bin/python bench/recall_bench.py --sizes 1000,20000 --json out.json
+    .venv/bin/python bench/recall_bench.py --only writes   # the write comparisons, ~1 min
 """
 
 from __future__ import annotations
