@@ -50,6 +50,7 @@ class FactFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._fspath = os.fspath(path)
         self.lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         # (st_dev, st_ino) of the file the connection opened; None until connected.
@@ -168,10 +169,18 @@ class FactFile:
 
     def check_identity(self, action: str) -> None:
         """Refuse a transaction on a file removed or replaced since it was opened."""
-        if self._identity is not None:
-            problem = _identity_problem(self.path, self._identity)
-            if problem is not None:
-                raise StoreError(f"cannot {action}: {problem}; reopen the store")
+        identity = self._identity
+        if identity is None:
+            return
+        try:
+            info = os.stat(self._fspath)
+        except OSError:
+            info = None  # explained below
+        if info is not None and (info.st_dev, info.st_ino) == identity:
+            return  # every write: one stat, nothing else
+        problem = _identity_problem(self.path, identity)
+        if problem is not None:
+            raise StoreError(f"cannot {action}: {problem}; reopen the store")
 
 
 class Transaction:
@@ -194,7 +203,9 @@ class Transaction:
         file = self._file
         file.lock.acquire()
         try:
-            conn = file.connection()
+            conn = file._conn
+            if conn is None or file.closed:
+                conn = file.connection()
             file.check_identity(self._action)
             try:
                 conn.execute("BEGIN IMMEDIATE")

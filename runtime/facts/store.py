@@ -1000,6 +1000,8 @@ class FactStore:
     def _vector_of(self, new: NewFact) -> bytes | None:
         """The new fact's embedding, computed before the write transaction; None without an
         embedder or when it fails (the fact is then embedded later, at recall)."""
+        if self._embedder is None:  # most stores: no lock to take
+            return None
         semantic = self._semantic_index()
         if semantic is None:
             return None
@@ -1011,6 +1013,8 @@ class FactStore:
     def _vectors_of(self, news: Sequence[NewFact]) -> list[bytes | None]:
         """One embedding per new fact, in one batch; all None without an embedder or when it
         fails (those facts are embedded later, at recall)."""
+        if self._embedder is None:
+            return [None] * len(news)
         semantic = self._semantic_index()
         if semantic is None:
             return [None] * len(news)

@@ -22,7 +22,7 @@ refusal. Who owns what:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from specwire.runtime.core.ids import MEMORY_ID_RE
 from specwire.runtime.core.scopes import AGENT, ScopeKey
@@ -39,7 +39,7 @@ from specwire.runtime.facts.model import (
     check_tier,
 )
 from specwire.runtime.facts.text import normalize_text
-from specwire.runtime.safety.redaction import redact
+from specwire.runtime.safety.redaction import redact, redactor
 
 
 def unstorable(value: str) -> str | None:
@@ -56,14 +56,14 @@ def unstorable(value: str) -> str | None:
     return None
 
 
-def _storable(value: str, what: str) -> str:
+def _storable(value: str, what: str, hide: Callable[[str], str] = redact) -> str:
     problem = unstorable(value)
     if problem is not None:
         raise InvalidRequestError(f"{what} {problem}")
-    return redact(value)  # a secret value never reaches the store (every backend builds here)
+    return hide(value)  # a secret value never reaches the store (every backend builds here)
 
 
-def fact_text(text: str) -> str:
+def fact_text(text: str, hide: Callable[[str], str] = redact) -> str:
     """The text of a fact: stripped, non-empty, at most ``MAX_TEXT_CHARS``, storable."""
     if not isinstance(text, str) or not (text := text.strip()):
         raise InvalidRequestError("a memory needs non-empty text")
@@ -71,10 +71,10 @@ def fact_text(text: str) -> str:
         raise InvalidRequestError(
             f"memory text is too long ({len(text)} characters; at most {MAX_TEXT_CHARS})"
         )
-    return _storable(text, "memory text")
+    return _storable(text, "memory text", hide)
 
 
-def keyed_text(text: str) -> str:
+def keyed_text(text: str, hide: Callable[[str], str] = redact) -> str:
     """The text of a keyed fact (a tier note): stripped, non-empty, storable, at most
     ``MAX_KEYED_TEXT_BYTES`` UTF-8 bytes."""
     if not isinstance(text, str) or not (text := text.strip()):
@@ -87,7 +87,7 @@ def keyed_text(text: str) -> str:
         raise InvalidRequestError(
             f"memory text is too long ({size} bytes; at most {MAX_KEYED_TEXT_BYTES})"
         )
-    return redact(text)
+    return hide(text)
 
 
 def scope_key(value: ScopeKey) -> ScopeKey:
@@ -96,7 +96,7 @@ def scope_key(value: ScopeKey) -> ScopeKey:
     return value
 
 
-def fact_tags(tags: Sequence[str]) -> tuple[str, ...]:
+def fact_tags(tags: Sequence[str], hide: Callable[[str], str] = redact) -> tuple[str, ...]:
     """Tags, each stripped, non-empty and storable; duplicates dropped; at most ``MAX_TAGS``."""
     if isinstance(tags, str):
         raise InvalidRequestError("tags must be a list of strings, not one string")
@@ -106,7 +106,7 @@ def fact_tags(tags: Sequence[str]) -> tuple[str, ...]:
             raise InvalidRequestError("every tag must be a non-empty string")
         if len(tag) > MAX_TAG_CHARS:
             raise InvalidRequestError(f"tag is too long (at most {MAX_TAG_CHARS} characters)")
-        cleaned[_storable(tag, "a tag")] = None
+        cleaned[_storable(tag, "a tag", hide)] = None
     if len(cleaned) > MAX_TAGS:
         raise InvalidRequestError(f"too many tags ({len(cleaned)}; at most {MAX_TAGS})")
     return tuple(cleaned)
@@ -125,7 +125,7 @@ def ttl_ms(value: int | None) -> int | None:
     return value
 
 
-def provenance(given: Provenance | None) -> Provenance:
+def provenance(given: Provenance | None, hide: Callable[[str], str] = redact) -> Provenance:
     """Provenance with a non-empty session id (or none) and distinct, non-empty evidence ids."""
     if given is None or given == _NO_PROVENANCE:
         return _NO_PROVENANCE
@@ -133,12 +133,12 @@ def provenance(given: Provenance | None) -> Provenance:
     if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
         raise InvalidRequestError("provenance.session_id must be a non-empty string")
     if session_id is not None:
-        _storable(session_id, "provenance.session_id")
+        _storable(session_id, "provenance.session_id", hide)
     evidence = tuple(dict.fromkeys(given.evidence))
     if any(not isinstance(ref, str) or not ref.strip() for ref in evidence):
         raise InvalidRequestError("provenance.evidence must hold non-empty tool-use ids")
     for ref in evidence:
-        _storable(ref, "provenance.evidence")
+        _storable(ref, "provenance.evidence", hide)
     if len(evidence) > MAX_EVIDENCE:
         raise InvalidRequestError(f"too much evidence ({len(evidence)}; at most {MAX_EVIDENCE})")
     return Provenance(session_id, evidence)
@@ -190,8 +190,9 @@ class NewFact:
         self.tier = None if tier is None else check_tier(tier)
         if self.tier is not None and self.key is None:
             raise InvalidRequestError("a tier note needs a key")
-        self.text = fact_text(text) if self.key is None else keyed_text(text)
+        hide = redactor()  # the secrets looked up once for the text and every tag
+        self.text = fact_text(text, hide) if self.key is None else keyed_text(text, hide)
         self.norm_text = normalize_text(self.text)
-        self.tags = fact_tags(tags)
+        self.tags = fact_tags(tags, hide)
         self.ttl_ms = ttl_ms(ttl)
-        self.provenance = provenance(source)
+        self.provenance = provenance(source, hide)

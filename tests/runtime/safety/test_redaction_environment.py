@@ -4,6 +4,8 @@ unchanged)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from specwire.runtime.safety.redaction import forget_registered_secrets, redact, register_secret
@@ -59,3 +61,25 @@ def test_a_secret_registered_after_a_redaction_is_hidden_until_forgotten() -> No
     assert redact(f"uses {value}") == "uses $TEST_REFERENCE"
     forget_registered_secrets()
     assert redact(f"uses {value}") == f"uses {value}"
+
+
+def test_a_fact_is_stored_with_its_text_and_tags_redacted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from specwire.runtime.facts.model import NewFactItem
+    from specwire.runtime.facts.store import FactStore
+
+    monkeypatch.setenv(NAME, FIRST)
+    with FactStore.open(tmp_path / "facts.db") as store:
+        one = store.remember(f"the key is {FIRST}", [f"k-{FIRST}", "plain"])
+        many = store.retain_many([NewFactItem(f"again {FIRST}", [FIRST])])
+        keyed = store.write_keyed("pref/key-note", f"note {FIRST}")
+        monkeypatch.setenv(NAME, SECOND)
+        later = store.remember(f"{FIRST} then {SECOND}", [SECOND])
+        stored = [store.get(fact.id) for fact in (one, *many, keyed.fact, later)]
+    assert [(s.fact.text, s.fact.tags) for s in stored if s is not None] == [
+        (f"the key is ${NAME}", (f"k-${NAME}", "plain")),
+        (f"again ${NAME}", (f"${NAME}",)),
+        (f"note ${NAME}", ()),
+        (f"{FIRST} then ${NAME}", (f"${NAME}",)),
+    ]
