@@ -27,12 +27,7 @@ from specwire.runtime.core.fragment import (
     memory_enabled,
     wiki_enabled,
 )
-from specwire.runtime.core.fragment_data import (
-    FragmentData,
-    FragmentShapeError,
-    LearningData,
-    read_fragment,
-)
+from specwire.runtime.core.fragment_data import FragmentData, FragmentShapeError, read_fragment
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
@@ -47,6 +42,7 @@ from specwire.runtime.core.tool_types import (
 from specwire.runtime.core.volume import DocumentVolume
 
 if TYPE_CHECKING:
+    from specwire.runtime.core.fragment_data import LearningData
     from specwire.runtime.core.fragment_model import MemoryWiringFragment
     from specwire.runtime.dream.engine import FactsOpener
     from specwire.runtime.dream.fact_steps import DreamFacts
