@@ -28,6 +28,7 @@ from specwire.runtime.core.fragment import (
     wiki_enabled,
 )
 from specwire.runtime.core.fragment_data import FragmentData, FragmentShapeError, read_fragment
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
@@ -92,7 +93,7 @@ class _AnnounceOnce:
         self._log(line)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class HostResources:
     """What a host lends every turn it runs: built once per serving process (after any fork),
     passed to each ``build_turn`` and on through ``MemoryDeps.resources``, closed by the host
