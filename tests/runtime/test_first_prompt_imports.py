@@ -38,6 +38,9 @@ DEFERRED = (
     "pydantic.plugin._loader",
     "importlib.metadata",
     "importlib.resources",
+    "secrets",  # and with it random and base64: ids and temporary names use os.urandom
+    "random",
+    "base64",
     "numpy",
     "specwire.runtime.core.fragment_model",
     "specwire.runtime.core.fragment_sections",
