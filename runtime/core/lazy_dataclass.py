@@ -25,7 +25,8 @@ complete its class: the runtime makes none of these.
 
 Only for a class whose base is ``object`` (no inheritance), without ``slots=True`` or
 ``weakref_slot=True`` (those make a new class), with a docstring (``dataclass()`` would build
-``__doc__`` from ``inspect.signature``, which reads ``__init__``). Type checkers see
+``__doc__`` from ``inspect.signature``, which reads ``__init__``), that defines none of
+``__init__``, ``__new__``, ``__match_args__`` and the dataclass attributes. Type checkers see
 ``dataclasses.dataclass`` itself.
 """
 
@@ -121,6 +122,10 @@ def _lazy(**params: Any) -> Callable[[_T], _T]:
             raise TypeError(f"lazy_dataclass: {cls.__qualname__} has a base; use dataclass")
         if not cls.__dict__.get("__doc__"):
             raise TypeError(f"lazy_dataclass: {cls.__qualname__} needs a docstring")
+        defined = [name for name in (*_PLACEHOLDERS, "__new__") if name in cls.__dict__]
+        if defined:
+            # Its own __init__ would make instances without completing the class.
+            raise TypeError(f"lazy_dataclass: {cls.__qualname__} defines {defined[0]}")
         with _lock:
             _pending[cls] = params
             for name in _PLACEHOLDERS:

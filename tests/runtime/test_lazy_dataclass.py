@@ -193,6 +193,17 @@ def test_what_it_refuses() -> None:
     with pytest.raises(TypeError, match="base"):
         lazy_dataclass(frozen=True)(Derived)
 
+    class OwnInit:
+        """Makes its instances itself."""
+
+        value: int = 0
+
+        def __init__(self) -> None:
+            self.value = 1
+
+    with pytest.raises(TypeError, match="__init__"):
+        lazy_dataclass(OwnInit)
+
 
 def test_the_bare_decorator_form() -> None:
     @lazy_dataclass
