@@ -17,11 +17,10 @@ in place, the first time one of them is read:
 Once complete, the class is what ``@dataclass`` would have made: the same attributes, and no
 placeholder left. A thread that creates an instance while another completes the class waits
 for it (one lock; ``__init__`` is generated first, on a twin of the class, so the class never
-lacks one).
-Before the class is complete, a field's default read on the class itself (``Cls.field``) is
-what the class body wrote (a ``field(...)`` is still a ``Field``): nothing reads defaults that
-way. An instance made without ``__init__`` (``pickle``, ``copy``, ``object.__new__``) would not
-complete its class: the runtime makes none of these.
+lacks one). Before the class is complete, a field's default read on the class itself
+(``Cls.field``) is what the class body wrote (a ``field(...)`` is still a ``Field``): nothing
+reads defaults that way. An instance made without ``__init__`` before any other (unpickled in
+a new process, or ``object.__new__``) would not complete its class: the runtime makes none.
 
 Only for a class whose base is ``object`` (no inheritance), without ``slots=True`` or
 ``weakref_slot=True`` (those make a new class), with a docstring (``dataclass()`` would build
@@ -45,7 +44,7 @@ _T = TypeVar("_T", bound=type)
 _PLACEHOLDERS = ("__init__", "__dataclass_fields__", "__dataclass_params__", "__match_args__")
 
 # Classes decorated and not yet complete, with their ``dataclass()`` arguments. Guarded by
-# ``_lock`` (re-entrant: completing a class completes its dataclass bases first).
+# ``_lock`` (re-entrant, so a placeholder read while completing cannot deadlock).
 _pending: dict[type, dict[str, Any]] = {}
 _lock = threading.RLock()
 
