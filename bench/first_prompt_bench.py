@@ -12,7 +12,9 @@ nothing from specwire: every command runs as a fresh process, as a user runs it.
      working directory, from spawn until the process exits after its one answer;
    - **prompt**: ``python agent.py`` on a pseudo-terminal (POSIX only), from spawn until the
      ``> `` prompt appears; then end of input is sent and the process reaped (not timed).
-3. Each median is reported over the floor's median (goal: at most 5x, issue 20). ``--importtime``
+3. Each median is reported over the floor's median (goal: at most 5x, issue 20). Beside it, for
+   the runs to exit, the median CPU time (user + system) over the floor's: on a machine shared
+   with other work the wall times wait for a core, the CPU times much less. ``--importtime``
    adds where a bundle's import time goes (``python -X importtime agent.py --message hi``).
 
 Run from the repository root:
@@ -56,6 +58,8 @@ class Timing:
     label: str
     samples_ms: list[float] = field(default_factory=list)
     error: str | None = None
+    # CPU time (user + system) of each recorded run, when it was measured (runs to exit only).
+    cpu_samples_ms: list[float] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -66,16 +70,29 @@ class Timing:
         return statistics.median(self.samples_ms) if self.samples_ms else math.nan
 
     @property
+    def cpu_median_ms(self) -> float:
+        return statistics.median(self.cpu_samples_ms) if self.cpu_samples_ms else math.nan
+
+    @property
     def p90_ms(self) -> float:
         if len(self.samples_ms) < 2:
             return self.median_ms
         return statistics.quantiles(self.samples_ms, n=10, method="inclusive")[-1]
 
-    def add(self, elapsed_ms: float | None, error: str | None, *, record: bool) -> None:
+    def add(
+        self,
+        elapsed_ms: float | None,
+        error: str | None,
+        *,
+        record: bool,
+        cpu_ms: float | None = None,
+    ) -> None:
         if error is not None:
             self.error = self.error or error
         elif record and elapsed_ms is not None:
             self.samples_ms.append(elapsed_ms)
+            if cpu_ms is not None:
+                self.cpu_samples_ms.append(cpu_ms)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -84,6 +101,7 @@ class Timing:
             "median_ms": _finite(self.median_ms),
             "p90_ms": _finite(self.p90_ms),
             "samples_ms": [round(sample, 1) for sample in self.samples_ms],
+            "cpu_median_ms": _finite(self.cpu_median_ms),
             "error": self.error,
         }
 
@@ -108,11 +126,12 @@ def _tail(text: str) -> str:
 
 def run_to_exit(
     cmd: Sequence[str | Path], *, cwd: Path, env: dict[str, str]
-) -> tuple[float, str | None]:
-    """Spawn ``cmd`` and wait for it (``build_bench.run_timed``): wall milliseconds, and an
-    error unless it exited 0."""
+) -> tuple[float, str | None, float | None]:
+    """Spawn ``cmd`` and wait for it (``build_bench.run_timed``): wall milliseconds, an error
+    unless it exited 0, and the process's CPU milliseconds (user + system; None where the
+    platform does not say)."""
     run = run_timed(cmd, cwd=cwd, env=env)
-    return run.wall_ms, run.error
+    return run.wall_ms, run.error, run.cpu_ms
 
 
 def run_to_prompt(
@@ -245,16 +264,14 @@ class Bench:
         progress(f"{len(agents)} bundle(s) x {self.config.repeats} rounds (+1 warm-up)")
         for round_index in range(self.config.repeats + 1):
             record = round_index > 0
-            floor.add(
-                *run_to_exit([python, "-c", "pass"], cwd=self._fresh_cwd(), env=self.env),
-                record=record,
-            )
+            floor_cmd = [python, "-c", "pass"]
+            wall, error, cpu = run_to_exit(floor_cmd, cwd=self._fresh_cwd(), env=self.env)
+            floor.add(wall, error, record=record, cpu_ms=cpu)
             for figure in figures:
                 agent = agents[figure.spec]
                 cmd = [python, agent, "--message", "hi"]
-                figure.message.add(
-                    *run_to_exit(cmd, cwd=self._fresh_cwd(), env=scripted), record=record
-                )
+                wall, error, cpu = run_to_exit(cmd, cwd=self._fresh_cwd(), env=scripted)
+                figure.message.add(wall, error, record=record, cpu_ms=cpu)
                 if figure.prompt is not None:
                     cmd = [python, agent]
                     figure.prompt.add(
@@ -323,14 +340,25 @@ def _ratio(ours: Timing, floor: Timing) -> float | None:
     return round(ours.median_ms / floor.median_ms, 2)
 
 
+def _cpu_ratio(ours: Timing, floor: Timing) -> float | None:
+    """The median CPU time over the floor's: what a loaded machine moves less than wall time
+    (a process waiting for a core is not charged for the wait)."""
+    if not (ours.ok and floor.ok) or not (ours.cpu_samples_ms and floor.cpu_samples_ms):
+        return None
+    if floor.cpu_median_ms <= 0:
+        return None
+    return round(ours.cpu_median_ms / floor.cpu_median_ms, 2)
+
+
 def render(floor: Timing, figures: list[BundleFigures], importtime: dict[str, Any]) -> str:
-    rows: list[tuple[str, str, str, str, str]] = [("measure", "median", "p90", "x floor", "goal")]
+    rows: list[tuple[str, ...]] = [("measure", "median", "p90", "x floor", "cpu x floor", "goal")]
 
     def row(timing: Timing, judged: bool) -> None:
         if timing.error is not None:
-            rows.append((timing.label, "-", "-", "-", f"ERROR {timing.error}"))
+            rows.append((timing.label, "-", "-", "-", "-", f"ERROR {timing.error}"))
             return
         ratio = _ratio(timing, floor)
+        cpu_ratio = _cpu_ratio(timing, floor)
         verdict = ""
         if judged and ratio is not None:
             verdict = f"<= {RATIO_GOAL:.0f}x {'PASS' if ratio <= RATIO_GOAL else 'MISS'}"
@@ -340,6 +368,7 @@ def render(floor: Timing, figures: list[BundleFigures], importtime: dict[str, An
                 f"{timing.median_ms:.0f} ms",
                 f"{timing.p90_ms:.0f} ms",
                 "-" if ratio is None else f"{ratio:.2f}x",
+                "-" if cpu_ratio is None else f"{cpu_ratio:.2f}x",
                 verdict,
             )
         )
@@ -349,10 +378,10 @@ def render(floor: Timing, figures: list[BundleFigures], importtime: dict[str, An
         row(figure.message, judged=True)
         if figure.prompt is not None:
             row(figure.prompt, judged=True)
-    widths = [max(len(cells[i]) for cells in rows) for i in range(4)]
+    widths = [max(len(cells[i]) for cells in rows) for i in range(5)]
     out = [
         f"{cells[0]:<{widths[0]}}  {cells[1]:>{widths[1]}}  {cells[2]:>{widths[2]}}  "
-        f"{cells[3]:>{widths[3]}}  {cells[4]}".rstrip()
+        f"{cells[3]:>{widths[3]}}  {cells[4]:>{widths[4]}}  {cells[5]}".rstrip()
         for cells in rows
     ]
     for label, summary in importtime.items():
@@ -458,6 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "spec": figure.spec,
                 "message": figure.message.summary(),
                 "message_ratio": _ratio(figure.message, floor),
+                "message_cpu_ratio": _cpu_ratio(figure.message, floor),
                 "prompt": None if figure.prompt is None else figure.prompt.summary(),
                 "prompt_ratio": None if figure.prompt is None else _ratio(figure.prompt, floor),
             }

@@ -19,11 +19,12 @@ if TYPE_CHECKING:
     from specwire.runtime.core.tenancy import Tenant
     from specwire.runtime.hosts.channel import serve_channel
     from specwire.runtime.hosts.cli import run_cli
+    from specwire.runtime.hosts.configs import ChannelConfig, RoleConfig, TenantConfig
     from specwire.runtime.hosts.crew import run_crew
     from specwire.runtime.hosts.entry import run_bundle
     from specwire.runtime.hosts.managed import serve_managed
     from specwire.runtime.hosts.research import run_research
-    from specwire.runtime.hosts.types import ChannelConfig, RoleConfig, TenantConfig, TurnSetup
+    from specwire.runtime.hosts.types import TurnSetup
     from specwire.runtime.safety.secrets import SecretRef
     from specwire.runtime.tools.builtin import builtin_catalog
     from specwire.runtime.wiring import HostResources, MemoryDeps, wire_memory
@@ -33,13 +34,13 @@ BUNDLE_INTERFACE: Final = 7
 
 _HOMES: Final = {
     "Audience": "specwire.runtime.core.scopes",
-    "ChannelConfig": "specwire.runtime.hosts.types",
+    "ChannelConfig": "specwire.runtime.hosts.configs",
     "HostResources": "specwire.runtime.wiring",
     "MemoryDeps": "specwire.runtime.wiring",
-    "RoleConfig": "specwire.runtime.hosts.types",
+    "RoleConfig": "specwire.runtime.hosts.configs",
     "SecretRef": "specwire.runtime.safety.secrets",
     "Tenant": "specwire.runtime.core.tenancy",
-    "TenantConfig": "specwire.runtime.hosts.types",
+    "TenantConfig": "specwire.runtime.hosts.configs",
     "TurnSetup": "specwire.runtime.hosts.types",
     "builtin_catalog": "specwire.runtime.tools.builtin",
     "run_bundle": "specwire.runtime.hosts.entry",

@@ -28,12 +28,8 @@ from specwire.runtime.core.fragment import (
     memory_enabled,
     wiki_enabled,
 )
-from specwire.runtime.core.fragment_data import (
-    FragmentData,
-    FragmentShapeError,
-    LearningData,
-    read_fragment,
-)
+from specwire.runtime.core.fragment_data import FragmentData, FragmentShapeError, read_fragment
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
@@ -48,6 +44,7 @@ from specwire.runtime.core.tool_types import (
 from specwire.runtime.core.volume import DocumentVolume
 
 if TYPE_CHECKING:
+    from specwire.runtime.core.fragment_data import LearningData
     from specwire.runtime.core.fragment_model import MemoryWiringFragment
     from specwire.runtime.dream.engine import FactsOpener
     from specwire.runtime.dream.fact_steps import DreamFacts
@@ -97,7 +94,7 @@ class _AnnounceOnce:
         self._log(line)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class HostResources:
     """What a host lends every turn it runs: built once per serving process (after any fork),
     passed to each ``build_turn`` and on through ``MemoryDeps.resources``, closed by the host

@@ -32,6 +32,7 @@ from specwire.runtime.continuity.ledger import (
     parse_requirement,
     render_requirement,
 )
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 
 FOCUS_MARKER = "<!-- specwire:focus -->"
 ACTIVE_PLAN_MARKER = "<!-- specwire:active-plan -->"
@@ -54,7 +55,7 @@ class FocusDoc:
     extra_lines: tuple[str, ...] = field(default=())
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class UserFocus:
     """The text of a focus.md a person wrote, cut to the focus cap for the agent to read."""
 

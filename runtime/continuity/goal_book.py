@@ -7,7 +7,7 @@ file, and never written over.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from specwire.runtime.continuity.goals import (
@@ -24,9 +24,10 @@ from specwire.runtime.continuity.proof import EvidenceRef, ProofCheck
 from specwire.runtime.continuity.proof_policy import Completion, ProofPolicy, goal_wording
 from specwire.runtime.continuity.state_folder import GOALS_FILE, StateFolder
 from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class GoalChange:
     """A goal after a change, with the proof checks made (or why it was refused)."""
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, cast
 
 from specwire.runtime.continuity.frontmatter import dump_data, load_mapping
 from specwire.runtime.continuity.proof import Citation, FrozenProof
 from specwire.runtime.core.fragment import GOAL_ID_PATTERN
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 
 GoalStatus = Literal["open", "in_progress", "claimed", "proven", "done"]
 GOAL_STATUSES: tuple[GoalStatus, ...] = ("open", "in_progress", "claimed", "proven", "done")
@@ -37,7 +38,7 @@ _KNOWN = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Goal:
     """One goal of ``goals.yaml``."""
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal, cast
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.seams import LedgerEntry
 
 RequirementStatus = Literal["open", "confirmed", "dropped"]
@@ -27,7 +28,7 @@ _TAIL_RE = re.compile(r"^ \(([^,()]+), ([^,()]+), turn (\d+)\)$")
 NO_SESSION = "-"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Requirement:
     """One requirement of the ledger, verbatim, with its status and source."""
 
@@ -85,7 +86,7 @@ def _next_number(reqs: Iterable[Requirement]) -> int:
     return max(numbers, default=0) + 1
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LedgerAppend:
     """The ledger after an append: every requirement, the ones added, truncation."""
 

@@ -10,7 +10,7 @@ moves it away, or another plan is made active explicitly. What a proof mode allo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from specwire.runtime.continuity.plans import (
@@ -33,6 +33,7 @@ from specwire.runtime.continuity.proof import EvidenceRef, ProofCheck
 from specwire.runtime.continuity.proof_policy import STEP_WORDING, ProofPolicy
 from specwire.runtime.continuity.state_folder import PLANS_DIR, StateFolder
 from specwire.runtime.core.errors import StoreError, UnsafeFileError
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.tenancy import assert_inside
 
 # Front-matter key keeping the proofs taken back from steps (``revoke_proof``).
@@ -42,7 +43,7 @@ NO_ACTIVE_PLAN = (
 )
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class StepCompletion:
     """The outcome of completing a step; ``refusal`` is set when the evidence did not hold."""
 

@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal, cast
 
 from specwire.runtime.continuity.frontmatter import join_frontmatter, split_frontmatter
 from specwire.runtime.continuity.proof import Citation, FrozenProof
 from specwire.runtime.core.fragment import PLAN_FILE_PATTERN, PLAN_ID_PATTERN
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 
 StepStatus = Literal["open", "in_progress", "claimed", "proven", "done"]
 STEP_STATUSES: tuple[StepStatus, ...] = ("open", "in_progress", "claimed", "proven", "done")
@@ -58,7 +59,7 @@ _STEP_RE = re.compile(r"^\s*(\d+)\.\s+\[([a-z_]+)[^\]]*\]\s?(.*)$")
 _KNOWN_META = frozenset({"id", "slug", "title", "createdAt", "updatedAt", "proofs", "citations"})
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Step:
     """One step of a plan, and its status."""
 
@@ -66,7 +67,7 @@ class Step:
     status: StepStatus = "open"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Plan:
     """One plan file: its title, steps and timestamps."""
 
@@ -112,7 +113,7 @@ class Plan:
         return replace(self, steps=tuple(steps), updated_at=updated_at)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class UnreadablePlan:
     """A plan file that exists but does not parse; ``path`` is shown to a person as is."""
 

@@ -12,12 +12,12 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from specwire.runtime.core.clock import iso
 from specwire.runtime.core.ids import SESSION_ID_RE
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.tool_types import DELEGATE_TOOL_NAME, is_evidence_tool
 from specwire.runtime.sessions.log import resolve_tool_use, run_of
 from specwire.runtime.sessions.store import LogSource
@@ -28,7 +28,7 @@ ProofVerdict = Literal["verified", "missing", "error_result", "not_evidence", "u
 RESULT_DIGEST_MAX = 240
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class EvidenceRef:
     """A tool call cited as evidence: its id, and the session it ran in."""
 
@@ -36,7 +36,7 @@ class EvidenceRef:
     session_id: str | None = None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class FrozenProof:
     """Evidence checked and frozen: the call's tool, input hash and result digest."""
 
@@ -76,7 +76,7 @@ class FrozenProof:
         )
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Citation:
     """Evidence cited under ``proof: off``: recorded as given, never verified."""
 
@@ -106,7 +106,7 @@ class Citation:
         )
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ProofCheck:
     """The verdict on one cited tool call."""
 

@@ -31,6 +31,7 @@ from specwire.runtime.continuity.proof import (
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import ProofMode
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.sessions.store import LogSource
 
 CompletedStatus = Literal["proven", "done"]
@@ -61,7 +62,7 @@ def goal_wording(goal_id: str) -> Wording:
     )
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Completion:
     """A decided completion: verified proofs, or (``proof: off``) citations recorded unverified.
 

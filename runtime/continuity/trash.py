@@ -12,17 +12,17 @@ import os
 import re
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.tenancy import assert_inside
 
 SNAPSHOT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:-\d+)?$")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Snapshot:
     """One snapshot of cleared state in the trash."""
 

@@ -8,7 +8,6 @@ never share a snapshot). Nothing is ever deleted but by ``purge``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -33,11 +32,12 @@ from specwire.runtime.continuity.trash import (
     snapshot_time,
 )
 from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 
 ClearScope = Literal["focus", "plans", "goals", "all"]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ClearResult:
     """What a clear moved to the trash, and the snapshot it made."""
 

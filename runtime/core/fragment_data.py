@@ -26,23 +26,43 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from specwire.runtime.core.fragment import (
-    DREAM_EVERY_MIN_MS,
     FRAGMENT_VERSION,
     RECALL_K_MAX,
     RECALL_K_MIN,
     ContinuityScope,
-    DocumentAccess,
-    DocumentScope,
-    DreamModeName,
-    ExamGrader,
     MemoryProtocol,
-    MemoryToolAccess,
     ProofMode,
-    ScopeName,
 )
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
+
+    from specwire.runtime.core.fragment_sections import DocumentBindingData as DocumentBindingData
+    from specwire.runtime.core.fragment_sections import DreamData as DreamData
+    from specwire.runtime.core.fragment_sections import ExamData as ExamData
+    from specwire.runtime.core.fragment_sections import LearningData as LearningData
+    from specwire.runtime.core.fragment_sections import MemoryToolData as MemoryToolData
+    from specwire.runtime.core.fragment_sections import ModelPriceData as ModelPriceData
+    from specwire.runtime.core.fragment_sections import ProviderData as ProviderData
+    from specwire.runtime.core.fragment_sections import ScopeData as ScopeData
+    from specwire.runtime.core.fragment_sections import ThredzData as ThredzData
+
+# The sections most bundles never declare live in ``fragment_sections.py``, created the first
+# time a fragment has one (or a module names one, through ``__getattr__`` below): a field of
+# such a type is annotated as a string, which the reader resolves there.
+_SECTIONS = frozenset(
+    {
+        "DocumentBindingData",
+        "DreamData",
+        "ExamData",
+        "LearningData",
+        "MemoryToolData",
+        "ModelPriceData",
+        "ProviderData",
+        "ScopeData",
+        "ThredzData",
+    }
+)
 
 _Data = TypeVar("_Data", bound="DataclassInstance")
 _RECALL_K = {"ge": RECALL_K_MIN, "le": RECALL_K_MAX}
@@ -70,70 +90,6 @@ class WikiData:
 
 
 @dataclass(frozen=True, slots=True)
-class ModelPriceData:
-    """One of ``memory.dream.prices`` (``fragment_model.ModelPriceFragment``)."""
-
-    model: str
-    input_usd_per_mtok: float = field(metadata={"ge": 0})
-    output_usd_per_mtok: float = field(metadata={"ge": 0})
-    cached_input_usd_per_mtok: float | None = field(default=None, metadata={"ge": 0})
-
-
-@dataclass(frozen=True, slots=True)
-class DreamData:
-    """``memory.dream`` (``fragment_model.DreamFragment``)."""
-
-    every_ms: int = field(metadata={"ge": DREAM_EVERY_MIN_MS})
-    mode: DreamModeName | None = None
-    budget_usd: float | None = field(default=None, metadata={"ge": 0})
-    instructions: str | None = None
-    prices: tuple[ModelPriceData, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ScopeData:
-    """``memory.scope`` (``fragment_model.ScopeFragment``)."""
-
-    default: ScopeName
-    follow_user: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryToolData:
-    """One of ``memory.tools`` (``fragment_model.MemoryToolFragment``)."""
-
-    name: str
-    description: str
-    access: MemoryToolAccess
-    idempotent: bool | None = None
-    input_schema: str = field(kw_only=True)
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderData:
-    """One of ``memory.providers`` (``fragment_model.ProviderFragment``)."""
-
-    name: str
-    backend: str
-    dsn: str | None = None
-    url: str | None = None
-    token: str | None = None
-    protocol: MemoryProtocol | None = None
-    path: str | None = None
-    deadline_ms: int | None = field(default=None, metadata=_POSITIVE)
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentBindingData:
-    """One of ``memory.documents`` (``fragment_model.DocumentBindingFragment``)."""
-
-    name: str
-    scope: DocumentScope
-    id: str | None = None
-    access: DocumentAccess | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class FactsData:
     """``memory``: see ``fragment_model.MemoryFactsFragment`` for what each field means."""
 
@@ -152,13 +108,13 @@ class FactsData:
     recall_mode: Literal["per-turn"] | None = None
     refresh_every: int | None = field(default=None, metadata=_POSITIVE)
     session_recall: bool | None = None
-    dream: DreamData | None = None
-    scope: ScopeData | None = None
+    dream: "DreamData | None" = None
+    scope: "ScopeData | None" = None
     tiers: bool | None = None
     protocol: MemoryProtocol | None = None
-    tools: tuple[MemoryToolData, ...] | None = None
-    providers: tuple[ProviderData, ...] | None = None
-    documents: tuple[DocumentBindingData, ...] | None = None
+    tools: "tuple[MemoryToolData, ...] | None" = None
+    providers: "tuple[ProviderData, ...] | None" = None
+    documents: "tuple[DocumentBindingData, ...] | None" = None
     state: Literal["postgres"] | None = None
 
 
@@ -175,36 +131,6 @@ class ContinuityData:
 
 
 @dataclass(frozen=True, slots=True)
-class ExamData:
-    """``learning.exam`` (``fragment_model.ExamFragment``)."""
-
-    dataset: str
-    graders: tuple[ExamGrader, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class LearningData:
-    """``learning`` (``fragment_model.LearningFragment``)."""
-
-    domain: str
-    curriculum: str | None = None
-    sources: tuple[str, ...] = ()
-    exam: ExamData | None = None
-    study_on_dream: bool = True
-    study_on_heartbeat: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ThredzData:
-    """``thredz`` (``fragment_model.ThredzFragment``)."""
-
-    server: str
-    visibility: Literal["private", "shared"] = "private"
-    goals: bool = False
-    agent_name: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class FragmentData:
     """The whole fragment (``fragment_model.MemoryWiringFragment``'s fields)."""
 
@@ -213,12 +139,20 @@ class FragmentData:
     specwire: str | None = None
     memory: FactsData | None = None
     continuity: ContinuityData | None = None
-    learning: LearningData | None = None
-    thredz: ThredzData | None = None
+    learning: "LearningData | None" = None
+    thredz: "ThredzData | None" = None
 
     @property
     def is_memoryless(self) -> bool:
         return self.memory is None and self.continuity is None
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SECTIONS:
+        from specwire.runtime.core import fragment_sections
+
+        return getattr(fragment_sections, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read_fragment(data: Mapping[str, Any]) -> FragmentData:
@@ -245,6 +179,8 @@ def _read_object(cls: type[_Data], data: Any, where: str) -> _Data:
 
 
 def _read_value(hint: Any, value: Any, where: str, bounds: Mapping[str, Any]) -> Any:
+    if isinstance(hint, str):
+        hint = _section_hint(hint)
     options = _union_options(hint)
     if options is not None:
         if value is None and type(None) in options:
@@ -300,6 +236,21 @@ def _check_bounds(value: float, where: str, bounds: Mapping[str, Any]) -> None:
         raise FragmentShapeError(where, f"must be greater than {bounds['gt']}, not {value!r}")
     if "le" in bounds and value > bounds["le"]:
         raise FragmentShapeError(where, f"must be at most {bounds['le']}, not {value!r}")
+
+
+_section_hints: dict[str, Any] = {}
+
+
+def _section_hint(hint: str) -> Any:
+    """A field annotated with a ``fragment_sections`` class, as a live type (the annotation is
+    this module's own text, never input)."""
+    found = _section_hints.get(hint)
+    if found is None:
+        from specwire.runtime.core import fragment_sections
+
+        found = eval(hint, vars(fragment_sections))
+        _section_hints[hint] = found
+    return found
 
 
 def _union_options(hint: Any) -> tuple[Any, ...] | None:

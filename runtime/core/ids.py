@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-import secrets
 
 SESSION_ID_RE = re.compile(r"^sess_[0-9a-f]{16}$")
 TOOL_USE_ID_RE = re.compile(r"^tu_[0-9a-zA-Z_]{1,64}$")
@@ -24,16 +24,23 @@ def check_client_key(value: str) -> str:
     return value
 
 
+def random_hex(nbytes: int) -> str:
+    """``nbytes`` random bytes from the OS, as lowercase hex: what ``secrets.token_hex`` returns
+    (it is ``os.urandom(nbytes).hex()``), without importing ``secrets`` (and with it ``random``,
+    ``base64`` and four extension modules) into every bundle's start."""
+    return os.urandom(nbytes).hex()
+
+
 def new_session_id() -> str:
-    return f"sess_{secrets.token_hex(8)}"
+    return f"sess_{random_hex(8)}"
 
 
 def new_tool_use_id() -> str:
-    return f"tu_{secrets.token_hex(8)}"
+    return f"tu_{random_hex(8)}"
 
 
 def new_memory_id() -> str:
-    return f"mem_{secrets.token_hex(8)}"
+    return f"mem_{random_hex(8)}"
 
 
 def conversation_session_id(*parts: str) -> str:

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypedDict
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+
 # "deadline": the host's deadline passed (a research run); the turn stopped before its next
 # model call. "cancelled": a single-turn session whose turn the host's stream sink cancelled
 # (the client went away).
@@ -68,7 +70,7 @@ class MemorySeam:
     diagnostics: Callable[[], Sequence[tuple[str, Mapping[str, str]]]] | None = None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LedgerEntry:
     """One user message as the requirements ledger records it, verbatim."""
 

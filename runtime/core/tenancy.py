@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from specwire.runtime.core.errors import TenancyError
 from specwire.runtime.core.fragment import TENANT_ID_PATTERN
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 
 TENANT_ID_RE = re.compile(TENANT_ID_PATTERN)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Tenant:
     """One tenant of a serving host: its id and the root every store of its lives under."""
 

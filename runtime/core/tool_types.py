@@ -32,6 +32,7 @@ from specwire.runtime.core.fragment import (
     TIER_TOOL_NAMES,
     WIKI_TOOL_NAMES,
 )
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.undecodable import valid_text
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def _drop_event(kind: str, payload: Mapping[str, Any]) -> None:
     return None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolContext:
     """What a tool invocation knows about where it runs."""
 
@@ -87,7 +88,7 @@ class ToolContext:
     emit: EventSink = _drop_event
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolResult:
     """What a tool returns to the model: its text, and whether the call failed."""
 

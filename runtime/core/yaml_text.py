@@ -12,9 +12,11 @@ message reads after the file's name ("goals.yaml is not valid YAML at line 3, co
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, date, datetime
 from typing import Any
+
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 
 
 def load_yaml_mapping(text: str, *, first_line: int = 1) -> dict[str, Any]:
@@ -68,7 +70,7 @@ class LocatedYamlError(ValueError):
         self.column = column
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Located:
     """A YAML value and the 1-based line and column where it starts.
 

@@ -12,6 +12,7 @@ from typing import Literal
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import RECALL_K_MAX
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.scopes import AGENT, ScopeKey
 
 Status = Literal["live", "expired", "superseded", "forgotten"]
@@ -83,7 +84,7 @@ class Provenance:
     evidence: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class NewFactItem:
     """One fact of a ``FactStore.retain_many`` batch (the arguments of ``remember``)."""
 
@@ -94,7 +95,7 @@ class NewFactItem:
     scope: ScopeKey = AGENT
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Fact:
     """One stored fact and its metadata."""
 
@@ -117,7 +118,7 @@ class Fact:
         return bool(self.provenance.evidence)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class FactRecord:
     """One live fact as a provider's point read returns it (every backend, same shape)."""
 
@@ -132,7 +133,7 @@ class FactRecord:
     tier: str | None = None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class QuarantinedFact:
     """A write the injection scanner flagged, held apart from the facts until the owner decides.
 
@@ -154,7 +155,7 @@ class QuarantinedFact:
     tier: str | None = None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Tombstone:
     """Why and when a fact stopped being live (the fact row itself is never removed)."""
 
@@ -164,7 +165,7 @@ class Tombstone:
     superseded_by: str | None = None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class FactStatus:
     """A fact with its status (live, superseded, forgotten, expired) and tombstone."""
 
@@ -174,7 +175,7 @@ class FactStatus:
     tombstone: Tombstone | None = None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class RecallHit:
     """A fact recall found, with its score."""
 
@@ -183,7 +184,7 @@ class RecallHit:
     score: float
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SweepResult:
     """What a sweep did: facts tombstoned as expired, and facts still live."""
 

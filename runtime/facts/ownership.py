@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.fs.safe_open import open_regular_fd
 
 APPLICATION_ID = int.from_bytes(b"spwf", "big")  # 0x73707766: "specwire facts"
@@ -35,7 +35,7 @@ HEADER_BYTES = 100
 Verdict = Literal["new", "ours", "legacy"]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Ownership:
     """Whether a database file is new, ours or a legacy one, and which file was checked."""
 

@@ -31,10 +31,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 
 from specwire.runtime.core.clock import Clock
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.facts.store import FactStore
 
 StoreKey = tuple[Path, Clock]
@@ -73,7 +73,7 @@ def lease_store(path: Path, now: Clock, pool: FactStorePool | None) -> FactStore
     return pool.borrow(path, now)
 
 
-@dataclass(eq=False)
+@lazy_dataclass(eq=False)
 class _Pooled:
     """One open store in the pool, with its borrowers."""
 

@@ -10,9 +10,9 @@ written nowhere in particular would be everyone's).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from specwire.runtime.core.errors import MemoryServiceError
-from specwire.runtime.core.fragment_data import ScopeData
 from specwire.runtime.core.scopes import (
     AGENT,
     SCOPES,
@@ -22,6 +22,9 @@ from specwire.runtime.core.scopes import (
     ScopeKey,
     narrower_or_equal,
 )
+
+if TYPE_CHECKING:
+    from specwire.runtime.core.fragment_data import ScopeData
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from threading import RLock
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Literal
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import MEMORY_ID_RE
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.scopes import AGENT, Scope, ScopeKey
 from specwire.runtime.facts import validation
 from specwire.runtime.facts.lifecycle import FactFile, file_exists
@@ -80,7 +81,7 @@ if TYPE_CHECKING:
     from specwire.runtime.safety.injection import InjectionHit
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class KeyedWrite:
     """What ``FactStore.write_keyed`` wrote: the fact (``quarantined`` set when the scanner
     held the text) and the id of the fact it superseded."""

@@ -19,6 +19,7 @@ tokenizer (which only splits on ASCII separators) sees exactly these tokens on b
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -43,12 +44,19 @@ MAX_QUERY_CHARS = 2000
 
 # Scripts written without spaces between words: Hangul Jamo, CJK radicals, the iteration marks and
 # ideographic zero, kana, Hangul compatibility Jamo and syllables, CJK ideographs (with the
-# compatibility block and the supplementary planes) and halfwidth katakana.
-_SPACELESS = re.compile(
+# compatibility block and the supplementary planes) and halfwidth katakana. Compiled on first use
+# (a couple of milliseconds: the supplementary planes make a large set): ASCII words never need it.
+_SPACELESS = (
     "([\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff"
     "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0003ffff]+)"
 )
+
+
+@functools.cache
+def _spaceless() -> re.Pattern[str]:
+    return re.compile(_SPACELESS)
+
 
 _ASCII_WORD = re.compile("[a-z0-9]+")
 _WORD_CATEGORIES = frozenset("LNM")  # letters, digits/numbers, combining marks
@@ -141,10 +149,10 @@ def clip(text: str, max_len: int) -> str:
 
 def _pieces(word: str, *, for_query: bool) -> Iterator[str]:
     """A word's tokens: itself, unless it holds runs of a spaceless script (cut into n-grams)."""
-    if _SPACELESS.search(word) is None:
+    if word.isascii() or _spaceless().search(word) is None:
         yield word
         return
-    for index, part in enumerate(_SPACELESS.split(word)):
+    for index, part in enumerate(_spaceless().split(word)):
         if not part:
             continue
         # split() with a group alternates other text (even index) and spaceless runs (odd).

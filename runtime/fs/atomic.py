@@ -15,16 +15,17 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 from collections.abc import Callable
 from pathlib import Path
+
+from specwire.runtime.core.ids import random_hex
 
 # Also matches the names of ``tempfile.mkstemp`` (used by earlier versions): same shape.
 TEMP_RE = re.compile(r"^\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp$")
 
 
 def temp_name(name: str) -> str:
-    return f".{name}.{secrets.token_hex(4)}.tmp"
+    return f".{name}.{random_hex(4)}.tmp"
 
 
 def _create_temp(dir_fd: int, name: str, mode: int) -> tuple[int, str]:

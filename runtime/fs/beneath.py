@@ -24,10 +24,10 @@ import errno
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.tool_types import ToolRefusal
 from specwire.runtime.fs.safe_open import DIR_FLAGS
 
@@ -41,7 +41,7 @@ class PathRefused(ToolRefusal):
     """A path the workspace will not resolve; the message is shown to the model."""
 
 
-@dataclass
+@lazy_dataclass
 class Location:
     """Where a path leads: ``name`` inside the directory ``dir_fd`` (None: the path is that
     directory itself); ``parts`` spells the path from the working directory, links resolved."""

@@ -9,9 +9,9 @@ never written through a symlink. It is read with ``O_NOFOLLOW`` as a regular fil
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 
+from specwire.runtime.core.ids import random_hex
 from specwire.runtime.fs.safe_open import open_regular_fd
 
 KEY_BYTES = 32
@@ -40,10 +40,10 @@ def key_in(path: Path, *, create: bool = False) -> bytes | None:
     if key is not None or not create:
         return key
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    staging = path.with_name(f"{path.name}.{secrets.token_hex(8)}.tmp")
+    staging = path.with_name(f"{path.name}.{random_hex(8)}.tmp")
     fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        os.write(fd, secrets.token_hex(KEY_BYTES).encode("ascii") + b"\n")
+        os.write(fd, random_hex(KEY_BYTES).encode("ascii") + b"\n")
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -29,6 +29,7 @@ from types import TracebackType
 
 from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.errors import LockTimeoutError, UnsafeFileError
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.fs.safe_open import open_regular_fd
 
 DEFAULT_WAIT_S = 2.0
@@ -36,7 +37,7 @@ POLL_S = 0.02
 LOCK_FILE_MODE = 0o600
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LockHolder:
     """Who holds a lock file, as far as the file says."""
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.hosts.start_needs import Endpoint, reference, token_variables
 from specwire.runtime.safety.secrets import SecretRef
 
@@ -31,7 +31,7 @@ HEALTH_DEADLINE_S = 1.0
 Probe = Callable[[], str | None]  # the reason it failed, or None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class _Job:
     """One probe of one endpoint (for one tenant, when the endpoint is per tenant)."""
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from specwire.runtime.core.fragment import memory_enabled, tenant_secret_variable
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.models.select import MODEL_ENV, ModelRef, is_scripted, provider_of
 from specwire.runtime.safety.secrets import SecretRef
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from specwire.runtime.core.fragment_data import FragmentData
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SecretNeed:
     """An environment variable the start reads, and what reads it (never its value)."""
 

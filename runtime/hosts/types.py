@@ -5,12 +5,37 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tool_types import ToolCatalog
-from specwire.runtime.safety.secrets import SecretRef, SettingValue
+
+if TYPE_CHECKING:
+    from specwire.runtime.hosts.configs import ChannelConfig, RoleConfig, TenantConfig
+
+# What only the channel, managed and crew hosts configure (``hosts/configs.py``): named here as
+# before, created on first use, so a cli bundle never builds their dataclasses.
+_CONFIGS = ("ChannelConfig", "RoleConfig", "TenantConfig")
+
+__all__ = [
+    "ChannelConfig",
+    "ChannelTurnBuilder",
+    "ManagedTurnBuilder",
+    "RoleConfig",
+    "SessionBuilder",
+    "TenantConfig",
+    "TurnSetup",
+    "build_with_audience",
+    "takes_audience",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CONFIGS:
+        return getattr(import_module("specwire.runtime.hosts.configs"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -26,36 +51,6 @@ class TurnSetup:
     def release(self) -> None:
         if self.close is not None:
             self.close()
-
-
-@dataclass(frozen=True)
-class ChannelConfig:
-    """A channel the spec configures: its name and settings."""
-
-    name: str
-    settings: dict[str, SettingValue]
-
-
-@dataclass(frozen=True)
-class TenantConfig:
-    """A tenant the spec declares, with its token limits."""
-
-    id: str
-    max_input_tokens: int | None = None
-    max_output_tokens: int | None = None
-
-
-@dataclass(frozen=True)
-class RoleConfig:
-    """A crew role: its instructions, model and the models it falls back to."""
-
-    name: str
-    instructions: str
-    model: str | SecretRef | None = None  # a secret reference is read when the role starts
-    # The role's sessions take these in turn instead of ``model`` (``RoleModels.for_role``).
-    model_pool: tuple[str | SecretRef, ...] = ()
-    # Tried in order when the chosen model fails with a retryable error.
-    model_fallbacks: tuple[str | SecretRef, ...] = ()
 
 
 # Bundles built for interface 4 take the host's ``Audience`` as their last argument (crew:

@@ -51,7 +51,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.errors import RecallUnavailableError
 from specwire.runtime.core.seams import (
@@ -72,7 +72,6 @@ from specwire.runtime.loop.context import (
     DEFAULT_CONTEXT_MAX_MESSAGES,
     ContextWindow,
 )
-from specwire.runtime.loop.history import ConversationHistory
 from specwire.runtime.loop.prompt import (
     blocks_payload,
     continuity_tail_block,
@@ -101,6 +100,9 @@ from specwire.runtime.models.types import (
 )
 from specwire.runtime.safety.redaction import redact
 from specwire.runtime.sessions.store import SessionRecorder
+
+if TYPE_CHECKING:
+    from specwire.runtime.loop.history import ConversationHistory
 
 InputSource = Iterable[str] | Callable[[], str | None]
 # A per-turn refresh recalls for the latest message and at most this many earlier ones in all.

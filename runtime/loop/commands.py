@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.seams import SlashCommand
 
 HOST_COMMANDS: dict[str, str] = {
@@ -20,7 +20,7 @@ HOST_COMMANDS: dict[str, str] = {
 _COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class CommandLine:
     """A typed ``/name arguments`` line."""
 

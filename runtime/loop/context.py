@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.models.types import AssistantMessage, Message, UserMessage
 
 DEFAULT_CONTEXT_MAX_MESSAGES = 400
 DEFAULT_CONTEXT_MAX_CHARS = 400_000
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class EvictedUserMessage:
     """A user message dropped from the context to fit the budget."""
 

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.models.types import Model, ModelRequest, ModelResponse, Usage
 
 
@@ -39,7 +40,7 @@ class TextDelta:
     text: str
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolCallStarted:
     """Streamed: the model started a tool call."""
 
@@ -47,7 +48,7 @@ class ToolCallStarted:
     name: str
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolArgumentsDelta:
     """Streamed: more of a tool call's JSON arguments."""
 
@@ -55,21 +56,21 @@ class ToolArgumentsDelta:
     text: str
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class UsageReport:
     """Streamed: the call's token usage."""
 
     usage: Usage
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Restart:
     """Streamed: what was shown so far is discarded (a retry or a fallback starts over)."""
 
     reason: str
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolRunning:
     """Streamed: the loop is running a tool."""
 
@@ -77,7 +78,7 @@ class ToolRunning:
     name: str
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolDone:
     """Streamed: a tool finished, and whether it failed."""
 

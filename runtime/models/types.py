@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+
 SystemBlockKind = Literal[
     "instructions",
     "recalled_memory",
@@ -40,7 +42,7 @@ class ToolSpec:
     input_schema: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolCall:
     """A tool call the model asked for."""
 
@@ -68,7 +70,7 @@ class AssistantMessage:
     role: Literal["assistant"] = "assistant"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolResultMessage:
     """A tool's result, answering one tool call."""
 

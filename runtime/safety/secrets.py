@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.safety.redaction import register_secret
 
 
@@ -12,7 +12,7 @@ class MissingSecretError(RuntimeError):
     pass
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SecretRef:
     """A secret named by its environment variable (``$NAME``), read only when needed."""
 

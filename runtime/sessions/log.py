@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from specwire.runtime.core.clock import Clock, iso, utc_now
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.undecodable import valid_data
 from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.fs.keyfile import key_in
@@ -194,7 +195,7 @@ def read_events(path: Path) -> Iterator[Event]:
     yield from events
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class _VerifiedPrefix:
     """The events of a log's first ``offset`` bytes (whole lines), already verified."""
 
@@ -340,7 +341,7 @@ def session_log_path(sessions_dir: Path, session_id: str) -> Path:
 Verdict = Literal["verified", "missing", "error_result"]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ToolUseResolution:
     """What a session log says about one tool call cited as evidence."""
 

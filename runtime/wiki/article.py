@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final, Literal, get_args
 
 from specwire.runtime.continuity.frontmatter import join_frontmatter, split_frontmatter
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import WIKI_SLUG_PATTERN
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 
 ArticleStatus = Literal["draft", "published", "review", "archived"]
 Visibility = Literal["private", "shared"]
@@ -105,7 +106,7 @@ def extract_sources(body: str) -> tuple[str, ...]:
     return tuple(sources)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Article:
     """One wiki article: its front matter and body."""
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import StoreError, UnsafeFileError
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.fs.fenced import read_text, sweep_stale_temps, write_atomic
 from specwire.runtime.fs.locking import FileLock
 from specwire.runtime.fs.safe_open import open_dir_beneath, open_regular_fd, text_mode
@@ -28,7 +28,7 @@ from specwire.runtime.wiki.article import SLUG_RE, check_slug
 ARTICLE_SUFFIX = ".md"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class UnreadableFile:
     """An article file that could not be read, and why."""
 

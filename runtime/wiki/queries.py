@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final, Literal
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.wiki.article import Article
 from specwire.runtime.wiki.ranking import RRF_K, rrf
 from specwire.runtime.wiki.semantic import VectorCache
@@ -27,7 +27,7 @@ SortKey = Literal["updated", "created", "title", "relevance", "popular", "trendi
 SortOrder = Literal["asc", "desc"]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Hit:
     """An article a search found, its score and how (a match or a link)."""
 
@@ -77,7 +77,7 @@ def semantic_search(
     return [Hit(snap.articles[s], score) for s, score in ranked if score >= min_score][:limit]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ListQuery:
     """What a wiki listing filters and sorts by."""
 
@@ -141,7 +141,7 @@ def related(
     return hits[:limit]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class WikiStats:
     """Counts over the wiki's articles."""
 

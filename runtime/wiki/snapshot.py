@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.wiki.article import Article, DamagedArticle, parse_article
 from specwire.runtime.wiki.folder import Stamp, UnreadableFile
 from specwire.runtime.wiki.ranking import Bm25Index, term_counts
@@ -59,7 +60,7 @@ class WikiSnapshot:
         return tuple(dict.fromkeys([*out, *self.backlinks.get(slug, ())]))
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class _Parsed:
     """A parsed article and its terms."""
 

@@ -16,11 +16,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final, Literal
 
 from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.safety.screening import scan, storable
@@ -77,7 +78,7 @@ class WikiConflict(WikiRefusal):
         self.current_version = current
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ArticleDraft:
     """A write request. ``None`` fields keep the current article's value (or the default)."""
 
@@ -93,7 +94,7 @@ class ArticleDraft:
     visibility: Visibility | None = None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class WriteOutcome:
     """A written article, and whether it was new."""
 

@@ -12,7 +12,10 @@ model adapter only when the bundle uses that provider. The tests that write and 
 that the first use still loads them (and so still screens and ranks).
 
 Every dataclass created before the first answer has a docstring: without one, ``dataclass()``
-builds ``__doc__`` from ``inspect.signature``, about a third of the class's creation.
+builds ``__doc__`` from ``inspect.signature``, about a third of the class's creation. The
+dataclasses a first answer does not instantiate are ``lazy_dataclass`` ones
+(``runtime.core.lazy_dataclass``): their methods are generated on first use, and these tests
+fail when one of the watched ones is completed before the first answer.
 """
 
 from __future__ import annotations
@@ -35,8 +38,14 @@ DEFERRED = (
     "pydantic.plugin._loader",
     "importlib.metadata",
     "importlib.resources",
+    "secrets",  # and with it random and base64: ids and temporary names use os.urandom
+    "random",
+    "base64",
     "numpy",
     "specwire.runtime.core.fragment_model",
+    "specwire.runtime.core.fragment_sections",
+    "specwire.runtime.hosts.configs",
+    "specwire.runtime.loop.history",
     "specwire.runtime.safety.injection",
     "specwire.runtime.facts.importing",
     "specwire.runtime.facts.capture",
@@ -48,11 +57,27 @@ DEFERRED = (
     "specwire.runtime.wiki.inputs",
 )
 
-# Runs a bundle, then reports which of the watched modules it had loaded, and the specwire
-# dataclasses it created without a docstring.
+# Lazy dataclasses no first answer instantiates (when it calls no tool): each must still be
+# pending when its module is loaded at all.
+LAZY = (
+    "specwire.runtime.continuity.plans.Plan",
+    "specwire.runtime.continuity.proof.FrozenProof",
+    "specwire.runtime.core.tool_types.ToolResult",
+    "specwire.runtime.facts.model.Fact",
+    "specwire.runtime.facts.model.FactRecord",
+    "specwire.runtime.facts.model.RecallHit",
+    "specwire.runtime.models.streaming.ToolCallStarted",
+    "specwire.runtime.models.streaming.ToolDone",
+    "specwire.runtime.models.types.ToolCall",
+    "specwire.runtime.wiki.article.Article",
+)
+
+# Runs a bundle, then reports which of the watched modules it had loaded, the specwire
+# dataclasses it created without a docstring, and the watched lazy ones it completed.
 PROBE = f"""\
 import atexit, dataclasses, runpy, sys
 WATCHED = {DEFERRED!r}
+LAZY = {LAZY!r}
 undocumented = []
 process_class = dataclasses._process_class
 def record(cls, *args, **kwargs):
@@ -63,6 +88,10 @@ dataclasses._process_class = record
 def report():
     print("@@loaded " + ",".join(n for n in WATCHED if n in sys.modules), file=sys.stderr)
     print("@@undocumented " + ",".join(undocumented), file=sys.stderr)
+    from specwire.runtime.core.lazy_dataclass import pending_classes
+    pending = {{c.__module__ + "." + c.__qualname__ for c in pending_classes()}}
+    done = [n for n in LAZY if n.rpartition(".")[0] in sys.modules and n not in pending]
+    print("@@completed " + ",".join(done), file=sys.stderr)
 atexit.register(report)
 agent = sys.argv[1]
 sys.argv = [agent, *sys.argv[2:]]
@@ -79,6 +108,13 @@ def write_bundle(tmp_path: Path, stem: str, source: str | None = None) -> Path:
 
 
 def run_agent(agent: Path, message: str = "hi") -> tuple[int, str, set[str], list[str]]:
+    code, output, names, undocumented, _ = run_agent_lazily(agent, message)
+    return code, output, names, undocumented
+
+
+def run_agent_lazily(
+    agent: Path, message: str = "hi"
+) -> tuple[int, str, set[str], list[str], list[str]]:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(agent), "--message", message],
         capture_output=True,
@@ -93,7 +129,9 @@ def run_agent(agent: Path, message: str = "hi") -> tuple[int, str, set[str], lis
     bare = next(x for x in lines if x.startswith("@@undocumented"))
     undocumented = [name for name in bare.removeprefix("@@undocumented").strip().split(",") if name]
     names = {name for name in loaded.split(",") if name}
-    return done.returncode, done.stdout + done.stderr, names, undocumented
+    completed = next(x for x in lines if x.startswith("@@completed")).removeprefix("@@completed")
+    lazy = [name for name in completed.strip().split(",") if name]
+    return done.returncode, done.stdout + done.stderr, names, undocumented, lazy
 
 
 def run_bundle(
@@ -103,27 +141,38 @@ def run_bundle(
 
 
 def test_a_memoryless_bundle_answers_without_importing_pydantic(tmp_path: Path) -> None:
-    code, output, loaded, undocumented = run_bundle(tmp_path, "cli-plain")
+    code, output, loaded, undocumented, completed = run_agent_lazily(
+        write_bundle(tmp_path, "cli-plain")
+    )
     assert code == 0, output
     assert loaded == set(), output
     assert undocumented == []
+    assert completed == []
 
 
 # support-bot: facts and continuity; ops-notes: facts with an embedder (hybrid recall);
 # cli-wiki: the wiki with an embedder, and continuity.
 @pytest.mark.parametrize("stem", ["support-bot", "ops-notes", "cli-wiki"])
 def test_a_memory_bundle_answers_without_its_deferred_modules(tmp_path: Path, stem: str) -> None:
-    code, output, loaded, undocumented = run_bundle(tmp_path, stem)
+    code, output, loaded, undocumented, completed = run_agent_lazily(write_bundle(tmp_path, stem))
     assert code == 0, output
     assert loaded == set(), output
     assert undocumented == []
+    assert completed == []
 
 
 def test_the_first_write_still_loads_the_scanner(tmp_path: Path) -> None:
     agent = write_bundle(tmp_path, "support-bot")
-    code, output, loaded, _ = run_agent(agent, "remember: the invoice run is on Fridays")
+    code, output, loaded, _, completed = run_agent_lazily(
+        agent, "remember: the invoice run is on Fridays"
+    )
     assert code == 0, output
     assert "Done: remembered" in output
+    # The tool call made its lazy dataclasses whole.
+    assert {
+        "specwire.runtime.core.tool_types.ToolResult",
+        "specwire.runtime.models.types.ToolCall",
+    } <= set(completed)
     assert {
         "specwire.runtime.safety.injection",
         "specwire.runtime.facts.providers.operations",
@@ -138,9 +187,10 @@ def test_a_hybrid_recall_of_stored_facts_builds_the_vector_index(tmp_path: Path)
     agent = write_bundle(tmp_path, "ops-notes")
     code, output, _, _ = run_agent(agent, "remember: the deploy window opens at 5pm")
     assert code == 0, output
-    code, output, loaded, _ = run_agent(agent, "recall: deploy window")
+    code, output, loaded, _, completed = run_agent_lazily(agent, "recall: deploy window")
     assert code == 0, output
     assert "the deploy window opens at 5pm" in output
+    assert "specwire.runtime.facts.model.Fact" in completed
     assert {"numpy", "specwire.runtime.facts.vector.semantic"} <= loaded
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass
 from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.lexical.ranking import unit_score
 from specwire.runtime.facts.model import (
@@ -129,7 +130,7 @@ class RecallRequest:
         return self.deadline is not None and time.monotonic() >= self.deadline
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ProviderHit:
     """A fact recall returned, scored in ``[0, 1)``."""
 
