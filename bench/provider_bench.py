@@ -326,7 +326,8 @@ class RecallStores:
         hnsw_s = time.perf_counter() - started
         started = time.perf_counter()
         vectors = f", {self.vector_table}" if self.hybrid else ""
-        _sql(self.dsn, f"VACUUM ANALYZE facts{vectors}, tombstones, lexical_terms")
+        tables = f"facts{vectors}, tombstones, lexical_terms, lexical_postings"
+        _sql(self.dsn, f"VACUUM ANALYZE {tables}")
         analyze_s = time.perf_counter() - started
         _progress(f"  postgres: HNSW index {hnsw_s:.1f} s, VACUUM ANALYZE {analyze_s:.1f} s")
         self.size += len(facts)

@@ -126,7 +126,24 @@ def _statistics_drift(dsn: str) -> list[Any]:
         "ON (c.tenant, c.spec, c.session, c.term) = (t.tenant, t.spec, t.session, t.term) "
         "WHERE c.tf > t.max_tf OR c.len < t.min_len",
     )
-    return [*(scopes ^ counted_scopes), *(terms ^ counted_terms), *loose]
+    # The postings: one row per indexed fact and word, with its count, length and evidence.
+    postings = set(_rows(dsn, "SELECT binding, term, seq, tf, dl, proven FROM lexical_postings"))
+    counted_postings = set(
+        _rows(
+            dsn,
+            "SELECT hashtextextended('specwire-lexical' || chr(31) || f.tenant || chr(31) "
+            "|| f.spec || chr(31) || f.session, 0), tok.term, f.seq, count(*)::integer, "
+            "cardinality(string_to_array(f.terms, ' ')), cardinality(f.evidence) > 0 "
+            "FROM facts f, unnest(string_to_array(f.terms, ' ')) AS tok(term) "
+            f"WHERE {untombstoned} GROUP BY f.tenant, f.spec, f.session, tok.term, f.seq",
+        )
+    )
+    return [
+        *(scopes ^ counted_scopes),
+        *(terms ^ counted_terms),
+        *loose,
+        *(postings ^ counted_postings),
+    ]
 
 
 def test_postgres_ranks_as_the_local_store_on_the_same_facts(
@@ -178,6 +195,14 @@ def test_postgres_ranks_as_the_local_store_on_the_same_facts(
     rankings = [(query, _ranking(local, query), _ranking(postgres, query)) for query in queries]
     assert [(q, a, b) for q, a, b in rankings if not _same_ranking(a, b)] == []
     assert sum(1 for _, _, b in rankings if b) > QUERIES * 0.9
+    # Each of the two PostgreSQL rankings alone: score thresholds on the full-text index, and
+    # the postings (exact scores, so the same floats and the same order, ties included).
+    thresholds = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=None)
+    postings = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0)
+    for query, expected, _ in rankings:
+        by_postings = _ranking(postings, query)
+        assert by_postings == _ranking(thresholds, query), query
+        assert _same_ranking(expected, by_postings), query
     store.close()
 
 
@@ -243,6 +268,64 @@ def test_the_statistics_migration_counts_existing_facts_once(
         assert _rows(dsn, "SELECT docs FROM lexical_scopes") == [(29,)]
         hits = providers[0].recall(RecallRequest("harbour seal 12", 3)).hits
         assert hits[0].text == "harbour seal 12 basks"
+        for provider in providers:
+            provider.close()
+    finally:
+        PostgresServerForTests.drop_database(dsn)
+
+
+def test_the_postings_migration_posts_existing_facts_once(
+    pg: PostgresTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database at version 3 (statistics, no postings) upgrades to 4: every indexed fact is
+    posted once, and recall from the postings ranks as the thresholds do."""
+    from specwire.runtime.facts.providers.postgres import provider as module
+
+    dsn = PostgresServerForTests.fresh_database()
+    try:
+        monkeypatch.setattr(module, "MIGRATIONS", module.MIGRATIONS[:3])
+        monkeypatch.setattr(module, "SCHEMA_VERSION", 3)
+        old = module.PostgresFactProvider(
+            dsn, scope=module.FactScope(TENANT, SPEC), screen=None, bm25_postings_from=None
+        )
+        assert old.schema_version == 3
+        proof = Provenance("s-1", ("tool-1",))
+        written = old.retain_many(
+            [
+                RetainRequest(f"grey seal {n} hauls out seal", provenance=proof if n % 4 else None)
+                for n in range(40)
+            ]
+        )
+        other = module.PostgresFactProvider(
+            dsn, scope=module.FactScope("tenant-b", SPEC, "s-2"), screen=None
+        )
+        other.retain(RetainRequest("a grey seal of another tenant"))
+        assert old.forget(ForgetRequest(id=written[3].id)).removed == 1
+        old.retain(RetainRequest("grey seal 5 moved on", supersedes=written[5].id))
+        old.update(UpdateRequest(written[7].id, "grey seal seven was renamed"))
+        other.close()
+        old.close()
+        monkeypatch.undo()
+        assert _rows(
+            dsn, "SELECT count(*) FROM pg_tables WHERE tablename = 'lexical_postings'"
+        ) == [(0,)]
+        providers = [
+            module.PostgresFactProvider(
+                dsn, scope=module.FactScope(TENANT, SPEC), screen=None, bm25_postings_from=at
+            )
+            for at in (0, None)
+        ]
+        assert [p.schema_version for p in providers] == [4, 4]
+        assert _rows(dsn, "SELECT count(*) FROM schema_version WHERE version = 4") == [(1,)]
+        assert _statistics_drift(dsn) == []
+        assert _rows(dsn, "SELECT count(DISTINCT seq) FROM lexical_postings") == [(40 - 2 + 1 + 1,)]
+        for query in ("grey seal 12", "seal", "seal renamed", "hauls out"):
+            postings, thresholds = (_ranking(p, query) for p in providers)
+            assert postings == thresholds and postings, query
+        # Writes after the upgrade keep the postings.
+        providers[0].retain(RetainRequest("grey seal pup born"))
+        providers[0].forget(ForgetRequest(query="seal 9"))
+        assert _statistics_drift(dsn) == []
         for provider in providers:
             provider.close()
     finally:

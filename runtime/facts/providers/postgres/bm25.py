@@ -53,6 +53,10 @@ if TYPE_CHECKING:
 FIRST_SHARE = 0.5
 # A threshold's candidate condition names at most this many term sets.
 MAX_CLAUSES = 24
+# The query terms' ``df`` summed from which the postings rank (below it the thresholds prune
+# well: a rare word narrows the candidates), and the first number of facts they score.
+POSTINGS_FROM = 20_000
+POSTINGS_DEPTH = 64
 # Bounds are summed in another order than scores: kept on the safe side.
 _SLACK = 1.0 + 1e-9
 
@@ -90,6 +94,48 @@ WHERE c.raw > 0
 ORDER BY score DESC, c.seq LIMIT %(k)s"""
 
 
+# The postings path (``term_stats``' ``lexical_postings``): every posting of the query terms in
+# the binding, read from the primary key alone (index-only), scored per fact with the same
+# operations as ``_RANKED`` (a term the fact lacks adds ``0.0``: ``coalesce``), the ``depth``
+# best by (score, seq) kept, and only those looked up in ``facts`` for the live and visible ones.
+_BINDING = (
+    "hashtextextended('specwire-lexical' || chr(31) || %(tenant)s::text || chr(31) "
+    "|| %(spec)s::text || chr(31) || %(session)s::text, 0)"
+)
+_POSTED = f"""WITH scored AS MATERIALIZED (
+    SELECT q.seq, CASE WHEN q.proven THEN q.raw * %(ef)s::float8 ELSE q.raw END AS score
+    FROM (
+        SELECT p.seq, bool_or(p.proven) AS proven, {{score}} AS raw
+        FROM (
+            SELECT p.seq, p.term, p.proven, p.tf::float8 AS tf, %(k1)s::float8 * (%(omb)s::float8
+                + (%(b)s::float8 * p.dl::float8) / %(avgdl)s::float8) AS norm
+            FROM lexical_postings p
+            WHERE p.binding = {_BINDING} AND p.term = ANY(%(terms)s::text[])
+        ) AS p
+        GROUP BY p.seq
+    ) AS q
+    ORDER BY score DESC, q.seq
+    LIMIT %(depth)s
+)
+SELECT {COLUMNS}, s.score, {SCOPE_COLUMNS}
+FROM scored s JOIN facts f ON f.seq = s.seq
+WHERE {LIVE} AND {{where}}
+ORDER BY s.score DESC, s.seq LIMIT %(k)s"""
+
+
+def _posted_score(count: int) -> str:
+    """``_score`` over one fact's postings: each term's contribution, ``0.0`` when absent."""
+    parts = [
+        f"coalesce(max(CASE WHEN p.term = %(term{i})s::text THEN (%(idf{i})s::float8 "
+        "* ((p.tf * %(k1p1)s::float8) / (p.tf + p.norm))) END), 0.0::float8)"
+        for i in range(count)
+    ]
+    out = parts[0]
+    for part in parts[1:]:
+        out = f"({out} + {part})"
+    return out
+
+
 def _tfs(count: int) -> str:
     """Each query term's count in the fact (``tf0``, ``tf1``, ...), as local postings hold it."""
     return ", ".join(
@@ -117,6 +163,7 @@ class QueryTerm:
     term: str
     idf: float
     bound: float  # the most it adds to any fact's score
+    df: int = 0  # indexed facts holding it
 
 
 def query_weights(
@@ -141,7 +188,7 @@ def query_weights(
         df, max_tf, min_len = found[term]
         weight = idf(n, df)
         bound = term_score(weight, float(max_tf), length_norm(float(min_len), avgdl))
-        weighted.append(QueryTerm(term, weight, bound * EVIDENCE_FACTOR * _SLACK))
+        weighted.append(QueryTerm(term, weight, bound * EVIDENCE_FACTOR * _SLACK, df))
     return (weighted, avgdl) if weighted else None
 
 
@@ -189,9 +236,12 @@ def ranked(
     limit: int,
     where: str,
     where_params: dict[str, Any],
+    *,
+    postings_from: int | None = POSTINGS_FROM,
 ) -> list[Any]:
     """The ``limit`` best live facts for ``terms`` admitted by ``where``: rows of ``COLUMNS``,
-    the score and ``SCOPE_COLUMNS``, best first."""
+    the score and ``SCOPE_COLUMNS``, best first. From the postings when the query terms' ``df``
+    add up to at least ``postings_from`` (None: never), else by score thresholds."""
     weighted = query_weights(conn, params, terms)
     if weighted is None:
         return []
@@ -209,6 +259,8 @@ def ranked(
         "ef": EVIDENCE_FACTOR,
         "k": limit,
     }
+    if postings_from is not None and sum(t.df for t in query) >= postings_from:
+        return _ranked_by_postings(conn, values, query, limit, where)
     score, tfs = _score(len(query)), _tfs(len(query))
     floor = min(t.bound for t in query)
     tau = FIRST_SHARE * sum(t.bound for t in query)
@@ -223,6 +275,28 @@ def ranked(
             return rows
         # The k-th score found is reached again by the next pass (its facts are candidates).
         tau = float(rows[-1][6]) if len(rows) == limit else tau / 4
+
+
+def _ranked_by_postings(
+    conn: Connection[Any],
+    values: dict[str, Any],
+    query: Sequence[QueryTerm],
+    limit: int,
+    where: str,
+) -> list[Any]:
+    """The ranking from the postings: the ``depth`` best facts of the binding by exact score,
+    then the live and visible ones among them; ``depth`` grows until ``limit`` pass or every
+    posted fact was looked at (the postings hold every indexed fact: a fact outside the
+    ``depth`` best scores below all of them, or ties and comes later)."""
+    total = sum(t.df for t in query)  # at least the facts holding any query term
+    depth = max(POSTINGS_DEPTH, 4 * limit)
+    statement = _POSTED.format(score=_posted_score(len(query)), where=where)
+    terms = [t.term for t in query]
+    while True:
+        rows = conn.execute(statement, {**values, "terms": terms, "depth": depth}).fetchall()
+        if len(rows) == limit or depth >= total:
+            return rows
+        depth *= 8
 
 
 def _candidates(query: Sequence[QueryTerm], tau: float) -> tuple[str, dict[str, Any]]:
