@@ -23,6 +23,18 @@ bound, where the candidates are every fact holding any query term (the exhaustiv
 When the minimal sets are too many (a long query), the candidates are the facts holding one
 of the *essential* terms instead (MaxScore: the terms left after taking, weakest first, the
 terms whose bounds add up to less than ``tau``), which is exact for the same reason.
+
+**Postings: queries of common words.** The full-text index knows nothing of a fact's length,
+so when every query word is common (tens of thousands of facts at a million), no small term set
+reaches a threshold and the passes drop to scoring every match: a heap fetch and a split of
+``terms`` per fact. From ``postings_from`` (the query terms' ``df`` summed) the ranking reads
+``lexical_postings`` (``term_stats``) instead: the query terms' rows of the binding come from
+its primary key alone (``tf``, ``dl`` and ``proven`` are in the index), each fact's score is
+computed with the operations above in query order (a term it lacks adds ``0.0``, as above), and
+the ``depth`` best by (score, ``seq``) are looked up in ``facts``, where the live and visible
+ones are kept. When fewer than ``k`` pass, ``depth`` grows (times 8) until every posted fact
+was looked at. Exact: the postings hold every indexed fact (a superset of the live ones) and
+the scores are the same floats, so the order and its ties are those of ``_RANKED``.
 """
 
 from __future__ import annotations

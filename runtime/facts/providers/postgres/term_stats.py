@@ -1,4 +1,5 @@
-"""BM25 statistics on PostgreSQL, kept in step with the facts by triggers (schema version 3).
+"""BM25 statistics (schema version 3) and postings (version 4) on PostgreSQL, kept in step
+with the facts by triggers.
 
 The local index (``runtime.facts.lexical.index``) ranks with the statistics of its *indexed*
 rows: the facts without a tombstone (an expired fact counts until a sweep tombstones it, as in
@@ -11,6 +12,13 @@ FTS5). PostgreSQL keeps the same numbers per binding (tenant, spec, session):
   shortest fact holding it). The bounds only ever widen (a removal leaves them as they are),
   so they stay upper bounds of every contribution the token can make. A token no indexed fact
   holds any more loses its row (an erased fact's words do not stay behind as statistics).
+
+- ``lexical_postings`` (version 4): per indexed fact and distinct token, the token's count in
+  the fact (``tf``, at most 65535 as the local postings hold it), the fact's length (``dl``)
+  and whether evidence backs it (``proven``), keyed by (``binding``, ``term``, ``seq``) with
+  the rest included in the key's index: ``bm25`` scores a fact from an index-only scan.
+  ``binding`` is the binding's lock key below (a 64-bit hash; a collision only adds another
+  binding's facts as candidates, which the ranking's scope test drops).
 
 A fact's tokens are its ``terms`` column (``runtime.facts.text.document_terms``: tokens joined
 by single spaces), split here exactly as the local index splits them.
