@@ -276,9 +276,12 @@ class RecallStores:
         self.pool = open_pool(dsn, max_size=4, timeout_s=600)
         scope = FactScope(TENANT, SPEC)
         # Long statement deadlines: growing a million rows is not what the default 5 s is for.
+        # The first provider brings the schema up to date (a kept database may be older).
+        started = time.perf_counter()
         self.pg_hybrid = PostgresFactProvider(
             scope=scope, pool=self.pool, embedder=self.embedder, timeout_s=600
         )
+        _progress(f"postgres: schema ready in {time.perf_counter() - started:.1f} s")
         self.pg_lexical = PostgresFactProvider(scope=scope, pool=self.pool, timeout_s=600)
         self.pg_loader = PostgresFactProvider(
             scope=scope, pool=self.pool, embedder=loading, timeout_s=600, screen=None
