@@ -197,13 +197,15 @@ def test_postgres_ranks_as_the_local_store_on_the_same_facts(
     rankings = [(query, _ranking(local, query), _ranking(postgres, query)) for query in queries]
     assert [(q, a, b) for q, a, b in rankings if not _same_ranking(a, b)] == []
     assert sum(1 for _, _, b in rankings if b) > QUERIES * 0.9
-    # Each of the two PostgreSQL rankings alone: score thresholds on the full-text index, and
-    # the postings (exact scores, so the same floats and the same order, ties included).
+    # Each PostgreSQL ranking alone: score thresholds on the full-text index, the postings
+    # (exact scores, so the same floats and the same order, ties included), and thresholds
+    # with a small budget, the postings taking over a pass that would score more.
     thresholds = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=None)
-    postings = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0)
+    postings = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=0)
+    budgeted = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=40)
     for query, expected, _ in rankings:
         by_postings = _ranking(postings, query)
-        assert by_postings == _ranking(thresholds, query), query
+        assert by_postings == _ranking(thresholds, query) == _ranking(budgeted, query), query
         assert _same_ranking(expected, by_postings), query
     store.close()
 
@@ -285,8 +287,10 @@ def test_a_mixed_workload_keeps_the_postings_exact(pg: PostgresTarget) -> None:
     from specwire.runtime.safety.screening import scan
 
     rng = random.Random(4)
-    a = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0)
-    b = pg.make("tenant-b", SPEC, session="s-9", screen=None, bm25_postings_from=0)
+    a = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=0)
+    b = pg.make(
+        "tenant-b", SPEC, session="s-9", screen=None, bm25_postings_from=0, bm25_scored_at_most=0
+    )
     screened = pg.make(TENANT, SPEC, screen=scan)
     thresholds = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=None)
     live: dict[Any, list[str]] = {a: [], b: []}
@@ -385,7 +389,11 @@ def test_the_postings_migration_posts_existing_facts_once(
         ) == [(0,)]
         providers = [
             module.PostgresFactProvider(
-                dsn, scope=module.FactScope(TENANT, SPEC), screen=None, bm25_postings_from=at
+                dsn,
+                scope=module.FactScope(TENANT, SPEC),
+                screen=None,
+                bm25_postings_from=at,
+                bm25_scored_at_most=0,
             )
             for at in (0, None)
         ]

@@ -65,9 +65,11 @@ if TYPE_CHECKING:
 FIRST_SHARE = 0.5
 # A threshold's candidate condition names at most this many term sets.
 MAX_CLAUSES = 24
-# The query terms' ``df`` summed from which the postings rank (below it the thresholds prune
-# well: a rare word narrows the candidates), and the first number of facts they score.
+# The query terms' ``df`` summed from which a threshold pass has a budget (below it every
+# match costs little), the budget (facts a pass scores from the heap: past it the postings
+# rank), and the first number of facts the postings path looks up.
 POSTINGS_FROM = 20_000
+SCORED_AT_MOST = 2_000
 POSTINGS_DEPTH = 64
 # Bounds are summed in another order than scores: kept on the safe side.
 _SLACK = 1.0 + 1e-9
@@ -83,10 +85,11 @@ WHERE s.tenant = %(tenant)s AND s.spec = %(spec)s AND s.session = %(session)s"""
 # ``{score}``: the sum of the query terms' contributions (``_score``); ``{candidates}``: the
 # threshold's condition on ``f.tsv``; ``{where}``: the caller's visible scope keys and tiers.
 # ``OFFSET 0`` keeps each level a level of its own: inlined, the planner would split a fact's
-# terms once per use instead of once.
+# terms once per use instead of once. ``{counted}`` and ``{budget}``: empty, or (a pass with a
+# budget) the number of candidates as a last column and a ``LIMIT`` on them.
 _RANKED = f"""SELECT c.id, c.text, c.tags, c.expires_at, c.session_id, c.evidence,
     CASE WHEN c.proven THEN c.raw * %(ef)s::float8 ELSE c.raw END AS score,
-    c.scope, c.subject, c.fact_key, c.tier
+    c.scope, c.subject, c.fact_key, c.tier{{counted}}
 FROM (
     SELECT e.*, {{score}} AS raw
     FROM (
@@ -96,7 +99,7 @@ FROM (
             SELECT {COLUMNS}, {SCOPE_COLUMNS}, f.seq, {PROVEN} AS proven,
                 string_to_array(f.terms, ' ') AS tokens
             FROM facts f WHERE ({{candidates}}) AND {LIVE} AND {{where}}
-            OFFSET 0
+            OFFSET 0{{budget}}
         ) AS d
         OFFSET 0
     ) AS e
@@ -250,10 +253,13 @@ def ranked(
     where_params: dict[str, Any],
     *,
     postings_from: int | None = POSTINGS_FROM,
+    scored_at_most: int = SCORED_AT_MOST,
 ) -> list[Any]:
     """The ``limit`` best live facts for ``terms`` admitted by ``where``: rows of ``COLUMNS``,
-    the score and ``SCOPE_COLUMNS``, best first. From the postings when the query terms' ``df``
-    add up to at least ``postings_from`` (None: never), else by score thresholds."""
+    the score and ``SCOPE_COLUMNS`` (a pass with a budget adds its number of candidates),
+    best first. By score thresholds; when the query terms' ``df`` add up to at least
+    ``postings_from`` (None: never) and a pass would score more than ``scored_at_most`` facts
+    (0: at once), from the postings."""
     weighted = query_weights(conn, params, terms)
     if weighted is None:
         return []
@@ -271,18 +277,29 @@ def ranked(
         "ef": EVIDENCE_FACTOR,
         "k": limit,
     }
-    if postings_from is not None and sum(t.df for t in query) >= postings_from:
-        return _ranked_by_postings(conn, values, query, limit, where)
+    # Many facts hold the query terms: a pass may score at most ``scored_at_most`` of them,
+    # the postings rank when one would score more.
+    budgeted = postings_from is not None and sum(t.df for t in query) >= postings_from
     score, tfs = _score(len(query)), _tfs(len(query))
+    statement = _RANKED.format(
+        score=score,
+        tfs=tfs,
+        candidates="{candidates}",
+        where=where,
+        counted=", count(*) OVER () AS candidates" if budgeted else "",
+        budget=" LIMIT %(budget)s" if budgeted else "",
+    )
     floor = min(t.bound for t in query)
     tau = FIRST_SHARE * sum(t.bound for t in query)
     while True:
         exhaustive = tau <= floor
         condition, clause_params = _candidates(query, 0.0 if exhaustive else tau)
         rows = conn.execute(
-            _RANKED.format(score=score, tfs=tfs, candidates=condition, where=where),
-            {**values, **clause_params},
+            statement.replace("{candidates}", condition, 1),
+            {**values, **clause_params, "budget": scored_at_most},
         ).fetchall()
+        if budgeted and (scored_at_most <= 0 or (rows and int(rows[0][-1]) >= scored_at_most)):
+            return _ranked_by_postings(conn, values, query, limit, where)
         if exhaustive or (len(rows) == limit and float(rows[-1][6]) >= tau):
             return rows
         # The k-th score found is reached again by the next pass (its facts are candidates).

@@ -360,8 +360,9 @@ class PostgresFactProvider:
     (its owner closes it). ``embedder``: hybrid recall (pgvector) with that embedder's
     dimension. ``now``: the clock TTLs run on. ``timeout_s``: the deadline of each statement
     and of waiting for a connection. ``screen``: the injection scanner (None: none).
-    ``bm25_postings_from``: BM25 ranks from the postings when the query words' ``df`` add up
-    to at least this (None: never; ``bm25.ranked``).
+    ``bm25_postings_from`` and ``bm25_scored_at_most``: BM25 ranks from the postings when the
+    query words' ``df`` add up to at least the first (None: never) and a threshold pass would
+    score more facts than the second (0: at once; ``bm25.ranked``).
     """
 
     def __init__(
@@ -376,6 +377,7 @@ class PostgresFactProvider:
         screen: Any = scan,
         name: str = "primary",
         bm25_postings_from: int | None = bm25.POSTINGS_FROM,
+        bm25_scored_at_most: int = bm25.SCORED_AT_MOST,
     ) -> None:
         if (dsn is None) == (pool is None):
             raise InvalidRequestError("PostgresFactProvider: give exactly one of dsn or pool")
@@ -386,6 +388,7 @@ class PostgresFactProvider:
         self._timeout_s = timeout_s
         self._screen = screen
         self._postings_from = bm25_postings_from
+        self._scored_at_most = bm25_scored_at_most
         self._embedder = embedder
         self._dim = None if embedder is None else int(embedder.dim)
         self._clean: set[str] = set()
@@ -1165,6 +1168,7 @@ class PostgresFactProvider:
                 where,
                 where_params,
                 postings_from=self._postings_from,
+                scored_at_most=self._scored_at_most,
             )
             if vector is None:
                 rows = lexical
