@@ -203,9 +203,19 @@ def test_postgres_ranks_as_the_local_store_on_the_same_facts(
     thresholds = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=None)
     postings = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=0)
     budgeted = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=40)
+    # Words in more than 100 facts: only facts short enough to reach the top 5 are read.
+    pruned = pg.make(
+        TENANT,
+        SPEC,
+        screen=None,
+        bm25_postings_from=0,
+        bm25_scored_at_most=0,
+        bm25_postings_rare=100,
+    )
     for query, expected, _ in rankings:
         by_postings = _ranking(postings, query)
         assert by_postings == _ranking(thresholds, query) == _ranking(budgeted, query), query
+        assert by_postings == _ranking(pruned, query), query
         assert _same_ranking(expected, by_postings), query
     store.close()
 
@@ -287,7 +297,14 @@ def test_a_mixed_workload_keeps_the_postings_exact(pg: PostgresTarget) -> None:
     from specwire.runtime.safety.screening import scan
 
     rng = random.Random(4)
-    a = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=0)
+    a = pg.make(
+        TENANT,
+        SPEC,
+        screen=None,
+        bm25_postings_from=0,
+        bm25_scored_at_most=0,
+        bm25_postings_rare=20,
+    )
     b = pg.make(
         "tenant-b", SPEC, session="s-9", screen=None, bm25_postings_from=0, bm25_scored_at_most=0
     )

@@ -71,6 +71,11 @@ MAX_CLAUSES = 24
 POSTINGS_FROM = 20_000
 SCORED_AT_MOST = 2_000
 POSTINGS_DEPTH = 64
+# Query terms held by at most this many facts have all their postings read; the others only
+# those of facts short enough to reach the top k (``_longest``), found from the ``SHORTEST_FIRST
+# * k`` shortest facts of each term.
+POSTINGS_RARE = 5_000
+SHORTEST_FIRST = 16
 # Bounds are summed in another order than scores: kept on the safe side.
 _SLACK = 1.0 + 1e-9
 
@@ -109,10 +114,12 @@ WHERE c.raw > 0
 ORDER BY score DESC, c.seq LIMIT %(k)s"""
 
 
-# The postings path (``term_stats``' ``lexical_postings``): every posting of the query terms in
-# the binding, read from the primary key alone (index-only), scored per fact with the same
-# operations as ``_RANKED`` (a term the fact lacks adds ``0.0``: ``coalesce``), the ``depth``
-# best by (score, seq) kept, and only those looked up in ``facts`` for the live and visible ones.
+# The postings path (``term_stats``' ``lexical_postings``): the postings of the query terms in
+# the binding of every fact up to ``longest`` tokens, and of every longer one holding a rare
+# term (``_longest``), read from the primary key alone (index-only), scored per fact with the
+# same operations as ``_RANKED`` (a term the fact lacks adds ``0.0``: ``coalesce``), the
+# ``depth`` best by (score, seq) kept, and only those looked up in ``facts`` for the live and
+# visible ones.
 _BINDING = (
     "hashtextextended('specwire-lexical' || chr(31) || %(tenant)s::text || chr(31) "
     "|| %(spec)s::text || chr(31) || %(session)s::text, 0)"
@@ -124,8 +131,18 @@ _POSTED = f"""WITH scored AS MATERIALIZED (
         FROM (
             SELECT p.seq, p.term, p.proven, p.tf::float8 AS tf, %(k1)s::float8 * (%(omb)s::float8
                 + (%(b)s::float8 * p.dl::float8) / %(avgdl)s::float8) AS norm
-            FROM lexical_postings p
-            WHERE p.binding = {_BINDING} AND p.term = ANY(%(terms)s::text[])
+            FROM (
+                SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p
+                WHERE p.binding = {_BINDING} AND p.term = ANY(%(terms)s::text[])
+                    AND p.dl <= %(longest)s
+                UNION ALL
+                SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM (
+                    SELECT DISTINCT r.dl, r.seq FROM lexical_postings r
+                    WHERE r.binding = {_BINDING} AND r.term = ANY(%(rare)s::text[])
+                        AND r.dl > %(longest)s
+                ) AS r JOIN lexical_postings p ON p.binding = {_BINDING}
+                    AND p.term = ANY(%(terms)s::text[]) AND p.dl = r.dl AND p.seq = r.seq
+            ) AS p
         ) AS p
         GROUP BY p.seq
     ) AS q
@@ -136,6 +153,15 @@ SELECT {COLUMNS}, s.score, {SCOPE_COLUMNS}
 FROM scored s JOIN facts f ON f.seq = s.seq
 WHERE {LIVE} AND {{where}}
 ORDER BY s.score DESC, s.seq LIMIT %(k)s"""
+
+
+# The shortest facts of each query term, by length then age (the postings' key order): the
+# first candidates, whose k-th score bounds the length of every fact that can beat it.
+_SHORTEST = f"""SELECT DISTINCT p.seq FROM unnest(%(terms)s::text[]) AS t(term), LATERAL (
+    SELECT p.seq FROM lexical_postings p
+    WHERE p.binding = {_BINDING} AND p.term = t.term
+    ORDER BY p.dl, p.seq LIMIT %(first)s
+) AS p"""
 
 
 def _posted_score(count: int) -> str:
@@ -179,6 +205,7 @@ class QueryTerm:
     idf: float
     bound: float  # the most it adds to any fact's score
     df: int = 0  # indexed facts holding it
+    max_tf: int = 1  # the highest count of it in one fact
 
 
 def query_weights(
@@ -203,7 +230,7 @@ def query_weights(
         df, max_tf, min_len = found[term]
         weight = idf(n, df)
         bound = term_score(weight, float(max_tf), length_norm(float(min_len), avgdl))
-        weighted.append(QueryTerm(term, weight, bound * EVIDENCE_FACTOR * _SLACK, df))
+        weighted.append(QueryTerm(term, weight, bound * EVIDENCE_FACTOR * _SLACK, df, max_tf))
     return (weighted, avgdl) if weighted else None
 
 
@@ -254,12 +281,13 @@ def ranked(
     *,
     postings_from: int | None = POSTINGS_FROM,
     scored_at_most: int = SCORED_AT_MOST,
+    postings_rare: int = POSTINGS_RARE,
 ) -> list[Any]:
     """The ``limit`` best live facts for ``terms`` admitted by ``where``: rows of ``COLUMNS``,
     the score and ``SCOPE_COLUMNS`` (a pass with a budget adds its number of candidates),
     best first. By score thresholds; when the query terms' ``df`` add up to at least
     ``postings_from`` (None: never) and a pass would score more than ``scored_at_most`` facts
-    (0: at once), from the postings."""
+    (0: at once), from the postings (``postings_rare``: ``_longest``)."""
     weighted = query_weights(conn, params, terms)
     if weighted is None:
         return []
@@ -299,7 +327,7 @@ def ranked(
             {**values, **clause_params, "budget": scored_at_most},
         ).fetchall()
         if budgeted and (scored_at_most <= 0 or (rows and int(rows[0][-1]) >= scored_at_most)):
-            return _ranked_by_postings(conn, values, query, limit, where)
+            return _ranked_by_postings(conn, values, query, limit, where, postings_rare)
         if exhaustive or (len(rows) == limit and float(rows[-1][6]) >= tau):
             return rows
         # The k-th score found is reached again by the next pass (its facts are candidates).
@@ -312,20 +340,87 @@ def _ranked_by_postings(
     query: Sequence[QueryTerm],
     limit: int,
     where: str,
+    postings_rare: int,
 ) -> list[Any]:
     """The ranking from the postings: the ``depth`` best facts of the binding by exact score,
     then the live and visible ones among them; ``depth`` grows until ``limit`` pass or every
     posted fact was looked at (the postings hold every indexed fact: a fact outside the
     ``depth`` best scores below all of them, or ties and comes later)."""
     total = sum(t.df for t in query)  # at least the facts holding any query term
+    rare = [t.term for t in query if t.df <= postings_rare]
+    common = [t for t in query if t.df > postings_rare]
+    longest = _longest(conn, values, query, common, limit, where) if common else None
     depth = max(POSTINGS_DEPTH, 4 * limit)
     statement = _POSTED.format(score=_posted_score(len(query)), where=where)
-    terms = [t.term for t in query]
+    bound = {
+        "terms": [t.term for t in query],
+        "rare": rare,
+        "longest": _NO_LIMIT if longest is None else longest,
+    }
     while True:
-        rows = conn.execute(statement, {**values, "terms": terms, "depth": depth}).fetchall()
+        rows = conn.execute(statement, {**values, **bound, "depth": depth}).fetchall()
         if len(rows) == limit or depth >= total:
             return rows
         depth *= 8
+
+
+# A length no fact reaches (``dl`` is an integer column).
+_NO_LIMIT = 2**31 - 1
+
+
+def _longest(
+    conn: Connection[Any],
+    values: dict[str, Any],
+    query: Sequence[QueryTerm],
+    common: Sequence[QueryTerm],
+    limit: int,
+    where: str,
+) -> int | None:
+    """The longest fact holding only common query terms that can still reach the top
+    ``limit`` (None: any length).
+
+    The shortest facts of each term are scored exactly (live and visible ones only); their
+    ``limit``-th score ``low`` is reached by the final top ``limit``. A fact holding no rare
+    term (``df`` up to ``postings_rare``: those facts are all read) and ``dl`` tokens scores at
+    most ``U(dl)``: each common term at its highest count in one fact (``max_tf``) in a fact of
+    that length, times the evidence factor, with slack. ``U`` falls as ``dl`` grows, so a fact
+    longer than the last ``dl`` with ``U(dl) >= low`` scores below ``low``: not a candidate."""
+    seqs = conn.execute(
+        _SHORTEST, {**values, "terms": [t.term for t in query], "first": SHORTEST_FIRST * limit}
+    ).fetchall()
+    if not seqs:
+        return None
+    statement = _RANKED.format(
+        score=_score(len(query)),
+        tfs=_tfs(len(query)),
+        candidates="f.seq = ANY(%(seqs)s::bigint[])",
+        where=where,
+        counted="",
+        budget="",
+    )
+    rows = conn.execute(statement, {**values, "seqs": [row[0] for row in seqs]}).fetchall()
+    if len(rows) < limit:
+        return None
+    low = float(rows[-1][6])
+    avgdl = float(values["avgdl"])
+
+    def most(dl: int) -> float:
+        total = 0.0
+        for t in common:
+            total += term_score(t.idf, float(t.max_tf), length_norm(float(dl), avgdl))
+        return total * EVIDENCE_FACTOR * _SLACK
+
+    if most(0) < low:
+        return 0
+    lo, hi = 0, 1
+    while most(hi) >= low:
+        if hi >= _NO_LIMIT:
+            return None
+        lo, hi = hi, min(_NO_LIMIT, hi * 2)
+    while hi - lo > 1:  # most(lo) >= low > most(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if most(mid) >= low else (lo, mid)
+    return lo
 
 
 def _candidates(query: Sequence[QueryTerm], tau: float) -> tuple[str, dict[str, Any]]:

@@ -362,7 +362,8 @@ class PostgresFactProvider:
     and of waiting for a connection. ``screen``: the injection scanner (None: none).
     ``bm25_postings_from`` and ``bm25_scored_at_most``: BM25 ranks from the postings when the
     query words' ``df`` add up to at least the first (None: never) and a threshold pass would
-    score more facts than the second (0: at once; ``bm25.ranked``).
+    score more facts than the second (0: at once); ``bm25_postings_rare``: the postings read
+    every fact of a word this rare, only short enough ones of the others (``bm25.ranked``).
     """
 
     def __init__(
@@ -378,6 +379,7 @@ class PostgresFactProvider:
         name: str = "primary",
         bm25_postings_from: int | None = bm25.POSTINGS_FROM,
         bm25_scored_at_most: int = bm25.SCORED_AT_MOST,
+        bm25_postings_rare: int = bm25.POSTINGS_RARE,
     ) -> None:
         if (dsn is None) == (pool is None):
             raise InvalidRequestError("PostgresFactProvider: give exactly one of dsn or pool")
@@ -389,6 +391,7 @@ class PostgresFactProvider:
         self._screen = screen
         self._postings_from = bm25_postings_from
         self._scored_at_most = bm25_scored_at_most
+        self._postings_rare = bm25_postings_rare
         self._embedder = embedder
         self._dim = None if embedder is None else int(embedder.dim)
         self._clean: set[str] = set()
@@ -1169,6 +1172,7 @@ class PostgresFactProvider:
                 where_params,
                 postings_from=self._postings_from,
                 scored_at_most=self._scored_at_most,
+                postings_rare=self._postings_rare,
             )
             if vector is None:
                 rows = lexical
