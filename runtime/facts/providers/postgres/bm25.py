@@ -27,14 +27,24 @@ terms whose bounds add up to less than ``tau``), which is exact for the same rea
 **Postings: queries of common words.** The full-text index knows nothing of a fact's length,
 so when every query word is common (tens of thousands of facts at a million), no small term set
 reaches a threshold and the passes drop to scoring every match: a heap fetch and a split of
-``terms`` per fact. From ``postings_from`` (the query terms' ``df`` summed) the ranking reads
-``lexical_postings`` (``term_stats``) instead: the query terms' rows of the binding come from
-its primary key alone (``tf``, ``dl`` and ``proven`` are in the index), each fact's score is
-computed with the operations above in query order (a term it lacks adds ``0.0``, as above), and
-the ``depth`` best by (score, ``seq``) are looked up in ``facts``, where the live and visible
-ones are kept. When fewer than ``k`` pass, ``depth`` grows (times 8) until every posted fact
-was looked at. Exact: the postings hold every indexed fact (a superset of the live ones) and
-the scores are the same floats, so the order and its ties are those of ``_RANKED``.
+``terms`` per fact. So when the query terms' ``df`` add up to ``postings_from`` or more, each
+pass may score at most ``scored_at_most`` facts (a rare word keeps the intersections small and
+the passes cheap); a pass that would score more hands over to ``lexical_postings``
+(``term_stats``), whose primary key (binding, term, ``dl``, ``seq``) includes ``tf`` and
+``proven``: a fact's score comes from an index-only scan, with the operations above in query
+order (a term it lacks adds ``0.0``, as above), the same floats.
+
+Which postings: the shortest facts of each term (``SHORTEST_FIRST * k``, in key order) are
+scored exactly first, and their ``k``-th live and visible score ``low`` bounds the final
+``k``-th from below. A fact holding no rare term (``df`` up to ``postings_rare``) scores at most
+the sum over the common terms of their contribution at ``max_tf`` in a fact of its length,
+times the evidence factor, which falls as the length grows: facts longer than the last length
+where it reaches ``low`` cannot enter the top ``k``. So the postings read are those of facts up
+to that length, and every fact holding a rare word (joined by its key). Those facts are scored,
+the ``depth`` best by (score, ``seq``) are looked up in ``facts`` and the live and visible ones
+kept; when fewer than ``k`` pass, ``depth`` grows (times 8) until every candidate was looked at.
+Exact: the postings hold every indexed fact (a superset of the live ones), and a fact left out
+scores below ``low``; the order and its ties are those of ``_RANKED``.
 """
 
 from __future__ import annotations
