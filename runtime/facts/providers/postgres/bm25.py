@@ -49,7 +49,7 @@ scores below ``low``; the order and its ties are those of ``_RANKED``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +134,21 @@ _BINDING = (
     "hashtextextended('specwire-lexical' || chr(31) || %(tenant)s::text || chr(31) "
     "|| %(spec)s::text || chr(31) || %(session)s::text, 0)"
 )
+# The candidates' postings (``Cut``): unproven facts up to ``gt`` tokens, or up to ``ge`` and
+# no younger than the k-th fact found (``kseq``); proven ones up to ``pge`` tokens. Each test is
+# a range of the primary key (binding, term, proven, dl, seq).
+_CUT = """(({a}.proven = false AND ({a}.dl <= %(gt)s
+    OR ({a}.dl > %(gt)s AND {a}.dl <= %(ge)s AND {a}.seq <= %(kseq)s)))
+    OR ({a}.proven = true AND {a}.dl <= %(pge)s))"""
+_CUT_RANGES = " UNION ALL ".join(
+    f"SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p "
+    f"WHERE p.binding = {_BINDING} AND p.term = ANY(%(terms)s::text[]) AND {test}"
+    for test in (
+        "p.proven = false AND p.dl <= %(gt)s",
+        "p.proven = false AND p.dl > %(gt)s AND p.dl <= %(ge)s AND p.seq <= %(kseq)s",
+        "p.proven = true AND p.dl <= %(pge)s",
+    )
+)
 _POSTED = f"""WITH scored AS MATERIALIZED (
     SELECT q.seq, CASE WHEN q.proven THEN q.raw * %(ef)s::float8 ELSE q.raw END AS score
     FROM (
@@ -142,16 +157,15 @@ _POSTED = f"""WITH scored AS MATERIALIZED (
             SELECT p.seq, p.term, p.proven, p.tf::float8 AS tf, %(k1)s::float8 * (%(omb)s::float8
                 + (%(b)s::float8 * p.dl::float8) / %(avgdl)s::float8) AS norm
             FROM (
-                SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p
-                WHERE p.binding = {_BINDING} AND p.term = ANY(%(terms)s::text[])
-                    AND p.dl <= %(longest)s
+                {_CUT_RANGES}
                 UNION ALL
                 SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM (
-                    SELECT DISTINCT r.dl, r.seq FROM lexical_postings r
+                    SELECT DISTINCT r.proven, r.dl, r.seq FROM lexical_postings r
                     WHERE r.binding = {_BINDING} AND r.term = ANY(%(rare)s::text[])
-                        AND r.dl > %(longest)s
+                        AND NOT {_CUT.format(a="r")}
                 ) AS r JOIN lexical_postings p ON p.binding = {_BINDING}
-                    AND p.term = ANY(%(terms)s::text[]) AND p.dl = r.dl AND p.seq = r.seq
+                    AND p.term = ANY(%(terms)s::text[]) AND p.proven = r.proven
+                    AND p.dl = r.dl AND p.seq = r.seq
             ) AS p
         ) AS p
         GROUP BY p.seq
@@ -170,7 +184,7 @@ ORDER BY s.score DESC, s.seq LIMIT %(k)s"""
 _SHORTEST = f"""SELECT DISTINCT p.seq FROM unnest(%(terms)s::text[]) AS t(term), LATERAL (
     SELECT p.seq FROM lexical_postings p
     WHERE p.binding = {_BINDING} AND p.term = t.term
-    ORDER BY p.dl, p.seq LIMIT %(first)s
+    ORDER BY p.proven, p.dl, p.seq LIMIT %(first)s
 ) AS p"""
 
 
@@ -358,14 +372,14 @@ def _ranked_by_postings(
     ``depth`` best scores below all of them, or ties and comes later)."""
     total = sum(t.df for t in query)  # at least the facts holding any query term
     rare = [t.term for t in query if t.df <= postings_rare]
-    common = [t for t in query if t.df > postings_rare]
-    longest = _longest(conn, values, query, common, limit, where) if common else None
+    common = {t.term for t in query if t.df > postings_rare}
+    cut = _cut(conn, values, query, common, limit, where) if common else None
     depth = max(POSTINGS_DEPTH, 4 * limit)
     statement = _POSTED.format(score=_posted_score(len(query)), where=where)
     bound = {
         "terms": [t.term for t in query],
         "rare": rare,
-        "longest": _NO_LIMIT if longest is None else longest,
+        **(_NO_CUT if cut is None else cut),
     }
     while True:
         rows = conn.execute(statement, {**values, **bound, "depth": depth}).fetchall()
@@ -374,27 +388,33 @@ def _ranked_by_postings(
         depth *= 8
 
 
-# A length no fact reaches (``dl`` is an integer column).
+# A length no fact reaches (``dl`` is an integer column), and the cut that keeps every fact.
 _NO_LIMIT = 2**31 - 1
+_NO_CUT = {"gt": _NO_LIMIT, "ge": _NO_LIMIT, "kseq": 0, "pge": _NO_LIMIT}
 
 
-def _longest(
+def _cut(
     conn: Connection[Any],
     values: dict[str, Any],
     query: Sequence[QueryTerm],
-    common: Sequence[QueryTerm],
+    common: set[str],
     limit: int,
     where: str,
-) -> int | None:
-    """The longest fact holding only common query terms that can still reach the top
-    ``limit`` (None: any length).
+) -> dict[str, int] | None:
+    """Which facts holding only common query terms can still reach the top ``limit`` (None:
+    any), as lengths for ``_CUT``.
 
-    The shortest facts of each term are scored exactly (live and visible ones only); their
-    ``limit``-th score ``low`` is reached by the final top ``limit``. A fact holding no rare
-    term (``df`` up to ``postings_rare``: those facts are all read) and ``dl`` tokens scores at
-    most ``U(dl)``: each common term at its highest count in one fact (``max_tf``) in a fact of
-    that length, times the evidence factor, with slack. ``U`` falls as ``dl`` grows, so a fact
-    longer than the last ``dl`` with ``U(dl) >= low`` scores below ``low``: not a candidate."""
+    The shortest facts of each term are scored exactly (live and visible ones only); the
+    ``limit``-th of them, ``K`` (score ``low``, ``seq`` ``kseq``), is matched or beaten by each
+    of the final top ``limit``. A fact holding no rare term (``df`` up to ``postings_rare``:
+    those facts are all read) and ``dl`` tokens has a raw score of at most ``U(dl)``: the score
+    of a fact of that length holding each common term at its highest count in one fact
+    (``max_tf``), computed with the operations and order of the SQL (floating-point addition,
+    multiplication and division are monotone, so this bounds the computed scores, not only
+    the exact ones). ``U`` never grows with ``dl``. An unproven fact beats ``K`` only if its
+    score is above ``low``, or equal to it and the fact is older: ``U(dl) > low`` (``dl`` up
+    to ``gt``), or ``U(dl) >= low`` (up to ``ge``) and ``seq <= kseq``; a proven one only if
+    ``U(dl) * EVIDENCE_FACTOR >= low`` (up to ``pge``)."""
     seqs = conn.execute(
         _SHORTEST, {**values, "terms": [t.term for t in query], "first": SHORTEST_FIRST * limit}
     ).fetchall()
@@ -405,31 +425,46 @@ def _longest(
         tfs=_tfs(len(query)),
         candidates="f.seq = ANY(%(seqs)s::bigint[])",
         where=where,
-        counted="",
+        counted=", c.seq",
         budget="",
     )
     rows = conn.execute(statement, {**values, "seqs": [row[0] for row in seqs]}).fetchall()
     if len(rows) < limit:
         return None
-    low = float(rows[-1][6])
+    low, kseq = float(rows[-1][6]), int(rows[-1][11])
     avgdl = float(values["avgdl"])
 
-    def most(dl: int) -> float:
-        total = 0.0
-        for t in common:
-            total += term_score(t.idf, float(t.max_tf), length_norm(float(dl), avgdl))
-        return total * EVIDENCE_FACTOR * _SLACK
+    def upper(dl: int) -> float:
+        norm = length_norm(float(dl), avgdl)
+        parts = [
+            term_score(t.idf, float(t.max_tf), norm) if t.term in common else 0.0 for t in query
+        ]
+        out = parts[0]
+        for part in parts[1:]:
+            out = out + part
+        return out
 
-    if most(0) < low:
-        return 0
+    return {
+        "gt": _last(lambda dl: upper(dl) > low),
+        "ge": _last(lambda dl: upper(dl) >= low),
+        "kseq": kseq,
+        "pge": _last(lambda dl: upper(dl) * EVIDENCE_FACTOR >= low),
+    }
+
+
+def _last(holds: Callable[[int], bool]) -> int:
+    """The largest length in ``[0, _NO_LIMIT]`` for which ``holds`` (true up to some length,
+    false after it), or -1."""
+    if not holds(0):
+        return -1
     lo, hi = 0, 1
-    while most(hi) >= low:
+    while holds(hi):
         if hi >= _NO_LIMIT:
-            return None
+            return _NO_LIMIT
         lo, hi = hi, min(_NO_LIMIT, hi * 2)
-    while hi - lo > 1:  # most(lo) >= low > most(hi)
+    while hi - lo > 1:  # holds(lo) and not holds(hi)
         mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if most(mid) >= low else (lo, mid)
+        lo, hi = (mid, hi) if holds(mid) else (lo, mid)
     return lo
 
 

@@ -15,9 +15,9 @@ FTS5). PostgreSQL keeps the same numbers per binding (tenant, spec, session):
 
 - ``lexical_postings`` (version 4): per indexed fact and distinct token, the token's count in
   the fact (``tf``, at most 65535 as the local postings hold it), the fact's length (``dl``)
-  and whether evidence backs it (``proven``), keyed by (``binding``, ``term``, ``dl``,
-  ``seq``) with the rest included in the key's index: ``bm25`` reads a term's shortest facts
-  first and scores a fact from an index-only scan.
+  and whether evidence backs it (``proven``), keyed by (``binding``, ``term``, ``proven``,
+  ``dl``, ``seq``) with ``tf`` included in the key's index: ``bm25`` reads a term's shortest
+  (and oldest) facts first and scores a fact from an index-only scan.
   ``binding`` is the binding's lock key below (a 64-bit hash; a collision only adds another
   binding's facts as candidates, which the ranking's scope test drops).
 
@@ -115,16 +115,18 @@ def _postings(source: str) -> str:
     binding = _LOCK_KEY.format(tenant="x.tenant", spec="x.spec", session="x.session")
     return f"""
     DELETE FROM lexical_postings p USING (
-        SELECT DISTINCT {binding} AS binding, tok.term, cardinality({tokens}) AS dl, x.seq
+        SELECT DISTINCT {binding} AS binding, tok.term, x.proven,
+            cardinality({tokens}) AS dl, x.seq
         FROM ({source}) AS x, unnest({tokens}) AS tok(term) WHERE x.sign < 0
     ) AS d
-    WHERE p.binding = d.binding AND p.term = d.term AND p.dl = d.dl AND p.seq = d.seq;
+    WHERE p.binding = d.binding AND p.term = d.term AND p.proven = d.proven AND p.dl = d.dl
+        AND p.seq = d.seq;
     INSERT INTO lexical_postings (binding, term, seq, tf, dl, proven)
         SELECT {binding}, tok.term, x.seq, least(count(*), 65535),
             cardinality({tokens}), x.proven
         FROM ({source}) AS x, unnest({tokens}) AS tok(term) WHERE x.sign > 0
         GROUP BY x.tenant, x.spec, x.session, tok.term, x.seq, x.terms, x.proven
-        ORDER BY 1, 2, 5, 3;"""
+        ORDER BY 1, 2, 6, 5, 3;"""
 
 
 def _not_tombstoned(alias: str) -> str:
@@ -283,7 +285,7 @@ POSTINGS_MIGRATION: tuple[str, ...] = (
         tf integer NOT NULL,
         dl integer NOT NULL,
         proven boolean NOT NULL,
-        PRIMARY KEY (binding, term, dl, seq) INCLUDE (tf, proven)
+        PRIMARY KEY (binding, term, proven, dl, seq) INCLUDE (tf)
     )""",
     *_functions(postings=True),
     _POSTINGS_BACKFILL,
