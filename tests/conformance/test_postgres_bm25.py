@@ -202,7 +202,14 @@ def test_postgres_ranks_as_the_local_store_on_the_same_facts(
     # with a small budget, the postings taking over a pass that would score more.
     thresholds = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=None)
     postings = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=0)
-    budgeted = pg.make(TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=40)
+    budgeted = pg.make(
+        TENANT,
+        SPEC,
+        screen=None,
+        bm25_postings_from=0,
+        bm25_scored_at_most=40,
+        bm25_postings_rare=100,
+    )
     # Words in more than 100 facts: only facts short enough to reach the top 5 are read.
     pruned = pg.make(
         TENANT,

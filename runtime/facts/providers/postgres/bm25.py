@@ -338,7 +338,7 @@ def ranked(
         tfs=tfs,
         candidates="{candidates}",
         where=where,
-        counted=", count(*) OVER () AS candidates" if budgeted else "",
+        counted=", c.seq, count(*) OVER () AS candidates" if budgeted else "",
         budget=" LIMIT %(budget)s" if budgeted else "",
     )
     floor = min(t.bound for t in query)
@@ -351,7 +351,9 @@ def ranked(
             {**values, **clause_params, "budget": scored_at_most},
         ).fetchall()
         if budgeted and (scored_at_most <= 0 or (rows and int(rows[0][-1]) >= scored_at_most)):
-            return _ranked_by_postings(conn, values, query, limit, where, postings_rare)
+            # The pass's rows are live, visible and exactly scored: a start for ``_cut``.
+            seed = [(float(row[6]), int(row[11])) for row in rows]
+            return _ranked_by_postings(conn, values, query, limit, where, postings_rare, seed)
         if exhaustive or (len(rows) == limit and float(rows[-1][6]) >= tau):
             return rows
         # The k-th score found is reached again by the next pass (its facts are candidates).
@@ -365,6 +367,7 @@ def _ranked_by_postings(
     limit: int,
     where: str,
     postings_rare: int,
+    seed: Sequence[tuple[float, int]] = (),
 ) -> list[Any]:
     """The ranking from the postings: the ``depth`` best facts of the binding by exact score,
     then the live and visible ones among them; ``depth`` grows until ``limit`` pass or every
@@ -373,7 +376,7 @@ def _ranked_by_postings(
     total = sum(t.df for t in query)  # at least the facts holding any query term
     rare = [t.term for t in query if t.df <= postings_rare]
     common = {t.term for t in query if t.df > postings_rare}
-    cut = _cut(conn, values, query, common, limit, where) if common else None
+    cut = _cut(conn, values, query, common, limit, where, seed) if common else None
     depth = max(POSTINGS_DEPTH, 4 * limit)
     statement = _POSTED.format(score=_posted_score(len(query)), where=where)
     bound = {
@@ -400,12 +403,14 @@ def _cut(
     common: set[str],
     limit: int,
     where: str,
+    seed: Sequence[tuple[float, int]],
 ) -> dict[str, int] | None:
     """Which facts holding only common query terms can still reach the top ``limit`` (None:
     any), as lengths for ``_CUT``.
 
     The shortest facts of each term are scored exactly (live and visible ones only); the
-    ``limit``-th of them, ``K`` (score ``low``, ``seq`` ``kseq``), is matched or beaten by each
+    ``limit``-th of them and of ``seed`` (a threshold pass's best), ``K`` (score ``low``,
+    ``seq`` ``kseq``), is matched or beaten by each
     of the final top ``limit``. A fact holding no rare term (``df`` up to ``postings_rare``:
     those facts are all read) and ``dl`` tokens has a raw score of at most ``U(dl)``: the score
     of a fact of that length holding each common term at its highest count in one fact
@@ -418,8 +423,6 @@ def _cut(
     seqs = conn.execute(
         _SHORTEST, {**values, "terms": [t.term for t in query], "first": SHORTEST_FIRST * limit}
     ).fetchall()
-    if not seqs:
-        return None
     statement = _RANKED.format(
         score=_score(len(query)),
         tfs=_tfs(len(query)),
@@ -429,9 +432,13 @@ def _cut(
         budget="",
     )
     rows = conn.execute(statement, {**values, "seqs": [row[0] for row in seqs]}).fetchall()
-    if len(rows) < limit:
+    # With ``seed`` (other live, visible, exactly scored facts): the ``limit``-th of them all.
+    found = sorted(
+        {(float(row[6]), int(row[11])) for row in rows} | set(seed), key=lambda f: (-f[0], f[1])
+    )
+    if len(found) < limit:
         return None
-    low, kseq = float(rows[-1][6]), int(rows[-1][11])
+    low, kseq = found[limit - 1]
     avgdl = float(values["avgdl"])
 
     def upper(dl: int) -> float:
