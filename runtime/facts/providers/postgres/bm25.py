@@ -30,21 +30,23 @@ reaches a threshold and the passes drop to scoring every match: a heap fetch and
 ``terms`` per fact. So when the query terms' ``df`` add up to ``postings_from`` or more, each
 pass may score at most ``scored_at_most`` facts (a rare word keeps the intersections small and
 the passes cheap); a pass that would score more hands over to ``lexical_postings``
-(``term_stats``), whose primary key (binding, term, ``dl``, ``seq``) includes ``tf`` and
-``proven``: a fact's score comes from an index-only scan, with the operations above in query
+(``term_stats``), whose primary key (binding, term, ``proven``, ``dl``, ``seq``) includes
+``tf``: a fact's score comes from an index-only scan, with the operations above in query
 order (a term it lacks adds ``0.0``, as above), the same floats.
 
-Which postings: the shortest facts of each term (``SHORTEST_FIRST * k``, in key order) are
-scored exactly first, and their ``k``-th live and visible score ``low`` bounds the final
-``k``-th from below. A fact holding no rare term (``df`` up to ``postings_rare``) scores at most
-the sum over the common terms of their contribution at ``max_tf`` in a fact of its length,
-times the evidence factor, which falls as the length grows: facts longer than the last length
-where it reaches ``low`` cannot enter the top ``k``. So the postings read are those of facts up
-to that length, and every fact holding a rare word (joined by its key). Those facts are scored,
-the ``depth`` best by (score, ``seq``) are looked up in ``facts`` and the live and visible ones
-kept; when fewer than ``k`` pass, ``depth`` grows (times 8) until every candidate was looked at.
-Exact: the postings hold every indexed fact (a superset of the live ones), and a fact left out
-scores below ``low``; the order and its ties are those of ``_RANKED``.
+Which postings (``_cut``): the shortest facts of each term (``SHORTEST_FIRST * k``, in key
+order) are scored exactly, and with the over-budget pass's best rows they give a ``k``-th live
+and visible fact ``K`` that each of the final top ``k`` matches or beats. A fact holding no rare
+term (``df`` up to ``postings_rare``) has a raw score of at most the score of a fact of its
+length holding every common term at ``max_tf``, computed with the SQL's floating-point
+operations in its order (they are monotone, so the bound holds for the computed scores). It
+beats ``K`` only if that bound is above ``K``'s score, or equal and the fact is older (proven:
+the bound times the evidence factor reaches it); both are ranges of the key by length (and
+age). Those postings are read, with every fact holding a rare word (joined by its key), the
+facts scored, the ``depth`` best by (score, ``seq``) looked up in ``facts`` and the live and
+visible ones kept; when fewer than ``k`` pass, ``depth`` grows (times 8) until every candidate
+was looked at. Exact: the postings hold every indexed fact (a superset of the live ones), a
+fact left out cannot beat ``K``, and the order and its ties are those of ``_RANKED``.
 """
 
 from __future__ import annotations
