@@ -67,6 +67,7 @@ from specwire.runtime.facts.providers.postgres.sql import (
     COLUMNS,
     LIVE,
     PROVEN,
+    SCOPE,
     SCOPE_COLUMNS,
 )
 
@@ -181,13 +182,19 @@ WHERE {LIVE} AND {{where}}
 ORDER BY s.score DESC, s.seq LIMIT %(k)s"""
 
 
-# The shortest facts of each query term, by length then age (the postings' key order): the
-# first candidates, whose k-th score bounds the length of every fact that can beat it.
+# The shortest facts of each query term, by length then age (the postings' key order), and some
+# facts holding every query term: the first candidates, whose k-th score bounds the length of
+# every fact that can beat it.
 _SHORTEST = f"""SELECT DISTINCT p.seq FROM unnest(%(terms)s::text[]) AS t(term), LATERAL (
     SELECT p.seq FROM lexical_postings p
     WHERE p.binding = {_BINDING} AND p.term = t.term
     ORDER BY p.proven, p.dl, p.seq LIMIT %(first)s
-) AS p"""
+) AS p
+UNION
+SELECT f.seq FROM (
+    SELECT f.seq FROM facts f
+    WHERE f.tsv @@ to_tsquery('simple', %(every)s) AND {SCOPE} LIMIT %(first)s
+) AS f"""
 
 
 def _posted_score(count: int) -> str:
@@ -410,9 +417,9 @@ def _cut(
     """Which facts holding only common query terms can still reach the top ``limit`` (None:
     any), as lengths for ``_CUT``.
 
-    The shortest facts of each term are scored exactly (live and visible ones only); the
-    ``limit``-th of them and of ``seed`` (a threshold pass's best), ``K`` (score ``low``,
-    ``seq`` ``kseq``), is matched or beaten by each
+    The shortest facts of each term and some holding every term are scored exactly (live and
+    visible ones only); the ``limit``-th of them and of ``seed`` (a threshold pass's best),
+    ``K`` (score ``low``, ``seq`` ``kseq``), is matched or beaten by each
     of the final top ``limit``. A fact holding no rare term (``df`` up to ``postings_rare``:
     those facts are all read) and ``dl`` tokens has a raw score of at most ``U(dl)``: the score
     of a fact of that length holding each common term at its highest count in one fact
@@ -422,8 +429,10 @@ def _cut(
     score is above ``low``, or equal to it and the fact is older: ``U(dl) > low`` (``dl`` up
     to ``gt``), or ``U(dl) >= low`` (up to ``ge``) and ``seq <= kseq``; a proven one only if
     ``U(dl) * EVIDENCE_FACTOR >= low`` (up to ``pge``)."""
+    terms = [t.term for t in query]
     seqs = conn.execute(
-        _SHORTEST, {**values, "terms": [t.term for t in query], "first": SHORTEST_FIRST * limit}
+        _SHORTEST,
+        {**values, "terms": terms, "every": _tsquery(terms), "first": SHORTEST_FIRST * limit},
     ).fetchall()
     statement = _RANKED.format(
         score=_score(len(query)),
