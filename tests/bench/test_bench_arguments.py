@@ -48,6 +48,7 @@ def test_provider_bench_refuses_bad_arguments_before_starting_anything(tmp_path:
         (["--dir", str(tmp_path / "not-there")], "not an existing directory"),
         (["--only", "recall,nope"], "--only takes some of"),
         (["--proc-writes", "0"], "--proc-writes must be at least 1"),
+        (["--keep", str(tmp_path / "kept")], "--keep takes --only recall"),
     ):
         done = subprocess.run(
             [sys.executable, script, *args],

@@ -301,14 +301,17 @@ class PostgresTarget:
         return provider  # type: ignore[no-any-return]
 
     def stalled(self, tenant: str, spec: str) -> FactProvider | None:
-        """A provider whose tables another session holds an exclusive lock on: the facts and
-        the BM25 statistics (a recall reads the statistics first, and a word no fact holds
-        needs nothing else)."""
+        """A provider whose tables another session holds an exclusive lock on: the facts, the
+        BM25 statistics and postings (a recall reads the statistics first, and a word no fact
+        holds needs nothing else)."""
         import psycopg
 
         provider = self.make(tenant, spec, timeout_s=0.5)
         locker = psycopg.connect(self.dsn)
-        locker.execute("LOCK TABLE facts, lexical_scopes, lexical_terms IN ACCESS EXCLUSIVE MODE")
+        locker.execute(
+            "LOCK TABLE facts, lexical_scopes, lexical_terms, lexical_postings "
+            "IN ACCESS EXCLUSIVE MODE"
+        )
         self._lockers.append(locker)
         return provider  # type: ignore[no-any-return]
 

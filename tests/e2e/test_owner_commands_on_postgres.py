@@ -221,7 +221,8 @@ def test_forget_quarantine_sweep_and_erase_work_on_postgres(tmp_path: Path, data
 
     with psycopg.connect(database) as conn:
         words = conn.execute(
-            "SELECT term FROM lexical_terms WHERE term IN ('zelda', 'quimby')"
+            "SELECT term FROM lexical_terms WHERE term IN ('zelda', 'quimby') "
+            "UNION ALL SELECT term FROM lexical_postings WHERE term IN ('zelda', 'quimby')"
         ).fetchall()
     assert words == []
     hits = json.loads(memory(tmp_path, database, "--json", "search", "staging database").stdout)

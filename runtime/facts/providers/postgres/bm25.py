@@ -23,11 +23,35 @@ bound, where the candidates are every fact holding any query term (the exhaustiv
 When the minimal sets are too many (a long query), the candidates are the facts holding one
 of the *essential* terms instead (MaxScore: the terms left after taking, weakest first, the
 terms whose bounds add up to less than ``tau``), which is exact for the same reason.
+
+**Postings: queries of common words.** The full-text index knows nothing of a fact's length,
+so when every query word is common (tens of thousands of facts at a million), no small term set
+reaches a threshold and the passes drop to scoring every match: a heap fetch and a split of
+``terms`` per fact. So when the query terms' ``df`` add up to ``postings_from`` or more, each
+pass may score at most ``scored_at_most`` facts (a rare word keeps the intersections small and
+the passes cheap); a pass that would score more hands over to ``lexical_postings``
+(``term_stats``), whose primary key (binding, term, ``proven``, ``dl``, ``seq``) includes
+``tf``: a fact's score comes from an index-only scan, with the operations above in query
+order (a term it lacks adds ``0.0``, as above), the same floats.
+
+Which postings (``_cut``): the shortest facts of each term (``SHORTEST_FIRST * k``, in key
+order) are scored exactly, and with the over-budget pass's best rows they give a ``k``-th live
+and visible fact ``K`` that each of the final top ``k`` matches or beats. A fact holding no rare
+term (``df`` up to ``postings_rare``) has a raw score of at most the score of a fact of its
+length holding every common term at ``max_tf``, computed with the SQL's floating-point
+operations in its order (they are monotone, so the bound holds for the computed scores). It
+beats ``K`` only if that bound is above ``K``'s score, or equal and the fact is older (proven:
+the bound times the evidence factor reaches it); both are ranges of the key by length (and
+age). Those postings are read, with every fact holding a rare word (joined by its key), the
+facts scored, the ``depth`` best by (score, ``seq``) looked up in ``facts`` and the live and
+visible ones kept; when fewer than ``k`` pass, ``depth`` grows (times 8) until every candidate
+was looked at. Exact: the postings hold every indexed fact (a superset of the live ones), a
+fact left out cannot beat ``K``, and the order and its ties are those of ``_RANKED``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +67,7 @@ from specwire.runtime.facts.providers.postgres.sql import (
     COLUMNS,
     LIVE,
     PROVEN,
+    SCOPE,
     SCOPE_COLUMNS,
 )
 
@@ -53,6 +78,17 @@ if TYPE_CHECKING:
 FIRST_SHARE = 0.5
 # A threshold's candidate condition names at most this many term sets.
 MAX_CLAUSES = 24
+# The query terms' ``df`` summed from which a threshold pass has a budget (below it every
+# match costs little), the budget (facts a pass scores from the heap: past it the postings
+# rank), and the first number of facts the postings path looks up.
+POSTINGS_FROM = 20_000
+SCORED_AT_MOST = 2_000
+POSTINGS_DEPTH = 64
+# Query terms held by at most this many facts have all their postings read; the others only
+# those of facts short enough to reach the top k (``_longest``), found from the ``SHORTEST_FIRST
+# * k`` shortest facts of each term.
+POSTINGS_RARE = 5_000
+SHORTEST_FIRST = 16
 # Bounds are summed in another order than scores: kept on the safe side.
 _SLACK = 1.0 + 1e-9
 
@@ -67,10 +103,11 @@ WHERE s.tenant = %(tenant)s AND s.spec = %(spec)s AND s.session = %(session)s"""
 # ``{score}``: the sum of the query terms' contributions (``_score``); ``{candidates}``: the
 # threshold's condition on ``f.tsv``; ``{where}``: the caller's visible scope keys and tiers.
 # ``OFFSET 0`` keeps each level a level of its own: inlined, the planner would split a fact's
-# terms once per use instead of once.
+# terms once per use instead of once. ``{counted}`` and ``{budget}``: empty, or (a pass with a
+# budget) the number of candidates as a last column and a ``LIMIT`` on them.
 _RANKED = f"""SELECT c.id, c.text, c.tags, c.expires_at, c.session_id, c.evidence,
     CASE WHEN c.proven THEN c.raw * %(ef)s::float8 ELSE c.raw END AS score,
-    c.scope, c.subject, c.fact_key, c.tier
+    c.scope, c.subject, c.fact_key, c.tier{{counted}}
 FROM (
     SELECT e.*, {{score}} AS raw
     FROM (
@@ -80,7 +117,7 @@ FROM (
             SELECT {COLUMNS}, {SCOPE_COLUMNS}, f.seq, {PROVEN} AS proven,
                 string_to_array(f.terms, ' ') AS tokens
             FROM facts f WHERE ({{candidates}}) AND {LIVE} AND {{where}}
-            OFFSET 0
+            OFFSET 0{{budget}}
         ) AS d
         OFFSET 0
     ) AS e
@@ -88,6 +125,89 @@ FROM (
 ) AS c
 WHERE c.raw > 0
 ORDER BY score DESC, c.seq LIMIT %(k)s"""
+
+
+# The postings path (``term_stats``' ``lexical_postings``): the postings of the query terms in
+# the binding of every fact up to ``longest`` tokens, and of every longer one holding a rare
+# term (``_longest``), read from the primary key alone (index-only), scored per fact with the
+# same operations as ``_RANKED`` (a term the fact lacks adds ``0.0``: ``coalesce``), the
+# ``depth`` best by (score, seq) kept, and only those looked up in ``facts`` for the live and
+# visible ones.
+_BINDING = (
+    "hashtextextended('specwire-lexical' || chr(31) || %(tenant)s::text || chr(31) "
+    "|| %(spec)s::text || chr(31) || %(session)s::text, 0)"
+)
+# The candidates' postings (``Cut``): unproven facts up to ``gt`` tokens, or up to ``ge`` and
+# no younger than the k-th fact found (``kseq``); proven ones up to ``pge`` tokens. Each test is
+# a range of the primary key (binding, term, proven, dl, seq).
+_CUT = """(({a}.proven = false AND ({a}.dl <= %(gt)s
+    OR ({a}.dl > %(gt)s AND {a}.dl <= %(ge)s AND {a}.seq <= %(kseq)s)))
+    OR ({a}.proven = true AND {a}.dl <= %(pge)s))"""
+_CUT_RANGES = " UNION ALL ".join(
+    f"SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p "
+    f"WHERE p.binding = {_BINDING} AND p.term = ANY(%(terms)s::text[]) AND {test}"
+    for test in (
+        "p.proven = false AND p.dl <= %(gt)s",
+        "p.proven = false AND p.dl > %(gt)s AND p.dl <= %(ge)s AND p.seq <= %(kseq)s",
+        "p.proven = true AND p.dl <= %(pge)s",
+    )
+)
+_POSTED = f"""WITH scored AS MATERIALIZED (
+    SELECT q.seq, CASE WHEN q.proven THEN q.raw * %(ef)s::float8 ELSE q.raw END AS score
+    FROM (
+        SELECT p.seq, bool_or(p.proven) AS proven, {{score}} AS raw
+        FROM (
+            SELECT p.seq, p.term, p.proven, p.tf::float8 AS tf, %(k1)s::float8 * (%(omb)s::float8
+                + (%(b)s::float8 * p.dl::float8) / %(avgdl)s::float8) AS norm
+            FROM (
+                {_CUT_RANGES}
+                UNION ALL
+                SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM (
+                    SELECT DISTINCT r.proven, r.dl, r.seq FROM lexical_postings r
+                    WHERE r.binding = {_BINDING} AND r.term = ANY(%(rare)s::text[])
+                        AND NOT {_CUT.format(a="r")}
+                ) AS r JOIN lexical_postings p ON p.binding = {_BINDING}
+                    AND p.term = ANY(%(terms)s::text[]) AND p.proven = r.proven
+                    AND p.dl = r.dl AND p.seq = r.seq
+            ) AS p
+        ) AS p
+        GROUP BY p.seq
+    ) AS q
+    ORDER BY score DESC, q.seq
+    LIMIT %(depth)s
+)
+SELECT {COLUMNS}, s.score, {SCOPE_COLUMNS}
+FROM scored s JOIN facts f ON f.seq = s.seq
+WHERE {LIVE} AND {{where}}
+ORDER BY s.score DESC, s.seq LIMIT %(k)s"""
+
+
+# The shortest facts of each query term, by length then age (the postings' key order), and some
+# facts holding every query term: the first candidates, whose k-th score bounds the length of
+# every fact that can beat it.
+_SHORTEST = f"""SELECT DISTINCT p.seq FROM unnest(%(terms)s::text[]) AS t(term), LATERAL (
+    SELECT p.seq FROM lexical_postings p
+    WHERE p.binding = {_BINDING} AND p.term = t.term
+    ORDER BY p.proven, p.dl, p.seq LIMIT %(first)s
+) AS p
+UNION
+SELECT f.seq FROM (
+    SELECT f.seq FROM facts f
+    WHERE f.tsv @@ to_tsquery('simple', %(every)s) AND {SCOPE} LIMIT %(first)s
+) AS f"""
+
+
+def _posted_score(count: int) -> str:
+    """``_score`` over one fact's postings: each term's contribution, ``0.0`` when absent."""
+    parts = [
+        f"coalesce(max(CASE WHEN p.term = %(term{i})s::text THEN (%(idf{i})s::float8 "
+        "* ((p.tf * %(k1p1)s::float8) / (p.tf + p.norm))) END), 0.0::float8)"
+        for i in range(count)
+    ]
+    out = parts[0]
+    for part in parts[1:]:
+        out = f"({out} + {part})"
+    return out
 
 
 def _tfs(count: int) -> str:
@@ -117,6 +237,8 @@ class QueryTerm:
     term: str
     idf: float
     bound: float  # the most it adds to any fact's score
+    df: int = 0  # indexed facts holding it
+    max_tf: int = 1  # the highest count of it in one fact
 
 
 def query_weights(
@@ -141,7 +263,7 @@ def query_weights(
         df, max_tf, min_len = found[term]
         weight = idf(n, df)
         bound = term_score(weight, float(max_tf), length_norm(float(min_len), avgdl))
-        weighted.append(QueryTerm(term, weight, bound * EVIDENCE_FACTOR * _SLACK))
+        weighted.append(QueryTerm(term, weight, bound * EVIDENCE_FACTOR * _SLACK, df, max_tf))
     return (weighted, avgdl) if weighted else None
 
 
@@ -189,9 +311,16 @@ def ranked(
     limit: int,
     where: str,
     where_params: dict[str, Any],
+    *,
+    postings_from: int | None = POSTINGS_FROM,
+    scored_at_most: int = SCORED_AT_MOST,
+    postings_rare: int = POSTINGS_RARE,
 ) -> list[Any]:
     """The ``limit`` best live facts for ``terms`` admitted by ``where``: rows of ``COLUMNS``,
-    the score and ``SCOPE_COLUMNS``, best first."""
+    the score and ``SCOPE_COLUMNS`` (a pass with a budget adds its number of candidates),
+    best first. By score thresholds; when the query terms' ``df`` add up to at least
+    ``postings_from`` (None: never) and a pass would score more than ``scored_at_most`` facts
+    (0: at once), from the postings (``postings_rare``: ``_longest``)."""
     weighted = query_weights(conn, params, terms)
     if weighted is None:
         return []
@@ -209,20 +338,152 @@ def ranked(
         "ef": EVIDENCE_FACTOR,
         "k": limit,
     }
+    # Many facts hold the query terms: a pass may score at most ``scored_at_most`` of them,
+    # the postings rank when one would score more.
+    budgeted = postings_from is not None and sum(t.df for t in query) >= postings_from
     score, tfs = _score(len(query)), _tfs(len(query))
+    statement = _RANKED.format(
+        score=score,
+        tfs=tfs,
+        candidates="{candidates}",
+        where=where,
+        counted=", c.seq, count(*) OVER () AS candidates" if budgeted else "",
+        budget=" LIMIT %(budget)s" if budgeted else "",
+    )
     floor = min(t.bound for t in query)
     tau = FIRST_SHARE * sum(t.bound for t in query)
     while True:
         exhaustive = tau <= floor
         condition, clause_params = _candidates(query, 0.0 if exhaustive else tau)
         rows = conn.execute(
-            _RANKED.format(score=score, tfs=tfs, candidates=condition, where=where),
-            {**values, **clause_params},
+            statement.replace("{candidates}", condition, 1),
+            {**values, **clause_params, "budget": scored_at_most},
         ).fetchall()
+        if budgeted and (scored_at_most <= 0 or (rows and int(rows[0][-1]) >= scored_at_most)):
+            # The pass's rows are live, visible and exactly scored: a start for ``_cut``.
+            seed = [(float(row[6]), int(row[11])) for row in rows]
+            return _ranked_by_postings(conn, values, query, limit, where, postings_rare, seed)
         if exhaustive or (len(rows) == limit and float(rows[-1][6]) >= tau):
             return rows
         # The k-th score found is reached again by the next pass (its facts are candidates).
         tau = float(rows[-1][6]) if len(rows) == limit else tau / 4
+
+
+def _ranked_by_postings(
+    conn: Connection[Any],
+    values: dict[str, Any],
+    query: Sequence[QueryTerm],
+    limit: int,
+    where: str,
+    postings_rare: int,
+    seed: Sequence[tuple[float, int]] = (),
+) -> list[Any]:
+    """The ranking from the postings: the ``depth`` best facts of the binding by exact score,
+    then the live and visible ones among them; ``depth`` grows until ``limit`` pass or every
+    posted fact was looked at (the postings hold every indexed fact: a fact outside the
+    ``depth`` best scores below all of them, or ties and comes later)."""
+    total = sum(t.df for t in query)  # at least the facts holding any query term
+    rare = [t.term for t in query if t.df <= postings_rare]
+    common = {t.term for t in query if t.df > postings_rare}
+    cut = _cut(conn, values, query, common, limit, where, seed) if common else None
+    depth = max(POSTINGS_DEPTH, 4 * limit)
+    statement = _POSTED.format(score=_posted_score(len(query)), where=where)
+    bound = {
+        "terms": [t.term for t in query],
+        "rare": rare,
+        **(_NO_CUT if cut is None else cut),
+    }
+    while True:
+        rows = conn.execute(statement, {**values, **bound, "depth": depth}).fetchall()
+        if len(rows) == limit or depth >= total:
+            return rows
+        depth *= 8
+
+
+# A length no fact reaches (``dl`` is an integer column), and the cut that keeps every fact.
+_NO_LIMIT = 2**31 - 1
+_NO_CUT = {"gt": _NO_LIMIT, "ge": _NO_LIMIT, "kseq": 0, "pge": _NO_LIMIT}
+
+
+def _cut(
+    conn: Connection[Any],
+    values: dict[str, Any],
+    query: Sequence[QueryTerm],
+    common: set[str],
+    limit: int,
+    where: str,
+    seed: Sequence[tuple[float, int]],
+) -> dict[str, int] | None:
+    """Which facts holding only common query terms can still reach the top ``limit`` (None:
+    any), as lengths for ``_CUT``.
+
+    The shortest facts of each term and some holding every term are scored exactly (live and
+    visible ones only); the ``limit``-th of them and of ``seed`` (a threshold pass's best),
+    ``K`` (score ``low``, ``seq`` ``kseq``), is matched or beaten by each
+    of the final top ``limit``. A fact holding no rare term (``df`` up to ``postings_rare``:
+    those facts are all read) and ``dl`` tokens has a raw score of at most ``U(dl)``: the score
+    of a fact of that length holding each common term at its highest count in one fact
+    (``max_tf``), computed with the operations and order of the SQL (floating-point addition,
+    multiplication and division are monotone, so this bounds the computed scores, not only
+    the exact ones). ``U`` never grows with ``dl``. An unproven fact beats ``K`` only if its
+    score is above ``low``, or equal to it and the fact is older: ``U(dl) > low`` (``dl`` up
+    to ``gt``), or ``U(dl) >= low`` (up to ``ge``) and ``seq <= kseq``; a proven one only if
+    ``U(dl) * EVIDENCE_FACTOR >= low`` (up to ``pge``)."""
+    terms = [t.term for t in query]
+    seqs = conn.execute(
+        _SHORTEST,
+        {**values, "terms": terms, "every": _tsquery(terms), "first": SHORTEST_FIRST * limit},
+    ).fetchall()
+    statement = _RANKED.format(
+        score=_score(len(query)),
+        tfs=_tfs(len(query)),
+        candidates="f.seq = ANY(%(seqs)s::bigint[])",
+        where=where,
+        counted=", c.seq",
+        budget="",
+    )
+    rows = conn.execute(statement, {**values, "seqs": [row[0] for row in seqs]}).fetchall()
+    # With ``seed`` (other live, visible, exactly scored facts): the ``limit``-th of them all.
+    found = sorted(
+        {(float(row[6]), int(row[11])) for row in rows} | set(seed), key=lambda f: (-f[0], f[1])
+    )
+    if len(found) < limit:
+        return None
+    low, kseq = found[limit - 1]
+    avgdl = float(values["avgdl"])
+
+    def upper(dl: int) -> float:
+        norm = length_norm(float(dl), avgdl)
+        parts = [
+            term_score(t.idf, float(t.max_tf), norm) if t.term in common else 0.0 for t in query
+        ]
+        out = parts[0]
+        for part in parts[1:]:
+            out = out + part
+        return out
+
+    return {
+        "gt": _last(lambda dl: upper(dl) > low),
+        "ge": _last(lambda dl: upper(dl) >= low),
+        "kseq": kseq,
+        "pge": _last(lambda dl: upper(dl) * EVIDENCE_FACTOR >= low),
+    }
+
+
+def _last(holds: Callable[[int], bool]) -> int:
+    """The largest length in ``[0, _NO_LIMIT]`` for which ``holds`` (true up to some length,
+    false after it), or -1."""
+    if not holds(0):
+        return -1
+    lo, hi = 0, 1
+    while holds(hi):
+        if hi >= _NO_LIMIT:
+            return _NO_LIMIT
+        lo, hi = hi, min(_NO_LIMIT, hi * 2)
+    while hi - lo > 1:  # holds(lo) and not holds(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if holds(mid) else (lo, mid)
+    return lo
 
 
 def _candidates(query: Sequence[QueryTerm], tau: float) -> tuple[str, dict[str, Any]]:

@@ -233,6 +233,9 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    # The BM25 postings (``term_stats.POSTINGS_MIGRATION``): the exact ranking of queries of
+    # common words from an index-only scan (``bm25``).
+    (4, term_stats.POSTINGS_MIGRATION),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -376,6 +379,10 @@ class PostgresFactProvider:
     (its owner closes it). ``embedder``: hybrid recall (pgvector) with that embedder's
     dimension. ``now``: the clock TTLs run on. ``timeout_s``: the deadline of each statement
     and of waiting for a connection. ``screen``: the injection scanner (None: none).
+    ``bm25_postings_from`` and ``bm25_scored_at_most``: BM25 ranks from the postings when the
+    query words' ``df`` add up to at least the first (None: never) and a threshold pass would
+    score more facts than the second (0: at once); ``bm25_postings_rare``: the postings read
+    every fact of a word this rare, only short enough ones of the others (``bm25.ranked``).
     """
 
     def __init__(
@@ -389,6 +396,9 @@ class PostgresFactProvider:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         screen: Any = scan,
         name: str = "primary",
+        bm25_postings_from: int | None = bm25.POSTINGS_FROM,
+        bm25_scored_at_most: int = bm25.SCORED_AT_MOST,
+        bm25_postings_rare: int = bm25.POSTINGS_RARE,
     ) -> None:
         if (dsn is None) == (pool is None):
             raise InvalidRequestError("PostgresFactProvider: give exactly one of dsn or pool")
@@ -398,6 +408,9 @@ class PostgresFactProvider:
         self._timeout_ms = max(1, int(timeout_s * 1000))
         self._timeout_s = timeout_s
         self._screen = screen
+        self._postings_from = bm25_postings_from
+        self._scored_at_most = bm25_scored_at_most
+        self._postings_rare = bm25_postings_rare
         self._embedder = embedder
         self._dim = None if embedder is None else int(embedder.dim)
         self._clean: set[str] = set()
@@ -1173,7 +1186,15 @@ class PostgresFactProvider:
         with self._transaction("recall") as conn:
             params = {**self._params(self._now_ms()), "k": limit}
             lexical = bm25.ranked(
-                conn, params, terms, limit if vector is None else depth, where, where_params
+                conn,
+                params,
+                terms,
+                limit if vector is None else depth,
+                where,
+                where_params,
+                postings_from=self._postings_from,
+                scored_at_most=self._scored_at_most,
+                postings_rare=self._postings_rare,
             )
             if vector is None:
                 rows = lexical

@@ -1,4 +1,5 @@
-"""BM25 statistics on PostgreSQL, kept in step with the facts by triggers (schema version 3).
+"""BM25 statistics (schema version 3) and postings (version 4) on PostgreSQL, kept in step
+with the facts by triggers.
 
 The local index (``runtime.facts.lexical.index``) ranks with the statistics of its *indexed*
 rows: the facts without a tombstone (an expired fact counts until a sweep tombstones it, as in
@@ -11,6 +12,14 @@ FTS5). PostgreSQL keeps the same numbers per binding (tenant, spec, session):
   shortest fact holding it). The bounds only ever widen (a removal leaves them as they are),
   so they stay upper bounds of every contribution the token can make. A token no indexed fact
   holds any more loses its row (an erased fact's words do not stay behind as statistics).
+
+- ``lexical_postings`` (version 4): per indexed fact and distinct token, the token's count in
+  the fact (``tf``, at most 65535 as the local postings hold it), the fact's length (``dl``)
+  and whether evidence backs it (``proven``), keyed by (``binding``, ``term``, ``proven``,
+  ``dl``, ``seq``) with ``tf`` included in the key's index: ``bm25`` reads a term's shortest
+  (and oldest) facts first and scores a fact from an index-only scan.
+  ``binding`` is the binding's lock key below (a 64-bit hash; a collision only adds another
+  binding's facts as candidates, which the ranking's scope test drops).
 
 A fact's tokens are its ``terms`` column (``runtime.facts.text.document_terms``: tokens joined
 by single spaces), split here exactly as the local index splits them.
@@ -56,10 +65,11 @@ def lock_binding(conn: Connection[Any], params: dict[str, Any]) -> None:
     conn.execute(f"SELECT pg_advisory_xact_lock({key})", params)
 
 
-def _apply(source: str) -> str:
-    """Statements adding ``source``'s rows (tenant, spec, session, terms, sign) to the
-    statistics: ``sign`` 1 indexes a fact, -1 unindexes it. ``source`` is read three times
-    (transition tables can be): the lock first, then the two upserts."""
+def _apply(source: str, *, postings: bool) -> str:
+    """Statements adding ``source``'s rows (tenant, spec, session, seq, terms, proven, sign) to
+    the statistics (and, with ``postings``, to ``lexical_postings``): ``sign`` 1 indexes a
+    fact, -1 unindexes it. ``source`` is read once per statement (transition tables can be):
+    the lock first, then the upserts."""
     tokens = _TOKENS.format(terms="x.terms")
     return f"""
     PERFORM {_LOCK} FROM (
@@ -95,12 +105,44 @@ def _apply(source: str) -> str:
         FROM ({source}) AS x, unnest({tokens}) AS tok(term) WHERE x.sign < 0
     ) AS d
     WHERE t.tenant = d.tenant AND t.spec = d.spec AND t.session = d.session
-        AND t.term = d.term AND t.df <= 0;"""
+        AND t.term = d.term AND t.df <= 0;{_postings(source) if postings else ""}"""
+
+
+def _postings(source: str) -> str:
+    """``lexical_postings`` follows ``source``: an unindexed fact's rows go first (an edit
+    removes the old version's rows, then adds the new one's)."""
+    tokens = _TOKENS.format(terms="x.terms")
+    binding = _LOCK_KEY.format(tenant="x.tenant", spec="x.spec", session="x.session")
+    return f"""
+    DELETE FROM lexical_postings p USING (
+        SELECT DISTINCT {binding} AS binding, tok.term, x.proven,
+            cardinality({tokens}) AS dl, x.seq
+        FROM ({source}) AS x, unnest({tokens}) AS tok(term) WHERE x.sign < 0
+    ) AS d
+    WHERE p.binding = d.binding AND p.term = d.term AND p.proven = d.proven AND p.dl = d.dl
+        AND p.seq = d.seq;
+    INSERT INTO lexical_postings (binding, term, seq, tf, dl, proven)
+        SELECT {binding}, tok.term, x.seq, least(count(*), 65535),
+            cardinality({tokens}), x.proven
+        FROM ({source}) AS x, unnest({tokens}) AS tok(term) WHERE x.sign > 0
+        GROUP BY x.tenant, x.spec, x.session, tok.term, x.seq, x.terms, x.proven
+        ORDER BY 1, 2, 6, 5, 3;"""
 
 
 def _not_tombstoned(alias: str) -> str:
     return f"NOT EXISTS (SELECT 1 FROM tombstones tb WHERE tb.target = {alias}.id)"
 
+
+def _proven(alias: str) -> str:
+    return f"cardinality({alias}.evidence) > 0 AS proven"
+
+
+# An edit that changes what is indexed: the tokens, or whether the fact is backed by evidence
+# (the postings hold that; nothing edits it today).
+_changed = (
+    "(a.terms IS DISTINCT FROM b.terms "
+    "OR cardinality(a.evidence) > 0 IS DISTINCT FROM cardinality(b.evidence) > 0)"
+)
 
 # (trigger name, table, event, REFERENCING clause, rows to apply).
 _TRIGGERS: tuple[tuple[str, str, str, str, str], ...] = (
@@ -109,7 +151,8 @@ _TRIGGERS: tuple[tuple[str, str, str, str, str], ...] = (
         "facts",
         "INSERT",
         "NEW TABLE AS added",
-        "SELECT a.tenant, a.spec, a.session, a.terms, 1 AS sign FROM added a "
+        "SELECT a.tenant, a.spec, a.session, a.seq, a.terms, " + _proven("a") + ", 1 AS sign "
+        "FROM added a "
         f"WHERE {_not_tombstoned('a')}",
     ),
     (
@@ -117,11 +160,11 @@ _TRIGGERS: tuple[tuple[str, str, str, str, str], ...] = (
         "facts",
         "UPDATE",
         "OLD TABLE AS before NEW TABLE AS after",
-        "SELECT b.tenant, b.spec, b.session, b.terms, -1 AS sign FROM before b "
-        "JOIN after a ON a.seq = b.seq WHERE a.terms IS DISTINCT FROM b.terms "
+        "SELECT b.tenant, b.spec, b.session, b.seq, b.terms, " + _proven("b") + ", -1 AS sign "
+        f"FROM before b JOIN after a ON a.seq = b.seq WHERE {_changed} "
         f"AND {_not_tombstoned('a')} "
-        "UNION ALL SELECT a.tenant, a.spec, a.session, a.terms, 1 FROM after a "
-        "JOIN before b ON a.seq = b.seq WHERE a.terms IS DISTINCT FROM b.terms "
+        "UNION ALL SELECT a.tenant, a.spec, a.session, a.seq, a.terms, " + _proven("a") + ", 1 "
+        f"FROM after a JOIN before b ON a.seq = b.seq WHERE {_changed} "
         f"AND {_not_tombstoned('a')}",
     ),
     (
@@ -130,14 +173,16 @@ _TRIGGERS: tuple[tuple[str, str, str, str, str], ...] = (
         "DELETE",
         "OLD TABLE AS gone",
         # A fact with a tombstone cannot be deleted (the tombstone references it).
-        "SELECT g.tenant, g.spec, g.session, g.terms, -1 AS sign FROM gone g",
+        "SELECT g.tenant, g.spec, g.session, g.seq, g.terms, " + _proven("g") + ", -1 AS sign "
+        "FROM gone g",
     ),
     (
         "tombstones_added",
         "tombstones",
         "INSERT",
         "NEW TABLE AS added",
-        "SELECT f.tenant, f.spec, f.session, f.terms, -1 AS sign FROM added a "
+        "SELECT f.tenant, f.spec, f.session, f.seq, f.terms, " + _proven("f") + ", -1 AS sign "
+        "FROM added a "
         "JOIN facts f ON f.id = a.target",
     ),
     (
@@ -145,20 +190,27 @@ _TRIGGERS: tuple[tuple[str, str, str, str, str], ...] = (
         "tombstones",
         "DELETE",
         "OLD TABLE AS gone",
-        "SELECT f.tenant, f.spec, f.session, f.terms, 1 AS sign FROM gone g "
+        "SELECT f.tenant, f.spec, f.session, f.seq, f.terms, " + _proven("f") + ", 1 AS sign "
+        "FROM gone g "
         "JOIN facts f ON f.id = g.target",
     ),
 )
 
 
+def _functions(*, postings: bool) -> tuple[str, ...]:
+    """The trigger functions (version 4's keep ``lexical_postings`` too)."""
+    return tuple(
+        f"CREATE OR REPLACE FUNCTION specwire_lexical_{name}() RETURNS trigger "
+        f"LANGUAGE plpgsql AS $body$\n"
+        f"BEGIN{_apply(source, postings=postings)}\n    RETURN NULL;\nEND\n$body$"
+        for name, _, _, _, source in _TRIGGERS
+    )
+
+
 def _trigger_statements() -> tuple[str, ...]:
-    out: list[str] = []
-    for name, table, event, referencing, source in _TRIGGERS:
+    out: list[str] = list(_functions(postings=False))
+    for name, table, event, referencing, _ in _TRIGGERS:
         function = f"specwire_lexical_{name}"
-        out.append(
-            f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
-            f"BEGIN{_apply(source)}\n    RETURN NULL;\nEND\n$body$"
-        )
         out.append(
             f"CREATE TRIGGER {function} AFTER {event} ON {table} "
             f"REFERENCING {referencing} FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
@@ -180,13 +232,19 @@ _FIXED_TARGET = (
     "EXECUTE FUNCTION specwire_tombstone_target_fixed()",
 )
 
+_INDEXED = (
+    "SELECT f.tenant, f.spec, f.session, f.seq, f.terms, "
+    + _proven("f")
+    + f", 1 AS sign FROM facts f WHERE {_not_tombstoned('f')}"
+)
+
 _BACKFILL = f"""DO $body$
-BEGIN{
-    _apply(
-        "SELECT f.tenant, f.spec, f.session, f.terms, 1 AS sign FROM facts f "
-        f"WHERE {_not_tombstoned('f')}"
-    )
-}
+BEGIN{_apply(_INDEXED, postings=False)}
+END
+$body$"""
+
+_POSTINGS_BACKFILL = f"""DO $body$
+BEGIN{_postings(_INDEXED)}
 END
 $body$"""
 
@@ -213,4 +271,22 @@ MIGRATION: tuple[str, ...] = (
     *_FIXED_TARGET,
     # The facts written before this version, counted once (the migration's lock is held).
     _BACKFILL,
+)
+
+# Version 4: the postings (``bm25``'s exact ranking from an index-only scan), kept by the same
+# triggers. ``binding`` is the binding's lock key (a 64-bit hash of tenant, spec and session):
+# a collision only adds another binding's facts as candidates, which the ranking's scope test
+# drops. The facts written before this version are posted once (the migration's lock is held).
+POSTINGS_MIGRATION: tuple[str, ...] = (
+    """CREATE TABLE lexical_postings (
+        binding bigint NOT NULL,
+        term text NOT NULL,
+        seq bigint NOT NULL,
+        tf integer NOT NULL,
+        dl integer NOT NULL,
+        proven boolean NOT NULL,
+        PRIMARY KEY (binding, term, proven, dl, seq) INCLUDE (tf)
+    )""",
+    *_functions(postings=True),
+    _POSTINGS_BACKFILL,
 )
