@@ -44,6 +44,10 @@ def fragment_version(ir: IrSpec) -> int:
         # Their host takes the servers (``serve_channel(mcp_servers=…)``) from version 7 on: an
         # older runtime refuses the fragment in one line instead of failing on the argument.
         return FRAGMENT_VERSION
+    if ir.continuity is not None and ir.continuity.scope == "audience":
+        # A person's continuity (managed ``auto``): a version-6 runtime would not know the scope
+        # and, run anyway, would keep it in the tenant's folder, shared by its users.
+        return FRAGMENT_VERSION
     memory = ir.memory
     thredz = getattr(ir, "thredz", None)
     own_wiki = (

@@ -47,10 +47,6 @@ def say(http: TestClient, user: str, session: str, text: str) -> str:
     return str(answer.json()["choices"][0]["message"]["content"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="H7-1: managed continuity (focus, plans, handoff) is per tenant, shared by its users",
-)
 def test_one_users_focus_and_plan_never_reach_another_user_of_the_tenant(
     concierge: TestClient,
 ) -> None:
