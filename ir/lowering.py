@@ -2,12 +2,13 @@
 
 The IR's memory and continuity settings already are fragment types, so lowering adds the
 contract's version and the specwire that built it, and nothing else. The version is the lowest
-that reads the bundle: (channel, managed) ``mcp_servers``, a heartbeat study or learning into
-Thredz's wiki need version 7; state in PostgreSQL (``memory.state``), ``learning``, dream price
-overrides or ``thredz`` need version 6; one with a memory protocol, provider tools, several providers or document bindings needs version 5;
-a target whose host passes an ``Audience`` to the bundle, or a fragment with a memory scope or
-tiers, needs version 4; anything else still says 3, so a cli or research bundle without those
-keys is byte-identical to one built before them.
+that reads the bundle: (channel, managed) ``mcp_servers``, a heartbeat study, learning into
+Thredz's wiki or per-person continuity (continuity scope ``audience``, managed's ``auto``) need
+version 7; state in PostgreSQL (``memory.state``), ``learning``, dream price overrides or
+``thredz`` need version 6; one with a memory protocol, provider tools, several providers or
+document bindings needs version 5; a target whose host passes an ``Audience`` to the bundle, or
+a fragment with a memory scope or tiers, needs version 4; anything else still says 3, so a cli
+or research bundle without those keys is byte-identical to one built before them.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from specwire.runtime.core.fragment import (
     PRE_SCOPES_FRAGMENT_VERSION,
     PROVIDERS_FRAGMENT_VERSION,
     SCOPES_FRAGMENT_VERSION,
-    STATE_FRAGMENT_VERSION,
     SPECWIRE_VERSION,
+    STATE_FRAGMENT_VERSION,
     MemoryWiringFragment,
 )
 
