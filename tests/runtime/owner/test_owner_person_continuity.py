@@ -59,3 +59,33 @@ def test_session_and_person_together_are_refused_in_one_line(
     argv = ("--root", str(tmp_path), "--session", "sess_00112233445566ff", "continuity", "show")
     status, _, err = show(capsys, *argv, "--user", "ana")
     assert status == 2 and err.count("\n") == 1 and "--session" in err
+
+
+def test_erasing_a_person_deletes_their_working_memory_and_its_trash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tenant = build_tenant("acme", tmp_path / ".specwire" / "tenants")
+    layout = StoreLayout(tenant.root, SPEC)
+    hers = ContinuityStore(
+        layout, scope_dir=layout.audience_state_dir(ScopeKey("user", "ana.lopez"))
+    )
+    hers.write_focus("the sick-leave paperwork")
+    hers.clear("focus")  # a copy in the trash
+    hers.write_focus("the sick-leave appeal")
+    hers.create_plan("Lawyer", ["collect", "call"])
+    his = layout.audience_state_dir(ScopeKey("user", "bob"))
+    ContinuityStore(layout, scope_dir=his).write_focus("bob's own focus")
+    argv = ("--root", str(tmp_path), "--tenant", "acme", "--json", "erase")
+
+    status, out, _ = show(capsys, *argv, "--user", "ana.lopez", "--yes")
+
+    assert status == 0, out
+    assert json.loads(out)["tiers"]["files"]["personalContinuity"] >= 3
+    left = [
+        path.read_text(encoding="utf-8")
+        for path in tenant.root.rglob("*")
+        if path.is_file() and not path.name.startswith(".")
+    ]
+    assert not any("sick-leave" in text or "Lawyer" in text for text in left)
+    assert not layout.audience_state_dir(ScopeKey("user", "ana.lopez")).exists()
+    assert "bob's own focus" in (his / "focus.md").read_text(encoding="utf-8")

@@ -1,7 +1,8 @@
 """Managed continuity per person with ``memory.state: postgres`` (issue 21, H7-1): the
 managed-postgres bundle served in-process on a real server keeps each person's focus in its own
 document folder of the tenant's spec (``state/<spec>/sessions/user-<sha256>/``), an anonymous
-session's in its own, and nothing in the tenant-wide folder every user would read."""
+session's in its own, and nothing in the tenant-wide folder every user would read; erasing the
+person deletes that folder's documents whole."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from state_support import PostgresServerForTests, database_documents, volume_on 
 
 from specwire.runtime.core.paths import audience_folder  # noqa: E402
 from specwire.runtime.core.scopes import ScopeKey  # noqa: E402
+from specwire.runtime.erasure.state_tier import erase_state_documents  # noqa: E402
+from specwire.runtime.erasure.subject import Subject  # noqa: E402
 from specwire.runtime.facts.providers.connect import close_shared_pools  # noqa: E402
 from specwire.runtime.pg.pool import open_pool  # noqa: E402
 
@@ -89,3 +92,14 @@ def test_each_person_and_each_anonymous_session_has_its_own_folder_in_the_databa
     focuses = sorted(path for path in documents if path.endswith("/focus.md"))
     assert focuses == sorted([hers, kiosk])
     assert not (tenant_root / "state").exists()  # nothing on disk
+
+    key = ScopeKey("user", ana)
+    erased = erase_state_documents(database, Subject.identifier(ana, key.label()), key)
+    assert erased.dropped >= 1 and erased.remaining == 0
+    pool = open_pool(database, max_size=2)
+    try:
+        after = database_documents(volume_on(pool, tenant_root, tenant="tenant-acme", spec=MODEL))
+    finally:
+        pool.close()
+    assert not [path for path in after if audience_folder(key) in path]
+    assert b"refund" in after[kiosk]  # another audience's: untouched
