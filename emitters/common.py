@@ -269,8 +269,15 @@ def learning_note(fragment: MemoryWiringFragment, target: str) -> str | None:
 
 
 def continuity_settings(fragment: MemoryWiringFragment) -> tuple[str, ...]:
-    data = fragment.to_data().get("continuity", {})
+    data = dict(fragment.to_data().get("continuity", {}))
+    if data.get("scope") == "audience":  # managed ``auto``, not a spelling: said in prose
+        data.pop("scope")
     return tuple(md_code(f"{key}: {value}") for key, value in _flatten(data))
+
+
+def continuity_scope(fragment: MemoryWiringFragment) -> str | None:
+    """The resolved ``continuity.scope`` (None: continuity is off)."""
+    return fragment.continuity.scope if fragment.continuity is not None else None
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
@@ -342,6 +349,7 @@ def emit_plan(
         "embedder_extra": embedder_extra(fragment),
         "backend_note": backend_note(fragment),
         "continuity_settings": continuity_settings(fragment),
+        "continuity_scope": continuity_scope(fragment),
         "learning_note": learning_note(fragment, spec.target),
         "scope_note": scope_note(fragment, spec.target),
     }

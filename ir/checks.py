@@ -201,7 +201,7 @@ def _session_scope(data: dict[str, Any], target: str, locator: Locator) -> Itera
         return
     yield locator.at_value(
         ("continuity", "scope"),
-        '"session" needs a target with per-conversation session routing (channel) — '
+        '"session" needs a target with per-conversation session routing (channel, managed) — '
         f"the {target} target has no session router, so a session-scoped store would never "
         'resolve a session id. Use scope "spec" or "auto".',
     )

@@ -54,7 +54,10 @@ EMBEDDER_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0
 # Patterns are used with ``fullmatch`` (so a trailing newline never slips through).
 
 # Targets whose host routes each conversation to its own session (so `scope: session` resolves).
-SESSION_ROUTED_TARGETS: Final[frozenset[str]] = frozenset({"channel"})
+SESSION_ROUTED_TARGETS: Final[frozenset[str]] = frozenset({"channel", "managed"})
+# Targets whose ``continuity.scope: auto`` follows the person (fragment scope ``audience``):
+# managed, whose requests name their ``user``; the channel's stays per conversation (``session``).
+AUDIENCE_CONTINUITY_TARGETS: Final[frozenset[str]] = frozenset({"managed"})
 
 # ``memory.scope`` per target: the scopes a spec may name (besides ``auto``), and what ``auto``
 # means. A host must know the subject of a scope for its facts to be written there: cli and
@@ -84,6 +87,7 @@ BRANCHING_MIN: Final = 1
 BRANCHING_MAX: Final = 16
 
 __all__ = [
+    "AUDIENCE_CONTINUITY_TARGETS",
     "BRANCHING_MAX",
     "BRANCHING_MIN",
     "AUTO_MEMORY_SCOPE",

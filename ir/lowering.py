@@ -2,10 +2,11 @@
 
 The IR's memory and continuity settings already are fragment types, so lowering adds the
 contract's version and the specwire that built it, and nothing else. The version is the lowest
-that reads the bundle: (channel, managed) ``mcp_servers``, a heartbeat study or learning into
-Thredz's wiki need version 7; state in PostgreSQL (``memory.state``), ``learning``, dream price
-overrides or ``thredz`` need version 6; a memory protocol, provider tools, several providers or
-document bindings need version 5; a target whose host passes an ``Audience`` to the bundle, or
+that reads the bundle: (channel, managed) ``mcp_servers``, a heartbeat study, learning into
+Thredz's wiki or per-person continuity (continuity scope ``audience``, managed's ``auto``) need
+version 7; state in PostgreSQL (``memory.state``), ``learning``, dream price overrides or
+``thredz`` need version 6; one with a memory protocol, provider tools, several providers or
+document bindings needs version 5; a target whose host passes an ``Audience`` to the bundle, or
 a fragment with a memory scope or tiers, needs version 4; anything else still says 3, so a cli
 or research bundle without those keys is byte-identical to one built before them.
 """
@@ -43,6 +44,10 @@ def fragment_version(ir: IrSpec) -> int:
     if ir.target in AUDIENCE_TARGETS and bool(getattr(ir, "mcp_servers", None)):
         # Their host takes the servers (``serve_channel(mcp_servers=…)``) from version 7 on: an
         # older runtime refuses the fragment in one line instead of failing on the argument.
+        return FRAGMENT_VERSION
+    if ir.continuity is not None and ir.continuity.scope == "audience":
+        # A person's continuity (managed ``auto``): a version-6 runtime would not know the scope
+        # and, run anyway, would keep it in the tenant's folder, shared by its users.
         return FRAGMENT_VERSION
     memory = ir.memory
     thredz = getattr(ir, "thredz", None)

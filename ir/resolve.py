@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any, Literal, assert_never
 
 from specwire.ir.constants import (
+    AUDIENCE_CONTINUITY_TARGETS,
     AUTO_MEMORY_SCOPE,
     SECRET_REF_RE,
     SESSION_ROUTED_TARGETS,
@@ -59,6 +60,7 @@ from specwire.ir.source import (
     WikiSource,
 )
 from specwire.runtime.core.fragment import (
+    ContinuityScope,
     DocumentBindingFragment,
     MemoryToolFragment,
     ModelPriceFragment,
@@ -307,9 +309,16 @@ def resolve_continuity(continuity: ContinuitySource | None, target: str) -> IrCo
     block = continuity if continuity is not None else ContinuitySource()
     if block.enabled is False:
         return None
-    scope = block.scope if block.scope is not None else "auto"
-    if scope == "auto":
-        scope = "session" if target in SESSION_ROUTED_TARGETS else "spec"
+    chosen = block.scope if block.scope is not None else "auto"
+    scope: ContinuityScope
+    if chosen != "auto":
+        scope = chosen
+    elif target in AUDIENCE_CONTINUITY_TARGETS:
+        scope = "audience"  # managed: the person's (the request's user, else its conversation)
+    elif target in SESSION_ROUTED_TARGETS:
+        scope = "session"
+    else:
+        scope = "spec"
     return IrContinuity(
         plan=block.plan if block.plan is not None else True,
         proof=block.proof if block.proof is not None else "ladder",

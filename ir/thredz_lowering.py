@@ -20,9 +20,9 @@ from specwire.ir.thredz_source import (
 
 def lower_thredz(thredz: ThredzSource, spec_name: str, continuity: IrContinuity | None) -> IrThredz:
     """Goals are mirrored only from a spec-wide goal list: a channel's continuity is per
-    conversation by default, and one conversation's goals mirrored to the one Thredz space would
-    reach every other (``goals: true`` there needs ``continuity.scope: spec``:
-    ``thredz_checks``)."""
+    conversation by default (a managed service's per person), and one conversation's goals
+    mirrored to the one Thredz space would reach every other (``goals: true`` there needs
+    ``continuity.scope: spec``: ``thredz_checks``)."""
     spec_wide = continuity is not None and continuity.scope == "spec"
     goals = thredz.goals if thredz.goals is not None else bool(continuity and continuity.plan)
     goals = goals and spec_wide

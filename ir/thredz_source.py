@@ -120,7 +120,7 @@ def thredz_checks(data: dict[str, Any], target: str, locator: Locator) -> Iterab
     continuity = data.get("continuity")
     scope = continuity.get("scope") if isinstance(continuity, dict) else None
     if (
-        target == "channel"
+        target in ("channel", "managed")
         and isinstance(block, dict)
         and block.get("goals") is True
         and scope != "spec"
@@ -130,7 +130,12 @@ def thredz_checks(data: dict[str, Any], target: str, locator: Locator) -> Iterab
             "a channel's goals are per conversation (continuity.scope session), and mirroring "
             "them to the one Thredz space would show each conversation's goals to every other: "
             "set `continuity: {scope: spec}` to keep one goal list for the bot, or remove "
-            "`goals`",
+            "`goals`"
+            if target == "channel"
+            else "a managed service's goals are per person (the request's user, else its "
+            "session), and mirroring them to the one Thredz space would show each person's "
+            "goals to every other: set `continuity: {scope: spec}` to keep one goal list for "
+            "the tenant, or remove `goals`",
         )
     tenants = data.get("tenants")
     if declared and target == "managed" and isinstance(tenants, list) and len(tenants) > 1:

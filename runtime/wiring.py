@@ -117,7 +117,8 @@ class MemoryDeps:
     tenant: Tenant | None = None
     # Where session logs live (default: `<root>/sessions`); must stay inside a tenant's root.
     session_root_dir: Path | None = None
-    # The conversation's session id; required by continuity with scope "session".
+    # The conversation's session id; required by continuity with scope "session" (with scope
+    # "audience" continuity follows ``audience`` instead).
     session_scope: str | None = None
     # Also receives every event the memory tools emit (plan_update, goal_update, action_proof,
     # wiki_write).
@@ -527,6 +528,7 @@ def _build_continuity(
         now=now,
         log=log,
         volume=volume,
+        audience=deps.audience,
     )
 
 

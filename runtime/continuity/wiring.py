@@ -18,6 +18,7 @@ from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.fragment_data import ContinuityData
 from specwire.runtime.core.paths import StoreLayout
+from specwire.runtime.core.scopes import Audience, ScopeError, ScopeKey
 from specwire.runtime.core.seams import ContinuitySeam, HandoffInput, LedgerEntry
 from specwire.runtime.core.tool_types import Tool
 from specwire.runtime.core.volume import DocumentVolume
@@ -42,9 +43,12 @@ def build_continuity(
     now: Clock,
     log: Callable[[str], None],
     volume: DocumentVolume | None = None,
+    audience: Audience | None = None,
 ) -> ContinuityWiring:
     """``volume``: where the documents live (None: files under the layout's root; the
-    composition root passes a ``PostgresVolume`` when the fragment says ``memory.state``)."""
+    composition root passes a ``PostgresVolume`` when the fragment says ``memory.state``).
+    ``audience``: who the turn is with; scope ``audience`` keeps the continuity of that person
+    (their ``user``, in a private conversation), else of that conversation."""
     if continuity.scope == "session":
         if not session_scope:
             raise MemoryServiceError(
@@ -52,6 +56,8 @@ def build_continuity(
                 "session id); the host passes it per turn"
             )
         scope_dir = layout.session_state_dir(session_scope)
+    elif continuity.scope == "audience":
+        scope_dir = layout.audience_state_dir(_audience_key(audience))
     else:
         scope_dir = layout.state_dir
     store = ContinuityStore(
@@ -70,6 +76,21 @@ def build_continuity(
     where = store.scope_dir if store.volume.on_files else store.volume.where
     log(f"[memory] continuity on — {where} ({parts})\n")
     return ContinuityWiring(store, tools, seam)
+
+
+def _audience_key(audience: Audience | None) -> ScopeKey:
+    """The person a turn's continuity follows: the private conversation's ``user``, else the
+    conversation. Fails closed: with neither there is nobody to keep it for (never the
+    agent-wide folder, which every user would share)."""
+    try:
+        if audience is None:
+            raise ScopeError("no audience")
+        return audience.default_key("user")
+    except ScopeError:
+        raise MemoryServiceError(
+            'continuity scope "audience" needs the turn\'s audience (a user or a conversation; '
+            "the managed host passes it per request)"
+        ) from None
 
 
 def _seam(

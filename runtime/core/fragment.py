@@ -68,7 +68,8 @@ SPECWIRE_VERSION: Final = "0.3.0"
 # ``memory.providers`` and ``memory.documents``; 6: ``memory.state`` (every tier in PostgreSQL),
 # ``learning``, ``memory.dream.prices`` and ``thredz``; 7: channel and managed hosts take the
 # spec's ``mcp_servers``, ``learning.study_on_heartbeat`` and learning into Thredz's wiki (a
-# spec with ``learning`` and ``thredz`` but no wiki of its own). A bundle carries the lowest
+# spec with ``learning`` and ``thredz`` but no wiki of its own), and continuity scope
+# ``audience`` (managed: a person's focus, plans and handoff). A bundle carries the lowest
 # version that reads it (``specwire.ir.lowering``): a cli or research bundle without any of
 # those fields still says 3.
 FRAGMENT_VERSION: Final = 7
@@ -100,7 +101,10 @@ SLACK_BOT_SCOPES: Final = (
 )
 
 ProofMode = Literal["ladder", "require", "off"]
-ContinuityScope = Literal["spec", "session"]
+# ``continuity.scope`` as the fragment carries it (the spec's ``auto`` is resolved): ``spec``, one
+# continuity for everyone; ``session``, one per conversation (the host's session id);
+# ``audience``, one per person (managed: the request's ``user``, else its conversation).
+ContinuityScope = Literal["spec", "session", "audience"]
 # ``memory.autoRecall`` (CrewHaus 0.4): ``true`` is ``"session-start"``; only ``"per-turn"`` is
 # carried in the fragment (``recall_mode``), so a spec written with ``true`` keeps its bytes.
 RecallMode = Literal["session-start", "per-turn"]

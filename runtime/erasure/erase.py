@@ -8,9 +8,10 @@ then the receipt. A caller with tiers elsewhere (the PostgreSQL fact database) r
 first and passes their counts in: a receipt only ever names tiers that were reached.
 
 With a scope ``key`` (``codegen memory erase --user ID``: one person's ``user`` key) every fact,
-tier note, held write and session record stored in that key goes too, whatever its text, and
-``subject`` is the key's id, so its mentions (a session log's ``"user": "U123"``) are redacted
-everywhere.
+tier note, held write and session record stored in that key goes too, whatever its text, as
+does the working memory kept for that person or conversation (continuity scope ``audience``:
+``state/<spec>/sessions/<user|conversation>-<sha256>/`` and its trash copies), and ``subject``
+is the key's id, so its mentions (a session log's ``"user": "U123"``) are redacted everywhere.
 
 The receipt (JSON, under ``<root>/erasures/``) records what was erased in which tier, the
 counts, the scopes the deleted facts and held writes were in (``scopes``: scope names and
@@ -22,6 +23,7 @@ written elsewhere with ``--out`` are not known to the runtime and are not covere
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from specwire.runtime.core.clock import Clock, iso, utc_now
-from specwire.runtime.core.paths import SPECWIRE_DIRNAME
+from specwire.runtime.core.paths import SPECWIRE_DIRNAME, audience_folder
 from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.erasure.fact_tier import erase_from_store, is_fact_store
 from specwire.runtime.erasure.file_tier import redact_files, regular_files
@@ -112,6 +114,7 @@ def erase_subject(
             scopes[scope] = scopes.get(scope, 0) + value
     facts["stores"] = len(stores)
     records = 0 if key is None else drop_session_records(root, key)
+    personal = 0 if key is None else drop_person_continuity(root, key)
     edited = redact_files(root, subject)
     reports = sum(redact_files(folder, subject)["files"] for _, folder in output_dirs(root))
     tiers = {
@@ -121,7 +124,11 @@ def erase_subject(
             "lines": edited["sessionLines"],
             "records": records,
         },
-        "files": {"continuityWikiTrash": edited["files"], "renamed": edited["renamed"]},
+        "files": {
+            "continuityWikiTrash": edited["files"],
+            "renamed": edited["renamed"],
+            "personalContinuity": personal,
+        },
         "outputs": {"researchReports": reports},
         "scopes": dict(sorted(scopes.items())),
         **(reached or {}),
@@ -151,6 +158,30 @@ def drop_session_records(root: Path, key: ScopeKey) -> int:
         if isinstance(record, dict) and record.get("scope") == label:
             path.unlink()
             dropped += 1
+    return dropped
+
+
+def drop_person_continuity(root: Path, key: ScopeKey) -> int:
+    """Delete the working memory kept for ``key`` (a managed person's, or an anonymous
+    session's: continuity scope ``audience``), every spec's and its trash copies, whole, as its
+    facts are: its focus and plans are theirs whatever their words. The count of files."""
+    if key.scope not in ("user", "conversation"):
+        return 0
+    folder = audience_folder(key)
+    dropped = 0
+    emptied: set[Path] = set()
+    for path in regular_files(root):
+        parts = path.relative_to(root).parts
+        for index in range(1, len(parts) - 2):
+            if parts[index] == "sessions" and parts[index + 1] == folder and "state" in parts:
+                path.unlink()
+                dropped += 1
+                emptied.add(root.joinpath(*parts[: index + 2]))
+                break
+    for top in sorted(emptied):
+        for directory, _, _ in sorted(os.walk(top), key=lambda entry: -len(entry[0])):
+            with contextlib.suppress(OSError):  # not empty: something else was put there
+                os.rmdir(directory)
     return dropped
 
 

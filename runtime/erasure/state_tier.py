@@ -5,7 +5,9 @@ The same edits as the file tier makes to the same files (``runtime.erasure.file_
 markdown or text document is redacted as text, a JSON one value by value, a hidden one or one
 of another kind is left alone; the slugs holding the subject are renamed (a plan's
 ``plan-NNNN-<slug>.md``, an article's ``articles/<slug>.md`` and ``versions/<slug>/``),
-numbered when taken. Every changed row takes a new revision. One transaction, then
+numbered when taken. With a scope ``key`` the documents of that person's (or conversation's)
+working memory go whole (continuity scope ``audience``: ``…/sessions/<user|conversation>-
+<sha256>/…``), as on files. Every changed row takes a new revision. One transaction, then
 ``VACUUM FULL state_documents`` so the old texts leave the table's files.
 """
 
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from specwire.runtime.core.paths import audience_folder
+from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.erasure.file_tier import _redact_text
 from specwire.runtime.erasure.subject import Subject
 
@@ -35,22 +39,38 @@ class StateErasure:
     renamed: int
     # Documents whose text or path still holds the subject.
     remaining: int
+    # Documents of the key's own working memory, deleted.
+    dropped: int = 0
 
 
-def erase_state_documents(dsn: str, subject: Subject) -> StateErasure:
+def erase_state_documents(dsn: str, subject: Subject, key: ScopeKey | None = None) -> StateErasure:
     import psycopg
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         if not _has_table(conn):
             return StateErasure(0, 0, 0)
         with conn.transaction():
+            dropped = 0 if key is None else _drop_person_continuity(conn, key)
             changed, renamed = _redact(conn, subject)
-    if changed:
+    if changed or dropped:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
             conn.execute(f"VACUUM FULL {TABLE}")
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         left = len(_matching(conn, subject))
-    return StateErasure(changed, renamed, left)
+    return StateErasure(changed, renamed, left, dropped)
+
+
+def _drop_person_continuity(conn: Connection[Any], key: ScopeKey) -> int:
+    """``runtime.erasure.erase.drop_person_continuity`` in the database: every tenant's and
+    spec's documents of ``key``'s folder, its trash copies too."""
+    if key.scope not in ("user", "conversation"):
+        return 0
+    marker = f"/sessions/{audience_folder(key)}/"
+    deleted = conn.execute(
+        f"DELETE FROM {TABLE} WHERE strpos(path, %s) > 0 AND strpos(path, 'state/') > 0",
+        (marker,),
+    )
+    return deleted.rowcount
 
 
 def _has_table(conn: Connection[Any]) -> bool:

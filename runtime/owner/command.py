@@ -212,6 +212,17 @@ def build_parser(extra: Sequence[ExtraVerb] = ()) -> argparse.ArgumentParser:
         help="clear: focus|plans|goals|all (default all); restore: a trash stamp; "
         "migrate: a .crewhaus folder (default: ROOT/.crewhaus)",
     )
+    whose = continuity.add_mutually_exclusive_group()
+    whose.add_argument(
+        "--user",
+        metavar="ID",
+        help="that person's continuity (a managed bundle's per-person working memory)",
+    )
+    whose.add_argument(
+        "--conversation",
+        metavar="ID",
+        help="an anonymous managed session's continuity (its X-Session-Id)",
+    )
     state = verb(
         "state",
         "export: write the continuity, wiki and trash documents a PostgreSQL-state bundle keeps "

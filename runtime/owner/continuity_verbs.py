@@ -13,6 +13,7 @@ from specwire.runtime.continuity.store import ContinuityStore
 from specwire.runtime.continuity.trash import file_count
 from specwire.runtime.continuity.trash_bin import ClearScope
 from specwire.runtime.core.progress import Progress
+from specwire.runtime.core.scopes import ScopeError, ScopeKey
 from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.output import print_json
@@ -28,10 +29,29 @@ def _store(args: argparse.Namespace, selection: Selection) -> ContinuityStore:
     """The selected continuity: files under ``--root``, or the tenant's spec in PostgreSQL
     with ``--backend postgres`` (a ``memory.state: postgres`` bundle's)."""
     layout = selection.layout
+    person = _person(args)
+    if person is not None and selection.session is not None:
+        raise SelectionError("--session and --user/--conversation name different folders: one")
     scope_dir = (
-        layout.session_state_dir(selection.session) if selection.session is not None else None
+        layout.session_state_dir(selection.session)
+        if selection.session is not None
+        else layout.audience_state_dir(person)
+        if person is not None
+        else None
     )
     return ContinuityStore(layout, scope_dir=scope_dir, volume=open_state_volume(args, selection))
+
+
+def _person(args: argparse.Namespace) -> ScopeKey | None:
+    """``--user ID`` or ``--conversation ID``: the folder of continuity scope ``audience``."""
+    try:
+        if getattr(args, "user", None) is not None:
+            return ScopeKey("user", args.user)
+        if getattr(args, "conversation", None) is not None:
+            return ScopeKey("conversation", args.conversation)
+    except ScopeError as exc:
+        raise SelectionError(str(exc)) from None
+    return None
 
 
 def run(args: argparse.Namespace, selection: Selection) -> int:

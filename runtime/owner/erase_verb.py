@@ -56,8 +56,9 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
         deleted = (
             "Facts that mention it are deleted"
             if key is None
-            else f"Every fact, tier note and held write of {key.label()}, and facts that mention "
-            "it, are deleted"
+            else f"Every fact, tier note and held write of {key.label()}, its working memory "
+            "(a managed bundle's focus, plans and goals for it), and facts that mention it, are "
+            "deleted"
         )
         confirm(
             f"erase the subject from {len(found.hits)} file(s) under {root} (occurrences):\n"
@@ -79,7 +80,8 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             f"{facts['quarantined']} quarantined, "
             f"{facts['vectors']} vector(s) in {facts['stores']} store(s); "
             f"{sessions['lines']} line(s) in {sessions['logs']} session log(s); "
-            f"{files['continuityWikiTrash']} other file(s), {files['renamed']} renamed\n"
+            f"{files['continuityWikiTrash']} other file(s), {files['renamed']} renamed, "
+            f"{files['personalContinuity']} working-memory file(s) deleted\n"
             f"scopes: {scopes or 'none'}\n"
             f"receipt: {receipt.path}\n"
         )
@@ -119,11 +121,11 @@ def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> Post
 
     try:
         done = erase_in_database(dsn, subject, key)
-        state = erase_state_documents(dsn, subject)
+        state = erase_state_documents(dsn, subject, key)
         done = dataclasses.replace(
             done,
             remaining=done.remaining + state.remaining,
-            state_documents=state.changed,
+            state_documents=state.changed + state.dropped,
         )
     except ImportError as exc:
         raise SelectionError(
@@ -138,7 +140,8 @@ def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> Post
         f"erased in PostgreSQL: {done.facts} fact(s), {done.quarantined} quarantined, "
         f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted, "
         f"{done.documents} document(s) redacted, {done.state_documents} state document(s) "
-        f"(continuity, wiki) redacted, {done.session_log_rows} session log row(s) redacted\n"
+        f"(continuity, wiki) redacted or deleted, {done.session_log_rows} session log row(s) "
+        "redacted\n"
     )
     return done
 

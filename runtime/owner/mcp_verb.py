@@ -77,6 +77,13 @@ def run(args: argparse.Namespace) -> int:
             "session): pass --session sess_… to serve one conversation's (the file names "
             "under .specwire/sessions/)"
         )
+    per_person = isinstance(continuity, Mapping) and continuity.get("scope") == "audience"
+    if per_person and args.user is None and args.conversation is None:
+        raise SelectionError(
+            "this bundle keeps focus, plans and goals per person (continuity scope audience): "
+            "pass --user ID to serve that person's (the request's `user`), or --conversation "
+            "ID for an anonymous session's (its X-Session-Id)"
+        )
     tenant = None if args.tenant is None else build_tenant(args.tenant, state.parent)
     try:
         import mcp.server.lowlevel  # noqa: F401

@@ -40,7 +40,7 @@ TENANTS: tuple[TenantConfig, ...] = (
 )
 MEMORY_FRAGMENT = {
     "spec_name": "managed-concierge",
-    "version": 4,
+    "version": 7,
     "specwire": "0.3.0",
     "memory": {"auto_recall": True, "recall_k": 8, "scope": {"default": "user"}},
     "continuity": {
@@ -48,7 +48,7 @@ MEMORY_FRAGMENT = {
         "proof": "require",
         "ledger": True,
         "handoff": True,
-        "scope": "spec",
+        "scope": "audience",
     },
 }
 

@@ -38,7 +38,7 @@ TENANTS: tuple[TenantConfig, ...] = (
 )
 MEMORY_FRAGMENT = {
     "spec_name": "managed-postgres",
-    "version": 6,
+    "version": 7,
     "specwire": "0.3.0",
     "memory": {
         "backend": "postgres",
@@ -53,7 +53,7 @@ MEMORY_FRAGMENT = {
         "proof": "ladder",
         "ledger": True,
         "handoff": True,
-        "scope": "spec",
+        "scope": "audience",
     },
 }
 

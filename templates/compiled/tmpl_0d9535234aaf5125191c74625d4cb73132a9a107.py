@@ -100,12 +100,22 @@ def block_wiring(context, missing=missing):
     _block_vars = {}
     l_0_has_memory = resolve('has_memory')
     l_0_scope_note = resolve('scope_note')
+    l_0_continuity_scope = resolve('continuity_scope')
     pass
     yield "Wired on every turn by a single `wire_memory` call, inside the requesting tenant's root (fenced)\nand scoped to the session id. One tenant never sees another tenant's stores.\n"
     if ((undefined(name='has_memory') if l_0_has_memory is missing else l_0_has_memory) and (undefined(name='scope_note') if l_0_scope_note is missing else l_0_scope_note)):
         pass
         yield str((undefined(name='scope_note') if l_0_scope_note is missing else l_0_scope_note))
         yield '\n'
+    if ((undefined(name='continuity_scope') if l_0_continuity_scope is missing else l_0_continuity_scope) == 'audience'):
+        pass
+        yield "Focus, plans, goals and the handoff follow the request's `user` across their sessions; a request\nwithout `user` keeps them in its session (`X-Session-Id`). Set `continuity.scope: spec` for one\nworking memory shared by every user of a tenant.\n"
+    elif ((undefined(name='continuity_scope') if l_0_continuity_scope is missing else l_0_continuity_scope) == 'spec'):
+        pass
+        yield "Focus, plans, goals and the handoff are the tenant's, shared by every user of it\n(`continuity.scope: spec`).\n"
+    elif ((undefined(name='continuity_scope') if l_0_continuity_scope is missing else l_0_continuity_scope) == 'session'):
+        pass
+        yield 'Focus, plans, goals and the handoff belong to the conversation (`continuity.scope: session`).\n'
 
 blocks = {'about': block_about, 'run_from': block_run_from, 'run': block_run, 'wiring': block_wiring}
-debug_info = '1=12&2=17&3=40&6=42&8=45&13=55&16=85&19=87&23=89&30=91&42=94&45=105&46=107'
+debug_info = '1=12&2=17&3=40&6=42&8=45&13=55&16=85&19=87&23=89&30=91&42=94&45=106&46=108&48=110&52=113&55=116'

@@ -1,8 +1,9 @@
 """Issue 23 item 3: ``codegen memory mcp`` driven by the official MCP client (``ClientSession``).
 
 A managed bundle serves two tenants; Alice of tenant acme tells it a fact (the agent remembers
-it). Over stdio and over streamable HTTP the MCP client recalls it as Alice of acme; as Bob of
-acme, or as Alice of globex, it is not there; without ``--allow-writes`` no tool writes.
+it) and sets her focus. Over stdio and over streamable HTTP the MCP client recalls it as Alice of
+acme; as Bob of acme, or as Alice of globex, it is not there; without ``--allow-writes`` no tool
+writes. ``--user`` serves that person's focus (continuity follows the request's user).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ pytestmark = pytest.mark.e2e
 KEY_ACME = "sk-mcp-acme-0123456789abcdef0123"
 KEY_GLOBEX = "sk-mcp-globex-0123456789abcdef01"
 FACT = "my locker code is 4417"
+FOCUS = "renew alice's locker lease"
 SPEC = """\
 name: mcp-concierge
 target: managed
@@ -68,6 +70,15 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> Agent:
                 user=user,
             )
             assert "remembered" in (told.choices[0].message.content or "")
+        # Alice's working memory (continuity follows the request's user on managed).
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key=KEY_ACME, max_retries=0)
+        focused = client.chat.completions.create(
+            model="mcp-concierge",
+            messages=[{"role": "user", "content": f"focus: {FOCUS}"}],
+            user="alice",
+            extra_headers={"X-Session-Id": "alice-desk"},
+        )
+        assert "focus updated" in (focused.choices[0].message.content or "")
     return Agent(bundle, work)
 
 
@@ -151,6 +162,24 @@ def test_stdio_recalls_alices_fact_and_nobody_elses(agent: Agent) -> None:
             assert "4417" not in await recall(elsewhere)
         async with over_stdio(agent, "--tenant", "globex", "--user", "carol") as carol:
             assert "4417" in await recall(carol)
+
+    anyio.run(scenario)
+
+
+async def focus(session: ClientSession) -> str:
+    result = await session.call_tool("FocusRead", {})
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def test_user_serves_that_persons_focus_and_nobody_elses(agent: Agent) -> None:
+    async def scenario() -> None:
+        async with over_stdio(agent, "--tenant", "acme", "--user", "alice") as alice:
+            assert "locker lease" in await focus(alice)
+        async with over_stdio(agent, "--tenant", "acme", "--user", "bob") as bob:
+            assert "locker lease" not in await focus(bob)
+        # Her session's key names an anonymous session, not her.
+        async with over_stdio(agent, "--tenant", "acme", "--conversation", "alice-desk") as desk:
+            assert "locker lease" not in await focus(desk)
 
     anyio.run(scenario)
 

@@ -336,9 +336,11 @@ agent: {model: scripted, instructions: You help the tenant.}
 tenants: [{id: acme}]
 memory:
   wiki: {}
-continuity: {}
+continuity: {scope: spec}
 thredz: true
 """
+# The tenant's one goal list (``scope: spec``): a managed service's goals are per person by
+# default (issue 21) and then never mirrored to the one Thredz space.
 
 
 def test_thredz_on_managed_serves_its_tenant(tmp_path: Path, stand_in: tuple[Path, str]) -> None:

@@ -582,14 +582,14 @@ BAD_SPECS: list[tuple[str, str, list[str]]] = [
             header + "continuity:\n  scope: session\n",
             [
                 f'{line}:10: continuity.scope: "session" needs a target with per-conversation '
-                f"session routing (channel) — the {target} target has no session router, so a "
+                f"session routing (channel, managed) — the {target} target has no session "
+                "router, so a "
                 "session-scoped store would never resolve a session id. "
                 'Use scope "spec" or "auto".'
             ],
         )
         for target, header, line in [
             ("cli", CLI, 5),
-            ("managed", "name: s\ntarget: managed\n" + AGENT + "tenants: [{id: a}]\n", 6),
             (
                 "research",
                 "name: s\ntarget: research\n" + AGENT + "goal: g\nbranchingFactor: 1\n"

@@ -64,7 +64,12 @@ def test_on_heartbeat_is_carried_where_a_host_ticks_and_dropped_elsewhere() -> N
         "study_on_heartbeat"
         not in lower(load_spec_text(HEAD + WIKI + learning, "s.yaml")).to_json()
     )
-    off = HEAD.replace("target: cli", "target: managed") + "tenants: [{id: acme}]\n" + WIKI
+    # (tenant-wide continuity: per-person continuity, managed's auto, is version 7 too)
+    off = (
+        HEAD.replace("target: cli", "target: managed")
+        + "tenants: [{id: acme}]\ncontinuity: {scope: spec}\n"
+        + WIKI
+    )
     for study in ("", "  study: {on_heartbeat: false}\n"):
         text = off + "learning:\n  domain: d\n" + study
         fragment = lower(load_spec_text(text, "s.yaml"))

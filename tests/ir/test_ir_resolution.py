@@ -24,7 +24,7 @@ HEADERS: dict[str, str] = {
 AUTO_SCOPE = {
     "cli": "spec",
     "channel": "session",
-    "managed": "spec",
+    "managed": "audience",  # the person's: the request's user, else its session (issue 21)
     "research": "spec",
     "crew": "spec",
 }
@@ -74,9 +74,21 @@ def test_explicit_spec_scope_is_allowed_everywhere(target: str) -> None:
     assert ir.continuity is not None and ir.continuity.scope == "spec"
 
 
-def test_explicit_session_scope_on_channel() -> None:
-    ir = load(HEADERS["channel"] + "continuity: {scope: session}\n")
+@pytest.mark.parametrize("target", ["channel", "managed"])
+def test_explicit_session_scope_on_the_session_routed_targets(target: str) -> None:
+    ir = load(HEADERS[target] + "continuity: {scope: session}\n")
     assert ir.continuity is not None and ir.continuity.scope == "session"
+
+
+def test_managed_continuity_follows_the_person_and_needs_a_version_7_runtime() -> None:
+    # auto: per person (a version-6 runtime would keep it in the tenant's folder, shared by
+    # every user); spec: the tenant-wide working memory of before, on the version it had.
+    person = lower(load(HEADERS["managed"]))
+    assert person.continuity is not None and person.continuity.scope == "audience"
+    assert person.version == 7
+    tenant_wide = lower(load(HEADERS["managed"] + "continuity: {scope: spec}\n"))
+    assert tenant_wide.continuity is not None and tenant_wide.continuity.scope == "spec"
+    assert tenant_wide.version == 4
 
 
 def test_continuity_knobs_are_carried() -> None:

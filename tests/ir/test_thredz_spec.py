@@ -95,6 +95,16 @@ BAD = [
         ],
     ),
     (
+        "thredz-goals-from-per-person-lists",
+        MANAGED.replace(", {id: b}", "") + "thredz: {api_key: $TZ, goals: true}\n",
+        [
+            "5:31: thredz.goals: a managed service's goals are per person (the request's user, "
+            "else its session), and mirroring them to the one Thredz space would show each "
+            "person's goals to every other: set `continuity: {scope: spec}` to keep one goal "
+            "list for the tenant, or remove `goals`"
+        ],
+    ),
+    (
         "thredz-on-managed-with-two-tenants",
         MANAGED + "thredz: true\n",
         [
@@ -230,7 +240,10 @@ def test_channel_and_managed_carry_the_servers_and_the_block() -> None:
     managed = load_spec_text(one_tenant, "s.yaml")
     assert isinstance(managed, IrManaged)
     assert [server.name for server in managed.mcp_servers] == ["fs", "thredz"]
-    assert lower(managed).to_data()["thredz"] == {
+    # A managed service's goals are per person (issue 21): mirrored only from a tenant-wide list.
+    assert lower(managed).to_data()["thredz"]["goals"] is False
+    tenant_wide = one_tenant.replace("continuity: {}", "continuity: {scope: spec}")
+    assert lower(load_spec_text(tenant_wide, "s.yaml")).to_data()["thredz"] == {
         "server": "thredz",
         "visibility": "private",
         "goals": True,

@@ -118,3 +118,17 @@ def test_only_the_exact_bearer_token_reaches_the_server() -> None:
     assert call([(b"authorization", b"Bearer s3cret-token-012345678")]) == (401, False)
     assert call([(b"authorization", b"s3cret-token-0123456789")]) == (401, False)
     assert call([]) == (401, False)
+
+
+def test_a_bundle_with_per_person_continuity_asks_whose(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A managed bundle (continuity scope audience, managed's auto): without --user or
+    # --conversation there is nobody's focus to serve, and never the tenant-wide folder.
+    fragment = {"spec_name": "d", "memory": {}, "continuity": {"scope": "audience"}}
+    (tmp_path / "agent.py").write_text(f"MEMORY_FRAGMENT = {fragment!r}\n", encoding="utf-8")
+    (tmp_path / ".specwire").mkdir()
+    code = main(["--root", str(tmp_path), "mcp", "--bundle", str(tmp_path / "agent.py")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "--user" in err and "--conversation" in err

@@ -2,10 +2,10 @@
 of them leaves in the agent's working memory must not reach the other (issue 21: "a managed
 service knows the OpenAI ``user`` of a request but every user of a tenant shares one memory").
 
-Facts are scoped (tests/e2e/test_memory_scopes_managed_crew.py). Continuity is not: on the
-managed target focus, plans, goals and the handoff are the tenant's, shared by every user, and
-``continuity.scope: session`` is refused for managed (ir/checks.py ``_session_scope``). Review
-finding H7-1, left open (the fix needs a session router for managed continuity).
+Facts are scoped (tests/e2e/test_memory_scopes_managed_crew.py). So is continuity (review
+finding H7-1): ``continuity.scope: auto`` on managed keeps focus, plans, goals and the handoff
+per person, the request's ``user``, else per session (``X-Session-Id``); the layout's
+``audience_state_dir``.
 """
 
 from __future__ import annotations
@@ -37,20 +37,19 @@ def concierge(
         yield client
 
 
-def say(http: TestClient, user: str, session: str, text: str) -> str:
+def say(http: TestClient, user: str | None, session: str, text: str) -> str:
+    body: dict[str, object] = {"model": MODEL, "messages": [{"role": "user", "content": text}]}
+    if user is not None:
+        body["user"] = user
     answer = http.post(
         "/v1/chat/completions",
         headers={"authorization": f"Bearer {KEY}", "X-Session-Id": session},
-        json={"model": MODEL, "user": user, "messages": [{"role": "user", "content": text}]},
+        json=body,
     )
     assert answer.status_code == 200, answer.text
     return str(answer.json()["choices"][0]["message"]["content"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="H7-1: managed continuity (focus, plans, handoff) is per tenant, shared by its users",
-)
 def test_one_users_focus_and_plan_never_reach_another_user_of_the_tenant(
     concierge: TestClient,
 ) -> None:
@@ -63,6 +62,25 @@ def test_one_users_focus_and_plan_never_reach_another_user_of_the_tenant(
     ]
     for reply in seen_by_bob:
         assert "sick-leave" not in reply and "lawyer" not in reply and "collect" not in reply
+
+
+def test_a_person_finds_their_plan_again_in_another_session(concierge: TestClient) -> None:
+    assert "created plan" in say(concierge, "ana", "s1", "plan: Ana's lawyer: collect; call")
+    assert "lawyer" in say(concierge, "ana", "s2", "call PlanRead {}")
+    assert "Resuming" in say(concierge, "ana", "s3", "hello")  # her handoff, in a new session
+
+
+def test_two_anonymous_sessions_never_share_a_working_memory(concierge: TestClient) -> None:
+    # No ``user``: the session (X-Session-Id) is all the service knows of who is asking.
+    assert "focus updated" in say(concierge, None, "kiosk-1", "focus: the kiosk's refund queue")
+    assert "refund" in say(concierge, None, "kiosk-1", "call FocusRead {}")
+    for reply in (
+        say(concierge, None, "kiosk-2", "call FocusRead {}"),
+        say(concierge, None, "kiosk-2", "hello"),
+        # a user whose id is the anonymous session's key is another person
+        say(concierge, "kiosk-1", "kiosk-1", "call FocusRead {}"),
+    ):
+        assert "refund" not in reply
 
 
 def test_a_user_and_a_session_at_their_longest_are_served(concierge: TestClient) -> None:
