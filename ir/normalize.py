@@ -38,11 +38,7 @@ _KEY_HINTS: dict[tuple[str, str], str] = {
     **{
         (target, key): f"{what} are wired on the cli, channel and managed targets, not {target}"
         for target in ("research", "crew")
-        for key, what in (
-            ("mcp_servers", "MCP tool servers (mcp_servers)"),
-            ("mcpServers", "MCP tool servers (mcp_servers)"),
-            ("thredz", "Thredz (thredz) and the tool servers it runs"),
-        )
+        for key, what in (("thredz", "Thredz (thredz) and the tool servers it runs"),)
     },
 }
 

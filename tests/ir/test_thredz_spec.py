@@ -122,14 +122,6 @@ BAD = [
         ],
     ),
     (
-        "mcp-servers-on-crew",
-        CREW + "mcp_servers: {}\n",
-        [
-            '6:1: mcp_servers: unknown key "mcp_servers": MCP tool servers (mcp_servers) are '
-            "wired on the cli, channel and managed targets, not crew"
-        ],
-    ),
-    (
         "unconfined-server-on-managed-with-two-tenants",
         MANAGED + "mcp_servers:\n  fs:\n    transport: stdio\n    command: x\n    sandbox: false\n",
         [
