@@ -147,6 +147,9 @@ class IrResearch(_IrSpecBase):
     retrieve: IrRetrieve | None = None
     # As on cli; started once per run, offered to every branch and the synthesis.
     mcp_servers: tuple[IrMcpServer, ...] = ()
+    # Located warnings for ``codegen build`` / ``check`` (a key accepted but not wired here:
+    # ``thredz``); never emitted into the bundle.
+    notes: tuple[str, ...] = ()
 
 
 class IrRole(_Ir):
@@ -165,6 +168,9 @@ class IrCrew(_IrSpecBase):
     roles: tuple[IrRole, ...]  # declaration order; `entry` names one of them
     # As on cli; started once per run, offered to every role.
     mcp_servers: tuple[IrMcpServer, ...] = ()
+    # Located warnings for ``codegen build`` / ``check`` (a key accepted but not wired here:
+    # ``thredz``); never emitted into the bundle.
+    notes: tuple[str, ...] = ()
 
 
 IrSpec = Annotated[

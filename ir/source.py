@@ -576,6 +576,14 @@ class ResearchSource(_SpecSource):
     mcp_servers: dict[McpServerName, McpServerSource] | None = Field(
         default=None, description=_MCP_SERVERS_DESCRIPTION
     )
+    # Accepted (CrewHaus carries it on this shape) but not wired: a located warning, memory
+    # stays local and Thredz's server is not started (``ir.thredz_source.unwired_thredz``).
+    thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
+
+    @field_validator("thredz", mode="before")
+    @classmethod
+    def _thredz_shorthand(cls, value: Any) -> Any:
+        return thredz_shorthand(value)
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
@@ -592,6 +600,14 @@ class CrewSource(_SpecSource):
     mcp_servers: dict[McpServerName, McpServerSource] | None = Field(
         default=None, description=_MCP_SERVERS_DESCRIPTION
     )
+    # Accepted (CrewHaus carries it on this shape) but not wired: a located warning, memory
+    # stays local and Thredz's server is not started (``ir.thredz_source.unwired_thredz``).
+    thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
+
+    @field_validator("thredz", mode="before")
+    @classmethod
+    def _thredz_shorthand(cls, value: Any) -> Any:
+        return thredz_shorthand(value)
 
     @field_validator("mcp_servers", mode="before")
     @classmethod
