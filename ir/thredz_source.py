@@ -102,7 +102,9 @@ def thredz_checks(data: dict[str, Any], target: str, locator: Locator) -> Iterab
     memory = data.get("memory")
     backend = memory.get("backend") if isinstance(memory, dict) else None
     declared = "thredz" in data
-    if backend == THREDZ_BACKEND and target not in THREDZ_TARGETS:
+    if backend == THREDZ_BACKEND and target in THREDZ_UNWIRED_TARGETS and declared:
+        pass  # accepted with the block, ignored with it (``unwired_thredz`` warns)
+    elif backend == THREDZ_BACKEND and target not in THREDZ_TARGETS:
         yield locator.at_value(
             ("memory", "backend"),
             "the thredz backend is wired on the cli, channel and managed targets only",

@@ -283,3 +283,11 @@ def test_thredz_on_research_and_crew_compiles_with_a_located_warning(
     without = load_spec_text(head + "continuity: {}\n", "spec.yaml")
     assert without.notes == ()
     assert lower(spec).to_data() == lower(without).to_data()
+
+
+def test_the_thredz_backend_with_the_block_on_crew_is_ignored_too() -> None:
+    spec = load_spec_text(CREW + "memory: {backend: thredz}\nthredz: true\n", "spec.yaml")
+    assert spec.memory is not None and spec.memory.backend is None and len(spec.notes) == 1
+    with pytest.raises(SpecError) as caught:  # without the block it is still refused
+        load_spec_text(CREW + "memory: {backend: thredz}\n", "spec.yaml")
+    assert "wired on the cli, channel and managed targets only" in str(caught.value)
