@@ -164,7 +164,9 @@ def _compile(
         except SpecError as exc:
             problems[index] = [str(issue) for issue in exc.issues]
             continue
-        if cache is not None:
+        # A spec that may carry a warning (``thredz`` on a target that does not wire it) is
+        # compiled every time, so the warning is printed every time: the cache keeps bundles only.
+        if cache is not None and b"thredz" not in raw:
             from specwire.emitters.cache import entry_key
 
             keys[index] = key = entry_key(raw, shown)
@@ -185,12 +187,20 @@ def _compile(
         if index in cached:
             compiled.append(cached[index])
         elif isinstance(result, Done):
+            _warn(result.notes)
             compiled.append(Compiled(path, result.name, result.bundle, key=keys.get(index)))
         elif result is not None:
             problems[index] = list(result.lines)
     if problems:
         raise SpecFailure([line for index in sorted(problems) for line in problems[index]])
     return compiled
+
+
+def _warn(notes: Sequence[str]) -> None:
+    """A spec's located warnings, on stderr (the spec still compiles)."""
+    style = Style.for_stream(sys.stderr)
+    for line in notes:
+        click.echo(style.warn(line), err=True)
 
 
 def _remember(cache: BuildCache | None, compiled: Sequence[Compiled]) -> None:
@@ -417,6 +427,8 @@ def check(specs: tuple[Path, ...]) -> None:
         loaded = _load(specs, warmed)
         for _, spec in loaded:
             lower(spec)
+    for _, spec in loaded:
+        _warn(getattr(spec, "notes", ()))
     style = Style.for_stream(sys.stdout)
     for path, _ in loaded:
         click.echo(style.ok(f"ok {path}"))

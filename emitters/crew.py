@@ -1,4 +1,5 @@
-"""The ``crew`` target: roles sharing one catalog; memory wired once at boot for all roles."""
+"""The ``crew`` target: roles sharing one catalog; memory wired once at boot for all roles; the
+spec's MCP tool servers (``mcp_servers``) started once at the start, offered to every role."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from specwire.emitters.bundle import Bundle
 from specwire.emitters.common import EnvVar, emit_plan, model_secret, model_value
 from specwire.emitters.literals import md_code
+from specwire.emitters.tool_servers import server_literals, server_secrets, server_strings
 from specwire.ir.model import IrCrew, IrRole, ModelRef
 
 
@@ -15,6 +17,7 @@ def emit(spec: IrCrew) -> Bundle:
         "entry": spec.entry,
         "tools": spec.tools,
         "roles": [_role(role) for role in spec.roles],
+        "mcp_servers": server_literals(spec.mcp_servers),
     }
     role_strings = [
         text
@@ -25,8 +28,11 @@ def emit(spec: IrCrew) -> Bundle:
         spec=spec,
         context=context,
         model=spec.model,
-        secrets=[var for role in spec.roles for var in _role_secrets(role)],
-        user_strings=(spec.entry, *role_strings),
+        secrets=[
+            *(var for role in spec.roles for var in _role_secrets(role)),
+            *server_secrets(spec.mcp_servers),
+        ],
+        user_strings=(spec.entry, *role_strings, *server_strings(spec.mcp_servers)),
     )
 
 

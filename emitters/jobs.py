@@ -34,6 +34,8 @@ class Compiled:
 
     name: str
     files: tuple[tuple[str, str], ...]
+    # Located warnings (``IrSpec.notes``: a key accepted but not wired on this target).
+    notes: tuple[str, ...] = ()
 
     @property
     def bundle(self) -> Bundle:
@@ -61,7 +63,8 @@ def compile_task(task: Task) -> Result:
         spec = load_spec_bytes(task.raw, task.shown)
     except SpecError as exc:
         return Failed(tuple(str(issue) for issue in exc.issues))
-    return Compiled(storage_name(spec.name), tuple(emit(spec).items()))
+    notes = tuple(getattr(spec, "notes", ()))
+    return Compiled(storage_name(spec.name), tuple(emit(spec).items()), notes)
 
 
 def available_cpus() -> int:

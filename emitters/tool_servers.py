@@ -1,6 +1,6 @@
 """A spec's MCP tool servers (``mcp_servers``, with ``thredz``'s) as the templates render them:
 the ``MCP_SERVERS`` literal, the secrets the README lists and the user's strings the bundle
-checks carry. Shared by the targets that run tool servers (cli, channel, managed)."""
+checks carry. Shared by the targets that run tool servers (all five)."""
 
 from __future__ import annotations
 

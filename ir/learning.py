@@ -40,6 +40,8 @@ def _has_wiki(data: dict[str, Any]) -> bool:
 def _has_thredz(data: dict[str, Any]) -> bool:
     """Thredz's wiki (``thredz:``, on the targets that take it; a wrong value is the source
     model's to report)."""
+    if data.get("target") in ("research", "crew"):  # accepted there, not wired: no wiki
+        return False
     return data.get("thredz") not in (None, False)
 
 

@@ -16,6 +16,7 @@ from specwire.ir.normalize import normalize
 from specwire.ir.read import decode_spec, read_spec_bytes, root_issue, too_large
 from specwire.ir.resolve import AnySource, resolve
 from specwire.ir.source import SOURCE_MODELS
+from specwire.ir.thredz_source import unwired_thredz
 from specwire.ir.translate import translate
 from specwire.ir.yaml_nodes import YamlProblem, parse_yaml, problem_issue
 
@@ -71,4 +72,6 @@ def _load(text: str, display_path: str) -> IrSpec:
     issues += [issue for issue in checked if issue.key not in refused_keys]
     if issues or source is None:
         raise SpecError(issues)
-    return resolve(source)
+    spec = resolve(source)
+    notes = unwired_thredz(normalized.data, normalized.target, normalized.locator)
+    return spec.model_copy(update={"notes": tuple(notes)}) if notes else spec

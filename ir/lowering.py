@@ -2,7 +2,8 @@
 
 The IR's memory and continuity settings already are fragment types, so lowering adds the
 contract's version and the specwire that built it, and nothing else. The version is the lowest
-that reads the bundle: (channel, managed) ``mcp_servers``, a heartbeat study, learning into
+that reads the bundle: ``mcp_servers`` on a target whose host took them after cli
+(``MCP_HOST_TARGETS``), a heartbeat study, learning into
 Thredz's wiki or per-person continuity (continuity scope ``audience``, managed's ``auto``) need
 version 7; state in PostgreSQL (``memory.state``), ``learning``, dream price overrides or
 ``thredz`` need version 6; one with a memory protocol, provider tools, several providers or
@@ -26,6 +27,8 @@ from specwire.runtime.core.fragment import (
 
 # Targets whose generated builders take the host's audience (bundle interface 4).
 AUDIENCE_TARGETS: frozenset[str] = frozenset({"channel", "managed", "crew"})
+# Targets whose host takes the spec's ``mcp_servers`` from fragment version 7 on (cli's always did).
+MCP_HOST_TARGETS: frozenset[str] = frozenset({"channel", "managed", "crew", "research"})
 
 
 def lower(ir: IrSpec) -> MemoryWiringFragment:
@@ -41,8 +44,9 @@ def lower(ir: IrSpec) -> MemoryWiringFragment:
 
 
 def fragment_version(ir: IrSpec) -> int:
-    if ir.target in AUDIENCE_TARGETS and bool(getattr(ir, "mcp_servers", None)):
-        # Their host takes the servers (``serve_channel(mcp_servers=…)``) from version 7 on: an
+    if ir.target in MCP_HOST_TARGETS and bool(getattr(ir, "mcp_servers", None)):
+        # Their host takes the servers (``serve_channel(mcp_servers=…)``, ``run_crew``,
+        # ``run_research``) from version 7 on: an
         # older runtime refuses the fragment in one line instead of failing on the argument.
         return FRAGMENT_VERSION
     if ir.continuity is not None and ir.continuity.scope == "audience":

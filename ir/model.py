@@ -145,6 +145,11 @@ class IrResearch(_IrSpecBase):
     branching_factor: int
     max_duration_ms: int
     retrieve: IrRetrieve | None = None
+    # As on cli; started once per run, offered to every branch and the synthesis.
+    mcp_servers: tuple[IrMcpServer, ...] = ()
+    # Located warnings for ``codegen build`` / ``check`` (a key accepted but not wired here:
+    # ``thredz``); never emitted into the bundle.
+    notes: tuple[str, ...] = ()
 
 
 class IrRole(_Ir):
@@ -161,6 +166,11 @@ class IrCrew(_IrSpecBase):
     model: ModelRef
     entry: str
     roles: tuple[IrRole, ...]  # declaration order; `entry` names one of them
+    # As on cli; started once per run, offered to every role.
+    mcp_servers: tuple[IrMcpServer, ...] = ()
+    # Located warnings for ``codegen build`` / ``check`` (a key accepted but not wired here:
+    # ``thredz``); never emitted into the bundle.
+    notes: tuple[str, ...] = ()
 
 
 IrSpec = Annotated[

@@ -35,15 +35,6 @@ TARGET_LIST = ", ".join(TARGETS)
 # Extra words for keys a user is likely to carry over from another target.
 _KEY_HINTS: dict[tuple[str, str], str] = {
     ("crew", "agent"): 'crew specs have no "agent": use top-level "model", "entry" and "roles"',
-    **{
-        (target, key): f"{what} are wired on the cli, channel and managed targets, not {target}"
-        for target in ("research", "crew")
-        for key, what in (
-            ("mcp_servers", "MCP tool servers (mcp_servers)"),
-            ("mcpServers", "MCP tool servers (mcp_servers)"),
-            ("thredz", "Thredz (thredz) and the tool servers it runs"),
-        )
-    },
 }
 
 

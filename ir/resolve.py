@@ -127,6 +127,7 @@ def resolve(source: AnySource) -> IrSpec:
                 if retrieve is not None
                 else None
             ),
+            mcp_servers=_mcp_servers(source.mcp_servers),
             **common,
         )
     if isinstance(source, CrewSource):
@@ -143,6 +144,7 @@ def resolve(source: AnySource) -> IrSpec:
                 )
                 for name, role in source.roles.items()
             ),
+            mcp_servers=_mcp_servers(source.mcp_servers),
             **common,
         )
     assert_never(source)

@@ -572,6 +572,23 @@ class ResearchSource(_SpecSource):
     branching_factor: BranchingFactor
     max_duration_ms: DurationMs
     retrieve: RetrieveSource | None = None
+    # Started once per run, offered to every branch (``runtime.hosts.tool_servers``).
+    mcp_servers: dict[McpServerName, McpServerSource] | None = Field(
+        default=None, description=_MCP_SERVERS_DESCRIPTION
+    )
+    # Accepted (CrewHaus carries it on this shape) but not wired: a located warning, memory
+    # stays local and Thredz's server is not started (``ir.thredz_source.unwired_thredz``).
+    thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
+
+    @field_validator("thredz", mode="before")
+    @classmethod
+    def _thredz_shorthand(cls, value: Any) -> Any:
+        return thredz_shorthand(value)
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _mcp_transports(cls, value: Any) -> Any:
+        return _mcp_transports(value)
 
 
 class CrewSource(_SpecSource):
@@ -579,6 +596,23 @@ class CrewSource(_SpecSource):
     model: ModelId
     entry: NonEmptyStr
     roles: dict[Name, RoleSource] = Field(min_length=1)
+    # Started once per run, offered to every role (``runtime.hosts.tool_servers``).
+    mcp_servers: dict[McpServerName, McpServerSource] | None = Field(
+        default=None, description=_MCP_SERVERS_DESCRIPTION
+    )
+    # Accepted (CrewHaus carries it on this shape) but not wired: a located warning, memory
+    # stays local and Thredz's server is not started (``ir.thredz_source.unwired_thredz``).
+    thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
+
+    @field_validator("thredz", mode="before")
+    @classmethod
+    def _thredz_shorthand(cls, value: Any) -> Any:
+        return thredz_shorthand(value)
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _mcp_transports(cls, value: Any) -> Any:
+        return _mcp_transports(value)
 
     @field_validator("roles", mode="before")
     @classmethod

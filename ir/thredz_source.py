@@ -5,7 +5,8 @@
 on when continuity plans are), agents? bool|handle}``. Lowering synthesizes the server entry
 ``mcp_servers.thredz`` (``npx -y thredz-mcp@0.2.0``, the key as a secret reference) unless the
 spec declares its own, and makes Thredz the memory's backend. Wired on the cli, channel and
-managed targets (research and crew refuse the key where it is written: ``ir.normalize``).
+managed targets; research and crew accept the block (CrewHaus carries it there) and ignore it
+with a located warning (``unwired_thredz``): memory stays local, its server is not started.
 
 Cross-key rules (``thredz_checks``): ``memory.backend: thredz`` needs the block; the block with
 another ``memory.backend`` is a contradiction; on managed, one Thredz account for several
@@ -28,6 +29,8 @@ from specwire.ir.values import got, quote
 
 THREDZ_BACKEND: Final = "thredz"
 THREDZ_TARGETS: Final = ("cli", "channel", "managed")
+# Targets that accept ``thredz:`` and do not wire it (CrewHaus 0.4's accepted-but-unwired).
+THREDZ_UNWIRED_TARGETS: Final = ("research", "crew")
 THREDZ_SERVER: Final = "thredz"
 THREDZ_PACKAGE: Final = "thredz-mcp@0.2.0"
 THREDZ_DEFAULT_KEY: Final = "$THREDZ_API_KEY"
@@ -99,7 +102,9 @@ def thredz_checks(data: dict[str, Any], target: str, locator: Locator) -> Iterab
     memory = data.get("memory")
     backend = memory.get("backend") if isinstance(memory, dict) else None
     declared = "thredz" in data
-    if backend == THREDZ_BACKEND and target not in THREDZ_TARGETS:
+    if backend == THREDZ_BACKEND and target in THREDZ_UNWIRED_TARGETS and declared:
+        pass  # accepted with the block, ignored with it (``unwired_thredz`` warns)
+    elif backend == THREDZ_BACKEND and target not in THREDZ_TARGETS:
         yield locator.at_value(
             ("memory", "backend"),
             "the thredz backend is wired on the cli, channel and managed targets only",
@@ -145,3 +150,15 @@ def thredz_checks(data: dict[str, Any], target: str, locator: Locator) -> Iterab
             "tenant's wiki and goals would reach the same Thredz space (split the spec per "
             "tenant, or remove `thredz`)",
         )
+
+
+def unwired_thredz(data: dict[str, Any], target: str, locator: Locator) -> list[str]:
+    """The located warning for ``thredz:`` on a target that does not wire it (none elsewhere)."""
+    if target not in THREDZ_UNWIRED_TARGETS or data.get("thredz") in (None, False):
+        return []
+    issue = locator.at_key(
+        ("thredz",),
+        f"warning: thredz is accepted but not wired on the {target} target: memory stays "
+        "local and Thredz's server is not started (cli, channel and managed wire it)",
+    )
+    return [str(issue)]

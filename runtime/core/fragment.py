@@ -66,10 +66,10 @@ SPECWIRE_VERSION: Final = "0.3.0"
 # ``memory.tiers``, and the per-conversation builders (channel and managed ``build_turn``, crew
 # ``build_session``) take the host's ``Audience``; 5: ``memory.protocol``, ``memory.tools``,
 # ``memory.providers`` and ``memory.documents``; 6: ``memory.state`` (every tier in PostgreSQL),
-# ``learning``, ``memory.dream.prices`` and ``thredz``; 7: channel and managed hosts take the
-# spec's ``mcp_servers``, ``learning.study_on_heartbeat`` and learning into Thredz's wiki (a
-# spec with ``learning`` and ``thredz`` but no wiki of its own), and continuity scope
-# ``audience`` (managed: a person's focus, plans and handoff). A bundle carries the lowest
+# ``learning``, ``memory.dream.prices`` and ``thredz``; 7: channel, managed, crew and research
+# hosts take the spec's ``mcp_servers``, ``learning.study_on_heartbeat`` and learning into
+# Thredz's wiki (a spec with ``learning`` and ``thredz`` but no wiki of its own), and continuity
+# scope ``audience`` (managed: a person's focus, plans and handoff). A bundle carries the lowest
 # version that reads it (``specwire.ir.lowering``): a cli or research bundle without any of
 # those fields still says 3.
 FRAGMENT_VERSION: Final = 7

@@ -10,6 +10,12 @@ them with the crew. Roles hand work to each other with
 the ``Delegate`` tool (``runtime.hosts.delegation``): the named role runs as a linked
 sub-session and its answer comes back as the tool result.
 
+``mcp_servers`` (the spec's MCP tool servers) are started once, after the start checks and
+before the banner, as on cli (``runtime.hosts.tool_servers``: one instance for the run, working
+in the working directory; one line and exit 2 when one that is not ``optional`` does not start);
+every role's session, the one started and each delegated to, gets their tools as
+``mcp__<server>__<tool>``. They are stopped when the session ends.
+
 Input is the same as the cli host: stdin lines (``> `` prompt on a TTY) or ``--message TEXT``;
 the answer streams as the cli's does, and on a terminal stderr shows the progress of the roles
 delegated to (``runtime.hosts.activity``).
@@ -38,6 +44,7 @@ from specwire.runtime.hosts.preflight import StartCheck, bundle_fragment, passes
 from specwire.runtime.hosts.role_models import RoleModels
 from specwire.runtime.hosts.session_logs import database_session_logs
 from specwire.runtime.hosts.terminal_stream import TerminalStream
+from specwire.runtime.hosts.tool_servers import host_tool_servers
 from specwire.runtime.hosts.types import (
     RoleConfig,
     SessionBuilder,
@@ -59,6 +66,7 @@ def run_crew(
     argv: Sequence[str] | None = None,
     build_session: SessionBuilder,
     memory: Mapping[str, Any] | None = None,
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> int:
     by_name = {role.name: role for role in roles}
     parser = argparse.ArgumentParser(prog=spec_name, description=f"Work with the {spec_name} crew.")
@@ -81,13 +89,22 @@ def run_crew(
     chosen = role_models.for_role(role)
     if chosen is None:
         return 2
-    others = [name for name in by_name if name != role.name]
     takes = takes_audience(build_session)
+    servers = host_tool_servers(mcp_servers, check.memory, stderr_log)
+    if servers is not None:  # once, for every role: in the working directory
+        servers.start("", (cwd or Path.cwd()).resolve())
+    others = [name for name in by_name if name != role.name]
 
     def role_setup(name: str) -> TurnSetup:
-        return build_with_audience(build_session, takes, Audience(role=name, crew=True))
+        setup = build_with_audience(build_session, takes, Audience(role=name, crew=True))
+        return servers.extend(setup, "") if servers is not None else setup
 
-    setup = role_setup(role.name)
+    try:
+        setup = role_setup(role.name)
+    except BaseException:
+        if servers is not None:
+            servers.close()
+        raise
     shown = TerminalStream()
     # memory.state: postgres: the session the user talks to and every role delegated to log
     # in the database; None: files under the agent's folder.
@@ -131,6 +148,8 @@ def run_crew(
     finally:
         crew.release()
         setup.release()
+        if servers is not None:
+            servers.close()
 
 
 def role_models_of(model: ModelRef, role: RoleConfig) -> tuple[tuple[str, ModelRef], ...]:

@@ -7,6 +7,12 @@ session summarizes them, and ``report.md`` is written to ``<out>/<run id>/`` (de
 ``runtime.hosts.research_run`` for the run and ``runtime.hosts.research_report`` for the report.
 On a terminal, stderr shows each session's progress as it goes (``runtime.hosts.activity``).
 
+``mcp_servers`` (the spec's MCP tool servers) are started once, after the start checks and
+before the run, as on cli (``runtime.hosts.tool_servers``: working in the working directory; one
+line and exit 2 when one that is not ``optional`` does not start); their tools, as
+``mcp__<server>__<tool>``, join the shared catalog every branch and the synthesis use. They are
+stopped when the run ends.
+
 With ``retrieve.allowedOrigins`` the branches get the ``fetch`` tool (``runtime.tools.fetch``:
 HTTP GET within those origins only, redirects included).
 
@@ -50,6 +56,7 @@ from specwire.runtime.hosts.research_run import (
     run_research_goal,
 )
 from specwire.runtime.hosts.session_logs import database_session_logs
+from specwire.runtime.hosts.tool_servers import host_tool_servers
 from specwire.runtime.hosts.types import SessionBuilder
 from specwire.runtime.safety.secrets import SecretRef
 from specwire.runtime.wiring import parse_fragment, state_volume
@@ -72,6 +79,7 @@ def run_research(
     argv: Sequence[str] | None = None,
     build_session: SessionBuilder,
     memory: Mapping[str, Any] | None = None,
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> int:
     parser = argparse.ArgumentParser(
         prog=spec_name,
@@ -94,8 +102,18 @@ def run_research(
     if isinstance(fetch, int):
         return fetch
     base = (cwd or Path.cwd()).resolve()
-    setup = build_session()
+    servers = host_tool_servers(mcp_servers, check.memory, stderr_log)
+    if servers is not None:  # once, for every branch: in the working directory
+        servers.start("", base)
     try:
+        setup = build_session()
+    except BaseException:
+        if servers is not None:
+            servers.close()
+        raise
+    try:
+        if servers is not None:
+            setup = servers.extend(setup, "")
         if fetch is not None and setup.catalog.get(fetch.name) is None:
             setup.catalog.register(fetch)
         the_goal = (args.goal or goal).strip()
@@ -135,6 +153,8 @@ def run_research(
             return EXIT_NO_REPORT
     finally:
         setup.release()
+        if servers is not None:
+            servers.close()
     for line in summary_lines(run):
         stdout_line(line)
     stdout_line(f"report: {report}")

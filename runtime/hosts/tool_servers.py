@@ -1,4 +1,5 @@
-"""A spec's MCP tool servers (``mcp_servers``, and ``thredz``'s) on the per-turn hosts.
+"""A spec's MCP tool servers (``mcp_servers``, and ``thredz``'s) on the per-turn hosts, and on
+the crew and research hosts (one instance for the run, key ``""``, as channel).
 
 The servers start once, when the host starts (after the start checks, before the banner), and
 every turn gets their tools as ``mcp__<server>__<tool>``, exactly as on cli

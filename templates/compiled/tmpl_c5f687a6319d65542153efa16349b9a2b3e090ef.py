@@ -14,6 +14,7 @@ def root(context, missing=missing):
     l_0_tools = resolve('tools')
     l_0_bash_options = resolve('bash_options')
     l_0_roles = resolve('roles')
+    l_0_mcp_servers = resolve('mcp_servers')
     l_0_memoryless = resolve('memoryless')
     l_0_shared = l_0_RoleConfig = missing
     try:
@@ -91,6 +92,10 @@ def root(context, missing=missing):
         yield '    ),\n'
     l_1_role = missing
     yield ')\n'
+    if (t_3((undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)) and (undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)):
+        pass
+        yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'mcp_servers_constant')))
+        yield '\n'
     if (not (undefined(name='memoryless') if l_0_memoryless is missing else l_0_memoryless)):
         pass
         yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'fragment_constant')))
@@ -101,9 +106,13 @@ def root(context, missing=missing):
     yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'main_signature')))
     yield '\n    return '
     yield str(context.call(environment.getattr((undefined(name='imports') if l_0_imports is missing else l_0_imports), 'use'), 'specwire.runtime.bundle', 'run_crew'))
-    yield '(\n        spec_name=SPEC_NAME,\n        model=MODEL,\n        entry=ENTRY,\n        roles=ROLES,\n        build_session=build_session,\n        argv=argv,\n    )\n\n\n'
+    yield '(\n        spec_name=SPEC_NAME,\n        model=MODEL,\n        entry=ENTRY,\n        roles=ROLES,\n        build_session=build_session,\n        argv=argv,\n'
+    if (t_3((undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)) and (undefined(name='mcp_servers') if l_0_mcp_servers is missing else l_0_mcp_servers)):
+        pass
+        yield '        mcp_servers=MCP_SERVERS,\n'
+    yield '    )\n\n\n'
     yield str(context.call(environment.getattr((undefined(name='shared') if l_0_shared is missing else l_0_shared), 'main_guard')))
     yield '\n'
 
 blocks = {}
-debug_info = '1=44&2=46&3=50&4=52&5=54&6=56&7=58&8=61&10=64&11=66&12=70&13=72&14=74&15=76&16=79&18=81&19=84&21=86&22=89&27=94&28=96&32=99&35=101&36=103&46=105'
+debug_info = '1=45&2=47&3=51&4=53&5=55&6=57&7=59&8=62&10=65&11=67&12=71&13=73&14=75&15=77&16=80&18=82&19=85&21=87&22=90&27=95&28=97&30=99&31=101&35=104&38=106&39=108&46=110&52=114'

@@ -419,3 +419,26 @@ def test_a_name_that_is_not_a_plain_folder_name_gets_its_safe_storage_name(
     assert folder == storage_name("tenant svc:v1")
     assert folder.startswith("tenant-svc-v1-") and " " not in folder and ":" not in folder
     assert 'SPEC_NAME = "tenant svc:v1"' in (out / folder / "agent.py").read_text()
+
+
+def test_check_and_build_warn_on_stderr_of_thredz_on_crew_and_still_compile(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "squad.yaml"
+    spec.write_text(
+        "name: squad\ntarget: crew\nmodel: scripted\nentry: r\n"
+        "roles: {r: {instructions: i}}\nthredz: true\n",
+        encoding="utf-8",
+    )
+    warning = (
+        f"{spec}:6:1: thredz: warning: thredz is accepted but not wired on the crew target: "
+        "memory stays local and Thredz's server is not started (cli, channel and managed wire it)"
+    )
+    checked = invoke("check", spec)
+    assert checked.exit_code == 0
+    assert (checked.stdout, checked.stderr) == (f"ok {spec}\n", f"{warning}\n")
+    for _ in range(2):  # printed on every build: such a spec is not taken from the cache
+        built = invoke("build", spec, "--out", str(tmp_path / "out"))
+        assert built.exit_code == 0, built.output
+        assert built.stderr == f"{warning}\n"
+    assert "thredz" not in (tmp_path / "out" / "squad" / "agent.py").read_text(encoding="utf-8")

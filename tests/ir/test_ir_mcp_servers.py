@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from specwire.ir import SpecError, load_spec_text
-from specwire.ir.model import IrCli, SecretRef
+from specwire.ir.lowering import fragment_version
+from specwire.ir.model import IrCli, IrCrew, IrResearch, SecretRef
+from specwire.runtime.core.fragment import FRAGMENT_VERSION
 
 HEAD = (
     "name: s\ntarget: cli\nagent: {model: scripted, instructions: i}\nmcp_servers:\n"  # lines 1-4
@@ -142,3 +144,35 @@ def test_a_stdio_server_is_confined_unless_the_spec_says_sandbox_false() -> None
     assert (files.name, files.sandbox, files.network) == ("files", True, "none")
     assert (loose.name, loose.sandbox) == ("loose", False)
     assert (web.name, web.sandbox, web.network) == ("web", True, "outbound")
+
+
+CREW = "name: s\ntarget: crew\nmodel: scripted\nentry: r\nroles: {r: {instructions: i}}\n"
+RESEARCH = (
+    "name: s\ntarget: research\nagent: {model: scripted, instructions: i}\n"
+    "goal: g\nbranchingFactor: 2\nmaxDurationMs: 60000\n"
+)
+SERVERS = (
+    "mcp_servers:\n"
+    "  web: {transport: http, url: 'http://127.0.0.1:8/mcp', optional: true}\n"
+    "  files: {transport: stdio, command: npx, env: {API_KEY: $FS_KEY}}\n"
+)
+
+
+@pytest.mark.parametrize("head", [CREW, RESEARCH], ids=["crew", "research"])
+def test_crew_and_research_take_servers_and_need_fragment_version_7(head: str) -> None:
+    spec = load_spec_text(head + SERVERS + "continuity: {}\n", "spec.yaml")
+    assert isinstance(spec, IrCrew | IrResearch)
+    assert [server.name for server in spec.mcp_servers] == ["files", "web"]
+    assert spec.mcp_servers[0].env == (("API_KEY", SecretRef(env="FS_KEY")),)
+    # Their hosts take ``mcp_servers=`` from version 7: an older runtime refuses in one line.
+    assert fragment_version(spec) == FRAGMENT_VERSION
+    without = load_spec_text(head + "continuity: {}\n", "spec.yaml")
+    assert isinstance(without, IrCrew | IrResearch) and without.mcp_servers == ()
+    assert fragment_version(without) < FRAGMENT_VERSION
+
+
+@pytest.mark.parametrize("head", [CREW, RESEARCH], ids=["crew", "research"])
+def test_a_bad_server_on_crew_or_research_is_located(head: str) -> None:
+    issues = _issues(head + "mcp_servers:\n  Files: {transport: stdio, command: npx}\n")
+    assert len(issues) == 1, issues
+    assert issues[0].startswith(f'{head.count(chr(10)) + 2}:3: mcp_servers.Files: "Files" is not')

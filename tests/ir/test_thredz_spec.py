@@ -114,19 +114,20 @@ BAD = [
         ],
     ),
     (
-        "thredz-on-research",
-        RESEARCH + "thredz: true\n",
+        "learning-into-unwired-thredz-on-crew",
+        CREW + "learning: {domain: d}\nthredz: true\n",
         [
-            '7:1: thredz: unknown key "thredz": Thredz (thredz) and the tool servers it runs '
-            "are wired on the cli, channel and managed targets, not research"
+            "6:1: learning: needs a wiki to learn into — study passes write sourced articles "
+            "there and the exam reads them: add `memory: {wiki: {}}` or `thredz: true`, or set "
+            "`enabled: false` here"
         ],
     ),
     (
-        "mcp-servers-on-crew",
-        CREW + "mcp_servers: {}\n",
+        "bad-thredz-block-on-research",
+        RESEARCH + "thredz: {api_key: plain}\n",
         [
-            '6:1: mcp_servers: unknown key "mcp_servers": MCP tool servers (mcp_servers) are '
-            "wired on the cli, channel and managed targets, not crew"
+            "7:19: thredz.api_key: the api key must be a secret reference ($UPPER_SNAKE, read "
+            "from the environment at start): a literal would be baked into the bundle"
         ],
     ),
     (
@@ -264,3 +265,29 @@ def test_learning_into_thredz_needs_the_runtime_that_wires_it() -> None:
     assert lower(load_spec_text(CLI + thredz + learning, "s.yaml")).version == 7
     wiki = "thredz: true\nmemory: {wiki: {enabled: true}}\n"
     assert lower(load_spec_text(CLI + wiki + learning, "s.yaml")).version == 6
+
+
+@pytest.mark.parametrize(("head", "target"), [(RESEARCH, "research"), (CREW, "crew")])
+def test_thredz_on_research_and_crew_compiles_with_a_located_warning(
+    head: str, target: str
+) -> None:
+    line = head.count("\n") + 2
+    spec = load_spec_text(head + "continuity: {}\nthredz: true\n", "spec.yaml")
+    assert spec.notes == (
+        f"spec.yaml:{line}:1: thredz: warning: thredz is accepted but not wired on the {target} "
+        "target: memory stays local and Thredz's server is not started (cli, channel and "
+        "managed wire it)",
+    )
+    # Nothing of Thredz reaches the bundle: no server, no backend, the fragment as without it.
+    assert spec.mcp_servers == () and spec.memory is None
+    without = load_spec_text(head + "continuity: {}\n", "spec.yaml")
+    assert without.notes == ()
+    assert lower(spec).to_data() == lower(without).to_data()
+
+
+def test_the_thredz_backend_with_the_block_on_crew_is_ignored_too() -> None:
+    spec = load_spec_text(CREW + "memory: {backend: thredz}\nthredz: true\n", "spec.yaml")
+    assert spec.memory is not None and spec.memory.backend is None and len(spec.notes) == 1
+    with pytest.raises(SpecError) as caught:  # without the block it is still refused
+        load_spec_text(CREW + "memory: {backend: thredz}\n", "spec.yaml")
+    assert "wired on the cli, channel and managed targets only" in str(caught.value)
