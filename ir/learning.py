@@ -61,7 +61,12 @@ def check_learning(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue
     if not _learning_on(data):
         return
     if not any(has_home(data) for has_home, _ in LEARNING_HOMES):
-        homes = " or ".join(f"`{spelt}`" for _, spelt in LEARNING_HOMES)
+        unwired = data.get("target") in ("research", "crew")  # Thredz is no wiki there
+        homes = " or ".join(
+            f"`{spelt}`"
+            for has_home, spelt in LEARNING_HOMES
+            if not (unwired and has_home is _has_thredz)
+        )
         yield locator.at_key(
             ("learning",),
             "needs a wiki to learn into — study passes write sourced articles there "

@@ -118,8 +118,8 @@ BAD = [
         CREW + "learning: {domain: d}\nthredz: true\n",
         [
             "6:1: learning: needs a wiki to learn into — study passes write sourced articles "
-            "there and the exam reads them: add `memory: {wiki: {}}` or `thredz: true`, or set "
-            "`enabled: false` here"
+            "there and the exam reads them: add `memory: {wiki: {}}`, or set `enabled: false` "
+            "here"
         ],
     ),
     (
