@@ -48,6 +48,7 @@ from specwire.runtime.dream.outcome import (
     DreamOutcome,
     FactCounts,
     ModelPhase,
+    ModelPhaseFailed,
     WikiCounts,
 )
 from specwire.runtime.dream.proof_steps import refresh_pins, revalidate_proofs
@@ -193,6 +194,9 @@ def _run(
             model = ModelPhase(ran=False, reason=ALREADY_STARTED)
         else:
             model = model_phase(settings, model_id, price_of, model_session, claim.claim)
+    except ModelPhaseFailed as exc:  # failed mid-session: what it spent is kept
+        errors.append(f"model phase: {exc}")
+        model = exc.phase
     except Exception as exc:  # a model or provider failure must not lose the phase's record
         errors.append(f"model phase: {exc}")
         model = ModelPhase(ran=False, reason=f"failed: {exc}")

@@ -58,6 +58,16 @@ class ModelPhase:
     unmetered_calls: int = 0  # calls whose model reported no usage (each spent the whole budget)
 
 
+class ModelPhaseFailed(Exception):
+    """A model phase that failed after its session began (a provider error on a later call):
+    ``phase`` is what it used until then, calls, tokens and cost the provider bills, so the
+    run's record and the state's ``modelLedger`` keep them."""
+
+    def __init__(self, message: str, phase: ModelPhase) -> None:
+        super().__init__(message)
+        self.phase = phase
+
+
 @dataclass(frozen=True)
 class DreamOutcome:
     status: RunStatus

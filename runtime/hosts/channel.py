@@ -113,7 +113,7 @@ def serve_channel(
             if fragment is not None:  # with memory.state: postgres, the logs are in the database
                 bot.logs = session_logs_for(fragment, None, bot.sessions_dir, resources.clock)
                 bot.fragment = fragment
-            heartbeat = _heartbeat(fragment)
+            heartbeat = _heartbeat(fragment, servers)
             try:
                 if args.command == "serve":
                     return _serve_http(bot, args, channels, session_key)
@@ -126,14 +126,21 @@ def serve_channel(
             servers.close()
 
 
-def _heartbeat(fragment: FragmentData | None) -> Heartbeat | None:
+def _heartbeat(
+    fragment: FragmentData | None, servers: HostToolServers | None = None
+) -> Heartbeat | None:
     """The spec's heartbeat (``learning.study.on_heartbeat``), ticking in the working directory
-    as ``build_turn`` wires it; loaded only for a spec that asks for one."""
+    as ``build_turn`` wires it (into Thredz's wiki over the bot's instance when the spec learns
+    there); loaded only for a spec that asks for one."""
     if fragment is None or fragment.learning is None or not fragment.learning.study_on_heartbeat:
         return None
     from specwire.runtime.hosts.heartbeat import StudyPlace, start_study_heartbeat
 
-    return start_study_heartbeat(fragment, lambda: [StudyPlace(Path.cwd())], stderr_log)
+    def places() -> list[StudyPlace]:
+        study = servers.study_pass("") if servers is not None else None
+        return [StudyPlace(Path.cwd(), study=study)]
+
+    return start_study_heartbeat(fragment, places, stderr_log)
 
 
 class _ChannelBot:

@@ -33,7 +33,7 @@ from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tenancy import Tenant
 from specwire.runtime.core.tool_types import ToolCatalog
 from specwire.runtime.dream.model_phase import ModelPrice, ModelSession
-from specwire.runtime.dream.outcome import ModelPhase
+from specwire.runtime.dream.outcome import ModelPhase, ModelPhaseFailed
 from specwire.runtime.dream.settings import DreamSettings
 from specwire.runtime.loop.chat import run_chat_loop
 from specwire.runtime.models.estimate import prompt_tokens
@@ -155,21 +155,25 @@ def run_bounded_session(
     budgeted = BudgetedModel(model, price, settings.budget_usd)
     if session_log is None:
         session_log = SessionLog(layout.sessions_dir, new_session_id(), now=now)
-    result = run_chat_loop(
-        model=budgeted,
-        instructions=DREAM_INSTRUCTIONS,
-        catalog=wired_catalog,
-        session_log=session_log,
-        inputs=[settings.instructions or DEFAULT_TASK],
-        output=lambda _text: None,
-        single_turn=True,
-        max_tool_rounds=MAX_TOOL_ROUNDS,
-        spec_name=layout.spec_name,
-        target="dream",
-        log=log,
-        memory=options.get("memory"),
-        continuity=options.get("continuity"),
-    )
+    try:
+        result = run_chat_loop(
+            model=budgeted,
+            instructions=DREAM_INSTRUCTIONS,
+            catalog=wired_catalog,
+            session_log=session_log,
+            inputs=[settings.instructions or DEFAULT_TASK],
+            output=lambda _text: None,
+            single_turn=True,
+            max_tool_rounds=MAX_TOOL_ROUNDS,
+            spec_name=layout.spec_name,
+            target="dream",
+            log=log,
+            memory=options.get("memory"),
+            continuity=options.get("continuity"),
+        )
+    except Exception as exc:
+        # The calls made before the failure were billed: the record keeps them.
+        raise ModelPhaseFailed(str(exc), _phase(model, budgeted, f"failed: {exc}")) from exc
     spent = budgeted.stopped or budgeted.spent_usd >= budgeted.budget_usd
     reason = "stopped at the budget" if spent else None
     usage = budgeted.usage
@@ -179,6 +183,12 @@ def run_bounded_session(
         f"cached) and {usage.output} output tokens, ${budgeted.spent_usd:.6f} of "
         f"${budgeted.budget_usd:g} (session {result.session_id}{why})\n"
     )
+    return _phase(model, budgeted, reason)
+
+
+def _phase(model: Model, budgeted: BudgetedModel, reason: str | None) -> ModelPhase:
+    """What the session used, as its outcome records it."""
+    usage = budgeted.usage
     return ModelPhase(
         ran=True,
         reason=reason,

@@ -69,15 +69,20 @@ def heartbeat_on(fragment: FragmentData | None) -> bool:
 
 @dataclass(frozen=True)
 class StudyPlace:
-    """Where one tick studies: the agent's working directory, and its tenant on managed."""
+    """Where one tick studies: the agent's working directory, and its tenant on managed.
+    ``study``: the pass itself when the spec learns into Thredz's wiki (the host's server
+    instance for that place: ``HostToolServers.study_pass``); None: the spec's own wiki."""
 
     cwd: Path
     tenant: Tenant | None = None
+    study: Callable[[], str] | None = None
 
 
 def study_tick(fragment: FragmentData, place: StudyPlace, log: Callable[[str], None]) -> str | None:
     """One study pass for ``place``, wired as the agent's own; its summary (None: the spec's
     memory wired no learning there, e.g. its wiki is off)."""
+    if place.study is not None:  # into Thredz's wiki: the bundle wires no wiki of its own
+        return place.study()
     parsed = agent_own(fragment)
     scoped = parsed.memory is not None and parsed.memory.scope is not None
     wired = wire_memory(

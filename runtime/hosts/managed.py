@@ -150,7 +150,15 @@ def _heartbeat(agent: _TenantAgent) -> Heartbeat | None:
     from specwire.runtime.hosts.heartbeat import StudyPlace, start_study_heartbeat
 
     def places() -> list[StudyPlace]:
-        return [StudyPlace(tenant.workspace, tenant) for tenant in agent.served_tenants()]
+        servers = agent.servers  # with learning into Thredz's wiki: the tenant's instance
+        return [
+            StudyPlace(
+                tenant.workspace,
+                tenant,
+                study=servers.study_pass(tenant.id) if servers is not None else None,
+            )
+            for tenant in agent.served_tenants()
+        ]
 
     return start_study_heartbeat(fragment, places, stderr_log)
 

@@ -133,6 +133,21 @@ class HostToolServers:
             )
         return TurnSetup(catalog=catalog, options=options, close=setup.close)
 
+    def study_pass(self, key: str) -> Callable[[], str] | None:
+        """A study pass into Thredz's wiki over ``key``'s instance, as its summary (a
+        heartbeat's tick); None when the spec does not learn into Thredz's wiki."""
+        instance = self._instances.get(key)
+        fragment = self.fragment
+        if instance is None or instance.link is None or fragment is None:
+            return None
+        if not learning_on_thredz(fragment):
+            return None
+        from specwire.runtime.learning.thredz_home import thredz_learning_context
+        from specwire.runtime.learning.wiring import study_pass_summary
+
+        context = thredz_learning_context(fragment, instance.link, self._workspaces[key])
+        return lambda: study_pass_summary(context)
+
     def close(self) -> None:
         """Stop every server started (each instance once)."""
         while self._instances:

@@ -152,10 +152,7 @@ def with_thredz_learning(
     if fragment is None or not learning_on_thredz(fragment) or catalog.get(STUDY_TOOL_NAME):
         return catalog
     assert fragment.learning is not None
-    context = LearningContext(
-        ThredzWiki(link), fragment.learning, workspace, ThredzGaps(link), DEFAULT_WIKI_RECALL_K
-    )
-    tools = learning_tools(context)
+    tools = learning_tools(thredz_learning_context(fragment, link, workspace))
     for tool in tools:
         catalog.register(tool)
     log(
@@ -163,3 +160,14 @@ def with_thredz_learning(
         f"into Thredz's wiki — {', '.join(tool.name for tool in tools)} wired\n"
     )
     return catalog
+
+
+def thredz_learning_context(
+    fragment: FragmentData, link: ThredzLink, workspace: Path
+) -> LearningContext:
+    """The learning loop of ``fragment`` (which has ``learning``) over Thredz's wiki, its
+    sources read beneath ``workspace``: the tools' context, and a heartbeat's."""
+    assert fragment.learning is not None
+    return LearningContext(
+        ThredzWiki(link), fragment.learning, workspace, ThredzGaps(link), DEFAULT_WIKI_RECALL_K
+    )

@@ -14,6 +14,7 @@ the next model streams, so whoever shows the answer discards what was shown and 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 from specwire.runtime.models.errors import (
@@ -55,7 +56,10 @@ class FallbackModel:
     """Implements the ``Model`` protocol over ``models`` (the primary first, then fallbacks).
 
     ``log`` receives one complete line per fallback, ending in a newline (``stderr_log`` fits).
-    ``model_id`` is the id of the model that answered last, the primary's before any answer.
+    ``model_id`` is the id of the model that answered the calling thread's last call (else the
+    last answer of any thread, the primary's before any answer): a host's turns and its dream's
+    session share one chain from their own threads, and the dream prices each of its calls by
+    who answered it.
     """
 
     def __init__(self, models: Sequence[Model], log: Callable[[str], None]) -> None:
@@ -64,6 +68,7 @@ class FallbackModel:
         self._models = tuple(models)
         self._log = log
         self._answered = self._models[0]
+        self._local = threading.local()  # ``answered``: this thread's last answering model
 
     @property
     def models(self) -> tuple[Model, ...]:
@@ -71,7 +76,8 @@ class FallbackModel:
 
     @property
     def model_id(self) -> str:
-        return self._answered.model_id
+        answered: Model = getattr(self._local, "answered", self._answered)
+        return answered.model_id
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         return self._first_answer(request, None)
@@ -104,7 +110,7 @@ class FallbackModel:
                         )
                     )
                 continue
-            self._answered = model
+            self._answered = self._local.answered = model
             return response
         raise AssertionError("unreachable: the last model either answers or raises")
 

@@ -21,6 +21,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -549,3 +551,55 @@ def test_a_server_that_does_not_start_stops_a_per_turn_start_in_one_line(
     assert "MCP server 'spare' did not start" in done.stderr
     assert "(optional: its tools are left out)" in done.stderr
     assert f"{key}: Noted: hello." in done.stdout
+
+
+def test_a_heartbeat_studies_into_thredz_when_the_spec_learns_there(
+    tmp_path: Path, stand_in: tuple[Path, str]
+) -> None:
+    """Review H10: ``study.on_heartbeat: true`` on a spec that learns into Thredz's wiki (no
+    ``memory.wiki``) was accepted and announced ("a study pass every 1 s"), then each tick
+    wired the bundle's own memory, found no wiki there and studied nothing, silently."""
+    store_root, entry = stand_in
+    agent = write_spec(
+        tmp_path, "learner", LEARNER_HEAD + "  study: {on_heartbeat: true}\n" + entry
+    )
+    workdir = tmp_path / "learner-work"
+    (workdir / "home").mkdir(parents=True)
+    (workdir / "learning").mkdir()
+    (workdir / "learning" / "ops.md").write_text(
+        "# Deploys\n\nDeploys go out on fridays after the standup.\n", encoding="utf-8"
+    )
+    (workdir / "learning" / "exam.jsonl").write_text(
+        '{"question": "When do deploys go out?", "answer": "fridays"}\n', encoding="utf-8"
+    )
+    host = subprocess.Popen(
+        [sys.executable, str(agent), "console"],
+        cwd=workdir,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(HOME=str(workdir / "home"), SPECWIRE_HEARTBEAT_S="1"),
+    )
+    assert host.stderr is not None and host.stdin is not None
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(host.stderr or ()), daemon=True)
+    reader.start()
+    try:
+        # Ticks every second: the first pass comes within seconds; a minute is generous.
+        for _ in range(600):
+            if any("[heartbeat] learner: study pass over" in line for line in lines):
+                break
+            if host.poll() is not None:
+                break
+            time.sleep(0.1)
+    finally:
+        host.stdin.close()
+        code = host.wait(timeout=120)
+        reader.join(timeout=10)
+    told = "".join(lines)
+    assert code == 0, told
+    assert "[heartbeat] learner: study pass over 1 source(s): 1 article(s) created" in told
+    articles = store_root / ".specwire" / "wiki" / "store" / "articles"
+    assert "fridays" in (articles / "study-learning-ops-md.md").read_text(encoding="utf-8")
+    assert not (workdir / ".specwire" / "wiki").exists()

@@ -123,3 +123,50 @@ def test_a_call_answered_by_a_fallback_model_spends_the_whole_budget() -> None:
     assert budgeted.spent_usd >= budgeted.budget_usd
     assert budgeted.complete(request).text == STOP_NOTE
     assert budgeted.calls == 1 and budgeted.stopped
+
+
+def test_a_session_that_fails_after_spending_keeps_what_it_spent(tmp_path: Path) -> None:
+    """Review H10: a model phase that failed mid-session (the provider's 5xx after retries on
+    the second call) was recorded as not run: its first call's tokens and cost were left out of
+    the outcome, ``codegen dream status`` and the state's ``modelLedger`` (which must carry
+    every model phase's calls and cost), though the provider billed them."""
+    from specwire.runtime.dream.state import read_state
+    from specwire.runtime.models.errors import ModelServerError
+
+    class FailsOnSecondCall:
+        model_id = "scripted"
+
+        def __init__(self) -> None:
+            self.inner = ScriptedModel()
+            self.calls = 0
+
+        def complete(self, request: ModelRequest) -> ModelResponse:
+            self.calls += 1
+            if self.calls > 1:
+                raise ModelServerError("the provider kept answering 503")
+            return self.inner.complete(request)
+
+    layout = StoreLayout.for_cwd(tmp_path, "demo")
+    layout.state_dir.mkdir(parents=True)
+    settings = DreamSettings(every_s=3600, mode="full", budget_usd=100.0, instructions=TASK)
+    session = memory_session(
+        FRAGMENT, FailsOnSecondCall(), cwd=tmp_path, now=Clock(NOW), log=_quiet
+    )
+    outcome = run_dream(
+        layout,
+        settings,
+        now=Clock(NOW),
+        model_id="scripted",
+        price_of=lambda model_id: PRICE if model_id == "scripted" else None,
+        model_session=session,
+    )
+    assert outcome.status == "partial"
+    assert any("503" in error for error in outcome.errors)
+    model = outcome.model
+    assert model.ran and model.calls == 1 and model.spent_usd > 0
+    assert model.reason is not None and "503" in model.reason
+    state = read_state(layout)
+    assert state is not None
+    ledger = state["modelLedger"]
+    assert ledger["calls"] == 1 and ledger["spentUsd"] == model.spent_usd
+    assert _facts(layout) == ["deploys go out on fridays"]  # the first call's work is kept

@@ -182,3 +182,48 @@ def test_scripted_failing_fails_retryably_and_falls_back_to_scripted() -> None:
     assert lines == [
         "[model] scripted/failing failed (server error or overloaded); falling back to scripted\n"
     ]
+
+
+def test_the_answering_model_is_the_one_of_the_calling_thread() -> None:
+    """Review H10: one chain serves a host's turns and its dream's session, each in its own
+    thread, and the dream's budget prices a call by the chain's ``model_id`` read just after
+    it (``BudgetedModel``). Another thread's call answered by the primary in between made a
+    call the (dearer) fallback answered look like the primary's: metered at the wrong price."""
+    import threading
+
+    class FailsInOneThread:
+        model_id = "primary"
+
+        def __init__(self) -> None:
+            self.failing_thread: int | None = None
+
+        def complete(self, request: ModelRequest) -> ModelResponse:
+            if threading.get_ident() == self.failing_thread:
+                raise ModelServerError("overloaded")
+            return ModelResponse(text="primary")
+
+    primary = FailsInOneThread()
+    chain = FallbackModel([primary, ScriptedModel(model_id="fallback")], log=lambda _line: None)
+    seen: dict[str, str] = {}
+    dream_answered = threading.Event()
+    turn_done = threading.Event()
+
+    def dream() -> None:
+        primary.failing_thread = threading.get_ident()
+        chain.complete(REQUEST)  # the fallback answers this thread's call
+        dream_answered.set()
+        turn_done.wait(5)
+        seen["dream"] = chain.model_id
+
+    def turn() -> None:
+        dream_answered.wait(5)
+        assert chain.complete(REQUEST).text == "primary"
+        seen["turn"] = chain.model_id
+        turn_done.set()
+
+    threads = [threading.Thread(target=dream), threading.Thread(target=turn)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert seen == {"dream": "fallback", "turn": "primary"}
