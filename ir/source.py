@@ -391,6 +391,18 @@ class _SpecSource(_Source):
             )
         return _block_flag(value, "learning")
 
+    # Every target declares ``mcp_servers`` and ``thredz`` (each with its own comment on what
+    # it does there); their shorthands are read alike.
+    @field_validator("thredz", mode="before", check_fields=False)
+    @classmethod
+    def _thredz_shorthand(cls, value: Any) -> Any:
+        return thredz_shorthand(value)
+
+    @field_validator("mcp_servers", mode="before", check_fields=False)
+    @classmethod
+    def _mcp_transports(cls, value: Any) -> Any:
+        return _mcp_transports(value)
+
     @field_validator("memory", mode="before")
     @classmethod
     def _memory_flag(cls, value: Any) -> Any:
@@ -492,16 +504,6 @@ class CliSource(_SpecSource):
     )
     thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
 
-    @field_validator("thredz", mode="before")
-    @classmethod
-    def _thredz_shorthand(cls, value: Any) -> Any:
-        return thredz_shorthand(value)
-
-    @field_validator("mcp_servers", mode="before")
-    @classmethod
-    def _mcp_transports(cls, value: Any) -> Any:
-        return _mcp_transports(value)
-
 
 def _non_empty(value: Any, what: str) -> Any:
     if isinstance(value, dict | list) and not value:
@@ -519,16 +521,6 @@ class ChannelSource(_SpecSource):
         default=None, description=_MCP_SERVERS_DESCRIPTION
     )
     thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
-
-    @field_validator("thredz", mode="before")
-    @classmethod
-    def _thredz_shorthand(cls, value: Any) -> Any:
-        return thredz_shorthand(value)
-
-    @field_validator("mcp_servers", mode="before")
-    @classmethod
-    def _mcp_transports(cls, value: Any) -> Any:
-        return _mcp_transports(value)
 
     @field_validator("channels", mode="before")
     @classmethod
@@ -548,16 +540,6 @@ class ManagedSource(_SpecSource):
         default=None, description=_MCP_SERVERS_DESCRIPTION
     )
     thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
-
-    @field_validator("thredz", mode="before")
-    @classmethod
-    def _thredz_shorthand(cls, value: Any) -> Any:
-        return thredz_shorthand(value)
-
-    @field_validator("mcp_servers", mode="before")
-    @classmethod
-    def _mcp_transports(cls, value: Any) -> Any:
-        return _mcp_transports(value)
 
     @field_validator("tenants", mode="before")
     @classmethod
@@ -580,16 +562,6 @@ class ResearchSource(_SpecSource):
     # stays local and Thredz's server is not started (``ir.thredz_source.unwired_thredz``).
     thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
 
-    @field_validator("thredz", mode="before")
-    @classmethod
-    def _thredz_shorthand(cls, value: Any) -> Any:
-        return thredz_shorthand(value)
-
-    @field_validator("mcp_servers", mode="before")
-    @classmethod
-    def _mcp_transports(cls, value: Any) -> Any:
-        return _mcp_transports(value)
-
 
 class CrewSource(_SpecSource):
     target: Literal["crew"]
@@ -603,16 +575,6 @@ class CrewSource(_SpecSource):
     # Accepted (CrewHaus carries it on this shape) but not wired: a located warning, memory
     # stays local and Thredz's server is not started (``ir.thredz_source.unwired_thredz``).
     thredz: ThredzSource | None = Field(default=None, description=_THREDZ_DESCRIPTION)
-
-    @field_validator("thredz", mode="before")
-    @classmethod
-    def _thredz_shorthand(cls, value: Any) -> Any:
-        return thredz_shorthand(value)
-
-    @field_validator("mcp_servers", mode="before")
-    @classmethod
-    def _mcp_transports(cls, value: Any) -> Any:
-        return _mcp_transports(value)
 
     @field_validator("roles", mode="before")
     @classmethod
