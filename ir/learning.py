@@ -38,11 +38,20 @@ def _has_wiki(data: dict[str, Any]) -> bool:
 
 
 def _has_thredz(data: dict[str, Any]) -> bool:
-    """Thredz's wiki (``thredz:``, on the targets that take it; a wrong value is the source
-    model's to report)."""
-    if data.get("target") in ("research", "crew"):  # accepted there, not wired: no wiki
-        return False
+    """Thredz's wiki (``thredz:``; a wrong value is the source model's to report). On research
+    and crew it is accepted and not wired (CrewHaus's rule still counts it as a home): the
+    learning block is then dropped with a warning (``unwired_learning``)."""
     return data.get("thredz") not in (None, False)
+
+
+def learns_into_unwired_thredz(data: dict[str, Any]) -> bool:
+    """``learning`` whose only home is Thredz on a target that does not wire Thredz."""
+    return (
+        _learning_on(data)
+        and data.get("target") in ("research", "crew")
+        and _has_thredz(data)
+        and not _has_wiki(data)
+    )
 
 
 # Where a spec's learning can be written to: (test on the normalized spec, how to name it).
@@ -61,12 +70,7 @@ def check_learning(data: dict[str, Any], locator: Locator) -> Iterable[SpecIssue
     if not _learning_on(data):
         return
     if not any(has_home(data) for has_home, _ in LEARNING_HOMES):
-        unwired = data.get("target") in ("research", "crew")  # Thredz is no wiki there
-        homes = " or ".join(
-            f"`{spelt}`"
-            for has_home, spelt in LEARNING_HOMES
-            if not (unwired and has_home is _has_thredz)
-        )
+        homes = " or ".join(f"`{spelt}`" for _, spelt in LEARNING_HOMES)
         yield locator.at_key(
             ("learning",),
             "needs a wiki to learn into — study passes write sourced articles there "
@@ -115,3 +119,17 @@ def with_learning_governance(
         return memory
     wiki: WikiFragment = memory.wiki.model_copy(update={"require_sources": True})
     return memory.model_copy(update={"wiki": wiki})
+
+
+def unwired_learning(data: dict[str, Any], locator: Locator) -> list[str]:
+    """The located warning for ``learning`` that could only learn into Thredz on a target that
+    does not wire Thredz: accepted (as CrewHaus accepts it) and dropped from the bundle."""
+    if not learns_into_unwired_thredz(data):
+        return []
+    issue = locator.at_key(
+        ("learning",),
+        f"warning: learning is accepted but not wired on the {data.get('target')} target: its "
+        "only home is Thredz, which this target does not wire (add `memory: {wiki: {}}` to "
+        "learn into the agent's own wiki)",
+    )
+    return [str(issue)]

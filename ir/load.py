@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from specwire.ir.checks import check
 from specwire.ir.credentials import find_credentials
 from specwire.ir.errors import SpecError
+from specwire.ir.learning import unwired_learning
 from specwire.ir.limits import MAX_SPEC_BYTES
 from specwire.ir.model import IrSpec
 from specwire.ir.normalize import normalize
@@ -74,4 +75,8 @@ def _load(text: str, display_path: str) -> IrSpec:
         raise SpecError(issues)
     spec = resolve(source)
     notes = unwired_thredz(normalized.data, normalized.target, normalized.locator)
+    unwired = unwired_learning(normalized.data, normalized.locator)
+    if unwired:  # nothing on this target could learn: the block goes, as thredz's does
+        spec = spec.model_copy(update={"learning": None})
+    notes = [*notes, *unwired]
     return spec.model_copy(update={"notes": tuple(notes)}) if notes else spec

@@ -114,15 +114,6 @@ BAD = [
         ],
     ),
     (
-        "learning-into-unwired-thredz-on-crew",
-        CREW + "learning: {domain: d}\nthredz: true\n",
-        [
-            "6:1: learning: needs a wiki to learn into — study passes write sourced articles "
-            "there and the exam reads them: add `memory: {wiki: {}}`, or set `enabled: false` "
-            "here"
-        ],
-    ),
-    (
         "bad-thredz-block-on-research",
         RESEARCH + "thredz: {api_key: plain}\n",
         [
@@ -291,3 +282,26 @@ def test_the_thredz_backend_with_the_block_on_crew_is_ignored_too() -> None:
     with pytest.raises(SpecError) as caught:  # without the block it is still refused
         load_spec_text(CREW + "memory: {backend: thredz}\n", "spec.yaml")
     assert "wired on the cli, channel and managed targets only" in str(caught.value)
+
+
+@pytest.mark.parametrize(("head", "target"), [(RESEARCH, "research"), (CREW, "crew")])
+def test_learning_into_thredz_on_research_and_crew_compiles_with_a_warning(
+    head: str, target: str
+) -> None:
+    """CrewHaus counts Thredz as learning's home on every shape; research and crew do not wire
+    Thredz, so the block is accepted with a located warning and nothing of it is built."""
+    line = head.count("\n") + 1
+    spec = load_spec_text(head + "learning: {domain: d}\nthredz: true\n", "spec.yaml")
+    assert spec.learning is None
+    assert spec.notes[-1] == (
+        f"spec.yaml:{line}:1: learning: warning: learning is accepted but not wired on the "
+        f"{target} target: its only home is Thredz, which this target does not wire (add "
+        "`memory: {wiki: {}}` to learn into the agent's own wiki)"
+    )
+    without = load_spec_text(head, "spec.yaml")
+    assert lower(spec).to_data() == lower(without).to_data()
+    # With a wiki of its own the learning is built, and only thredz warns.
+    wiki = load_spec_text(
+        head + "memory: {wiki: {}}\nlearning: {domain: d}\nthredz: true\n", "spec.yaml"
+    )
+    assert wiki.learning is not None and len(wiki.notes) == 1
