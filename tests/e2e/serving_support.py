@@ -46,6 +46,51 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def run_bundle(agent: Path, workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python agent.py ARGS`` in ``workdir`` with a private HOME, no input, output captured."""
+    return subprocess.run(
+        [sys.executable, str(agent), *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=clean_env(HOME=str(workdir / "home")),
+        check=False,
+        stdin=subprocess.DEVNULL,
+        timeout=300,  # a start or a call that hangs fails here; nothing below is timed
+    )
+
+
+def messages(*texts: str) -> list[str]:
+    """``--message`` arguments, one per text."""
+    return [argument for text in texts for argument in ("--message", text)]
+
+
+def tool_results(folder: Path) -> list[dict[str, object]]:
+    """Every ``tool_result`` payload of the session logs under ``folder``, log by log."""
+    results = []
+    for log in sorted(folder.rglob("*.jsonl")):
+        for line in log.read_text(encoding="utf-8").splitlines():
+            event = json.loads(line)
+            if event.get("type") == "tool_result":
+                results.append(event["payload"])
+    return results
+
+
+def processes_running(marker: str) -> list[str]:
+    """The command lines of this machine's processes that hold ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(cmdline)
+    return found
+
+
 @dataclass
 class Served:
     url: str

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from serving_support import build_bundle, clean_env
+from serving_support import build_bundle, clean_env, messages, run_bundle
 
 DEGRADED = (
     "[thredz] unavailable — memory degraded to the local backend for this run (local stores "
@@ -39,20 +39,8 @@ mcp_servers:
 """
 
 
-def run(agent: Path, workdir: Path, *messages: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, str(agent)]
-    for message in messages:
-        argv += ["--message", message]
-    return subprocess.run(
-        argv,
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        env=clean_env(HOME=str(workdir / "home")),
-        check=False,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
+def run(agent: Path, workdir: Path, *texts: str) -> subprocess.CompletedProcess[str]:
+    return run_bundle(agent, workdir, *messages(*texts))
 
 
 def facts(root: Path, spec: str) -> list[str]:

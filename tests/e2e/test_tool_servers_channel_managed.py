@@ -26,7 +26,15 @@ import time
 from pathlib import Path
 
 import pytest
-from serving_support import build_bundle, clean_env, served
+from serving_support import (
+    build_bundle,
+    clean_env,
+    messages,
+    processes_running,
+    run_bundle,
+    served,
+    tool_results,
+)
 
 from specwire.runtime.tools.shell.sandbox import NEVER_GRANTED, sandbox_unavailable
 
@@ -41,30 +49,8 @@ DEGRADED = "[thredz] unavailable — memory degraded to the local backend for th
 GOAL = "ship the v2 api"
 
 
-def run(agent: Path, workdir: Path, *messages: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, str(agent)]
-    for message in messages:
-        argv += ["--message", message]
-    return subprocess.run(
-        argv,
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        env=clean_env(HOME=str(workdir / "home")),
-        check=False,
-        stdin=subprocess.DEVNULL,
-        timeout=300,  # a start or a call that hangs fails here; nothing below is timed
-    )
-
-
-def tool_results(sessions: Path) -> list[dict[str, object]]:
-    results = []
-    for log in sorted(sessions.rglob("*.jsonl")):
-        for line in log.read_text(encoding="utf-8").splitlines():
-            event = json.loads(line)
-            if event.get("type") == "tool_result":
-                results.append(event["payload"])
-    return results
+def run(agent: Path, workdir: Path, *texts: str) -> subprocess.CompletedProcess[str]:
+    return run_bundle(agent, workdir, *messages(*texts))
 
 
 def result_of(sessions: Path, name: str) -> dict[str, object]:
@@ -78,18 +64,7 @@ def write_spec(tmp_path: Path, name: str, text: str) -> Path:
     return build_bundle(spec, tmp_path / f"{name}-out")
 
 
-def probes_running(marker: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(cmdline)
-    return found
+probes_running = processes_running
 
 
 def test_a_managed_bundle_runs_one_instance_per_tenant_in_its_workspace(tmp_path: Path) -> None:

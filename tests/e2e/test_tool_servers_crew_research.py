@@ -17,12 +17,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from serving_support import build_bundle, clean_env
+from serving_support import build_bundle, processes_running, run_bundle, tool_results
 
 from specwire.runtime.tools.shell.sandbox import sandbox_unavailable
 
@@ -62,41 +60,14 @@ def _build(tmp_path: Path, name: str, text: str) -> Path:
     return build_bundle(spec, tmp_path / f"{name}-out")
 
 
-def _run(agent: Path, workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(agent), *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        env=clean_env(HOME=str(workdir / "home")),
-        check=False,
-        stdin=subprocess.DEVNULL,
-        timeout=300,  # a start or a call that hangs fails here; nothing below is timed
-    )
+_run = run_bundle
 
 
 def _results(workdir: Path, name: str) -> list[dict[str, object]]:
-    found = []
-    for log in sorted((workdir / ".specwire").rglob("*.jsonl")):
-        for line in log.read_text(encoding="utf-8").splitlines():
-            event = json.loads(line)
-            if event.get("type") == "tool_result" and event["payload"]["name"] == name:
-                found.append(event["payload"])
-    return found
+    return [found for found in tool_results(workdir / ".specwire") if found["name"] == name]
 
 
-def _running(marker: str) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(cmdline)
-    return found
+_running = processes_running
 
 
 def _crew(marker: str, extra: str = "") -> str:
