@@ -60,6 +60,23 @@ def run_bundle(agent: Path, workdir: Path, *args: str) -> subprocess.CompletedPr
     )
 
 
+def memory_server_entry(store_agent: Path, store_root: Path) -> str:
+    """An ``mcp_servers`` entry's body (4-space lines) serving ``store_agent``'s memory through
+    ``codegen memory mcp --allow-writes``: the stand-in for Thredz. It serves another agent's
+    memory (its .specwire/, outside the client's workspace) from a virtual environment the
+    sandbox does not grant, so it runs unconfined."""
+    args = ["-m", "specwire.runtime.owner", "--root", str(store_root), "mcp"]
+    args += ["--bundle", str(store_agent), "--allow-writes"]
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+    return (
+        "    transport: stdio\n"
+        f"    command: {json.dumps(sys.executable)}\n"
+        f"    args: {json.dumps(args)}\n"
+        f"    env: {json.dumps(env)}\n"
+        "    sandbox: false\n"
+    )
+
+
 def messages(*texts: str) -> list[str]:
     """``--message`` arguments, one per text."""
     return [argument for text in texts for argument in ("--message", text)]

@@ -6,13 +6,12 @@ answers from the local stores and the one degraded line is logged."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
-from serving_support import build_bundle, clean_env, messages, run_bundle
+from serving_support import build_bundle, clean_env, memory_server_entry, messages, run_bundle
 
 DEGRADED = (
     "[thredz] unavailable — memory degraded to the local backend for this run (local stores "
@@ -75,18 +74,7 @@ def test_a_thredz_bundle_remembers_and_recalls_through_the_server(tmp_path: Path
     seeded = run(store_agent, store_root, "remember: the store opens at nine")
     assert seeded.returncode == 0, seeded.stderr
 
-    args = ["-m", "specwire.runtime.owner", "--root", str(store_root), "mcp"]
-    args += ["--bundle", str(store_agent), "--allow-writes"]
-    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
-    server = (
-        "    transport: stdio\n"
-        f"    command: {json.dumps(sys.executable)}\n"
-        f"    args: {json.dumps(args)}\n"
-        f"    env: {json.dumps(env)}\n"
-        # The server serves another agent's memory (its .specwire/, outside this workspace)
-        # and runs from a virtual environment the sandbox does not grant: unconfined.
-        "    sandbox: false\n"
-    )
+    server = memory_server_entry(store_agent, store_root)
     agent, workdir = client(tmp_path, server)
 
     answered = run(agent, workdir, "remember: deploys go out on fridays", "recall: deploys")

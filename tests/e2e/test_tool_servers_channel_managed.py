@@ -29,6 +29,7 @@ import pytest
 from serving_support import (
     build_bundle,
     clean_env,
+    memory_server_entry,
     messages,
     processes_running,
     run_bundle,
@@ -67,6 +68,17 @@ def write_spec(tmp_path: Path, name: str, text: str) -> Path:
 probes_running = processes_running
 
 
+def tenanted_spec(marker: str) -> str:
+    """A managed spec of two tenants whose probe server runs ``marker`` (copied per workspace)."""
+    return (
+        "name: tenanted\ntarget: managed\n"
+        "agent: {model: scripted, instructions: You use the tools you are given.}\n"
+        "tenants: [{id: acme}, {id: globex}]\ncontinuity: false\n"
+        "mcp_servers:\n"
+        f"  probe: {{transport: stdio, command: {SYSTEM_PYTHON}, args: [{marker}]}}\n"
+    )
+
+
 def test_a_managed_bundle_runs_one_instance_per_tenant_in_its_workspace(tmp_path: Path) -> None:
     if SYSTEM_PYTHON is None:
         pytest.skip("no system python3 to run the probe server")
@@ -81,15 +93,7 @@ def test_a_managed_bundle_runs_one_instance_per_tenant_in_its_workspace(tmp_path
         (workspace / "home").mkdir(parents=True)
         shutil.copyfile(PROBE, workspace / marker)
     (workdir / "home").mkdir()
-    agent = write_spec(
-        tmp_path,
-        "tenanted",
-        "name: tenanted\ntarget: managed\n"
-        "agent: {model: scripted, instructions: You use the tools you are given.}\n"
-        "tenants: [{id: acme}, {id: globex}]\ncontinuity: false\n"
-        "mcp_servers:\n"
-        f"  probe: {{transport: stdio, command: {SYSTEM_PYTHON}, args: [{marker}]}}\n",
-    )
+    agent = write_spec(tmp_path, "tenanted", tenanted_spec(marker))
     acme_file = workspaces["acme"] / "acme-only.txt"
 
     done = run(
@@ -128,15 +132,7 @@ def test_managed_serve_offers_each_tenant_its_instance_and_stops_them(tmp_path: 
         workspace = workdir / ".specwire" / "tenants" / tenant / "workspace"
         workspace.mkdir(parents=True)
         shutil.copyfile(PROBE, workspace / marker)
-    agent = write_spec(
-        tmp_path,
-        "tenanted",
-        "name: tenanted\ntarget: managed\n"
-        "agent: {model: scripted, instructions: You use the tools you are given.}\n"
-        "tenants: [{id: acme}, {id: globex}]\ncontinuity: false\n"
-        "mcp_servers:\n"
-        f"  probe: {{transport: stdio, command: {SYSTEM_PYTHON}, args: [{marker}]}}\n",
-    )
+    agent = write_spec(tmp_path, "tenanted", tenanted_spec(marker))
     keys = {"acme": "sk-acme-0123456789abcdef0123", "globex": "sk-globex-0123456789abcdef01"}
     env = clean_env(
         SPECWIRE_TENANT_KEY_ACME=keys["acme"], SPECWIRE_TENANT_KEY_GLOBEX=keys["globex"]
@@ -225,17 +221,7 @@ def stand_in(tmp_path: Path) -> tuple[Path, str]:
     (store_root / "home").mkdir(parents=True)
     seeded = run(store_agent, store_root, "remember: the store opens at nine")
     assert seeded.returncode == 0, seeded.stderr
-    args = ["-m", "specwire.runtime.owner", "--root", str(store_root), "mcp"]
-    args += ["--bundle", str(store_agent), "--allow-writes"]
-    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
-    entry = (
-        "mcp_servers:\n  thredz:\n    transport: stdio\n"
-        f"    command: {json.dumps(sys.executable)}\n    args: {json.dumps(args)}\n"
-        f"    env: {json.dumps(env)}\n"
-        # It serves another agent's memory, from a virtual environment the sandbox does not
-        # grant: unconfined.
-        "    sandbox: false\n"
-    )
+    entry = "mcp_servers:\n  thredz:\n" + memory_server_entry(store_agent, store_root)
     return store_root, entry
 
 
