@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serve"))
-from inprocess_serving import example_agent, serve_app, stores_kept_open  # noqa: E402
+from inprocess_serving import ask_as, example_agent, serve_app, stores_kept_open  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 from state_support import PostgresServerForTests, database_documents, volume_on  # noqa: E402
 
@@ -48,16 +48,7 @@ def database(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def say(http: TestClient, user: str | None, session: str, text: str) -> str:
-    body: dict[str, object] = {"model": MODEL, "messages": [{"role": "user", "content": text}]}
-    if user is not None:
-        body["user"] = user
-    answer = http.post(
-        "/v1/chat/completions",
-        headers={"authorization": f"Bearer {KEY}", "X-Session-Id": session},
-        json=body,
-    )
-    assert answer.status_code == 200, answer.text
-    return str(answer.json()["choices"][0]["message"]["content"])
+    return ask_as(http, KEY, MODEL, user, session, text)
 
 
 def test_each_person_and_each_anonymous_session_has_its_own_folder_in_the_database(

@@ -115,3 +115,18 @@ def files_text(root: Path) -> str:
         for path in sorted(root.rglob("*"))
         if path.is_file()
     )
+
+
+def ask_as(http: Any, key: str, model: str, user: str | None, session: str, text: str) -> str:
+    """One managed chat turn through a test client: the tenant ``key``, the request's ``user``
+    (None: an anonymous request) and ``X-Session-Id``; the answer's text (status 200 asserted)."""
+    body: dict[str, object] = {"model": model, "messages": [{"role": "user", "content": text}]}
+    if user is not None:
+        body["user"] = user
+    answer = http.post(
+        "/v1/chat/completions",
+        headers={"authorization": f"Bearer {key}", "X-Session-Id": session},
+        json=body,
+    )
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["choices"][0]["message"]["content"])

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from inprocess_serving import example_agent, serve_app, stores_kept_open
+from inprocess_serving import ask_as, example_agent, serve_app, stores_kept_open
 from starlette.testclient import TestClient
 
 KEY = "sk-acme-0123456789abcdef0123"
@@ -38,16 +38,7 @@ def concierge(
 
 
 def say(http: TestClient, user: str | None, session: str, text: str) -> str:
-    body: dict[str, object] = {"model": MODEL, "messages": [{"role": "user", "content": text}]}
-    if user is not None:
-        body["user"] = user
-    answer = http.post(
-        "/v1/chat/completions",
-        headers={"authorization": f"Bearer {KEY}", "X-Session-Id": session},
-        json=body,
-    )
-    assert answer.status_code == 200, answer.text
-    return str(answer.json()["choices"][0]["message"]["content"])
+    return ask_as(http, KEY, MODEL, user, session, text)
 
 
 def test_one_users_focus_and_plan_never_reach_another_user_of_the_tenant(
