@@ -21,13 +21,7 @@ FRAGMENT_NAME = "MEMORY_FRAGMENT"
 
 def read_bundle_fragment(path: Path) -> Mapping[str, Any]:
     """The fragment literal of ``path`` (an ``agent.py``, or the folder holding one)."""
-    agent = path / "agent.py" if path.is_dir() else path
-    try:
-        source = agent.read_text(encoding="utf-8")
-        tree = ast.parse(source, filename=str(agent))
-    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
-        raise SelectionError(f"--bundle {path}: cannot read a bundle ({exc})") from None
-    for node in tree.body:
+    for node in _statements(path):
         target = _assigned_name(node)
         if target == FRAGMENT_NAME and isinstance(node, ast.Assign | ast.AnnAssign):
             try:
@@ -38,6 +32,15 @@ def read_bundle_fragment(path: Path) -> Mapping[str, Any]:
                 return value
             raise SelectionError(f"--bundle {path}: {FRAGMENT_NAME} is not a literal mapping")
     raise SelectionError(f"--bundle {path}: no {FRAGMENT_NAME} (a bundle without memory)")
+
+
+def _statements(path: Path) -> list[ast.stmt]:
+    """The top-level statements of ``path``'s ``agent.py`` (parsed, never run)."""
+    agent = path / "agent.py" if path.is_dir() else path
+    try:
+        return ast.parse(agent.read_text(encoding="utf-8"), filename=str(agent)).body
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        raise SelectionError(f"--bundle {path}: cannot read a bundle ({exc})") from None
 
 
 def _assigned_name(node: ast.stmt) -> str | None:
@@ -58,12 +61,7 @@ MODEL_NAME = "MODEL"
 def read_bundle_model(path: Path) -> str | SecretRef | None:
     """The model ``path``'s bundle names (``MODEL``), read without running it; None when the
     bundle names none this way (a crew's roles each name theirs)."""
-    agent = path / "agent.py" if path.is_dir() else path
-    try:
-        tree = ast.parse(agent.read_text(encoding="utf-8"), filename=str(agent))
-    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
-        raise SelectionError(f"--bundle {path}: cannot read a bundle ({exc})") from None
-    for node in tree.body:
+    for node in _statements(path):
         if _assigned_name(node) != MODEL_NAME:
             continue
         value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
