@@ -47,9 +47,14 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run_bundle(agent: Path, workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python agent.py ARGS`` in ``workdir`` with a private HOME, no input, output captured."""
+    """``python agent.py ARGS`` in ``workdir`` (``run_in``)."""
+    return run_in([sys.executable, str(agent), *args], workdir)
+
+
+def run_in(argv: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
+    """``argv`` run in ``workdir`` with a private HOME, no input, output captured."""
     return subprocess.run(
-        [sys.executable, str(agent), *args],
+        argv,
         cwd=workdir,
         capture_output=True,
         text=True,

@@ -5,11 +5,10 @@ shows the calls, the tokens and the cost."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
-from serving_support import build_bundle, clean_env
+from serving_support import build_bundle, run_in
 
 SPEC_TEXT = """\
 name: dreamer
@@ -34,17 +33,7 @@ continuity: {{}}
 """
 
 
-def run(argv: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv,
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        env=clean_env(HOME=str(workdir / "home")),
-        check=False,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
+run = run_in
 
 
 def test_a_full_dream_runs_the_model_phase_and_stops_at_its_budget(tmp_path: Path) -> None:

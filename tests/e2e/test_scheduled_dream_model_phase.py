@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from serving_support import build_bundle, clean_env
+from serving_support import build_bundle, run_in
 
 # About 3,000 prompt tokens a call at $3 a million: $0.009 each; $0.03 pays for a few calls.
 BUDGET = 0.03
@@ -64,17 +64,7 @@ tenants:
 )
 
 
-def run(argv: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv,
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        env=clean_env(HOME=str(workdir / "home")),
-        check=False,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
+run = run_in
 
 
 def _bundle(tmp_path: Path, text: str) -> tuple[Path, Path]:
