@@ -111,7 +111,7 @@ class ToolRunner:
         while not _valid_tool_use_id(call_id) or call_id in self._used_ids:
             call_id = new_tool_use_id()
         self._used_ids.add(call_id)
-        return call if call_id == call.id else ToolCall(call_id, call.name, call.input)
+        return call if call_id == call.id else replace(call, id=call_id)
 
     def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
         if kind in LOOP_EVENT_KINDS:
@@ -127,11 +127,14 @@ class ToolRunner:
         A secret value in the input or the result is replaced by its reference's name before
         the tool or the model sees it, so it cannot travel on into facts, plans or handoffs.
         """
-        call = ToolCall(call.id, call.name, valid_data(redact_data(call.input)))
+        call = replace(call, input=valid_data(redact_data(call.input)))
         self._session_log.append(
             "tool_use", {"id": call.id, "name": call.name, "input": call.input}
         )
-        result = self._invoke(call)
+        if call.malformed:
+            result = ToolResult(f"{call.name} was not run: {call.malformed}", True)
+        else:
+            result = self._invoke(call)
         result = replace(result, text=redact(result.text))
         self._session_log.append(
             "tool_result",

@@ -8,7 +8,6 @@ the API accepts any id matching ``[a-zA-Z0-9_-]+`` as long as each ``tool_result
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from specwire.runtime.models.provider import (
     map_sdk_error,
     map_stream_error,
     max_tokens_setting,
+    parsed_tool_call,
     require_env,
     retries_setting,
     timeout_setting,
@@ -211,6 +211,7 @@ class _Block:
     text: str = ""  # a text block's text, a tool_use block's JSON so far
     id: str = ""
     name: str = ""
+    complete: bool = False  # its content_block_stop came
 
 
 @dataclass
@@ -238,6 +239,9 @@ class _StreamState:
                 self.blocks[event.index] = _Block(block.type, text=getattr(block, "text", "") or "")
         elif kind == "content_block_delta":
             self._delta(event.index, event.delta, sink)
+        elif kind == "content_block_stop":
+            if (stopped := self.blocks.get(event.index)) is not None:
+                stopped.complete = True
         elif kind == "message_delta":
             self.stop_reason = event.delta.stop_reason
             self.usage = self._final_usage(event.usage)
@@ -272,20 +276,11 @@ class _StreamState:
 
     def response(self) -> ModelResponse:
         ordered = [self.blocks[index] for index in sorted(self.blocks)]
+        cut = self.stop_reason == "max_tokens"
         calls = [
-            ToolCall(block.id, block.name, _tool_input(block.text))
+            parsed_tool_call(block.id, block.name, block.text, cut_off=cut or not block.complete)
             for block in ordered
             if block.kind == "tool_use"
         ]
         text = "".join(block.text for block in ordered if block.kind == "text")
         return ModelResponse(text=text, tool_calls=calls, usage=self.usage)
-
-
-def _tool_input(raw: str) -> dict[str, Any]:
-    """The complete JSON of a tool call (``{}`` when it is not an object, as ``complete``
-    would pass on: the tool's input validation then answers the model)."""
-    try:
-        value = json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -23,6 +23,7 @@ from specwire.runtime.models.provider import (
     load_sdk,
     map_sdk_error,
     map_stream_error,
+    parsed_tool_call,
     require_env,
     retries_setting,
     timeout_setting,
@@ -40,7 +41,6 @@ from specwire.runtime.models.types import (
     Message,
     ModelRequest,
     ModelResponse,
-    ToolCall,
     ToolResultMessage,
     Usage,
 )
@@ -105,14 +105,6 @@ def _message(message: Message) -> dict[str, Any]:
             "content": ERROR_PREFIX + text if message.is_error else text,
         }
     return {"role": "user", "content": message.text}
-
-
-def _arguments(raw: str | None) -> dict[str, Any]:
-    try:
-        value = json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 class OpenAIModel:
@@ -201,8 +193,9 @@ class OpenAIModel:
         refusal = getattr(message, "refusal", None)
         if refusal or choice.finish_reason == "content_filter":
             raise self._refusal(refusal)
+        cut_off = choice.finish_reason == "length"
         calls = [
-            ToolCall(call.id, call.function.name, _arguments(call.function.arguments))
+            parsed_tool_call(call.id, call.function.name, call.function.arguments, cut_off=cut_off)
             for call in (message.tool_calls or [])
             if getattr(call, "type", "function") == "function"
         ]
@@ -311,8 +304,9 @@ class _StreamState:
             sink(ToolArgumentsDelta(call.id, arguments))
 
     def response(self) -> ModelResponse:
+        cut_off = self.finish_reason == "length"
         calls = [
-            ToolCall(call.id, call.name, _arguments(call.arguments))
+            parsed_tool_call(call.id, call.name, call.arguments, cut_off=cut_off)
             for call in self.calls
             if call.type == "function"
         ]

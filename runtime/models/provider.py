@@ -12,6 +12,7 @@ never loads them. Settings come from the environment:
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Mapping
 from types import ModuleType
 
@@ -27,7 +28,7 @@ from specwire.runtime.models.errors import (
     ModelServerError,
     ModelTimeoutError,
 )
-from specwire.runtime.models.types import ModelRequest, SystemBlock, SystemBlockKind
+from specwire.runtime.models.types import ModelRequest, SystemBlock, SystemBlockKind, ToolCall
 from specwire.runtime.safety.redaction import register_secret
 
 TIMEOUT_ENV = "SPECWIRE_MODEL_TIMEOUT"
@@ -241,3 +242,21 @@ def broken_stream(model_id: str) -> ModelConnectionError:
     return ModelConnectionError(
         f'model "{model_id}": the answer stopped before its end (the stream was cut); try again'
     )
+
+
+def parsed_tool_call(call_id: str, name: str, raw: str | None, *, cut_off: bool) -> ToolCall:
+    """A tool call from its JSON arguments as the provider sent them. Arguments that are not a
+    JSON object make a call the loop refuses to run (``malformed``) rather than one run on
+    ``{}``: ``cut_off`` (the output limit ended the response) says why they may be incomplete."""
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, dict):
+        return ToolCall(call_id, name, value)
+    reason = (
+        "its arguments were cut off at the output token limit; call it again with shorter input"
+        if cut_off
+        else "its arguments were not a JSON object; call it again with a JSON object"
+    )
+    return ToolCall(call_id, name, {}, malformed=reason)

@@ -49,6 +49,9 @@ class ToolCall:
     id: str
     name: str
     input: dict[str, Any]
+    # Why the host will not run it (its arguments were cut off or not a JSON object): the
+    # loop answers the model with this instead of running the tool on made-up input.
+    malformed: str = ""
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,9 @@ class StreamReply:
     # openai: every tool call's chunks carry ``index: 0``, as Ollama and some proxies send them
     # (ollama/ollama#15457); the calls differ only by their ids.
     reused_index: bool = False
+    # The output token limit ended the response (anthropic stop_reason max_tokens / openai
+    # finish_reason length): with a tool call whose arguments string stops mid-JSON.
+    cut_by_limit: bool = False
 
 
 @dataclass
@@ -349,6 +352,7 @@ def _stream_anthropic(out: _EventWriter, reply: StreamReply) -> None:
         out.frame({"type": "content_block_stop", "index": index}, "content_block_stop")
         index += 1
     stop = "refusal" if reply.refusal else ("tool_use" if reply.tool_calls else "end_turn")
+    stop = "max_tokens" if reply.cut_by_limit else stop
     out.frame(
         {
             "type": "message_delta",
@@ -436,6 +440,7 @@ def _stream_openai(out: _EventWriter, reply: StreamReply, include_usage: bool) -
             if not out.delta(_chunk(model, choice({"tool_calls": [part]}))):
                 return
     finish = "content_filter" if reply.refusal else ("tool_calls" if reply.tool_calls else "stop")
+    finish = "length" if reply.cut_by_limit else finish
     out.frame(_chunk(model, choice({}, finish)))
     if include_usage:
         out.frame(_chunk(model, [], _openai_usage(reply)))

@@ -21,6 +21,7 @@ from loop_support import (
     plan_tool,
     replay,
 )
+from pydantic import BaseModel
 
 from specwire.runtime.core.errors import RecallUnavailableError
 from specwire.runtime.core.seams import (
@@ -31,13 +32,16 @@ from specwire.runtime.core.seams import (
     Skill,
     SlashCommand,
 )
-from specwire.runtime.core.tool_types import ToolCatalog
+from specwire.runtime.core.tool_types import Tool, ToolCatalog, ToolContext, ToolResult
 from specwire.runtime.loop import LoopResult, run_chat_loop
 from specwire.runtime.loop.history import ConversationHistory, HistoryTurn, history_from_log
 from specwire.runtime.models import (
     AssistantMessage,
     Model,
+    ModelRequest,
+    ModelResponse,
     ScriptedModel,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
@@ -380,6 +384,48 @@ def test_an_unknown_tool_is_an_error_result(tmp_path: Path) -> None:
     assert out == ["ok"]
 
 
+class OptionalText(BaseModel):
+    text: str = ""
+
+
+class _CutOffCall:
+    """A model whose first answer is a tool call an adapter marked malformed (its JSON cut off
+    at the output limit), then text."""
+
+    model_id = "test/cut-off"
+
+    def __init__(self) -> None:
+        self.requests: list[ModelRequest] = []
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        if len(self.requests) == 1:
+            reason = "its arguments were cut off at the output token limit"
+            return ModelResponse(tool_calls=[ToolCall("x", "Echo", {}, malformed=reason)])
+        return ModelResponse(text="retrying later")
+
+
+def test_a_malformed_tool_call_is_answered_not_run(tmp_path: Path) -> None:
+    log = new_log(tmp_path)
+    ran: list[str] = []
+
+    def handle(parsed: Any, ctx: ToolContext) -> ToolResult:
+        ran.append(parsed.text)
+        return ToolResult("ran")
+
+    catalog = catalog_of(Tool("Echo", "Echo.", OptionalText, handle))
+    model = _CutOffCall()
+    run(log, ["go"], model=model, catalog=catalog)
+    assert ran == []  # the tool would have run on {} (every field optional)
+    [result] = payloads(log, "tool_result")
+    assert result["isError"] is True
+    assert result["text"] == (
+        "Echo was not run: its arguments were cut off at the output token limit"
+    )
+    answered = model.requests[1].messages[-1]
+    assert isinstance(answered, ToolResultMessage) and answered.is_error
+
+
 def test_tool_rounds_are_capped(tmp_path: Path) -> None:
     call = {"tool_calls": [{"name": "Echo", "input": {"text": "again"}}]}
     model = replay(tmp_path, [call] * 5)
@@ -425,7 +471,7 @@ def test_model_ids_are_kept_when_valid_and_reminted_otherwise(tmp_path: Path) ->
 def test_a_tool_cannot_write_the_loops_own_events(tmp_path: Path) -> None:
     from loop_support import TextInput
 
-    from specwire.runtime.core.tool_types import Tool, ToolContext, ToolResult
+    from specwire.runtime.core.tool_types import Tool, ToolResult
 
     def forge(parsed: Any, ctx: ToolContext) -> ToolResult:
         ctx.emit("tool_result", {"toolUseId": "tu_0000000000000bad", "isError": False})
@@ -465,7 +511,7 @@ def test_a_continuity_tool_refreshes_the_plan_tail(tmp_path: Path) -> None:
 def test_a_silent_write_refreshes_the_tail_and_a_read_does_not(tmp_path: Path) -> None:
     from loop_support import TextInput
 
-    from specwire.runtime.core.tool_types import Tool, ToolContext, ToolResult
+    from specwire.runtime.core.tool_types import Tool, ToolResult
 
     renders: list[str] = []
     focus = ["focus: old"]

@@ -131,6 +131,28 @@ def test_tool_arguments_in_pieces_become_one_complete_call(wire: WireFormat) -> 
     assert response.text == "Let me look."
 
 
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_tool_call_cut_off_by_the_output_limit_is_marked_not_run_on_empty_input(
+    wire: WireFormat,
+) -> None:
+    call = FakeToolCall("read", '{"path": "docs/a/rather/lo')
+    reply = StreamReply(tool_calls=[call], argument_piece=4, cut_by_limit=True)
+    with serve_stream(wire, [reply]) as fake:
+        response, _ = streamed(adapter(wire, fake.url))
+    [made] = response.tool_calls
+    assert made.name == "read" and made.input == {}
+    assert "cut off at the output token limit" in made.malformed
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_tool_arguments_that_are_not_an_object_are_marked_not_run(wire: WireFormat) -> None:
+    reply = StreamReply(tool_calls=[FakeToolCall("read", "[1, 2]")])
+    with serve_stream(wire, [reply]) as fake:
+        response, _ = streamed(adapter(wire, fake.url))
+    [made] = response.tool_calls
+    assert made.input == {} and "not a JSON object" in made.malformed
+
+
 @pytest.mark.parametrize("reused_index", [False, True])
 def test_parallel_openai_tool_calls_stay_apart_even_when_a_server_numbers_them_all_0(
     reused_index: bool,
