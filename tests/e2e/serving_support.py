@@ -184,13 +184,20 @@ class FakeSlack:
     in ``posts``; a ``chat.update`` replaces its post's ``text`` (``shown`` keeps every text the
     message had, in order) and a ``chat.delete`` marks it ``deleted``. ``calls`` records each
     request as (method, monotonic time, status); ``rate_limit(method, retry_after_s)`` answers
-    the next call of ``method`` with HTTP 429."""
+    the next call of ``method`` with HTTP 429; ``drop(method, stored=True)`` carries out the
+    next call of ``method`` and then closes the connection unanswered (a post Slack stored whose
+    answer was lost; ``stored=False``: lost before Slack carried it out).
+    ``conversations.replies`` reads a thread back, ``auth.test`` names the bot ``UBOT``."""
 
     url: str
     posts: list[dict[str, Any]] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)
     calls: list[tuple[str, float, int]] = field(default_factory=list)
     limited: dict[str, list[int]] = field(default_factory=dict)
+    dropped: dict[str, list[bool]] = field(default_factory=dict)
+
+    def drop(self, method: str, *, stored: bool) -> None:
+        self.dropped.setdefault(method, []).append(stored)
 
     def rate_limit(self, method: str, retry_after_s: int) -> None:
         self.limited.setdefault(method, []).append(retry_after_s)
@@ -229,8 +236,14 @@ def fake_slack() -> Iterator[FakeSlack]:
                     fake.calls.append((method, time.monotonic(), 429))
                     self._answer(429, {"ok": False, "error": "ratelimited"}, retry_after)
                     return
-                fake.calls.append((method, time.monotonic(), 200))
-                answer = self._apply(method, args)
+                drops = fake.dropped.get(method)
+                dropped = bool(drops)
+                if not drops or drops.pop(0):
+                    answer = self._apply(method, args)
+                fake.calls.append((method, time.monotonic(), 0 if dropped else 200))
+            if dropped:
+                self.close_connection = True
+                return  # no answer: the client sees the connection end
             self._answer(200, answer)
 
         def _apply(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -251,6 +264,18 @@ def fake_slack() -> Iterator[FakeSlack]:
                     return {"ok": False, "error": "message_not_found"}
                 found[0]["deleted"] = True
                 return {"ok": True, "ts": args.get("ts"), "channel": args.get("channel")}
+            if method == "auth.test":
+                return {"ok": True, "user_id": "UBOT", "bot_id": "BFAKE"}
+            if method == "conversations.replies":
+                thread = str(args.get("ts"))
+                messages = [
+                    {"type": "message", "user": "UBOT", "bot_id": "BFAKE", **post}
+                    for post in fake.posts
+                    if post.get("channel") == args.get("channel")
+                    and thread in (post.get("thread_ts"), post["ts"])
+                    and not post.get("deleted")
+                ]
+                return {"ok": True, "messages": messages, "has_more": False}
             return {"ok": True}
 
         def _answer(self, status: int, answer: dict[str, Any], retry_after: int = 0) -> None:

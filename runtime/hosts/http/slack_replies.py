@@ -6,6 +6,14 @@ Through the official ``slack_sdk`` client, which retries connection errors and r
 (``Retry-After``). ``$SPECWIRE_SLACK_API_URL`` points it at another base URL (a proxy, or a fake
 Slack API in tests).
 
+A post is not idempotent: a connection lost or a server error after Slack stored the message
+would post it twice if simply retried. So ``chat.postMessage`` is retried only on rate limits
+(nothing was stored); after an ambiguous failure the thread is read back
+(``conversations.replies``, the ``*:history`` scopes the bot already has for its events) and a
+message of the bot's own with the same text since just before the attempt counts as posted.
+Only when none is there is the post sent again (and when the thread cannot be read, too: a
+reply is never dropped for want of a check).
+
 Every text is escaped as Slack's formatting reference asks (``&``, ``<`` and ``>``): the model
 writes it, and a prompt injection may write it, so none of it may become a control sequence — a
 ``<!channel>`` or ``<!here>`` ping (even where the workspace lets only admins use them), a
@@ -15,8 +23,10 @@ Slack's own markdown (``*bold*``, ``_italics_``, code) and bare URLs still rende
 
 from __future__ import annotations
 
+import http.client
 import os
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.fragment import SLACK_API_URL_ENV
 
@@ -25,6 +35,10 @@ if TYPE_CHECKING:
 
 # Slack cuts a message's text at 40,000 characters; longer replies are split.
 MAX_TEXT = 39_000
+# Sends of one message after an ambiguous failure (each preceded by a look at the thread).
+POST_ATTEMPTS = 3
+# How far before an attempt a message found in the thread may be dated (clocks differ).
+POSTED_SLACK_S = 120.0
 
 
 class SlackPoster:
@@ -37,9 +51,10 @@ class SlackPoster:
         )
 
         base_url = os.environ.get(SLACK_API_URL_ENV, "").strip() or WebClient.BASE_URL
+        base_url = base_url if base_url.endswith("/") else base_url + "/"
         self._client: WebClient = WebClient(
             token=bot_token,
-            base_url=base_url if base_url.endswith("/") else base_url + "/",
+            base_url=base_url,
             timeout=timeout_s,
             retry_handlers=[
                 ConnectionErrorRetryHandler(max_retry_count=2),
@@ -47,6 +62,14 @@ class SlackPoster:
                 ServerErrorRetryHandler(max_retry_count=2),
             ],
         )
+        # Posts: a rate limit is retried (nothing was stored), anything else comes back here.
+        self._poster: WebClient = WebClient(
+            token=bot_token,
+            base_url=base_url,
+            timeout=timeout_s,
+            retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2)],
+        )
+        self._bot_user: str | None = None
 
     def post(self, channel: str, thread_ts: str, text: str) -> str:
         """Post ``text`` in the thread (in parts past ``MAX_TEXT``); the first message's ts."""
@@ -75,8 +98,47 @@ class SlackPoster:
         self._client.chat_update(channel=channel, ts=ts, text=text)
 
     def _post_one(self, channel: str, thread_ts: str, text: str) -> str:
-        posted = self._client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text)
-        return str(posted.get("ts") or "")
+        from slack_sdk.errors import SlackApiError
+
+        attempt = 1
+        while True:
+            started = time.time()
+            try:
+                posted = self._poster.chat_postMessage(
+                    channel=channel, thread_ts=thread_ts, text=text
+                )
+                return str(posted.get("ts") or "")
+            except (OSError, http.client.HTTPException, SlackApiError) as exc:
+                refused = isinstance(exc, SlackApiError) and exc.response.status_code < 500
+                if refused or attempt >= POST_ATTEMPTS:
+                    raise  # refused (a bad channel, a revoked token) was not stored
+                found = self._posted_since(channel, thread_ts, text, started - POSTED_SLACK_S)
+                if found:
+                    return found
+            time.sleep(0.5 * attempt)
+            attempt += 1
+
+    def _posted_since(self, channel: str, thread_ts: str, text: str, oldest: float) -> str:
+        """The ts of the bot's own message ``text`` in the thread dated ``oldest`` or later, or
+        "" (also when the thread cannot be read)."""
+        try:
+            bot = self._bot_user_id()
+            replies = self._client.conversations_replies(
+                channel=channel, ts=thread_ts, oldest=f"{oldest:.6f}", limit=200
+            )
+        except Exception:  # noqa: BLE001 (no history scope, Slack down: post again)
+            return ""
+        messages: list[Any] = list(replies.get("messages") or [])
+        for message in reversed(messages):
+            mine = message.get("user") == bot if bot else bool(message.get("bot_id"))
+            if mine and message.get("text") == text and message.get("ts"):
+                return str(message["ts"])
+        return ""
+
+    def _bot_user_id(self) -> str:
+        if self._bot_user is None:
+            self._bot_user = str(self._client.auth_test().get("user_id") or "")
+        return self._bot_user
 
 
 def slack_escaped(text: str) -> str:

@@ -168,3 +168,29 @@ def test_a_reply_that_ends_empty_leaves_no_status_line_behind(
     reply.finish("")
     [post] = new_posts(slack, before)
     assert post["text"] == "Let me check." and not post.get("deleted")
+
+
+def test_a_post_whose_answer_is_lost_is_not_posted_twice(
+    slack: FakeSlack, poster: SlackPoster
+) -> None:
+    # Noted at the last review: the client retried chat.postMessage on a connection error, so a
+    # post Slack had stored before the connection dropped appeared twice in the thread.
+    before, calls_before = len(slack.posts), len(slack.calls)
+    slack.drop("chat.postMessage", stored=True)
+    ts = poster.post("C7", "70.1", "the answer, once")
+    [post] = new_posts(slack, before)
+    assert post["text"] == "the answer, once" and ts == post["ts"]
+    methods = [method for method, _, _ in slack.calls[calls_before:]]
+    assert methods.count("chat.postMessage") == 1 and "conversations.replies" in methods
+
+
+def test_a_post_lost_before_slack_stored_it_is_sent_again(
+    slack: FakeSlack, poster: SlackPoster
+) -> None:
+    before, calls_before = len(slack.posts), len(slack.calls)
+    slack.drop("chat.postMessage", stored=False)
+    ts = poster.post("C8", "80.1", "sent again")
+    [post] = new_posts(slack, before)
+    assert post["text"] == "sent again" and ts == post["ts"]
+    methods = [method for method, _, _ in slack.calls[calls_before:]]
+    assert methods.count("chat.postMessage") == 2
