@@ -33,6 +33,7 @@ from specwire.runtime.dream.state import read_state
 from specwire.runtime.embedders import load_embedder
 from specwire.runtime.erasure.erase import ErasureReceipt, erase_subject, preview
 from specwire.runtime.erasure.subject import Subject
+from specwire.runtime.erasure.tenants import tenant_problem, tenants_under
 from specwire.runtime.evals.history import HISTORY_SUFFIX, read_history
 from specwire.runtime.facts.explain import RankedFact, explain
 from specwire.runtime.facts.model import Fact, FactStatus, QuarantinedFact
@@ -333,7 +334,27 @@ class ConsoleData:
     def root(self) -> Path:
         return self.selection.layout.root
 
-    def erase_preview(self, subject: Subject) -> dict[str, int]:
+    def erase_tenants(self, key: ScopeKey | None) -> list[str]:
+        """The tenants an erasure here covers: the console's ``--tenant``, else every tenant
+        under its state root. ``Refused`` for a user's or conversation's id over several
+        tenants (ids are per tenant: ``runtime.erasure.tenants``): the console erases one
+        tenant's person, never every tenant's namesake."""
+        tenant = self.options.tenant
+        tenants = [tenant] if tenant is not None else tenants_under(self.root)
+        problem = tenant_problem(
+            key,
+            tenants,
+            tenant=tenant,
+            all_tenants=False,
+            remedy="open the console with --tenant ID (every tenant's: `codegen memory erase "
+            "--all-tenants`); nothing was erased",
+        )
+        if problem is not None:
+            raise Refused(problem)
+        return tenants
+
+    def erase_preview(self, subject: Subject, key: ScopeKey | None = None) -> dict[str, int]:
+        self.erase_tenants(key)
         return dict(sorted(preview(self.root, subject).hits.items()))
 
     def erase(self, subject: Subject, key: ScopeKey | None) -> ErasureReceipt:
@@ -346,10 +367,11 @@ class ConsoleData:
                 f"{self.options.backend}: run `codegen memory erase` (with --postgres VAR for "
                 "PostgreSQL; a memory service's owner erases there)"
             )
+        tenants = self.erase_tenants(key)
         with self._lock:
             self.close()
             try:
-                return erase_subject(self.root, subject, key=key)
+                return erase_subject(self.root, subject, key=key, tenants=tenants)
             finally:
                 self.open()
 

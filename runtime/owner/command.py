@@ -8,7 +8,8 @@ Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``rem
 ``--scope`` and one of ``--user``, ``--conversation``, ``--role`` (``runtime.owner.scoping``).
 Continuity: ``continuity show``, ``continuity clear [SCOPE]``, ``continuity restore [STAMP]``.
 Erasure: ``erase --subject TEXT | --regex RE | --id ID | --user ID | --conversation ID |
---role NAME``.
+--role NAME`` (``--tenant ID`` or ``--all-tenants`` for a user's or conversation's id over a store
+of several tenants).
 MCP: ``mcp --bundle AGENT_PY`` serves the memory tools to MCP clients (``runtime.owner.mcp_verb``).
 Documents (``memory.documents``): ``doc list|show|create|edit|freeze|unfreeze|export|remove``
 (``runtime.owner.document_verbs``).
@@ -191,6 +192,12 @@ def build_parser(extra: Sequence[ExtraVerb] = ()) -> argparse.ArgumentParser:
             f"erase this {scope}'s memory (every fact and note of it, "
             "held writes too) and every mention of the id"
         ),
+    )
+    erase.add_argument(
+        "--all-tenants",
+        action="store_true",
+        help="with --user or --conversation on a store of several tenants: erase that id in "
+        "every tenant (ids are per tenant: without it, name one with --tenant)",
     )
     erase.add_argument(
         "--postgres",
