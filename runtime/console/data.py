@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 
 SESSION_ID_RE = re.compile(r"sess_[A-Za-z0-9_-]{1,64}")
 PAGE_SIZE = 50
+# Whose working memory the continuity page may show beside the tenant-wide one (a managed
+# bundle's per-person folders).
+PERSON_SCOPES = ("user", "conversation")
 MAX_CHAIN = 64
 MAX_SESSIONS_LISTED = 500
 MAX_EVAL_FILES = 100
@@ -407,10 +410,27 @@ class ConsoleData:
 
     # -- continuity ------------------------------------------------------------------------
 
-    def continuity(self) -> ContinuityStore:
+    def continuity(self, person: ScopeKey | None = None) -> ContinuityStore:
+        """The selected working memory: the console's ``--session`` conversation's, or with
+        ``person`` (a user's or an anonymous conversation's key) that one person's folder of a
+        managed bundle (continuity scope ``audience``: named by the key's SHA-256, so no id
+        reaches another's), else the tenant-wide folder. On files or in PostgreSQL alike."""
         layout = self.selection.layout
         session = self.selection.session
-        scope_dir = layout.session_state_dir(session) if session is not None else None
+        if person is not None and person.scope not in PERSON_SCOPES:
+            raise Refused(f"whose working memory: a user or a conversation, not {person.scope}")
+        if person is not None and session is not None:
+            raise Refused(
+                "this console shows the --session conversation's working memory: open it "
+                "without --session to show one person's"
+            )
+        scope_dir = (
+            layout.session_state_dir(session)
+            if session is not None
+            else layout.audience_state_dir(person)
+            if person is not None
+            else None
+        )
         return ContinuityStore(layout, scope_dir=scope_dir, volume=self._volume())
 
     # -- sessions --------------------------------------------------------------------------
