@@ -39,17 +39,26 @@ MEMORY_DIRNAMES: Final = (
 
 def tenants_under(root: Path, tenants_root: Path | None = None) -> list[str]:
     """The tenants whose memory a walk of the state root ``root`` reaches, sorted: each tenant
-    folder of ``tenants_root`` (default ``root/tenants``) and ``single.tenant`` when ``root``
-    itself keeps memory. A tenant folder is named by its id; a symbolic link is not one."""
-    found: set[str] = set()
-    folder = tenants_root if tenants_root is not None else root / TENANTS_DIRNAME
-    if folder.is_dir() and not folder.is_symlink():
-        for entry in folder.iterdir():
-            if TENANT_ID_RE.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
-                found.add(entry.name)
+    folder of ``root/tenants`` (and of ``tenants_root`` when it lies inside ``root``: a walk
+    reaches it too), and ``single.tenant`` when ``root`` itself keeps memory."""
+    found = set(tenant_folders(root / TENANTS_DIRNAME))
+    if tenants_root is not None and tenants_root.is_relative_to(root):
+        found.update(tenant_folders(tenants_root))
     if any(_holds_something(root / name) for name in MEMORY_DIRNAMES):
         found.add(DEFAULT_TENANT)
     return sorted(found)
+
+
+def tenant_folders(folder: Path) -> list[str]:
+    """The tenants with a folder in ``folder`` (a managed bundle's tenants root), sorted: a
+    tenant folder is named by its id; a symbolic link is not one."""
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    return sorted(
+        entry.name
+        for entry in folder.iterdir()
+        if TENANT_ID_RE.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink()
+    )
 
 
 def _holds_something(folder: Path) -> bool:

@@ -37,7 +37,7 @@ from specwire.runtime.erasure.erase import (
 )
 from specwire.runtime.erasure.postgres_tier import PostgresErasure
 from specwire.runtime.erasure.subject import Subject, SubjectError
-from specwire.runtime.erasure.tenants import tenant_problem, tenants_under
+from specwire.runtime.erasure.tenants import tenant_folders, tenant_problem, tenants_under
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.output import print_json
@@ -138,9 +138,9 @@ def _tenants_covered(args: argparse.Namespace, root: Path, dsn: str | None) -> l
         if args.all_tenants:
             raise SelectionError("--tenant and --all-tenants: name one tenant or every tenant")
         return [args.tenant]
-    found = set(tenants_under(root))
     elsewhere = tenants_root(args.root)
-    if args.all_tenants and not elsewhere.is_relative_to(root) and tenants_under(root, elsewhere):
+    found = set(tenants_under(root, elsewhere))
+    if args.all_tenants and not elsewhere.is_relative_to(root) and tenant_folders(elsewhere):
         raise SelectionError(
             f"--all-tenants: the tenants are kept in {elsewhere} ({TENANTS_ROOT_ENV}), outside "
             f"{root}: erase them one --tenant ID at a time"

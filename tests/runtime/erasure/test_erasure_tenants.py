@@ -179,3 +179,25 @@ def test_the_consoles_erase_refuses_a_person_over_several_tenants(tmp_path: Path
     assert receipt.tenants == ("acme",)
     assert holds_ana(tmp_path, "acme") == (False, False)
     assert holds_ana(tmp_path, "globex") == (True, True)
+
+
+def test_tenants_kept_outside_the_state_root_are_erased_one_tenant_at_a_time(
+    tmp_path: Path, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$SPECWIRE_TENANTS_ROOT`` elsewhere: a walk of ``.specwire`` never reaches them, so
+    ``--all-tenants`` refuses rather than claim them; ``--tenant`` finds one there."""
+    elsewhere = tmp_path / "tenants-elsewhere"
+    monkeypatch.setenv("SPECWIRE_TENANTS_ROOT", str(elsewhere))
+    layout = StoreLayout(build_tenant("acme", elsewhere).root, SPEC)
+    with FactStore.open(layout.facts_db) as store:
+        LocalFactProvider(store).retain(RetainRequest("acme ana takes her tea green", scope=ANA))
+    (tmp_path / ".specwire").mkdir()
+    status, _, err = run("--root", str(tmp_path), "erase", "--user", "ana", "--all-tenants")
+    assert status == 2 and err.count("\n") == 1 and "one --tenant" in err
+    status, out, err = run(
+        "--root", str(tmp_path), "--tenant", "acme", "--json", "erase", "--user", "ana", "--yes"
+    )
+    assert status == 0, err
+    assert json.loads(out)["tenants"] == ["acme"]
+    with FactStore.open(layout.facts_db) as store:
+        assert not [s for s in store.list_facts() if "tea" in s.fact.text]
