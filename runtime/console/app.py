@@ -249,7 +249,11 @@ def console_app(data: ConsoleData, auth: ConsoleAuth, *, evals_dir: Path | None 
             ),
             methods=["POST"],
         ),
-        Route("/continuity", guarded(lambda v, r: record_pages.continuity(v)), methods=["GET"]),
+        Route(
+            "/continuity",
+            guarded(lambda v, r: record_pages.continuity(v, r.query_params)),
+            methods=["GET"],
+        ),
         Route("/sessions", guarded(lambda v, r: record_pages.sessions(v)), methods=["GET"]),
         Route(
             "/sessions/{session_id}",

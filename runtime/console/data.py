@@ -33,6 +33,7 @@ from specwire.runtime.dream.state import read_state
 from specwire.runtime.embedders import load_embedder
 from specwire.runtime.erasure.erase import ErasureReceipt, erase_subject, preview
 from specwire.runtime.erasure.subject import Subject
+from specwire.runtime.erasure.tenants import tenant_problem, tenants_under
 from specwire.runtime.evals.history import HISTORY_SUFFIX, read_history
 from specwire.runtime.facts.explain import RankedFact, explain
 from specwire.runtime.facts.model import Fact, FactStatus, QuarantinedFact
@@ -58,6 +59,9 @@ if TYPE_CHECKING:
 
 SESSION_ID_RE = re.compile(r"sess_[A-Za-z0-9_-]{1,64}")
 PAGE_SIZE = 50
+# Whose working memory the continuity page may show beside the tenant-wide one (a managed
+# bundle's per-person folders).
+PERSON_SCOPES = ("user", "conversation")
 MAX_CHAIN = 64
 MAX_SESSIONS_LISTED = 500
 MAX_EVAL_FILES = 100
@@ -333,7 +337,27 @@ class ConsoleData:
     def root(self) -> Path:
         return self.selection.layout.root
 
-    def erase_preview(self, subject: Subject) -> dict[str, int]:
+    def erase_tenants(self, key: ScopeKey | None) -> list[str]:
+        """The tenants an erasure here covers: the console's ``--tenant``, else every tenant
+        under its state root. ``Refused`` for a user's or conversation's id over several
+        tenants (ids are per tenant: ``runtime.erasure.tenants``): the console erases one
+        tenant's person, never every tenant's namesake."""
+        tenant = self.options.tenant
+        tenants = [tenant] if tenant is not None else tenants_under(self.root)
+        problem = tenant_problem(
+            key,
+            tenants,
+            tenant=tenant,
+            all_tenants=False,
+            remedy="open the console with --tenant ID (every tenant's: `codegen memory erase "
+            "--all-tenants`); nothing was erased",
+        )
+        if problem is not None:
+            raise Refused(problem)
+        return tenants
+
+    def erase_preview(self, subject: Subject, key: ScopeKey | None = None) -> dict[str, int]:
+        self.erase_tenants(key)
         return dict(sorted(preview(self.root, subject).hits.items()))
 
     def erase(self, subject: Subject, key: ScopeKey | None) -> ErasureReceipt:
@@ -346,10 +370,11 @@ class ConsoleData:
                 f"{self.options.backend}: run `codegen memory erase` (with --postgres VAR for "
                 "PostgreSQL; a memory service's owner erases there)"
             )
+        tenants = self.erase_tenants(key)
         with self._lock:
             self.close()
             try:
-                return erase_subject(self.root, subject, key=key)
+                return erase_subject(self.root, subject, key=key, tenants=tenants)
             finally:
                 self.open()
 
@@ -385,10 +410,27 @@ class ConsoleData:
 
     # -- continuity ------------------------------------------------------------------------
 
-    def continuity(self) -> ContinuityStore:
+    def continuity(self, person: ScopeKey | None = None) -> ContinuityStore:
+        """The selected working memory: the console's ``--session`` conversation's, or with
+        ``person`` (a user's or an anonymous conversation's key) that one person's folder of a
+        managed bundle (continuity scope ``audience``: named by the key's SHA-256, so no id
+        reaches another's), else the tenant-wide folder. On files or in PostgreSQL alike."""
         layout = self.selection.layout
         session = self.selection.session
-        scope_dir = layout.session_state_dir(session) if session is not None else None
+        if person is not None and person.scope not in PERSON_SCOPES:
+            raise Refused(f"whose working memory: a user or a conversation, not {person.scope}")
+        if person is not None and session is not None:
+            raise Refused(
+                "this console shows the --session conversation's working memory: open it "
+                "without --session to show one person's"
+            )
+        scope_dir = (
+            layout.session_state_dir(session)
+            if session is not None
+            else layout.audience_state_dir(person)
+            if person is not None
+            else None
+        )
         return ContinuityStore(layout, scope_dir=scope_dir, volume=self._volume())
 
     # -- sessions --------------------------------------------------------------------------

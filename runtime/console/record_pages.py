@@ -4,13 +4,16 @@ timelines the proofs point into."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from specwire.runtime.console.html import Content, Markup, definitions, link, table, tag
+from specwire.runtime.console.data import PERSON_SCOPES, Refused
+from specwire.runtime.console.html import Content, Markup, definitions, link, table, tag, void
 from specwire.runtime.console.view import View, tool_anchor
 from specwire.runtime.continuity.plans import Plan
 from specwire.runtime.continuity.proof import Citation, FrozenProof
+from specwire.runtime.core.scopes import ScopeError, ScopeKey
 from specwire.runtime.sessions.log import Event
 
 MAX_PAYLOAD_CHARS = 4000
@@ -58,8 +61,50 @@ def _plan(view: View, plan: Plan, active: bool) -> Markup:
     return tag("section", [tag("h2", title), tag("ol", steps)], class_="plan", id=plan.id)
 
 
-def continuity(view: View) -> tuple[str, Markup]:
-    store = view.data.continuity()
+def person_of(query: Mapping[str, str]) -> ScopeKey | None:
+    """Whose working memory the page shows: ``?user=ID`` or ``?conversation=ID`` (one), or
+    None for the tenant-wide (or ``--session``) folder. ``Refused`` for both, or a bad id."""
+    given = [(scope, query.get(scope, "")) for scope in PERSON_SCOPES]
+    named = [(scope, value) for scope, value in given if value.strip()]
+    if len(named) > 1:
+        raise Refused("whose working memory: a user or a conversation, not both")
+    if not named:
+        return None
+    scope, value = named[0]
+    try:
+        return ScopeKey(scope, value)  # type: ignore[arg-type]
+    except ScopeError as exc:
+        raise Refused(f"{scope}: {exc}") from None
+
+
+def _whose_form(view: View, person: ScopeKey | None) -> Markup:
+    fields: list[Content] = [
+        tag(
+            "label",
+            [
+                scope,
+                void(
+                    "input",
+                    type="text",
+                    name=scope,
+                    value=person.subject if person is not None and person.scope == scope else "",
+                ),
+            ],
+        )
+        for scope in PERSON_SCOPES
+    ]
+    return tag(
+        "form",
+        [*fields, tag("button", "Show", type="submit")],
+        method="get",
+        action=view.href("/continuity"),
+        class_="filters",
+    )
+
+
+def continuity(view: View, query: Mapping[str, str] | None = None) -> tuple[str, Markup]:
+    person = person_of(query or {})
+    store = view.data.continuity(person)
     focus = store.read_focus()
     active = store.active_plan_id()
     plans = store.list_plans()
@@ -75,7 +120,18 @@ def continuity(view: View) -> tuple[str, Markup]:
         ]
         for goal in goals
     ]
+    whose = (
+        f"{person.scope} {person.subject}'s working memory (a managed bundle keeps each "
+        "person's apart)"
+        if person is not None
+        else "the tenant-wide working memory (a managed bundle keeps each person's apart: name "
+        "a user or conversation to see theirs)"
+        if view.data.selection.session is None
+        else f"the working memory of conversation {view.data.selection.session}"
+    )
     body: list[Content] = [
+        _whose_form(view, person),
+        tag("p", ["showing ", whose], class_="note", id="whose"),
         tag("h2", "Focus"),
         tag("pre", focus.body.strip() if focus is not None and focus.body.strip() else "(none)"),
         *[_plan(view, plan, plan.id == active) for plan in plans],

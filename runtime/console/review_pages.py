@@ -149,7 +149,7 @@ def erase_subject_of(kind: str, value: str) -> tuple[Subject, ScopeKey | None]:
 def erase_preview(view: View, query: Mapping[str, str]) -> tuple[str, Markup]:
     kind, value = query.get("kind", "subject"), query.get("value", "")
     subject, key = erase_subject_of(kind, value)
-    found = view.data.erase_preview(subject)
+    found = view.data.erase_preview(subject, key)
     rows: list[list[Content]] = [[path, str(count)] for path, count in found.items()]
     whole = (
         "Facts that mention it are deleted"
@@ -188,6 +188,7 @@ def erase_done(view: View, kind: str, value: str) -> tuple[str, Markup]:
         ("subject (keyed hash)", tag("code", receipt.subject_hmac)),
         ("match", receipt.kind),
         ("scope erased whole", receipt.scope or "none"),
+        ("tenants covered", ", ".join(receipt.tenants) or "none"),
         ("at", receipt.at),
         ("receipt file", str(receipt.path) if receipt.path is not None else "not written"),
         (

@@ -12,13 +12,17 @@ tier note, held write and session record stored in that key goes too, whatever i
 does the working memory kept for that person or conversation (continuity scope ``audience``:
 ``state/<spec>/sessions/<user|conversation>-<sha256>/`` and its trash copies), and ``subject``
 is the key's id, so its mentions (a session log's ``"user": "U123"``) are redacted everywhere.
+Everywhere is the root given: a managed tenant's root (``--tenant ID``) holds that tenant's
+memory only; the caller refuses a per-tenant id over a root of several tenants
+(``runtime.erasure.tenants``).
 
-The receipt (JSON, under ``<root>/erasures/``) records what was erased in which tier, the
-counts, the scopes the deleted facts and held writes were in (``scopes``: scope names and
-counts, never a subject; ``scope``: the scope of the erased key), a keyed hash of the subject
-(``runtime.erasure.receipt``) — never the subject, nor a plain hash of it — the time, and the
-verification's outcome (file names with the subject redacted from them). Research reports
-written elsewhere with ``--out`` are not known to the runtime and are not covered.
+The receipt (JSON, under ``<root>/erasures/``) records what was erased in which tier and for
+which tenants (``tenants``), the counts, the scopes the deleted facts and held writes were in
+(``scopes``: scope names and counts, never a subject; ``scope``: the scope of the erased key),
+a keyed hash of the subject (``runtime.erasure.receipt``) — never the subject, nor a plain hash
+of it — the time, and the verification's outcome (file names with the subject redacted from
+them). Research reports written elsewhere with ``--out`` are not known to the runtime and are
+not covered.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -38,6 +42,7 @@ from specwire.runtime.erasure.fact_tier import erase_from_store, is_fact_store
 from specwire.runtime.erasure.file_tier import redact_files, regular_files
 from specwire.runtime.erasure.receipt import subject_hmac
 from specwire.runtime.erasure.subject import Subject
+from specwire.runtime.erasure.tenants import tenants_under
 from specwire.runtime.fs.atomic import replace_atomically
 
 RECEIPTS_DIR = "erasures"
@@ -67,12 +72,15 @@ class ErasureReceipt:
     path: Path | None = None
     # The scope of the key erased whole (``user`` for ``--user ID``); never its subject.
     scope: str | None = None
+    # The tenants the erasure covered (``runtime.erasure.tenants``): one with ``--tenant``.
+    tenants: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "subjectHmacSha256": self.subject_hmac,
             "match": self.kind,
             "scope": self.scope,
+            "tenants": list(self.tenants),
             "at": self.at,
             "tiers": self.tiers,
             "verification": {
@@ -94,11 +102,14 @@ def erase_subject(
     reached: Mapping[str, dict[str, int]] | None = None,
     key: ScopeKey | None = None,
     reached_scopes: Mapping[str, int] | None = None,
+    tenants: Sequence[str] | None = None,
 ) -> ErasureReceipt:
     """Erase ``subject`` under ``root`` and the runtime's outputs beside it (with ``key``, that
     scope key's facts, notes and held writes too); ``reached``: the counts of tiers the caller
     already erased elsewhere, recorded in the receipt as given, and ``reached_scopes`` what
-    they deleted per scope (added to the receipt's ``scopes``)."""
+    they deleted per scope (added to the receipt's ``scopes``). ``tenants``: the tenants the
+    receipt names as covered (default: those a walk of ``root`` reaches, ``tenants_under``;
+    a caller erasing one tenant's root names it)."""
     keyed = subject_hmac(root, subject)  # first: a key that cannot be made stops it all
     # Every count present even with no fact store under ``root`` (facts in PostgreSQL).
     facts: dict[str, int] = dict.fromkeys(FACT_COUNTS, 0)
@@ -135,8 +146,15 @@ def erase_subject(
     }
     verification = verify(root, subject)
     stamp = iso(now())
+    covered = tuple(sorted(set(tenants if tenants is not None else tenants_under(root))))
     receipt = ErasureReceipt(
-        keyed, subject.kind, stamp, tiers, verification, scope=None if key is None else key.scope
+        keyed,
+        subject.kind,
+        stamp,
+        tiers,
+        verification,
+        scope=None if key is None else key.scope,
+        tenants=covered,
     )
     receipt.path = _write_receipt(root, receipt, subject)
     return receipt

@@ -2,13 +2,15 @@
 live in PostgreSQL (``memory.backend: postgres``).
 
 The same semantics as the local fact tier (``runtime.erasure.fact_tier``), over every tenant and
-spec in the database (an owner's action, not an agent's): facts whose text or tags match the
-subject are **deleted** with their tombstones and vectors; a fact an erased one had superseded
-stays dead (``forgotten``, reason ``its replacement was erased``); held writes that match are
-deleted; tombstone reasons that mention the subject are redacted. One transaction,
-then ``VACUUM FULL`` of the touched tables, so the deleted rows' bytes leave the table files
-(it takes an exclusive lock on each table for its duration). WAL segments and backups taken
-before the erasure are the database operator's to expire.
+spec in the database (an owner's action, not an agent's), or with ``tenant`` over that tenant's
+rows only (``erase --tenant ID``: a managed bundle's user ids are the tenant's own, so another
+tenant's "ana" is another person; ``database_tenants`` lists the tenants present): facts whose
+text or tags match the subject are **deleted** with their tombstones and vectors; a fact an
+erased one had superseded stays dead (``forgotten``, reason ``its replacement was erased``);
+held writes that match are deleted; tombstone reasons that mention the subject are redacted.
+One transaction, then ``VACUUM FULL`` of the touched tables, so the deleted rows' bytes leave
+the table files (it takes an exclusive lock on each table for its duration). WAL segments and
+backups taken before the erasure are the database operator's to expire.
 
 Matching runs here, in Python, with the subject's own patterns (a PostgreSQL regex would match
 differently); rows are streamed with a server-side cursor.
@@ -72,9 +74,12 @@ class PostgresErasure:
 STATISTICS_TABLES = ("lexical_terms", "lexical_scopes", "lexical_postings")
 
 
-def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -> PostgresErasure:
+def erase_in_database(
+    dsn: str, subject: Subject, key: ScopeKey | None = None, tenant: str | None = None
+) -> PostgresErasure:
     """Erase ``subject`` (and with ``key``, everything in that scope key) from the fact
-    database at ``dsn`` (every tenant and spec)."""
+    database at ``dsn``: every tenant and spec, or with ``tenant`` that tenant's rows only
+    (every spec of it)."""
     import psycopg
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
@@ -86,13 +91,13 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
     if not has_facts:
         if not has_documents and not has_logs:
             return PostgresErasure(0, 0, 0, 0, 0)
-        return _erase_documents_only(dsn, subject, key, has_documents, has_logs)
+        return _erase_documents_only(dsn, subject, key, has_documents, has_logs, tenant)
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         vector_tables = _vector_tables(conn)
         by_scope: dict[str, int] = {}
         with conn.transaction():
-            ids = _matching(conn, "facts", subject, key, by_scope)
-            held = _matching(conn, "quarantine", subject, key, by_scope)
+            ids = _matching(conn, "facts", subject, key, by_scope, tenant)
+            held = _matching(conn, "quarantine", subject, key, by_scope, tenant)
             vectors = 0
             for table in vector_tables:
                 cursor = conn.execute(f"DELETE FROM {table} WHERE fact_id = ANY(%s)", (ids,))
@@ -110,9 +115,9 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
             quarantined = conn.execute(
                 "DELETE FROM quarantine WHERE id = ANY(%s)", (held,)
             ).rowcount
-            redacted = _redact_reasons(conn, subject)
-            documents = _redact_documents(conn, subject) if has_documents else 0
-            log_rows = redact_session_logs(conn, subject) if has_logs else 0
+            redacted = _redact_reasons(conn, subject, tenant)
+            documents = _redact_documents(conn, subject, tenant) if has_documents else 0
+            log_rows = redact_session_logs(conn, subject, tenant) if has_logs else 0
     _vacuum(
         dsn,
         [
@@ -125,7 +130,7 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
             *([LOGS_TABLE] if log_rows else []),
         ],
     )
-    left = remaining(dsn, subject, key)
+    left = remaining(dsn, subject, key, tenant)
     return PostgresErasure(
         facts,
         quarantined,
@@ -139,15 +144,20 @@ def erase_in_database(dsn: str, subject: Subject, key: ScopeKey | None = None) -
 
 
 def _erase_documents_only(
-    dsn: str, subject: Subject, key: ScopeKey | None, has_documents: bool, has_logs: bool
+    dsn: str,
+    subject: Subject,
+    key: ScopeKey | None,
+    has_documents: bool,
+    has_logs: bool,
+    tenant: str | None,
 ) -> PostgresErasure:
     """A database that holds documents or session logs and no facts (a bundle whose facts
     live elsewhere)."""
     import psycopg
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn, conn.transaction():
-        documents = _redact_documents(conn, subject) if has_documents else 0
-        log_rows = redact_session_logs(conn, subject) if has_logs else 0
+        documents = _redact_documents(conn, subject, tenant) if has_documents else 0
+        log_rows = redact_session_logs(conn, subject, tenant) if has_logs else 0
     touched = [*(["documents"] if documents else []), *([LOGS_TABLE] if log_rows else [])]
     if touched:
         _vacuum(dsn, touched)  # after the connection closed: its locks are released
@@ -156,32 +166,38 @@ def _erase_documents_only(
         0,
         0,
         0,
-        remaining(dsn, subject, key),
+        remaining(dsn, subject, key, tenant),
         documents=documents,
         session_log_rows=log_rows,
     )
 
 
-def remaining(dsn: str, subject: Subject, key: ScopeKey | None = None) -> int:
+def remaining(
+    dsn: str, subject: Subject, key: ScopeKey | None = None, tenant: str | None = None
+) -> int:
     """How many facts, held writes and tombstone reasons still match ``subject`` (or are
-    stored in ``key``)."""
+    stored in ``key``), in every tenant or in ``tenant``'s rows."""
     import psycopg
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
-        documents = len(_documents_matching(conn, subject)) if _has_table(conn, "documents") else 0
+        documents = (
+            len(_documents_matching(conn, subject, tenant)) if _has_table(conn, "documents") else 0
+        )
         if _has_table(conn, LOGS_TABLE):
-            documents += session_log_matches(conn, subject)
+            documents += session_log_matches(conn, subject, tenant)
         if not _has_table(conn, "facts"):
             return documents
-        facts = _matching(conn, "facts", subject, key, {})
-        held = _matching(conn, "quarantine", subject, key, {})
+        facts = _matching(conn, "facts", subject, key, {}, tenant)
+        held = _matching(conn, "quarantine", subject, key, {}, tenant)
+        where, params = tenant_filter(tenant, "AND")
         reasons = _scan(
             conn,
             "SELECT target, reason, ARRAY[]::text[], 'agent', NULL FROM tombstones "
-            "WHERE reason IS NOT NULL",
+            f"WHERE reason IS NOT NULL{where}",
             subject,
             None,
             {},
+            params,
         )
         return len(facts) + len(held) + len(reasons) + documents
 
@@ -192,11 +208,43 @@ def _matching(
     subject: Subject,
     key: ScopeKey | None,
     by_scope: dict[str, int],
+    tenant: str | None = None,
 ) -> list[str]:
-    """Ids of ``table``'s rows to delete; counted per scope into ``by_scope``."""
+    """Ids of ``table``'s rows to delete (of every tenant, or of ``tenant``); counted per
+    scope into ``by_scope``."""
     scoped = _scoped(conn, table)
     columns = "scope, subject" if scoped else "'agent', NULL"
-    return _scan(conn, f"SELECT id, text, tags, {columns} FROM {table}", subject, key, by_scope)
+    where, params = tenant_filter(tenant)
+    return _scan(
+        conn,
+        f"SELECT id, text, tags, {columns} FROM {table}{where}",
+        subject,
+        key,
+        by_scope,
+        params,
+    )
+
+
+def tenant_filter(tenant: str | None, joined: str = "WHERE") -> tuple[str, tuple[str, ...]]:
+    """The SQL condition (`` WHERE tenant = %s``, or `` AND …`` after another) narrowing a
+    query to ``tenant``'s rows, and its parameters; nothing for every tenant."""
+    if tenant is None:
+        return "", ()
+    return f" {joined} tenant = %s", (tenant,)
+
+
+def database_tenants(dsn: str) -> list[str]:
+    """Every tenant that keeps rows in the database at ``dsn`` (facts, held writes,
+    documents, session logs, state documents), sorted."""
+    import psycopg
+
+    tables = ("facts", "quarantine", "documents", LOGS_TABLE, "state_documents")
+    with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+        present = [table for table in tables if _has_table(conn, table)]
+        if not present:
+            return []
+        union = " UNION ".join(f"SELECT DISTINCT tenant FROM {table}" for table in present)
+        return sorted(row[0] for row in conn.execute(union).fetchall())
 
 
 def _scan(
@@ -205,11 +253,12 @@ def _scan(
     subject: Subject,
     key: ScopeKey | None,
     by_scope: dict[str, int],
+    params: tuple[str, ...] = (),
 ) -> list[str]:
     found: list[str] = []
     with conn.cursor(name="specwire_erasure_scan") as cursor:
         cursor.itersize = _BATCH
-        cursor.execute(query)
+        cursor.execute(query, params)
         for row_id, text, tags, scope, scope_subject in cursor:
             in_key = key is not None and (scope, scope_subject) == (key.scope, key.subject)
             if (
@@ -233,8 +282,11 @@ def _scoped(conn: Connection[Any], table: str) -> bool:
     return bool(row and row[0] == 2)
 
 
-def _redact_reasons(conn: Connection[Any], subject: Subject) -> int:
-    rows = conn.execute("SELECT target, reason FROM tombstones WHERE reason IS NOT NULL").fetchall()
+def _redact_reasons(conn: Connection[Any], subject: Subject, tenant: str | None = None) -> int:
+    where, params = tenant_filter(tenant, "AND")
+    rows = conn.execute(
+        f"SELECT target, reason FROM tombstones WHERE reason IS NOT NULL{where}", params
+    ).fetchall()
     changed = [
         (subject.redact(reason), target) for target, reason in rows if subject.matches(reason)
     ]
@@ -244,24 +296,29 @@ def _redact_reasons(conn: Connection[Any], subject: Subject) -> int:
 
 
 def _documents_matching(
-    conn: Connection[Any], subject: Subject
+    conn: Connection[Any], subject: Subject, tenant: str | None = None
 ) -> list[tuple[str, str, str, str, str, str]]:
-    """(tenant, spec, id, title, text, summary) of every document row holding the subject."""
+    """(tenant, spec, id, title, text, summary) of every document row holding the subject
+    (of every tenant, or of ``tenant``)."""
     found = []
+    where, params = tenant_filter(tenant)
     with conn.cursor(name="specwire_erasure_documents") as cursor:
         cursor.itersize = _BATCH
-        cursor.execute("SELECT tenant, spec, id, title, text, summary FROM documents")
+        cursor.execute(
+            f"SELECT tenant, spec, id, title, text, summary FROM documents{where}", params
+        )
         for row in cursor:
             if any(subject.matches(value) for value in row[2:]):
                 found.append(row)
     return found
 
 
-def _redact_documents(conn: Connection[Any], subject: Subject) -> int:
-    """Redact the subject from every document row's title, text and summary; the revision
-    moves on so a save based on the old text conflicts. Returns the rows changed."""
+def _redact_documents(conn: Connection[Any], subject: Subject, only: str | None = None) -> int:
+    """Redact the subject from every document row's title, text and summary (of every tenant,
+    or of tenant ``only``); the revision moves on so a save based on the old text conflicts.
+    Returns the rows changed."""
     changed = 0
-    for tenant, spec, identifier, title, text, summary in _documents_matching(conn, subject):
+    for tenant, spec, identifier, title, text, summary in _documents_matching(conn, subject, only):
         redacted = [subject.redact(value) for value in (title, text, summary)]
         if redacted == [title, text, summary]:
             continue  # only the id holds it: structure, left for ``remaining`` to report

@@ -1,5 +1,6 @@
 """Erasure in the state documents a PostgreSQL-state bundle keeps in the database
-(``state_documents``: continuity, its trash, the wiki, dream state; every tenant and spec).
+(``state_documents``: continuity, its trash, the wiki, dream state; every tenant and spec, or
+one tenant's with ``tenant``).
 
 The same edits as the file tier makes to the same files (``runtime.erasure.file_tier``): a
 markdown or text document is redacted as text, a JSON one value by value, a hidden one or one
@@ -43,32 +44,35 @@ class StateErasure:
     dropped: int = 0
 
 
-def erase_state_documents(dsn: str, subject: Subject, key: ScopeKey | None = None) -> StateErasure:
+def erase_state_documents(
+    dsn: str, subject: Subject, key: ScopeKey | None = None, tenant: str | None = None
+) -> StateErasure:
     import psycopg
 
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         if not _has_table(conn):
             return StateErasure(0, 0, 0)
         with conn.transaction():
-            dropped = 0 if key is None else _drop_person_continuity(conn, key)
-            changed, renamed = _redact(conn, subject)
+            dropped = 0 if key is None else _drop_person_continuity(conn, key, tenant)
+            changed, renamed = _redact(conn, subject, tenant)
     if changed or dropped:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
             conn.execute(f"VACUUM FULL {TABLE}")
     with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
-        left = len(_matching(conn, subject))
+        left = len(_matching(conn, subject, tenant))
     return StateErasure(changed, renamed, left, dropped)
 
 
-def _drop_person_continuity(conn: Connection[Any], key: ScopeKey) -> int:
-    """``runtime.erasure.erase.drop_person_continuity`` in the database: every tenant's and
-    spec's documents of ``key``'s folder, its trash copies too."""
+def _drop_person_continuity(conn: Connection[Any], key: ScopeKey, tenant: str | None) -> int:
+    """``runtime.erasure.erase.drop_person_continuity`` in the database: every spec's
+    documents of ``key``'s folder, its trash copies too, in every tenant or in ``tenant``."""
     if key.scope not in ("user", "conversation"):
         return 0
     marker = f"/sessions/{audience_folder(key)}/"
+    where, params = ("", ()) if tenant is None else (" AND tenant = %s", (tenant,))
     deleted = conn.execute(
-        f"DELETE FROM {TABLE} WHERE strpos(path, %s) > 0 AND strpos(path, 'state/') > 0",
-        (marker,),
+        f"DELETE FROM {TABLE} WHERE strpos(path, %s) > 0 AND strpos(path, 'state/') > 0{where}",
+        (marker, *params),
     )
     return deleted.rowcount
 
@@ -78,20 +82,23 @@ def _has_table(conn: Connection[Any]) -> bool:
     return bool(row and row[0])
 
 
-def _matching(conn: Connection[Any], subject: Subject) -> list[tuple[str, str, str, str]]:
+def _matching(
+    conn: Connection[Any], subject: Subject, tenant: str | None
+) -> list[tuple[str, str, str, str]]:
     found = []
+    where, params = ("", ()) if tenant is None else (" WHERE tenant = %s", (tenant,))
     with conn.cursor(name="specwire_erasure_state") as cursor:
         cursor.itersize = 500
-        cursor.execute(f"SELECT tenant, spec, path, body FROM {TABLE}")
+        cursor.execute(f"SELECT tenant, spec, path, body FROM {TABLE}{where}", params)
         for tenant, spec, path, body in cursor:
             if subject.matches(body) or subject.matches(path):
                 found.append((tenant, spec, path, body))
     return found
 
 
-def _redact(conn: Connection[Any], subject: Subject) -> tuple[int, int]:
+def _redact(conn: Connection[Any], subject: Subject, only: str | None) -> tuple[int, int]:
     changed = renamed = 0
-    for tenant, spec, path, body in _matching(conn, subject):
+    for tenant, spec, path, body in _matching(conn, subject, only):
         name = PurePosixPath(path).name
         text = body
         if not name.startswith(".") and PurePosixPath(path).suffix in _TEXT_SUFFIXES:

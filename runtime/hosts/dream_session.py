@@ -15,6 +15,8 @@ the primary's): such a call is taken to spend the whole budget.
 
 ``memory_session`` builds the ``ModelSession`` a host passes to ``run_dream``: the catalog holds
 only what ``wire_memory`` registers (facts, continuity, wiki tools), never file tools or a shell.
+``metered`` hands what each run used to the host (a managed tenant's usage ledger records it as
+the dream's kind: ``dream_usage``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from specwire.runtime.models.estimate import prompt_tokens
 from specwire.runtime.models.types import Model, ModelRequest, ModelResponse, Usage
 from specwire.runtime.sessions.log import SessionLog
 from specwire.runtime.sessions.store import SessionRecorder
+from specwire.runtime.usage.totals import DreamUsage, micro_usd
 from specwire.runtime.wiring import (
     MemoryDeps,
     parse_fragment,
@@ -258,6 +261,38 @@ def memory_session(
             wired.close()
 
     return session
+
+
+def metered(session: ModelSession, record: Callable[[ModelPhase], None]) -> ModelSession:
+    """``session``, with what each run's model phase used handed to ``record`` when it ends
+    (a phase that failed midway too: its calls were billed). A managed host records it in the
+    tenant's usage ledger (``dream_usage``)."""
+
+    def run(settings: DreamSettings, price: ModelPrice) -> ModelPhase:
+        try:
+            phase = session(settings, price)
+        except ModelPhaseFailed as exc:
+            record(exc.phase)
+            raise
+        record(phase)
+        return phase
+
+    return run
+
+
+def dream_usage(phase: ModelPhase) -> DreamUsage | None:
+    """One model phase as the usage ledger's dream kind (``runtime.usage``); None when it made
+    no call (nothing was spent)."""
+    if not phase.ran or phase.calls <= 0:
+        return None
+    return DreamUsage(
+        runs=1,
+        calls=phase.calls,
+        input=phase.input_tokens,
+        output=phase.output_tokens,
+        cached=phase.cached_tokens,
+        cost_micro_usd=micro_usd(phase.spent_usd),
+    )
 
 
 # Nobody in particular: the agent itself (its recall sees the agent-wide key only).

@@ -15,8 +15,10 @@ turn, fenced to the tenant, borrowing the tenant's fact store from the host's po
 The audience is the request's ``user`` field (a private conversation with that person) and the
 session: with ``memory.scope`` a user's facts are theirs alone, a session's facts that session's.
 Token budgets are enforced by ``serve`` from the recorded usage; the console adapter records
-usage too. The spec's MCP tool servers (``mcp_servers``, ``thredz``) start before the banner, one
-instance of each per tenant working in that tenant's workspace (``runtime.hosts.tool_servers``).
+usage too. A tenant's scheduled dream records its model phase's calls, tokens and cost in the
+same ledger as a kind of its own, outside the turn budget (``record_dream``). The spec's MCP
+tool servers (``mcp_servers``, ``thredz``) start before the banner, one instance of each per
+tenant working in that tenant's workspace (``runtime.hosts.tool_servers``).
 
 With ``memory.state: postgres`` the session logs, the conversation lock and the usage ledgers
 are in the spec's database (``runtime.sessions.postgres``, ``runtime.hosts.http.usage_postgres``)
@@ -34,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specwire.runtime.core.errors import ServeConfigError
+from specwire.runtime.core.errors import ServeConfigError, StoreError
 from specwire.runtime.core.fragment import TENANTS_ROOT_ENV, tenant_key_variable
 from specwire.runtime.core.fragment_data import FragmentData
 from specwire.runtime.core.ids import conversation_session_id
@@ -68,6 +70,7 @@ from specwire.runtime.wiring import (
 
 if TYPE_CHECKING:
     from specwire.runtime.dream.model_phase import ModelSession
+    from specwire.runtime.dream.outcome import ModelPhase
     from specwire.runtime.hosts.heartbeat import Heartbeat
     from specwire.runtime.hosts.http.usage_ledger import Ledger
     from specwire.runtime.hosts.http.usage_postgres import WorkerLease
@@ -203,12 +206,32 @@ class _TenantAgent:
             return None
         with self._lock:
             if tenant.id not in self._dream_sessions:
-                from specwire.runtime.hosts.dream_session import memory_session
+                from specwire.runtime.hosts.dream_session import memory_session, metered
 
-                self._dream_sessions[tenant.id] = memory_session(
+                session = memory_session(
                     self.fragment, self.model, cwd=tenant.workspace, tenant=tenant, log=stderr_log
                 )
+                self._dream_sessions[tenant.id] = metered(
+                    session, lambda phase: self.record_dream(tenant.id, phase)
+                )
             return self._dream_sessions[tenant.id]
+
+    def record_dream(self, tenant_id: str, phase: ModelPhase) -> None:
+        """A tenant's dream model phase, in its usage ledger as the dream's kind (never counted
+        against its turn budget: ``runtime.hosts.http.usage_ledger``). A ledger that cannot
+        take it is said on stderr: the dream already ran, its record keeps the spend."""
+        from specwire.runtime.hosts.dream_session import dream_usage
+
+        usage = dream_usage(phase)
+        if usage is None:
+            return
+        try:
+            self.ledger(tenant_id).add_dream(usage)
+        except (StoreError, OSError) as exc:
+            stderr_log(
+                f"[dream] tenant {tenant_id}: the model phase's usage is not in the usage "
+                f"ledger: {exc}\n"
+            )
 
     def close(self) -> None:
         if self.servers is not None:

@@ -8,7 +8,9 @@ Facts: ``list``, ``show ID``, ``search QUERY``, ``forget ID | --query Q``, ``rem
 ``--scope`` and one of ``--user``, ``--conversation``, ``--role`` (``runtime.owner.scoping``).
 Continuity: ``continuity show``, ``continuity clear [SCOPE]``, ``continuity restore [STAMP]``.
 Erasure: ``erase --subject TEXT | --regex RE | --id ID | --user ID | --conversation ID |
---role NAME``.
+--role NAME`` (``--tenant ID`` or ``--all-tenants`` for a user's or conversation's id over a store
+of several tenants).
+Usage: ``usage`` shows a tenant's usage ledger (turns, and the dream's kind).
 MCP: ``mcp --bundle AGENT_PY`` serves the memory tools to MCP clients (``runtime.owner.mcp_verb``).
 Documents (``memory.documents``): ``doc list|show|create|edit|freeze|unfreeze|export|remove``
 (``runtime.owner.document_verbs``).
@@ -40,6 +42,7 @@ from specwire.runtime.owner import (
     migrate_verb,
     remember_verb,
     state_verb,
+    usage_verb,
 )
 from specwire.runtime.owner.asking import Declined
 from specwire.runtime.owner.backend import add_backend_options, is_remote, remote_spec
@@ -193,6 +196,12 @@ def build_parser(extra: Sequence[ExtraVerb] = ()) -> argparse.ArgumentParser:
         ),
     )
     erase.add_argument(
+        "--all-tenants",
+        action="store_true",
+        help="with --user or --conversation on a store of several tenants: erase that id in "
+        "every tenant (ids are per tenant: without it, name one with --tenant)",
+    )
+    erase.add_argument(
         "--postgres",
         metavar="VAR",
         help="also erase it from the PostgreSQL fact database (memory.backend: postgres) whose "
@@ -229,6 +238,11 @@ def build_parser(extra: Sequence[ExtraVerb] = ()) -> argparse.ArgumentParser:
         "in the database (--backend postgres) into DIR as the file layout",
     )
     state.add_argument("action", choices=("export",))
+    verb(
+        "usage",
+        "a tenant's usage ledger per spec: the turns' token totals (what its budget counts) and "
+        "the scheduled dream's model phases (runs, calls, tokens, cost; not in the budget)",
+    )
     state.add_argument("--to", type=Path, help="the folder to write (its .specwire, e.g.)")
     mcp_verb.add_arguments(
         verb(
@@ -279,6 +293,8 @@ def main(argv: Sequence[str] | None = None, extra: Sequence[ExtraVerb] = ()) -> 
             return migrate_verb.run(args)
         if args.verb == "mcp":
             return mcp_verb.run(args)
+        if args.verb == "usage":
+            return usage_verb.run(args)
         if args.backend == "http" and args.verb in ("continuity", "state"):
             raise SelectionError(
                 f"{args.verb} lives under --root or in PostgreSQL: drop --backend http"

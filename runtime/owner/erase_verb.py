@@ -5,7 +5,11 @@
 ``--user ID`` (one person: every fact, tier note and held write in their ``user`` key, facts
 whose key or text names them, and every mention of the id, e.g. in session logs),
 ``--conversation ID`` or ``--role NAME`` likewise. Erasure covers the whole state root
-(every spec and store in it; with ``--tenant``, that tenant's root). Stop the agent first: a
+(every spec and store in it; with ``--tenant``, that tenant's root, and in PostgreSQL that
+tenant's rows). User and conversation ids are per tenant on a managed bundle: over a store
+holding more than one tenant, ``--user``/``--conversation`` need ``--tenant ID`` or
+``--all-tenants`` (``runtime.erasure.tenants``); a subject given as text is erased everywhere
+unless ``--tenant`` narrows it. The receipt names the tenants covered. Stop the agent first: a
 running one keeps what it already read in memory until it restarts.
 
 With ``--postgres VAR`` the database tier is erased first: a database that cannot be reached
@@ -18,8 +22,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+from specwire.runtime.core.fragment import TENANTS_ROOT_ENV
 from specwire.runtime.core.progress import Progress
 from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.erasure.erase import (
@@ -30,13 +37,15 @@ from specwire.runtime.erasure.erase import (
 )
 from specwire.runtime.erasure.postgres_tier import PostgresErasure
 from specwire.runtime.erasure.subject import Subject, SubjectError
+from specwire.runtime.erasure.tenants import tenant_folders, tenant_problem, tenants_under
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.output import print_json
 from specwire.runtime.owner.scoping import erase_target
-from specwire.runtime.owner.selection import SelectionError
+from specwire.runtime.owner.selection import SelectionError, tenants_root
 
 EXIT_INCOMPLETE = 3
+_T = TypeVar("_T")
 
 
 def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
@@ -44,6 +53,11 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
     subject = _subject(args, facts_db, key)
     # Resolved before anything is erased: a missing variable must not leave half an erasure.
     dsn = _postgres_dsn(args.postgres) if args.postgres is not None else None
+    tenant: str | None = args.tenant
+    tenants = _tenants_covered(args, root, dsn)
+    problem = tenant_problem(key, tenants, tenant=tenant, all_tenants=args.all_tenants)
+    if problem is not None:
+        raise SelectionError(problem)
     subject.check_structure(structure_names(root))
     with Progress("searching for the subject") as searching, searching.ticking():
         found = preview(root, subject)
@@ -67,7 +81,7 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             assume_yes=args.yes,
         )
     with Progress("erasing") as progress, progress.ticking():
-        database, receipt = _erase(root, subject, key, dsn)
+        database, receipt = _erase(root, subject, key, dsn, tenant, tenants)
     if args.json:
         print_json({**receipt.to_json(), "receipt": str(receipt.path)})
     else:
@@ -83,6 +97,7 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             f"{files['continuityWikiTrash']} other file(s), {files['renamed']} renamed, "
             f"{files['personalContinuity']} working-memory file(s) deleted\n"
             f"scopes: {scopes or 'none'}\n"
+            f"tenants: {', '.join(receipt.tenants) or 'none'}\n"
             f"receipt: {receipt.path}\n"
         )
     if receipt.tiers["facts"]["stores"] == 0 and dsn is None:
@@ -114,19 +129,33 @@ def _postgres_dsn(variable: str) -> str:
         raise SelectionError(f"--postgres: {exc}") from None
 
 
-def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> PostgresErasure:
-    """The database tier, erased (or ``SelectionError``: it was not reached)."""
-    from specwire.runtime.erasure.postgres_tier import erase_in_database
-    from specwire.runtime.erasure.state_tier import erase_state_documents
-
-    try:
-        done = erase_in_database(dsn, subject, key)
-        state = erase_state_documents(dsn, subject, key)
-        done = dataclasses.replace(
-            done,
-            remaining=done.remaining + state.remaining,
-            state_documents=state.changed + state.dropped,
+def _tenants_covered(args: argparse.Namespace, root: Path, dsn: str | None) -> list[str]:
+    """The tenants this erasure reaches: the one ``--tenant`` names, else every tenant a walk
+    of the state root reaches and every tenant with rows in the database (``--postgres``).
+    Tenants kept outside the state root (``$SPECWIRE_TENANTS_ROOT``) are reached one
+    ``--tenant`` at a time: ``--all-tenants`` refuses rather than miss them."""
+    if args.tenant is not None:
+        if args.all_tenants:
+            raise SelectionError("--tenant and --all-tenants: name one tenant or every tenant")
+        return [args.tenant]
+    elsewhere = tenants_root(args.root)
+    found = set(tenants_under(root, elsewhere))
+    if args.all_tenants and not elsewhere.is_relative_to(root) and tenant_folders(elsewhere):
+        raise SelectionError(
+            f"--all-tenants: the tenants are kept in {elsewhere} ({TENANTS_ROOT_ENV}), outside "
+            f"{root}: erase them one --tenant ID at a time"
         )
+    if dsn is not None:
+        from specwire.runtime.erasure.postgres_tier import database_tenants
+
+        found.update(_reaching_database(lambda: database_tenants(dsn)))
+    return sorted(found)
+
+
+def _reaching_database(call: Callable[[], _T]) -> _T:
+    """``call``'s answer; the database not reached is a ``SelectionError`` (one line)."""
+    try:
+        return call()
     except ImportError as exc:
         raise SelectionError(
             f"--postgres needs {exc.name}: pip install 'specwire[postgres]'"
@@ -136,6 +165,26 @@ def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> Post
         raise SelectionError(
             f"the PostgreSQL fact database: {type(exc).__name__}: {first}"
         ) from None
+
+
+def _erase_in_postgres(
+    dsn: str, subject: Subject, key: ScopeKey | None, tenant: str | None
+) -> PostgresErasure:
+    """The database tier (every tenant's rows, or ``tenant``'s), erased (or
+    ``SelectionError``: it was not reached)."""
+    from specwire.runtime.erasure.postgres_tier import erase_in_database
+    from specwire.runtime.erasure.state_tier import erase_state_documents
+
+    def erased() -> PostgresErasure:
+        done = erase_in_database(dsn, subject, key, tenant)
+        state = erase_state_documents(dsn, subject, key, tenant)
+        return dataclasses.replace(
+            done,
+            remaining=done.remaining + state.remaining,
+            state_documents=state.changed + state.dropped,
+        )
+
+    done = _reaching_database(erased)
     sys.stdout.write(
         f"erased in PostgreSQL: {done.facts} fact(s), {done.quarantined} quarantined, "
         f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted, "
@@ -147,9 +196,14 @@ def _erase_in_postgres(dsn: str, subject: Subject, key: ScopeKey | None) -> Post
 
 
 def _erase(
-    root: Path, subject: Subject, key: ScopeKey | None, dsn: str | None
+    root: Path,
+    subject: Subject,
+    key: ScopeKey | None,
+    dsn: str | None,
+    tenant: str | None,
+    tenants: list[str],
 ) -> tuple[PostgresErasure | None, ErasureReceipt]:
-    database = _erase_in_postgres(dsn, subject, key) if dsn is not None else None
+    database = _erase_in_postgres(dsn, subject, key, tenant) if dsn is not None else None
     reached = None
     if database is not None:
         reached = {
@@ -170,6 +224,7 @@ def _erase(
         reached=reached,
         key=key,
         reached_scopes=None if database is None else database.by_scope,
+        tenants=tenants,
     )
 
 

@@ -69,9 +69,15 @@ def _state_root(root: Path, tenant: str | None) -> Path:
         return (root / SPECWIRE_DIRNAME).resolve()
     if not TENANT_ID_RE.fullmatch(tenant):
         raise SelectionError(f"--tenant {tenant!r} is not a tenant id ({TENANT_ID_RE.pattern})")
+    return build_tenant(tenant, tenants_root(root)).root
+
+
+def tenants_root(root: Path) -> Path:
+    """The folder a managed bundle run in ``root`` keeps its tenants' roots in (resolved):
+    ``$SPECWIRE_TENANTS_ROOT``, else ``root/.specwire/tenants``."""
     configured = os.environ.get(TENANTS_ROOT_ENV, "").strip()
     tenants = Path(configured) if configured else root / SPECWIRE_DIRNAME / "tenants"
-    return build_tenant(tenant, tenants.resolve()).root
+    return tenants.resolve()
 
 
 def _only_spec(state: Path) -> str:

@@ -154,8 +154,11 @@ WRITE_PATHS: Final[dict[str, str]] = {
     # -- tools and the rest ---------------------------------------------------------------------
     "tools.builtin:_write": "host: the agent's own work files in its workspace (the "
     "write tool refuses .specwire/); never read into a prompt but through a tool result",
-    "hosts.http.usage_ledger:UsageLedger.add": "host: token counts per tenant",
+    "hosts.http.usage_ledger:UsageLedger._change": "host: token counts per tenant (turns, and "
+    "the dream's model phases: calls, tokens, cost)",
     "hosts.http.usage_postgres:PostgresUsageLedger.add": "host: token counts per tenant",
+    "hosts.http.usage_postgres:PostgresUsageLedger.add_dream": "host: the dream's calls, "
+    "token counts and cost per tenant",
     "hosts.http.slack_dedup_postgres:PostgresSeenEvents.first_time": "host: Slack event ids "
     "and channel timestamps, for retry de-duplication",
     "hosts.http.usage_postgres:PostgresUsageLedger.admit": "host: a turn's reservation "

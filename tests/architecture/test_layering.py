@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "embedders": 3,
     "models": 3,  # model adapters
     "loop": 4,  # the agent loop; tiers reach it through core.seams, never the other way
+    "usage": 4,  # a tenant's usage ledger as data (turns, the dream's kind): files, PostgreSQL
     "facts": 5,  # the fact store (lexical, vector, sql) and its providers (local, postgres, http)
     "continuity": 5,  # focus, plans, goals, handoff
     "tools": 5,  # builtin tools: files, grep, shell, fetch, MCP tool servers

@@ -2,7 +2,8 @@
 (``mode: full`` with a budget) with the turns' model, and stops at the budget: the scripted
 model reports its usage, each call's answer is capped by what is left, and a call whose prompt
 alone would pass the budget is not made. On managed each tenant dreams in its own window, with
-its own budget and record. ``codegen dream run --bundle`` runs the same model phase from the
+its own budget and record, and what it spent is in the tenant's usage ledger as the dream's
+kind (``codegen memory usage``). ``codegen dream run --bundle`` runs the same model phase from the
 owner's command line; ``codegen dream status`` shows the calls, tokens and cost of each."""
 
 from __future__ import annotations
@@ -171,6 +172,24 @@ def test_each_managed_tenant_dreams_with_its_own_budget_and_record(tmp_path: Pat
             for log in logs
         }
         assert targets == {"managed", "dream"}
+        # What the dream spent for the tenant is in its usage ledger, as a kind of its own
+        # beside the one turn (which alone counts against a budget).
+        usage = run(
+            [sys.executable, "-m", "specwire.emitters.command", "memory", "--tenant", tenant]
+            + ["--json", "usage"],
+            workdir,
+        )
+        assert usage.returncode == 0, usage.stderr
+        [ledger] = json.loads(usage.stdout)
+        assert ledger["turns"]["turns"] == 1
+        assert ledger["dream"] == {
+            "runs": 1,
+            "calls": model["calls"],
+            "input": model["input_tokens"],
+            "output": model["output_tokens"],
+            "cached": model["cached_tokens"],
+            "costUsd": model["spent_usd"],
+        }
 
 
 def test_codegen_dream_run_with_the_bundle_runs_its_model_phase(tmp_path: Path) -> None:

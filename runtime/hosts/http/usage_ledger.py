@@ -5,53 +5,41 @@
 every turn under a file lock (several processes may serve one tenant) and replaced atomically,
 so a crash never leaves half a ledger. A ledger that cannot be read fails closed: the tenant's
 turns are refused until its owner fixes or removes the file.
+
+The scheduled dream's model phase is recorded in the same ledger as a kind of its own
+(``"dream"``: runs, calls, tokens and cost; ``add_dream``), so the tenant sees what its memory's
+upkeep spent. It is not counted against the turn budget: a background job the tenant did not
+ask for never refuses its next turn, its spend is bounded per run by the spec's
+``memory.dream.budget``, and the turns' totals stay what admission learns a turn's overhead
+from. The format is ``runtime.usage``'s.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import storage_name
-from specwire.runtime.core.tenancy import assert_inside
 from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.fs.locking import FileLock
 from specwire.runtime.hosts.types import TenantConfig
 from specwire.runtime.models import Usage
+from specwire.runtime.usage.files import ledger_bytes, ledger_path, read_ledger
+from specwire.runtime.usage.totals import DreamUsage, TenantUsage
 
-_FIELDS = ("input", "output", "cached", "turns")
-# Added later: a ledger written before it counts as having estimated nothing.
-_OPTIONAL_FIELDS = ("estimated",)
-
-
-@dataclass(frozen=True)
-class TenantUsage:
-    input: int = 0
-    output: int = 0
-    cached: int = 0
-    turns: int = 0
-    estimated: int = 0
-
-    def plus(self, usage: Usage, estimated: int = 0) -> TenantUsage:
-        return TenantUsage(
-            self.input + usage.input,
-            self.output + usage.output,
-            self.cached + usage.cached,
-            self.turns + 1,
-            self.estimated + estimated,
-        )
-
-    def input_overhead(self) -> int | None:
-        """The input tokens a recorded turn spent, on average, beyond its message's estimate
-        (instructions, tools, recalled memory, history, tool rounds); None before any turn."""
-        if not self.turns:
-            return None
-        return max(0, -(-(self.input - self.estimated) // self.turns))
+__all__ = [
+    "Decide",
+    "DreamUsage",
+    "Ledger",
+    "SharedLedger",
+    "TenantUsage",
+    "UsageLedger",
+    "Verdict",
+    "budget_problem",
+    "estimate_input_tokens",
+]
 
 
 def estimate_input_tokens(text: str) -> int:
@@ -85,6 +73,10 @@ class Ledger(Protocol):
 
     def add(self, usage: Usage, *, estimated: int = 0) -> TenantUsage: ...
 
+    def read_dream(self) -> DreamUsage: ...
+
+    def add_dream(self, dream: DreamUsage) -> DreamUsage: ...
+
 
 Verdict = Literal["admit", "wait", "refuse"]
 # (recorded totals, turns in flight, input reserved by them) -> what to do with the next turn,
@@ -114,41 +106,33 @@ class SharedLedger(Ledger, Protocol):
 
 class UsageLedger:
     def __init__(self, tenant_root: Path, spec_name: str) -> None:
-        folder = tenant_root / "usage"
-        self.path = assert_inside(folder / f"{storage_name(spec_name)}.json", tenant_root)
-        self._lock_path = folder / f"{storage_name(spec_name)}.lock"
+        self.path = ledger_path(tenant_root, spec_name)
+        self._lock_path = self.path.parent / f"{storage_name(spec_name)}.lock"
         self._thread_lock = threading.Lock()
 
     def read(self) -> TenantUsage:
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return TenantUsage()
-        except OSError as exc:
-            raise StoreError(f"the usage ledger {self.path} cannot be read: {exc}") from None
-        try:
-            data = json.loads(raw.decode("utf-8"))
-            values = [data[name] for name in _FIELDS]
-            values += [data.get(name, 0) for name in _OPTIONAL_FIELDS]
-        except (ValueError, KeyError, TypeError):
-            data, values = None, []
-        if not values or not all(
-            isinstance(value, int) and not isinstance(value, bool) and value >= 0
-            for value in values
-        ):
-            raise StoreError(
-                f"the usage ledger {self.path} is damaged; the tenant's budget cannot be "
-                "enforced until it is fixed or removed"
-            )
-        return TenantUsage(*values)
+        return read_ledger(self.path)[0]
+
+    def read_dream(self) -> DreamUsage:
+        return read_ledger(self.path)[1]
 
     def add(self, usage: Usage, *, estimated: int = 0) -> TenantUsage:
         """Record one turn's ``usage``; ``estimated`` is what admission reserved for its
         message (``estimate_input_tokens``)."""
+        turns, _ = self._change(lambda turns, dream: (turns.plus(usage, estimated), dream))
+        return turns
+
+    def add_dream(self, dream: DreamUsage) -> DreamUsage:
+        """Record one dream's model phase (its own kind: the turns' totals do not change)."""
+        _, total = self._change(lambda turns, recorded: (turns, recorded.plus(dream)))
+        return total
+
+    def _change(
+        self, change: Callable[[TenantUsage, DreamUsage], tuple[TenantUsage, DreamUsage]]
+    ) -> tuple[TenantUsage, DreamUsage]:
         with self._thread_lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with FileLock(self._lock_path, wait_s=10.0, what="the usage ledger"):
-                total = self.read().plus(usage, estimated)
-                payload = {name: getattr(total, name) for name in _FIELDS + _OPTIONAL_FIELDS}
-                replace_atomically(self.path, (json.dumps(payload) + "\n").encode(), mode=0o600)
-        return total
+                turns, dream = change(*read_ledger(self.path))
+                replace_atomically(self.path, ledger_bytes(turns, dream), mode=0o600)
+        return turns, dream

@@ -35,6 +35,8 @@ from specwire.runtime.hosts.http.usage_ledger import Decide, TenantUsage, Verdic
 from specwire.runtime.models import Usage
 from specwire.runtime.pg.migrations import advisory_key, migrate_once
 from specwire.runtime.pg.pool import translated
+from specwire.runtime.usage.database import DREAM_COLUMNS, TURN_COLUMNS, read_row
+from specwire.runtime.usage.totals import DreamUsage
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -74,6 +76,21 @@ USAGE_MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             "ALTER TABLE usage_reservations ADD COLUMN owner_key integer",
             "ALTER TABLE usage_reservations ALTER COLUMN owner_pid DROP NOT NULL, "
             "ALTER COLUMN owner_since DROP NOT NULL",
+        ),
+    ),
+    (
+        3,
+        (
+            # The scheduled dream's model phases, a kind of their own (``runtime.usage``):
+            # never counted against the turn budget. Defaults: no table rewrite.
+            "ALTER TABLE usage_ledgers "
+            "ADD COLUMN dream_runs bigint NOT NULL DEFAULT 0 CHECK (dream_runs >= 0), "
+            "ADD COLUMN dream_calls bigint NOT NULL DEFAULT 0 CHECK (dream_calls >= 0), "
+            "ADD COLUMN dream_input bigint NOT NULL DEFAULT 0 CHECK (dream_input >= 0), "
+            "ADD COLUMN dream_output bigint NOT NULL DEFAULT 0 CHECK (dream_output >= 0), "
+            "ADD COLUMN dream_cached bigint NOT NULL DEFAULT 0 CHECK (dream_cached >= 0), "
+            "ADD COLUMN dream_cost_micro_usd bigint NOT NULL DEFAULT 0 "
+            "CHECK (dream_cost_micro_usd >= 0)",
         ),
     ),
 )
@@ -235,7 +252,7 @@ def _locked_key(conn: Any) -> int:
     raise StoreError("the worker's lease found no free worker key")
 
 
-_TOTALS: Final = "input, output, cached, turns, estimated"
+_TOTALS: Final = TURN_COLUMNS
 
 
 class PostgresUsageLedger:
@@ -377,6 +394,32 @@ class PostgresUsageLedger:
         if row is None:
             raise StoreError("the usage ledger did not record the turn")
         return _usage(row)
+
+    def read_dream(self) -> DreamUsage:
+        with translated("read the usage ledger"), self.pool.connection() as conn:
+            return read_row(conn, self.tenant, self.spec)[1]
+
+    def add_dream(self, dream: DreamUsage) -> DreamUsage:
+        """Record one dream's model phase, a kind of its own: the turns' totals, and so the
+        budget and the turns waiting on it, do not change (nothing is announced)."""
+        with translated("record the dream's usage"), self.pool.connection() as conn:
+            row = conn.execute(
+                f"INSERT INTO usage_ledgers (tenant, spec, {DREAM_COLUMNS}) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (tenant, spec) DO UPDATE SET "
+                "dream_runs = usage_ledgers.dream_runs + EXCLUDED.dream_runs, "
+                "dream_calls = usage_ledgers.dream_calls + EXCLUDED.dream_calls, "
+                "dream_input = usage_ledgers.dream_input + EXCLUDED.dream_input, "
+                "dream_output = usage_ledgers.dream_output + EXCLUDED.dream_output, "
+                "dream_cached = usage_ledgers.dream_cached + EXCLUDED.dream_cached, "
+                "dream_cost_micro_usd = usage_ledgers.dream_cost_micro_usd "
+                "+ EXCLUDED.dream_cost_micro_usd "
+                f"RETURNING {DREAM_COLUMNS}",
+                (self.tenant, self.spec, *(max(0, value) for value in dream.values())),
+            ).fetchone()
+        if row is None:
+            raise StoreError("the usage ledger did not record the dream")
+        return DreamUsage(*(int(value) for value in row))
 
 
 def _usage(row: Any) -> TenantUsage:

@@ -190,3 +190,61 @@ def test_workers_of_different_roles_see_each_other_live_and_dead(
             lease.close()
         for pool in pools:
             pool.close()
+
+
+def test_the_dream_kind_adds_up_apart_from_the_turns_and_the_owner_reads_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ledger row written before the dream's kind (schema 2) gains it with zeros; dreams
+    recorded by several workers at once add up; the turns' totals (the budget's) never move;
+    ``codegen memory usage --backend postgres`` shows both."""
+    import json
+
+    from specwire.runtime.facts.providers.connect import close_shared_pools
+    from specwire.runtime.hosts.http.usage_postgres import COMPONENT, USAGE_MIGRATIONS
+    from specwire.runtime.owner.command import main
+    from specwire.runtime.pg.migrations import migrate_once
+    from specwire.runtime.usage.totals import DreamUsage
+
+    uri = PostgresServerForTests.fresh_database()
+    old, new = open_pool(uri, max_size=2), open_pool(uri, max_size=4)
+    try:
+        migrate_once(old, COMPONENT, USAGE_MIGRATIONS[:2])
+        with old.connection() as conn:
+            conn.execute(
+                "INSERT INTO usage_ledgers (tenant, spec, input, output, turns) "
+                "VALUES ('acme', 'bot', 50, 5, 2)"
+            )
+        ledger = PostgresUsageLedger(new, tenant="acme", spec="bot")  # migrates to the kind
+        assert ledger.read_dream() == DreamUsage()
+        assert ledger.read() == TenantUsage(50, 5, 0, 2, 0)
+
+        one = DreamUsage(1, 2, 300, 20, 10, 4500)
+        threads = [
+            threading.Thread(target=lambda: [ledger.add_dream(one) for _ in range(5)])
+            for _ in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert ledger.read_dream() == DreamUsage(20, 40, 6000, 400, 200, 90000)
+        assert ledger.read() == TenantUsage(50, 5, 0, 2, 0)  # the turns' totals: untouched
+        globex = PostgresUsageLedger(new, tenant="globex", spec="bot")
+        assert globex.add_dream(one) == one  # a row of its own
+
+        monkeypatch.setenv("USAGE_TEST_DSN", uri)
+        status = main(
+            ["--backend", "postgres", "--dsn", "$USAGE_TEST_DSN", "--tenant", "acme", "--json"]
+            + ["usage"]
+        )
+        out, err = capsys.readouterr()
+        assert status == 0, err
+        [shown] = json.loads(out)
+        assert shown["spec"] == "bot" and shown["turns"]["turns"] == 2
+        assert shown["dream"]["runs"] == 20 and shown["dream"]["costUsd"] == 0.09
+    finally:
+        close_shared_pools()
+        old.close()
+        new.close()
+        PostgresServerForTests.drop_database(uri)
