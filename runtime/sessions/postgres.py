@@ -148,6 +148,10 @@ class PostgresSessionLogs:
         self._now = now
         migrate_once(pool, COMPONENT, SESSION_LOG_MIGRATIONS)
         self._key: bytes | None = None
+        # The sessions whose conversation lock this object holds: the lock's connection, and
+        # what keeps its appends one at a time (``append`` writes through it).
+        self._held: dict[str, tuple[Any, threading.Lock]] = {}
+        self._held_lock = threading.Lock()
 
     def _scope(self, **more: Any) -> dict[str, Any]:
         return {"tenant": self.tenant, "spec": self.spec, **more}
@@ -247,12 +251,21 @@ class PostgresSessionLogs:
 
     def append(self, session_id: str, kind: str, payload: Any) -> Event:
         key = self.key()
+        with self._held_lock:
+            held = self._held.get(session_id)
+        if held is None:
+            with translated("append to a session log"), self.pool.connection() as conn:
+                return self._append(conn, key, session_id, kind, payload)
+        # During a turn the conversation lock's own connection writes: once the server ended
+        # that session (and with it the lock, so another worker may run a turn of this
+        # conversation), the turn cannot write another event; it fails instead.
+        conn, one_at_a_time = held
+        with translated("append to a session log"), one_at_a_time:
+            return self._append(conn, key, session_id, kind, payload)
+
+    def _append(self, conn: Any, key: bytes, session_id: str, kind: str, payload: Any) -> Event:
         lock = advisory_key(f"specwire.session_log.{self.tenant}.{self.spec}.{session_id}")
-        with (
-            translated("append to a session log"),
-            self.pool.connection() as conn,
-            conn.transaction(),
-        ):
+        with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
             row = conn.execute(
                 f"SELECT coalesce(max(seq), 0) FROM session_log_events WHERE {_SCOPE} "
@@ -296,8 +309,13 @@ class PostgresSessionLogs:
                 raise StoreError(
                     f"could not lock conversation {session_id}: {type(exc).__name__}"
                 ) from exc
+            with self._held_lock:
+                self._held[session_id] = (conn, threading.Lock())
             yield
         finally:
+            with self._held_lock:
+                if self._held.get(session_id, (None,))[0] is conn:
+                    del self._held[session_id]
             # Closing the connection releases the lock (also when this process dies).
             conn.close()
 

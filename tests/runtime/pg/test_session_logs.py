@@ -24,6 +24,7 @@ from conformance_harness import PostgresServerForTests  # noqa: E402
 from specwire.runtime.continuity.proof import EvidenceRef, check_evidence  # noqa: E402
 from specwire.runtime.core.errors import LockTimeoutError  # noqa: E402
 from specwire.runtime.loop.history import history_from_log  # noqa: E402
+from specwire.runtime.pg.migrations import advisory_key  # noqa: E402
 from specwire.runtime.pg.pool import open_pool  # noqa: E402
 from specwire.runtime.sessions.log import SessionLog, resolve_tool_use, run_of  # noqa: E402
 from specwire.runtime.sessions.postgres import PostgresSessionLogs  # noqa: E402
@@ -224,6 +225,37 @@ def test_the_conversation_lock_holds_across_processes_and_dies_with_its_holder(
         if holder.poll() is None:
             holder.kill()
             holder.wait()
+
+
+def test_a_turn_whose_conversation_lock_was_lost_writes_nothing_more(pool: Any) -> None:
+    """The server ends the lock's session mid-turn (a failover, an idle timeout, an
+    administrator) while the worker goes on: another worker may now run a turn of the same
+    conversation, so the first one must not append another event (it fails instead), and the
+    other turn's events are numbered on from the last one written."""
+    from specwire.runtime.core.errors import StoreError
+
+    logs = logs_of(pool)
+    other_worker = logs_of(pool)
+    with logs.conversation_lock(SESSION, 5.0):
+        logs.append(SESSION, "user_message", {"text": "first", "turn": 1})
+        key = advisory_key(f"specwire.conversation.acme.bot.{SESSION}")
+        with pool.connection() as conn:
+            holder = conn.execute(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                "AND classid = %s AND objid = %s AND objsubid = 1",
+                ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
+            ).fetchone()
+            assert holder is not None
+            conn.execute("SELECT pg_terminate_backend(%s)", (holder[0],))
+        with other_worker.conversation_lock(SESSION, 5.0):  # taken over at once
+            with pytest.raises(StoreError):
+                logs.append(SESSION, "assistant_message", {"text": "late", "turn": 1})
+            other_worker.append(SESSION, "user_message", {"text": "second", "turn": 2})
+    texts = [event.payload["text"] for event in logs.events(SESSION)]
+    assert texts == ["first", "second"]
+    assert [event.seq for event in logs.events(SESSION)] == [1, 2]
+    logs.append(SESSION, "note", {"text": "after the turn"})  # outside a lock: the pool's
+    assert [event.seq for event in logs.events(SESSION)] == [1, 2, 3]
 
 
 def test_erasure_redacts_the_subject_from_every_log_and_the_rows_stay_evidence(
