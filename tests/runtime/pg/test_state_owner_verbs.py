@@ -155,6 +155,10 @@ def test_migrate_moves_the_state_documents_both_ways_and_a_second_run_copies_not
     facts = FactStore.open(layout.facts_db)
     facts.remember("the state moves with the facts")
     facts.close()
+    # A session summary ``memory.sessionRecall`` recalls from (one document on both backends).
+    summary = layout.root / "sessions-index" / "demo" / "sess_0123456789abcdef.json"
+    summary.parent.mkdir(parents=True)
+    summary.write_text('{"outcome": "moved", "sessionId": "sess_0123456789abcdef"}\n')
     before = {k: v for k, v in file_documents(layout.root).items() if not k.startswith("facts/")}
 
     def migrate(*argv: str) -> tuple[int, dict[str, Any]]:
@@ -177,15 +181,15 @@ def test_migrate_moves_the_state_documents_both_ways_and_a_second_run_copies_not
 
     code, first = migrate("--from", "file", "--to", "postgres")
     assert code == 0, first
-    assert first["state"]["copied"] == len(before) == 5
+    assert first["state"]["copied"] == len(before) == 6
     volume = volume_on(shared_pool(database), layout.root, tenant=DEFAULT_TENANT)
     assert database_documents(volume) == before
     code, again = migrate("--from", "file", "--to", "postgres")
-    assert code == 0 and again["state"] == {**first["state"], "copied": 0, "alreadyThere": 5}
+    assert code == 0 and again["state"] == {**first["state"], "copied": 0, "alreadyThere": 6}
 
     back = tmp_path / "back"
     code, returned = migrate("--from", "postgres", "--to", "file", "--to-root", str(back))
-    assert code == 0 and returned["state"]["copied"] == 5
+    assert code == 0 and returned["state"]["copied"] == 6
     restored = file_documents(back / ".specwire")
     assert {k: v for k, v in restored.items() if not k.startswith("facts/")} == before
     assert ContinuityStore(StoreLayout.for_cwd(back, "demo")).active_plan_id() == plan.id
