@@ -440,8 +440,13 @@ class PostgresUsageLedger:
         return _usage(row)
 
 
-class _LeaseLost(Exception):
-    """The worker's lease key is held by nobody: its session ended on the server."""
+class _LeaseLost(StoreError):
+    """The worker's lease key is held by nobody: its session ended on the server (once more
+    right after the lease was reopened, the admission fails as a store error)."""
+
+    def __init__(self, key: int) -> None:
+        super().__init__("the worker's lease on the database was lost; the turn was not admitted")
+        self.key = key
 
 
 def _usage(row: Any) -> TenantUsage:
