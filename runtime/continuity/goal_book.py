@@ -88,6 +88,7 @@ class GoalBook:
         clean = one_line(title)
         if not clean:
             raise StoreError("a goal needs a non-empty title")
+        _refuse_nul(title=title, unit=unit)
         with self._folder.mutation():
             goals = self.read()
             stamp = self._folder.stamp()
@@ -118,6 +119,7 @@ class GoalBook:
     ) -> GoalChange:
         """Change a goal; status ``proven`` completes it as the proof policy allows, and nothing
         changes when a citation does not verify."""
+        _refuse_nul(title=title, unit=unit)
         goal = self.get(goal_id)
         if evidence and status != "proven":
             raise StoreError('evidence is only used with status "proven"; nothing was changed')
@@ -162,3 +164,14 @@ class GoalBook:
             goals[index] = goal
             self._folder.write(self.path, render_goals(goals))
         return GoalChange(goal, completion.checks if completion is not None else ())
+
+
+def _refuse_nul(**fields: str | None) -> None:
+    """A NUL in a goal's title or unit is refused, nothing changed: goals.yaml would keep it
+    escaped, but the handoff and the prompt carry it raw, and a document in PostgreSQL cannot
+    hold one (every later handoff of the conversation would fail to be written)."""
+    for name, value in fields.items():
+        if value is not None and "\x00" in value:
+            raise StoreError(
+                f"a goal's {name} must not contain a NUL character; nothing was changed"
+            )

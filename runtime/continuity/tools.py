@@ -260,6 +260,13 @@ class _Handlers:
         result = self.store.clear(parsed.scope)
         if result.snapshot is None:
             return ToolResult(f"nothing to clear: {parsed.scope} is already empty")
+        if not self.store.volume.on_files:  # in the database: no folder of this worker holds it
+            stamp = result.snapshot.ts
+            return ToolResult(
+                f"cleared: {parsed.scope} ({len(result.moved)} document(s)) → trash snapshot "
+                f"{stamp}\nundo: the owner restores it with `codegen memory continuity restore "
+                f"{stamp}` (nothing was deleted; tell the user)"
+            )
         trash = result.snapshot.path
         return ToolResult(
             f"cleared: {parsed.scope} ({len(result.moved)} file(s)/dir(s)) → {trash}\n"

@@ -1,13 +1,14 @@
 """The state half of ``codegen memory migrate``: the human-readable documents (continuity,
-its trash, the wiki, dream state, ``retention.json``) moved between the file layout and
-PostgreSQL (``state_documents``), as they are.
+its trash, the wiki, dream state, the session summaries ``memory.sessionRecall`` recalls,
+``retention.json``) moved between the file layout and PostgreSQL (``state_documents``), as they
+are.
 
-A spec's documents on files are everything below ``state/<spec>/``, ``wiki/<spec>/`` and
-``trash/<ts>/state/<spec>/``, and ``retention.json``; hidden files (locks, a killed writer's
-temporaries) are not documents. In the database they are the rows of the tenant's spec. Each
-is copied with its exact text under the same relative path when the target lacks it; one
-the target holds already is left alone (a second run copies nothing). Verification compares
-the sha256 of both sides' sorted ``(path, text)`` pairs.
+A spec's documents on files are everything below ``state/<spec>/``, ``wiki/<spec>/``,
+``sessions-index/<spec>/`` and ``trash/<ts>/state/<spec>/``, and ``retention.json``; hidden
+files (locks, a killed writer's temporaries) are not documents. In the database they are the
+rows of the tenant's spec. Each is copied with its exact text under the same relative path
+when the target lacks it; one the target holds already is left alone (a second run copies
+nothing). Verification compares the sha256 of both sides' sorted ``(path, text)`` pairs.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def is_spec_document(key: str, spec: str) -> bool:
         return False
     if key == RETENTION:
         return True
-    if parts[0] in ("state", "wiki") and len(parts) > 2 and parts[1] == name:
+    if parts[0] in ("state", "wiki", "sessions-index") and len(parts) > 2 and parts[1] == name:
         return True
     return len(parts) > 4 and parts[0] == "trash" and parts[2] == "state" and parts[3] == name
 

@@ -53,7 +53,14 @@ def export_documents(volume: PostgresVolume, destination: Path) -> list[str]:
     Refused (nothing written) when a different file is at one of them."""
     pending: list[tuple[Path, str]] = []
     written: list[str] = []
-    for key, text, _ in volume.texts(volume.root):
+    documents = volume.texts(volume.root)
+    for key, _, _ in documents:
+        if not _relative(key):
+            raise SelectionError(
+                f"{volume.where} holds a document at {key!r}, which is not a path inside the "
+                "export folder; nothing was written"
+            )
+    for key, text, _ in documents:
         target = destination / key
         existing = _existing(target)
         if existing is None:
@@ -68,6 +75,13 @@ def export_documents(volume: PostgresVolume, destination: Path) -> list[str]:
     for target, text in pending:
         write_atomic(target, text, root=destination)
     return written
+
+
+def _relative(key: str) -> bool:
+    """Whether ``key`` is a path the runtime writes: relative, one name per part (none empty,
+    ``.`` or ``..``). The runtime never stores another; a row written past it must not steer
+    the export out of its folder."""
+    return all(part not in ("", ".", "..") for part in key.split("/"))
 
 
 def _existing(target: Path) -> bytes | None:

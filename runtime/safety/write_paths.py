@@ -125,7 +125,7 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "sessions.log:SessionLog.append": "host: the session log records what happened (payloads "
     "redacted and made valid Unicode); it is evidence, framed when replayed, never instructions",
     "sessions.log:rewrite_log": "host: erasure's redaction of a log, sealed again",
-    "sessions.postgres:PostgresSessionLogs.append": "host: as sessions.log:SessionLog.append, "
+    "sessions.postgres:PostgresSessionLogs._append": "host: as sessions.log:SessionLog.append, "
     "one sealed row per event in session_log_events",
     "sessions.postgres:PostgresSessionLogs.key": "host: a random key sealing a tenant's logs",
     "dream.state:write_state": "host: the dream schedule's own record (times, counts)",
@@ -161,8 +161,10 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "token counts and cost per tenant",
     "hosts.http.slack_dedup_postgres:PostgresSeenEvents.first_time": "host: Slack event ids "
     "and channel timestamps, for retry de-duplication",
-    "hosts.http.usage_postgres:PostgresUsageLedger.admit": "host: a turn's reservation "
-    "(token counts, a random ticket, the worker's backend pid)",
+    "hosts.http.usage_postgres:PostgresUsageLedger._admit": "host: a turn's reservation "
+    "(token counts, a random ticket, the worker's key)",
+    "hosts.http.usage_postgres:WorkerLease._reopen": "host: this worker's reservations written "
+    "again under its new key (token counts, tickets)",
     "tools.shell.launch:_write_proc": "host: the sandbox's own process settings",
     "tools.schemas:main": "host: generated tool schemas (a build step)",
 }

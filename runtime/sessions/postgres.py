@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -136,6 +138,31 @@ def _remember_prefix(pool: Any, name: tuple[str, str, str], prefix: _VerifiedPre
             known.popitem(last=False)
 
 
+# Per connection pool (a database; weak keys), how many turns of this process may hold a
+# conversation lock, each on a connection of its own, at once: ``SPECWIRE_MAX_TURNS`` (default
+# 16). A turn past it waits here, holding no connection, so a burst of conversations cannot
+# take every connection the server allows (the pool's 10, the worker's lease and listener, and
+# these, per worker).
+MAX_TURNS_VARIABLE: Final = "SPECWIRE_MAX_TURNS"
+DEFAULT_MAX_TURNS: Final = 16
+_slots: weakref.WeakKeyDictionary[Any, threading.BoundedSemaphore] = weakref.WeakKeyDictionary()
+_slots_lock = threading.Lock()
+
+
+def _turn_slots(pool: Any) -> threading.BoundedSemaphore:
+    with _slots_lock:
+        slots = _slots.get(pool)
+        if slots is None:
+            raw = os.environ.get(MAX_TURNS_VARIABLE, "").strip()
+            if raw and not (raw.isdigit() and 1 <= int(raw) <= 10_000):
+                raise StoreError(
+                    f"{MAX_TURNS_VARIABLE} must be a whole number from 1 to 10000 (got {raw!r})"
+                )
+            slots = threading.BoundedSemaphore(int(raw) if raw else DEFAULT_MAX_TURNS)
+            _slots[pool] = slots
+        return slots
+
+
 class PostgresSessionLogs:
     """One tenant's spec's session logs in the database (``runtime.sessions.store.SessionLogs``)."""
 
@@ -148,6 +175,10 @@ class PostgresSessionLogs:
         self._now = now
         migrate_once(pool, COMPONENT, SESSION_LOG_MIGRATIONS)
         self._key: bytes | None = None
+        # The sessions whose conversation lock this object holds: the lock's connection, and
+        # what keeps its appends one at a time (``append`` writes through it).
+        self._held: dict[str, tuple[Any, threading.Lock]] = {}
+        self._held_lock = threading.Lock()
 
     def _scope(self, **more: Any) -> dict[str, Any]:
         return {"tenant": self.tenant, "spec": self.spec, **more}
@@ -247,12 +278,21 @@ class PostgresSessionLogs:
 
     def append(self, session_id: str, kind: str, payload: Any) -> Event:
         key = self.key()
+        with self._held_lock:
+            held = self._held.get(session_id)
+        if held is None:
+            with translated("append to a session log"), self.pool.connection() as conn:
+                return self._append(conn, key, session_id, kind, payload)
+        # During a turn the conversation lock's own connection writes: once the server ended
+        # that session (and with it the lock, so another worker may run a turn of this
+        # conversation), the turn cannot write another event; it fails instead.
+        conn, one_at_a_time = held
+        with translated("append to a session log"), one_at_a_time:
+            return self._append(conn, key, session_id, kind, payload)
+
+    def _append(self, conn: Any, key: bytes, session_id: str, kind: str, payload: Any) -> Event:
         lock = advisory_key(f"specwire.session_log.{self.tenant}.{self.spec}.{session_id}")
-        with (
-            translated("append to a session log"),
-            self.pool.connection() as conn,
-            conn.transaction(),
-        ):
+        with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
             row = conn.execute(
                 f"SELECT coalesce(max(seq), 0) FROM session_log_events WHERE {_SCOPE} "
@@ -282,11 +322,23 @@ class PostgresSessionLogs:
         import psycopg
 
         lock = advisory_key(f"specwire.conversation.{self.tenant}.{self.spec}.{session_id}")
-        with translated(f"lock conversation {session_id}"):
-            conn = psycopg.connect(_conninfo(self), autocommit=True, **_connect_kwargs(self))
+        slots = _turn_slots(self.pool)
+        started = time.monotonic()
+        if not slots.acquire(timeout=max(0.0, wait_s)):
+            raise LockTimeoutError(
+                f"conversation {session_id} waited {wait_s:g} s for one of this worker's "
+                f"{MAX_TURNS_VARIABLE} turn slots"
+            )
         try:
+            with translated(f"lock conversation {session_id}"):
+                conn = psycopg.connect(_conninfo(self), autocommit=True, **_connect_kwargs(self))
+        except BaseException:
+            slots.release()
+            raise
+        try:
+            left = max(0.001, wait_s - (time.monotonic() - started))
             try:
-                conn.execute("SELECT set_config('lock_timeout', %s, false)", (_ms(wait_s),))
+                conn.execute("SELECT set_config('lock_timeout', %s, false)", (_ms(left),))
                 conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
             except psycopg.errors.LockNotAvailable:
                 raise LockTimeoutError(
@@ -296,10 +348,16 @@ class PostgresSessionLogs:
                 raise StoreError(
                     f"could not lock conversation {session_id}: {type(exc).__name__}"
                 ) from exc
+            with self._held_lock:
+                self._held[session_id] = (conn, threading.Lock())
             yield
         finally:
+            with self._held_lock:
+                if self._held.get(session_id, (None,))[0] is conn:
+                    del self._held[session_id]
             # Closing the connection releases the lock (also when this process dies).
             conn.close()
+            slots.release()
 
 
 def _ms(seconds: float) -> str:

@@ -124,25 +124,66 @@ class WorkerLease:
         self._conn: Any = None
         self._key: int | None = None
         self._lock = threading.Lock()
+        # This process's turns in flight: ticket → (tenant, spec, input reserved), written
+        # again under the new key when the lease is reopened.
+        self._held: dict[str, tuple[str, str, int]] = {}
         self.changes = UsageChanges(lambda: _connect(pool))
 
     def key(self) -> int:
         """The worker's key, whose lock the lease connection holds (reopened with a new key if
-        the connection was lost: reservations under the old one are void by then)."""
+        the connection was lost, this process's turns in flight moved under it)."""
         with self._lock:
             if self._conn is not None and not self._conn.closed and not self._conn.broken:
                 assert self._key is not None
                 return self._key
-            if self._conn is not None:
-                self._conn.close()
-            with translated("open the worker's lease"):
-                self._conn = _connect(self.pool)
-                self._key = _locked_key(self._conn)
-            return self._key
+            return self._reopen()
+
+    def renew(self, lost: int) -> int:
+        """The lease's session ended on the server while its connection still looked open (a
+        failover, an idle timeout, an administrator): nobody holds ``lost`` any more, so every
+        reservation under it is void at the next admission. Reopen the lease with a new key
+        and move this process's turns in flight under it (unless another thread did)."""
+        with self._lock:
+            if self._key != lost and self._conn is not None and not self._conn.closed:
+                assert self._key is not None
+                return self._key
+            return self._reopen()
+
+    def _reopen(self) -> int:
+        if self._conn is not None:
+            self._conn.close()
+        with translated("open the worker's lease"):
+            self._conn = _connect(self.pool)
+            self._key = _locked_key(self._conn)
+            if self._held:
+                # A reservation another worker already dropped comes back: its turn runs on.
+                with self.pool.connection() as conn, conn.transaction():
+                    for ticket, (tenant, spec, reserved) in sorted(self._held.items()):
+                        conn.execute(
+                            "INSERT INTO usage_reservations (tenant, spec, ticket, input, "
+                            "owner_key) VALUES (%s, %s, %s, %s, %s) "
+                            "ON CONFLICT (tenant, spec, ticket) DO UPDATE "
+                            "SET owner_key = EXCLUDED.owner_key",
+                            (tenant, spec, ticket, reserved, self._key),
+                        )
+        return self._key
+
+    def hold(self, ticket: str, tenant: str, spec: str, reserved: int) -> None:
+        """A turn of this process admitted under ``ticket``, ``reserved`` input tokens."""
+        with self._lock:
+            self._held[ticket] = (tenant, spec, reserved)
+
+    def drop(self, ticket: str) -> None:
+        """The turn of ``ticket`` ended (before its reservation is deleted)."""
+        with self._lock:
+            self._held.pop(ticket, None)
 
     def close(self) -> None:
+        """The process stops serving: its lock goes, and so do its turns' reservations (a
+        lease used again afterwards starts with none)."""
         self.changes.close()
         with self._lock:
+            self._held.clear()
             if self._conn is not None:
                 self._conn.close()  # the server frees the lock with the session
                 self._conn = None
@@ -280,6 +321,15 @@ class PostgresUsageLedger:
         if self.lease is None:
             raise StoreError("shared admission needs the worker's lease")
         worker = self.lease.key()
+        try:
+            admitted = self._admit(decide, worker)
+        except _LeaseLost:
+            admitted = self._admit(decide, self.lease.renew(worker))
+        if admitted[0] == "admit":
+            self.lease.hold(admitted[2], self.tenant, self.spec, admitted[1])
+        return admitted
+
+    def _admit(self, decide: Decide, worker: int) -> tuple[Verdict, int, str]:
         scope = {"tenant": self.tenant, "spec": self.spec}
         with (
             translated("admit a turn"),
@@ -297,6 +347,13 @@ class PostgresUsageLedger:
                 scope,
             ).fetchone()
             used = _usage(row) if row is not None else TenantUsage()
+            # This worker's own key must be held (by its lease): when the lock is free, the
+            # lease's session ended on the server and reservations under the key are void.
+            lost = conn.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, %s)", (WORKER_LOCK_CLASS, worker)
+            ).fetchone()
+            if lost is None or lost[0]:
+                raise _LeaseLost(worker)
             # Reservations of workers that are gone (their lease connection closed, so their
             # lock is free) are void.
             dropped = conn.execute(
@@ -328,6 +385,8 @@ class PostgresUsageLedger:
 
     def release(self, ticket: str) -> None:
         """Drop a turn's reservation (its usage was recorded, or it failed)."""
+        if self.lease is not None:
+            self.lease.drop(ticket)
         with (
             translated("release a reservation"),
             self.pool.connection() as conn,
@@ -363,6 +422,8 @@ class PostgresUsageLedger:
         """Record one turn's ``usage`` (``estimated``: what admission reserved for its message)
         under the ledger row's lock, dropping its reservation (``ticket``) in the same
         transaction; the new totals."""
+        if ticket is not None and self.lease is not None:
+            self.lease.drop(ticket)
         with translated("record usage"), self.pool.connection() as conn, conn.transaction():
             if ticket is not None:
                 conn.execute(
@@ -420,6 +481,15 @@ class PostgresUsageLedger:
         if row is None:
             raise StoreError("the usage ledger did not record the dream")
         return DreamUsage(*(int(value) for value in row))
+
+
+class _LeaseLost(StoreError):
+    """The worker's lease key is held by nobody: its session ended on the server (once more
+    right after the lease was reopened, the admission fails as a store error)."""
+
+    def __init__(self, key: int) -> None:
+        super().__init__("the worker's lease on the database was lost; the turn was not admitted")
+        self.key = key
 
 
 def _usage(row: Any) -> TenantUsage:

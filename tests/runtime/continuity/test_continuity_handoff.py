@@ -185,3 +185,29 @@ def test_continuity_tail_cap_keeps_the_ledger_and_truncates_the_plan() -> None:
     tiny = render_continuity_tail(None, reqs, max_chars=300)
     assert tiny is not None and len(tiny) <= 300
     assert "[ledger truncated]" in tiny and "req 5" in tiny and "req 1 " not in tiny
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"title": "ship\x00"},
+        {"title": "ship", "unit": "users\x00"},
+        {"goal": True, "title": "renamed\x00"},
+        {"goal": True, "unit": "\x00"},
+    ],
+)
+def test_a_goal_with_a_nul_is_refused_and_the_handoff_is_still_written(
+    tmp_path: Path, change: dict[str, object]
+) -> None:
+    """A NUL in a goal (a hostile model's GoalWrite) reached the handoff raw: on PostgreSQL no
+    handoff of the conversation could be written again, nor the dream's continuity step."""
+    store = make_store(tmp_path)
+    goal = store.write_goal("Ten users", target=10, unit="users")
+    with pytest.raises(StoreError, match="NUL"):
+        if change.get("goal"):
+            store.update_goal(goal.id, title=change.get("title"), unit=change.get("unit"))  # type: ignore[arg-type]
+        else:
+            store.write_goal(str(change["title"]), unit=change.get("unit"))  # type: ignore[arg-type]
+    assert [(g.title, g.unit) for g in store.list_goals()] == [("Ten users", "users")]
+    handoff = store.write_handoff(HandoffInput(SESSION, "exit")).read_bytes()
+    assert b"Ten users" in handoff and b"\x00" not in handoff

@@ -163,6 +163,30 @@ def test_the_trash_restores_fail_closed_and_ids_are_never_reused(pg: Any, tmp_pa
         store.restore(cleared.snapshot.ts)
 
 
+def test_memory_clear_names_the_snapshot_not_a_worker_folder(pg: Any, tmp_path: Path) -> None:
+    """On the database nothing is under the worker's folder: the tool must not tell the model
+    (and through it a tenant's user) to move files under the server's absolute path."""
+    from specwire.runtime.continuity.tools import continuity_tools
+    from specwire.runtime.core.tool_types import ToolContext
+
+    layout = StoreLayout.for_cwd(tmp_path, "demo")
+    store = store_on(layout, Clock(), volume_on(pg, layout.root))
+    store.create_plan("Ship", ["a"])
+    tools = {t.name: t for t in continuity_tools(store, "off", True)}
+    result = tools["MemoryClear"].invoke(
+        {"scope": "all", "justification": "fresh start"},
+        ToolContext(session_id="sess_0123456789abcdef", tool_use_id="tu_1"),
+    )
+    assert not result.is_error
+    assert str(tmp_path) not in result.text and "/" not in result.text.split("→", 1)[1]
+    assert result.text == (
+        "cleared: all (2 document(s)) → trash snapshot 2026-03-01T09-30-00\n"
+        "undo: the owner restores it with `codegen memory continuity restore "
+        "2026-03-01T09-30-00` (nothing was deleted; tell the user)"
+    )
+    assert not (tmp_path / ".specwire").exists()
+
+
 @pytest.mark.parametrize("wire", ["wire_memory", "wire_continuity", "wire_wiki"])
 def test_the_composition_root_puts_continuity_and_the_wiki_in_the_database(
     wire: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -22,8 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "conformance"))
 from conformance_harness import PostgresServerForTests  # noqa: E402
 
 from specwire.runtime.continuity.proof import EvidenceRef, check_evidence  # noqa: E402
-from specwire.runtime.core.errors import LockTimeoutError  # noqa: E402
+from specwire.runtime.core.errors import LockTimeoutError, StoreError  # noqa: E402
 from specwire.runtime.loop.history import history_from_log  # noqa: E402
+from specwire.runtime.pg.migrations import advisory_key  # noqa: E402
 from specwire.runtime.pg.pool import open_pool  # noqa: E402
 from specwire.runtime.sessions.log import SessionLog, resolve_tool_use, run_of  # noqa: E402
 from specwire.runtime.sessions.postgres import PostgresSessionLogs  # noqa: E402
@@ -224,6 +225,78 @@ def test_the_conversation_lock_holds_across_processes_and_dies_with_its_holder(
         if holder.poll() is None:
             holder.kill()
             holder.wait()
+
+
+def test_a_turn_whose_conversation_lock_was_lost_writes_nothing_more(pool: Any) -> None:
+    """The server ends the lock's session mid-turn (a failover, an idle timeout, an
+    administrator) while the worker goes on: another worker may now run a turn of the same
+    conversation, so the first one must not append another event (it fails instead), and the
+    other turn's events are numbered on from the last one written."""
+    logs = logs_of(pool)
+    other_worker = logs_of(pool)
+    with logs.conversation_lock(SESSION, 5.0):
+        logs.append(SESSION, "user_message", {"text": "first", "turn": 1})
+        key = advisory_key(f"specwire.conversation.acme.bot.{SESSION}")
+        with pool.connection() as conn:
+            holder = conn.execute(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                "AND classid = %s AND objid = %s AND objsubid = 1",
+                ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
+            ).fetchone()
+            assert holder is not None
+            conn.execute("SELECT pg_terminate_backend(%s)", (holder[0],))
+        with other_worker.conversation_lock(SESSION, 5.0):  # taken over at once
+            with pytest.raises(StoreError):
+                logs.append(SESSION, "assistant_message", {"text": "late", "turn": 1})
+            other_worker.append(SESSION, "user_message", {"text": "second", "turn": 2})
+    texts = [event.payload["text"] for event in logs.events(SESSION)]
+    assert texts == ["first", "second"]
+    assert [event.seq for event in logs.events(SESSION)] == [1, 2]
+    logs.append(SESSION, "note", {"text": "after the turn"})  # outside a lock: the pool's
+    assert [event.seq for event in logs.events(SESSION)] == [1, 2, 3]
+
+
+def test_a_worker_holds_at_most_its_turn_slots_of_lock_connections(
+    pool: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each turn in flight holds a connection of its own for its conversation lock: without a
+    cap, one tenant's burst of conversations (40 turn threads per worker) took every
+    connection the server allows and every tenant's turns failed. A turn past the cap waits
+    in the process, holding no connection, and gets a slot when one frees."""
+    import specwire.runtime.sessions.postgres as module
+
+    monkeypatch.setenv("SPECWIRE_MAX_TURNS", "2")
+    monkeypatch.setattr(module, "_slots", module.weakref.WeakKeyDictionary(), raising=False)
+    logs = logs_of(pool)
+
+    def backends() -> int:
+        with pool.connection() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    with logs.conversation_lock(SESSION, 5.0), logs.conversation_lock(OTHER, 5.0):
+        held = backends()
+        busy = logs.conversation_lock("sess_00000000000000ff", 0.3)
+        with pytest.raises(LockTimeoutError, match="SPECWIRE_MAX_TURNS"), busy:
+            pass
+        assert backends() == held  # the refused turn opened no connection
+        freed = threading.Event()
+
+        def third() -> None:
+            with logs.conversation_lock("sess_00000000000000ff", 5.0):
+                freed.set()
+
+        waiter = threading.Thread(target=third)
+        waiter.start()
+        assert not freed.wait(0.3)
+    waiter.join(5.0)
+    assert freed.is_set()
+    monkeypatch.setenv("SPECWIRE_MAX_TURNS", "none")
+    monkeypatch.setattr(module, "_slots", module.weakref.WeakKeyDictionary(), raising=False)
+    with pytest.raises(StoreError, match="SPECWIRE_MAX_TURNS"), logs.conversation_lock(SESSION, 1):
+        pass
 
 
 def test_erasure_redacts_the_subject_from_every_log_and_the_rows_stay_evidence(

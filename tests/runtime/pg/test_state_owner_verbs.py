@@ -82,7 +82,8 @@ def test_continuity_verbs_and_export_work_on_the_database(
 
     out = tmp_path / "exported" / ".specwire"
     assert owner(remote("state", "export", "--to", str(out), root=work)) == 0
-    assert "exported 4 file(s)"  # focus, the plan, ACTIVE, the article in capsys.readouterr().out
+    # focus, the plan, ACTIVE, the article
+    assert "exported 4 file(s)" in capsys.readouterr().out
     assert file_documents(out) == database_documents(volume)
     # A file-backed bundle continues from the export.
     on_files = ContinuityStore(StoreLayout(out, "demo"), proof_mode="off", now=Clock())
@@ -95,6 +96,34 @@ def test_continuity_verbs_and_export_work_on_the_database(
     assert owner(remote("state", "export", "--to", str(out), root=work)) == 2
     assert "exists with other content" in capsys.readouterr().err
     assert not work.exists()  # the owner's commands wrote nothing under --root
+
+
+@pytest.mark.parametrize(
+    "key", ["state/demo/../../../escaped.md", "/tmp/absolute.md", "state//demo/x.md", "./x.md"]
+)
+def test_state_export_refuses_a_row_whose_path_leaves_the_folder_and_writes_nothing(
+    database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    """A row the runtime never writes (someone with the database's credentials put it there)
+    must not steer the export outside ``--to``, nor leave a half-written export behind."""
+    work = tmp_path / "work"
+    layout = StoreLayout.for_cwd(work, "demo")
+    volume = volume_on(shared_pool(database), layout.root, tenant=DEFAULT_TENANT)
+    ContinuityStore(layout, proof_mode="off", now=Clock(), log=Logs(), volume=volume).write_focus(
+        "a focus"
+    )
+    hostile = key.replace("/tmp/", f"{tmp_path}/")
+    with shared_pool(database).connection() as conn:
+        conn.execute(
+            "INSERT INTO state_documents (tenant, spec, path, body) VALUES (%s, 'demo', %s, 'x')",
+            (DEFAULT_TENANT, hostile),
+        )
+    out = tmp_path / "exported" / ".specwire"
+    assert owner(remote("state", "export", "--to", str(out), root=work)) == 2
+    err = capsys.readouterr().err
+    assert hostile in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "exported").exists()
+    assert not (tmp_path / "escaped.md").exists() and not (tmp_path / "absolute.md").exists()
 
 
 def test_state_export_without_the_database_is_one_line(
@@ -126,6 +155,10 @@ def test_migrate_moves_the_state_documents_both_ways_and_a_second_run_copies_not
     facts = FactStore.open(layout.facts_db)
     facts.remember("the state moves with the facts")
     facts.close()
+    # A session summary ``memory.sessionRecall`` recalls from (one document on both backends).
+    summary = layout.root / "sessions-index" / "demo" / "sess_0123456789abcdef.json"
+    summary.parent.mkdir(parents=True)
+    summary.write_text('{"outcome": "moved", "sessionId": "sess_0123456789abcdef"}\n')
     before = {k: v for k, v in file_documents(layout.root).items() if not k.startswith("facts/")}
 
     def migrate(*argv: str) -> tuple[int, dict[str, Any]]:
@@ -148,15 +181,15 @@ def test_migrate_moves_the_state_documents_both_ways_and_a_second_run_copies_not
 
     code, first = migrate("--from", "file", "--to", "postgres")
     assert code == 0, first
-    assert first["state"]["copied"] == len(before) == 5
+    assert first["state"]["copied"] == len(before) == 6
     volume = volume_on(shared_pool(database), layout.root, tenant=DEFAULT_TENANT)
     assert database_documents(volume) == before
     code, again = migrate("--from", "file", "--to", "postgres")
-    assert code == 0 and again["state"] == {**first["state"], "copied": 0, "alreadyThere": 5}
+    assert code == 0 and again["state"] == {**first["state"], "copied": 0, "alreadyThere": 6}
 
     back = tmp_path / "back"
     code, returned = migrate("--from", "postgres", "--to", "file", "--to-root", str(back))
-    assert code == 0 and returned["state"]["copied"] == 5
+    assert code == 0 and returned["state"]["copied"] == 6
     restored = file_documents(back / ".specwire")
     assert {k: v for k, v in restored.items() if not k.startswith("facts/")} == before
     assert ContinuityStore(StoreLayout.for_cwd(back, "demo")).active_plan_id() == plan.id

@@ -248,3 +248,65 @@ def test_the_dream_kind_adds_up_apart_from_the_turns_and_the_owner_reads_it(
         old.close()
         new.close()
         PostgresServerForTests.drop_database(uri)
+
+
+def terminate_lease(pool: Any, lease: Any) -> None:
+    """End ``lease``'s session from the server's side, as a failover, an idle timeout or an
+    administrator does, while the worker goes on (its connection object still looks open)."""
+    pid = lease._conn.info.backend_pid
+    with pool.connection() as conn:
+        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    gone_key = lease._key
+    for _ in range(600):  # until the server freed the lock with the session
+        with pool.connection() as conn, conn.transaction():
+            from specwire.runtime.hosts.http.usage_postgres import WORKER_LOCK_CLASS
+
+            row = conn.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, %s)", (WORKER_LOCK_CLASS, gone_key)
+            ).fetchone()
+        if row is not None and row[0]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the terminated lease's session did not end")
+
+
+def test_a_worker_whose_lease_session_ended_still_counts_its_turns(pools: list[Any]) -> None:
+    """A live worker whose lease session the server ended (its connection still looks open
+    to psycopg) must not go on reserving under a key nobody holds: every such reservation
+    would be dropped by the next admission, so its turns in flight would never count and
+    parallel requests would pass the budget. Its next admission takes a new key and moves
+    its turns in flight under it."""
+    from specwire.runtime.hosts.http.usage_postgres import WorkerLease
+
+    leases = [WorkerLease(pool) for pool in pools[:2]]
+    ledgers = [
+        PostgresUsageLedger(pool, tenant="acme", spec="bot", lease=lease)
+        for pool, lease in zip(pools[:2], leases, strict=True)
+    ]
+    seen: list[tuple[int, int]] = []
+
+    def admit_all(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Any, int, str]:
+        seen.append((in_flight, reserved))
+        return "admit", 100, ""
+
+    try:
+        first = ledgers[0].admit(admit_all)[2]
+        old_key = leases[0].key()
+        terminate_lease(pools[2], leases[0])
+        ledgers[0].admit(admit_all)  # the turn admitted before the loss still counts
+        ledgers[0].admit(admit_all)
+        ledgers[1].admit(admit_all)  # the other worker sees all three in flight
+        assert seen == [(0, 0), (1, 100), (2, 200), (3, 300)]
+        assert leases[0].key() != old_key
+        # Turns that end drop their reservations: only the other worker's is left.
+        ledgers[0].add(Usage(input=90), estimated=80, ticket=first)
+        with pools[2].connection() as conn:
+            tickets = conn.execute("SELECT ticket FROM usage_reservations").fetchall()
+        for (ticket,) in tickets:
+            if ticket != first:
+                ledgers[0].release(ticket)
+        ledgers[1].admit(admit_all)
+        assert seen[-1] == (0, 0)
+    finally:
+        for lease in leases:
+            lease.close()
