@@ -242,7 +242,7 @@ def test_many_writes_merge_the_tail_and_keep_the_ranking(db_path: Path, clock: F
 def test_numpy_loads_only_when_a_large_store_recalls(db_path: Path) -> None:
     code = (
         "import sys\n"
-        "import runtime, specwire.runtime.wiring, specwire.runtime.facts.wiring\n"
+        "import specwire.runtime.wiring, specwire.runtime.facts.wiring\n"
         "from specwire.runtime.facts.store import FactStore\n"
         "from specwire.runtime.facts.tuning import FactsTuning\n"
         f"store = FactStore.open({str(db_path)!r})\n"
