@@ -115,3 +115,47 @@ def test_pyproject_lists_every_package_folder() -> None:
         for init in (ROOT / top).rglob("__init__.py")
     }
     assert listed == on_disk
+
+
+def _console_scripts(wheel: Path) -> dict[str, str]:
+    import configparser
+
+    archive = zipfile.ZipFile(wheel)
+    [entry_points] = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
+    parser = configparser.ConfigParser()
+    parser.read_string(archive.read(entry_points).decode())
+    return dict(parser["console_scripts"])
+
+
+def test_the_console_scripts_keep_their_names(wheel: Path) -> None:
+    assert set(_console_scripts(wheel)) == {"codegen", "specwire-memory", "specwire-memory-server"}
+
+
+# A Python with the unpacked wheel and the standard library only (-I -S: no site-packages),
+# running a console script's entry as its launcher would.
+BARE_SCRIPT = """
+import importlib, sys
+sys.path.insert(0, sys.argv[1])
+module, _, function = sys.argv[2].partition(":")
+sys.argv = [sys.argv[3]]
+raise SystemExit(getattr(importlib.import_module(module), function)())
+"""
+
+
+def test_the_memory_server_without_the_serve_extra_says_what_to_install(
+    wheel: Path, tmp_path: Path
+) -> None:
+    unpacked = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    entry = _console_scripts(wheel)["specwire-memory-server"]
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", BARE_SCRIPT, str(unpacked), entry]
+        + ["specwire-memory-server"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "specwire-memory-server needs starlette, uvicorn: pip install 'specwire[serve]'\n"
+    )
