@@ -69,14 +69,21 @@ _announced: OrderedDict[str, None] = OrderedDict()
 _announced_lock = threading.Lock()
 
 
-def _first_announcement(line: str) -> bool:
+def _first_announcement(
+    line: str,
+    *,
+    remembered: OrderedDict[str, None] = _announced,
+    limit: int = ANNOUNCED_MAX,
+) -> bool:
+    """Whether ``line`` is new to ``remembered`` (the process's lines unless a caller passes its
+    own), which keeps the ``limit`` most recently repeated lines."""
     with _announced_lock:
-        if line in _announced:
-            _announced.move_to_end(line)
+        if line in remembered:
+            remembered.move_to_end(line)
             return False
-        _announced[line] = None
-        if len(_announced) > ANNOUNCED_MAX:
-            _announced.popitem(last=False)
+        remembered[line] = None
+        if len(remembered) > limit:
+            remembered.popitem(last=False)
         return True
 
 

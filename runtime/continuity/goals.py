@@ -102,6 +102,8 @@ def goal_from_data(raw: Mapping[str, Any]) -> Goal | None:
     goal_id, title, status = raw.get("id"), raw.get("title"), raw.get("status")
     if not (isinstance(goal_id, str) and GOAL_ID_RE.match(goal_id) and isinstance(title, str)):
         return None
+    if status is not None and status not in GOAL_STATUSES:
+        return None  # a person's typo ("finished") must not be rewritten as "open"
     proofs = raw.get("proofs")
     citations = raw.get("citations")
     unit = raw.get("unit")
@@ -172,10 +174,13 @@ def _entry_problem(text: str, index: int, item: Any) -> str:
     if not isinstance(item, Mapping):
         return f"{where}goal entry {index + 1} is not a mapping of goal fields"
     goal_id = item.get("id")
+    status = item.get("status")
     if not isinstance(goal_id, str) or not GOAL_ID_RE.match(goal_id):
         reason = f"its `id` is not a goal id like goal-0001 (got {goal_id!r})"
-    else:
+    elif not isinstance(item.get("title"), str):
         reason = f"{goal_id} has no `title` text"
+    else:
+        reason = f"{goal_id}'s `status` is not one of {', '.join(GOAL_STATUSES)} (got {status!r})"
     unknown = sorted(str(key) for key in item if key not in _KNOWN)
     if unknown:
         reason += f"; unknown key(s): {', '.join(unknown)}"

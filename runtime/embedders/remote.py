@@ -14,11 +14,21 @@ _BATCH = 256
 
 
 class OpenAIEmbedder:
-    def __init__(self, spec: str, model: str, *, api_key: str, base_url: str | None) -> None:
+    def __init__(
+        self,
+        spec: str,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None,
+        batch: int = _BATCH,
+    ) -> None:
+        """``batch``: at most this many texts per request."""
         import openai
 
         self.id = spec
         self._model = model
+        self._batch = batch
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=2)
         self._dim: int | None = None
 
@@ -32,8 +42,8 @@ class OpenAIEmbedder:
         import openai
 
         rows: list[list[float]] = []
-        for start in range(0, len(texts), _BATCH):
-            batch = [text or " " for text in texts[start : start + _BATCH]]
+        for start in range(0, len(texts), self._batch):
+            batch = [text or " " for text in texts[start : start + self._batch]]
             try:
                 response = self._client.embeddings.create(model=self._model, input=batch)
             except openai.OpenAIError as exc:

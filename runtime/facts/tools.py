@@ -54,6 +54,8 @@ from specwire.runtime.facts.scoping import UNSCOPED, FactScoping
 from specwire.runtime.facts.text import MAX_QUERY_CHARS, clip_query, collapse_whitespace
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pydantic import BaseModel
 
     from specwire.runtime.facts.inputs import (
@@ -227,13 +229,10 @@ def _recall_handler(provider: FactProvider, recall_k: int, scoping: FactScoping)
         if not hits:
             return ToolResult(f'no memories matched "{query}"')
         lines = [f'{len(hits)} memory match(es) for "{query}" (relevance, best = 1.00):']
-        # Scores have no fixed scale across stores (raw BM25 is tiny in a small one), so they
-        # are shown relative to the best match.
-        best = max(_raw(hit) for hit in hits) or 1.0
         lines += [
-            f"  • ({_relevance(_raw(hit) / best)}) {snippet(hit.text)}{_tag_list(hit.tags)}"
+            f"  • ({_relevance(ratio)}) {snippet(hit.text)}{_tag_list(hit.tags)}"
             f" — source {hit.id}{_scope_note(hit, scoping)}"
-            for hit in hits
+            for hit, ratio in zip(hits, relevances(hits), strict=True)
         ]
         return ToolResult("\n".join(lines))
 
@@ -280,6 +279,15 @@ def _read_handler(provider: ReadingFactProvider, scoping: FactScoping) -> ToolHa
 
 # Below 1.0, so that undoing the squash stays finite.
 MAX_UNIT_SCORE = 1.0 - 1e-9
+
+
+def relevances(hits: Sequence[ProviderHit]) -> list[float]:
+    """Each hit's score relative to the best one (the best is 1.0), as ``Recall`` shows them and
+    ``codegen memory search`` reports them. Scores have no fixed scale across stores (raw BM25 is
+    tiny in a small one), so they are shown relative to the best match, on the store's own scale
+    (the provider's squash undone)."""
+    best = max((_raw(hit) for hit in hits), default=0.0) or 1.0
+    return [_raw(hit) / best for hit in hits]
 
 
 def _raw(hit: ProviderHit) -> float:

@@ -29,6 +29,14 @@ class FactsTuning:
     """Below this many postings in a query, every posting is scored (as cheap as pruning)."""
     bound_min_postings: int = 512
     """Terms with fewer base postings than this get no block bounds: always scored."""
+    block_shift: int = 12
+    """Pruning cuts the facts into blocks of ``2 ** block_shift`` seqs (4,096)."""
+    tail_merge_min: int = 1 << 16
+    """New postings are merged into the index's base once the tail holds this many (or an
+    eighth of the base)."""
+    narrow_share: int = 4
+    """A filtered recall scores only the visible groups' facts when they hold at most
+    1/``narrow_share`` of the query's postings (0: always; a huge value: never)."""
     # -- cosine ----------------------------------------------------------------------------
     catch_up_batch: int = 256
     """Facts without a vector of the embedder are embedded this many per query."""

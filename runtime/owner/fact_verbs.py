@@ -32,6 +32,7 @@ from specwire.runtime.facts.providers.admin import (
 from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
 from specwire.runtime.facts.providers.protocol import ForgetRequest, ProviderHit, RecallRequest
 from specwire.runtime.facts.store import FactStore
+from specwire.runtime.facts.tools import relevances
 from specwire.runtime.owner import quarantine_verbs
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.backend import is_remote, open_facts
@@ -114,14 +115,13 @@ def search(args: argparse.Namespace, selection: Selection) -> int:
             else ()
         )
         found = [(hit, None if lister is None else lister.get_fact(hit.id)) for hit in hits]
-    best = max((hit.score for hit in hits), default=0.0) or 1.0
     records = [
         {
             **(fact_record(status) if status is not None else _hit_record(hit)),
             "score": float(f"{hit.score:.6g}"),
-            "relevance": round(hit.score / best, 2),
+            "relevance": round(relevance, 2),
         }
-        for hit, status in found
+        for (hit, status), relevance in zip(found, relevances(hits), strict=True)
     ]
     if args.json:
         print_json(records)

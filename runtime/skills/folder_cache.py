@@ -6,8 +6,9 @@ in it (and of the file inside each entry, for skills: ``<name>/SKILL.md``), foll
 as the loader does: mode, device, inode, size, mtime and ctime. A file added, removed, edited,
 replaced, retargeted or chmod-ed changes it, so the next turn reads the folder again.
 
-A file changed within ``RACY_NS`` of the read may share its timestamps with the next edit (file
-systems stamp with a coarse clock), so such a read is not reused. The warnings a read produced
+A file changed within ``racy_ns`` of the read (a ``FolderCache`` parameter, ``RACY_NS`` unless
+given) may share its timestamps with the next edit (file systems stamp with a coarse clock), so
+such a read is not reused. The warnings a read produced
 (a skipped file) are replayed with every reuse, as every read would write them. A folder that is
 not a ``Path`` (package data inside a zip) cannot change while the process runs and is read once.
 """
@@ -50,9 +51,15 @@ class _Read(Generic[_T]):
 class FolderCache(Generic[_T]):
     """What ``parse`` made of a folder, keyed by the folder, valid while its signature holds."""
 
-    def __init__(self, inner_file: str | None = None, max_folders: int = MAX_FOLDERS) -> None:
+    def __init__(
+        self,
+        inner_file: str | None = None,
+        max_folders: int = MAX_FOLDERS,
+        racy_ns: int = RACY_NS,
+    ) -> None:
         self._inner_file = inner_file
         self._max_folders = max_folders
+        self._racy_ns = racy_ns
         self._lock = threading.Lock()
         self._reads: dict[str, _Read[_T]] = {}
 
@@ -74,7 +81,7 @@ class FolderCache(Generic[_T]):
             warn(line)
 
         items = tuple(parse(folder, record))
-        if signature is not None and not _racy(signature):
+        if signature is not None and not _racy(signature, self._racy_ns):
             self._store(key, _Read(signature, items, tuple(warnings)))
         return items
 
@@ -121,8 +128,8 @@ def _file_signature(path: str) -> FileSignature:
     )
 
 
-def _racy(signature: Signature) -> bool:
-    recent = time.time_ns() - RACY_NS
+def _racy(signature: Signature, racy_ns: int) -> bool:
+    recent = time.time_ns() - racy_ns
     return any(
         not isinstance(part, str) and max(part[4], part[5]) >= recent for _, part in signature
     )

@@ -96,12 +96,18 @@ def _present(entry: Traversable) -> bool:
     return entry.is_file()
 
 
-def _skill_files(root: Traversable, warn: Warn) -> tuple[Entry, ...]:
-    return _SKILL_FOLDERS.read(root.joinpath("skills"), _read_skills, warn)
+def _skill_files(
+    root: Traversable, warn: Warn, folders: FolderCache[Entry] | None = None
+) -> tuple[Entry, ...]:
+    cache = folders if folders is not None else _SKILL_FOLDERS
+    return cache.read(root.joinpath("skills"), _read_skills, warn)
 
 
-def _command_files(root: Traversable, warn: Warn) -> tuple[Entry, ...]:
-    return _COMMAND_FOLDERS.read(root.joinpath("commands"), _read_commands, warn)
+def _command_files(
+    root: Traversable, warn: Warn, folders: FolderCache[Entry] | None = None
+) -> tuple[Entry, ...]:
+    cache = folders if folders is not None else _COMMAND_FOLDERS
+    return cache.read(root.joinpath("commands"), _read_commands, warn)
 
 
 def _read_skills(skills: Traversable, warn: Warn) -> Iterator[Entry]:
@@ -143,34 +149,46 @@ def _command(name: str, fields: Mapping[str, str], body: str, source: Source) ->
 
 
 def load_skills(
-    builtin: Collection[str], *, cwd: Path, home_dir: Path | None, warn: Warn = _ignore
+    builtin: Collection[str],
+    *,
+    cwd: Path,
+    home_dir: Path | None,
+    warn: Warn = _ignore,
+    folders: FolderCache[Entry] | None = None,
 ) -> list[Skill]:
     """Builtin skills named in ``builtin``, then home and project skills overriding by name.
 
-    An override with an empty body disables the skill. The result is sorted by name.
+    An override with an empty body disables the skill. The result is sorted by name. Folders are
+    read through ``folders`` (the process's cache of skill folders unless a caller passes one).
     """
     found: dict[str, Skill] = {
         name: _skill(name, fields, body, "builtin")
-        for name, fields, body in _skill_files(_builtin_root(), warn)
+        for name, fields, body in _skill_files(_builtin_root(), warn, folders)
         if name in builtin
     }
     for source, root in _override_roots(home_dir, cwd):
-        for name, fields, body in _skill_files(root, warn):
+        for name, fields, body in _skill_files(root, warn, folders):
             found[name] = _skill(name, fields, body, source)
     return [found[name] for name in sorted(found) if found[name].body.strip()]
 
 
 def load_commands(
-    allowed_builtin: Collection[str], *, cwd: Path, home_dir: Path | None, warn: Warn = _ignore
+    allowed_builtin: Collection[str],
+    *,
+    cwd: Path,
+    home_dir: Path | None,
+    warn: Warn = _ignore,
+    folders: FolderCache[Entry] | None = None,
 ) -> dict[str, SlashCommand]:
     """Builtin commands gated by ``allowed_builtin``; home and project commands are never
-    filtered and override builtins by name. Sorted by name."""
+    filtered and override builtins by name. Sorted by name. Folders are read through
+    ``folders`` (the process's cache of command folders unless a caller passes one)."""
     found: dict[str, SlashCommand] = {
         name: _command(name, fields, body, "builtin")
-        for name, fields, body in _command_files(_builtin_root(), warn)
+        for name, fields, body in _command_files(_builtin_root(), warn, folders)
         if name in allowed_builtin
     }
     for source, root in _override_roots(home_dir, cwd):
-        for name, fields, body in _command_files(root, warn):
+        for name, fields, body in _command_files(root, warn, folders):
             found[name] = _command(name, fields, body, source)
     return {name: found[name] for name in sorted(found)}

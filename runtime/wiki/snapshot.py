@@ -5,10 +5,10 @@ Reading is incremental: a query re-reads, re-parses and re-tokenizes only the ar
 that changed since the last look, in this process or any other (a person's edit included),
 found by their stamps (inode, size, mtime). Stat-ing every file costs milliseconds per thousand
 articles, so while the folder's own stamp is unchanged (every write here renames a file into
-it) the file stamps are re-checked at most every ``RESCAN_S`` seconds: an in-place edit by a
-person is seen within that time. The parsed state is shared by every store instance on the same
-folder in this process — per-turn hosts open a store every turn — and bounded (least recently
-used folders out first).
+it) the file stamps are re-checked at most every ``rescan_s`` seconds (``RESCAN_S`` unless the
+store says otherwise): an in-place edit by a person is seen within that time. The parsed state
+is shared by every store instance on the same folder in this process — per-turn hosts open a
+store every turn — and bounded (least recently used folders out first).
 """
 
 from __future__ import annotations
@@ -108,12 +108,12 @@ def _parse(slug: str, text: str | UnreadableFile) -> _Parsed | str:
     return _Parsed(article, term_counts(contextual_text(article)))
 
 
-def load_snapshot(folder: AnyWikiFolder) -> WikiSnapshot:
+def load_snapshot(folder: AnyWikiFolder, *, rescan_s: float = RESCAN_S) -> WikiSnapshot:
     cached = _entry(folder.directory)
     folder_stamp = folder.folder_stamp()
     started = time.monotonic()
     with _cache_lock:
-        recent = started - cached.scanned_at < RESCAN_S
+        recent = started - cached.scanned_at < rescan_s
         if cached.snapshot is not None and folder_stamp == cached.folder_stamp and recent:
             return cached.snapshot
     stamps = folder.scan()

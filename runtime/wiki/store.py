@@ -47,7 +47,7 @@ from specwire.runtime.wiki.article import (
 from specwire.runtime.wiki.folder import WikiFolder
 from specwire.runtime.wiki.screening import WITHHELD, article_text, screen_article
 from specwire.runtime.wiki.semantic import VectorCache, WikiEmbedder
-from specwire.runtime.wiki.snapshot import WikiSnapshot, load_snapshot, mark_changed
+from specwire.runtime.wiki.snapshot import RESCAN_S, WikiSnapshot, load_snapshot, mark_changed
 
 if TYPE_CHECKING:
     from specwire.runtime.wiki.volume_folder import AnyWikiFolder
@@ -143,9 +143,11 @@ class WikiStore:
         embedder: WikiEmbedder | None = None,
         now: Clock = utc_now,
         volume: DocumentVolume | None = None,
+        rescan_s: float = RESCAN_S,
     ) -> None:
         """``volume``: a database volume keeps the articles there (``memory.state:
-        postgres``); None or a file volume: the folder under the layout's root."""
+        postgres``); None or a file volume: the folder under the layout's root. ``rescan_s``:
+        how stale a read may be while the folder's own stamp holds (``snapshot.RESCAN_S``)."""
         self.layout = layout
         self.folder: AnyWikiFolder
         if volume is None or volume.on_files:
@@ -162,6 +164,7 @@ class WikiStore:
             VectorCache(embedder, self.folder.directory) if embedder is not None else None
         )
         self._now = now
+        self._rescan_s = rescan_s
 
     @property
     def path(self) -> str:
@@ -173,7 +176,7 @@ class WikiStore:
     # ── reads ───────────────────────────────────────────────────────────────────────────────
 
     def snapshot(self) -> WikiSnapshot:
-        return load_snapshot(self.folder)
+        return load_snapshot(self.folder, rescan_s=self._rescan_s)
 
     def get(self, slug: str) -> Article | None:
         """The current article (None when there is none); ``DamagedArticle`` when its file is

@@ -16,7 +16,7 @@ try:
         serve_channel,
         wire_memory,
     )
-except ModuleNotFoundError as missing:
+except ImportError as missing:
     if not (missing.name or "").startswith("specwire"):
         raise
     raise SystemExit(

@@ -14,7 +14,7 @@ try:
         run_bundle,
         serve_channel,
     )
-except ModuleNotFoundError as missing:
+except ImportError as missing:
     if not (missing.name or "").startswith("specwire"):
         raise
     raise SystemExit(

@@ -12,7 +12,7 @@ try:
         run_bundle,
         run_crew,
     )
-except ModuleNotFoundError as missing:
+except ImportError as missing:
     if not (missing.name or "").startswith("specwire"):
         raise
     raise SystemExit(

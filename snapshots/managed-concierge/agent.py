@@ -15,7 +15,7 @@ try:
         serve_managed,
         wire_memory,
     )
-except ModuleNotFoundError as missing:
+except ImportError as missing:
     if not (missing.name or "").startswith("specwire"):
         raise
     raise SystemExit(

@@ -13,7 +13,7 @@ try:
         run_bundle,
         serve_managed,
     )
-except ModuleNotFoundError as missing:
+except ImportError as missing:
     if not (missing.name or "").startswith("specwire"):
         raise
     raise SystemExit(

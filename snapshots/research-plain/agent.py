@@ -10,7 +10,7 @@ try:
         run_bundle,
         run_research,
     )
-except ModuleNotFoundError as missing:
+except ImportError as missing:
     if not (missing.name or "").startswith("specwire"):
         raise
     raise SystemExit(

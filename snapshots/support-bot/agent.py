@@ -12,7 +12,7 @@ try:
         run_cli,
         wire_memory,
     )
-except ModuleNotFoundError as missing:
+except ImportError as missing:
     if not (missing.name or "").startswith("specwire"):
         raise
     raise SystemExit(

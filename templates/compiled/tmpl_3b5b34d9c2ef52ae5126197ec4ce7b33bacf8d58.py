@@ -37,11 +37,11 @@ def root(context, missing=missing):
             yield str(l_1_name)
             yield ',\n'
         l_1_name = missing
-        yield '    )\nexcept ModuleNotFoundError as missing:\n    if not (missing.name or "").startswith("specwire"):\n        raise\n    raise SystemExit(\n        "this agent needs specwire '
+        yield '    )\nexcept ImportError as missing:\n    if not (missing.name or "").startswith("specwire"):\n        raise\n    raise SystemExit(\n        "this agent needs specwire '
         yield str((undefined(name='specwire_version') if l_0_specwire_version is missing else l_0_specwire_version))
         yield ' or newer in the Python that runs it: "\n        "pip install /path/to/specwire-checkout, or pip install specwire-'
         yield str((undefined(name='specwire_version') if l_0_specwire_version is missing else l_0_specwire_version))
         yield '-py3-none-any.whl"\n    ) from None\n'
 
 blocks = {}
-debug_info = '7=15&8=18&9=22&12=26&13=28&16=31&17=33&18=37&25=41&26=43'
+debug_info = '8=15&9=18&10=22&13=26&14=28&17=31&18=33&19=37&26=41&27=43'

@@ -86,6 +86,13 @@ def test_versions_cited_are_the_release(page: Path) -> None:
     assert cited <= {SPECWIRE_VERSION}
 
 
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
+def test_the_agents_folder_is_named_root(page: Path) -> None:
+    # `codegen memory`, `codegen dream` and the memory server take `--root`; `--cwd` is only a
+    # hidden alias kept for 0.2's command lines.
+    assert "--cwd" not in _text(page)
+
+
 def test_the_readme_is_short() -> None:
     assert len(_text(README).splitlines()) < 250
 

@@ -1,5 +1,5 @@
-"""A bundle run by a Python without specwire says in one line what to install (it raised a
-ModuleNotFoundError traceback)."""
+"""A bundle run by a Python without specwire, or with a specwire older than the bundle, says in
+one line what to install (it raised a ModuleNotFoundError, or an ImportError, traceback)."""
 
 from __future__ import annotations
 
@@ -44,6 +44,29 @@ def test_a_python_without_specwire_is_told_what_to_install(example: str, tmp_pat
     assert not (tmp_path / ".specwire").exists()
 
 
+@pytest.mark.parametrize("example", ["cli-plain", "channel-plain", "managed-plain"])
+def test_a_bundle_newer_than_the_installed_specwire_says_so(example: str, tmp_path: Path) -> None:
+    """A newer release's bundle imports a name this release's interface does not have yet."""
+    spec = EXAMPLES / f"{example}.yaml"
+    built = emit(load_spec_bytes(spec.read_bytes(), str(spec)))["agent.py"]
+    opening = "    from specwire.runtime.bundle import (\n"
+    assert opening in built
+    agent = tmp_path / "agent.py"
+    agent.write_text(built.replace(opening, opening + "        NameFromANewerRelease,\n", 1))
+    done = subprocess.run(
+        [sys.executable, str(agent), "--message", "hello"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"this agent needs specwire {SPECWIRE_VERSION} or newer")
+    assert not (tmp_path / ".specwire").exists()
+
+
 def test_the_guarded_header_renders_black_stable() -> None:
     imports = ImportRegistry()
     for name in ("run_cli", "MemoryDeps"):
@@ -55,5 +78,5 @@ def test_the_guarded_header_renders_black_stable() -> None:
         "specwire_version": SPECWIRE_VERSION,
     }
     header = render(PY_HEADER_TEMPLATE, context).rstrip() + "\n"
-    assert "except ModuleNotFoundError as missing:" in header
+    assert "except ImportError as missing:" in header
     assert format_python(header) == header

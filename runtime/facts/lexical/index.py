@@ -52,8 +52,6 @@ from specwire.runtime.facts.tuning import DEFAULT_TUNING, FactsTuning
 NO_EXPIRY = np.iinfo(np.int64).max
 # Term scores remembered between writes, in postings (8 bytes each).
 MAX_CACHED_CONTRIBUTIONS = 4_000_000
-# The tail is merged into the base once it holds this many postings, or an eighth of the base.
-TAIL_MERGE_MIN = 1 << 16
 
 Ints = npt.NDArray[np.int64]
 Seqs = npt.NDArray[np.int32]
@@ -73,11 +71,6 @@ class NewDoc:
     expires_at: int | None
     proven: bool
     group: str = ""  # the group label (see the module docstring)
-
-
-# The visible groups hold at most 1/NARROW_SHARE of the query's postings (times its terms): only
-# their facts are scored.
-NARROW_SHARE = 4
 
 
 @dataclass
@@ -165,6 +158,17 @@ class LexicalIndex:
         self._tuning = tuning
         self._min_postings = tuning.prune_min_postings
         self._min_bounded_postings = tuning.bound_min_postings
+        shift_changed = getattr(self, "_block_shift", tuning.block_shift) != tuning.block_shift
+        self._block_shift = tuning.block_shift
+        if shift_changed:  # statistics made with other blocks no longer apply
+            self._stats = {}
+            self._proven_blocks = None
+        # The tail is merged into the base once it holds this many postings, or an eighth of
+        # the base.
+        self._tail_merge_min = tuning.tail_merge_min
+        # The visible groups hold at most 1/narrow_share of the query's postings (times its
+        # terms): only their facts are scored.
+        self._narrow_share = tuning.narrow_share
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -177,7 +181,7 @@ class LexicalIndex:
             self._ensure_capacity(doc.seq)
             self._doc_len[doc.seq] = len(tokens)
             if doc.proven and self._proven_blocks is not None:
-                block = doc.seq >> lexical_pruning.BLOCK_SHIFT
+                block = doc.seq >> self._block_shift
                 if block < len(self._proven_blocks):
                     self._proven_blocks[block] = True
                 else:
@@ -203,7 +207,7 @@ class LexicalIndex:
                 seqs.append(doc.seq)
                 tfs.append(tf)
                 self._tail_postings += 1
-        if self._tail_postings >= max(TAIL_MERGE_MIN, len(self._docs) // 8):
+        if self._tail_postings >= max(self._tail_merge_min, len(self._docs) // 8):
             self._merge_tail()
 
     def remove(self, seq: int, terms: str) -> None:
@@ -265,10 +269,12 @@ class LexicalIndex:
             return alive
 
         avgdl = self.total_tokens / n
-        corpus = Corpus(self._doc_len, self._proven, self._proven_by_block(), avgdl, live)
+        corpus = Corpus(
+            self._doc_len, self._proven, self._proven_by_block(), avgdl, live, self._block_shift
+        )
         if visible is not None:
             postings = sum(len(posting.seqs) for posting in query)
-            if int(self._group_live[visible].sum()) * NARROW_SHARE <= postings:
+            if int(self._group_live[visible].sum()) * self._narrow_share <= postings:
                 return self._rank_members(query, visible, limit, corpus)
         pruned = lexical_pruning.pruned_top(query, limit, corpus, self._min_postings)
         if pruned is not None:
@@ -367,13 +373,13 @@ class LexicalIndex:
         stats = self._stats.get(tid)
         if stats is None:
             seqs, tfs = self._docs[start:end], self._tfs[start:end]
-            stats = lexical_pruning.block_stats(seqs, tfs, self._doc_len)
+            stats = lexical_pruning.block_stats(seqs, tfs, self._doc_len, self._block_shift)
             self._stats[tid] = stats
         return stats, end - start
 
     def _proven_by_block(self) -> Flags:
         """Per block of seqs: whether it holds a fact backed by evidence."""
-        shift = lexical_pruning.BLOCK_SHIFT
+        shift = self._block_shift
         n_blocks = (len(self._doc_len) >> shift) + 1
         if self._proven_blocks is None or len(self._proven_blocks) != n_blocks:
             marks = np.zeros(n_blocks, dtype=np.bool_)

@@ -4,13 +4,14 @@ A query's common words carry most of its postings and little of any score. Two b
 recall skip most of their postings and still return exactly what scoring every posting returns:
 
 - **Block-max.** Facts are numbered by ``seq``; the seq range is cut into blocks of
-  ``BLOCK_SIZE`` seqs. For each common term, each block records the highest term frequency and
-  the shortest fact among the term's postings there (``BlockStats``, computed once per term and
-  cached by the index). A block's bound is the sum of its terms' BM25 contributions at those
-  extremes. Recall scores the best-bounded blocks exactly first, which gives ``theta``, the
-  ``limit``-th best live score; a block whose bound is below ``theta`` cannot hold a result and
-  is skipped, and so is a block bounded by exactly ``theta`` that starts after the ``limit``-th
-  fact (ties go to the older fact).
+  ``2 ** block_shift`` seqs (``FactsTuning.block_shift``, 4,096 by default). For each common
+  term, each block records the highest term frequency and the shortest fact among the term's
+  postings there (``BlockStats``, computed once per term and cached by the index). A block's
+  bound is the sum of its terms' BM25 contributions at those extremes. Recall scores the
+  best-bounded blocks exactly first, which gives ``theta``, the ``limit``-th best live score; a
+  block whose bound is below ``theta`` cannot hold a result and is skipped, and so is a block
+  bounded by exactly ``theta`` that starts after the ``limit``-th fact (ties go to the older
+  fact).
 - **MaxScore.** Within the blocks left, a fact containing only terms whose bounds add up to less
   than ``theta`` cannot enter the result: candidates come from the other ("essential") terms,
   a candidate whose essential score plus the other terms' bounds stays below ``theta`` is
@@ -35,6 +36,7 @@ import numpy.typing as npt
 
 from specwire.runtime.facts.lexical.ranking import EVIDENCE_FACTOR, K1, B
 
+# The default of ``FactsTuning.block_shift``: blocks of 4,096 seqs.
 BLOCK_SHIFT = 12
 BLOCK_SIZE = 1 << BLOCK_SHIFT  # seqs per block
 # Pruning gives up (the caller scores every posting) past this share of all postings.
@@ -61,8 +63,11 @@ class BlockStats:
     min_len: npt.NDArray[np.float64]
 
 
-def block_stats(seqs: Seqs, tfs: Freqs, doc_len: npt.NDArray[np.int32]) -> BlockStats:
-    ids = seqs.astype(np.int64) >> BLOCK_SHIFT
+def block_stats(
+    seqs: Seqs, tfs: Freqs, doc_len: npt.NDArray[np.int32], shift: int = BLOCK_SHIFT
+) -> BlockStats:
+    """The statistics of a term's postings per block of ``2 ** shift`` seqs."""
+    ids = seqs.astype(np.int64) >> shift
     starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
     return BlockStats(
         blocks=ids[starts],
@@ -92,6 +97,7 @@ class Corpus:
     proven_blocks: Flags  # per block: holds a fact backed by evidence
     avgdl: float
     live: Callable[[Seqs], Flags]
+    block_shift: int = BLOCK_SHIFT  # blocks of ``2 ** block_shift`` seqs, as the stats were made
 
 
 def pruned_top(
@@ -104,7 +110,7 @@ def pruned_top(
     bounded = [term for term in terms if term.stats is not None]
     if total < min_postings or limit <= 0 or not bounded:
         return None
-    n_blocks = (len(corpus.doc_len) >> BLOCK_SHIFT) + 1
+    n_blocks = (len(corpus.doc_len) >> corpus.block_shift) + 1
     bounds = _block_bounds(terms, n_blocks, corpus)
     always = [_unbounded_part(term) for term in terms]
     order = np.argsort(-bounds, kind="stable")
@@ -125,7 +131,7 @@ def pruned_top(
     if len(top) < limit:
         return top  # every block was scored: fewer live matches than limit
     theta, last_seq = top[-1][1], top[-1][0]
-    starts = np.arange(n_blocks, dtype=np.int64) << BLOCK_SHIFT
+    starts = np.arange(n_blocks, dtype=np.int64) << corpus.block_shift
     # A block bounded by exactly theta matters only if it starts at or before the limit-th fact
     # (a tie goes to the older fact); that fact's own block is kept, wherever it was found.
     needed = (bounds > theta) | ((bounds == theta) & (starts <= last_seq)) | seed_blocks
@@ -208,7 +214,7 @@ def _candidates(
     for term in terms:
         if term.stats is not None:
             base = term.seqs[: term.bounded]
-            chosen[base[blocks[base >> BLOCK_SHIFT]]] = True
+            chosen[base[blocks[base >> corpus.block_shift]]] = True
     return np.flatnonzero(chosen).astype(np.int32)
 
 

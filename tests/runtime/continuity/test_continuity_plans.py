@@ -270,6 +270,26 @@ def test_a_goal_entry_with_a_wrong_key_is_named_with_its_line(tmp_path: Path) ->
         store.list_goals()
 
 
+def test_a_goal_entry_with_a_wrong_status_is_named_and_never_rewritten(tmp_path: Path) -> None:
+    """A typo in a status used to read as "open", and the next write stored "open" over it."""
+    store = make_store(tmp_path)
+    store.goals_path.parent.mkdir(parents=True)
+    edited = (
+        "version: 1\ngoals:\n  - id: goal-0001\n    title: Cut p95 latency\n    status: finished\n"
+    )
+    store.goals_path.write_text(edited)
+    with pytest.raises(
+        StoreError,
+        match=r"goals.yaml line 3: goal entry 1: goal-0001's `status` is not one of open, "
+        r"in_progress, claimed, proven, done \(got 'finished'\) — fix it by hand",
+    ):
+        store.write_goal("x")
+    assert store.goals_path.read_text() == edited
+    store.goals_path.write_text(edited.replace("finished", "done"))
+    [goal] = store.list_goals()
+    assert goal.status == "done"
+
+
 def test_a_hand_written_block_yaml_plan_works_with_the_plan_tools(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     store.plans_dir.mkdir(parents=True)

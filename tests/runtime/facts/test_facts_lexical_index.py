@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from facts_support import FakeClock
 
-from specwire.runtime.facts.lexical import pruning as lexical_pruning
 from specwire.runtime.facts.model import InvalidRequestError, NewFactItem, Provenance, RecallHit
 from specwire.runtime.facts.sql import queries
 from specwire.runtime.facts.store import FactStore
@@ -129,11 +128,15 @@ QUERIES = [
 @pytest.mark.parametrize("pruned", [False, True], ids=["every-posting", "pruned"])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_identical_ranking_to_fts5_with_ties_evidence_and_tombstones(
-    db_path: Path, clock: FakeClock, seed: int, pruned: bool, monkeypatch: pytest.MonkeyPatch
+    db_path: Path, clock: FakeClock, seed: int, pruned: bool
 ) -> None:
     # Pruning starts at 20,000 postings and blocks hold 4,096 seqs; forced here on a small store.
-    tuning = replace(TUNING, prune_min_postings=0 if pruned else 10**12, bound_min_postings=4)
-    monkeypatch.setattr(lexical_pruning, "BLOCK_SHIFT", 4)
+    tuning = replace(
+        TUNING,
+        prune_min_postings=0 if pruned else 10**12,
+        bound_min_postings=4,
+        block_shift=4,
+    )
     rng = random.Random(seed)
     with FactStore.open(db_path, now=clock, tuning=tuning) as store:
         ids = fill_varied(store, rng, 400)
@@ -223,26 +226,23 @@ def test_writes_from_another_process_are_picked_up(db_path: Path) -> None:
         assert kept.id in {hit.fact.id for hit in store.recall("invoice", 5)}
 
 
-def test_many_writes_merge_the_tail_and_keep_the_ranking(
-    store: FactStore, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from specwire.runtime.facts.lexical import index as lexical_index
-
-    monkeypatch.setattr(lexical_index, "TAIL_MERGE_MIN", 16)
-    rng = random.Random(7)
-    fill_varied(store, rng, 50)
-    store.recall("plan")  # built now; the writes below go through the tail and its merges
-    fill_varied(store, rng, 200)
-    for query in QUERIES:
-        assert ids_and_scores(indexed_recall(store, query, 20)) == ids_and_scores(
-            fts5_ranking(store, query, 20, now_ms(clock))
-        )
+def test_many_writes_merge_the_tail_and_keep_the_ranking(db_path: Path, clock: FakeClock) -> None:
+    tuning = replace(TUNING, tail_merge_min=16)
+    with FactStore.open(db_path, now=clock, tuning=tuning) as store:
+        rng = random.Random(7)
+        fill_varied(store, rng, 50)
+        store.recall("plan")  # built now; the writes below go through the tail and its merges
+        fill_varied(store, rng, 200)
+        for query in QUERIES:
+            assert ids_and_scores(indexed_recall(store, query, 20)) == ids_and_scores(
+                fts5_ranking(store, query, 20, now_ms(clock))
+            )
 
 
 def test_numpy_loads_only_when_a_large_store_recalls(db_path: Path) -> None:
     code = (
         "import sys\n"
-        "import runtime, specwire.runtime.wiring, specwire.runtime.facts.wiring\n"
+        "import specwire.runtime.wiring, specwire.runtime.facts.wiring\n"
         "from specwire.runtime.facts.store import FactStore\n"
         "from specwire.runtime.facts.tuning import FactsTuning\n"
         f"store = FactStore.open({str(db_path)!r})\n"

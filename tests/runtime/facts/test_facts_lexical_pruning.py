@@ -5,7 +5,6 @@ postings, with evidence, expiry, removed facts and postings added since the last
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -16,15 +15,9 @@ from specwire.runtime.facts.lexical.index import LexicalIndex, NewDoc, build
 from specwire.runtime.facts.tuning import FactsTuning
 
 NOW = 1_000_000
-# Every term of 8 postings or more bounded, so that a test-sized corpus prunes.
-TUNING = FactsTuning(bound_min_postings=8)
-
-
-@pytest.fixture(autouse=True)
-def small_blocks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Blocks of 64 seqs, so that a test-sized corpus has many blocks."""
-    monkeypatch.setattr(lexical_pruning, "BLOCK_SHIFT", 6)
-    yield
+# Every term of 8 postings or more bounded, and blocks of 64 seqs, so that a test-sized corpus
+# has many blocks and prunes.
+TUNING = FactsTuning(bound_min_postings=8, block_shift=6)
 
 
 def zipf_docs(rng: random.Random, seqs: range) -> list[NewDoc]:
@@ -119,26 +112,28 @@ def test_block_bounds_hold_for_every_fact() -> None:
         assert stats is not None and bounded == len(seqs)
         posting = lexical_pruning.TermPostings(2.0, seqs, tfs, stats, bounded)
         corpus = lexical_pruning.Corpus(
-            index._doc_len, index._proven, index._proven_by_block(), avgdl, lambda s: s > 0
+            index._doc_len,
+            index._proven,
+            index._proven_by_block(),
+            avgdl,
+            lambda s: s > 0,
+            TUNING.block_shift,
         )
         scores = lexical_pruning._exact_scores([posting], seqs, corpus)
         bounds = lexical_pruning._block_bounds([posting], int(stats.blocks.max()) + 1, corpus)
-        assert np.all(scores <= bounds[seqs.astype(np.int64) >> lexical_pruning.BLOCK_SHIFT])
+        assert np.all(scores <= bounds[seqs.astype(np.int64) >> TUNING.block_shift])
 
 
-def test_the_limit_th_fact_at_the_start_of_its_block_is_kept(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_limit_th_fact_at_the_start_of_its_block_is_kept() -> None:
     # Found by review: the fact setting theta came from the two rarest terms, outside the seed
     # blocks, at the first seq of a block bounded by exactly theta; that block must be scored.
-    monkeypatch.setattr(lexical_pruning, "BLOCK_SHIFT", 1)
     texts = {3: "w4", 28: "w4", 71: "w4", 76: "w3", 77: "w0", 99: "w3", 161: "w3", 182: "w4"}
     texts |= {183: "w0", 212: "w3", 213: "w0", 259: "w0", 263: "w0", 275: "w0", 302: "w4"}
     texts |= {328: "w0", 337: "w0", 354: "w0", 357: "w0", 358: "w0", 361: "w0", 366: "w0"}
     texts |= {402: "w3", 411: "w4", 414: "w3", 415: "w0", 420: "w3 w4 w0", 421: "w3 w1 w0"}
     texts |= {429: "w4"}
     docs = [NewDoc(seq, texts.get(seq, ""), None, False) for seq in range(1, 430)]
-    index = build(docs, FactsTuning(bound_min_postings=2))
+    index = build(docs, FactsTuning(bound_min_postings=2, block_shift=1))
     exhaustive = ranked(index, ["w4", "w0", "w3"], 1, prune=False)
     assert exhaustive == ranked(index, ["w4", "w0", "w3"], 1, prune=True)
     assert [seq for seq, _ in exhaustive] == [420]  # type: ignore[attr-defined]

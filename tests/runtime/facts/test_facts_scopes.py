@@ -16,7 +16,6 @@ from facts_support import START, ConceptEmbedder, FakeClock
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.scopes import AGENT, CREW, ScopeKey
 from specwire.runtime.dream.duplicates import group_duplicates
-from specwire.runtime.facts.lexical import pruning as lexical_pruning
 from specwire.runtime.facts.model import RecallHit, to_ms
 from specwire.runtime.facts.sql import queries
 from specwire.runtime.facts.sql.schema import MIGRATIONS, SCHEMA_VERSION, migrate
@@ -90,19 +89,17 @@ def admitted(hit: RecallHit, visible: tuple[ScopeKey, ...] | None, tiers: tuple[
 
 @pytest.mark.parametrize("path", ["every-posting", "pruned", "members"])
 def test_filtered_index_recall_is_the_filtered_fts5_ranking(
-    tmp_path: Path, clock: FakeClock, path: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, clock: FakeClock, path: str
 ) -> None:
-    from specwire.runtime.facts.lexical import index as lexical_index
-
     tuning = replace(
         INDEX,
         prune_min_postings=0 if path == "pruned" else 10**12,
         bound_min_postings=4,
         lexical_snapshot_min_facts=1,
+        # "members": every filtered recall scores only the audience's facts; otherwise never.
+        narrow_share=0 if path == "members" else 10**9,
+        block_shift=4,
     )
-    monkeypatch.setattr(lexical_pruning, "BLOCK_SHIFT", 4)
-    # "members": every filtered recall scores only the audience's facts; otherwise never.
-    monkeypatch.setattr(lexical_index, "NARROW_SHARE", 0 if path == "members" else 10**9)
     rng = random.Random(7)
     db = tmp_path / "facts.sqlite3"
     with FactStore.open(db, now=clock, tuning=tuning) as store:

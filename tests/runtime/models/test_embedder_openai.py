@@ -24,19 +24,27 @@ def embeddings(body: Body) -> Body:
 
 
 def test_an_openai_compatible_server_embeds_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    from specwire.runtime.embedders import remote
+    from specwire.runtime.embedders.remote import OpenAIEmbedder
 
-    monkeypatch.setattr(remote, "_BATCH", 2)
     with serve([Reply(body=embeddings)]) as provider:
         monkeypatch.setenv("OPENAI_BASE_URL", provider.url + "/v1")
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         embedder = load_embedder("openai-compatible/nomic-embed-text")
         rows = embedder.embed(["abcd", "a", "abcd"])
+        small_batches = OpenAIEmbedder(
+            "openai-compatible/nomic-embed-text",
+            "nomic-embed-text",
+            api_key="unused",
+            base_url=provider.url + "/v1",
+            batch=2,
+        )
+        assert np.array_equal(small_batches.embed(["abcd", "a", "abcd"]), rows)
     assert embedder.id == "openai-compatible/nomic-embed-text" and embedder.dim == 3
     assert rows.dtype == np.float32 and rows.shape == (3, 3)
     assert np.allclose(rows[0], [0.8, 0.0, 0.6]) and np.allclose(rows[0], rows[2])
     assert np.allclose(np.linalg.norm(rows, axis=1), 1.0)
-    assert [len(body["input"]) for body in provider.bodies()] == [2, 1]
+    # The default batch holds all three; ``batch=2`` sends two, then one.
+    assert [len(body["input"]) for body in provider.bodies()] == [3, 2, 1]
     assert {body["model"] for body in provider.bodies()} == {"nomic-embed-text"}
     assert provider.requests[0].path == "/v1/embeddings"
 

@@ -411,6 +411,40 @@ def test_search_ranks_as_the_agents_recall_with_the_specs_embedder(
     assert status == 0 and out == "(none)\n"
 
 
+def test_search_shows_the_relevance_recall_shows(tmp_path: Path, run: Run) -> None:
+    """The owner's relevance column is the number the agent's Recall prints for each fact."""
+    import re
+
+    from specwire.runtime.core.tool_types import ToolContext
+    from specwire.runtime.embedders import load_embedder
+    from specwire.runtime.facts.providers.protocol import LocalFactProvider
+    from specwire.runtime.facts.tools import fact_tools
+
+    store = FactStore.open(StoreLayout(tmp_path / ".specwire", SPEC).facts_db)
+    store.use_embedder(load_embedder("hash/256"), log=lambda _line: None)
+    for text in (
+        "the billing plan is Enterprise",
+        "invoices are exported nightly to S3",
+        "the customer uses Postgres 16 in Frankfurt",
+    ):
+        store.remember(text, [], provenance=Provenance("sess_00000000000000aa", ()))
+    [recall] = [
+        tool
+        for tool in fact_tools(LocalFactProvider(store), ttl_ms=None, recall_k=5)
+        if tool.name == "Recall"
+    ]
+    shown = recall.invoke({"query": "where are invoices stored"}, ToolContext("sess_1", "tu_1"))
+    store.close()
+    recalled = re.findall(r"  • \((\d\.\d\d)\) (.+?) — source", shown.text)
+    assert len(recalled) >= 2 and len({relevance for relevance, _ in recalled}) >= 2
+    status, out, _ = run("--root", str(tmp_path), "--json", "search", "where are invoices stored")
+    assert status == 0
+    assert [(f"{hit['relevance']:.2f}", hit["text"]) for hit in json.loads(out)] == recalled
+    status, out, _ = run("--root", str(tmp_path), "search", "where are invoices stored")
+    rows = [line.split(maxsplit=1)[0] for line in out.splitlines()[1:]]
+    assert rows == [relevance for relevance, _ in recalled]
+
+
 def test_search_scores_are_never_rounded_to_zero(tmp_path: Path, run: Run) -> None:
     # Two facts: FTS5's BM25 is about 1e-6 here, which four decimals printed as 0.0.
     seed(tmp_path, "the billing plan is Enterprise", "the deploy target is Kubernetes").close()

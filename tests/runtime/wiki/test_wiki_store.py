@@ -10,7 +10,7 @@ import pytest
 from wiki_support import SOURCES, ConceptEmbedder, draft, make_store
 
 from specwire.runtime.core.errors import StoreError, TenancyError
-from specwire.runtime.wiki import queries, snapshot
+from specwire.runtime.wiki import queries
 from specwire.runtime.wiki.article import (
     DamagedArticle,
     WikiRefusal,
@@ -217,11 +217,8 @@ def test_a_symlinked_article_is_never_followed(tmp_path: Path) -> None:
     assert secret.read_text().endswith("secret\n")
 
 
-def test_a_person_edit_is_seen_without_reopening(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(snapshot, "RESCAN_S", 0.0)  # an in-place edit: seen at the next rescan
-    store = make_store(tmp_path)
+def test_a_person_edit_is_seen_without_reopening(tmp_path: Path) -> None:
+    store = make_store(tmp_path, rescan_s=0.0)  # an in-place edit: seen at the next rescan
     store.write(draft("deploy", "Helm"), expected_version=None)
     assert queries.search(store.snapshot(), "argo") == []
     path = store.folder.directory / "articles" / "deploy.md"
