@@ -170,7 +170,10 @@ import sys
 root = sys.argv[2]
 sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__.lower()]
 sys.path_hooks[:] = [h for h in sys.path_hooks if "editable" not in repr(h).lower()]
-sys.path[:] = [p for p in sys.path if "__editable__" not in p and p and not p.startswith(root)]
+sys.path[:] = [
+    p for p in sys.path
+    if p and "__editable__" not in p and (not p.startswith(root) or p.startswith(sys.prefix))
+]  # the checkout's folders go; a virtual environment inside it (as CI makes one) stays
 sys.path.insert(0, sys.argv[1])
 import specwire.runtime
 assert specwire.runtime.__file__.startswith(sys.argv[1]), specwire.runtime.__file__
