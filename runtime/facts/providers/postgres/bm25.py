@@ -89,6 +89,8 @@ POSTINGS_DEPTH = 64
 # * k`` shortest facts of each term.
 POSTINGS_RARE = 5_000
 SHORTEST_FIRST = 16
+# The seed's term sets (``_seed_sets``) at most.
+SEED_SETS = 6
 # Bounds are summed in another order than scores: kept on the safe side.
 _SLACK = 1.0 + 1e-9
 
@@ -137,39 +139,51 @@ _BINDING = (
     "hashtextextended('specwire-lexical' || chr(31) || %(tenant)s::text || chr(31) "
     "|| %(spec)s::text || chr(31) || %(session)s::text, 0)"
 )
-# The candidates' postings (``Cut``): unproven facts up to ``gt`` tokens, or up to ``ge`` and
-# no younger than the k-th fact found (``kseq``); proven ones up to ``pge`` tokens. Each test is
-# a range of the primary key (binding, term, proven, dl, seq).
-_CUT = """(({a}.proven = false AND ({a}.dl <= %(gt)s
-    OR ({a}.dl > %(gt)s AND {a}.dl <= %(ge)s AND {a}.seq <= %(kseq)s)))
-    OR ({a}.proven = true AND {a}.dl <= %(pge)s))"""
-_CUT_RANGES = " UNION ALL ".join(
+# Each query term's postings that can hold a fact beating the ``k``-th found (``_cut``): its
+# unproven facts up to ``gt`` tokens, or up to ``ge`` and no younger than the k-th fact found
+# (``kseq``); its proven ones up to ``pge`` tokens. Each test is a range of the primary key
+# (binding, term, proven, dl, seq); ``u`` holds the term and its three lengths.
+_COVERS = """(({a}.proven = false AND ({a}.dl <= u.gt
+    OR ({a}.dl > u.gt AND {a}.dl <= u.ge AND {a}.seq <= %(kseq)s)))
+    OR ({a}.proven = true AND {a}.dl <= u.pge))"""
+_TERM_CUTS = (
+    "unnest(%(terms)s::text[], %(gts)s::integer[], %(ges)s::integer[], %(pges)s::integer[]) "
+    "AS u(term, gt, ge, pge)"
+)
+_READ = " UNION ALL ".join(
     f"SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p "
-    f"WHERE p.binding = {_BINDING} AND p.term = ANY(%(terms)s::text[]) AND {test}"
+    f"WHERE p.binding = {_BINDING} AND p.term = u.term AND {test}"
     for test in (
-        "p.proven = false AND p.dl <= %(gt)s",
-        "p.proven = false AND p.dl > %(gt)s AND p.dl <= %(ge)s AND p.seq <= %(kseq)s",
-        "p.proven = true AND p.dl <= %(pge)s",
+        "p.proven = false AND p.dl <= u.gt",
+        "p.proven = false AND p.dl > u.gt AND p.dl <= u.ge AND p.seq <= %(kseq)s",
+        "p.proven = true AND p.dl <= u.pge",
     )
 )
-_POSTED = f"""WITH scored AS MATERIALIZED (
+_READ_COUNT = f"""SELECT count(*) FROM (
+    SELECT 1 FROM {_TERM_CUTS} CROSS JOIN LATERAL ({_READ}) AS p LIMIT %(most)s
+) AS p"""
+# ``read``: every term's postings in its cut (the candidates are their facts); ``probed``: each
+# candidate's postings of the terms whose cut does not cover it, one key lookup each (a term
+# whose cut covers the candidate has its posting in ``read`` already, when the fact holds it).
+_POSTED = f"""WITH read AS MATERIALIZED (
+    SELECT p.* FROM {_TERM_CUTS} CROSS JOIN LATERAL ({_READ}) AS p
+), probed AS MATERIALIZED (
+    SELECT p.* FROM (SELECT DISTINCT r.proven, r.dl, r.seq FROM read r) AS c
+    CROSS JOIN LATERAL (
+        SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM {_TERM_CUTS}
+        JOIN lexical_postings p ON p.binding = {_BINDING} AND p.term = u.term
+            AND p.proven = c.proven AND p.dl = c.dl AND p.seq = c.seq
+        WHERE NOT {_COVERS.format(a="c")}
+        OFFSET 0
+    ) AS p
+), scored AS MATERIALIZED (
     SELECT q.seq, CASE WHEN q.proven THEN q.raw * %(ef)s::float8 ELSE q.raw END AS score
     FROM (
         SELECT p.seq, bool_or(p.proven) AS proven, {{score}} AS raw
         FROM (
             SELECT p.seq, p.term, p.proven, p.tf::float8 AS tf, %(k1)s::float8 * (%(omb)s::float8
                 + (%(b)s::float8 * p.dl::float8) / %(avgdl)s::float8) AS norm
-            FROM (
-                {_CUT_RANGES}
-                UNION ALL
-                SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM (
-                    SELECT DISTINCT r.proven, r.dl, r.seq FROM lexical_postings r
-                    WHERE r.binding = {_BINDING} AND r.term = ANY(%(rare)s::text[])
-                        AND NOT {_CUT.format(a="r")}
-                ) AS r JOIN lexical_postings p ON p.binding = {_BINDING}
-                    AND p.term = ANY(%(terms)s::text[]) AND p.proven = r.proven
-                    AND p.dl = r.dl AND p.seq = r.seq
-            ) AS p
+            FROM (SELECT * FROM read UNION ALL SELECT * FROM probed) AS p
         ) AS p
         GROUP BY p.seq
     ) AS q
@@ -182,18 +196,17 @@ WHERE {LIVE} AND {{where}}
 ORDER BY s.score DESC, s.seq LIMIT %(k)s"""
 
 
-# The shortest facts of each query term, by length then age (the postings' key order), and some
-# facts holding every query term: the first candidates, whose k-th score bounds the length of
-# every fact that can beat it.
-_SHORTEST = f"""SELECT DISTINCT p.seq FROM unnest(%(terms)s::text[]) AS t(term), LATERAL (
+# The shortest facts of each query term, by length then age (the postings' key order), and
+# some facts holding each of a few sets of query terms (``_seed_sets``): the first candidates,
+# whose k-th score bounds what every other candidate must reach.
+_SHORTEST = f"""SELECT p.seq FROM unnest(%(terms)s::text[]) AS t(term), LATERAL (
     SELECT p.seq FROM lexical_postings p
     WHERE p.binding = {_BINDING} AND p.term = t.term
     ORDER BY p.proven, p.dl, p.seq LIMIT %(first)s
-) AS p
-UNION
-SELECT f.seq FROM (
+) AS p"""
+_HOLDING = """SELECT f.seq FROM (
     SELECT f.seq FROM facts f
-    WHERE f.tsv @@ to_tsquery('simple', %(every)s) AND {SCOPE} LIMIT %(first)s
+    WHERE f.tsv @@ to_tsquery('simple', %(every{n})s) AND {scope} LIMIT %(first)s
 ) AS f"""
 
 
@@ -317,10 +330,10 @@ def ranked(
     postings_rare: int = POSTINGS_RARE,
 ) -> list[Any]:
     """The ``limit`` best live facts for ``terms`` admitted by ``where``: rows of ``COLUMNS``,
-    the score and ``SCOPE_COLUMNS`` (a pass with a budget adds its number of candidates),
-    best first. By score thresholds; when the query terms' ``df`` add up to at least
-    ``postings_from`` (None: never) and a pass would score more than ``scored_at_most`` facts
-    (0: at once), from the postings (``postings_rare``: ``_longest``)."""
+    the score and ``SCOPE_COLUMNS`` (a pass with a budget adds two columns), best first. By
+    score thresholds; when the query terms' ``df`` add up to at least ``postings_from`` (None:
+    never), from a seeded threshold, and from the postings when a pass would score more than
+    ``scored_at_most`` facts (0: at once; ``postings_rare``: see ``_ranked_by_postings``)."""
     weighted = query_weights(conn, params, terms)
     if weighted is None:
         return []
@@ -352,6 +365,17 @@ def ranked(
     )
     floor = min(t.bound for t in query)
     tau = FIRST_SHARE * sum(t.bound for t in query)
+    seed: list[tuple[float, int]] = []
+    if budgeted:
+        # Live, visible facts likely near the top: their k-th score is a threshold every fact
+        # of the top k reaches (it is reached: they are candidates of a pass at it), and it
+        # bounds which postings can hold a better fact. When few postings can, they rank.
+        seed = _seed(conn, values, query, limit, where)
+        if len(seed) >= limit:
+            tau = seed[limit - 1][0]
+        cut = _cut(values, query, limit, postings_rare, seed)
+        if scored_at_most <= 0 or _reads_at_most(conn, values, cut, scored_at_most):
+            return _ranked_by_postings(conn, values, query, limit, where, cut)
     while True:
         exhaustive = tau <= floor
         condition, clause_params = _candidates(query, 0.0 if exhaustive else tau)
@@ -359,80 +383,54 @@ def ranked(
             statement.replace("{candidates}", condition, 1),
             {**values, **clause_params, "budget": scored_at_most},
         ).fetchall()
-        if budgeted and (scored_at_most <= 0 or (rows and int(rows[0][-1]) >= scored_at_most)):
+        if budgeted and rows and int(rows[0][-1]) >= scored_at_most:
             # The pass's rows are live, visible and exactly scored: a start for ``_cut``.
-            seed = [(float(row[6]), int(row[11])) for row in rows]
-            return _ranked_by_postings(conn, values, query, limit, where, postings_rare, seed)
+            found = _best([*seed, *((float(row[6]), int(row[11])) for row in rows)], limit)
+            cut = _cut(values, query, limit, postings_rare, found)
+            return _ranked_by_postings(conn, values, query, limit, where, cut)
         if exhaustive or (len(rows) == limit and float(rows[-1][6]) >= tau):
             return rows
         # The k-th score found is reached again by the next pass (its facts are candidates).
         tau = float(rows[-1][6]) if len(rows) == limit else tau / 4
 
 
-def _ranked_by_postings(
+def _best(found: Sequence[tuple[float, int]], limit: int) -> list[tuple[float, int]]:
+    """The ``limit`` best of (score, seq) pairs of distinct facts, by score then age."""
+    return sorted(set(found), key=lambda f: (-f[0], f[1]))[:limit]
+
+
+def _seed_sets(query: Sequence[QueryTerm]) -> list[list[str]]:
+    """Sets of query terms whose facts likely score high: all of them, then without the most
+    common one at a time (down to the two rarest), and all but the rarest (at most
+    ``SEED_SETS``)."""
+    rarest = [query[i].term for i in sorted(range(len(query)), key=lambda i: (query[i].df, i))]
+    sets = [rarest[:n] for n in range(len(rarest), 1, -1)][: SEED_SETS - 1]
+    if len(rarest) >= 3:
+        sets.append(rarest[1:])
+    return sets
+
+
+def _seed(
     conn: Connection[Any],
     values: dict[str, Any],
     query: Sequence[QueryTerm],
     limit: int,
     where: str,
-    postings_rare: int,
-    seed: Sequence[tuple[float, int]] = (),
-) -> list[Any]:
-    """The ranking from the postings: the ``depth`` best facts of the binding by exact score,
-    then the live and visible ones among them; ``depth`` grows until ``limit`` pass or every
-    posted fact was looked at (the postings hold every indexed fact: a fact outside the
-    ``depth`` best scores below all of them, or ties and comes later)."""
-    total = sum(t.df for t in query)  # at least the facts holding any query term
-    rare = [t.term for t in query if t.df <= postings_rare]
-    common = {t.term for t in query if t.df > postings_rare}
-    cut = _cut(conn, values, query, common, limit, where, seed) if common else None
-    depth = max(POSTINGS_DEPTH, 4 * limit)
-    statement = _POSTED.format(score=_posted_score(len(query)), where=where)
-    bound = {
-        "terms": [t.term for t in query],
-        "rare": rare,
-        **(_NO_CUT if cut is None else cut),
-    }
-    while True:
-        rows = conn.execute(statement, {**values, **bound, "depth": depth}).fetchall()
-        if len(rows) == limit or depth >= total:
-            return rows
-        depth *= 8
-
-
-# A length no fact reaches (``dl`` is an integer column), and the cut that keeps every fact.
-_NO_LIMIT = 2**31 - 1
-_NO_CUT = {"gt": _NO_LIMIT, "ge": _NO_LIMIT, "kseq": 0, "pge": _NO_LIMIT}
-
-
-def _cut(
-    conn: Connection[Any],
-    values: dict[str, Any],
-    query: Sequence[QueryTerm],
-    common: set[str],
-    limit: int,
-    where: str,
-    seed: Sequence[tuple[float, int]],
-) -> dict[str, int] | None:
-    """Which facts holding only common query terms can still reach the top ``limit`` (None:
-    any), as lengths for ``_CUT``.
-
-    The shortest facts of each term and some holding every term are scored exactly (live and
-    visible ones only); the ``limit``-th of them and of ``seed`` (a threshold pass's best),
-    ``K`` (score ``low``, ``seq`` ``kseq``), is matched or beaten by each
-    of the final top ``limit``. A fact holding no rare term (``df`` up to ``postings_rare``:
-    those facts are all read) and ``dl`` tokens has a raw score of at most ``U(dl)``: the score
-    of a fact of that length holding each common term at its highest count in one fact
-    (``max_tf``), computed with the operations and order of the SQL (floating-point addition,
-    multiplication and division are monotone, so this bounds the computed scores, not only
-    the exact ones). ``U`` never grows with ``dl``. An unproven fact beats ``K`` only if its
-    score is above ``low``, or equal to it and the fact is older: ``U(dl) > low`` (``dl`` up
-    to ``gt``), or ``U(dl) >= low`` (up to ``ge``) and ``seq <= kseq``; a proven one only if
-    ``U(dl) * EVIDENCE_FACTOR >= low`` (up to ``pge``)."""
-    terms = [t.term for t in query]
+) -> list[tuple[float, int]]:
+    """The ``limit`` best (score, seq) of some live, visible facts, exactly scored: the
+    shortest facts of each term and some facts holding each of ``_seed_sets``."""
+    sets = _seed_sets(query)
+    gather = " UNION ".join(
+        [_SHORTEST, *(_HOLDING.format(n=n, scope=SCOPE) for n in range(len(sets)))]
+    )
     seqs = conn.execute(
-        _SHORTEST,
-        {**values, "terms": terms, "every": _tsquery(terms), "first": SHORTEST_FIRST * limit},
+        gather,
+        {
+            **values,
+            "terms": [t.term for t in query],
+            "first": SHORTEST_FIRST * limit,
+            **{f"every{n}": _tsquery(chosen) for n, chosen in enumerate(sets)},
+        },
     ).fetchall()
     statement = _RANKED.format(
         score=_score(len(query)),
@@ -443,31 +441,96 @@ def _cut(
         budget="",
     )
     rows = conn.execute(statement, {**values, "seqs": [row[0] for row in seqs]}).fetchall()
-    # With ``seed`` (other live, visible, exactly scored facts): the ``limit``-th of them all.
-    found = sorted(
-        {(float(row[6]), int(row[11])) for row in rows} | set(seed), key=lambda f: (-f[0], f[1])
-    )
-    if len(found) < limit:
-        return None
-    low, kseq = found[limit - 1]
+    return _best([(float(row[6]), int(row[11])) for row in rows], limit)
+
+
+def _reads_at_most(
+    conn: Connection[Any], values: dict[str, Any], cut: dict[str, Any], most: int
+) -> bool:
+    """Whether the postings in ``cut`` are at most ``most`` (an index-only count that stops
+    past it)."""
+    count = conn.execute(_READ_COUNT, {**values, **cut, "most": most + 1}).fetchone()
+    return count is not None and int(count[0]) <= most
+
+
+def _ranked_by_postings(
+    conn: Connection[Any],
+    values: dict[str, Any],
+    query: Sequence[QueryTerm],
+    limit: int,
+    where: str,
+    cut: dict[str, Any],
+) -> list[Any]:
+    """The ranking from the postings in ``cut`` (``_cut``): the ``depth`` best facts of the
+    binding by exact score, then the live and visible ones among them; ``depth`` grows until
+    ``limit`` pass or every posted fact was looked at (the postings hold every indexed fact: a
+    fact outside the ``depth`` best scores below all of them, or ties and comes later)."""
+    total = sum(t.df for t in query)  # at least the facts holding any query term
+    depth = max(POSTINGS_DEPTH, 4 * limit)
+    statement = _POSTED.format(score=_posted_score(len(query)), where=where)
+    while True:
+        rows = conn.execute(statement, {**values, **cut, "depth": depth}).fetchall()
+        if len(rows) == limit or depth >= total:
+            return rows
+        depth *= 8
+
+
+# A length no fact reaches (``dl`` is an integer column).
+_NO_LIMIT = 2**31 - 1
+
+
+def _cut(
+    values: dict[str, Any],
+    query: Sequence[QueryTerm],
+    limit: int,
+    postings_rare: int,
+    seed: Sequence[tuple[float, int]],
+) -> dict[str, Any]:
+    """Per query term, which of its postings can hold a fact reaching the top ``limit``, as
+    lengths for ``_COVERS`` (``gts``, ``ges``, ``pges``, and ``kseq``).
+
+    ``seed`` holds live, visible, exactly scored facts: its ``limit``-th, ``K`` (score ``low``,
+    ``seq`` ``kseq``), is matched or beaten by each of the final top ``limit`` (without ``K``:
+    every posting is read). The terms are taken rarest first (``df``, then query order); a
+    fact is found through the first of them it holds, ``t``, so it holds only ``t`` and terms
+    after it, ``A(t)``, and has ``dl`` tokens: its raw score is at most ``U_t(dl)``, the score
+    of a fact of that length holding each term of ``A(t)`` at its highest count in one fact
+    (``max_tf``), with the operations and order of the SQL (floating-point addition,
+    multiplication and division are monotone, so this bounds the computed scores, not only the
+    exact ones). ``U_t`` never grows with ``dl``. An unproven fact beats ``K`` only if its
+    score is above ``low``, or equal to it and the fact is older: ``U_t(dl) > low`` (``dl`` up
+    to ``gt``), or ``U_t(dl) >= low`` (up to ``ge``) and ``seq <= kseq``; a proven one only if
+    ``U_t(dl) * EVIDENCE_FACTOR >= low`` (up to ``pge``). The rarest term's bound covers every
+    term; the most common one's only itself (often no length at all)."""
+    terms = [t.term for t in query]
+    every = {"terms": terms, "kseq": 0}
+    if len(seed) < limit:
+        no_cut = [_NO_LIMIT] * len(query)
+        return {**every, "gts": no_cut, "ges": no_cut, "pges": no_cut}
+    low, kseq = seed[limit - 1]
     avgdl = float(values["avgdl"])
+    order = sorted(range(len(query)), key=lambda i: (query[i].df, i))
+    gts, ges, pges = [_NO_LIMIT] * len(query), [_NO_LIMIT] * len(query), [_NO_LIMIT] * len(query)
+    for at, i in enumerate(order):
+        if query[i].df <= postings_rare:
+            continue  # read whole
+        after = set(order[at:])
 
-    def upper(dl: int) -> float:
-        norm = length_norm(float(dl), avgdl)
-        parts = [
-            term_score(t.idf, float(t.max_tf), norm) if t.term in common else 0.0 for t in query
-        ]
-        out = parts[0]
-        for part in parts[1:]:
-            out = out + part
-        return out
+        def upper(dl: int, after: set[int] = after) -> float:
+            norm = length_norm(float(dl), avgdl)
+            parts = [
+                term_score(t.idf, float(t.max_tf), norm) if j in after else 0.0
+                for j, t in enumerate(query)
+            ]
+            out = parts[0]
+            for part in parts[1:]:
+                out = out + part
+            return out
 
-    return {
-        "gt": _last(lambda dl: upper(dl) > low),
-        "ge": _last(lambda dl: upper(dl) >= low),
-        "kseq": kseq,
-        "pge": _last(lambda dl: upper(dl) * EVIDENCE_FACTOR >= low),
-    }
+        gts[i] = _last(lambda dl: upper(dl) > low)
+        ges[i] = _last(lambda dl: upper(dl) >= low)
+        pges[i] = _last(lambda dl: upper(dl) * EVIDENCE_FACTOR >= low)
+    return {**every, "kseq": kseq, "gts": gts, "ges": ges, "pges": pges}
 
 
 def _last(holds: Callable[[int], bool]) -> int:
