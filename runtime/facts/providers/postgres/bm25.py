@@ -159,16 +159,19 @@ _READ = " UNION ALL ".join(
         "p.proven = true AND p.dl <= u.pge",
     )
 )
-_READ_COUNT = f"""SELECT count(*) FROM (
-    SELECT 1 FROM {_TERM_CUTS} CROSS JOIN LATERAL ({_READ}) AS p LIMIT %(most)s
-) AS p"""
-# ``read``: every term's postings in its cut (the candidates are their facts); ``probed``: each
-# candidate's postings of the terms whose cut does not cover it, one key lookup each (a term
-# whose cut covers the candidate has its posting in ``read`` already, when the fact holds it).
+# ``read``: every term's postings in its cut (the candidates are their facts), at most
+# ``most`` - 1 of them (NULL: all; ``fits`` says whether they were all read, else nothing is
+# scored); ``probed``: each candidate's postings of the terms whose cut does not cover it, one
+# key lookup each (a term whose cut covers the candidate has its posting in ``read`` already,
+# when the fact holds it).
 _POSTED = f"""WITH read AS MATERIALIZED (
-    SELECT p.* FROM {_TERM_CUTS} CROSS JOIN LATERAL ({_READ}) AS p
+    SELECT p.* FROM {_TERM_CUTS} CROSS JOIN LATERAL ({_READ}) AS p LIMIT %(most)s
+), fits AS MATERIALIZED (
+    SELECT %(most)s::bigint IS NULL OR count(*) < %(most)s::bigint AS fits FROM read
 ), probed AS MATERIALIZED (
-    SELECT p.* FROM (SELECT DISTINCT r.proven, r.dl, r.seq FROM read r) AS c
+    SELECT p.* FROM (
+        SELECT DISTINCT r.proven, r.dl, r.seq FROM read r WHERE (SELECT fits FROM fits)
+    ) AS c
     CROSS JOIN LATERAL (
         SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM {_TERM_CUTS}
         JOIN lexical_postings p ON p.binding = {_BINDING} AND p.term = u.term
@@ -184,6 +187,7 @@ _POSTED = f"""WITH read AS MATERIALIZED (
             SELECT p.seq, p.term, p.proven, p.tf::float8 AS tf, %(k1)s::float8 * (%(omb)s::float8
                 + (%(b)s::float8 * p.dl::float8) / %(avgdl)s::float8) AS norm
             FROM (SELECT * FROM read UNION ALL SELECT * FROM probed) AS p
+            WHERE (SELECT fits FROM fits)
         ) AS p
         GROUP BY p.seq
     ) AS q
@@ -366,16 +370,11 @@ def ranked(
     floor = min(t.bound for t in query)
     tau = FIRST_SHARE * sum(t.bound for t in query)
     seed: list[tuple[float, int]] = []
-    if budgeted:
-        # Live, visible facts likely near the top: their k-th score is a threshold every fact
-        # of the top k reaches (it is reached: they are candidates of a pass at it), and it
-        # bounds which postings can hold a better fact. When few postings can, they rank.
+    seeded = False
+    if budgeted and scored_at_most <= 0:
         seed = _seed(conn, values, query, limit, where)
-        if len(seed) >= limit:
-            tau = seed[limit - 1][0]
         cut = _cut(values, query, limit, postings_rare, seed)
-        if scored_at_most <= 0 or _reads_at_most(conn, values, cut, scored_at_most):
-            return _ranked_by_postings(conn, values, query, limit, where, cut)
+        return _ranked_by_postings(conn, values, query, limit, where, cut) or []
     while True:
         exhaustive = tau <= floor
         condition, clause_params = _candidates(query, 0.0 if exhaustive else tau)
@@ -383,13 +382,26 @@ def ranked(
             statement.replace("{candidates}", condition, 1),
             {**values, **clause_params, "budget": scored_at_most},
         ).fetchall()
-        if budgeted and rows and int(rows[0][-1]) >= scored_at_most:
-            # The pass's rows are live, visible and exactly scored: a start for ``_cut``.
-            found = _best([*seed, *((float(row[6]), int(row[11])) for row in rows)], limit)
-            cut = _cut(values, query, limit, postings_rare, found)
-            return _ranked_by_postings(conn, values, query, limit, where, cut)
-        if exhaustive or (len(rows) == limit and float(rows[-1][6]) >= tau):
+        over = budgeted and bool(rows) and int(rows[0][-1]) >= scored_at_most
+        if not over and (exhaustive or (len(rows) == limit and float(rows[-1][6]) >= tau)):
             return rows
+        if budgeted and (over or not seeded):
+            # The pass's rows are live, visible and exactly scored; with some facts likely
+            # near the top (once), their k-th score bounds which postings can hold a better
+            # fact (``_cut``). The postings rank when the pass was over budget, or when few
+            # postings can; else the next pass is at that score (below ``tau``: fewer than k
+            # facts reach ``tau``, and all of those were candidates of this pass).
+            if not seeded:
+                seed, seeded = _seed(conn, values, query, limit, where), True
+            seed = _best([*seed, *((float(row[6]), int(row[11])) for row in rows)], limit)
+            cut = _cut(values, query, limit, postings_rare, seed)
+            most = None if over else scored_at_most
+            ranking = _ranked_by_postings(conn, values, query, limit, where, cut, most)
+            if ranking is not None:
+                return ranking
+            if len(seed) == limit:
+                tau = seed[-1][0]
+                continue
         # The k-th score found is reached again by the next pass (its facts are candidates).
         tau = float(rows[-1][6]) if len(rows) == limit else tau / 4
 
@@ -423,8 +435,16 @@ def _seed(
     gather = " UNION ".join(
         [_SHORTEST, *(_HOLDING.format(n=n, scope=SCOPE) for n in range(len(sets)))]
     )
-    seqs = conn.execute(
-        gather,
+    statement = _RANKED.format(
+        score=_score(len(query)),
+        tfs=_tfs(len(query)),
+        candidates=f"f.seq = ANY(ARRAY({gather}))",
+        where=where,
+        counted=", c.seq",
+        budget="",
+    )
+    rows = conn.execute(
+        statement,
         {
             **values,
             "terms": [t.term for t in query],
@@ -432,25 +452,7 @@ def _seed(
             **{f"every{n}": _tsquery(chosen) for n, chosen in enumerate(sets)},
         },
     ).fetchall()
-    statement = _RANKED.format(
-        score=_score(len(query)),
-        tfs=_tfs(len(query)),
-        candidates="f.seq = ANY(%(seqs)s::bigint[])",
-        where=where,
-        counted=", c.seq",
-        budget="",
-    )
-    rows = conn.execute(statement, {**values, "seqs": [row[0] for row in seqs]}).fetchall()
     return _best([(float(row[6]), int(row[11])) for row in rows], limit)
-
-
-def _reads_at_most(
-    conn: Connection[Any], values: dict[str, Any], cut: dict[str, Any], most: int
-) -> bool:
-    """Whether the postings in ``cut`` are at most ``most`` (an index-only count that stops
-    past it)."""
-    count = conn.execute(_READ_COUNT, {**values, **cut, "most": most + 1}).fetchone()
-    return count is not None and int(count[0]) <= most
 
 
 def _ranked_by_postings(
@@ -460,19 +462,26 @@ def _ranked_by_postings(
     limit: int,
     where: str,
     cut: dict[str, Any],
-) -> list[Any]:
+    most: int | None = None,
+) -> list[Any] | None:
     """The ranking from the postings in ``cut`` (``_cut``): the ``depth`` best facts of the
     binding by exact score, then the live and visible ones among them; ``depth`` grows until
     ``limit`` pass or every posted fact was looked at (the postings hold every indexed fact: a
-    fact outside the ``depth`` best scores below all of them, or ties and comes later)."""
+    fact outside the ``depth`` best scores below all of them, or ties and comes later). None
+    when ``cut`` holds more than ``most`` postings (or, then, no fact passes)."""
     total = sum(t.df for t in query)  # at least the facts holding any query term
     depth = max(POSTINGS_DEPTH, 4 * limit)
     statement = _POSTED.format(score=_posted_score(len(query)), where=where)
     while True:
-        rows = conn.execute(statement, {**values, **cut, "depth": depth}).fetchall()
+        bounded = None if most is None else most + 1
+        rows = conn.execute(
+            statement, {**values, **cut, "depth": depth, "most": bounded}
+        ).fetchall()
+        if not rows and most is not None:
+            return None  # over ``most`` (or nothing passes: the caller's pass finds that)
         if len(rows) == limit or depth >= total:
             return rows
-        depth *= 8
+        depth, most = depth * 8, None
 
 
 # A length no fact reaches (``dl`` is an integer column).
