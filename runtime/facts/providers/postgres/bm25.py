@@ -88,9 +88,9 @@ POSTINGS_DEPTH = 64
 # those of facts short enough to reach the top k (``_longest``), found from the ``SHORTEST_FIRST
 # * k`` shortest facts of each term.
 POSTINGS_RARE = 5_000
-SHORTEST_FIRST = 16
-# The seed's term sets (``_seed_sets``) at most.
-SEED_SETS = 6
+SHORTEST_FIRST = 4
+# What a key lookup in the postings costs, in postings read in key order.
+PROBE_COST = 16
 # Bounds are summed in another order than scores: kept on the safe side.
 _SLACK = 1.0 + 1e-9
 
@@ -160,25 +160,43 @@ _READ = " UNION ALL ".join(
     )
 )
 # ``read``: every term's postings in its cut (the candidates are their facts), at most
-# ``most`` - 1 of them (NULL: all; ``fits`` says whether they were all read, else nothing is
-# scored); ``probed``: each candidate's postings of the terms whose cut does not cover it, one
-# key lookup each (a term whose cut covers the candidate has its posting in ``read`` already,
-# when the fact holds it).
+# ``most`` - 1 of them (NULL: all). ``pairs``: each candidate with each term whose cut does not
+# cover it (a term whose cut covers it has its posting in ``read``, when the fact holds it).
+# ``fits``: all was read and the pairs are under ``most`` (else nothing is scored: the caller
+# ranks another way); ``probing``: the pairs are at most ``probes``, each a key lookup
+# (``probed``); past that each such term's postings are read up to the longest candidate instead
+# (``extra``: every fact there holding no term in its cut has all its postings there too, so
+# its score is exact as well; it cannot beat the k-th fact found).
 _POSTED = f"""WITH read AS MATERIALIZED (
     SELECT p.* FROM {_TERM_CUTS} CROSS JOIN LATERAL ({_READ}) AS p LIMIT %(most)s
-), fits AS MATERIALIZED (
-    SELECT %(most)s::bigint IS NULL OR count(*) < %(most)s::bigint AS fits FROM read
+), pairs AS MATERIALIZED (
+    SELECT c.proven, c.dl, c.seq, u.term
+    FROM (SELECT DISTINCT r.proven, r.dl, r.seq FROM read r) AS c, {_TERM_CUTS}
+    WHERE NOT {_COVERS.format(a="c")}
+), plan AS MATERIALIZED (
+    SELECT (%(most)s::bigint IS NULL OR (n.got < %(most)s::bigint AND n.pairs < %(most)s::bigint))
+        AS fits, n.pairs <= %(probes)s::bigint AS probing, n.top
+    FROM (SELECT (SELECT count(*) FROM read) AS got, (SELECT count(*) FROM pairs) AS pairs,
+        (SELECT max(r.dl) FROM read r) AS top) AS n
 ), probed AS MATERIALIZED (
-    SELECT p.* FROM (
-        SELECT DISTINCT r.proven, r.dl, r.seq FROM read r WHERE (SELECT fits FROM fits)
-    ) AS c
+    SELECT p.* FROM (SELECT * FROM pairs WHERE (SELECT fits AND probing FROM plan)) AS c
     CROSS JOIN LATERAL (
-        SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM {_TERM_CUTS}
-        JOIN lexical_postings p ON p.binding = {_BINDING} AND p.term = u.term
-            AND p.proven = c.proven AND p.dl = c.dl AND p.seq = c.seq
-        WHERE NOT {_COVERS.format(a="c")}
+        SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p
+        WHERE p.binding = {_BINDING} AND p.term = c.term AND p.proven = c.proven
+            AND p.dl = c.dl AND p.seq = c.seq
         OFFSET 0
     ) AS p
+), extra AS MATERIALIZED (
+    SELECT p.* FROM {_TERM_CUTS} CROSS JOIN LATERAL (
+        SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p
+        WHERE p.binding = {_BINDING} AND p.term = u.term AND p.proven = false
+            AND p.dl > u.gt AND p.dl <= (SELECT top FROM plan)
+        UNION ALL
+        SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p
+        WHERE p.binding = {_BINDING} AND p.term = u.term AND p.proven = true
+            AND p.dl > u.pge AND p.dl <= (SELECT top FROM plan)
+    ) AS p
+    WHERE (SELECT fits AND NOT probing FROM plan) AND NOT {_COVERS.format(a="p")}
 ), scored AS MATERIALIZED (
     SELECT q.seq, CASE WHEN q.proven THEN q.raw * %(ef)s::float8 ELSE q.raw END AS score
     FROM (
@@ -186,8 +204,10 @@ _POSTED = f"""WITH read AS MATERIALIZED (
         FROM (
             SELECT p.seq, p.term, p.proven, p.tf::float8 AS tf, %(k1)s::float8 * (%(omb)s::float8
                 + (%(b)s::float8 * p.dl::float8) / %(avgdl)s::float8) AS norm
-            FROM (SELECT * FROM read UNION ALL SELECT * FROM probed) AS p
-            WHERE (SELECT fits FROM fits)
+            FROM (
+                SELECT * FROM read UNION ALL SELECT * FROM probed UNION ALL SELECT * FROM extra
+            ) AS p
+            WHERE (SELECT fits FROM plan)
         ) AS p
         GROUP BY p.seq
     ) AS q
@@ -370,11 +390,20 @@ def ranked(
     floor = min(t.bound for t in query)
     tau = FIRST_SHARE * sum(t.bound for t in query)
     seed: list[tuple[float, int]] = []
-    seeded = False
-    if budgeted and scored_at_most <= 0:
+    if budgeted:
+        # Live, visible facts likely near the top first (``_seed``): their k-th score bounds
+        # which postings can hold a better fact (``_cut``); when those are few, they rank.
+        # Else it is the first threshold: every fact of the top k reaches it, and the seed's
+        # facts are candidates at it.
         seed = _seed(conn, values, query, limit, where)
         cut = _cut(values, query, limit, postings_rare, seed)
-        return _ranked_by_postings(conn, values, query, limit, where, cut) or []
+        if scored_at_most <= 0:
+            return _ranked_by_postings(conn, values, query, limit, where, cut) or []
+        ranking = _ranked_by_postings(conn, values, query, limit, where, cut, scored_at_most)
+        if ranking is not None:
+            return ranking
+        if len(seed) == limit:
+            tau = seed[-1][0]
     while True:
         exhaustive = tau <= floor
         condition, clause_params = _candidates(query, 0.0 if exhaustive else tau)
@@ -385,20 +414,15 @@ def ranked(
         over = budgeted and bool(rows) and int(rows[0][-1]) >= scored_at_most
         if not over and (exhaustive or (len(rows) == limit and float(rows[-1][6]) >= tau)):
             return rows
-        if budgeted and (over or not seeded):
-            # The pass's rows are live, visible and exactly scored; with some facts likely
-            # near the top (once), their k-th score bounds which postings can hold a better
-            # fact (``_cut``). The postings rank when the pass was over budget, or when few
-            # postings can; else the next pass is at that score (below ``tau``: fewer than k
-            # facts reach ``tau``, and all of those were candidates of this pass).
-            if not seeded:
-                seed, seeded = _seed(conn, values, query, limit, where), True
+        if budgeted:
+            # The pass's rows are live, visible and exactly scored: with the seed, a k-th
+            # fact for ``_cut`` when the pass was over budget (the postings rank), else the
+            # next threshold (below ``tau``: fewer than k facts reach ``tau``, and all of
+            # those were candidates of this pass).
             seed = _best([*seed, *((float(row[6]), int(row[11])) for row in rows)], limit)
-            cut = _cut(values, query, limit, postings_rare, seed)
-            most = None if over else scored_at_most
-            ranking = _ranked_by_postings(conn, values, query, limit, where, cut, most)
-            if ranking is not None:
-                return ranking
+            if over:
+                cut = _cut(values, query, limit, postings_rare, seed)
+                return _ranked_by_postings(conn, values, query, limit, where, cut) or []
             if len(seed) == limit:
                 tau = seed[-1][0]
                 continue
@@ -412,14 +436,10 @@ def _best(found: Sequence[tuple[float, int]], limit: int) -> list[tuple[float, i
 
 
 def _seed_sets(query: Sequence[QueryTerm]) -> list[list[str]]:
-    """Sets of query terms whose facts likely score high: all of them, then without the most
-    common one at a time (down to the two rarest), and all but the rarest (at most
-    ``SEED_SETS``)."""
+    """Sets of query terms whose facts likely score high: all of them, and all but the most
+    common one (three terms or more)."""
     rarest = [query[i].term for i in sorted(range(len(query)), key=lambda i: (query[i].df, i))]
-    sets = [rarest[:n] for n in range(len(rarest), 1, -1)][: SEED_SETS - 1]
-    if len(rarest) >= 3:
-        sets.append(rarest[1:])
-    return sets
+    return [rarest, rarest[:-1]] if len(rarest) >= 3 else [rarest]
 
 
 def _seed(
@@ -474,8 +494,10 @@ def _ranked_by_postings(
     statement = _POSTED.format(score=_posted_score(len(query)), where=where)
     while True:
         bounded = None if most is None else most + 1
+        # A key lookup costs about what reading ``PROBE_COST`` postings in key order does.
+        probes = most if most is not None else sum(t.df for t in query) // PROBE_COST
         rows = conn.execute(
-            statement, {**values, **cut, "depth": depth, "most": bounded}
+            statement, {**values, **cut, "depth": depth, "most": bounded, "probes": probes}
         ).fetchall()
         if not rows and most is not None:
             return None  # over ``most`` (or nothing passes: the caller's pass finds that)
