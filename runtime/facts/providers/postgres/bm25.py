@@ -27,26 +27,34 @@ terms whose bounds add up to less than ``tau``), which is exact for the same rea
 **Postings: queries of common words.** The full-text index knows nothing of a fact's length,
 so when every query word is common (tens of thousands of facts at a million), no small term set
 reaches a threshold and the passes drop to scoring every match: a heap fetch and a split of
-``terms`` per fact. So when the query terms' ``df`` add up to ``postings_from`` or more, each
-pass may score at most ``scored_at_most`` facts (a rare word keeps the intersections small and
-the passes cheap); a pass that would score more hands over to ``lexical_postings``
-(``term_stats``), whose primary key (binding, term, ``proven``, ``dl``, ``seq``) includes
-``tf``: a fact's score comes from an index-only scan, with the operations above in query
-order (a term it lacks adds ``0.0``, as above), the same floats.
+``terms`` per fact. So when the query terms' ``df`` add up to ``postings_from`` or more, the
+ranking starts from a *seed* (``_seed``): the shortest facts of each term (``SHORTEST_FIRST *
+k``, in the postings' key order) and some facts holding all the query terms, or all but the
+most common, scored exactly (live and visible ones); their ``k``-th, ``K``, is matched or
+beaten by each of the final top ``k``. It bounds which postings of ``lexical_postings``
+(``term_stats``; primary key (binding, term, ``proven``, ``dl``, ``seq``) including ``tf``) can
+hold a better fact (``_cut``), and those are read, at most ``scored_at_most`` of them (one
+statement, ``_POSTED``); past that, ``K``'s score is the first threshold of the passes above
+(its facts are candidates at it, so one pass usually ends the ranking), and a pass may score at
+most ``scored_at_most`` facts; one that would score more hands over to the postings, unbounded.
 
-Which postings (``_cut``): the shortest facts of each term (``SHORTEST_FIRST * k``, in key
-order) are scored exactly, and with the over-budget pass's best rows they give a ``k``-th live
-and visible fact ``K`` that each of the final top ``k`` matches or beats. A fact holding no rare
-term (``df`` up to ``postings_rare``) has a raw score of at most the score of a fact of its
-length holding every common term at ``max_tf``, computed with the SQL's floating-point
-operations in its order (they are monotone, so the bound holds for the computed scores). It
-beats ``K`` only if that bound is above ``K``'s score, or equal and the fact is older (proven:
-the bound times the evidence factor reaches it); both are ranges of the key by length (and
-age). Those postings are read, with every fact holding a rare word (joined by its key), the
-facts scored, the ``depth`` best by (score, ``seq``) looked up in ``facts`` and the live and
-visible ones kept; when fewer than ``k`` pass, ``depth`` grows (times 8) until every candidate
-was looked at. Exact: the postings hold every indexed fact (a superset of the live ones), a
-fact left out cannot beat ``K``, and the order and its ties are those of ``_RANKED``.
+Which postings (``_cut``, MaxScore over the postings): the terms are taken rarest first; a fact
+is found through the first of them it holds, ``t``, so it holds only ``t`` and terms after it,
+and its raw score is at most ``U_t(dl)``: the score of a fact of its length holding each of
+those terms at ``max_tf``, computed with the SQL's floating-point operations in its order (they
+are monotone, so the bound holds for the computed scores). It beats ``K`` only if that bound is
+above ``K``'s score, or equal and the fact is older (proven: the bound times the evidence
+factor reaches it); each is a range of the key by length (and age), per term: the rarest term
+is read as deep as every term together allows, the most common only as deep as it alone
+allows (often not at all). A candidate's postings of the terms whose range does not cover it
+are looked up by key, or, when those lookups would cost more than reading (``PROBE_COST``),
+read in key order up to the longest candidate (a fact found there holds no term within its
+range, so all its postings are there: its score is exact too). The facts are scored with the
+operations above in query order (a term a fact lacks adds ``0.0``), the ``depth`` best by
+(score, ``seq``) looked up in ``facts`` and the live and visible ones kept; when fewer than
+``k`` pass, ``depth`` grows (times 8) until every candidate was looked at. Exact: the postings
+hold every indexed fact (a superset of the live ones), a fact left out cannot beat ``K``, and
+the order and its ties are those of ``_RANKED``.
 """
 
 from __future__ import annotations
@@ -78,19 +86,22 @@ if TYPE_CHECKING:
 FIRST_SHARE = 0.5
 # A threshold's candidate condition names at most this many term sets.
 MAX_CLAUSES = 24
-# The query terms' ``df`` summed from which a threshold pass has a budget (below it every
-# match costs little), the budget (facts a pass scores from the heap: past it the postings
-# rank), and the first number of facts the postings path looks up.
+# The query terms' ``df`` summed from which the ranking is seeded and a threshold pass has a
+# budget (below it every match costs little), the budget (facts a pass scores from the heap,
+# postings a first try reads: past it the postings rank, unbounded), and the first number of
+# facts the postings path looks up.
 POSTINGS_FROM = 20_000
 SCORED_AT_MOST = 2_000
 POSTINGS_DEPTH = 64
-# Query terms held by at most this many facts have all their postings read; the others only
-# those of facts short enough to reach the top k (``_longest``), found from the ``SHORTEST_FIRST
-# * k`` shortest facts of each term.
-POSTINGS_RARE = 5_000
+# Query terms held by at most this many facts have all their postings read (0: none; the
+# others only those of facts short enough to reach the top k, ``_cut``), and the seed's
+# shortest facts of each term, per result asked for.
+POSTINGS_RARE = 0
 SHORTEST_FIRST = 4
-# What a key lookup in the postings costs, in postings read in key order.
-PROBE_COST = 16
+# Facts holding each of the seed's term sets (``_seed_sets``), per result asked for, and how
+# many times ``scored_at_most`` postings a try after a pass over budget may read.
+HOLDING_FIRST = 16
+WIDER = 8
 # Bounds are summed in another order than scores: kept on the safe side.
 _SLACK = 1.0 + 1e-9
 
@@ -147,9 +158,13 @@ _COVERS = """(({a}.proven = false AND ({a}.dl <= u.gt
     OR ({a}.dl > u.gt AND {a}.dl <= u.ge AND {a}.seq <= %(kseq)s)))
     OR ({a}.proven = true AND {a}.dl <= u.pge))"""
 _TERM_CUTS = (
-    "unnest(%(terms)s::text[], %(gts)s::integer[], %(ges)s::integer[], %(pges)s::integer[]) "
-    "AS u(term, gt, ge, pge)"
+    "unnest(%(terms)s::text[], %(gts)s::integer[], %(ges)s::integer[], %(pges)s::integer[], "
+    "%(idfs)s::float8[], %(max_tfs)s::float8[]) AS u(term, gt, ge, pge, idf, max_tf)"
 )
+# A fact's length norm, and a term's contribution at ``tf`` (both as ``_RANKED`` computes them).
+_NORM = "%(k1)s::float8 * (%(omb)s::float8 + (%(b)s::float8 * {a}.dl::float8) / %(avgdl)s::float8)"
+_PART = "({a}.idf * (({tf} * %(k1p1)s::float8) / ({tf} + {norm})))"
+_READ_PART = _PART.format(a="r", tf="r.tf::float8", norm=_NORM.format(a="r"))
 _READ = " UNION ALL ".join(
     f"SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p "
     f"WHERE p.binding = {_BINDING} AND p.term = u.term AND {test}"
@@ -162,52 +177,53 @@ _READ = " UNION ALL ".join(
 # ``read``: every term's postings in its cut (the candidates are their facts), at most
 # ``most`` - 1 of them (NULL: all). ``pairs``: each candidate with each term whose cut does not
 # cover it (a term whose cut covers it has its posting in ``read``, when the fact holds it).
-# ``fits``: all was read and the pairs are under ``most`` (else nothing is scored: the caller
-# ranks another way); ``probing``: the pairs are at most ``probes``, each a key lookup
-# (``probed``); past that each such term's postings are read up to the longest candidate instead
-# (``extra``: every fact there holding no term in its cut has all its postings there too, so
-# its score is exact as well; it cannot beat the k-th fact found).
+# ``alive``: the candidates whose postings read and those terms at ``max_tf`` (with a slack for
+# the order of the sum) can still reach the k-th fact found, ``low`` (MaxScore: the others
+# cannot beat it). ``fits``: all was read and the alive candidates' pairs are under ``most``
+# (else nothing is scored: the caller ranks another way); each pair is a key lookup
+# (``probed``).
 _POSTED = f"""WITH read AS MATERIALIZED (
-    SELECT p.* FROM {_TERM_CUTS} CROSS JOIN LATERAL ({_READ}) AS p LIMIT %(most)s
+    SELECT p.*, u.idf FROM {_TERM_CUTS} CROSS JOIN LATERAL ({_READ}) AS p LIMIT %(most)s
+), cands AS MATERIALIZED (
+    SELECT r.seq, r.proven, r.dl, sum({_READ_PART}) AS part
+    FROM read r GROUP BY r.seq, r.proven, r.dl
 ), pairs AS MATERIALIZED (
-    SELECT c.proven, c.dl, c.seq, u.term
-    FROM (SELECT DISTINCT r.proven, r.dl, r.seq FROM read r) AS c, {_TERM_CUTS}
+    SELECT c.seq, c.proven, c.dl, u.term,
+        {_PART.format(a="u", tf="u.max_tf", norm=_NORM.format(a="c"))} AS bound
+    FROM cands c, {_TERM_CUTS}
     WHERE NOT {_COVERS.format(a="c")}
+), alive AS MATERIALIZED (
+    SELECT c.seq, c.proven, c.dl FROM cands c
+    LEFT JOIN (SELECT x.seq, sum(x.bound) AS bound FROM pairs x GROUP BY x.seq) AS x
+        ON x.seq = c.seq
+    WHERE (c.part + coalesce(x.bound, 0.0::float8))
+        * CASE WHEN c.proven THEN %(ef)s::float8 ELSE 1.0::float8 END * %(slack)s::float8
+        >= %(low)s::float8
+), wanted AS MATERIALIZED (
+    SELECT x.seq, x.proven, x.dl, x.term FROM pairs x WHERE x.seq IN (SELECT seq FROM alive)
 ), plan AS MATERIALIZED (
     SELECT (%(most)s::bigint IS NULL OR (n.got < %(most)s::bigint AND n.pairs < %(most)s::bigint))
-        AS fits, n.pairs <= %(probes)s::bigint AS probing, n.top
-    FROM (SELECT (SELECT count(*) FROM read) AS got, (SELECT count(*) FROM pairs) AS pairs,
-        (SELECT max(r.dl) FROM read r) AS top) AS n
+        AS fits
+    FROM (SELECT (SELECT count(*) FROM read) AS got, (SELECT count(*) FROM wanted) AS pairs) AS n
 ), probed AS MATERIALIZED (
-    SELECT p.* FROM (SELECT * FROM pairs WHERE (SELECT fits AND probing FROM plan)) AS c
+    SELECT p.* FROM (SELECT * FROM wanted WHERE (SELECT fits FROM plan)) AS c
     CROSS JOIN LATERAL (
         SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p
         WHERE p.binding = {_BINDING} AND p.term = c.term AND p.proven = c.proven
             AND p.dl = c.dl AND p.seq = c.seq
         OFFSET 0
     ) AS p
-), extra AS MATERIALIZED (
-    SELECT p.* FROM {_TERM_CUTS} CROSS JOIN LATERAL (
-        SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p
-        WHERE p.binding = {_BINDING} AND p.term = u.term AND p.proven = false
-            AND p.dl > u.gt AND p.dl <= (SELECT top FROM plan)
-        UNION ALL
-        SELECT p.seq, p.term, p.proven, p.tf, p.dl FROM lexical_postings p
-        WHERE p.binding = {_BINDING} AND p.term = u.term AND p.proven = true
-            AND p.dl > u.pge AND p.dl <= (SELECT top FROM plan)
-    ) AS p
-    WHERE (SELECT fits AND NOT probing FROM plan) AND NOT {_COVERS.format(a="p")}
-), scored AS MATERIALIZED (
+"""
+# The scoring of ``{source}``'s postings (``{gate}``: whether to), as ``_RANKED`` scores.
+_SCORED = f"""scored AS MATERIALIZED (
     SELECT q.seq, CASE WHEN q.proven THEN q.raw * %(ef)s::float8 ELSE q.raw END AS score
     FROM (
-        SELECT p.seq, bool_or(p.proven) AS proven, {{score}} AS raw
+        SELECT p.seq, bool_or(p.proven) AS proven, {{{{score}}}} AS raw
         FROM (
             SELECT p.seq, p.term, p.proven, p.tf::float8 AS tf, %(k1)s::float8 * (%(omb)s::float8
                 + (%(b)s::float8 * p.dl::float8) / %(avgdl)s::float8) AS norm
-            FROM (
-                SELECT * FROM read UNION ALL SELECT * FROM probed UNION ALL SELECT * FROM extra
-            ) AS p
-            WHERE (SELECT fits FROM plan)
+            FROM ({{source}}) AS p
+            WHERE {{gate}}
         ) AS p
         GROUP BY p.seq
     ) AS q
@@ -216,8 +232,19 @@ _POSTED = f"""WITH read AS MATERIALIZED (
 )
 SELECT {COLUMNS}, s.score, {SCOPE_COLUMNS}
 FROM scored s JOIN facts f ON f.seq = s.seq
-WHERE {LIVE} AND {{where}}
+WHERE {LIVE} AND {{{{where}}}}
 ORDER BY s.score DESC, s.seq LIMIT %(k)s"""
+_POSTED += "), " + _SCORED.format(
+    source="""SELECT r.seq, r.term, r.proven, r.tf, r.dl FROM read r
+                WHERE r.seq IN (SELECT seq FROM alive)
+                UNION ALL SELECT * FROM probed""",
+    gate="(SELECT fits FROM plan)",
+)
+# Every term read to the same lengths (``_uniform``): a fact read at all is read whole.
+_POSTED_WHOLE = (
+    f"WITH read AS MATERIALIZED (SELECT p.* FROM {_TERM_CUTS} CROSS JOIN LATERAL ({_READ}) AS p), "
+    + _SCORED.format(source="SELECT r.seq, r.term, r.proven, r.tf, r.dl FROM read r", gate="TRUE")
+)
 
 
 # The shortest facts of each query term, by length then age (the postings' key order), and
@@ -230,7 +257,7 @@ _SHORTEST = f"""SELECT p.seq FROM unnest(%(terms)s::text[]) AS t(term), LATERAL 
 ) AS p"""
 _HOLDING = """SELECT f.seq FROM (
     SELECT f.seq FROM facts f
-    WHERE f.tsv @@ to_tsquery('simple', %(every{n})s) AND {scope} LIMIT %(first)s
+    WHERE f.tsv @@ to_tsquery('simple', %(every{n})s) AND {scope} LIMIT %(holding)s
 ) AS f"""
 
 
@@ -421,8 +448,14 @@ def ranked(
             # those were candidates of this pass).
             seed = _best([*seed, *((float(row[6]), int(row[11])) for row in rows)], limit)
             if over:
+                # Per term under a larger budget first; past it every term as deep as the
+                # rarest.
                 cut = _cut(values, query, limit, postings_rare, seed)
-                return _ranked_by_postings(conn, values, query, limit, where, cut) or []
+                most = WIDER * scored_at_most
+                ranking = _ranked_by_postings(conn, values, query, limit, where, cut, most)
+                if ranking is None:
+                    ranking = _ranked_by_postings(conn, values, query, limit, where, cut) or []
+                return ranking
             if len(seed) == limit:
                 tau = seed[-1][0]
                 continue
@@ -436,10 +469,11 @@ def _best(found: Sequence[tuple[float, int]], limit: int) -> list[tuple[float, i
 
 
 def _seed_sets(query: Sequence[QueryTerm]) -> list[list[str]]:
-    """Sets of query terms whose facts likely score high: all of them, and all but the most
-    common one (three terms or more)."""
+    """Sets of query terms whose facts likely score high: all of them, all but the most
+    common one, and the two rarest (as many as there are different ones)."""
     rarest = [query[i].term for i in sorted(range(len(query)), key=lambda i: (query[i].df, i))]
-    return [rarest, rarest[:-1]] if len(rarest) >= 3 else [rarest]
+    sets = [rarest, rarest[:-1], rarest[:2]] if len(rarest) >= 2 else [rarest]
+    return [list(chosen) for chosen in dict.fromkeys(tuple(chosen) for chosen in sets)]
 
 
 def _seed(
@@ -469,6 +503,7 @@ def _seed(
             **values,
             "terms": [t.term for t in query],
             "first": SHORTEST_FIRST * limit,
+            "holding": HOLDING_FIRST * limit,
             **{f"every{n}": _tsquery(chosen) for n, chosen in enumerate(sets)},
         },
     ).fetchall()
@@ -491,19 +526,33 @@ def _ranked_by_postings(
     when ``cut`` holds more than ``most`` postings (or, then, no fact passes)."""
     total = sum(t.df for t in query)  # at least the facts holding any query term
     depth = max(POSTINGS_DEPTH, 4 * limit)
-    statement = _POSTED.format(score=_posted_score(len(query)), where=where)
+    score = _posted_score(len(query))
+    if most is None:
+        # Unbounded: lookups or reads per term would cost more than reading every term as
+        # deep as the rarest (the many candidates are what made the bounded try fail).
+        cut = _uniform(cut)
+        statement = _POSTED_WHOLE.format(score=score, where=where)
+    else:
+        statement = _POSTED.format(score=score, where=where)
+    bounded = None if most is None else most + 1
     while True:
-        bounded = None if most is None else most + 1
-        # A key lookup costs about what reading ``PROBE_COST`` postings in key order does.
-        probes = most if most is not None else sum(t.df for t in query) // PROBE_COST
         rows = conn.execute(
-            statement, {**values, **cut, "depth": depth, "most": bounded, "probes": probes}
+            statement, {**values, **cut, "depth": depth, "most": bounded}
         ).fetchall()
-        if not rows and most is not None:
+        if not rows and bounded is not None:
             return None  # over ``most`` (or nothing passes: the caller's pass finds that)
         if len(rows) == limit or depth >= total:
             return rows
-        depth, most = depth * 8, None
+        depth, bounded = depth * 8, None  # it fits: the lookups stay under ``most``
+
+
+def _uniform(cut: dict[str, Any]) -> dict[str, Any]:
+    """``cut`` with each term read as deep as the deepest (the rarest term's): a superset."""
+    terms = len(cut["terms"])
+    return {
+        **cut,
+        **{name: [max(cut[name])] * terms for name in ("gts", "ges", "pges")},
+    }
 
 
 # A length no fact reaches (``dl`` is an integer column).
@@ -534,7 +583,14 @@ def _cut(
     ``U_t(dl) * EVIDENCE_FACTOR >= low`` (up to ``pge``). The rarest term's bound covers every
     term; the most common one's only itself (often no length at all)."""
     terms = [t.term for t in query]
-    every = {"terms": terms, "kseq": 0}
+    every = {
+        "terms": terms,
+        "idfs": [t.idf for t in query],
+        "max_tfs": [float(t.max_tf) for t in query],
+        "kseq": 0,
+        "low": 0.0,
+        "slack": _SLACK,
+    }
     if len(seed) < limit:
         no_cut = [_NO_LIMIT] * len(query)
         return {**every, "gts": no_cut, "ges": no_cut, "pges": no_cut}
@@ -561,7 +617,7 @@ def _cut(
         gts[i] = _last(lambda dl: upper(dl) > low)
         ges[i] = _last(lambda dl: upper(dl) >= low)
         pges[i] = _last(lambda dl: upper(dl) * EVIDENCE_FACTOR >= low)
-    return {**every, "kseq": kseq, "gts": gts, "ges": ges, "pges": pges}
+    return {**every, "kseq": kseq, "low": low, "gts": gts, "ges": ges, "pges": pges}
 
 
 def _last(holds: Callable[[int], bool]) -> int:
