@@ -219,10 +219,15 @@ def test_postgres_ranks_as_the_local_store_on_the_same_facts(
         bm25_scored_at_most=0,
         bm25_postings_rare=100,
     )
+    # A budget no query reaches: the seeded postings try always ranks (per-term depths, the
+    # MaxScore drop, key lookups of the terms a candidate's depth leaves out).
+    per_term = pg.make(
+        TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=1_000_000
+    )
     for query, expected, first in rankings:
         by_postings = _ranking(postings, query)
         assert by_postings == _ranking(thresholds, query) == _ranking(budgeted, query), query
-        assert by_postings == _ranking(pruned, query), query
+        assert by_postings == _ranking(pruned, query) == _ranking(per_term, query), query
         assert _same_ranking(expected, by_postings), query
         # The provider that wrote the facts ranks as the others, ties at the cut included.
         assert first == by_postings, query
@@ -534,6 +539,9 @@ def test_the_postings_depths_keep_every_fact_that_can_win(
             bm25_postings_from=0,
             bm25_scored_at_most=3,
             bm25_postings_rare=0,
+        ),
+        "per-term": pg.make(
+            TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=1_000_000
         ),
         "default": writer,
     }
