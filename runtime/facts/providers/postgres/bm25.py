@@ -24,19 +24,20 @@ When the minimal sets are too many (a long query), the candidates are the facts 
 of the *essential* terms instead (MaxScore: the terms left after taking, weakest first, the
 terms whose bounds add up to less than ``tau``), which is exact for the same reason.
 
-**Postings: queries of common words.** The full-text index knows nothing of a fact's length,
-so when every query word is common (tens of thousands of facts at a million), no small term set
+**Postings: queries of common words.** The full-text index knows nothing of a fact's length, so
+when every query word is common (tens of thousands of facts at a million), no small term set
 reaches a threshold and the passes drop to scoring every match: a heap fetch and a split of
 ``terms`` per fact. So when the query terms' ``df`` add up to ``postings_from`` or more, the
 ranking starts from a *seed* (``_seed``): the shortest facts of each term (``SHORTEST_FIRST *
-k``, in the postings' key order) and some facts holding all the query terms, or all but the
-most common, scored exactly (live and visible ones); their ``k``-th, ``K``, is matched or
-beaten by each of the final top ``k``. It bounds which postings of ``lexical_postings``
-(``term_stats``; primary key (binding, term, ``proven``, ``dl``, ``seq``) including ``tf``) can
-hold a better fact (``_cut``), and those are read, at most ``scored_at_most`` of them (one
-statement, ``_POSTED``); past that, ``K``'s score is the first threshold of the passes above
-(its facts are candidates at it, so one pass usually ends the ranking), and a pass may score at
-most ``scored_at_most`` facts; one that would score more hands over to the postings, unbounded.
+k``, in the postings' key order) and some facts holding all the query terms, all but the most
+common, or the two rarest (``HOLDING_FIRST * k`` each), scored exactly (live and visible ones);
+their ``k``-th, ``K``, is matched or beaten by each of the final top ``k``. It bounds which
+postings of ``lexical_postings`` (``term_stats``; primary key (binding, term, ``proven``,
+``dl``, ``seq``) including ``tf``) can hold a better fact (``_cut``), and those are read, at
+most ``scored_at_most`` of them (one statement, ``_POSTED``); past that, ``K``'s score is the
+first threshold of the passes above (its facts are candidates at it, so one pass usually ends
+the ranking), and a pass may score at most ``scored_at_most`` facts; one that would score more
+hands over to the postings.
 
 Which postings (``_cut``, MaxScore over the postings): the terms are taken rarest first; a fact
 is found through the first of them it holds, ``t``, so it holds only ``t`` and terms after it,
@@ -46,10 +47,11 @@ are monotone, so the bound holds for the computed scores). It beats ``K`` only i
 above ``K``'s score, or equal and the fact is older (proven: the bound times the evidence
 factor reaches it); each is a range of the key by length (and age), per term: the rarest term
 is read as deep as every term together allows, the most common only as deep as it alone
-allows (often not at all). A candidate's postings of the terms whose range does not cover it
-are looked up by key, or, when those lookups would cost more than reading (``PROBE_COST``),
-read in key order up to the longest candidate (a fact found there holds no term within its
-range, so all its postings are there: its score is exact too). The facts are scored with the
+allows (often not at all). A candidate whose postings read, plus the terms whose range does
+not cover it at ``max_tf``, cannot reach ``K`` is dropped (its bound, with the slack above);
+the others' postings of those terms are looked up by key. The unbounded postings (after a pass
+over budget, and a per-term try under ``WIDER`` times the budget) read every term as deep as
+the rarest (``_uniform``: a fact read at all is read whole). The facts are scored with the
 operations above in query order (a term a fact lacks adds ``0.0``), the ``depth`` best by
 (score, ``seq``) looked up in ``facts`` and the live and visible ones kept; when fewer than
 ``k`` pass, ``depth`` grows (times 8) until every candidate was looked at. Exact: the postings
@@ -141,11 +143,10 @@ ORDER BY score DESC, c.seq LIMIT %(k)s"""
 
 
 # The postings path (``term_stats``' ``lexical_postings``): the postings of the query terms in
-# the binding of every fact up to ``longest`` tokens, and of every longer one holding a rare
-# term (``_longest``), read from the primary key alone (index-only), scored per fact with the
-# same operations as ``_RANKED`` (a term the fact lacks adds ``0.0``: ``coalesce``), the
-# ``depth`` best by (score, seq) kept, and only those looked up in ``facts`` for the live and
-# visible ones.
+# the binding that ``_cut`` leaves in, read from the primary key alone (index-only), scored per
+# fact with the same operations as ``_RANKED`` (a term the fact lacks adds ``0.0``:
+# ``coalesce``), the ``depth`` best by (score, seq) kept, and only those looked up in ``facts``
+# for the live and visible ones.
 _BINDING = (
     "hashtextextended('specwire-lexical' || chr(31) || %(tenant)s::text || chr(31) "
     "|| %(spec)s::text || chr(31) || %(session)s::text, 0)"
