@@ -219,11 +219,18 @@ def test_postgres_ranks_as_the_local_store_on_the_same_facts(
         bm25_scored_at_most=0,
         bm25_postings_rare=100,
     )
-    for query, expected, _ in rankings:
+    # A budget no query reaches: the seeded postings try always ranks (per-term depths, the
+    # MaxScore drop, key lookups of the terms a candidate's depth leaves out).
+    per_term = pg.make(
+        TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=1_000_000
+    )
+    for query, expected, first in rankings:
         by_postings = _ranking(postings, query)
         assert by_postings == _ranking(thresholds, query) == _ranking(budgeted, query), query
-        assert by_postings == _ranking(pruned, query), query
+        assert by_postings == _ranking(pruned, query) == _ranking(per_term, query), query
         assert _same_ranking(expected, by_postings), query
+        # The provider that wrote the facts ranks as the others, ties at the cut included.
+        assert first == by_postings, query
     store.close()
 
 
@@ -474,3 +481,88 @@ def test_concurrent_writers_keep_the_statistics_exact(pg: PostgresTarget) -> Non
     assert _rows(pg.dsn, f"SELECT docs FROM lexical_scopes WHERE tenant = '{TENANT}'") == [
         (4 * (25 - 9 + 20),)
     ]
+
+
+def test_the_postings_depths_keep_every_fact_that_can_win(
+    pg: PostgresTarget, tmp_path: Path
+) -> None:
+    """Facts made for the per-term depths of the postings (``bm25._cut``): a short fact of
+    common words only beats long ones holding a rare word, facts tie at the cut (same words,
+    same length: the older first), proven facts sit next to unproven ones of the same words.
+    Every variant of the PostgreSQL ranking returns the same rows (scores, order and ties),
+    and the local store's ranking (ties aside), for k = 1, 3 and 5."""
+    rng = random.Random(31)
+    texts: list[tuple[str, bool]] = []
+    for n in range(400):
+        words = ["alpha"] + (["beta"] if n % 2 else []) + (["gamma"] if n % 3 == 0 else [])
+        texts.append(
+            (" ".join([*words, *(f"pad{n}x{i}" for i in range(rng.randrange(2, 14)))]), False)
+        )
+    for n in range(6):  # the rare word, in long facts
+        texts.append((" ".join(["zeta", "alpha", *(f"long{n}x{i}" for i in range(30))]), False))
+    texts.append(("alpha beta gamma", False))  # common words only, short: beats the above
+    for n in range(4):  # ties: the same words and length
+        texts.append(
+            (
+                " ".join(
+                    ["gamma", "beta", "alpha", "delta"][n:]
+                    + ["gamma", "beta", "alpha", "delta"][:n]
+                ),
+                False,
+            )
+        )
+    for n in range(3):  # proven facts beside unproven ones of the same words
+        texts.append((f"beta delta gamma proven{n}", True))
+        texts.append((f"beta delta gamma plain{n}", False))
+    rng.shuffle(texts)
+    store = FactStore.open(tmp_path / "facts.sqlite3", now=pg.clock, screen=None)
+    local = LocalFactProvider(store)
+    writer = pg.make(TENANT, SPEC, screen=None)
+    for text, proven in texts:
+        evidence = Provenance("s-1", ("tool-1",)) if proven else None
+        store.retain_many([NewFactItem(text, (), None, evidence)])
+        writer.retain(RetainRequest(text, (), None, evidence))
+    variants = {
+        "thresholds": pg.make(TENANT, SPEC, screen=None, bm25_postings_from=None),
+        "postings": pg.make(
+            TENANT,
+            SPEC,
+            screen=None,
+            bm25_postings_from=0,
+            bm25_scored_at_most=0,
+            bm25_postings_rare=0,
+        ),
+        "budgeted": pg.make(
+            TENANT,
+            SPEC,
+            screen=None,
+            bm25_postings_from=0,
+            bm25_scored_at_most=3,
+            bm25_postings_rare=0,
+        ),
+        "per-term": pg.make(
+            TENANT, SPEC, screen=None, bm25_postings_from=0, bm25_scored_at_most=1_000_000
+        ),
+        "default": writer,
+    }
+    queries = [
+        "alpha beta gamma",
+        "alpha beta gamma zeta",
+        "zeta alpha",
+        "gamma delta",
+        "alpha",
+        "beta gamma delta zeta",
+        "delta beta",
+        "alpha delta",
+    ]
+    for query in queries:
+        for k in (1, 3, 5):
+            request = RecallRequest(query, k)
+            expected = [(h.text, h.score) for h in local.recall(request).hits]
+            got = {
+                name: [(h.text, h.score) for h in provider.recall(request).hits]
+                for name, provider in variants.items()
+            }
+            assert len({tuple(ranking) for ranking in got.values()}) == 1, (query, k, got)
+            assert _same_ranking(expected, got["postings"]), (query, k)
+    store.close()
