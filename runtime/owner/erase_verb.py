@@ -83,7 +83,7 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             assume_yes=args.yes,
         )
     with Progress("erasing") as progress, progress.ticking():
-        database, receipt = _erase(root, subject, key, dsn, tenant, tenants)
+        database, receipt = _erase(root, subject, key, dsn, tenant, tenants, json=args.json)
     if args.json:
         print_json({**receipt.to_json(), "receipt": str(receipt.path)})
     else:
@@ -170,7 +170,7 @@ def _reaching_database(call: Callable[[], _T]) -> _T:
 
 
 def _erase_in_postgres(
-    dsn: str, subject: Subject, key: ScopeKey | None, tenant: str | None
+    dsn: str, subject: Subject, key: ScopeKey | None, tenant: str | None, *, json: bool = False
 ) -> PostgresErasure:
     """The database tier (every tenant's rows, or ``tenant``'s), erased (or
     ``SelectionError``: it was not reached)."""
@@ -187,7 +187,8 @@ def _erase_in_postgres(
         )
 
     done = _reaching_database(erased)
-    sys.stdout.write(
+    # With --json stdout holds the receipt alone.
+    (sys.stderr if json else sys.stdout).write(
         f"erased in PostgreSQL: {done.facts} fact(s), {done.quarantined} quarantined, "
         f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted, "
         f"{done.documents} document(s) redacted, {done.state_documents} state document(s) "
@@ -204,8 +205,10 @@ def _erase(
     dsn: str | None,
     tenant: str | None,
     tenants: list[str],
+    *,
+    json: bool = False,
 ) -> tuple[PostgresErasure | None, ErasureReceipt]:
-    database = _erase_in_postgres(dsn, subject, key, tenant) if dsn is not None else None
+    database = _erase_in_postgres(dsn, subject, key, tenant, json=json) if dsn is not None else None
     reached = None if database is None else _reached(database)
     return database, erase_subject(
         root,
@@ -262,7 +265,7 @@ def run_in_database(args: argparse.Namespace) -> int:
         assume_yes=args.yes,
     )
     with Progress("erasing") as progress, progress.ticking():
-        database = _erase_in_postgres(dsn, subject, key, tenant)
+        database = _erase_in_postgres(dsn, subject, key, tenant, json=args.json)
         receipt = database_receipt(
             args.root.resolve() / RECEIPTS_DIR,
             subject,
