@@ -62,7 +62,13 @@ from specwire.runtime.models.prices import PriceTableError, price_lookup
 from specwire.runtime.owner.backend import add_backend_options, is_remote, open_facts, remote_spec
 from specwire.runtime.owner.bundle_fragment import read_bundle_fragment, read_bundle_model
 from specwire.runtime.owner.database_tenancy import database_spec
-from specwire.runtime.owner.selection import Selection, SelectionError, select, select_remote
+from specwire.runtime.owner.selection import (
+    Selection,
+    SelectionError,
+    named_state_root,
+    select,
+    select_remote,
+)
 from specwire.runtime.owner.state_verb import open_state_volume
 from specwire.runtime.safety.redaction import redact
 from specwire.runtime.safety.secrets import SecretRef
@@ -192,6 +198,12 @@ def main(
             selection = select_remote(args.root, spec, args.tenant, None)
             selection.layout.root.mkdir(parents=True, exist_ok=True)
         else:
+            if not named_state_root(args.root, args.tenant).is_dir():
+                raise SelectionError(
+                    f"no state directory at {named_state_root(args.root, args.tenant)} (a spec "
+                    "with memory.backend: postgres keeps its memory in the database: pass "
+                    "--backend postgres)"
+                )
             selection = select(args.root, args.spec, args.tenant, None)
             _check_known(selection.layout)
         # A memory.state: postgres bundle's dream state, continuity and wiki: the database's.
