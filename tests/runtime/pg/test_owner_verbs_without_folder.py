@@ -103,6 +103,17 @@ def test_fact_verbs_find_the_spec_in_the_database(database: str, run: Run, tmp_p
     )  # fmt: skip
     assert code == 2 and "no fact 'mem_0000000000000000' in the PostgreSQL database" in err
 
+    # globex keeps one spec: doc and migrate take it from the database too.
+    code, out, err = run("--backend", "postgres", "--tenant", "globex", "--json", "doc", "list")
+    assert (code, json.loads(out)) == (0, {"documents": []}), err
+    copy = tmp_path / "copy"
+    code, out, err = run(
+        "--tenant", "globex", "--yes", "migrate", "--from", "postgres", "--to", "file",
+        "--to-root", str(copy),
+    )  # fmt: skip
+    assert code == 0, err
+    assert [p.name for p in copy.rglob("*.sqlite3")] == ["concierge.sqlite3"]
+
     # Only the receipts' folder was made; no tenant folder, no state root.
     work = tmp_path / "owner"
     assert sorted(p.name for p in work.iterdir()) == ["erasures"]
