@@ -26,9 +26,10 @@ TENANT_TABLES: Final = (
 )
 
 
-def specs_in_database(dsn: str | None, tenant: str) -> list[str]:
-    """The specs ``tenant`` keeps any row of, sorted (``dsn``: the ``$VAR`` reference, as
-    ``--dsn`` takes it). The database not reached is a ``SelectionError`` (one line)."""
+def specs_in_database(dsn: str | None, tenant: str | None) -> list[str]:
+    """The specs ``tenant`` (``None``: any tenant) keeps any row of, sorted (``dsn``: the
+    ``$VAR`` reference, as ``--dsn`` takes it). The database not reached is a
+    ``SelectionError`` (one line)."""
     from specwire.runtime.facts.providers.connect import shared_postgres_pool
 
     try:
@@ -46,12 +47,13 @@ def specs_in_database(dsn: str | None, tenant: str) -> list[str]:
         raise SelectionError(f"PostgreSQL: {type(exc).__name__}: {first}") from None
 
 
-def _specs(conn: Any, tenant: str) -> list[str]:
+def _specs(conn: Any, tenant: str | None) -> list[str]:
     present = [table for table in TENANT_TABLES if _has(conn, table)]
     if not present:
         return []
-    union = " UNION ".join(f"SELECT spec FROM {table} WHERE tenant = %s" for table in present)
-    rows = conn.execute(union, (tenant,) * len(present)).fetchall()
+    where = "" if tenant is None else " WHERE tenant = %s"
+    union = " UNION ".join(f"SELECT spec FROM {table}{where}" for table in present)
+    rows = conn.execute(union, () if tenant is None else (tenant,) * len(present)).fetchall()
     return sorted({row[0] for row in rows})
 
 

@@ -42,6 +42,7 @@ from specwire.runtime.erasure.subject import Subject, SubjectError
 from specwire.runtime.erasure.tenants import tenant_folders, tenant_problem, tenants_under
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner.asking import confirm
+from specwire.runtime.owner.database_tenancy import specs_in_database
 from specwire.runtime.owner.output import print_json
 from specwire.runtime.owner.scoping import erase_target
 from specwire.runtime.owner.selection import SelectionError, tenants_root
@@ -256,6 +257,10 @@ def run_in_database(args: argparse.Namespace) -> int:
     if problem is not None:
         raise SelectionError(problem)
     subject = _database_subject(args, dsn, key, tenant)
+    # State documents are keyed by spec and tenant names as files are by folders: a subject
+    # matching them would damage the keys rather than remove a person.
+    variable = "$" + args.postgres.removeprefix("$")
+    subject.check_structure({*present, *specs_in_database(variable, None)})
     where = f"tenant {tenant}" if tenant is not None else f"{len(tenants)} tenant(s)"
     whole = "" if key is None else ", with every fact, held write and working memory of "
     confirm(

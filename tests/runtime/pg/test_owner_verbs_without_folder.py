@@ -103,6 +103,10 @@ def test_fact_verbs_find_the_spec_in_the_database(database: str, run: Run, tmp_p
     )  # fmt: skip
     assert code == 2 and "no fact 'mem_0000000000000000' in the PostgreSQL database" in err
 
+    # A subject that names a spec would damage the keys, not remove a person: refused.
+    code, _, err = run("--yes", "erase", "--subject", "concierge", "--postgres", "DATABASE_URL")
+    assert code == 2 and "the stores' own structure" in err
+
     # globex keeps one spec: doc and migrate take it from the database too.
     code, out, err = run("--backend", "postgres", "--tenant", "globex", "--json", "doc", "list")
     assert (code, json.loads(out)) == (0, {"documents": []}), err
