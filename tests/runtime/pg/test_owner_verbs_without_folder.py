@@ -53,6 +53,22 @@ def retain(database: str, tenant: str, spec: str, text: str) -> str:
         provider.close()
 
 
+def test_the_console_refuses_a_tenant_the_database_does_not_hold(
+    database: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("starlette")
+    from specwire.runtime.console.command import main as console_main
+
+    retain(database, "acme", "concierge", "the acme office opens at nine")
+    code = console_main(
+        ["--root", str(tmp_path), "--backend", "postgres", "--tenant", "initech", "console"]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "--tenant 'initech': no such tenant in the database" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_fact_verbs_find_the_spec_in_the_database(database: str, run: Run, tmp_path: Path) -> None:
     office = retain(database, "acme", "concierge", "the acme office opens at nine")
     retain(database, "acme", "concierge", "the acme printer is on floor two")
