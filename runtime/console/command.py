@@ -21,6 +21,7 @@ from pathlib import Path
 
 from specwire.runtime.owner import command as owner_command
 from specwire.runtime.owner.backend import is_remote, remote_spec
+from specwire.runtime.owner.database_tenancy import database_spec
 from specwire.runtime.owner.selection import SelectionError, select, select_remote
 
 DEFAULT_PORT = 8765
@@ -73,7 +74,11 @@ def run(args: argparse.Namespace) -> int:
         auth = ConsoleAuth(token)
     except TokenError as exc:
         raise SelectionError(str(exc)) from None
-    if is_remote(args):
+    if args.backend == "postgres":
+        # Nothing under --root: the database says which tenants and specs exist.
+        spec = database_spec(args.dsn, args.tenant, args.spec)
+        selection = select_remote(args.root, spec, args.tenant, args.session)
+    elif is_remote(args):
         spec = remote_spec(args.root, args.spec, args.tenant)
         selection = select_remote(args.root, spec, args.tenant, args.session)
     else:

@@ -16,7 +16,9 @@ Everywhere is the root given: a managed tenant's root (``--tenant ID``) holds th
 memory only; the caller refuses a per-tenant id over a root of several tenants
 (``runtime.erasure.tenants``).
 
-The receipt (JSON, under ``<root>/erasures/``) records what was erased in which tier and for
+An erasure that reached only the database (no state root on this machine) gets a receipt of
+its own (``database_receipt``), kept where the caller says. The receipt (JSON, under
+``<root>/erasures/``) records what was erased in which tier and for
 which tenants (``tenants``), the counts, the scopes the deleted facts and held writes were in
 (``scopes``: scope names and counts, never a subject; ``scope``: the scope of the erased key),
 a keyed hash of the subject (``runtime.erasure.receipt``) — never the subject, nor a plain hash
@@ -156,7 +158,35 @@ def erase_subject(
         scope=None if key is None else key.scope,
         tenants=covered,
     )
-    receipt.path = _write_receipt(root, receipt, subject)
+    receipt.path = _write_receipt(root / RECEIPTS_DIR, receipt, subject)
+    return receipt
+
+
+def database_receipt(
+    folder: Path,
+    subject: Subject,
+    *,
+    reached: Mapping[str, dict[str, int]],
+    key: ScopeKey | None = None,
+    reached_scopes: Mapping[str, int] | None = None,
+    tenants: Sequence[str] = (),
+    now: Clock = utc_now,
+) -> ErasureReceipt:
+    """The receipt of an erasure that reached the database only (a fleet whose workers share
+    nothing but PostgreSQL: no state root on this machine to walk, and none is made). It names
+    the tiers ``reached`` and nothing else; ``folder`` keeps it and its key (``.erasure.key``,
+    created once, as a state root's), so the owner can check a subject later."""
+    keyed = subject_hmac(folder, subject)
+    receipt = ErasureReceipt(
+        keyed,
+        subject.kind,
+        iso(now()),
+        {"scopes": dict(sorted((reached_scopes or {}).items())), **reached},
+        Verification(),
+        scope=None if key is None else key.scope,
+        tenants=tuple(sorted(set(tenants))),
+    )
+    receipt.path = _write_receipt(folder, receipt, subject)
     return receipt
 
 
@@ -256,8 +286,7 @@ def verify(root: Path, subject: Subject) -> Verification:
     return result
 
 
-def _write_receipt(root: Path, receipt: ErasureReceipt, subject: Subject) -> Path:
-    folder = root / RECEIPTS_DIR
+def _write_receipt(folder: Path, receipt: ErasureReceipt, subject: Subject) -> Path:
     folder.mkdir(mode=0o700, exist_ok=True)
     name = "erasure-" + receipt.at.replace(":", "").replace("-", "").replace(".", "") + ".json"
     path = folder / name

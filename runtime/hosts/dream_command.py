@@ -5,7 +5,9 @@ The owner's commands (layer 9) never import the hosts, where the session is buil
 (``runtime.hosts.dream_session``, layer 11): this module hands them a ``session_factory``, as
 the console hands ``codegen memory`` its extra verb. The model is the bundle's (``MODEL``, or
 ``--model``), selected as the bundle selects it (``$SPECWIRE_MODEL`` wins, a secret reference
-is read from the environment), over the bundle's memory, metered against the dream's budget.
+is read from the environment), over the bundle's memory, metered against the dream's budget;
+what each run spends goes in the tenant's usage ledger as the dream's kind
+(``runtime.hosts.dream_ledger``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 def bundle_session(request: SessionRequest) -> tuple[str, ModelSession]:
     """The bundle's model and a session of it over the bundle's memory (loaded here: ``status``
     and a deterministic run never import the agent loop)."""
+    from specwire.runtime.core.paths import StoreLayout
+    from specwire.runtime.hosts.dream_ledger import recorded
     from specwire.runtime.hosts.dream_session import memory_session
     from specwire.runtime.models.select import select_spec_model
 
@@ -30,7 +34,9 @@ def bundle_session(request: SessionRequest) -> tuple[str, ModelSession]:
     session = memory_session(
         request.fragment, model, cwd=request.cwd, tenant=request.tenant, log=request.log
     )
-    return model.model_id, session
+    # What it spends goes in the tenant's usage ledger, as the scheduled dream's does.
+    layout = StoreLayout.for_cwd(request.cwd, request.fragment.spec_name, request.tenant)
+    return model.model_id, recorded(session, request.fragment, layout, request.tenant, request.log)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

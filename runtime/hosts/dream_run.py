@@ -4,7 +4,9 @@ The spec's ``memory.dream`` settings, its memory and its model: the deterministi
 with ``mode: full``, a ``budget_usd`` and a priced model (``runtime.models.prices``: the spec's
 ``prices``, then ``SPECWIRE_PRICES_FILE``, then the dated list prices), one bounded session of
 the model acting through the memory tools only (``runtime.hosts.dream_session``) that stops at
-the budget. The usage and cost land in the run's record (``codegen dream status``). A window
+the budget. The usage and cost land in the run's record (``codegen dream status``) and in the
+agent's usage ledger as the dream's kind (``runtime.hosts.dream_ledger``; ``codegen memory
+usage``). A window
 that already had a run is skipped unless ``--force``.
 
 Exit status as ``codegen dream run``: 0 done (or skipped), 2 the run could not start (one line),
@@ -26,6 +28,7 @@ from specwire.runtime.dream import DreamOutcome, run_dream
 from specwire.runtime.dream.model_phase import spec_prices
 from specwire.runtime.dream.outcome import model_phase_line
 from specwire.runtime.dream.schedule import dream_settings
+from specwire.runtime.hosts.dream_ledger import recorded
 from specwire.runtime.hosts.dream_session import memory_session
 from specwire.runtime.models import Model
 from specwire.runtime.models.prices import PriceTableError, price_lookup
@@ -65,7 +68,10 @@ def run_bundle_dream(
             model_id=model.model_id,
             price_of=prices,
             force=force,
-            model_session=memory_session(parsed, model, cwd=cwd, log=log),
+            # Its spend in the agent's usage ledger, as a managed tenant's scheduled dream's.
+            model_session=recorded(
+                memory_session(parsed, model, cwd=cwd, log=log), parsed, layout, None, log
+            ),
             facts=dream_facts(parsed, None),
             volume=volume,
         )

@@ -46,11 +46,13 @@ from specwire.runtime.owner import (
 )
 from specwire.runtime.owner.asking import Declined
 from specwire.runtime.owner.backend import add_backend_options, is_remote, remote_spec
+from specwire.runtime.owner.database_tenancy import database_spec
 from specwire.runtime.owner.migrate_verb import add_migrate_arguments
 from specwire.runtime.owner.scoping import add_scope_options
 from specwire.runtime.owner.selection import (
     Selection,
     SelectionError,
+    named_state_root,
     select,
     select_remote,
     state_root,
@@ -299,7 +301,15 @@ def main(argv: Sequence[str] | None = None, extra: Sequence[ExtraVerb] = ()) -> 
             raise SelectionError(
                 f"{args.verb} lives under --root or in PostgreSQL: drop --backend http"
             )
-        if is_remote(args):
+        if args.backend == "postgres":
+            # Nothing under --root: the database says which tenants and specs exist.
+            spec = (
+                args.spec
+                if args.verb == "import" and args.spec is not None
+                else database_spec(args.dsn, args.tenant, args.spec)
+            )
+            selection = select_remote(args.root, spec, args.tenant, args.session)
+        elif is_remote(args):
             spec = remote_spec(args.root, args.spec, args.tenant)
             selection = select_remote(args.root, spec, args.tenant, args.session)
         elif args.verb == "import" and args.spec is not None:
@@ -328,6 +338,9 @@ def main(argv: Sequence[str] | None = None, extra: Sequence[ExtraVerb] = ()) -> 
 
 
 def _erase(args: argparse.Namespace) -> int:
+    if args.postgres is not None and not named_state_root(args.root, args.tenant).is_dir():
+        # A fleet that shares nothing but the database: no state root here to walk.
+        return erase_verb.run_in_database(args)
     root = state_root(args.root, args.tenant)
     facts_db = None
     if args.id is not None:

@@ -36,6 +36,7 @@ from specwire.runtime.documents.store import DocumentStore
 from specwire.runtime.documents.wiring import open_document_store
 from specwire.runtime.fs.fenced import write_atomic
 from specwire.runtime.owner.asking import confirm
+from specwire.runtime.owner.database_tenancy import database_spec
 from specwire.runtime.owner.output import print_json, print_table, report
 from specwire.runtime.owner.selection import SelectionError, select, select_remote
 
@@ -82,7 +83,12 @@ def _open(args: argparse.Namespace) -> DocumentStore:
         raise SelectionError(
             "document memory lives on the file and postgres backends, not on the memory service"
         )
-    spec = args.spec if args.spec is not None else _only_spec(args.root, args.tenant)
+    if args.spec is not None:
+        spec = args.spec  # create may come before the spec's first session
+    elif backend == "postgres":
+        spec = database_spec(args.dsn, args.tenant, None)  # the one the tenant keeps there
+    else:
+        spec = _only_spec(args.root, args.tenant)
     layout = select_remote(args.root, spec, args.tenant, None).layout
     tenant = None if args.tenant is None else Tenant(args.tenant, layout.root)
     memory = FactsData(backend=backend, dsn=args.dsn if backend == "postgres" else None)

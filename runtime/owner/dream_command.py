@@ -61,7 +61,14 @@ from specwire.runtime.models.errors import ModelError
 from specwire.runtime.models.prices import PriceTableError, price_lookup
 from specwire.runtime.owner.backend import add_backend_options, is_remote, open_facts, remote_spec
 from specwire.runtime.owner.bundle_fragment import read_bundle_fragment, read_bundle_model
-from specwire.runtime.owner.selection import Selection, SelectionError, select, select_remote
+from specwire.runtime.owner.database_tenancy import database_spec
+from specwire.runtime.owner.selection import (
+    Selection,
+    SelectionError,
+    named_state_root,
+    select,
+    select_remote,
+)
 from specwire.runtime.owner.state_verb import open_state_volume
 from specwire.runtime.safety.redaction import redact
 from specwire.runtime.safety.secrets import SecretRef
@@ -175,12 +182,28 @@ def main(
         if bundle is not None:
             spec = bundle.fragment.spec_name
             selection = select_remote(args.root, spec, args.tenant, None)
-            selection.layout.root.mkdir(parents=True, exist_ok=True)
+            memory = bundle.fragment.memory
+            if memory is not None and memory.state == "postgres":
+                # Its state is the database's: the tenant must be there; no folder is made.
+                if args.tenant is not None:
+                    database_spec(memory.dsn, args.tenant, spec)
+            else:
+                selection.layout.root.mkdir(parents=True, exist_ok=True)
+        elif args.backend == "postgres":
+            # Nothing under --root: the database says which tenants and specs exist.
+            spec = database_spec(args.dsn, args.tenant, args.spec)
+            selection = select_remote(args.root, spec, args.tenant, None)
         elif is_remote(args):
             spec = remote_spec(args.root, args.spec, args.tenant)
             selection = select_remote(args.root, spec, args.tenant, None)
             selection.layout.root.mkdir(parents=True, exist_ok=True)
         else:
+            if not named_state_root(args.root, args.tenant).is_dir():
+                raise SelectionError(
+                    f"no state directory at {named_state_root(args.root, args.tenant)} (a spec "
+                    "with memory.backend: postgres keeps its memory in the database: pass "
+                    "--backend postgres)"
+                )
             selection = select(args.root, args.spec, args.tenant, None)
             _check_known(selection.layout)
         # A memory.state: postgres bundle's dream state, continuity and wiki: the database's.
@@ -276,7 +299,8 @@ def _run_bundle(
     session: ModelSession | None = None
     if model_ref is not None and session_factory is not None and settings.mode == "full":
         cwd = args.root.resolve() if tenant is None else tenant.workspace
-        cwd.mkdir(parents=True, exist_ok=True)
+        if fragment.memory is None or fragment.memory.state != "postgres":
+            cwd.mkdir(parents=True, exist_ok=True)  # state on files: the tenant's workspace
         model_id, session = session_factory(SessionRequest(fragment, model_ref, cwd, tenant, log))
     elif isinstance(model_ref, str):
         model_id = model_ref

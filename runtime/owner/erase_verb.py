@@ -30,7 +30,9 @@ from specwire.runtime.core.fragment import TENANTS_ROOT_ENV
 from specwire.runtime.core.progress import Progress
 from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.erasure.erase import (
+    RECEIPTS_DIR,
     ErasureReceipt,
+    database_receipt,
     erase_subject,
     preview,
     structure_names,
@@ -40,6 +42,7 @@ from specwire.runtime.erasure.subject import Subject, SubjectError
 from specwire.runtime.erasure.tenants import tenant_folders, tenant_problem, tenants_under
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.owner.asking import confirm
+from specwire.runtime.owner.database_tenancy import specs_in_database
 from specwire.runtime.owner.output import print_json
 from specwire.runtime.owner.scoping import erase_target
 from specwire.runtime.owner.selection import SelectionError, tenants_root
@@ -81,7 +84,7 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
             assume_yes=args.yes,
         )
     with Progress("erasing") as progress, progress.ticking():
-        database, receipt = _erase(root, subject, key, dsn, tenant, tenants)
+        database, receipt = _erase(root, subject, key, dsn, tenant, tenants, json=args.json)
     if args.json:
         print_json({**receipt.to_json(), "receipt": str(receipt.path)})
     else:
@@ -168,7 +171,7 @@ def _reaching_database(call: Callable[[], _T]) -> _T:
 
 
 def _erase_in_postgres(
-    dsn: str, subject: Subject, key: ScopeKey | None, tenant: str | None
+    dsn: str, subject: Subject, key: ScopeKey | None, tenant: str | None, *, json: bool = False
 ) -> PostgresErasure:
     """The database tier (every tenant's rows, or ``tenant``'s), erased (or
     ``SelectionError``: it was not reached)."""
@@ -185,7 +188,8 @@ def _erase_in_postgres(
         )
 
     done = _reaching_database(erased)
-    sys.stdout.write(
+    # With --json stdout holds the receipt alone.
+    (sys.stderr if json else sys.stdout).write(
         f"erased in PostgreSQL: {done.facts} fact(s), {done.quarantined} quarantined, "
         f"{done.vectors} vector(s), {done.reasons_redacted} reason(s) redacted, "
         f"{done.documents} document(s) redacted, {done.state_documents} state document(s) "
@@ -202,22 +206,11 @@ def _erase(
     dsn: str | None,
     tenant: str | None,
     tenants: list[str],
+    *,
+    json: bool = False,
 ) -> tuple[PostgresErasure | None, ErasureReceipt]:
-    database = _erase_in_postgres(dsn, subject, key, tenant) if dsn is not None else None
-    reached = None
-    if database is not None:
-        reached = {
-            "postgres": {
-                "facts": database.facts,
-                "quarantined": database.quarantined,
-                "vectors": database.vectors,
-                "reasonsRedacted": database.reasons_redacted,
-                "documentsRedacted": database.documents,
-                "stateDocumentsRedacted": database.state_documents,
-                "sessionLogRowsRedacted": database.session_log_rows,
-                "remaining": database.remaining,
-            }
-        }
+    database = _erase_in_postgres(dsn, subject, key, tenant, json=json) if dsn is not None else None
+    reached = None if database is None else _reached(database)
     return database, erase_subject(
         root,
         subject,
@@ -226,6 +219,107 @@ def _erase(
         reached_scopes=None if database is None else database.by_scope,
         tenants=tenants,
     )
+
+
+def _reached(database: PostgresErasure) -> dict[str, dict[str, int]]:
+    """The database tier's counts, as the receipt names them."""
+    return {
+        "postgres": {
+            "facts": database.facts,
+            "quarantined": database.quarantined,
+            "vectors": database.vectors,
+            "reasonsRedacted": database.reasons_redacted,
+            "documentsRedacted": database.documents,
+            "stateDocumentsRedacted": database.state_documents,
+            "sessionLogRowsRedacted": database.session_log_rows,
+            "remaining": database.remaining,
+        }
+    }
+
+
+def run_in_database(args: argparse.Namespace) -> int:
+    """An erasure on a fleet whose workers share nothing but the database (``--postgres VAR``,
+    no state root on this machine): the database tier alone, the tenant named by ``--tenant``
+    checked there (an unknown one: one line, exit 2, nothing touched), and the receipt and its
+    key kept in ``ROOT/erasures/`` (``--root``, default here), the one folder made."""
+    from specwire.runtime.erasure.postgres_tier import database_tenants
+
+    key = erase_target(args)
+    dsn = _postgres_dsn(args.postgres)
+    tenant: str | None = args.tenant
+    if tenant is not None and args.all_tenants:
+        raise SelectionError("--tenant and --all-tenants: name one tenant or every tenant")
+    present = _reaching_database(lambda: database_tenants(dsn))
+    if tenant is not None and tenant not in present:
+        raise SelectionError(f"--tenant {tenant!r}: no such tenant in the database")
+    tenants = [tenant] if tenant is not None else present
+    problem = tenant_problem(key, tenants, tenant=tenant, all_tenants=args.all_tenants)
+    if problem is not None:
+        raise SelectionError(problem)
+    subject = _database_subject(args, dsn, key, tenant)
+    # State documents are keyed by spec and tenant names as files are by folders: a subject
+    # matching them would damage the keys rather than remove a person.
+    variable = "$" + args.postgres.removeprefix("$")
+    subject.check_structure({*present, *specs_in_database(variable, None)})
+    where = f"tenant {tenant}" if tenant is not None else f"{len(tenants)} tenant(s)"
+    whole = "" if key is None else ", with every fact, held write and working memory of "
+    confirm(
+        f"erase the subject from the PostgreSQL database ({where}; no state folder here to "
+        f"search): facts that mention it are deleted{whole}{'' if key is None else key.label()}"
+        "; every other copy is redacted to [erased]. This cannot be undone.",
+        assume_yes=args.yes,
+    )
+    with Progress("erasing") as progress, progress.ticking():
+        database = _erase_in_postgres(dsn, subject, key, tenant, json=args.json)
+        receipt = database_receipt(
+            args.root.resolve() / RECEIPTS_DIR,
+            subject,
+            reached=_reached(database),
+            key=key,
+            reached_scopes=database.by_scope,
+            tenants=tenants,
+        )
+    if args.json:
+        print_json({**receipt.to_json(), "receipt": str(receipt.path)})
+    else:
+        scopes = ", ".join(f"{scope} {n}" for scope, n in receipt.tiers["scopes"].items())
+        sys.stdout.write(
+            f"scopes: {scopes or 'none'}\n"
+            f"tenants: {', '.join(receipt.tenants) or 'none'}\n"
+            f"receipt: {receipt.path}\n"
+        )
+    if database.remaining:
+        sys.stderr.write(f"{database.remaining} match(es) remain in the PostgreSQL database\n")
+        return EXIT_INCOMPLETE
+    sys.stderr.write("verified: 0 matches remain in the PostgreSQL database\n")
+    return 0
+
+
+def _database_subject(
+    args: argparse.Namespace, dsn: str, key: ScopeKey | None, tenant: str | None
+) -> Subject:
+    """``_subject`` for a database-only erasure: ``--id`` is looked up in the database (ids
+    are unique across it; with ``--tenant``, only that tenant's)."""
+    if args.id is None or key is not None or args.subject is not None or args.regex is not None:
+        return _subject(args, None, key)
+
+    def lookup() -> str | None:
+        import psycopg
+
+        from specwire.runtime.erasure.postgres_tier import CONNECT_TIMEOUT_S
+
+        query = (
+            "SELECT text FROM facts WHERE id = %(id)s{t} UNION ALL "
+            "SELECT text FROM quarantine WHERE id = %(id)s{t}"
+        ).format(t="" if tenant is None else " AND tenant = %(tenant)s")
+        with psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+            row = conn.execute(query, {"id": args.id, "tenant": tenant}).fetchone()
+        return None if row is None else str(row[0])
+
+    text = _reaching_database(lookup)
+    if text is None:
+        raise SelectionError(f"no fact {args.id!r} in the PostgreSQL database")
+    return Subject.literal(text)
 
 
 def _subject(args: argparse.Namespace, facts_db: Path | None, key: ScopeKey | None) -> Subject:

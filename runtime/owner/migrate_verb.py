@@ -36,6 +36,7 @@ from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.progress import Progress
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.backend import BACKENDS, OwnerFacts, open_backend, remote_spec
+from specwire.runtime.owner.database_tenancy import database_spec
 from specwire.runtime.owner.migration import Digest, Snapshot, digest, plan
 from specwire.runtime.owner.output import report
 from specwire.runtime.owner.selection import Selection, SelectionError, select, select_remote
@@ -262,6 +263,8 @@ def _check(args: argparse.Namespace) -> None:
 def _only_spec(args: argparse.Namespace) -> str:
     if args.source == "file":
         return select(args.root, None, args.tenant, None).layout.spec_name
+    if args.source == "postgres":  # the database says which spec the tenant keeps
+        return database_spec(args.from_dsn or args.dsn, args.tenant, None)
     return remote_spec(args.root, None, args.tenant)
 
 

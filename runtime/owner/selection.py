@@ -42,6 +42,12 @@ def state_root(root: Path, tenant: str | None) -> Path:
     return state
 
 
+def named_state_root(root: Path, tenant: str | None) -> Path:
+    """The state directory the selectors name, which may not exist (a fleet on PostgreSQL
+    keeps none on the owner's machine)."""
+    return _state_root(root, tenant)
+
+
 def select(root: Path, spec: str | None, tenant: str | None, session: str | None) -> Selection:
     state = _state_root(root, tenant)
     if not state.is_dir():

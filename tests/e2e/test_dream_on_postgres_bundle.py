@@ -6,6 +6,7 @@ gets no file: no ``facts/<spec>.sqlite3``, no dream state, no session log, no ev
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -125,6 +126,26 @@ def test_a_bundle_dreams_on_its_postgres_facts_and_writes_no_file(
     )
     assert status.returncode == 0, status.stderr
     assert f"dream {SPEC_NAME}: last run" in status.stdout and "— ok" in status.stdout
+    # What the model phase spent is in the agent's usage ledger (the database's row), as the
+    # dream's kind: a managed host's scheduled dream records it the same way.
+    model = json.loads(
+        run(
+            [CODEGEN, "dream", "--backend", "postgres", "--spec", SPEC_NAME, "--json", "status"],
+            workdir,
+            database,
+        ).stdout
+    )["lastOutcome"]["model"]
+    usage = run(
+        [CODEGEN, "memory", "--backend", "postgres", "--spec", SPEC_NAME, "--json", "usage"],
+        workdir,
+        database,
+    )
+    assert usage.returncode == 0, usage.stderr
+    [ledger] = json.loads(usage.stdout)
+    assert ledger["turns"]["turns"] == 0
+    assert ledger["dream"]["runs"] == 1 and ledger["dream"]["calls"] == model["calls"] >= 1
+    assert ledger["dream"]["input"] == model["input_tokens"]
+    assert ledger["dream"]["costUsd"] == model["spent_usd"]
     again = run([sys.executable, str(agent), "--dream"], workdir, database)
     assert again.returncode == 0 and "already ran in this window" in again.stdout
     assert files_under(workdir) == []

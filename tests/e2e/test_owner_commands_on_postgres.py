@@ -142,8 +142,8 @@ def test_dream_run_consolidates_postgres_facts(tmp_path: Path, database: str) ->
     local = codegen(tmp_path, database, "dream", "--spec", SPEC, "status")
     assert local.returncode == 2 and local.stderr.count("\n") == 1
     assert "pass --backend postgres" in local.stderr and "Traceback" not in local.stderr
-    # The run wrote no file under the folder: no fact file, no dream state.
-    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    # The run wrote nothing under the folder: no fact file, no dream state, not a directory.
+    assert list(tmp_path.rglob("*")) == []
 
 
 def test_http_backend_says_what_its_contract_does_not_carry(tmp_path: Path) -> None:

@@ -203,6 +203,17 @@ def test_codegen_dream_run_with_the_bundle_runs_its_model_phase(tmp_path: Path) 
     status = _codegen(workdir, "--tenant", "acme", "status")
     assert status.returncode == 0, status.stderr
     assert _status_line(model) in status.stdout
+    # What it spent is in the tenant's usage ledger, as the scheduled dream's (no turn).
+    usage = run(
+        [sys.executable, "-m", "specwire.emitters.command", "memory", "--tenant", "acme"]
+        + ["--json", "usage"],
+        workdir,
+    )
+    assert usage.returncode == 0, usage.stderr
+    [ledger] = json.loads(usage.stdout)
+    assert ledger["turns"]["turns"] == 0
+    assert ledger["dream"]["runs"] == 1 and ledger["dream"]["calls"] == model["calls"]
+    assert ledger["dream"]["costUsd"] == model["spent_usd"]
     # Only that tenant dreamt.
     assert not (tenants / "globex" / "state" / "dream-managed" / "dream").exists()
     # A flag overrides the bundle's setting: a deterministic run spends nothing.
@@ -211,6 +222,7 @@ def test_codegen_dream_run_with_the_bundle_runs_its_model_phase(tmp_path: Path) 
     )
     assert plain.returncode == 0, plain.stderr
     assert "model phase: mode is deterministic: no model phase" in plain.stdout
+    assert not (tenants / "globex" / "usage").exists()  # nothing spent, nothing recorded
 
     # Without the bundle there is no memory to wire a session over: the run says so.
     bare = _codegen(

@@ -78,8 +78,9 @@ def seed(database: str, work: Path) -> None:
 
 
 def receipt_of(out: str) -> Any:
-    """The JSON receipt after the database tier's line."""
-    return json.loads(out[out.index("\n{") + 1 :])
+    """The JSON receipt: with --json it is all stdout holds (the database tier's line goes to
+    stderr)."""
+    return json.loads(out)
 
 
 def holds_ana(database: str, work: Path, tenant: str) -> tuple[bool, bool]:

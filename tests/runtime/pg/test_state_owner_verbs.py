@@ -225,9 +225,10 @@ def test_erase_redacts_the_state_documents_in_the_database(
             "--json",
         ]
     )
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code == 0, out
-    assert "4 state document(s)" in out
+    assert "4 state document(s)" in err  # stdout holds the JSON receipt alone
+    assert json.loads(out)["tiers"]["postgres"]["stateDocumentsRedacted"] == 4
     texts = database_documents(volume)
     assert not any(b"Orvald" in text or "orvald" in key.lower() for key, text in texts.items())
     # The plan's file was renamed (its slug held the subject) and still reads as plan-0001.
