@@ -20,8 +20,9 @@ may see (``Audience.visible``) and nothing else.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal, get_args
+
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 
 Scope = Literal["user", "conversation", "role", "agent", "crew"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
@@ -41,7 +42,7 @@ class ScopeError(ValueError):
     input at a boundary); the message is safe to show."""
 
 
-@dataclass(frozen=True, order=True)
+@lazy_methods_dataclass(frozen=True, order=True)
 class ScopeKey:
     """The key facts are written under and read by: a scope, and its subject when it has one."""
 
@@ -76,7 +77,7 @@ def narrower_or_equal(scope: Scope, default: Scope) -> bool:
     return _WIDTH[scope] <= _WIDTH[default]
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Audience:
     """Who the agent is talking to in this turn, as the host knows it (never as the model says).
 

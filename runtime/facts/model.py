@@ -6,13 +6,12 @@ Times are stored as integer epoch milliseconds (UTC) and surfaced as aware ``dat
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import RECALL_K_MAX
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.core.scopes import AGENT, ScopeKey
 
 Status = Literal["live", "expired", "superseded", "forgotten"]
@@ -76,7 +75,7 @@ def check_tier(tier: str) -> str:
     return tier
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Provenance:
     """Where a fact came from: the session that wrote it and the tool uses that back it."""
 

@@ -14,8 +14,10 @@ that the first use still loads them (and so still screens and ranks).
 Every dataclass created before the first answer has a docstring: without one, ``dataclass()``
 builds ``__doc__`` from ``inspect.signature``, about a third of the class's creation. The
 dataclasses a first answer does not instantiate are ``lazy_dataclass`` ones
-(``runtime.core.lazy_dataclass``): their methods are generated on first use, and these tests
-fail when one of the watched ones is completed before the first answer.
+(``runtime.core.lazy_dataclass``): their methods are generated on first use; those it does
+instantiate are ``lazy_methods_dataclass`` ones, whose repr, comparisons and hash wait for
+their first use. These tests fail when one of the watched ones is completed before the first
+answer.
 """
 
 from __future__ import annotations
@@ -57,8 +59,9 @@ DEFERRED = (
     "specwire.runtime.wiki.inputs",
 )
 
-# Lazy dataclasses no first answer instantiates (when it calls no tool): each must still be
-# pending when its module is loaded at all.
+# Lazy dataclasses no first answer instantiates (when it calls no tool), and lazy-methods ones
+# whose repr, comparisons and hash it never uses: each must still be pending when its module is
+# loaded at all.
 LAZY = (
     "specwire.runtime.continuity.plans.Plan",
     "specwire.runtime.continuity.proof.FrozenProof",
@@ -70,6 +73,14 @@ LAZY = (
     "specwire.runtime.models.streaming.ToolDone",
     "specwire.runtime.models.types.ToolCall",
     "specwire.runtime.wiki.article.Article",
+    # lazy_methods_dataclass: instantiated before the first answer, never printed, compared or
+    # hashed by it (a default of another dataclass's field must not complete its class either)
+    "specwire.runtime.core.fragment_data.FactsData",
+    "specwire.runtime.core.scopes.ScopeKey",
+    "specwire.runtime.core.seams.MemorySeam",
+    "specwire.runtime.facts.scoping.FactScoping",
+    "specwire.runtime.models.types.ModelRequest",
+    "specwire.runtime.sessions.log.Event",
 )
 
 # Runs a bundle, then reports which of the watched modules it had loaded, the specwire
