@@ -19,10 +19,10 @@ may see (``Audience.visible``) and nothing else.
 
 from __future__ import annotations
 
-import re
 from typing import Literal, get_args
 
 from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
+from specwire.runtime.core.patterns import LazyPattern
 
 Scope = Literal["user", "conversation", "role", "agent", "crew"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
@@ -34,7 +34,7 @@ _WIDTH: dict[Scope, int] = {"user": 0, "conversation": 0, "role": 0, "crew": 1, 
 
 # A subject id as hosts pass it: Slack ids, client keys, role names, managed user strings, and
 # a managed conversation ``<user>/<X-Session-Id>`` (two client keys of up to 200: 401).
-SUBJECT_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,512}$")
+SUBJECT_RE = LazyPattern(r"^[^\x00-\x1f\x7f]{1,512}$")
 
 
 class ScopeError(ValueError):

@@ -8,11 +8,11 @@ A spec may give its model id as a secret reference (``model: $MODEL_ID``): the b
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from specwire.runtime.core.patterns import LazyPattern
 from specwire.runtime.models.errors import ModelError, ModelUnavailableError
 from specwire.runtime.models.word_stream import word_delay_setting
 from specwire.runtime.safety.redaction import register_secret
@@ -66,7 +66,7 @@ def select_spec_model(model: ModelRef, *, environ: Mapping[str, str] | None = No
     return select_model(resolve_model_id(model, environ=env), environ=env)
 
 
-_OPENAI_BARE = re.compile(r"^(gpt-|o\d)")
+_OPENAI_BARE = LazyPattern(r"^(gpt-|o\d)")
 
 
 def provider_of(model_id: str) -> tuple[str, str] | None:

@@ -87,12 +87,26 @@ LAZY = (
     "specwire.runtime.sessions.log.Event",
 )
 
+# Module-level LazyPatterns (runtime.core.patterns) no first answer matches with: each must still
+# be uncompiled when its module is loaded at all.
+LAZY_PATTERNS = (
+    "specwire.runtime.core.ids.SESSION_ID_RE",
+    "specwire.runtime.core.tenancy.TENANT_ID_RE",
+    "specwire.runtime.continuity.ledger._HEAD_RE",
+    "specwire.runtime.continuity.trash.SNAPSHOT_RE",
+    "specwire.runtime.loop.commands._COMMAND",
+    "specwire.runtime.models.scripted._BULLET",
+    "specwire.runtime.models.select._OPENAI_BARE",
+)
+
 # Runs a bundle, then reports which of the watched modules it had loaded, the specwire
-# dataclasses it created without a docstring, and the watched lazy ones it completed.
+# dataclasses it created without a docstring, and the watched lazy ones it completed (or, for a
+# pattern, compiled).
 PROBE = f"""\
 import atexit, dataclasses, runpy, sys
 WATCHED = {DEFERRED + MEMORYLESS_DEFERRED!r}
 LAZY = {LAZY!r}
+LAZY_PATTERNS = {LAZY_PATTERNS!r}
 undocumented = []
 process_class = dataclasses._process_class
 def record(cls, *args, **kwargs):
@@ -106,6 +120,10 @@ def report():
     from specwire.runtime.core.lazy_dataclass import pending_classes
     pending = {{c.__module__ + "." + c.__qualname__ for c in pending_classes()}}
     done = [n for n in LAZY if n.rpartition(".")[0] in sys.modules and n not in pending]
+    for name in LAZY_PATTERNS:
+        module, _, attr = name.rpartition(".")
+        if module in sys.modules and getattr(sys.modules[module], attr)._compiled is not None:
+            done.append(name)
     print("@@completed " + ",".join(done), file=sys.stderr)
 atexit.register(report)
 agent = sys.argv[1]
