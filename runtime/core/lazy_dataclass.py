@@ -108,7 +108,11 @@ def complete(cls: type) -> None:
     with _lock:
         deferred = _pending_methods.pop(cls, None)
         if deferred is not None:
-            _complete_methods(cls, *deferred)
+            try:
+                _complete_methods(cls, *deferred)
+            except BaseException:
+                _pending_methods[cls] = deferred  # its placeholders stay: the next use retries
+                raise
             return
         params = _pending.pop(cls, None)
         if params is None:
