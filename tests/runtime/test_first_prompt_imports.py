@@ -97,6 +97,7 @@ LAZY_PATTERNS = (
     "specwire.runtime.loop.commands._COMMAND",
     "specwire.runtime.models.scripted._BULLET",
     "specwire.runtime.models.select._OPENAI_BARE",
+    "specwire.runtime.wiki.article.SLUG_RE",
 )
 
 # Runs a bundle, then reports which of the watched modules it had loaded, the specwire
