@@ -14,6 +14,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Final
 
+from specwire.runtime.core.startup import collector_paused
+
 if TYPE_CHECKING:
     from specwire.runtime.core.scopes import Audience
     from specwire.runtime.core.tenancy import Tenant
@@ -78,6 +80,7 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'specwire.runtime.bundle' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
+    with collector_paused():  # the interface's imports: no cycles to look for
+        value = getattr(import_module(home), name)
     globals()[name] = value
     return value

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
@@ -29,7 +29,7 @@ from specwire.runtime.core.fragment import (
     wiki_enabled,
 )
 from specwire.runtime.core.fragment_data import FragmentData, FragmentShapeError, read_fragment
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions, MemorySeam
@@ -115,7 +115,7 @@ class HostResources:
     clock: Clock = utc_now
 
 
-@dataclass
+@lazy_methods_dataclass
 class MemoryDeps:
     """What a host passes ``wire_memory``: the catalog, the folder and its resources."""
 
@@ -154,7 +154,7 @@ class MemoryDeps:
         return self.resources.fact_stores if self.resources is not None else None
 
 
-@dataclass
+@lazy_methods_dataclass
 class WiredStores:
     """The stores ``wire_memory`` opened, by tier (None where the tier is off)."""
 
@@ -164,7 +164,7 @@ class WiredStores:
     documents: Any = None
 
 
-@dataclass
+@lazy_methods_dataclass
 class WiredMemory:
     """What ``wire_memory`` wired: its stores, tools and loop options; ``close`` releases them."""
 

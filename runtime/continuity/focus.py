@@ -24,7 +24,7 @@ Requirements that are not ledger lines are kept as they are, after the ledger.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from specwire.runtime.continuity.ledger import (
     LEDGER_TRUNCATED,
@@ -32,7 +32,7 @@ from specwire.runtime.continuity.ledger import (
     parse_requirement,
     render_requirement,
 )
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 
 FOCUS_MARKER = "<!-- specwire:focus -->"
 ACTIVE_PLAN_MARKER = "<!-- specwire:active-plan -->"
@@ -43,7 +43,7 @@ NONE = "_none_"
 DEFAULT_FOCUS_MAX_CHARS = 4096
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class FocusDoc:
     """The focus note as the store keeps it: body, active plan, requirements."""
 

@@ -7,7 +7,6 @@ is ``{id: goal-NNNN, title, status, target?, current?, unit?, createdAt, updated
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import Any, Literal, cast
@@ -16,10 +15,11 @@ from specwire.runtime.continuity.frontmatter import dump_data, load_mapping
 from specwire.runtime.continuity.proof import Citation, FrozenProof
 from specwire.runtime.core.fragment import GOAL_ID_PATTERN
 from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.patterns import LazyPattern
 
 GoalStatus = Literal["open", "in_progress", "claimed", "proven", "done"]
 GOAL_STATUSES: tuple[GoalStatus, ...] = ("open", "in_progress", "claimed", "proven", "done")
-GOAL_ID_RE = re.compile(GOAL_ID_PATTERN)
+GOAL_ID_RE = LazyPattern(GOAL_ID_PATTERN)
 GOALS_VERSION = 1
 Number = int | float
 _KNOWN = frozenset(

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from specwire.runtime.continuity.goals import Goal
 from specwire.runtime.continuity.ledger import Requirement
 from specwire.runtime.continuity.plans import Plan, UnreadablePlan, render_status
 from specwire.runtime.continuity.tail import goal_line
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 from specwire.runtime.core.seams import LedgerEntry, StopReason
 
 HANDOFF_MARKER = "<!-- specwire:handoff -->"
@@ -27,7 +27,7 @@ BY_A_PERSON = "_written by a person: see focus.md_"
 _NEXT_VERBS = (("claimed", "Verify or redo"), ("in_progress", "Continue"), ("open", "Do"))
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class HandoffView:
     """What the handoff note is rendered from."""
 

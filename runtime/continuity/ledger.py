@@ -9,22 +9,22 @@ line says so.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal, cast
 
 from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.patterns import LazyPattern
 from specwire.runtime.core.seams import LedgerEntry
 
 RequirementStatus = Literal["open", "confirmed", "dropped"]
 REQUIREMENT_STATUSES: tuple[RequirementStatus, ...] = ("open", "confirmed", "dropped")
 LEDGER_MAX_BYTES = 16384
 LEDGER_TRUNCATED = "[ledger truncated]"
-REQ_ID_RE = re.compile(r"^REQ-\d{3,}$")
+REQ_ID_RE = LazyPattern(r"^REQ-\d{3,}$")
 
-_HEAD_RE = re.compile(r"^- (REQ-\d{3,}) \[(open|confirmed|dropped)\] ")
-_TAIL_RE = re.compile(r"^ \(([^,()]+), ([^,()]+), turn (\d+)\)$")
+_HEAD_RE = LazyPattern(r"^- (REQ-\d{3,}) \[(open|confirmed|dropped)\] ")
+_TAIL_RE = LazyPattern(r"^ \(([^,()]+), ([^,()]+), turn (\d+)\)$")
 NO_SESSION = "-"
 
 

@@ -45,17 +45,18 @@ from specwire.runtime.continuity.frontmatter import join_frontmatter, split_fron
 from specwire.runtime.continuity.proof import Citation, FrozenProof
 from specwire.runtime.core.fragment import PLAN_FILE_PATTERN, PLAN_ID_PATTERN
 from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.patterns import LazyPattern
 
 StepStatus = Literal["open", "in_progress", "claimed", "proven", "done"]
 STEP_STATUSES: tuple[StepStatus, ...] = ("open", "in_progress", "claimed", "proven", "done")
 SETTABLE_STEP_STATUSES: tuple[StepStatus, ...] = ("open", "in_progress", "claimed")
 COMPLETE_STATUSES: frozenset[str] = frozenset({"proven", "done"})
-PLAN_ID_RE = re.compile(PLAN_ID_PATTERN)
-PLAN_FILE_RE = re.compile(PLAN_FILE_PATTERN)
+PLAN_ID_RE = LazyPattern(PLAN_ID_PATTERN)
+PLAN_FILE_RE = LazyPattern(PLAN_FILE_PATTERN)
 ACTIVE_FILE = "ACTIVE"
 SLUG_MAX = 40
 NO_STEPS = "_no steps yet_"
-_STEP_RE = re.compile(r"^\s*(\d+)\.\s+\[([a-z_]+)[^\]]*\]\s?(.*)$")
+_STEP_RE = LazyPattern(r"^\s*(\d+)\.\s+\[([a-z_]+)[^\]]*\]\s?(.*)$")
 _KNOWN_META = frozenset({"id", "slug", "title", "createdAt", "updatedAt", "proofs", "citations"})
 
 

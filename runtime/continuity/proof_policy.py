@@ -14,7 +14,6 @@ store lock is taken and recorded (``Completion``) under it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from specwire.runtime.continuity.proof import (
@@ -31,13 +30,13 @@ from specwire.runtime.continuity.proof import (
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import ProofMode
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.sessions.store import LogSource
 
 CompletedStatus = Literal["proven", "done"]
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Wording:
     """How the refusals name what is being claimed or completed."""
 

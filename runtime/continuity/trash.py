@@ -9,7 +9,6 @@ exists, nothing moves.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -17,9 +16,10 @@ from pathlib import Path
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.patterns import LazyPattern
 from specwire.runtime.core.tenancy import assert_inside
 
-SNAPSHOT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:-\d+)?$")
+SNAPSHOT_RE = LazyPattern(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:-\d+)?$")
 
 
 @lazy_dataclass(frozen=True)

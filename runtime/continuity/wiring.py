@@ -9,7 +9,6 @@ into the loop for a store refusal: they log it and carry on.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from specwire.runtime.continuity.focus import DEFAULT_FOCUS_MAX_CHARS
 from specwire.runtime.continuity.store import ContinuityStore
@@ -17,6 +16,7 @@ from specwire.runtime.continuity.tools import continuity_tools
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import MemoryServiceError, StoreError
 from specwire.runtime.core.fragment_data import ContinuityData
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience, ScopeError, ScopeKey
 from specwire.runtime.core.seams import ContinuitySeam, HandoffInput, LedgerEntry
@@ -25,7 +25,7 @@ from specwire.runtime.core.volume import DocumentVolume
 from specwire.runtime.sessions.store import LogSource
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class ContinuityWiring:
     """The continuity tier as wired: store, tools and seam."""
 

@@ -22,7 +22,7 @@ import dataclasses
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from specwire.runtime.core.fragment import (
@@ -33,6 +33,7 @@ from specwire.runtime.core.fragment import (
     MemoryProtocol,
     ProofMode,
 )
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -78,7 +79,7 @@ class FragmentShapeError(ValueError):
         self.problem = problem
 
 
-@dataclass(frozen=True, slots=True)
+@lazy_methods_dataclass(frozen=True, slots=True)
 class WikiData:
     """``memory.wiki`` (``fragment_model.WikiFragment``)."""
 
@@ -89,7 +90,7 @@ class WikiData:
     require_sources: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@lazy_methods_dataclass(frozen=True, slots=True)
 class FactsData:
     """``memory``: see ``fragment_model.MemoryFactsFragment`` for what each field means."""
 
@@ -118,7 +119,7 @@ class FactsData:
     state: Literal["postgres"] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@lazy_methods_dataclass(frozen=True, slots=True)
 class ContinuityData:
     """``continuity`` (``fragment_model.ContinuityFragment``)."""
 
@@ -130,7 +131,7 @@ class ContinuityData:
     focus_max_chars: int | None = field(default=None, metadata=_POSITIVE)
 
 
-@dataclass(frozen=True, slots=True)
+@lazy_methods_dataclass(frozen=True, slots=True)
 class FragmentData:
     """The whole fragment (``fragment_model.MemoryWiringFragment``'s fields)."""
 

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 
-SESSION_ID_RE = re.compile(r"^sess_[0-9a-f]{16}$")
-TOOL_USE_ID_RE = re.compile(r"^tu_[0-9a-zA-Z_]{1,64}$")
-MEMORY_ID_RE = re.compile(r"^mem_[0-9a-f]{16}$")
+from specwire.runtime.core.patterns import LazyPattern
+
+SESSION_ID_RE = LazyPattern(r"^sess_[0-9a-f]{16}$")
+TOOL_USE_ID_RE = LazyPattern(r"^tu_[0-9a-zA-Z_]{1,64}$")
+MEMORY_ID_RE = LazyPattern(r"^mem_[0-9a-f]{16}$")
 # A conversation or session key a client names over HTTP (webhook conversation, managed
 # X-Session-Id): no slash, no whitespace, no control character, no "..".
-CLIENT_KEY_RE = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
+CLIENT_KEY_RE = LazyPattern(r"^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
 CLIENT_KEY_RULE = "1-200 letters, digits or ._:@+=- starting with a letter or digit, no '..'"
 # A spec's name as a memory provider's scope key (spec names hold words, spaces, . : -).
 SPEC_KEY_PATTERN = r"^[\w .:\-]{1,128}$"
-SPEC_KEY_RE = re.compile(SPEC_KEY_PATTERN)
+SPEC_KEY_RE = LazyPattern(SPEC_KEY_PATTERN)
 
 
 def check_client_key(value: str) -> str:

@@ -22,16 +22,16 @@ in these folders (``runtime.fs.safe_open``).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from specwire.runtime.core.fragment import SPECWIRE_DIRNAME as SPECWIRE_DIRNAME
 from specwire.runtime.core.fragment import storage_name
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.core.tenancy import Tenant, assert_inside
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class StoreLayout:
     """Where one spec's stores live under a ``.specwire`` root (or a tenant's root)."""
 

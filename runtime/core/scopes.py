@@ -19,9 +19,10 @@ may see (``Audience.visible``) and nothing else.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Literal, get_args
+
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
+from specwire.runtime.core.patterns import LazyPattern
 
 Scope = Literal["user", "conversation", "role", "agent", "crew"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
@@ -33,7 +34,7 @@ _WIDTH: dict[Scope, int] = {"user": 0, "conversation": 0, "role": 0, "crew": 1, 
 
 # A subject id as hosts pass it: Slack ids, client keys, role names, managed user strings, and
 # a managed conversation ``<user>/<X-Session-Id>`` (two client keys of up to 200: 401).
-SUBJECT_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,512}$")
+SUBJECT_RE = LazyPattern(r"^[^\x00-\x1f\x7f]{1,512}$")
 
 
 class ScopeError(ValueError):
@@ -41,7 +42,7 @@ class ScopeError(ValueError):
     input at a boundary); the message is safe to show."""
 
 
-@dataclass(frozen=True, order=True)
+@lazy_methods_dataclass(frozen=True, order=True)
 class ScopeKey:
     """The key facts are written under and read by: a scope, and its subject when it has one."""
 
@@ -76,7 +77,7 @@ def narrower_or_equal(scope: Scope, default: Scope) -> bool:
     return _WIDTH[scope] <= _WIDTH[default]
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Audience:
     """Who the agent is talking to in this turn, as the host knows it (never as the model says).
 

@@ -7,10 +7,9 @@ spreads it into ``run_chat_loop(**options)``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypedDict
 
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 
 # "deadline": the host's deadline passed (a research run); the turn stopped before its next
 # model call. "cancelled": a single-turn session whose turn the host's stream sink cancelled
@@ -31,7 +30,7 @@ class DreamStart(Protocol):
     def __call__(self, model_id: str | None, session: Any = None, /) -> object: ...
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class MemorySeam:
     """Facts seam: ``recall`` is set only with auto-recall, ``on_capture`` only with capture."""
 
@@ -80,7 +79,7 @@ class LedgerEntry:
     turn: int
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class HandoffInput:
     """What the loop hands continuity when a session ends: why, and the ledger entries."""
 
@@ -89,7 +88,7 @@ class HandoffInput:
     ledger: Sequence[LedgerEntry] = ()
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class ContinuitySeam:
     """Continuity seam.
 
@@ -109,7 +108,7 @@ class ContinuitySeam:
     load_handoff: Callable[[], str | None] | None = None
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Skill:
     """A skill the prompt lists: its name, description, body and where it was found."""
 
@@ -119,7 +118,7 @@ class Skill:
     source: Literal["builtin", "home", "project"]
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class SlashCommand:
     """A slash command a person may type: its text template and where it was found."""
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from specwire.runtime.core.errors import TenancyError
 from specwire.runtime.core.fragment import TENANT_ID_PATTERN
 from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.patterns import LazyPattern
 
-TENANT_ID_RE = re.compile(TENANT_ID_PATTERN)
+TENANT_ID_RE = LazyPattern(TENANT_ID_PATTERN)
 
 
 @lazy_dataclass(frozen=True)

@@ -32,7 +32,7 @@ from specwire.runtime.core.fragment import (
     TIER_TOOL_NAMES,
     WIKI_TOOL_NAMES,
 )
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.core.undecodable import valid_text
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class LazyInput:
         return model
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Tool:
     """A tool the model may call: name, description, input model and handler."""
 
@@ -277,7 +277,7 @@ class Catalog(Protocol):
     def register(self, tool: Tool) -> None: ...
 
 
-@dataclass
+@lazy_methods_dataclass
 class ToolCatalog:
     """An ordered tool registry; registering a name twice is an error."""
 

@@ -19,11 +19,12 @@ The choice, per place:
 
 from __future__ import annotations
 
-import re
 from typing import Any, Final
 
+from specwire.runtime.core.patterns import LazyPattern
+
 REPLACEMENT: Final = "\ufffd"
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE: Final = LazyPattern("[\ud800-\udfff]")
 
 
 def valid_text(text: str) -> str:

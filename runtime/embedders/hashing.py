@@ -9,16 +9,17 @@ orchestration"): that takes a trained model (``local/…``).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from specwire.runtime.core.patterns import LazyPattern
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-_WORD = re.compile(r"\w+")
+_WORD = LazyPattern(r"\w+")
 _WORD_WEIGHT = 1.0
 _TRIGRAM_WEIGHT = 0.5
 

@@ -5,14 +5,13 @@ Times are stored as integer epoch milliseconds (UTC) and surfaced as aware ``dat
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import RECALL_K_MAX
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
+from specwire.runtime.core.patterns import LazyPattern
 from specwire.runtime.core.scopes import AGENT, ScopeKey
 
 Status = Literal["live", "expired", "superseded", "forgotten"]
@@ -32,7 +31,7 @@ MAX_FORGET_AT_ONCE = 10
 # A fact's key (keyed facts replace each other per scope key) and the tiers of Crewship's
 # layout (``runtime.facts.tiers``); a tier note's key is its tier-relative label.
 MAX_KEY_CHARS = 200
-_FACT_KEY_RE = re.compile(r"^[^\x00-\x1f\x7f]+$")
+_FACT_KEY_RE = LazyPattern(r"^[^\x00-\x1f\x7f]+$")
 TIERS: tuple[str, ...] = ("AGENT", "CREW", "PERSONA", "pins", "daily", "peers", "lessons")
 # The largest text a keyed write may store, whatever its cap (``lessons`` has none).
 MAX_KEYED_TEXT_BYTES = 64 * 1024
@@ -76,7 +75,7 @@ def check_tier(tier: str) -> str:
     return tier
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Provenance:
     """Where a fact came from: the session that wrote it and the tool uses that back it."""
 

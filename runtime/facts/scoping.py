@@ -9,10 +9,10 @@ written nowhere in particular would be everyone's).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from specwire.runtime.core.errors import MemoryServiceError
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 from specwire.runtime.core.scopes import (
     AGENT,
     SCOPES,
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from specwire.runtime.core.fragment_data import ScopeData
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class FactScoping:
     """Where this wiring's writes go and which scope keys its reads see."""
 

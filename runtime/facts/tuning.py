@@ -9,10 +9,10 @@ rebuild or a snapshot), never the answer itself. Read once, when an index is mad
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class FactsTuning:
     """The fact indexes' thresholds, passed to ``FactStore.open``."""
 

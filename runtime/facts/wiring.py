@@ -8,7 +8,6 @@ chooses the provider (``file``: the embedded SQLite store, the default; ``postgr
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -23,6 +22,7 @@ from specwire.runtime.core.fragment import (
     WIRABLE_BACKENDS,
 )
 from specwire.runtime.core.fragment_data import FactsData
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import MemorySeam, RecallMode
@@ -47,7 +47,7 @@ KNOWN_BACKENDS = WIRABLE_BACKENDS
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class FactsWiring:
     """The facts tier as wired: store, provider, tools, seam and release."""
 
@@ -63,7 +63,7 @@ class FactsWiring:
     scoping: FactScoping = UNSCOPED
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class FactsSettings:
     """The fragment's facts knobs with runtime defaults applied."""
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 from specwire.runtime.core.ids import random_hex
+from specwire.runtime.core.patterns import LazyPattern
 
 # Also matches the names of ``tempfile.mkstemp`` (used by earlier versions): same shape.
-TEMP_RE = re.compile(r"^\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp$")
+TEMP_RE = LazyPattern(r"^\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp$")
 
 
 def temp_name(name: str) -> str:

@@ -23,13 +23,13 @@ import fcntl
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from types import TracebackType
 
 from specwire.runtime.core.clock import Clock, iso, utc_now
 from specwire.runtime.core.errors import LockTimeoutError, UnsafeFileError
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.fs.safe_open import open_regular_fd
 
 DEFAULT_WAIT_S = 2.0
@@ -81,7 +81,7 @@ def _same_file(fd: int, path: Path) -> bool:
     return (on_disk.st_dev, on_disk.st_ino) == (held.st_dev, held.st_ino)
 
 
-@dataclass
+@lazy_methods_dataclass
 class FileLock:
     """``with FileLock(path):`` — exclusive across processes and across threads (each
     acquisition opens its own descriptor). Not re-entrant."""

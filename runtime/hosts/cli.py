@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specwire.runtime.core.startup import collector_paused
 from specwire.runtime.hosts.console import (
     describe,
     message_option,
@@ -70,7 +71,8 @@ def run_cli(
     )
     fragment = bundle_fragment(memory, build_session)
     check = StartCheck(spec_name, (("agent.model", model),), fragment, cwd=cwd)
-    started = parse_and_load(parser, argv, model, spec_name, check)
+    with collector_paused():  # start-up: the model's imports
+        started = parse_and_load(parser, argv, model, spec_name, check)
     if isinstance(started, int):
         return started
     args, chosen = started
@@ -85,7 +87,8 @@ def run_cli(
             force=args.force,
             log=stderr_log,
         )
-    setup = build_session()
+    with collector_paused():  # start-up: the wiring and its imports
+        setup = build_session()
     thredz = _thredz(fragment)
     stop_servers, bridged = _connect_servers(mcp_servers, setup, cwd, thredz)
     catalog, options = setup.catalog, setup.options

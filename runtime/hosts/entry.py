@@ -9,12 +9,12 @@ exit with status 2, never a traceback. ``SPECWIRE_DEBUG=1`` lets the traceback t
 from __future__ import annotations
 
 import os
-import sqlite3
+import sys
 from collections.abc import Callable
 
 from specwire.runtime.core.errors import MemoryServiceError, ServeConfigError, StoreError
 from specwire.runtime.hosts.console import stderr_log
-from specwire.runtime.models import ModelError
+from specwire.runtime.models.errors import ModelError
 from specwire.runtime.safety.secrets import MissingSecretError
 from specwire.runtime.tools.mcp_servers.errors import McpServerError
 from specwire.runtime.tools.shell import SandboxUnavailableError
@@ -28,8 +28,14 @@ STARTUP_FAILURES: tuple[type[BaseException], ...] = (
     SandboxUnavailableError,
     McpServerError,
     OSError,
-    sqlite3.Error,
 )
+
+
+def startup_failures() -> tuple[type[BaseException], ...]:
+    """``STARTUP_FAILURES`` and ``sqlite3.Error``, once something imported ``sqlite3`` (nothing
+    else raises it): a bundle without a fact store never imports it."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return STARTUP_FAILURES if sqlite3 is None else (*STARTUP_FAILURES, sqlite3.Error)
 
 
 def run_bundle(spec_name: str, main: Callable[[], int]) -> int:
@@ -38,15 +44,16 @@ def run_bundle(spec_name: str, main: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         stderr_log("\ninterrupted\n")
         return 130
-    except STARTUP_FAILURES as exc:
-        if os.environ.get("SPECWIRE_DEBUG") == "1":
+    except Exception as exc:
+        if not isinstance(exc, startup_failures()) or os.environ.get("SPECWIRE_DEBUG") == "1":
             raise
         stderr_log(f"{spec_name}: {_describe(exc)}\n")
         return 2
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, sqlite3.DatabaseError):
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError):
         return (
             f"the fact store cannot be read ({exc}); move the damaged file under .specwire/facts/ "
             "aside to start a new one — nothing was changed"

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.errors import MemoryServiceError
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 from specwire.runtime.hosts.start_needs import (
     ROUTED_LABEL_PREFIX,
     Endpoint,
@@ -53,7 +53,7 @@ MODEL_HINT = f"; or set {MODEL_ENV} to run another model ({MODEL_ENV}=scripted r
 BUNDLE_FRAGMENT_NAME = "MEMORY_FRAGMENT"
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class StartCheck:
     """What one start of a bundle uses.
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from specwire.runtime.core.fragment import memory_enabled, tenant_secret_variable
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.models.select import MODEL_ENV, ModelRef, is_scripted, provider_of
 from specwire.runtime.safety.secrets import SecretRef
 
@@ -33,7 +32,7 @@ class SecretNeed:
 ROUTED_LABEL_PREFIX = "memory.providers."
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Endpoint:
     """A memory provider the bundle connects to: the primary (``memory``) or one of
     ``memory.providers`` (``memory.providers.<name>``). Settings as in the fragment."""

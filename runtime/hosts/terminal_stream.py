@@ -31,7 +31,6 @@ clipboard; piped, stdout keeps the reply's exact characters.
 from __future__ import annotations
 
 import json
-import re
 import signal
 import sys
 import threading
@@ -40,6 +39,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TextIO
 
+from specwire.runtime.core.patterns import LazyPattern
 from specwire.runtime.core.progress import is_terminal
 from specwire.runtime.core.undecodable import valid_text
 from specwire.runtime.models.streaming import (
@@ -65,7 +65,7 @@ def _printable(text: str) -> str:
 
 
 # C0 controls but newline and tab, DEL, and the C1 controls (a lone U+009B is a CSI too).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = LazyPattern(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def terminal_safe(text: str) -> str:

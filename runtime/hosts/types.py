@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 from specwire.runtime.core.scopes import Audience
 from specwire.runtime.core.seams import LoopOptions
 from specwire.runtime.core.tool_types import ToolCatalog
@@ -38,7 +39,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass
+@lazy_methods_dataclass
 class TurnSetup:
     """What a per-turn host needs for one turn: the tools and the wired loop options."""
 

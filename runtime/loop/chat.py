@@ -50,10 +50,10 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.errors import RecallUnavailableError
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 from specwire.runtime.core.seams import (
     ContinuitySeam,
     HandoffInput,
@@ -114,7 +114,7 @@ def _stderr(text: str) -> None:
     sys.stderr.flush()
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class LoopResult:
     """How a chat loop run ended: its session, turns, stop reason and usage."""
 

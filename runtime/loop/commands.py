@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 
 from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.patterns import LazyPattern
 from specwire.runtime.core.seams import SlashCommand
 
 HOST_COMMANDS: dict[str, str] = {
@@ -17,7 +18,7 @@ HOST_COMMANDS: dict[str, str] = {
     "exit": "end the session",
 }
 
-_COMMAND = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
+_COMMAND = LazyPattern(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.DOTALL)
 
 
 @lazy_dataclass(frozen=True)

@@ -10,9 +10,9 @@ rounds too and are sized and evicted exactly like live ones.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.models.types import AssistantMessage, Message, UserMessage
 
 DEFAULT_CONTEXT_MAX_MESSAGES = 400
@@ -28,7 +28,7 @@ class EvictedUserMessage:
     turn: int
 
 
-@dataclass
+@lazy_methods_dataclass
 class _Turn:
     """One turn's messages while the context is fitted."""
 

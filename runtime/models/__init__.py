@@ -24,29 +24,59 @@ The scripted model follows one directive per user message (details in ``scripted
 After a tool result it answers ``Done: <first line>`` or ``That failed: <first line>``.
 """
 
-from specwire.runtime.models.errors import (
-    ModelCallError,
-    ModelConfigError,
-    ModelError,
-    ModelUnavailableError,
-)
-from specwire.runtime.models.replay import ReplayModel
-from specwire.runtime.models.scripted import ScriptedModel
-from specwire.runtime.models.select import select_model
-from specwire.runtime.models.types import (
-    AssistantMessage,
-    Message,
-    Model,
-    ModelRequest,
-    ModelResponse,
-    SystemBlock,
-    SystemBlockKind,
-    ToolCall,
-    ToolResultMessage,
-    ToolSpec,
-    Usage,
-    UserMessage,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from specwire.runtime.models.errors import (
+        ModelCallError,
+        ModelConfigError,
+        ModelError,
+        ModelUnavailableError,
+    )
+    from specwire.runtime.models.replay import ReplayModel
+    from specwire.runtime.models.scripted import ScriptedModel
+    from specwire.runtime.models.select import select_model
+    from specwire.runtime.models.types import (
+        AssistantMessage,
+        Message,
+        Model,
+        ModelRequest,
+        ModelResponse,
+        SystemBlock,
+        SystemBlockKind,
+        ToolCall,
+        ToolResultMessage,
+        ToolSpec,
+        Usage,
+        UserMessage,
+    )
+
+# The public names load on first use (PEP 562): a bundle that needs ``ModelError`` or
+# ``Model`` does not import the replay model, nor the scripted one when it talks to a real one.
+_HOMES = {
+    "ModelCallError": "errors",
+    "ModelConfigError": "errors",
+    "ModelError": "errors",
+    "ModelUnavailableError": "errors",
+    "ReplayModel": "replay",
+    "ScriptedModel": "scripted",
+    "select_model": "select",
+    "AssistantMessage": "types",
+    "Message": "types",
+    "Model": "types",
+    "ModelRequest": "types",
+    "ModelResponse": "types",
+    "SystemBlock": "types",
+    "SystemBlockKind": "types",
+    "ToolCall": "types",
+    "ToolResultMessage": "types",
+    "ToolSpec": "types",
+    "Usage": "types",
+    "UserMessage": "types",
+}
 
 __all__ = [
     "AssistantMessage",
@@ -69,3 +99,10 @@ __all__ = [
     "UserMessage",
     "select_model",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{home}"), name)

@@ -65,6 +65,7 @@ from dataclasses import replace
 from typing import Any
 
 from specwire.runtime.core.ids import new_tool_use_id
+from specwire.runtime.core.patterns import LazyPattern
 from specwire.runtime.core.tool_types import is_evidence_tool
 from specwire.runtime.models.errors import ModelServerError
 from specwire.runtime.models.estimate import CHARS_PER_TOKEN, answer_tokens, prompt_tokens
@@ -94,8 +95,8 @@ _STEPS = re.compile(r"^steps\s*:\s*\n", re.IGNORECASE)
 _SPLIT = re.compile(
     r"^split into (\d+) sub-goals\s*:\s*(.*)\Z", re.IGNORECASE | re.DOTALL | re.MULTILINE
 )
-_STEP_LINE = re.compile(r"^\s*\d+\.\s*\[([^\]]+)\]\s*\S")
-_HEADING = re.compile(r"^\s*#+\s*(.*?)\s*$")
+_STEP_LINE = LazyPattern(r"^\s*\d+\.\s*\[([^\]]+)\]\s*\S")
+_HEADING = LazyPattern(r"^\s*#+\s*(.*?)\s*$")
 
 
 def first_line(text: str, limit: int = _MAX_ECHO) -> str:
@@ -396,8 +397,8 @@ def _first_next_action(text: str) -> str | None:
     return None
 
 
-_WORD = re.compile(r"\w+")
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+\.)\s+(?:\(\d[\d.]*\)\s+)?")
+_WORD = LazyPattern(r"\w+")
+_BULLET = LazyPattern(r"^\s*(?:[-*•]|\d+\.)\s+(?:\(\d[\d.]*\)\s+)?")
 
 
 def _pending_ask(request: ModelRequest) -> str | None:

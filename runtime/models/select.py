@@ -8,17 +8,18 @@ A spec may give its model id as a secret reference (``model: $MODEL_ID``): the b
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from specwire.runtime.core.patterns import LazyPattern
 from specwire.runtime.models.errors import ModelError, ModelUnavailableError
-from specwire.runtime.models.replay import ReplayModel
-from specwire.runtime.models.scripted import FAILING_MODEL_ID, FailingModel, ScriptedModel
-from specwire.runtime.models.types import Model
 from specwire.runtime.models.word_stream import word_delay_setting
 from specwire.runtime.safety.redaction import register_secret
 from specwire.runtime.safety.secrets import SecretRef
+
+if TYPE_CHECKING:
+    from specwire.runtime.models.types import Model
 
 MODEL_ENV = "SPECWIRE_MODEL"
 SCRIPT_ENV = "SPECWIRE_SCRIPT"
@@ -65,7 +66,7 @@ def select_spec_model(model: ModelRef, *, environ: Mapping[str, str] | None = No
     return select_model(resolve_model_id(model, environ=env), environ=env)
 
 
-_OPENAI_BARE = re.compile(r"^(gpt-|o\d)")
+_OPENAI_BARE = LazyPattern(r"^(gpt-|o\d)")
 
 
 def provider_of(model_id: str) -> tuple[str, str] | None:
@@ -111,10 +112,15 @@ def select_model(model_id: str, *, environ: Mapping[str, str] | None = None) -> 
         from specwire.runtime.models.openai_model import OpenAIModel
 
         return OpenAIModel(chosen, wire, compatible=provider == "openai-compatible", environ=env)
+    # The offline models load only when chosen (a replay only with a script).
+    from specwire.runtime.models.scripted import FAILING_MODEL_ID, FailingModel, ScriptedModel
+
     if chosen == FAILING_MODEL_ID:
         return FailingModel(chosen)
     delay = word_delay_setting(env)
     script = env.get(SCRIPT_ENV, "").strip()
     if script:
+        from specwire.runtime.models.replay import ReplayModel
+
         return ReplayModel(Path(script), model_id=chosen, word_delay=delay)
     return ScriptedModel(chosen, word_delay=delay)

@@ -26,14 +26,13 @@ calls it, or falls back to ``complete`` and reports the whole text as one delta.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.models.types import Model, ModelRequest, ModelResponse, Usage
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class TextDelta:
     """Streamed: more of the answer's text."""
 
@@ -87,7 +86,7 @@ class ToolDone:
     is_error: bool
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class TurnDone:
     """Streamed: the turn's final answer."""
 

@@ -8,10 +8,10 @@ so the ids in the conversation are exactly the ids in the session log.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol
 
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 
 SystemBlockKind = Literal[
     "instructions",
@@ -25,7 +25,7 @@ SystemBlockKind = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class SystemBlock:
     """One block of the system prompt, of a known kind."""
 
@@ -33,7 +33,7 @@ class SystemBlock:
     text: str
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class ToolSpec:
     """A tool as the model is shown it: name, description and JSON schema."""
 
@@ -54,7 +54,7 @@ class ToolCall:
     malformed: str = ""
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class UserMessage:
     """A user message in the conversation."""
 
@@ -64,7 +64,7 @@ class UserMessage:
     role: Literal["user"] = "user"
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class AssistantMessage:
     """The model's answer: its text and the tool calls it asked for."""
 
@@ -87,7 +87,7 @@ class ToolResultMessage:
 Message = UserMessage | AssistantMessage | ToolResultMessage
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class ModelRequest:
     """One model call: the system blocks, the conversation and the tools."""
 
@@ -106,7 +106,7 @@ class ModelRequest:
         return [tool.name for tool in self.tools]
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Usage:
     """Tokens one model call used: ``input`` (all prompt tokens, cached ones included),
     ``output``, and ``cached`` (prompt tokens read from the provider's cache)."""
@@ -124,7 +124,7 @@ class Usage:
         return {"input": self.input, "output": self.output, "cached": self.cached}
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class ModelResponse:
     """What one model call returned: text, tool calls and token usage."""
 

@@ -41,12 +41,11 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from specwire.runtime.core.clock import Clock, iso, utc_now
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.core.undecodable import valid_data
 from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.fs.keyfile import key_in
@@ -57,7 +56,7 @@ if TYPE_CHECKING:
     from specwire.runtime.sessions.store import LogSource
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Event:
     """One sealed line of a session log."""
 

@@ -24,12 +24,13 @@ from specwire.runtime.continuity.frontmatter import join_frontmatter, split_fron
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import WIKI_SLUG_PATTERN
 from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.patterns import LazyPattern
 
 ArticleStatus = Literal["draft", "published", "review", "archived"]
 Visibility = Literal["private", "shared"]
 STATUSES: Final[tuple[str, ...]] = get_args(ArticleStatus)
 
-SLUG_RE: Final = re.compile(WIKI_SLUG_PATTERN)
+SLUG_RE: Final = LazyPattern(WIKI_SLUG_PATTERN)
 MAX_SLUG_CHARS: Final = 128
 MAX_TITLE_CHARS: Final = 200
 MAX_BODY_CHARS: Final = 100_000
@@ -42,10 +43,10 @@ MAX_SOURCE_CHARS: Final = 500
 MAX_EDIT_MESSAGE_CHARS: Final = 500
 DEFAULT_CONFIDENCE: Final = 0.5
 
-_WIKILINK_RE: Final = re.compile(r"\[\[([^\[\]|\n]{1,200})(?:\|[^\[\]\n]{0,200})?\]\]")
-SOURCES_HEADING_RE: Final = re.compile(r"^##\s+Sources\b", re.MULTILINE)
-_HEADING_RE: Final = re.compile(r"^#{1,2}\s", re.MULTILINE)
-_BULLET_RE: Final = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+?)\s*$")
+_WIKILINK_RE: Final = LazyPattern(r"\[\[([^\[\]|\n]{1,200})(?:\|[^\[\]\n]{0,200})?\]\]")
+SOURCES_HEADING_RE: Final = LazyPattern(r"^##\s+Sources\b", re.MULTILINE)
+_HEADING_RE: Final = LazyPattern(r"^#{1,2}\s", re.MULTILINE)
+_BULLET_RE: Final = LazyPattern(r"^\s*(?:[-*+]|\d+[.)])\s+(.+?)\s*$")
 
 
 class WikiRefusal(StoreError):

@@ -17,11 +17,11 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.wiki.article import Article, DamagedArticle, parse_article
 from specwire.runtime.wiki.folder import Stamp, UnreadableFile
 from specwire.runtime.wiki.ranking import Bm25Index, term_counts
@@ -40,7 +40,7 @@ def contextual_text(article: Article) -> str:
     return f"{article.title}{tags}\n\n{article.body}"
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class WikiSnapshot:
     """The wiki's articles and their search index, as of one scan."""
 
@@ -68,7 +68,7 @@ class _Parsed:
     terms: Counter[str]
 
 
-@dataclass
+@lazy_methods_dataclass
 class _Cached:
     """The last scan of a wiki folder, reused while its files' stamps hold."""
 

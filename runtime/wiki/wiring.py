@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.fragment import DEFAULT_WIKI_RECALL_K
 from specwire.runtime.core.fragment_data import WikiData
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 from specwire.runtime.core.paths import StoreLayout
 from specwire.runtime.core.tool_types import Tool
 from specwire.runtime.core.volume import DocumentVolume
@@ -22,7 +22,7 @@ from specwire.runtime.wiki.store import WikiStore
 from specwire.runtime.wiki.tools import GoalWriter, recall_line, wiki_tools
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class WikiWiring:
     """The wiki tier as wired: store, tools, and its session-start recall."""
 

@@ -15,7 +15,13 @@ from typing import Any, ClassVar
 
 import pytest
 
-from specwire.runtime.core.lazy_dataclass import complete, lazy_dataclass, pending_classes
+from specwire.runtime.core.lazy_dataclass import (
+    _Placeholder,
+    complete,
+    lazy_dataclass,
+    lazy_methods_dataclass,
+    pending_classes,
+)
 
 PARAMS: list[dict[str, Any]] = [
     {},
@@ -217,3 +223,171 @@ def test_the_bare_decorator_form() -> None:
         Point(x=2) == Point(x=2)
         and repr(Point()) == "test_the_bare_decorator_form.<locals>.Point(x=0)"
     )
+
+
+# ``lazy_methods_dataclass``: the class is made now, its repr, comparisons, generated hash and
+# ``__match_args__`` on first use.
+METHOD_PARAMS: list[dict[str, Any]] = [
+    *PARAMS,
+    {"frozen": True, "slots": True},
+    {"unsafe_hash": True, "eq": False},
+    {"eq": False, "frozen": True},
+]
+
+
+def behaviour(cls: type, params: dict[str, Any]) -> list[Any]:
+    """What instances of ``cls`` do, as plain values (the same for an eager twin)."""
+    seen: list[Any] = [dataclasses.is_dataclass(cls), str(inspect.signature(cls))]
+    seen.append([repr(f) for f in dataclasses.fields(cls)])
+    if params.get("init") is False:
+        return seen
+    first, second = cls(name="a", size=2, scale=5), cls(name="a", size=2, scale=5)
+    seen += [first.derived, dataclasses.asdict(first), dataclasses.replace(first, size=4).size]
+    seen += [first == second, first != second, first == cls(name="b", scale=1)]
+    shown = repr(first)
+    seen.append(shown.replace(cls.__qualname__, "<cls>") if params.get("repr", True) else None)
+    seen.append(shown.startswith("<") and "object at 0x" in shown)
+    try:
+        seen.append(hash(first) == hash(second))
+    except TypeError as exc:
+        seen.append(str(exc).replace(cls.__name__, "<cls>"))
+    if params.get("order"):
+        seen.append(first < cls(name="b", scale=1))
+    for action in (lambda: setattr(first, "size", 9), lambda: delattr(first, "size")):
+        try:
+            action()
+            seen.append("changed")
+        except dataclasses.FrozenInstanceError as exc:
+            seen.append(f"frozen: {exc}")
+    try:
+        first.other = 1  # type: ignore[attr-defined]
+        seen.append("set another")
+    except (dataclasses.FrozenInstanceError, AttributeError, TypeError) as exc:
+        # (a frozen class with slots raises TypeError here: Python 3.11's own behaviour)
+        seen.append(type(exc).__name__)
+    seen.append(getattr(cls, "__match_args__", None))
+    try:
+        match cls(name="m", size=1):
+            case cls(name, size):  # type: ignore[misc]
+                seen.append((name, size))
+    except TypeError as exc:  # no (or too few) positional sub-patterns
+        seen.append(str(exc).replace(cls.__name__, "<cls>"))
+    return seen
+
+
+@pytest.mark.parametrize(
+    "params", METHOD_PARAMS, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items())
+)
+def test_a_lazy_methods_class_is_what_dataclass_makes(params: dict[str, Any]) -> None:
+    eager = make(dataclass, params)
+    lazy = make(lazy_methods_dataclass, params)
+    deferred = any(isinstance(vars(lazy).get(name), _Placeholder) for name in vars(eager))
+    assert (lazy in pending_classes()) is deferred
+    # Made now: fields, params, __init__, frozenness; nothing of that completes the class.
+    assert repr(lazy.__dataclass_params__) == repr(eager.__dataclass_params__)  # type: ignore[attr-defined]
+    assert [repr(f) for f in dataclasses.fields(lazy)] == [
+        repr(f) for f in dataclasses.fields(eager)
+    ]
+    if params.get("init") is not False:
+        made = lazy(name="a", size=2, scale=5)
+        assert dataclasses.replace(made, size=4).size == 4
+        assert made.derived == 10
+    assert (lazy in pending_classes()) is deferred
+    assert lazy.__hash__ is None if eager.__hash__ is None else lazy.__hash__ is not None
+    assert behaviour(lazy, params) == behaviour(eager, params)
+    if params.get("init") is False:  # no instance: nothing above used the deferred methods
+        complete(lazy)
+    assert lazy not in pending_classes()
+    assert attributes(lazy).keys() == attributes(eager).keys()
+    for name, value in attributes(eager).items():
+        if callable(value) and name.startswith("__") and hasattr(value, "__qualname__"):
+            assert attributes(lazy)[name].__qualname__ == value.__qualname__, name
+    assert getattr(lazy, "__match_args__", None) == getattr(eager, "__match_args__", None)
+
+
+@pytest.mark.parametrize(
+    "touch",
+    [
+        lambda item: repr(item),
+        lambda item: item == item,
+        lambda item: hash(item),
+        lambda item: type(item).__match_args__,
+        lambda item: str(item),
+    ],
+    ids=["repr", "eq", "hash", "match_args", "str"],
+)
+def test_any_deferred_method_makes_them_all(touch: Callable[[Any], Any]) -> None:
+    cls = make(lazy_methods_dataclass, {"frozen": True})
+    item = cls(name="x")
+    assert cls in pending_classes()
+    touch(item)
+    assert cls not in pending_classes()
+    assert not any(isinstance(value, _Placeholder) for value in vars(cls).values())
+    assert {"__repr__", "__eq__", "__hash__", "__match_args__"} <= vars(cls).keys()
+
+
+def test_threads_using_the_deferred_methods_first_all_get_them() -> None:
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(20):
+            cls = make(lazy_methods_dataclass, {"frozen": True})
+            items = [cls(name="t", size=n % 2) for n in range(6)]
+            seen: list[Any] = []
+            failed: list[BaseException] = []
+
+            def use(
+                item: Any, first: Any = items[0], seen: list[Any] = seen, failed: list[Any] = failed
+            ) -> None:
+                try:
+                    seen.append((hash(item), item == first, repr(item)))
+                except BaseException as exc:  # noqa: BLE001 - reported below
+                    failed.append(exc)
+
+            threads = [threading.Thread(target=use, args=(item,)) for item in items]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert failed == []
+            assert sorted(seen) == sorted(
+                (hash(item), item == items[0], repr(item)) for item in items
+            )
+            assert sum(1 for _, same, _ in seen if same) == 3
+    finally:
+        sys.setswitchinterval(previous)
+
+
+def test_what_lazy_methods_refuses() -> None:
+    class OwnRepr:
+        """Prints itself."""
+
+        value: int = 0
+
+        def __repr__(self) -> str:
+            return "own"
+
+    with pytest.raises(TypeError, match="__repr__"):
+        lazy_methods_dataclass(OwnRepr)
+
+    class Undocumented:
+        value: int = 0
+
+    with pytest.raises(TypeError, match="docstring"):
+        lazy_methods_dataclass(Undocumented)
+
+
+def test_a_default_of_a_lazy_methods_class_leaves_it_pending() -> None:
+    cls = make(lazy_methods_dataclass, {"frozen": True})
+
+    @dataclass(frozen=True)
+    class Holder:
+        """Holds a default made of ``cls``."""
+
+        inner: Any = cls(name="d")
+
+    assert cls in pending_classes()  # dataclass() checked the default's __hash__ only
+    assert cls.__hash__ is not None
+    assert cls.__hash__(Holder().inner) == hash(cls(name="d"))
+    assert cls not in pending_classes()
+    assert hash(Holder()) == hash(Holder())

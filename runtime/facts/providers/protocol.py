@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from specwire.runtime.core.clock import Clock
 from specwire.runtime.core.errors import StoreError
-from specwire.runtime.core.lazy_dataclass import lazy_dataclass
+from specwire.runtime.core.lazy_dataclass import lazy_dataclass, lazy_methods_dataclass
 from specwire.runtime.core.scopes import AGENT, ScopeKey
 from specwire.runtime.facts.lexical.ranking import unit_score
 from specwire.runtime.facts.model import (
@@ -86,7 +86,7 @@ def check_visible(visible: tuple[ScopeKey, ...], what: str) -> None:
         raise InvalidRequestError(f"{what}: visible must name at least one scope key")
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class RecallRequest:
     """A recall: the query, how many hits, and the scope keys it may see."""
 
@@ -153,14 +153,14 @@ class ProviderHit:
     type: str | None = None
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class RecallResponse:
     """The hits of a recall, best first."""
 
     hits: tuple[ProviderHit, ...]
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class Capabilities:
     """What a provider supports beyond the four operations."""
 

@@ -8,17 +8,17 @@ test command; the spec raises them, never past the bounds in ``runtime.core.frag
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Literal
 
 from specwire.runtime.core.fragment import BASH_LIMITS, BASH_NETWORKS
+from specwire.runtime.core.lazy_dataclass import lazy_methods_dataclass
 
 MIB = 1024 * 1024
 NETWORKS = BASH_NETWORKS
 LIMIT_KNOBS = BASH_LIMITS  # (default, largest value a spec may set), shared with the compiler
 
 
-@dataclass(frozen=True)
+@lazy_methods_dataclass(frozen=True)
 class BashSettings:
     """The bash tool's sandbox: network, memory, processes, file size and CPU limits."""
 
