@@ -68,8 +68,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "redacted (validation.reason)",
     "facts.providers.postgres.provider:PostgresFactProvider._hold_on_read": "screened: a "
     "stored fact flagged on read, moved to quarantine",
-    "facts.providers.postgres.provider:_insert_held": "screened: a flagged write, held apart",
-    "facts.providers.postgres.provider:migrate": "host: schema version",
+    "facts.providers.postgres.quarantine:_insert_held": "screened: a flagged write, held apart",
+    "facts.providers.postgres.schema:migrate": "host: schema version",
     "facts.providers.postgres.admin:mark_released": "host: an id, a rule name and a time",
     "facts.providers.postgres.provider:PostgresFactProvider.claim_sweep": "host: when a "
     "binding was last swept (a time)",

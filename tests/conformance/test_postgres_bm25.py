@@ -267,11 +267,12 @@ def test_the_statistics_migration_counts_existing_facts_once(
     pg: PostgresTarget, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from specwire.runtime.facts.providers.postgres import provider as module
+    from specwire.runtime.facts.providers.postgres import schema
 
     dsn = PostgresServerForTests.fresh_database()
     try:
-        monkeypatch.setattr(module, "MIGRATIONS", module.MIGRATIONS[:2])
-        monkeypatch.setattr(module, "SCHEMA_VERSION", 2)
+        monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
+        monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
         old = module.PostgresFactProvider(dsn, scope=module.FactScope(TENANT, SPEC), screen=None)
         assert old.schema_version == 2
         old.retain_many([RetainRequest(f"harbour seal {n} basks") for n in range(30)])
@@ -382,11 +383,12 @@ def test_the_postings_migration_posts_existing_facts_once(
     """A database at version 3 (statistics, no postings) upgrades to 4: every indexed fact is
     posted once, and recall from the postings ranks as the thresholds do."""
     from specwire.runtime.facts.providers.postgres import provider as module
+    from specwire.runtime.facts.providers.postgres import schema
 
     dsn = PostgresServerForTests.fresh_database()
     try:
-        monkeypatch.setattr(module, "MIGRATIONS", module.MIGRATIONS[:3])
-        monkeypatch.setattr(module, "SCHEMA_VERSION", 3)
+        monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
+        monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
         old = module.PostgresFactProvider(
             dsn, scope=module.FactScope(TENANT, SPEC), screen=None, bm25_postings_from=None
         )

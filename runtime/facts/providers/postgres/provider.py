@@ -33,27 +33,19 @@ Install them with ``pip install 'specwire[postgres]'``.
 from __future__ import annotations
 
 import dataclasses
-import threading
-import weakref
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.errors import StoreError
-from specwire.runtime.core.ids import CLIENT_KEY_RE, CLIENT_KEY_RULE, SPEC_KEY_RE, new_memory_id
-from specwire.runtime.core.scopes import SCOPES
+from specwire.runtime.core.ids import new_memory_id
 from specwire.runtime.facts import validation
-from specwire.runtime.facts.fusion import RRF_K
 from specwire.runtime.facts.importing import ImportedFact, ImportResult, import_into
-from specwire.runtime.facts.lexical.ranking import PROOF_BOOST, unit_score
+from specwire.runtime.facts.lexical.ranking import unit_score
 from specwire.runtime.facts.model import (
     MAX_KEYED_TEXT_BYTES,
-    TIERS,
     CapExceededError,
     Fact,
     FactRecord,
@@ -69,7 +61,23 @@ from specwire.runtime.facts.providers.errors import ProviderTimeout, ProviderUnc
 from specwire.runtime.facts.providers.postgres import admin as admin_sql
 from specwire.runtime.facts.providers.postgres import bm25, keyed, term_stats, updating
 from specwire.runtime.facts.providers.postgres import restore as restore_sql
-from specwire.runtime.facts.providers.postgres.sql import COLUMNS as _COLUMNS
+from specwire.runtime.facts.providers.postgres.binding import FactScope, ScopeError
+from specwire.runtime.facts.providers.postgres.connection import _T, WATCHDOG_MARGIN_S, _watchdog
+from specwire.runtime.facts.providers.postgres.forgetting import _by_bm25, _cap, _tsquery
+from specwire.runtime.facts.providers.postgres.quarantine import _insert_held
+from specwire.runtime.facts.providers.postgres.recall import (
+    HNSW_EF_SEARCH,
+    HNSW_EF_SEARCH_MAX,
+    MIN_DEPTH,
+    _hybrid_sql,
+)
+from specwire.runtime.facts.providers.postgres.schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    _migrate_once,
+    _vector_table,
+    migrate,
+)
 from specwire.runtime.facts.providers.postgres.sql import (
     IN_KEY,
     key_of,
@@ -78,9 +86,8 @@ from specwire.runtime.facts.providers.postgres.sql import (
     visible_clause,
 )
 from specwire.runtime.facts.providers.postgres.sql import LIVE as _LIVE
-from specwire.runtime.facts.providers.postgres.sql import PROVEN as _PROVEN
 from specwire.runtime.facts.providers.postgres.sql import SCOPE as _SCOPE
-from specwire.runtime.facts.providers.postgres.sql import SCOPE_COLUMNS as _SCOPE_COLUMNS
+from specwire.runtime.facts.providers.postgres.writing import _embedded, _expiry, _size, _when
 from specwire.runtime.facts.providers.protocol import (
     HEALTH_DEADLINE_S,
     LOCAL_CAPABILITIES,
@@ -119,257 +126,16 @@ if TYPE_CHECKING:
     from specwire.runtime.embedders import Embedder
 
 
-def _sql_list(values: Sequence[str]) -> str:
-    """Constant identifiers (``SCOPES``, ``TIERS``) as a quoted SQL list."""
-    return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
-
-
-# Any fixed 64-bit number: the advisory lock migrations run under.
-MIGRATION_LOCK = 0x5EC_F1AC7_5C4E3A
-# Candidates taken from each ranking before fusion (as ``runtime.facts.hybrid``).
-MIN_DEPTH = 20
-# HNSW candidate list per query: pgvector's default, raised to the fusion depth (its maximum
-# is 1000).
-HNSW_EF_SEARCH = 40
-HNSW_EF_SEARCH_MAX = 1000
-
-MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
-    (
-        1,
-        (
-            """CREATE TABLE facts (
-                seq bigserial PRIMARY KEY,
-                id text NOT NULL UNIQUE,
-                tenant text NOT NULL,
-                spec text NOT NULL,
-                session text NOT NULL,
-                text text NOT NULL,
-                norm_text text NOT NULL,
-                terms text NOT NULL,
-                tags text[] NOT NULL,
-                created_at bigint NOT NULL,
-                expires_at bigint,
-                superseded_by text,
-                session_id text,
-                evidence text[] NOT NULL,
-                tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, terms)) STORED
-            )""",
-            "CREATE INDEX facts_tsv ON facts USING gin (tsv)",
-            "CREATE INDEX facts_scope_text ON facts (tenant, spec, session, norm_text)",
-            """CREATE TABLE tombstones (
-                target text PRIMARY KEY REFERENCES facts (id),
-                tenant text NOT NULL,
-                spec text NOT NULL,
-                session text NOT NULL,
-                kind text NOT NULL CHECK (kind IN ('superseded', 'expired', 'forgotten')),
-                at bigint NOT NULL,
-                reason text,
-                superseded_by text
-            )""",
-            """CREATE TABLE quarantine (
-                id text PRIMARY KEY,
-                tenant text NOT NULL,
-                spec text NOT NULL,
-                session text NOT NULL,
-                text text NOT NULL,
-                tags text[] NOT NULL,
-                created_at bigint NOT NULL,
-                ttl_ms bigint,
-                session_id text,
-                evidence text[] NOT NULL,
-                rule text NOT NULL,
-                found_on text NOT NULL CHECK (found_on IN ('write', 'read'))
-            )""",
-            "CREATE INDEX quarantine_scope ON quarantine (tenant, spec, session)",
-        ),
-    ),
-    (
-        # Memory scopes (``runtime.core.scopes``): each fact's scope key, its key and tier as
-        # columns. Facts written before scopes are ``agent`` facts (the column default: no
-        # table rewrite). The subject of ``agent`` and ``crew`` is ''.
-        2,
-        (
-            """ALTER TABLE facts ADD COLUMN scope text NOT NULL DEFAULT 'agent',
-                ADD COLUMN subject text NOT NULL DEFAULT '',
-                ADD COLUMN fact_key text,
-                ADD COLUMN tier text""",
-            f"""ALTER TABLE facts ADD CONSTRAINT facts_scope_key CHECK (
-                scope IN ({_sql_list(SCOPES)})
-                AND (scope IN ('agent', 'crew')) = (subject = ''))""",
-            f"""ALTER TABLE facts ADD CONSTRAINT facts_tier CHECK (
-                tier IS NULL OR (fact_key IS NOT NULL AND tier IN ({_sql_list(TIERS)})))""",
-            "CREATE INDEX facts_scope_key ON facts (tenant, spec, session, scope, subject)",
-            "CREATE INDEX facts_keyed ON facts (tenant, spec, session, scope, subject, fact_key) "
-            "WHERE fact_key IS NOT NULL",
-            # ``seq``: writes held in one millisecond list in the order they came.
-            """ALTER TABLE quarantine ADD COLUMN scope text NOT NULL DEFAULT 'agent',
-                ADD COLUMN subject text NOT NULL DEFAULT '',
-                ADD COLUMN fact_key text,
-                ADD COLUMN tier text,
-                ADD COLUMN seq bigserial""",
-        ),
-    ),
-    # BM25 statistics kept by triggers, backfilled from the facts already there
-    # (``term_stats``); when each binding was last swept (``postgres.sweeping``).
-    (
-        3,
-        (
-            *term_stats.MIGRATION,
-            # Held writes the owner released: recall does not hold them again.
-            """CREATE TABLE released (
-                id text PRIMARY KEY,
-                tenant text NOT NULL,
-                spec text NOT NULL,
-                session text NOT NULL,
-                rule text NOT NULL,
-                at bigint NOT NULL
-            )""",
-            """CREATE TABLE sweeps (
-                tenant text NOT NULL,
-                spec text NOT NULL,
-                session text NOT NULL,
-                swept_at bigint NOT NULL,
-                PRIMARY KEY (tenant, spec, session)
-            )""",
-        ),
-    ),
-    # The BM25 postings (``term_stats.POSTINGS_MIGRATION``): the exact ranking of queries of
-    # common words from an index-only scan (``bm25``).
-    (4, term_stats.POSTINGS_MIGRATION),
-)
-SCHEMA_VERSION = MIGRATIONS[-1][0]
-
-
-class ScopeError(StoreError):
-    """A call claimed a tenant, spec or session other than the one its provider is bound to."""
-
-
-@dataclass(frozen=True)
-class FactScope:
-    """Whose memory: a tenant's spec, shared (``session`` None) or one session's."""
-
-    tenant: str
-    spec: str
-    session: str | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.tenant, str) or not CLIENT_KEY_RE.fullmatch(self.tenant):
-            raise InvalidRequestError(f"tenant must be {CLIENT_KEY_RULE}")
-        if not isinstance(self.spec, str) or not SPEC_KEY_RE.fullmatch(self.spec):
-            raise InvalidRequestError("spec must be a spec name (1-128 letters, digits, _ .:-)")
-        if self.session is not None and (
-            not isinstance(self.session, str) or not CLIENT_KEY_RE.fullmatch(self.session)
-        ):
-            raise InvalidRequestError(f"session must be {CLIENT_KEY_RULE}")
-
-    def params(self) -> dict[str, Any]:
-        return {"tenant": self.tenant, "spec": self.spec, "session": self.session or ""}
-
-
-def migrate(pool: ConnectionPool[Any], *, vector_dim: int | None = None) -> int:
-    """Bring the database to ``SCHEMA_VERSION`` (and the vector table of ``vector_dim``).
-
-    One transaction under an advisory lock: processes starting together wait for each other and
-    each version is applied once. Returns the version the database is at.
-    """
-    with pool.connection() as conn, conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version ("
-            "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        row = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
-        current = int(row[0]) if row else 0
-        if current > SCHEMA_VERSION:
-            raise StoreError(
-                f"the fact database is at schema version {current}, newer than this runtime's "
-                f"{SCHEMA_VERSION}: upgrade specwire"
-            )
-        for version, statements in MIGRATIONS:
-            if version <= current:
-                continue
-            for statement in statements:
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
-            current = version
-        if vector_dim is not None:
-            table = _vector_table(vector_dim)
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            conn.execute(
-                f"""CREATE TABLE IF NOT EXISTS {table} (
-                    fact_id text PRIMARY KEY REFERENCES facts (id),
-                    tenant text NOT NULL,
-                    spec text NOT NULL,
-                    session text NOT NULL,
-                    embedder text NOT NULL,
-                    embedding vector({vector_dim}) NOT NULL
-                )"""
-            )
-            conn.execute(
-                f"CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} "
-                "USING hnsw (embedding vector_cosine_ops)"
-            )
-        return current
-
-
-_migrated: weakref.WeakKeyDictionary[Any, dict[int | None, int]] = weakref.WeakKeyDictionary()
-_migrated_lock = threading.Lock()
-
-
-def _migrate_once(pool: ConnectionPool[Any], dim: int | None) -> int:
-    """``migrate`` once per pool and vector dimension: providers built per tenant or per turn
-    on a shared pool do not each take the migration lock."""
-    with _migrated_lock:
-        done = _migrated.setdefault(pool, {})
-        if dim not in done:
-            done[dim] = migrate(pool, vector_dim=dim)
-        return done[dim]
-
-
-# The client-side deadline is the statement deadline plus this (connection wait, round trips).
-WATCHDOG_MARGIN_S = 1.0
-_T = TypeVar("_T")
-_watchdog_pool: ThreadPoolExecutor | None = None
-_watchdog_lock = threading.Lock()
-
-
-def _watchdog() -> ThreadPoolExecutor:
-    global _watchdog_pool
-    with _watchdog_lock:
-        if _watchdog_pool is None:
-            _watchdog_pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="specwire-pg")
-        return _watchdog_pool
-
-
-def _by_bm25(
-    conn: Connection[Any],
-    params: dict[str, Any],
-    terms: Sequence[str],
-    facts: Sequence[tuple[str, str]],
-    visible: str,
-    visible_params: dict[str, Any],
-) -> list[tuple[str, str]]:
-    """``facts`` (id, text) best first, ranked by recall's BM25 (``bm25.ranked``, limited to
-    them), as the local store orders a forget by query; any it does not score (no positive
-    score) after them, oldest first."""
-    where = f"{visible} AND f.id = ANY(%(forget_ids)s)"
-    ids = [fact_id for fact_id, _ in facts]
-    ranked = bm25.ranked(
-        conn, params, terms, len(facts), where, {**visible_params, "forget_ids": ids}
-    )
-    order = {str(row[0]): n for n, row in enumerate(ranked)}
-    return sorted(facts, key=lambda fact: order.get(fact[0], len(order)))
-
-
-def _cap(at_most: int | None) -> int | None:
-    """Rows a forget by query locks: one past ``at_most`` proves there are too many."""
-    return None if at_most is None else at_most + 1
-
-
-def _vector_table(dim: int) -> str:
-    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 16000:
-        raise StoreError(f"embedding dimension out of range: {dim!r}")
-    return f"fact_vectors_{dim}"
+# What tests, benches and the wiring import from here (the parts live in their own modules).
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "FactScope",
+    "PostgresFactProvider",
+    "ScopeError",
+    "migrate",
+    "open_pool",
+]
 
 
 class PostgresFactProvider:
@@ -1297,92 +1063,3 @@ class PostgresFactProvider:
                     {**params, "id": fact_id, "rule": rule},
                 )
                 self._tombstone(conn, [fact_id], "forgotten", f"quarantined: {rule}", params)
-
-
-def _insert_held(
-    conn: Connection[Any],
-    fact_id: str,
-    new: NewFact,
-    rule: str,
-    params: dict[str, Any],
-) -> None:
-    """Hold a write the scanner flagged in ``quarantine`` (never in ``facts``)."""
-    conn.execute(
-        """INSERT INTO quarantine (id, tenant, spec, session, text, tags, created_at,
-        ttl_ms, session_id, evidence, rule, found_on, scope, subject, fact_key, tier)
-        VALUES (%(id)s, %(tenant)s, %(spec)s, %(session)s, %(text)s, %(tags)s, %(now)s,
-        %(ttl)s, %(session_id)s, %(evidence)s, %(rule)s, 'write', %(fact_scope)s,
-        %(fact_subject)s, %(fact_key)s, %(tier)s)""",
-        {
-            **params,
-            **key_params(new.scope),
-            "fact_key": new.key,
-            "tier": new.tier,
-            "id": fact_id,
-            "text": new.text,
-            "tags": list(new.tags),
-            "ttl": new.ttl_ms,
-            "session_id": new.provenance.session_id,
-            "evidence": list(new.provenance.evidence),
-            "rule": rule,
-        },
-    )
-
-
-def _hybrid_sql(table: str, where: str) -> str:
-    """Full-text and cosine rankings (each cut at ``depth``), fused by RRF in SQL.
-
-    The cosine side orders by the distance alone (no tie-breaker) under its ``LIMIT``, so the
-    planner can walk the HNSW index instead of sorting every vector of the scope; with
-    ``hnsw.iterative_scan`` (set per transaction by ``_ranking``) the walk goes on past the
-    rows the scope and liveness filters drop until ``depth`` rows are found. ``where``: the
-    caller's visible scope keys and tiers (``visible_clause``), on both rankings."""
-    return f"""
-WITH lexical AS (
-    SELECT l.id, l.rank FROM unnest(%(lexical)s::text[]) WITH ORDINALITY AS l(id, rank)
-),
-nearest AS (
-    SELECT n.id, row_number() OVER (ORDER BY n.distance, n.seq) AS rank
-    FROM (
-        SELECT v.fact_id AS id, f.seq, v.embedding <=> %(vec)s::vector AS distance
-        FROM {table} v JOIN facts f ON f.id = v.fact_id
-        WHERE v.tenant = %(tenant)s AND v.spec = %(spec)s AND v.session = %(session)s
-            AND v.embedder = %(embedder)s AND {_LIVE} AND {where}
-        ORDER BY v.embedding <=> %(vec)s::vector LIMIT %(depth)s
-    ) AS n
-),
-fused AS (
-    SELECT id, sum(1.0 / ({RRF_K} + rank)) AS rrf
-    FROM (SELECT id, rank FROM lexical UNION ALL SELECT id, rank FROM nearest) AS both_rankings
-    GROUP BY id
-)
-SELECT {_COLUMNS},
-    fused.rrf + (CASE WHEN {_PROVEN} THEN {PROOF_BOOST!r} ELSE 0 END) AS score,
-    {_SCOPE_COLUMNS}
-FROM fused JOIN facts f ON f.id = fused.id
-WHERE {_SCOPE}
-ORDER BY score DESC, f.seq LIMIT %(k)s"""
-
-
-def _tsquery(terms: Sequence[str], *, every: bool = False) -> str:
-    """A ``to_tsquery`` string of quoted terms (tokens hold only letters, marks and digits)."""
-    quoted = ["'" + term.replace("'", "''").replace("\\", "\\\\") + "'" for term in terms]
-    return (" & " if every else " | ").join(quoted)
-
-
-def _size(new: NewFact) -> int:
-    """UTF-8 bytes of the text stored (``RetainResult.bytes``)."""
-    return len(new.text.encode("utf-8"))
-
-
-def _embedded(new: NewFact) -> str:
-    """What a fact's vector is computed from."""
-    return " ".join([new.text, *new.tags])
-
-
-def _expiry(new: NewFact, now: int) -> datetime | None:
-    return None if new.ttl_ms is None else from_ms(now + new.ttl_ms)
-
-
-def _when(ms: int | None) -> datetime | None:
-    return None if ms is None else from_ms(int(ms))
