@@ -162,7 +162,7 @@ def migrate(pool: ConnectionPool[Any], *, vector_dim: int | None = None) -> int:
             conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
             current = version
         if vector_dim is not None:
-            table = _vector_table(vector_dim)
+            table = vector_table(vector_dim)
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             conn.execute(
                 f"""CREATE TABLE IF NOT EXISTS {table} (
@@ -185,7 +185,7 @@ _migrated: weakref.WeakKeyDictionary[Any, dict[int | None, int]] = weakref.WeakK
 _migrated_lock = threading.Lock()
 
 
-def _migrate_once(pool: ConnectionPool[Any], dim: int | None) -> int:
+def migrate_once(pool: ConnectionPool[Any], dim: int | None) -> int:
     """``migrate`` once per pool and vector dimension: providers built per tenant or per turn
     on a shared pool do not each take the migration lock."""
     with _migrated_lock:
@@ -195,7 +195,7 @@ def _migrate_once(pool: ConnectionPool[Any], dim: int | None) -> int:
         return done[dim]
 
 
-def _vector_table(dim: int) -> str:
+def vector_table(dim: int) -> str:
     if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 16000:
         raise StoreError(f"embedding dimension out of range: {dim!r}")
     return f"fact_vectors_{dim}"
