@@ -423,7 +423,7 @@ def test_the_postings_migration_posts_existing_facts_once(
             )
             for at in (0, None)
         ]
-        assert [p.schema_version for p in providers] == [4, 4]
+        assert [p.schema_version for p in providers] == [module.SCHEMA_VERSION] * 2
         assert _rows(dsn, "SELECT count(*) FROM schema_version WHERE version = 4") == [(1,)]
         assert _statistics_drift(dsn) == []
         assert _rows(dsn, "SELECT count(DISTINCT seq) FROM lexical_postings") == [(40 - 2 + 1 + 1,)]
@@ -476,3 +476,54 @@ def test_concurrent_writers_keep_the_statistics_exact(pg: PostgresTarget) -> Non
     assert _rows(pg.dsn, f"SELECT docs FROM lexical_scopes WHERE tenant = '{TENANT}'") == [
         (4 * (25 - 9 + 20),)
     ]
+
+
+def test_version_5_brings_the_trigger_functions_of_a_version_4_database_up_to_date(
+    pg: PostgresTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database at version 4 keeps the trigger functions it was created with until version 5
+    replaces them: here one is made stale (it posts nothing), and after the upgrade every
+    function is the current one and writes keep the statistics and postings equal a recount."""
+    from specwire.runtime.facts.providers.postgres import provider as module
+    from specwire.runtime.facts.providers.postgres import schema, term_stats
+
+    dsn = PostgresServerForTests.fresh_database()
+    try:
+        monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:4])
+        monkeypatch.setattr(schema, "SCHEMA_VERSION", 4)
+        old = module.PostgresFactProvider(dsn, scope=module.FactScope(TENANT, SPEC), screen=None)
+        assert old.schema_version == 4
+        old.retain_many([RetainRequest(f"ringed seal {n} dives") for n in range(12)])
+        old.close()
+        monkeypatch.undo()
+        import psycopg
+
+        with psycopg.connect(dsn) as conn:
+            conn.execute(
+                "CREATE OR REPLACE FUNCTION specwire_lexical_facts_added() RETURNS trigger "
+                "LANGUAGE plpgsql AS $body$ BEGIN RETURN NULL; END $body$"
+            )
+        provider = module.PostgresFactProvider(
+            dsn, scope=module.FactScope(TENANT, SPEC), screen=None
+        )
+        assert provider.schema_version == module.SCHEMA_VERSION == 5
+        held = dict(
+            _rows(
+                dsn,
+                "SELECT proname, prosrc FROM pg_proc WHERE proname LIKE 'specwire_lexical_%'",
+            )
+        )
+        current = {
+            statement.split("FUNCTION ", 1)[1].split("()", 1)[0]: statement.split("$body$")[1]
+            for statement in term_stats.FUNCTIONS_MIGRATION
+        }
+        assert held == current
+        written = provider.retain_many([RetainRequest(f"ringed seal {n} rests") for n in range(9)])
+        provider.forget(ForgetRequest(id=written[2].id))
+        assert _statistics_drift(dsn) == []
+        assert [h.text for h in provider.recall(RecallRequest("rests 4", 1)).hits] == [
+            "ringed seal 4 rests"
+        ]
+        provider.close()
+    finally:
+        PostgresServerForTests.drop_database(dsn)

@@ -131,6 +131,9 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
     # The BM25 postings (``term_stats.POSTINGS_MIGRATION``): the exact ranking of queries of
     # common words from an index-only scan (``bm25``).
     (4, term_stats.POSTINGS_MIGRATION),
+    # The trigger functions' cheaper statements (``term_stats.FUNCTIONS_MIGRATION``: the bulk
+    # path's postings no longer sort every (fact, word) pair with the fact's text).
+    (5, term_stats.FUNCTIONS_MIGRATION),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
