@@ -1,5 +1,6 @@
 """Forgetting on PostgreSQL: by id or by query (every word must match), in the order the
-local store forgets (recall's BM25 first).
+local store forgets (recall's BM25 first), and the tombstone every path that ends a fact writes
+(forget, the owner's forget, sweeps, quarantine on read).
 """
 
 from __future__ import annotations

@@ -26,6 +26,12 @@ and hosts share:
 - **Migrations**: versioned (``schema_version``), applied at start-up in one transaction under
   ``pg_advisory_xact_lock``, so several processes starting at once apply each version once.
 
+This class composes the parts, each a module of functions over one ``Binding`` (``binding``:
+the scope, pool, clock, scanner and embedder): ``writing``, ``bulk`` and ``updating`` (the write
+paths), ``recalling`` (recall and point reads), ``forgetting``, ``quarantine``, ``owner`` (the
+owner's operations), ``sweeping``, ``connection`` (deadlines, health) and ``schema``
+(migrations).
+
 psycopg (3) and psycopg_pool are imported when a provider is built, never by ``import runtime``.
 Install them with ``pip install 'specwire[postgres]'``.
 """

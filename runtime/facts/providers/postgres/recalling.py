@@ -1,5 +1,6 @@
-"""Recall on PostgreSQL: the BM25 ranking (``postgres.bm25``) alone, or fused with the cosine
-ranking of the fact vectors by RRF in one SQL statement.
+"""Recall and point reads on PostgreSQL: the BM25 ranking (``postgres.bm25``) alone, or fused
+with the cosine ranking of the fact vectors by RRF in one SQL statement; what either returns is
+screened again (``quarantine``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The write paths of PostgreSQL facts: retain (plain, ``if_absent``, superseding), keyed
-writes, the insert every write path goes through, and tombstones.
+writes, and the insert every write path goes through (bulk loads: ``bulk``; edits:
+``updating``; tombstones: ``forgetting``).
 """
 
 from __future__ import annotations
