@@ -109,7 +109,7 @@ def store_recall(store: FactStore) -> Recall:
 
 @dataclass(frozen=True)
 class _Ranked:
-    """What ``PostgresFactProvider._ranking`` reads of a recall request; ``visible`` None is
+    """What ``recalling.ranking`` (PostgreSQL) reads of a recall request; ``visible`` None is
     no visible condition at all (a ``RecallRequest`` always names at least one key)."""
 
     query: str
@@ -120,7 +120,9 @@ class _Ranked:
 
 
 def postgres_recall(provider: Any) -> Recall:
-    return lambda query, visible: provider._ranking(_Ranked(query, visible))
+    from specwire.runtime.facts.providers.postgres import recalling
+
+    return lambda query, visible: recalling.ranking(provider.binding, _Ranked(query, visible))
 
 
 def report(size: int, samples: dict[str, list[int]]) -> None:

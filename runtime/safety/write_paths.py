@@ -56,23 +56,22 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "facts.sql.vectors:insert_vectors": "host: embeddings of screened facts",
     "facts.session_index:SessionIndex.write": "screened: session summaries drop what the "
     "scanner flags (session_index: scan) from text the loop already redacted",
-    "facts.providers.postgres.provider:PostgresFactProvider._insert": "screened: NewFact "
-    "redacts and PostgresFactProvider._screened scans before inserting",
-    "facts.providers.postgres.provider:PostgresFactProvider._retain": "screened: as _insert",
-    "facts.providers.postgres.provider:PostgresFactProvider._update": "screened: the new "
+    "facts.providers.postgres.writing:insert": "screened: NewFact redacts and the write paths "
+    "scan (Binding.screened) before inserting",
+    "facts.providers.postgres.writing:retain": "screened: as writing:insert",
+    "facts.providers.postgres.updating:update": "screened: the new "
     "text is screened (held when flagged) and redacted by NewFact before the write; a vector "
     "of it",
-    "facts.providers.postgres.updating:edit_live": "screened: as PostgresFactProvider._update; "
+    "facts.providers.postgres.updating:edit_live": "screened: as updating:update; "
     "the old version is a copy of a stored fact",
-    "facts.providers.postgres.provider:PostgresFactProvider._tombstone": "screened: reason "
+    "facts.providers.postgres.forgetting:tombstone": "screened: reason "
     "redacted (validation.reason)",
-    "facts.providers.postgres.provider:PostgresFactProvider._hold_on_read": "screened: a "
+    "facts.providers.postgres.quarantine:hold_on_read": "screened: a "
     "stored fact flagged on read, moved to quarantine",
-    "facts.providers.postgres.provider:_insert_held": "screened: a flagged write, held apart",
-    "facts.providers.postgres.provider:migrate": "host: schema version",
+    "facts.providers.postgres.quarantine:insert_held": "screened: a flagged write, held apart",
+    "facts.providers.postgres.schema:migrate": "host: schema version",
     "facts.providers.postgres.admin:mark_released": "host: an id, a rule name and a time",
-    "facts.providers.postgres.provider:PostgresFactProvider.claim_sweep": "host: when a "
-    "binding was last swept (a time)",
+    "facts.providers.postgres.sweeping:claim": "host: when a binding was last swept (a time)",
     "facts.providers.postgres.admin:PostgresImportSink.insert": "screened: an import's fact "
     "under its exported id, after the importer scanned it (facts.importing: flagged writes "
     "are held); NewFact redacts",

@@ -274,11 +274,12 @@ def test_the_statistics_migration_counts_existing_facts_once(
     pg: PostgresTarget, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from specwire.runtime.facts.providers.postgres import provider as module
+    from specwire.runtime.facts.providers.postgres import schema
 
     dsn = PostgresServerForTests.fresh_database()
     try:
-        monkeypatch.setattr(module, "MIGRATIONS", module.MIGRATIONS[:2])
-        monkeypatch.setattr(module, "SCHEMA_VERSION", 2)
+        monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
+        monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
         old = module.PostgresFactProvider(dsn, scope=module.FactScope(TENANT, SPEC), screen=None)
         assert old.schema_version == 2
         old.retain_many([RetainRequest(f"harbour seal {n} basks") for n in range(30)])
@@ -389,11 +390,12 @@ def test_the_postings_migration_posts_existing_facts_once(
     """A database at version 3 (statistics, no postings) upgrades to 4: every indexed fact is
     posted once, and recall from the postings ranks as the thresholds do."""
     from specwire.runtime.facts.providers.postgres import provider as module
+    from specwire.runtime.facts.providers.postgres import schema
 
     dsn = PostgresServerForTests.fresh_database()
     try:
-        monkeypatch.setattr(module, "MIGRATIONS", module.MIGRATIONS[:3])
-        monkeypatch.setattr(module, "SCHEMA_VERSION", 3)
+        monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
+        monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
         old = module.PostgresFactProvider(
             dsn, scope=module.FactScope(TENANT, SPEC), screen=None, bm25_postings_from=None
         )
@@ -428,7 +430,7 @@ def test_the_postings_migration_posts_existing_facts_once(
             )
             for at in (0, None)
         ]
-        assert [p.schema_version for p in providers] == [4, 4]
+        assert [p.schema_version for p in providers] == [module.SCHEMA_VERSION] * 2
         assert _rows(dsn, "SELECT count(*) FROM schema_version WHERE version = 4") == [(1,)]
         assert _statistics_drift(dsn) == []
         assert _rows(dsn, "SELECT count(DISTINCT seq) FROM lexical_postings") == [(40 - 2 + 1 + 1,)]
@@ -566,3 +568,54 @@ def test_the_postings_depths_keep_every_fact_that_can_win(
             assert len({tuple(ranking) for ranking in got.values()}) == 1, (query, k, got)
             assert _same_ranking(expected, got["postings"]), (query, k)
     store.close()
+
+
+def test_version_5_brings_the_trigger_functions_of_a_version_4_database_up_to_date(
+    pg: PostgresTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database at version 4 keeps the trigger functions it was created with until version 5
+    replaces them: here one is made stale (it posts nothing), and after the upgrade every
+    function is the current one and writes keep the statistics and postings equal a recount."""
+    from specwire.runtime.facts.providers.postgres import provider as module
+    from specwire.runtime.facts.providers.postgres import schema, term_stats
+
+    dsn = PostgresServerForTests.fresh_database()
+    try:
+        monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:4])
+        monkeypatch.setattr(schema, "SCHEMA_VERSION", 4)
+        old = module.PostgresFactProvider(dsn, scope=module.FactScope(TENANT, SPEC), screen=None)
+        assert old.schema_version == 4
+        old.retain_many([RetainRequest(f"ringed seal {n} dives") for n in range(12)])
+        old.close()
+        monkeypatch.undo()
+        import psycopg
+
+        with psycopg.connect(dsn) as conn:
+            conn.execute(
+                "CREATE OR REPLACE FUNCTION specwire_lexical_facts_added() RETURNS trigger "
+                "LANGUAGE plpgsql AS $body$ BEGIN RETURN NULL; END $body$"
+            )
+        provider = module.PostgresFactProvider(
+            dsn, scope=module.FactScope(TENANT, SPEC), screen=None
+        )
+        assert provider.schema_version == module.SCHEMA_VERSION == 5
+        held = dict(
+            _rows(
+                dsn,
+                "SELECT proname, prosrc FROM pg_proc WHERE proname LIKE 'specwire_lexical_%'",
+            )
+        )
+        current = {
+            statement.split("FUNCTION ", 1)[1].split("()", 1)[0]: statement.split("$body$")[1]
+            for statement in term_stats.FUNCTIONS_MIGRATION
+        }
+        assert held == current
+        written = provider.retain_many([RetainRequest(f"ringed seal {n} rests") for n in range(9)])
+        provider.forget(ForgetRequest(id=written[2].id))
+        assert _statistics_drift(dsn) == []
+        assert [h.text for h in provider.recall(RecallRequest("rests 4", 1)).hits] == [
+            "ringed seal 4 rests"
+        ]
+        provider.close()
+    finally:
+        PostgresServerForTests.drop_database(dsn)

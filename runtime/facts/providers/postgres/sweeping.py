@@ -16,6 +16,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from specwire.runtime.facts.providers.postgres import forgetting, term_stats
+from specwire.runtime.facts.providers.postgres.binding import Binding
+from specwire.runtime.facts.providers.postgres.sql import SCOPE as _SCOPE
 from specwire.runtime.facts.sweeping import SWEEP_INTERVAL_S
 
 _running: set[tuple[int, Any]] = set()
@@ -60,3 +63,31 @@ def _sweep(
     finally:
         with _running_lock:
             _running.discard(key)
+
+
+def claim(db: Binding, interval_ms: int) -> bool:
+    """Claim this binding's scheduled sweep: True when the last one (by any process) is at
+    least ``interval_ms`` old, and it is now stamped as done (``postgres.sweeping``)."""
+    with db.transaction("schedule a sweep") as conn:
+        row = conn.execute(
+            """INSERT INTO sweeps AS s (tenant, spec, session, swept_at)
+            VALUES (%(tenant)s, %(spec)s, %(session)s, %(now)s)
+            ON CONFLICT (tenant, spec, session) DO UPDATE SET swept_at = EXCLUDED.swept_at
+            WHERE s.swept_at <= EXCLUDED.swept_at - %(interval)s
+            RETURNING 1""",
+            {**db.params(db.now_ms()), "interval": interval_ms},
+        ).fetchone()
+        return row is not None
+
+
+def sweep(db: Binding) -> int:
+    """Tombstone this scope's expired facts that have none yet; returns how many."""
+    with db.transaction("sweep") as conn:
+        params = db.params(db.now_ms())
+        term_stats.lock_binding(conn, params)
+        rows = conn.execute(
+            f"""SELECT f.id FROM facts f WHERE {_SCOPE} AND f.superseded_by IS NULL
+            AND f.expires_at IS NOT NULL AND f.expires_at <= %(now)s ORDER BY f.seq""",
+            params,
+        ).fetchall()
+        return len(forgetting.tombstone(conn, [row[0] for row in rows], "expired", None, params))

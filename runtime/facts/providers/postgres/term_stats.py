@@ -53,6 +53,14 @@ _LOCK_KEY = (
 _ROW_KEY = _LOCK_KEY.format(tenant="d.tenant", spec="d.spec", session="d.session")
 _LOCK = f"pg_advisory_xact_lock({_ROW_KEY})"
 
+# Each fact's distinct tokens and their counts (``tf.term``, ``tf.n``), counted fact by fact
+# (``d.tokens``): a small aggregate per fact instead of one over every (fact, token) pair of the
+# statement, which spilled to disk with ``work_mem``'s default on a 10,000-fact ``COPY``.
+_PER_TERM = """
+        CROSS JOIN LATERAL (
+            SELECT tok.term, count(*) AS n FROM unnest(d.tokens) AS tok(term) GROUP BY tok.term
+        ) AS tf"""
+
 
 def lock_binding(conn: Connection[Any], params: dict[str, Any]) -> None:
     """Take the binding's statistics lock now (the triggers' lock, until the transaction
@@ -83,19 +91,14 @@ def _apply(source: str, *, postings: bool) -> str:
     ON CONFLICT (tenant, spec, session) DO UPDATE
         SET docs = s.docs + EXCLUDED.docs, tokens = s.tokens + EXCLUDED.tokens;
     INSERT INTO lexical_terms AS t (tenant, spec, session, term, df, max_tf, min_len)
-        SELECT tenant, spec, session, term, sum(sign), max(tf), min(len)
+        SELECT d.tenant, d.spec, d.session, tf.term, sum(d.sign), max(tf.n), min(d.len)
         FROM (
-            SELECT d.tenant, d.spec, d.session, d.sign, tok.term,
-                count(*) AS tf, cardinality(d.tokens) AS len
-            FROM (
-                SELECT row_number() OVER () AS n, x.tenant, x.spec, x.session, x.sign,
-                    {tokens} AS tokens
-                FROM ({source}) AS x
-            ) AS d, unnest(d.tokens) AS tok(term)
-            GROUP BY d.n, d.tenant, d.spec, d.session, d.sign, tok.term, cardinality(d.tokens)
-        ) AS per_fact
-        GROUP BY tenant, spec, session, term
-        ORDER BY tenant, spec, session, term
+            SELECT x.tenant, x.spec, x.session, x.sign, {tokens} AS tokens,
+                cardinality({tokens}) AS len
+            FROM ({source}) AS x OFFSET 0
+        ) AS d{_PER_TERM}
+        GROUP BY d.tenant, d.spec, d.session, tf.term
+        ORDER BY d.tenant, d.spec, d.session, tf.term
     ON CONFLICT (tenant, spec, session, term) DO UPDATE
         SET df = t.df + EXCLUDED.df,
             max_tf = greatest(t.max_tf, EXCLUDED.max_tf),
@@ -122,11 +125,13 @@ def _postings(source: str) -> str:
     WHERE p.binding = d.binding AND p.term = d.term AND p.proven = d.proven AND p.dl = d.dl
         AND p.seq = d.seq;
     INSERT INTO lexical_postings (binding, term, seq, tf, dl, proven)
-        SELECT {binding}, tok.term, x.seq, least(count(*), 65535),
-            cardinality({tokens}), x.proven
-        FROM ({source}) AS x, unnest({tokens}) AS tok(term) WHERE x.sign > 0
-        GROUP BY x.tenant, x.spec, x.session, tok.term, x.seq, x.terms, x.proven
-        ORDER BY 1, 2, 6, 5, 3;"""
+        SELECT d.binding, tf.term, d.seq, least(tf.n, 65535), d.dl, d.proven
+        FROM (
+            SELECT {binding} AS binding, x.seq, x.proven, {tokens} AS tokens,
+                cardinality({tokens}) AS dl
+            FROM ({source}) AS x WHERE x.sign > 0 OFFSET 0
+        ) AS d{_PER_TERM}
+        ORDER BY d.binding, tf.term, d.proven, d.dl, d.seq;"""
 
 
 def _not_tombstoned(alias: str) -> str:
@@ -290,3 +295,8 @@ POSTINGS_MIGRATION: tuple[str, ...] = (
     *_functions(postings=True),
     _POSTINGS_BACKFILL,
 )
+
+# Version 5: the same trigger functions, their statements cheaper (each fact's tokens counted
+# fact by fact, no fact text in a sort key): a database at version 4 gets them. What they write
+# is unchanged.
+FUNCTIONS_MIGRATION: tuple[str, ...] = _functions(postings=True)

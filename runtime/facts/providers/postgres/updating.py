@@ -14,7 +14,16 @@ from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.ids import new_memory_id
 from specwire.runtime.core.scopes import ScopeKey
 from specwire.runtime.facts.model import InvalidRequestError
+from specwire.runtime.facts.providers.postgres import quarantine
+from specwire.runtime.facts.providers.postgres.binding import Binding, FactScope
+from specwire.runtime.facts.providers.postgres.retained import (
+    embedded_text,
+    optional_time,
+    text_bytes,
+)
+from specwire.runtime.facts.providers.postgres.schema import vector_table
 from specwire.runtime.facts.providers.postgres.sql import LIVE, SCOPE, key_of
+from specwire.runtime.facts.providers.protocol import RetainResult, UpdateRequest
 from specwire.runtime.facts.text import document_terms
 from specwire.runtime.facts.validation import NewFact
 
@@ -97,3 +106,40 @@ def edit_live(
         },
     )
     return old_id
+
+
+def update(db: Binding, request: UpdateRequest, *, scope: FactScope | None = None) -> RetainResult:
+    db.check_scope(scope)
+    with db.transaction("update") as conn:
+        key, text, tags = locked_live(conn, db.params(db.now_ms()), request.id, request.visible)
+    new = NewFact(request.text, request.tags, scope=key)
+    if (new.text, new.tags) == (text, tags):
+        return RetainResult(request.id, False, None, text=text, tags=tags)
+    hit = db.screened(new)
+    if hit is not None:
+        return quarantine.hold(db, new, hit)
+    vector = db.vector([embedded_text(new)])
+    with db.transaction("update") as conn:
+        params = db.params(db.now_ms())
+        if locked_live(conn, params, request.id, request.visible) != (key, text, tags):
+            raise StoreError(f"{request.id} changed while it was being updated: try again")
+        table = None if db.dim is None else vector_table(db.dim)
+        old_id = edit_live(conn, params, request.id, new, table)
+        if vector is not None and db.embedder is not None and table is not None:
+            conn.execute(
+                f"INSERT INTO {table} (fact_id, tenant, spec, session, embedder, embedding) "
+                "VALUES (%(id)s, %(tenant)s, %(spec)s, %(session)s, %(embedder)s, "
+                "%(vec)s::vector)",
+                {**params, "id": request.id, "embedder": db.embedder.id, "vec": vector[0]},
+            )
+        expires = conn.execute(
+            "SELECT expires_at FROM facts WHERE id = %(id)s", {"id": request.id}
+        ).fetchone()
+    db.clean.discard(request.id)
+    return RetainResult(
+        request.id,
+        True,
+        optional_time(expires[0] if expires else None),
+        old_id,
+        bytes=text_bytes(new),
+    )
