@@ -52,6 +52,8 @@ from specwire.runtime.owner.tier_migration import (
     FileSessions,
     FileUsage,
     SessionCopy,
+    SessionPlan,
+    Totals,
     UsageCopy,
     copy_sessions,
     copy_usage,
@@ -129,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
         # One instant on both sides: a fact expiring mid-run must not differ between them.
         return instant
 
+    # The usage ledger and the session logs are read and verified before anything is copied: a
+    # damaged ledger stops the run here, a tampered log is refused whatever else moves.
+    tiers_planned = _plan_tiers(args, source_at, target_at)
     with (
         _open(args, args.source, source_at, "from", create=False, now=frozen) as source,
         _open(args, args.target, target_at, "to", create=True, now=frozen) as target,
@@ -161,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
             source_digest = digest(_snapshot(source, "migrate --from"))
             target_digest = digest(_snapshot(target, "migrate --to"))
     state = _migrate_state(args, source_at, target_at)
-    tiers = _migrate_tiers(args, source_at, target_at)
+    tiers = _migrate_tiers(args, tiers_planned)
     failed = False
     if state is not None and not state.verified:
         sys.stderr.write(
@@ -314,17 +319,29 @@ def _tier_sides(
     return DatabaseUsage(pool, tenant, spec), DatabaseSessions(logs)
 
 
-def _migrate_tiers(
+TierPlan = tuple[FileUsage | DatabaseUsage, FileSessions | DatabaseSessions, Totals, SessionPlan]
+
+
+def _plan_tiers(
     args: argparse.Namespace, source_at: Selection, target_at: Selection
-) -> tuple[UsageCopy, SessionCopy] | None:
-    """Copy the usage ledger and the session logs too when both sides can hold them."""
+) -> TierPlan | None:
+    """The usage ledger and the session logs to move, read and verified, when both sides can
+    hold them (file and postgres)."""
     source = _tier_sides(args, args.source, source_at, "from")
     target = _tier_sides(args, args.target, target_at, "to")
     if source is None or target is None:
         return None
     with Progress("verifying the session logs") as reading, reading.ticking():
         totals = usage_pending(source[0])
-        plan = sessions_pending(source[1], target[1])
+        return target[0], target[1], totals, sessions_pending(source[1], target[1])
+
+
+def _migrate_tiers(
+    args: argparse.Namespace, planned: TierPlan | None
+) -> tuple[UsageCopy, SessionCopy] | None:
+    if planned is None:
+        return None
+    usage, sessions, totals, plan = planned
     if plan.todo:
         confirm(
             f"migrate {len(plan.todo)} session log(s) ({plan.events} event(s), sealed again "
@@ -333,7 +350,7 @@ def _migrate_tiers(
             assume_yes=args.yes,
         )
     with Progress("copying the usage ledger and session logs") as copying, copying.ticking():
-        return copy_usage(source[0], target[0], totals), copy_sessions(source[1], target[1], plan)
+        return copy_usage(totals, usage), copy_sessions(sessions, plan)
 
 
 def _usage_said(usage: UsageCopy) -> str:

@@ -138,7 +138,7 @@ def usage_pending(source: UsageSide) -> Totals:
     return source.read()
 
 
-def copy_usage(source: UsageSide, target: UsageSide, totals: Totals) -> UsageCopy:
+def copy_usage(totals: Totals, target: UsageSide) -> UsageCopy:
     if totals == NOTHING:
         return UsageCopy("none", totals, target.where())
     outcome = target.adopt(totals)
@@ -256,7 +256,7 @@ def sessions_pending(source: SessionSide, target: SessionSide) -> SessionPlan:
     return SessionPlan(todo, present, tuple(refused))
 
 
-def copy_sessions(source: SessionSide, target: SessionSide, plan: SessionPlan) -> SessionCopy:
+def copy_sessions(target: SessionSide, plan: SessionPlan) -> SessionCopy:
     refused = list(plan.refused)
     copied = events = 0
     moved: dict[str, list[Body]] = dict(plan.present)
