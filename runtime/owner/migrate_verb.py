@@ -197,6 +197,13 @@ def run(args: argparse.Namespace) -> int:
         failed = failed or not sessions.verified
     if failed:
         return EXIT_MISMATCH
+    if source_digest != target_digest:
+        sys.stderr.write(
+            f"codegen memory migrate: verification failed: the source holds "
+            f"{_described(source_digest)}, the target {_described(target_digest)} (did the "
+            "agent write meanwhile? stop it and run migrate again)\n"
+        )
+        return EXIT_MISMATCH
     summary = (
         f"copied {copied} fact(s) and {held} held write(s) from {args.source} to "
         f"{args.target} ({todo.facts_present} fact(s) and {todo.held_present} held write(s) "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +88,26 @@ def test_a_line_appended_by_anything_but_the_host_refuses_the_log(
     assert f"{path}: line 3 is not an event the host wrote" in err
     moved = StoreLayout.for_cwd(tmp_path / "b", "demo")
     assert not session_log_path(moved.sessions_dir, SESSION).exists()
+
+
+def test_facts_that_differ_when_read_back_still_fail_the_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The facts' check still runs after the tiers': a target read back with another fact (an
+    agent writing meanwhile) exits 3, the ledger and the logs moved or not."""
+    import dataclasses
+
+    from specwire.runtime.owner import migrate_verb
+
+    reads: list[int] = []
+    original = migrate_verb.digest
+
+    def read_back(snapshot: Any) -> Any:
+        reads.append(1)
+        found = original(snapshot)
+        return dataclasses.replace(found, facts=found.facts + 1) if len(reads) == 2 else found
+
+    monkeypatch.setattr(migrate_verb, "digest", read_back)
+    ran_here(tmp_path / "a")
+    assert migrate(tmp_path / "a", tmp_path / "b") == 3
+    assert "did the agent write meanwhile?" in capsys.readouterr().err
