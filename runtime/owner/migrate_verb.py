@@ -326,7 +326,13 @@ def _tier_sides(
     return DatabaseUsage(pool, tenant, spec), DatabaseSessions(logs)
 
 
-TierPlan = tuple[FileUsage | DatabaseUsage, FileSessions | DatabaseSessions, Totals, SessionPlan]
+TierPlan = tuple[
+    FileUsage | DatabaseUsage,
+    FileSessions | DatabaseSessions,
+    FileSessions | DatabaseSessions,
+    Totals,
+    SessionPlan,
+]
 
 
 def _plan_tiers(
@@ -340,7 +346,7 @@ def _plan_tiers(
         return None
     with Progress("verifying the session logs") as reading, reading.ticking():
         totals = usage_pending(source[0])
-        return target[0], target[1], totals, sessions_pending(source[1], target[1])
+        return target[0], source[1], target[1], totals, sessions_pending(source[1], target[1])
 
 
 def _migrate_tiers(
@@ -348,7 +354,7 @@ def _migrate_tiers(
 ) -> tuple[UsageCopy, SessionCopy] | None:
     if planned is None:
         return None
-    usage, sessions, totals, plan = planned
+    usage, from_sessions, to_sessions, totals, plan = planned
     if plan.todo:
         confirm(
             f"migrate {len(plan.todo)} session log(s) ({plan.events} event(s), sealed again "
@@ -357,7 +363,7 @@ def _migrate_tiers(
             assume_yes=args.yes,
         )
     with Progress("copying the usage ledger and session logs") as copying, copying.ticking():
-        return copy_usage(totals, usage), copy_sessions(sessions, plan)
+        return copy_usage(totals, usage), copy_sessions(from_sessions, to_sessions, plan)
 
 
 def _usage_said(usage: UsageCopy) -> str:

@@ -14,7 +14,8 @@ with one line naming it and nothing of it is written; the others go on. Each eve
 ``seq`` and ``at`` and is sealed again with the target's key. A session the target holds with
 the same events is left as it is; one it holds with other events is refused, never merged.
 Verification reads every moved session back from the target and compares the sha256 of both
-sides' sorted ``(session, events)``.
+sides' sorted ``(session, events)``. One log is in memory at a time: the plan keeps each
+session's digest, and a log is read again (it must still match) when it is copied.
 """
 
 from __future__ import annotations
@@ -201,15 +202,19 @@ SessionSide = FileSessions | DatabaseSessions
 
 @dataclass(frozen=True)
 class SessionPlan:
-    todo: dict[str, list[Body]]
+    """What the source holds, by session: its events' count and digest (``chain_digest``),
+    never the events themselves (a tenant's logs need not fit in memory; each is read again,
+    and must still be what was verified, when it is copied)."""
+
+    todo: dict[str, tuple[int, str]]
     # The sessions the target holds with the same events.
-    present: dict[str, list[Body]]
+    present: dict[str, tuple[int, str]]
     # One line per session refused (a tampered source, another log in the target).
     refused: tuple[str, ...]
 
     @property
     def events(self) -> int:
-        return sum(len(bodies) for bodies in self.todo.values())
+        return sum(count for count, _ in self.todo.values())
 
 
 @dataclass(frozen=True)
@@ -228,8 +233,8 @@ class SessionCopy:
 
 def sessions_pending(source: SessionSide, target: SessionSide) -> SessionPlan:
     """Every session of the source verified whole, and what the target holds of each."""
-    todo: dict[str, list[Body]] = {}
-    present: dict[str, list[Body]] = {}
+    todo: dict[str, tuple[int, str]] = {}
+    present: dict[str, tuple[int, str]] = {}
     refused: list[str] = []
     for session_id in source.ids():
         try:
@@ -239,15 +244,16 @@ def sessions_pending(source: SessionSide, target: SessionSide) -> SessionPlan:
             continue
         if not bodies:
             continue
+        planned = (len(bodies), chain_digest(bodies))
         try:
             there = target.chain(session_id)
         except (TamperedLog, StoreError) as exc:
             refused.append(f"refused session log {session_id}: the target's is not whole ({exc})")
             continue
         if not there:
-            todo[session_id] = bodies
-        elif there == bodies:
-            present[session_id] = bodies
+            todo[session_id] = planned
+        elif chain_digest(there) == planned[1]:
+            present[session_id] = planned
         else:
             refused.append(
                 f"refused session log {session_id}: the target holds it with other events "
@@ -256,31 +262,35 @@ def sessions_pending(source: SessionSide, target: SessionSide) -> SessionPlan:
     return SessionPlan(todo, present, tuple(refused))
 
 
-def copy_sessions(target: SessionSide, plan: SessionPlan) -> SessionCopy:
+def copy_sessions(source: SessionSide, target: SessionSide, plan: SessionPlan) -> SessionCopy:
+    """Copy each planned session, read again from the source (it must still be what was
+    verified) and read back from the target."""
     refused = list(plan.refused)
     copied = events = 0
-    moved: dict[str, list[Body]] = dict(plan.present)
-    for session_id, bodies in sorted(plan.todo.items()):
+    moved = {session_id: digest for session_id, (_, digest) in plan.present.items()}
+    after = dict(moved)
+    for session_id, (count, digest) in sorted(plan.todo.items()):
         try:
-            written = target.write(session_id, bodies)
-        except StoreError as exc:
+            bodies = source.chain(session_id)
+            if chain_digest(bodies) != digest:
+                refused.append(
+                    f"refused session log {session_id}: it changed since it was verified "
+                    "(stop the agent and run migrate again); nothing of it was copied"
+                )
+                continue
+            if not target.write(session_id, bodies):
+                refused.append(
+                    f"refused session log {session_id}: the target began holding it "
+                    "meanwhile; not merged"
+                )
+                continue
+            del bodies
+            copied += 1
+            events += count
+            moved[session_id] = digest
+            after[session_id] = chain_digest(target.chain(session_id))
+        except StoreError as exc:  # TamperedLog included
             refused.append(f"refused session log {session_id}: {exc}")
-            continue
-        if not written:
-            refused.append(
-                f"refused session log {session_id}: the target began holding it meanwhile; "
-                "not merged"
-            )
-            continue
-        copied += 1
-        events += len(bodies)
-        moved[session_id] = bodies
-    after: dict[str, list[Body]] = {}
-    for session_id in moved:
-        try:
-            after[session_id] = target.chain(session_id)
-        except TamperedLog as exc:
-            refused.append(f"verification: {exc}")
     return SessionCopy(
         copied,
         events,
@@ -291,16 +301,23 @@ def copy_sessions(target: SessionSide, plan: SessionPlan) -> SessionCopy:
     )
 
 
-def sessions_digest(chains: dict[str, list[Body]]) -> str:
+def chain_digest(bodies: list[Body]) -> str:
+    """The sha256 of a log's sealed bodies in order (canonical JSON): what verification
+    compares, whatever key sealed them."""
+    digest = hashlib.sha256()
+    for body in bodies:
+        digest.update(
+            json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode(
+                "utf-8"
+            )
+            + b"\0"
+        )
+    return digest.hexdigest()
+
+
+def sessions_digest(chains: dict[str, str]) -> str:
+    """The sha256 of the sorted ``(session, chain_digest)`` pairs."""
     digest = hashlib.sha256()
     for session_id in sorted(chains):
-        digest.update(session_id.encode("utf-8") + b"\0")
-        for body in chains[session_id]:
-            digest.update(
-                json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode(
-                    "utf-8"
-                )
-                + b"\0"
-            )
-        digest.update(b"\1")
+        digest.update(session_id.encode("utf-8") + b"\0" + chains[session_id].encode() + b"\n")
     return digest.hexdigest()
