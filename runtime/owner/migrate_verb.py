@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from specwire.runtime.core.clock import Clock, utc_now
 from specwire.runtime.core.progress import Progress
@@ -46,6 +46,20 @@ from specwire.runtime.owner.state_migration import (
     StateCopy,
     copy_state,
     pending,
+)
+from specwire.runtime.owner.tier_migration import (
+    DatabaseSessions,
+    DatabaseUsage,
+    FileSessions,
+    FileUsage,
+    SessionCopy,
+    SessionPlan,
+    Totals,
+    UsageCopy,
+    copy_sessions,
+    copy_usage,
+    sessions_pending,
+    usage_pending,
 )
 from specwire.runtime.owner.transfer_backend import open_transfer
 
@@ -118,6 +132,9 @@ def run(args: argparse.Namespace) -> int:
         # One instant on both sides: a fact expiring mid-run must not differ between them.
         return instant
 
+    # The usage ledger and the session logs are read and verified before anything is copied: a
+    # damaged ledger stops the run here, a tampered log is refused whatever else moves.
+    tiers_planned = _plan_tiers(args, source_at, target_at)
     with (
         _open(args, args.source, source_at, "from", create=False, now=frozen) as source,
         _open(args, args.target, target_at, "to", create=True, now=frozen) as target,
@@ -150,6 +167,8 @@ def run(args: argparse.Namespace) -> int:
             source_digest = digest(_snapshot(source, "migrate --from"))
             target_digest = digest(_snapshot(target, "migrate --to"))
     state = _migrate_state(args, source_at, target_at)
+    tiers = _migrate_tiers(args, tiers_planned)
+    failed = False
     if state is not None and not state.verified:
         sys.stderr.write(
             "codegen memory migrate: verification failed: the state documents differ"
@@ -160,6 +179,24 @@ def run(args: argparse.Namespace) -> int:
             )
             + "\n"
         )
+        failed = True
+    if tiers is not None:
+        usage, sessions = tiers
+        if not usage.verified:
+            sys.stderr.write(
+                f"codegen memory migrate: the usage ledger was not copied: {usage.target} "
+                "counts other totals already (left alone: a budget never counts a turn twice)\n"
+            )
+            failed = True
+        for line in sessions.refused:
+            sys.stderr.write(f"codegen memory migrate: {line}\n")
+        if not sessions.refused and not sessions.verified:
+            sys.stderr.write(
+                "codegen memory migrate: verification failed: the session logs read back "
+                "from the target differ\n"
+            )
+        failed = failed or not sessions.verified
+    if failed:
         return EXIT_MISMATCH
     if source_digest != target_digest:
         sys.stderr.write(
@@ -177,6 +214,14 @@ def run(args: argparse.Namespace) -> int:
         summary += (
             f"; state: copied {state.copied} document(s) ({state.present} there already), "
             f"verified (sha256 {state.target_sha256[:16]}…)"
+        )
+    if tiers is not None:
+        usage, sessions = tiers
+        summary += (
+            f"; usage ledger: {_usage_said(usage)}; session logs: copied {sessions.copied} "
+            f"({sessions.events} event(s), sealed again with the target's key; "
+            f"{sessions.present} there already), verified (sha256 "
+            f"{sessions.target_sha256[:16]}…)"
         )
     report(
         args,
@@ -199,10 +244,35 @@ def run(args: argparse.Namespace) -> int:
                     }
                 }
             ),
+            **(
+                {}
+                if tiers is None
+                else {
+                    "usage": tiers[0].as_json(),
+                    "sessions": {
+                        "copied": tiers[1].copied,
+                        "events": tiers[1].events,
+                        "alreadyThere": tiers[1].present,
+                        "sha256": tiers[1].target_sha256,
+                    },
+                }
+            ),
         },
         summary,
     )
     return 0
+
+
+def _database(args: argparse.Namespace, side: str) -> tuple[Any, str]:
+    """A postgres side's pool (the process's one for its DSN) and tenant."""
+    from specwire.runtime.core.fragment_data import FactsData
+    from specwire.runtime.facts.providers.connect import DEFAULT_TENANT, shared_postgres_pool
+
+    dsn = getattr(args, f"{side}_dsn")
+    pool = shared_postgres_pool(
+        FactsData(backend="postgres", dsn=dsn if dsn is not None else args.dsn)
+    )
+    return pool, args.tenant if args.tenant is not None else DEFAULT_TENANT
 
 
 def _state_side(
@@ -215,15 +285,9 @@ def _state_side(
         return FileSide(selection.layout.root, spec)
     if backend != "postgres":
         return None
-    from specwire.runtime.core.fragment_data import FactsData
-    from specwire.runtime.facts.providers.connect import DEFAULT_TENANT, shared_postgres_pool
     from specwire.runtime.pg.volume import PostgresVolume
 
-    dsn = getattr(args, f"{side}_dsn")
-    pool = shared_postgres_pool(
-        FactsData(backend="postgres", dsn=dsn if dsn is not None else args.dsn)
-    )
-    tenant = args.tenant if args.tenant is not None else DEFAULT_TENANT
+    pool, tenant = _database(args, side)
     return DatabaseSide(PostgresVolume(pool, selection.layout.root, tenant=tenant, spec=spec), spec)
 
 
@@ -244,6 +308,73 @@ def _migrate_state(
         )
     with Progress("copying state documents") as copying, copying.ticking():
         return copy_state(source, target, todo, len(set(present) & set(source.texts())))
+
+
+def _tier_sides(
+    args: argparse.Namespace, backend: str, selection: Selection, side: str
+) -> tuple[FileUsage | DatabaseUsage, FileSessions | DatabaseSessions] | None:
+    """Where a side keeps the spec's usage ledger and session logs; None for a memory
+    service."""
+    spec = selection.layout.spec_name
+    if backend == "file":
+        return FileUsage(selection.layout.root, spec), FileSessions(selection.layout.root, spec)
+    if backend != "postgres":
+        return None
+    from specwire.runtime.sessions.postgres import PostgresSessionLogs
+
+    pool, tenant = _database(args, side)
+    logs = PostgresSessionLogs(pool, tenant=tenant, spec=spec)
+    return DatabaseUsage(pool, tenant, spec), DatabaseSessions(logs)
+
+
+TierPlan = tuple[
+    FileUsage | DatabaseUsage,
+    FileSessions | DatabaseSessions,
+    FileSessions | DatabaseSessions,
+    Totals,
+    SessionPlan,
+]
+
+
+def _plan_tiers(
+    args: argparse.Namespace, source_at: Selection, target_at: Selection
+) -> TierPlan | None:
+    """The usage ledger and the session logs to move, read and verified, when both sides can
+    hold them (file and postgres)."""
+    source = _tier_sides(args, args.source, source_at, "from")
+    target = _tier_sides(args, args.target, target_at, "to")
+    if source is None or target is None:
+        return None
+    with Progress("verifying the session logs") as reading, reading.ticking():
+        totals = usage_pending(source[0])
+        return target[0], source[1], target[1], totals, sessions_pending(source[1], target[1])
+
+
+def _migrate_tiers(
+    args: argparse.Namespace, planned: TierPlan | None
+) -> tuple[UsageCopy, SessionCopy] | None:
+    if planned is None:
+        return None
+    usage, from_sessions, to_sessions, totals, plan = planned
+    if plan.todo:
+        confirm(
+            f"migrate {len(plan.todo)} session log(s) ({plan.events} event(s), sealed again "
+            f"with the target's key) from {args.source} to {args.target}; "
+            f"{len(plan.present)} are there already",
+            assume_yes=args.yes,
+        )
+    with Progress("copying the usage ledger and session logs") as copying, copying.ticking():
+        return copy_usage(totals, usage), copy_sessions(from_sessions, to_sessions, plan)
+
+
+def _usage_said(usage: UsageCopy) -> str:
+    turns = usage.totals[0].turns
+    return {
+        "none": "none to copy",
+        "copied": f"copied ({turns} turn(s))",
+        "present": f"there already ({turns} turn(s))",
+        "differs": "not copied",
+    }[usage.outcome]
 
 
 def _check(args: argparse.Namespace) -> None:

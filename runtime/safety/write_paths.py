@@ -96,6 +96,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "volume holds (screened when they were written)",
     "owner.state_migration:FileSide.add": "host: a migration's copy of state documents the "
     "database holds (screened when they were written)",
+    "owner.tier_migration:FileUsage.adopt": "host: a migration's copy of the database's token "
+    "counts into a ledger file that counts nothing",
     "owner.state_verb:export_documents": "host: the database's state documents (screened "
     "when written) exported where the owner asks",
     "erasure.state_tier:_redact": "host: the subject redacted from state documents",
@@ -127,6 +129,12 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "sessions.postgres:PostgresSessionLogs._append": "host: as sessions.log:SessionLog.append, "
     "one sealed row per event in session_log_events",
     "sessions.postgres:PostgresSessionLogs.key": "host: a random key sealing a tenant's logs",
+    "sessions.transfer:write_file_log": "host: a migration's copy of a log the database holds "
+    "(events as sealed by sessions.postgres:PostgresSessionLogs._append, verified whole), "
+    "sealed again with the folder's key",
+    "sessions.transfer:insert_database_log": "host: a migration's copy of a log file (events "
+    "as sealed by sessions.log:SessionLog.append, verified whole), sealed again with the "
+    "tenant's key",
     "dream.state:write_state": "host: the dream schedule's own record (times, counts)",
     "hosts.research:_write_report": "host: a report for the owner, never read into a "
     "prompt; the text in it is the sessions' logged (redacted) replies",
@@ -156,6 +164,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "hosts.http.usage_ledger:UsageLedger._change": "host: token counts per tenant (turns, and "
     "the dream's model phases: calls, tokens, cost)",
     "hosts.http.usage_postgres:PostgresUsageLedger.add": "host: token counts per tenant",
+    "usage.database:adopt_row": "host: a migration's copy of a ledger file's token counts "
+    "into a row that counts nothing",
     "hosts.http.usage_postgres:PostgresUsageLedger.add_dream": "host: the dream's calls, "
     "token counts and cost per tenant",
     "hosts.http.slack_dedup_postgres:PostgresSeenEvents.first_time": "host: Slack event ids "

@@ -35,65 +35,17 @@ from specwire.runtime.hosts.http.usage_ledger import Decide, TenantUsage, Verdic
 from specwire.runtime.models import Usage
 from specwire.runtime.pg.migrations import advisory_key, migrate_once
 from specwire.runtime.pg.pool import translated
-from specwire.runtime.usage.database import DREAM_COLUMNS, TURN_COLUMNS, read_row
+from specwire.runtime.usage.database import (
+    COMPONENT,
+    DREAM_COLUMNS,
+    TURN_COLUMNS,
+    USAGE_MIGRATIONS,
+    read_row,
+)
 from specwire.runtime.usage.totals import DreamUsage
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
-
-COMPONENT: Final = "usage"
-
-USAGE_MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
-    (
-        1,
-        (
-            """CREATE TABLE usage_ledgers (
-                tenant text NOT NULL,
-                spec text NOT NULL,
-                input bigint NOT NULL DEFAULT 0 CHECK (input >= 0),
-                output bigint NOT NULL DEFAULT 0 CHECK (output >= 0),
-                cached bigint NOT NULL DEFAULT 0 CHECK (cached >= 0),
-                turns bigint NOT NULL DEFAULT 0 CHECK (turns >= 0),
-                estimated bigint NOT NULL DEFAULT 0 CHECK (estimated >= 0),
-                PRIMARY KEY (tenant, spec)
-            )""",
-            """CREATE TABLE usage_reservations (
-                tenant text NOT NULL,
-                spec text NOT NULL,
-                ticket text NOT NULL,
-                input bigint NOT NULL CHECK (input >= 0),
-                owner_pid integer NOT NULL,
-                owner_since timestamptz NOT NULL,
-                PRIMARY KEY (tenant, spec, ticket)
-            )""",
-        ),
-    ),
-    (
-        2,
-        (
-            # The worker's advisory lock key; the backend pid and start are left null (a
-            # reservation written before the key is still judged by them).
-            "ALTER TABLE usage_reservations ADD COLUMN owner_key integer",
-            "ALTER TABLE usage_reservations ALTER COLUMN owner_pid DROP NOT NULL, "
-            "ALTER COLUMN owner_since DROP NOT NULL",
-        ),
-    ),
-    (
-        3,
-        (
-            # The scheduled dream's model phases, a kind of their own (``runtime.usage``):
-            # never counted against the turn budget. Defaults: no table rewrite.
-            "ALTER TABLE usage_ledgers "
-            "ADD COLUMN dream_runs bigint NOT NULL DEFAULT 0 CHECK (dream_runs >= 0), "
-            "ADD COLUMN dream_calls bigint NOT NULL DEFAULT 0 CHECK (dream_calls >= 0), "
-            "ADD COLUMN dream_input bigint NOT NULL DEFAULT 0 CHECK (dream_input >= 0), "
-            "ADD COLUMN dream_output bigint NOT NULL DEFAULT 0 CHECK (dream_output >= 0), "
-            "ADD COLUMN dream_cached bigint NOT NULL DEFAULT 0 CHECK (dream_cached >= 0), "
-            "ADD COLUMN dream_cost_micro_usd bigint NOT NULL DEFAULT 0 "
-            "CHECK (dream_cost_micro_usd >= 0)",
-        ),
-    ),
-)
 
 # The channel every ledger change is announced on; the payload is the ledger's key.
 CHANNEL: Final = "specwire_usage"
