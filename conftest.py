@@ -195,6 +195,7 @@ SLOW = frozenset(
         "tests/runtime/models/test_adapters.py::test_selection_builds_the_right_adapter",
         "tests/runtime/models/test_embedder_openai.py",
         "tests/runtime/owner/test_owner_command.py::test_codegen_memory_passes_its_arguments_through",
+        "tests/runtime/owner/test_owner_command.py::test_a_reader_that_goes_away_ends_the_listing_quietly",
         "tests/runtime/research/test_fetch.py::test_a_disallowed_origin_is_refused_before_any_request",
         "tests/runtime/research/test_fetch.py::test_a_refused_connection_is_an_error",
         "tests/runtime/research/test_fetch.py::test_an_html_page_becomes_framed_text_without_scripts",

@@ -25,6 +25,7 @@ not match its source.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -324,6 +325,11 @@ def main(argv: Sequence[str] | None = None, extra: Sequence[ExtraVerb] = ()) -> 
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`codegen memory list | head`): stop quietly, as `head`'s
+        # writer usually does; stdout goes to /dev/null so the exit's flush cannot fail again.
+        _drop_stdout()
+        return 1
     except (
         SelectionError,
         StoreError,
@@ -335,6 +341,15 @@ def main(argv: Sequence[str] | None = None, extra: Sequence[ExtraVerb] = ()) -> 
     ) as exc:
         sys.stderr.write(redact(f"{PROG}: {exc}\n"))
         return 2
+
+
+def _drop_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _erase(args: argparse.Namespace) -> int:

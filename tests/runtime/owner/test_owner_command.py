@@ -197,6 +197,22 @@ def test_codegen_memory_passes_its_arguments_through(tmp_path: Path) -> None:
     assert done.returncode == 0 and "billing plan is Enterprise" in done.stdout
 
 
+def test_a_reader_that_goes_away_ends_the_listing_quietly(tmp_path: Path) -> None:
+    # `codegen memory list | head`: the reader closes the pipe before the listing is written.
+    seed(tmp_path, "the billing plan is Enterprise").close()
+    command = [sys.executable, "-m", "specwire.emitters.command", "memory"]
+    process = subprocess.Popen(
+        [*command, "--root", str(tmp_path), "list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # long before the command has loaded, let alone written
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 1
+    assert errors == ""
+
+
 def test_a_crewhaus_v2_file_imports_with_its_tombstones_and_provenance(
     tmp_path: Path, run: Run
 ) -> None:
