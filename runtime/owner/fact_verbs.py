@@ -33,6 +33,7 @@ from specwire.runtime.facts.providers.local_admin import LocalFactAdmin
 from specwire.runtime.facts.providers.protocol import ForgetRequest, ProviderHit, RecallRequest
 from specwire.runtime.facts.store import FactStore
 from specwire.runtime.facts.tools import relevances
+from specwire.runtime.fs.atomic import replace_atomically
 from specwire.runtime.owner import quarantine_verbs
 from specwire.runtime.owner.asking import confirm
 from specwire.runtime.owner.backend import is_remote, open_facts
@@ -295,7 +296,8 @@ def export(args: argparse.Namespace, selection: Selection) -> int:
     if args.out is None:
         sys.stdout.write(lines)
     else:
-        args.out.write_text(lines, encoding="utf-8")
+        # Atomic, and readable by the owner alone: an export holds what people told the agent.
+        replace_atomically(args.out, lines.encode("utf-8"), mode=0o600)
         sys.stderr.write(f"exported {len(statuses)} fact(s) to {args.out}\n")
     return 0
 

@@ -64,6 +64,7 @@ def test_export_then_import_into_an_empty_root_gives_the_same_live_facts(
     exported = tmp_path / "facts.jsonl"
     assert run("--root", str(tmp_path / "a"), "export", "--out", str(exported))[0] == 0
     assert len(exported.read_text().splitlines()) == 3
+    assert exported.stat().st_mode & 0o777 == 0o600  # what people told the agent: owner only
     # Into a folder where the agent never ran: every fact with its id, times and tombstone.
     status, out, _ = run(
         "--root", str(tmp_path / "b"), "--spec", SPEC, "import", str(exported), "--yes"
