@@ -119,3 +119,16 @@ def test_the_owner_sees_both_kinds_per_tenant(
     status = main(["--root", str(tmp_path), "--tenant", "nobody", "usage"])
     _, err = capsys.readouterr()
     assert status == 2 and err.count("\n") == 1
+
+
+def test_a_negative_count_from_a_model_never_damages_the_file_ledger(tmp_path: Path) -> None:
+    """A provider (or proxy) reporting negative tokens is recorded as 0, as PostgreSQL's
+    ledger records it: written as given, the next read called the ledger damaged and every
+    turn of the tenant failed until the owner fixed the file."""
+    ledger = _ledger(tmp_path)
+    ledger.add(Usage(input=-40, output=7, cached=-1), estimated=-3)
+    ledger.add_dream(DreamUsage(runs=1, calls=1, input=-500, output=-2, cost_micro_usd=10))
+    assert ledger.read() == TenantUsage(input=0, output=7, cached=0, turns=1, estimated=0)
+    assert ledger.read_dream() == DreamUsage(runs=1, calls=1, cost_micro_usd=10)
+    ledger.add(Usage(input=10, output=1))
+    assert ledger.read() == TenantUsage(input=10, output=8, cached=0, turns=2, estimated=0)
