@@ -62,7 +62,11 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
     problem = tenant_problem(key, tenants, tenant=tenant, all_tenants=args.all_tenants)
     if problem is not None:
         raise SelectionError(problem)
-    subject.check_structure(structure_names(root))
+    names = structure_names(root)
+    if dsn is not None:  # the database's tenant and spec names key its rows as folders do
+        variable = "$" + args.postgres.removeprefix("$")
+        names |= {*tenants, *specs_in_database(variable, None)}
+    subject.check_structure(names)
     with Progress("searching for the subject") as searching, searching.ticking():
         found = preview(root, subject)
     if not found.hits:

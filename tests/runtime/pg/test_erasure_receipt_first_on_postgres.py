@@ -53,3 +53,23 @@ def test_no_receipt_folder_no_erasure(
     assert "Traceback" not in err and "erasures" in err.splitlines()[-1]
     assert _count(database) == 1  # nothing erased without a receipt to show for it
     assert mistyped.read_text() == "not a folder\n"
+
+
+def test_a_subject_naming_a_database_spec_is_refused_beside_a_state_root(
+    database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a state root here and ``--postgres``, the database's tenant and spec names are
+    structure too, as they are for a database-only erasure: ``--subject helpdesk`` (another
+    spec's name, in every one of its state documents' paths and bodies) is refused."""
+    provider = PostgresFactProvider(database, scope=FactScope("acme", "helpdesk"))
+    try:
+        provider.retain(RetainRequest("the helpdesk opens at nine"))
+    finally:
+        provider.close()
+    (tmp_path / ".specwire" / "state" / "concierge").mkdir(parents=True)
+    (tmp_path / ".specwire" / "state" / "concierge" / "focus.md").write_text("# Focus\n")
+    argv = ["--root", str(tmp_path), "--yes", "erase", "--subject", "helpdesk"]
+    status = main([*argv, "--postgres", "DATABASE_URL"])
+    err = capsys.readouterr().err
+    assert status == 2 and "the stores' own structure" in err, err
+    assert _count(database) == 1
