@@ -8,12 +8,14 @@ of another kind is left alone; the slugs holding the subject are renamed (a plan
 ``plan-NNNN-<slug>.md``, an article's ``articles/<slug>.md`` and ``versions/<slug>/``),
 numbered when taken. With a scope ``key`` the documents of that person's (or conversation's)
 working memory go whole (continuity scope ``audience``: ``…/sessions/<user|conversation>-
-<sha256>/…``), as on files. Every changed row takes a new revision. One transaction, then
-``VACUUM FULL state_documents`` so the old texts leave the table's files.
+<sha256>/…``), and so do the session summaries kept in that key (``sessions-index/<spec>/``,
+``memory.sessionRecall``), as on files. Every changed row takes a new revision. One
+transaction, then ``VACUUM FULL state_documents`` so the old texts leave the table's files.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -53,7 +55,12 @@ def erase_state_documents(
         if not _has_table(conn):
             return StateErasure(0, 0, 0)
         with conn.transaction():
-            dropped = 0 if key is None else _drop_person_continuity(conn, key, tenant)
+            dropped = (
+                0
+                if key is None
+                else _drop_person_continuity(conn, key, tenant)
+                + _drop_session_records(conn, key, tenant)
+            )
             changed, renamed = _redact(conn, subject, tenant)
     if changed or dropped:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
@@ -75,6 +82,34 @@ def _drop_person_continuity(conn: Connection[Any], key: ScopeKey, tenant: str | 
         (marker, *params),
     )
     return deleted.rowcount
+
+
+def _drop_session_records(conn: Connection[Any], key: ScopeKey, tenant: str | None) -> int:
+    """``runtime.erasure.erase.drop_session_records`` in the database: the session summaries
+    (``sessions-index/<spec>/<sess_…>.json``) whose ``scope`` is ``key``'s, deleted whole (a
+    redaction of the id would leave what the person said and remembered), in every tenant or
+    in ``tenant``."""
+    where, params = ("", ()) if tenant is None else (" AND tenant = %s", (tenant,))
+    rows = conn.execute(
+        f"SELECT tenant, spec, path, body FROM {TABLE} "
+        f"WHERE strpos(path, 'sessions-index/') = 1{where}",
+        params,
+    ).fetchall()
+    label = key.label()
+    dropped = 0
+    for row_tenant, spec, path, body in rows:
+        if not path.endswith(".json"):
+            continue
+        try:
+            record = json.loads(body)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("scope") == label:
+            dropped += conn.execute(
+                f"DELETE FROM {TABLE} WHERE tenant = %s AND spec = %s AND path = %s",
+                (row_tenant, spec, path),
+            ).rowcount
+    return dropped
 
 
 def _has_table(conn: Connection[Any]) -> bool:

@@ -95,8 +95,9 @@ class Subject:
     @classmethod
     def identifier(cls, subject_id: str, identity: str) -> Subject:
         """A host's id for a subject (a Slack user id, a managed ``user``, a conversation key):
-        matched exactly (without case) and only whole, so erasing ``bob`` leaves ``bobby``,
-        ``bob.smith`` and ``bob-2`` alone but finds ``webhook:user:bob`` and ``"user": "bob"``.
+        matched exactly (without ASCII case: ``BOB`` is bob, ``ſam`` is not sam) and only
+        whole, so erasing ``bob`` leaves ``bobby``, ``bob.smith`` and ``bob-2`` alone but finds
+        ``webhook:user:bob`` and ``"user": "bob"``.
         ``identity`` is what the receipt's keyed hash covers (``user:bob``).
 
         A key the hosts namespace (``slack:<team>:<id>``, ``webhook:<id>``) is also matched as
@@ -114,8 +115,10 @@ class Subject:
             escaped = json.dumps(one)[1:-1]
             if escaped != one:
                 forms.append(escaped)
-        source = _WHOLE_ID.format("|".join(re.escape(form) for form in forms))
-        pattern = re.compile(source, re.IGNORECASE)
+        # Without ASCII case only, as the byte patterns below match: Unicode's case folding
+        # would take another person's look-alike id for this one (``ſam`` for ``sam``).
+        source = _WHOLE_ID.format("|".join(_ascii_caseless(form) for form in forms))
+        pattern = re.compile(source)
         alternatives = "|".join(re.escape(form.encode("utf-8")).decode("latin-1") for form in forms)
         raw = re.compile(_WHOLE_ID.format(alternatives).encode("latin-1"), re.IGNORECASE)
         loose = re.compile(alternatives.encode("latin-1"), re.IGNORECASE)
@@ -191,6 +194,14 @@ class Subject:
 # The namespaces the hosts give subjects (``runtime.hosts.http``): a Slack id is qualified by
 # its workspace, a webhook caller's by the webhook; their logs record the id as received.
 _HOST_NAMESPACED: Final = (re.compile(r"^slack:[^:]+:([^:]+)$"), re.compile(r"^webhook:(.+)$"))
+
+
+def _ascii_caseless(text: str) -> str:
+    """A pattern matching ``text`` exactly but for the case of its ASCII letters."""
+    return "".join(
+        f"[{char.lower()}{char.upper()}]" if char.isascii() and char.isalpha() else re.escape(char)
+        for char in text
+    )
 
 
 def host_local_ids(subject_id: str) -> list[str]:

@@ -38,6 +38,7 @@ from specwire.runtime.erasure.erase import (
     structure_names,
 )
 from specwire.runtime.erasure.postgres_tier import PostgresErasure
+from specwire.runtime.erasure.receipt import subject_hmac
 from specwire.runtime.erasure.subject import Subject, SubjectError
 from specwire.runtime.erasure.tenants import tenant_folders, tenant_problem, tenants_under
 from specwire.runtime.facts.store import FactStore
@@ -61,7 +62,11 @@ def run(args: argparse.Namespace, root: Path, facts_db: Path | None) -> int:
     problem = tenant_problem(key, tenants, tenant=tenant, all_tenants=args.all_tenants)
     if problem is not None:
         raise SelectionError(problem)
-    subject.check_structure(structure_names(root))
+    names = structure_names(root)
+    if dsn is not None:  # the database's tenant and spec names key its rows as folders do
+        variable = "$" + args.postgres.removeprefix("$")
+        names |= {*tenants, *specs_in_database(variable, None)}
+    subject.check_structure(names)
     with Progress("searching for the subject") as searching, searching.ticking():
         found = preview(root, subject)
     if not found.hits:
@@ -209,6 +214,8 @@ def _erase(
     *,
     json: bool = False,
 ) -> tuple[PostgresErasure | None, ErasureReceipt]:
+    if dsn is not None:
+        subject_hmac(root, subject)  # the receipt's key before the database is touched
     database = _erase_in_postgres(dsn, subject, key, tenant, json=json) if dsn is not None else None
     reached = None if database is None else _reached(database)
     return database, erase_subject(
@@ -269,10 +276,14 @@ def run_in_database(args: argparse.Namespace) -> int:
         "; every other copy is redacted to [erased]. This cannot be undone.",
         assume_yes=args.yes,
     )
+    receipts = args.root.resolve() / RECEIPTS_DIR
+    # The receipt's key first: a folder that cannot hold it stops the run with nothing erased
+    # (an erasure that happened must have its receipt).
+    subject_hmac(receipts, subject)
     with Progress("erasing") as progress, progress.ticking():
         database = _erase_in_postgres(dsn, subject, key, tenant, json=args.json)
         receipt = database_receipt(
-            args.root.resolve() / RECEIPTS_DIR,
+            receipts,
             subject,
             reached=_reached(database),
             key=key,

@@ -124,6 +124,9 @@ def add_migrate_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     _check(args)
     spec = args.spec if args.spec is not None else _only_spec(args)
+    if args.source == "postgres" and args.spec is not None:
+        # A tenant or spec the database keeps nothing of is a typo: one line, nothing made.
+        database_spec(args.from_dsn or args.dsn, args.tenant, spec)
     source_at = _source_selection(args, spec)
     target_at = select_remote(args.to_root or args.root, spec, args.tenant, None)
     instant = utc_now()

@@ -85,10 +85,14 @@ def _on_files(args: argparse.Namespace) -> Ledgers:
 def _in_database(args: argparse.Namespace) -> Ledgers:
     from specwire.runtime.core.fragment_data import FactsData
     from specwire.runtime.facts.providers.connect import DEFAULT_TENANT, shared_postgres_pool
-    from specwire.runtime.owner.database_tenancy import check_tenant
+    from specwire.runtime.owner.database_tenancy import check_tenant, database_spec
     from specwire.runtime.usage.database import read_row, specs_of
 
-    check_tenant(args.dsn, args.tenant)  # a typo must not read as "no usage"
+    # A typo (tenant or spec) must not read as "no usage".
+    if args.spec is not None:
+        database_spec(args.dsn, args.tenant, args.spec)
+    else:
+        check_tenant(args.dsn, args.tenant)
     tenant = args.tenant if args.tenant is not None else DEFAULT_TENANT
     pool = shared_postgres_pool(FactsData(backend="postgres", dsn=args.dsn))
     with pool.connection() as conn:

@@ -154,7 +154,7 @@ def _turn_slots(pool: Any) -> threading.BoundedSemaphore:
         slots = _slots.get(pool)
         if slots is None:
             raw = os.environ.get(MAX_TURNS_VARIABLE, "").strip()
-            if raw and not (raw.isdigit() and 1 <= int(raw) <= 10_000):
+            if raw and not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= 10_000):
                 raise StoreError(
                     f"{MAX_TURNS_VARIABLE} must be a whole number from 1 to 10000 (got {raw!r})"
                 )

@@ -14,7 +14,7 @@ from typing import Final
 from specwire.runtime.core.errors import StoreError
 from specwire.runtime.core.fragment import storage_name
 from specwire.runtime.core.tenancy import assert_inside
-from specwire.runtime.usage.totals import DreamUsage, TenantUsage
+from specwire.runtime.usage.totals import DreamUsage, TenantUsage, is_count
 
 USAGE_DIRNAME: Final = "usage"
 TURN_FIELDS: Final = ("input", "output", "cached", "turns")
@@ -45,9 +45,7 @@ def read_ledger(path: Path) -> tuple[TenantUsage, DreamUsage]:
         dream = DreamUsage.from_json(data.get(DREAM_KEY, {}))
     except (ValueError, KeyError, TypeError, AttributeError):
         values, dream = [], DreamUsage()
-    if not values or not all(
-        isinstance(value, int) and not isinstance(value, bool) and value >= 0 for value in values
-    ):
+    if not values or not all(is_count(value) for value in values):
         raise StoreError(
             f"the usage ledger {path} is damaged; the tenant's budget cannot be "
             "enforced until it is fixed or removed"

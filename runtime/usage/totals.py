@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
 # The dream's cost is kept in millionths of a dollar: integers add up exactly.
 MICRO_USD: Final = 1_000_000
+# The largest count a ledger holds: PostgreSQL's ``bigint`` (``runtime.usage.database``).
+MAX_COUNT: Final = 2**63 - 1
 DREAM_FIELDS: Final = ("runs", "calls", "input", "output", "cached", "costMicroUsd")
 
 
@@ -79,7 +81,7 @@ class DreamUsage:
         if not isinstance(data, dict):
             raise ValueError("the dream's totals are not an object")
         values = [data.get(name, 0) for name in DREAM_FIELDS]
-        if not all(_count(value) for value in values):
+        if not all(is_count(value) for value in values):
             raise ValueError("the dream's totals are not counts")
         return cls(*values)
 
@@ -89,5 +91,6 @@ def micro_usd(usd: float) -> int:
     return max(0, round(usd * MICRO_USD))
 
 
-def _count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def is_count(value: object) -> bool:
+    """Whether a ledger value is a count: an int (not a bool) from 0 to ``MAX_COUNT``."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT

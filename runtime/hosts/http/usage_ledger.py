@@ -118,13 +118,20 @@ class UsageLedger:
 
     def add(self, usage: Usage, *, estimated: int = 0) -> TenantUsage:
         """Record one turn's ``usage``; ``estimated`` is what admission reserved for its
-        message (``estimate_input_tokens``)."""
-        turns, _ = self._change(lambda turns, dream: (turns.plus(usage, estimated), dream))
+        message (``estimate_input_tokens``). A negative count (a provider's odd report) is
+        recorded as 0, as PostgreSQL's ledger records it: a ledger holding one reads as damaged
+        and every later turn of the tenant would fail."""
+        counted = Usage(max(0, usage.input), max(0, usage.output), max(0, usage.cached))
+        turns, _ = self._change(
+            lambda turns, dream: (turns.plus(counted, max(0, estimated)), dream)
+        )
         return turns
 
     def add_dream(self, dream: DreamUsage) -> DreamUsage:
-        """Record one dream's model phase (its own kind: the turns' totals do not change)."""
-        _, total = self._change(lambda turns, recorded: (turns, recorded.plus(dream)))
+        """Record one dream's model phase (its own kind: the turns' totals do not change); a
+        negative count is recorded as 0 (``add``)."""
+        counted = DreamUsage(*(max(0, value) for value in dream.values()))
+        _, total = self._change(lambda turns, recorded: (turns, recorded.plus(counted)))
         return total
 
     def _change(

@@ -170,3 +170,22 @@ def test_erase_never_follows_a_symbolic_link_out_of_the_root(tmp_path: Path) -> 
     receipt = erase_subject(root, Subject.literal("Alice Smith"))
     assert outside.read_text() == "Alice Smith's notes, not the agent's\n"
     assert receipt.verification.files_searched == 1  # the receipt key, nothing through a link
+
+
+def test_an_identifier_is_another_persons_only_when_its_ascii_case_differs() -> None:
+    """A user id is matched without ASCII case (``BOB`` is bob) but never through Unicode's
+    case folding: ``ſam`` (long s) and ``Kim`` with a Kelvin sign are other people's ids a
+    tenant's user may pick, and erasing one of them deleted and redacted ``sam``'s and
+    ``kim``'s facts and mentions (the text pattern folded them; the byte verification never
+    did, so it had not even been consistent)."""
+    look_alike = Subject.identifier("\u017fam", "user:\u017fam")
+    assert not look_alike.matches('{"user": "sam"} sam said hi')
+    assert look_alike.matches('{"user": "\u017fam"}')
+    sam = Subject.identifier("sam", "user:sam")
+    assert not sam.matches("\u017fam") and not sam.matches("\u017fAM")
+    assert sam.matches("SAM") and sam.redact("Sam and \u017fam") == "[erased] and \u017fam"
+    kelvin = Subject.identifier("\u212aim", "user:\u212aim")
+    assert not kelvin.matches("kim") and not kelvin.matches("KIM")
+    assert not Subject.identifier("kim", "user:kim").matches("\u212aim")
+    accented = Subject.identifier("zo\u00eb", "user:zo\u00eb")
+    assert accented.matches("ZO\u00eb") and not accented.matches("zo\u00cb")

@@ -244,3 +244,29 @@ def test_a_ledger_the_target_counts_otherwise_is_left_alone(
     assert "the usage ledger was not copied" in err
     with pool.connection() as conn:
         assert read_row(conn, DEFAULT_TENANT, "demo")[0] == TenantUsage(10, 5, 0, 1, 0)
+
+
+def test_a_mistyped_source_tenant_in_the_database_is_refused_creating_nothing(
+    database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--from postgres`` with ``--spec`` given still checks the tenant and spec against the
+    database: a typo copied nothing, made the target's tenant folder and reported success."""
+    agent_ran(tmp_path / "files")
+    code, _, err = migrate(capsys, tmp_path / "files", "--from", "file", "--to", "postgres")
+    assert code == 0, err
+    back = tmp_path / "back"
+    code, out, err = migrate(
+        capsys,
+        tmp_path / "files",
+        "--tenant",
+        "acme",
+        "--from",
+        "postgres",
+        "--to",
+        "file",
+        "--to-root",
+        str(back),
+    )
+    assert (code, out) == (2, {}), err
+    assert "--tenant 'acme': no such tenant in the database" in err
+    assert not back.exists()

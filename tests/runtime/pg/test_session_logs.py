@@ -293,10 +293,14 @@ def test_a_worker_holds_at_most_its_turn_slots_of_lock_connections(
         assert not freed.wait(0.3)
     waiter.join(5.0)
     assert freed.is_set()
-    monkeypatch.setenv("SPECWIRE_MAX_TURNS", "none")
-    monkeypatch.setattr(module, "_slots", module.weakref.WeakKeyDictionary(), raising=False)
-    with pytest.raises(StoreError, match="SPECWIRE_MAX_TURNS"), logs.conversation_lock(SESSION, 1):
-        pass
+    for bad in ("none", "\u00b2", "8\u00b2"):  # superscripts are digits int() refuses
+        monkeypatch.setenv("SPECWIRE_MAX_TURNS", bad)
+        monkeypatch.setattr(module, "_slots", module.weakref.WeakKeyDictionary(), raising=False)
+        with (
+            pytest.raises(StoreError, match="SPECWIRE_MAX_TURNS"),
+            logs.conversation_lock(SESSION, 1),
+        ):
+            pass
 
 
 def test_erasure_redacts_the_subject_from_every_log_and_the_rows_stay_evidence(

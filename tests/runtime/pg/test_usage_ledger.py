@@ -243,6 +243,13 @@ def test_the_dream_kind_adds_up_apart_from_the_turns_and_the_owner_reads_it(
         [shown] = json.loads(out)
         assert shown["spec"] == "bot" and shown["turns"]["turns"] == 2
         assert shown["dream"]["runs"] == 20 and shown["dream"]["costUsd"] == 0.09
+        # A mistyped --spec is one line, never a spec shown with no usage.
+        status = main(
+            ["--backend", "postgres", "--dsn", "$USAGE_TEST_DSN", "--tenant", "acme", "--json"]
+            + ["--spec", "bto", "usage"]
+        )
+        out, err = capsys.readouterr()
+        assert (status, out) == (2, "") and "--spec 'bto'" in err, (out, err)
     finally:
         close_shared_pools()
         old.close()

@@ -119,3 +119,36 @@ def test_the_owner_sees_both_kinds_per_tenant(
     status = main(["--root", str(tmp_path), "--tenant", "nobody", "usage"])
     _, err = capsys.readouterr()
     assert status == 2 and err.count("\n") == 1
+
+
+def test_a_negative_count_from_a_model_never_damages_the_file_ledger(tmp_path: Path) -> None:
+    """A provider (or proxy) reporting negative tokens is recorded as 0, as PostgreSQL's
+    ledger records it: written as given, the next read called the ledger damaged and every
+    turn of the tenant failed until the owner fixed the file."""
+    ledger = _ledger(tmp_path)
+    ledger.add(Usage(input=-40, output=7, cached=-1), estimated=-3)
+    ledger.add_dream(DreamUsage(runs=1, calls=1, input=-500, output=-2, cost_micro_usd=10))
+    assert ledger.read() == TenantUsage(input=0, output=7, cached=0, turns=1, estimated=0)
+    assert ledger.read_dream() == DreamUsage(runs=1, calls=1, cost_micro_usd=10)
+    ledger.add(Usage(input=10, output=1))
+    assert ledger.read() == TenantUsage(input=10, output=8, cached=0, turns=2, estimated=0)
+
+
+@pytest.mark.parametrize("where", ["turns", "dream"])
+def test_a_count_past_the_databases_bigint_is_damage(tmp_path: Path, where: str) -> None:
+    """A ledger count no PostgreSQL ``bigint`` holds was never written by a host: read as
+    damage (``migrate`` stops before copying anything), not carried into a migration that
+    failed halfway on the database's out-of-range error."""
+    ledger = _ledger(tmp_path)
+    ledger.add(Usage(input=1, output=1))
+    data = json.loads(ledger.path.read_text(encoding="utf-8"))
+    if where == "turns":
+        data["input"] = 2**63
+    else:
+        data["dream"] = {"runs": 1, "costMicroUsd": 2**63}
+    ledger.path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(StoreError, match="damaged"):
+        ledger.read()
+    data["input"], data["dream"] = 2**63 - 1, {"runs": 2**63 - 1}
+    ledger.path.write_text(json.dumps(data), encoding="utf-8")
+    assert ledger.read().input == 2**63 - 1 and ledger.read_dream().runs == 2**63 - 1
