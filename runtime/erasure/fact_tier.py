@@ -70,6 +70,9 @@ def erase_from_store(path: Path, subject: Subject, key: ScopeKey | None = None) 
     try:
         conn.create_function("erased", 1, lambda text: _matches(subject, text), deterministic=True)
         conn.create_function("redact", 1, lambda text: _redact(subject, text), deterministic=True)
+        conn.create_function(
+            "erased_key", 1, lambda text: _names_key(subject, text), deterministic=True
+        )
         conn.execute("PRAGMA secure_delete = ON")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("BEGIN IMMEDIATE")
@@ -104,7 +107,7 @@ def _erased_where(
         condition += " OR erased(rule)"
     if not _scoped(conn, table):
         return condition, ()
-    condition += " OR erased(subject) OR erased(fact_key)"
+    condition += " OR erased_key(subject) OR erased(fact_key)"
     if key is None or key.subject is None:
         return condition, ()
     return condition + " OR (scope = ? AND subject = ?)", (key.scope, key.subject)
@@ -198,6 +201,10 @@ def remove_snapshots(path: Path) -> int:
 
 def _matches(subject: Subject, text: object) -> bool:
     return isinstance(text, str) and subject.matches(text)
+
+
+def _names_key(subject: Subject, text: object) -> bool:
+    return isinstance(text, str) and subject.names_key(text)
 
 
 def _redact(subject: Subject, text: object) -> str | None:

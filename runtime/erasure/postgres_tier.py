@@ -265,7 +265,7 @@ def _scan(
                 in_key
                 or subject.matches(text)
                 or any(subject.matches(tag) for tag in tags or ())
-                or (scope_subject is not None and subject.matches(scope_subject))
+                or (scope_subject is not None and subject.names_key(scope_subject))
             ):
                 found.append(row_id)
                 by_scope[scope] = by_scope.get(scope, 0) + 1

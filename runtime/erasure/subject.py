@@ -60,6 +60,9 @@ class Subject:
     # An identifier's forms without the whole-id boundaries, for binary files (a SQLite record
     # stores its columns back to back: ``userU0123`` is the scope beside the subject).
     binary_pattern: re.Pattern[bytes] | None = None
+    # An identifier as a scope key's subject holds it: hosts key "Ana" and "ana" apart (their
+    # folders and summaries are two people's), so a key's subject matches with its exact case.
+    key_pattern: re.Pattern[str] | None = None
 
     @classmethod
     def literal(cls, text: str) -> Subject:
@@ -122,7 +125,16 @@ class Subject:
         alternatives = "|".join(re.escape(form.encode("utf-8")).decode("latin-1") for form in forms)
         raw = re.compile(_WHOLE_ID.format(alternatives).encode("latin-1"), re.IGNORECASE)
         loose = re.compile(alternatives.encode("latin-1"), re.IGNORECASE)
-        return cls(pattern, (raw,), None, identity, "identifier", binary_pattern=loose)
+        exact = re.compile(_WHOLE_ID.format("|".join(re.escape(form) for form in forms)))
+        return cls(
+            pattern,
+            (raw,),
+            None,
+            identity,
+            "identifier",
+            binary_pattern=loose,
+            key_pattern=exact,
+        )
 
     @classmethod
     def regex(cls, source: str) -> Subject:
@@ -156,6 +168,14 @@ class Subject:
         if self.slug_pattern is not None and self.slug_pattern.search(text) is not None:
             return True
         return self.folded is not None and self.folded in _fold(text)
+
+    def names_key(self, scope_subject: str) -> bool:
+        """Whether a scope key's subject (``user:<id>``'s id, a conversation key holding the
+        person's id) is the subject's: an identifier with its exact case, anything else as
+        ``matches``."""
+        if self.key_pattern is not None:
+            return self.key_pattern.search(scope_subject) is not None
+        return self.matches(scope_subject)
 
     def redact(self, text: str) -> str:
         text = self.pattern.sub(lambda found: _replacement(found, text), text)

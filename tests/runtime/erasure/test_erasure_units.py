@@ -189,3 +189,16 @@ def test_an_identifier_is_another_persons_only_when_its_ascii_case_differs() -> 
     assert not Subject.identifier("kim", "user:kim").matches("\u212aim")
     accented = Subject.identifier("zo\u00eb", "user:zo\u00eb")
     assert accented.matches("ZO\u00eb") and not accented.matches("zo\u00cb")
+
+
+def test_a_scope_keys_subject_is_the_identifiers_only_with_its_exact_case() -> None:
+    """Text mentions match without ASCII case; a scope key's subject (which hosts keep apart
+    by case: ``Ana`` and ``ana`` are two people) only exactly, whole, also inside a
+    conversation key (the file and PostgreSQL fact tiers both ask ``names_key``)."""
+    ana = Subject.identifier("Ana", "user:Ana")
+    assert ana.matches("ana said hi") and ana.matches('{"user": "ANA"}')
+    assert ana.names_key("Ana") and ana.names_key("webhook:user:Ana")
+    assert not ana.names_key("ana") and not ana.names_key("webhook:user:ana")
+    assert not ana.names_key("Anabel")
+    text = Subject.literal("Alice Smith")
+    assert text.names_key("alice.smith")  # a text subject keeps its own matching

@@ -275,6 +275,29 @@ def test_erase_user_keeps_a_longer_id_and_verification_errs_towards_remains(
     assert next(iter(read_events(log))).payload["info"]["user"] == "U0ALICE012"
 
 
+def test_erase_user_keeps_the_facts_of_an_id_differing_only_in_case(
+    tmp_path: Path, run: Run
+) -> None:
+    """Hosts key ``Ana`` and ``ana`` apart (two people's folders, summaries and facts), so
+    erasing ``Ana`` must leave the facts stored in ``user:ana`` and in a conversation keyed by
+    ``ana``: the scope key's subject matches with its exact case (a mention in text still
+    matches without ASCII case). Verification errs towards remains, as for a longer id."""
+    upper, lower = ScopeKey("user", "Ana"), ScopeKey("user", "ana")
+    seed(
+        tmp_path,
+        (upper, "likes the aisle seat"),
+        (lower, "likes the window seat"),
+        (ScopeKey("conversation", "webhook:user:ana"), "asked about invoices"),
+        (ScopeKey("conversation", "webhook:user:Ana"), "asked about refunds"),
+    )
+    status, _, err = run("--root", str(tmp_path), "erase", "--user", "Ana", "--yes")
+    assert status in (0, 3), err
+    assert listed(run, tmp_path) == {
+        ("user", "ana", "likes the window seat"),
+        ("conversation", "webhook:user:ana", "asked about invoices"),
+    }
+
+
 def test_erase_user_asks_first_naming_the_key(tmp_path: Path, run: Run) -> None:
     seed(tmp_path, *WRITES)
     status, _, err = run("--root", str(tmp_path), "erase", "--user", "U0ALICE01")
