@@ -36,7 +36,11 @@ class Tenant:
 def build_tenant(tenant_id: str, tenants_root: Path) -> Tenant:
     if not TENANT_ID_RE.fullmatch(tenant_id):
         raise TenancyError(f"invalid tenant id {tenant_id!r}: must match {TENANT_ID_RE.pattern}")
-    return Tenant(tenant_id, (tenants_root / tenant_id).resolve())
+    folder = tenants_root / tenant_id
+    if folder.is_symlink():
+        # A link could lead into another tenant's folder: every store would be theirs.
+        raise TenancyError(f"tenant {tenant_id!r}: its folder {folder} is a symbolic link")
+    return Tenant(tenant_id, folder.resolve())
 
 
 def assert_inside(path: Path, root: Path) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from specwire.runtime.core.errors import TenancyError
-from specwire.runtime.core.tenancy import assert_inside, resolve_inside
+from specwire.runtime.core.tenancy import assert_inside, build_tenant, resolve_inside
 
 
 @pytest.fixture
@@ -47,3 +47,13 @@ def test_symlinks_are_followed_both_ways(root: Path) -> None:
     alias.symlink_to(root)
     assert resolve_inside(alias / "inside", alias) == (root.resolve() / "inside", root.resolve())
     assert assert_inside(alias / "inside", root) == root.resolve() / "inside"
+
+
+def test_a_tenant_folder_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    """``tenants/acme`` pointing at ``tenants/globex`` would make every acme store globex's."""
+    tenants = tmp_path / "tenants"
+    (tenants / "globex").mkdir(parents=True)
+    (tenants / "acme").symlink_to(tenants / "globex")
+    with pytest.raises(TenancyError, match="symbolic link"):
+        build_tenant("acme", tenants)
+    assert build_tenant("globex", tenants).root == (tenants / "globex").resolve()
