@@ -1,9 +1,9 @@
 """Review R2: a randomized differential test of PostgreSQL's BM25 rankings on small corpora made
-of ties (a handful of words, facts of a few lengths, so many facts score exactly alike),
-proven facts, scope keys and forgotten facts, for k = 1..10. Every PostgreSQL variant (score
-thresholds only, postings at once, per-term postings depths, budgets that hand over mid-way)
-must rank byte-equal to the local store: the same texts in the same order with the same
-scores, ties going to the older fact."""
+of ties (a handful of words, facts of a few lengths, so many facts score exactly alike), proven
+facts, scope keys, forgotten and superseded facts, for k = 1..10. Every PostgreSQL variant
+(score thresholds only, postings at once, per-term postings depths, budgets that hand over
+mid-way) must rank byte-equal to the local store: the same texts in the same order with the
+same scores, ties going to the older fact."""
 
 from __future__ import annotations
 
@@ -59,20 +59,27 @@ def test_every_variant_ranks_byte_equal_to_the_local_store(
     writer = pg.make(tenant, SPEC, screen=None)
     proof = Provenance("s-1", ("tool-1",))
     ids: list[tuple[str, str]] = []
+    scopes: list[ScopeKey] = []
     for n in range(rng.randrange(60, 160)):
         words = rng.choices(WORDS, WEIGHTS, k=rng.randrange(1, 4))
         # Every fact is one unique word longer than its query words: facts of the same words
         # tie exactly, in any order of them.
         text = " ".join([*words, f"u{n}"])
+        scopes.append(rng.choice(KEYS))
         request = RetainRequest(
-            text,
-            provenance=proof if rng.random() < 0.3 else None,
-            scope=rng.choice(KEYS),
+            text, provenance=proof if rng.random() < 0.3 else None, scope=scopes[-1]
         )
         ids.append((local.retain(request).id, writer.retain(request).id))
-    for at in rng.sample(range(len(ids)), len(ids) // 10):
+    changed = rng.sample(range(len(ids)), len(ids) // 5)
+    for at in changed[: len(changed) // 2]:
         assert local.forget(ForgetRequest(id=ids[at][0])).removed == 1
         assert writer.forget(ForgetRequest(id=ids[at][1])).removed == 1
+    for at in changed[len(changed) // 2 :]:
+        # Superseded by a newer fact of the same scope key (updates: see the xfail below).
+        text = " ".join([*rng.choices(WORDS, WEIGHTS, k=rng.randrange(1, 4)), f"v{at}"])
+        scope = scopes[at]
+        local.retain(RetainRequest(text, supersedes=ids[at][0], scope=scope))
+        writer.retain(RetainRequest(text, supersedes=ids[at][1], scope=scope))
     variants = {
         "writer": writer,
         "thresholds": pg.make(tenant, SPEC, screen=None, bm25_postings_from=None),
@@ -112,3 +119,27 @@ def test_every_variant_ranks_byte_equal_to_the_local_store(
     store.close()
     assert diverging[:3] == []
     assert tied > 40  # the corpus is made of ties: the test can tell their order
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="review R2 finding: PostgreSQL's update() keeps the edited fact at its old seq "
+    "(postgres.updating.edit_live) where the file store moves it to a new one "
+    "(facts.sql.queries.edit_live), so ties after an update go the other way",
+)
+def test_an_updated_fact_ties_as_the_file_store_ties_it(pg: PostgresTarget, tmp_path: Path) -> None:
+    from specwire.runtime.facts.providers.protocol import UpdateRequest
+
+    store = FactStore.open(tmp_path / "facts.sqlite3", now=pg.clock, screen=None)
+    local = LocalFactProvider(store)
+    postgres = pg.make("tenant-u", SPEC, screen=None)
+    ids = [
+        (local.retain(RetainRequest(text)).id, postgres.retain(RetainRequest(text)).id)
+        for text in ("maple u0", "maple u1")
+    ]
+    local.update(UpdateRequest(ids[0][0], "maple v0"))
+    postgres.update(UpdateRequest(ids[0][1], "maple v0"))
+    expected = _ranking(local, "maple", 2, (AGENT,))
+    store.close()
+    assert [text for text, _ in expected] == ["maple u1", "maple v0"]
+    assert _ranking(postgres, "maple", 2, (AGENT,)) == expected
