@@ -15,12 +15,13 @@ in place, the first time one of them is read:
 - ``__match_args__``.
 
 Once complete, the class is what ``@dataclass`` would have made: the same attributes, and no
-placeholder left. A thread that creates an instance while another completes the class waits
-for it (one lock; ``__init__`` is generated first, on a twin of the class, so the class never
-lacks one). Before the class is complete, a field's default read on the class itself
-(``Cls.field``) is what the class body wrote (a ``field(...)`` is still a ``Field``): nothing
-reads defaults that way. An instance made without ``__init__`` before any other (unpickled in
-a new process, or ``object.__new__``) would not complete its class: the runtime makes none.
+placeholder left. A thread that creates an instance while another completes the class waits for it
+(one lock; ``__init__`` is generated on a twin of the class and set last, so the class never lacks
+one and no instance exists before its other methods do). Before the class is complete, a field's
+default read on the class itself (``Cls.field``) is what the class body wrote (a ``field(...)`` is
+still a ``Field``): nothing reads defaults that way. An instance made without ``__init__`` before
+any other (unpickled in a new process, or ``object.__new__``) would not complete its class: the
+runtime makes none.
 
 Only for a class whose base is ``object`` (no inheritance), without ``slots=True`` or
 ``weakref_slot=True`` (those make a new class), with a docstring (``dataclass()`` would build
@@ -128,12 +129,16 @@ def complete(cls: type) -> None:
 def _complete(cls: type, params: dict[str, Any]) -> None:
     # ``__init__`` is never missing from the class, or another thread creating an instance
     # meanwhile would get ``object.__init__``: it is generated on a twin of the class (the same
-    # body, nothing else) and replaces its placeholder in one step; ``dataclass()`` then makes
-    # the rest on the class itself, without ``__init__``, and its params are told the truth.
+    # body, nothing else) and replaces its placeholder in one step, once ``dataclass()`` has
+    # made the rest on the class itself (without ``__init__``; its params are then told the
+    # truth). Until that step another thread's instance waits at the placeholder: set first,
+    # an instance made meanwhile had no ``__eq__``, ``__hash__`` or ``__repr__`` yet (hashed by
+    # identity, a dict key no equal instance found again).
     # ``__match_args__`` is added only when the class has none, so its placeholder goes first
     # (no instance exists yet to be matched). The fields and params placeholders are
     # overwritten by ``dataclass()``.
     init = params.get("init", True)
+    made_init = None
     if init:
         body = {
             name: value
@@ -150,12 +155,13 @@ def _complete(cls: type, params: dict[str, Any]) -> None:
             match_args=False,
             kw_only=params.get("kw_only", False),
         )
-        cls.__init__ = twin.__dict__["__init__"]  # type: ignore[misc]
+        made_init = twin.__dict__["__init__"]
     if isinstance(cls.__dict__.get("__match_args__"), _Placeholder):
         delattr(cls, "__match_args__")
     dataclasses.dataclass(cls, **{**params, "init": False})
-    if init:
+    if made_init is not None:
         cls.__dataclass_params__.init = True  # type: ignore[attr-defined]
+        cls.__init__ = made_init  # type: ignore[misc]
 
 
 def _lazy(**params: Any) -> Callable[[_T], _T]:

@@ -19,6 +19,7 @@ from specwire.runtime.models.provider import (
     cache_order,
     capped_max_tokens,
     load_sdk,
+    malformed_tool_call,
     map_sdk_error,
     map_stream_error,
     max_tokens_setting,
@@ -152,12 +153,17 @@ class AnthropicModel:
             raise self._refusal()
         texts: list[str] = []
         calls: list[ToolCall] = []
-        for block in reply.content:
+        # Only the last block can have been cut off by the output limit.
+        last = len(reply.content) - 1
+        for at, block in enumerate(reply.content):
             if block.type == "text":
                 texts.append(block.text)
             elif block.type == "tool_use":
-                tool_input = block.input if isinstance(block.input, dict) else {}
-                calls.append(ToolCall(block.id, block.name, dict(tool_input)))
+                cut = reply.stop_reason == "max_tokens" and at == last
+                if isinstance(block.input, dict) and not cut:
+                    calls.append(ToolCall(block.id, block.name, dict(block.input)))
+                else:  # marked, as the stream marks it: answered, never run
+                    calls.append(malformed_tool_call(block.id, block.name, cut_off=cut))
         return ModelResponse(text="".join(texts), tool_calls=calls, usage=_usage(reply.usage))
 
     def stream(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:

@@ -254,6 +254,12 @@ def parsed_tool_call(call_id: str, name: str, raw: str | None, *, cut_off: bool)
         value = None
     if isinstance(value, dict):
         return ToolCall(call_id, name, value)
+    return malformed_tool_call(call_id, name, cut_off=cut_off)
+
+
+def malformed_tool_call(call_id: str, name: str, *, cut_off: bool) -> ToolCall:
+    """A tool call the loop answers instead of running: its arguments were cut off at the
+    output limit (``cut_off``) or are not a JSON object."""
     reason = (
         "its arguments were cut off at the output token limit; call it again with shorter input"
         if cut_off

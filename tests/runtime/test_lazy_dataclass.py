@@ -178,6 +178,36 @@ def test_threads_creating_the_first_instances_all_get_complete_ones() -> None:
         sys.setswitchinterval(previous)
 
 
+def test_an_instance_made_while_another_thread_completes_the_class_has_its_methods() -> None:
+    # Review R2: ``__init__`` was set before ``dataclass()`` made the rest, so a thread
+    # creating an instance meanwhile did not wait: its instance hashed by identity (a dict key
+    # no equal instance finds again), compared by identity and printed as an object.
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        seen: list[tuple[int, str, bool]] = []
+        expected: set[tuple[int, str, bool]] = set()
+        for _ in range(60):
+            cls = make(lazy_dataclass, {"frozen": True})
+            barrier = threading.Barrier(4)
+
+            def create(cls: type = cls, barrier: threading.Barrier = barrier) -> None:
+                barrier.wait()
+                item = cls(name="t", size=1)
+                seen.append((hash(item), repr(item), item == cls(name="t", size=1)))
+
+            threads = [threading.Thread(target=create) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            done = cls(name="t", size=1)
+            expected.add((hash(done), repr(done), True))
+        assert set(seen) <= expected
+    finally:
+        sys.setswitchinterval(previous)
+
+
 def test_what_it_refuses() -> None:
     with pytest.raises(TypeError, match="slots"):
         lazy_dataclass(slots=True)

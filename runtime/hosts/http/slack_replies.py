@@ -10,9 +10,11 @@ A post is not idempotent: a connection lost or a server error after Slack stored
 would post it twice if simply retried. So ``chat.postMessage`` is retried only on rate limits
 (nothing was stored); after an ambiguous failure the thread is read back
 (``conversations.replies``, the ``*:history`` scopes the bot already has for its events) and a
-message of the bot's own with the same text since just before the attempt counts as posted.
-Only when none is there is the post sent again (and when the thread cannot be read, too: a
-reply is never dropped for want of a check).
+message of the bot's own since just before the attempt counts as posted when it carries this
+post's own mark: each post sends a random ``post`` id in its message ``metadata`` (read back with
+``include_all_metadata``), so a message of the same text another turn posted on purpose (a
+second "Done.") is never taken for it. Only when none is there is the post sent again (and when
+the thread cannot be read, too: a reply is never dropped for want of a check).
 
 Every text is escaped as Slack's formatting reference asks (``&``, ``<`` and ``>``): the model
 writes it, and a prompt injection may write it, so none of it may become a control sequence — a
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +42,8 @@ MAX_TEXT = 39_000
 POST_ATTEMPTS = 3
 # How far before an attempt a message found in the thread may be dated (clocks differ).
 POSTED_SLACK_S = 120.0
+# The message metadata's event type that carries a post's own id.
+POST_EVENT = "specwire_reply"
 
 
 class SlackPoster:
@@ -101,37 +106,46 @@ class SlackPoster:
         from slack_sdk.errors import SlackApiError
 
         attempt = 1
+        mark = secrets.token_hex(8)  # this post's id, the same in every attempt
+        metadata = {"event_type": POST_EVENT, "event_payload": {"post": mark}}
         while True:
             started = time.time()
             try:
                 posted = self._poster.chat_postMessage(
-                    channel=channel, thread_ts=thread_ts, text=text
+                    channel=channel, thread_ts=thread_ts, text=text, metadata=metadata
                 )
                 return str(posted.get("ts") or "")
             except (OSError, http.client.HTTPException, SlackApiError) as exc:
                 refused = isinstance(exc, SlackApiError) and exc.response.status_code < 500
                 if refused or attempt >= POST_ATTEMPTS:
                     raise  # refused (a bad channel, a revoked token) was not stored
-                found = self._posted_since(channel, thread_ts, text, started - POSTED_SLACK_S)
+                found = self._posted_since(channel, thread_ts, text, mark, started - POSTED_SLACK_S)
                 if found:
                     return found
             time.sleep(0.5 * attempt)
             attempt += 1
 
-    def _posted_since(self, channel: str, thread_ts: str, text: str, oldest: float) -> str:
-        """The ts of the bot's own message ``text`` in the thread dated ``oldest`` or later, or
-        "" (also when the thread cannot be read)."""
+    def _posted_since(
+        self, channel: str, thread_ts: str, text: str, mark: str, oldest: float
+    ) -> str:
+        """The ts of the bot's own message ``text`` marked ``mark`` in the thread dated
+        ``oldest`` or later, or "" (also when the thread cannot be read)."""
         try:
             bot = self._bot_user_id()
             replies = self._client.conversations_replies(
-                channel=channel, ts=thread_ts, oldest=f"{oldest:.6f}", limit=200
+                channel=channel,
+                ts=thread_ts,
+                oldest=f"{oldest:.6f}",
+                limit=200,
+                include_all_metadata=True,
             )
         except Exception:  # noqa: BLE001 (no history scope, Slack down: post again)
             return ""
         messages: list[Any] = list(replies.get("messages") or [])
         for message in reversed(messages):
             mine = message.get("user") == bot if bot else bool(message.get("bot_id"))
-            if mine and message.get("text") == text and message.get("ts"):
+            same = message.get("text") == text and _mark_of(message) == mark
+            if mine and same and message.get("ts"):
                 return str(message["ts"])
         return ""
 
@@ -139,6 +153,16 @@ class SlackPoster:
         if self._bot_user is None:
             self._bot_user = str(self._client.auth_test().get("user_id") or "")
         return self._bot_user
+
+
+def _mark_of(message: Any) -> str | None:
+    """The post id in a message's ``metadata`` (``POST_EVENT``), or None."""
+    metadata = message.get("metadata")
+    if not isinstance(metadata, dict) or metadata.get("event_type") != POST_EVENT:
+        return None
+    payload = metadata.get("event_payload")
+    found = payload.get("post") if isinstance(payload, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def slack_escaped(text: str) -> str:

@@ -229,6 +229,23 @@ def test_anthropic_tool_round_trip() -> None:
     ]
 
 
+def test_anthropic_complete_marks_a_tool_call_cut_off_at_the_output_limit() -> None:
+    # Review R2: the streamed path marked a cut-off call malformed; complete() (the dream's
+    # model phase, whose output cap the budget sets) ran the incomplete input.
+    cut = anthropic_message(
+        [
+            {"type": "tool_use", "id": "toolu_01A", "name": "Echo", "input": {"text": "a"}},
+            {"type": "tool_use", "id": "toolu_01B", "name": "Echo", "input": {}},
+        ],
+        stop_reason="max_tokens",
+    )
+    with serve([Reply(cut)]) as fake:
+        response = anthropic(fake.url).complete(ModelRequest(SYSTEM, [UserMessage("hi")], [ECHO]))
+    first, last = response.tool_calls
+    assert first.input == {"text": "a"} and not first.malformed
+    assert "cut off at the output token limit" in last.malformed
+
+
 def test_anthropic_refusal_and_context_errors_are_one_line() -> None:
     refusal = anthropic_message([], stop_reason="refusal")
     too_long = anthropic_error(

@@ -194,3 +194,20 @@ def test_a_post_lost_before_slack_stored_it_is_sent_again(
     assert post["text"] == "sent again" and ts == post["ts"]
     methods = [method for method, _, _ in slack.calls[calls_before:]]
     assert methods.count("chat.postMessage") == 2
+
+
+def test_the_same_text_posted_again_on_purpose_is_not_taken_for_a_lost_post(
+    slack: FakeSlack, poster: SlackPoster
+) -> None:
+    # Review R2: a second turn answering with the same words as the first (an "OK.", a
+    # refusal) whose post was lost before Slack stored it found the first turn's message in
+    # the thread, took it for its own and never posted: the reply was dropped.
+    before, calls_before = len(slack.posts), len(slack.calls)
+    first = poster.post("C9", "90.1", "Done.")
+    slack.drop("chat.postMessage", stored=False)
+    second = poster.post("C9", "90.1", "Done.")
+    posts = new_posts(slack, before)
+    assert [post["text"] for post in posts] == ["Done.", "Done."]
+    assert [first, second] == [post["ts"] for post in posts]
+    methods = [method for method, _, _ in slack.calls[calls_before:]]
+    assert methods.count("chat.postMessage") == 3 and "conversations.replies" in methods
