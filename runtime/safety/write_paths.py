@@ -174,6 +174,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "(token counts, a random ticket, the worker's key)",
     "hosts.http.usage_postgres:WorkerLease._reopen": "host: this worker's reservations written "
     "again under its new key (token counts, tickets)",
+    "hosts.http.usage_postgres:WorkerLease.hold": "host: a reservation written under a key "
+    "renewed meanwhile, moved to the new key (token counts, a ticket)",
     "tools.shell.launch:_write_proc": "host: the sandbox's own process settings",
     "tools.schemas:main": "host: generated tool schemas (a build step)",
 }

@@ -120,10 +120,26 @@ class WorkerLease:
                         )
         return self._key
 
-    def hold(self, ticket: str, tenant: str, spec: str, reserved: int) -> None:
-        """A turn of this process admitted under ``ticket``, ``reserved`` input tokens."""
+    def hold(
+        self, ticket: str, tenant: str, spec: str, reserved: int, *, written_under: int
+    ) -> None:
+        """A turn of this process admitted under ``ticket``, ``reserved`` input tokens, its
+        reservation written under the key ``written_under``. When another thread reopened the
+        lease in between (so ``_reopen`` could not see this ticket), the reservation moves to
+        the new key here: under the old one it would be void at the next admission."""
         with self._lock:
             self._held[ticket] = (tenant, spec, reserved)
+            if self._key is None or self._key == written_under:
+                return
+            with translated("move a reservation to the worker's lease"):
+                with self.pool.connection() as conn, conn.transaction():
+                    conn.execute(
+                        "INSERT INTO usage_reservations (tenant, spec, ticket, input, "
+                        "owner_key) VALUES (%s, %s, %s, %s, %s) "
+                        "ON CONFLICT (tenant, spec, ticket) DO UPDATE "
+                        "SET owner_key = EXCLUDED.owner_key",
+                        (tenant, spec, ticket, reserved, self._key),
+                    )
 
     def drop(self, ticket: str) -> None:
         """The turn of ``ticket`` ended (before its reservation is deleted)."""
@@ -276,9 +292,10 @@ class PostgresUsageLedger:
         try:
             admitted = self._admit(decide, worker)
         except _LeaseLost:
-            admitted = self._admit(decide, self.lease.renew(worker))
+            worker = self.lease.renew(worker)
+            admitted = self._admit(decide, worker)
         if admitted[0] == "admit":
-            self.lease.hold(admitted[2], self.tenant, self.spec, admitted[1])
+            self.lease.hold(admitted[2], self.tenant, self.spec, admitted[1], written_under=worker)
         return admitted
 
     def _admit(self, decide: Decide, worker: int) -> tuple[Verdict, int, str]:

@@ -317,3 +317,47 @@ def test_a_worker_whose_lease_session_ended_still_counts_its_turns(pools: list[A
     finally:
         for lease in leases:
             lease.close()
+
+
+def test_a_reservation_written_while_another_thread_renewed_the_lease_moves_to_the_new_key(
+    pools: list[Any],
+) -> None:
+    """Review finding: an admission commits its reservation under the lease's key, then
+    records the ticket in the lease; another thread renewing the lease in between moved the
+    tickets it knew (not this one), so this reservation stayed under the lost key and the next
+    admission voided it: the turn stopped counting. ``hold`` now moves it to the new key."""
+    from specwire.runtime.hosts.http.usage_postgres import WorkerLease
+
+    lease = WorkerLease(pools[0])
+    ledger = PostgresUsageLedger(pools[0], tenant="acme", spec="bot", lease=lease)
+    other = PostgresUsageLedger(pools[1], tenant="acme", spec="bot", lease=WorkerLease(pools[1]))
+    seen: list[tuple[int, int]] = []
+
+    def admit_all(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Any, int, str]:
+        seen.append((in_flight, reserved))
+        return "admit", 100, ""
+
+    old = lease.key()
+    hold = lease.hold
+
+    def renewed_in_between(*args: Any, **kwargs: Any) -> None:
+        terminate_lease(pools[2], lease)  # another thread finds the lease lost and renews it
+        lease.renew(old)
+        hold(*args, **kwargs)
+
+    try:
+        lease.hold = renewed_in_between  # type: ignore[method-assign]
+        ticket = ledger.admit(admit_all)[2]
+        lease.hold = hold  # type: ignore[method-assign]
+        assert lease.key() != old
+        with pools[2].connection() as conn:
+            row = conn.execute(
+                "SELECT owner_key FROM usage_reservations WHERE ticket = %s", (ticket,)
+            ).fetchone()
+        assert row is not None and row[0] == lease.key()
+        other.admit(admit_all)  # the other worker still counts this worker's turn in flight
+        assert seen[-1] == (1, 100)
+    finally:
+        lease.close()
+        assert other.lease is not None
+        other.lease.close()
