@@ -131,15 +131,18 @@ class WorkerLease:
             self._held[ticket] = (tenant, spec, reserved)
             if self._key is None or self._key == written_under:
                 return
-            with translated("move a reservation to the worker's lease"):
-                with self.pool.connection() as conn, conn.transaction():
-                    conn.execute(
-                        "INSERT INTO usage_reservations (tenant, spec, ticket, input, "
-                        "owner_key) VALUES (%s, %s, %s, %s, %s) "
-                        "ON CONFLICT (tenant, spec, ticket) DO UPDATE "
-                        "SET owner_key = EXCLUDED.owner_key",
-                        (tenant, spec, ticket, reserved, self._key),
-                    )
+            with (
+                translated("move a reservation to the worker's lease"),
+                self.pool.connection() as conn,
+                conn.transaction(),
+            ):
+                conn.execute(
+                    "INSERT INTO usage_reservations (tenant, spec, ticket, input, "
+                    "owner_key) VALUES (%s, %s, %s, %s, %s) "
+                    "ON CONFLICT (tenant, spec, ticket) DO UPDATE "
+                    "SET owner_key = EXCLUDED.owner_key",
+                    (tenant, spec, ticket, reserved, self._key),
+                )
 
     def drop(self, ticket: str) -> None:
         """The turn of ``ticket`` ended (before its reservation is deleted)."""
