@@ -172,10 +172,8 @@ WRITE_PATHS: Final[dict[str, str]] = {
     "and channel timestamps, for retry de-duplication",
     "hosts.http.usage_postgres:PostgresUsageLedger._admit": "host: a turn's reservation "
     "(token counts, a random ticket, the worker's key)",
-    "hosts.http.usage_postgres:WorkerLease._reopen": "host: this worker's reservations written "
-    "again under its new key (token counts, tickets)",
-    "hosts.http.usage_postgres:WorkerLease.hold": "host: a reservation written under a key "
-    "renewed meanwhile, moved to the new key (token counts, a ticket)",
+    "hosts.http.usage_postgres:_own": "host: this worker's reservations written again under "
+    "its new key (token counts, tickets)",
     "tools.shell.launch:_write_proc": "host: the sandbox's own process settings",
     "tools.schemas:main": "host: generated tool schemas (a build step)",
 }

@@ -110,14 +110,8 @@ class WorkerLease:
             if self._held:
                 # A reservation another worker already dropped comes back: its turn runs on.
                 with self.pool.connection() as conn, conn.transaction():
-                    for ticket, (tenant, spec, reserved) in sorted(self._held.items()):
-                        conn.execute(
-                            "INSERT INTO usage_reservations (tenant, spec, ticket, input, "
-                            "owner_key) VALUES (%s, %s, %s, %s, %s) "
-                            "ON CONFLICT (tenant, spec, ticket) DO UPDATE "
-                            "SET owner_key = EXCLUDED.owner_key",
-                            (tenant, spec, ticket, reserved, self._key),
-                        )
+                    for ticket, held in sorted(self._held.items()):
+                        _own(conn, ticket, held, self._key)
         return self._key
 
     def hold(
@@ -136,13 +130,7 @@ class WorkerLease:
                 self.pool.connection() as conn,
                 conn.transaction(),
             ):
-                conn.execute(
-                    "INSERT INTO usage_reservations (tenant, spec, ticket, input, "
-                    "owner_key) VALUES (%s, %s, %s, %s, %s) "
-                    "ON CONFLICT (tenant, spec, ticket) DO UPDATE "
-                    "SET owner_key = EXCLUDED.owner_key",
-                    (tenant, spec, ticket, reserved, self._key),
-                )
+                _own(conn, ticket, (tenant, spec, reserved), self._key)
 
     def drop(self, ticket: str) -> None:
         """The turn of ``ticket`` ended (before its reservation is deleted)."""
@@ -158,6 +146,18 @@ class WorkerLease:
             if self._conn is not None:
                 self._conn.close()  # the server frees the lock with the session
                 self._conn = None
+
+
+def _own(conn: Any, ticket: str, held: tuple[str, str, int], key: int) -> None:
+    """The reservation of ``ticket`` (tenant, spec, input reserved) under the worker's ``key``:
+    written again if an admission elsewhere dropped it (its turn runs on)."""
+    tenant, spec, reserved = held
+    conn.execute(
+        "INSERT INTO usage_reservations (tenant, spec, ticket, input, owner_key) "
+        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant, spec, ticket) DO UPDATE "
+        "SET owner_key = EXCLUDED.owner_key",
+        (tenant, spec, ticket, reserved, key),
+    )
 
 
 def _connect(pool: ConnectionPool[Any]) -> Any:
