@@ -68,16 +68,38 @@ def edit_live(
     vector_table: str | None,
 ) -> str:
     """Write the old version of locked fact ``fact_id`` as a fact of its own, move its vector
-    there and change the fact to ``new``'s text and tags; returns the old version's id."""
+    there and change the fact to ``new``'s text and tags; returns the old version's id.
+
+    As the file store orders them, the old version keeps the fact's ``seq`` and the edited fact
+    moves to a new, higher one (ties in every ranking go to the older fact: after an update
+    both backends call the edited fact the newer). The lexical triggers pair an edit's rows by
+    ``seq``, so the fact moves with no terms: its terms are emptied (its postings and counts
+    leave), it moves, the old version is written at the old ``seq`` (posted, then unposted by its
+    tombstone), and the new terms arrive with the new text at the new ``seq``."""
+    row = conn.execute(
+        f"SELECT f.seq, f.terms FROM facts f WHERE f.id = %(id)s AND {SCOPE}",
+        {**params, "id": fact_id},
+    ).fetchone()
+    if row is None:
+        raise StoreError(f"no live memory with id {fact_id}")
+    old_seq, old_terms = int(row[0]), str(row[1])
+    conn.execute(
+        f"UPDATE facts f SET terms = '' WHERE f.id = %(id)s AND {SCOPE}", {**params, "id": fact_id}
+    )
+    conn.execute(
+        "UPDATE facts SET seq = nextval(pg_get_serial_sequence('facts', 'seq')) WHERE id = %(id)s",
+        {"id": fact_id},
+    )
+    kept = _KEPT.replace(" terms,", " %(old_terms)s,")
     for _ in range(3):
         old_id = new_memory_id()
-        row = conn.execute(
-            f"INSERT INTO facts (id, superseded_by, {_KEPT}) "
-            f"SELECT %(old)s, f.id, {_KEPT} FROM facts f WHERE f.id = %(id)s AND {SCOPE} "
-            "ON CONFLICT (id) DO NOTHING RETURNING id",
-            {**params, "id": fact_id, "old": old_id},
+        inserted = conn.execute(
+            f"INSERT INTO facts (seq, id, superseded_by, {_KEPT}) "
+            f"SELECT %(old_seq)s, %(old)s, f.id, {kept} FROM facts f "
+            f"WHERE f.id = %(id)s AND {SCOPE} ON CONFLICT (id) DO NOTHING RETURNING id",
+            {**params, "id": fact_id, "old": old_id, "old_seq": old_seq, "old_terms": old_terms},
         ).fetchone()
-        if row is not None:
+        if inserted is not None:
             break
     else:
         raise StoreError("could not draw a free memory id")
