@@ -33,6 +33,18 @@ def pools() -> Iterator[list[Any]]:
     PostgresServerForTests.drop_database(uri)
 
 
+def admitting_everything() -> tuple[list[tuple[int, int]], Any]:
+    """An admission decision that admits every turn with 100 input tokens reserved, and the
+    (turns in flight, tokens reserved) it was shown each time."""
+    seen: list[tuple[int, int]] = []
+
+    def admit_all(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Any, int, str]:
+        seen.append((in_flight, reserved))
+        return "admit", 100, ""
+
+    return seen, admit_all
+
+
 def test_turns_recorded_by_every_worker_at_once_add_up(pools: list[Any]) -> None:
     ledgers = [PostgresUsageLedger(pool, tenant="acme", spec="bot") for pool in pools]
     assert ledgers[0].read() == TenantUsage()
@@ -62,11 +74,7 @@ def test_admission_counts_every_worker_in_flight_and_forgets_a_dead_one(pools: l
         PostgresUsageLedger(pool, tenant="acme", spec="bot", lease=lease)
         for pool, lease in zip(pools[:2], leases, strict=True)
     ]
-    seen: list[tuple[int, int]] = []
-
-    def admit_all(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Any, int, str]:
-        seen.append((in_flight, reserved))
-        return "admit", 100, ""
+    seen, admit_all = admitting_everything()
 
     verdict, reserved, ticket = ledgers[0].admit(admit_all)
     assert (verdict, reserved) == ("admit", 100) and ticket
@@ -149,11 +157,7 @@ def test_workers_of_different_roles_see_each_other_live_and_dead(
             PostgresUsageLedger(pool, tenant="acme", spec="bot", lease=lease)
             for pool, lease in zip(pools, leases, strict=True)
         ]
-        seen: list[tuple[int, int]] = []
-
-        def admit_all(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Any, int, str]:
-            seen.append((in_flight, reserved))
-            return "admit", 100, ""
+        seen, admit_all = admitting_everything()
 
         with pools[1].connection() as conn:  # the second role cannot see the first's session
             hidden = conn.execute(
@@ -290,11 +294,7 @@ def test_a_worker_whose_lease_session_ended_still_counts_its_turns(pools: list[A
         PostgresUsageLedger(pool, tenant="acme", spec="bot", lease=lease)
         for pool, lease in zip(pools[:2], leases, strict=True)
     ]
-    seen: list[tuple[int, int]] = []
-
-    def admit_all(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Any, int, str]:
-        seen.append((in_flight, reserved))
-        return "admit", 100, ""
+    seen, admit_all = admitting_everything()
 
     try:
         first = ledgers[0].admit(admit_all)[2]
@@ -331,11 +331,7 @@ def test_a_reservation_written_while_another_thread_renewed_the_lease_moves_to_t
     lease = WorkerLease(pools[0])
     ledger = PostgresUsageLedger(pools[0], tenant="acme", spec="bot", lease=lease)
     other = PostgresUsageLedger(pools[1], tenant="acme", spec="bot", lease=WorkerLease(pools[1]))
-    seen: list[tuple[int, int]] = []
-
-    def admit_all(used: TenantUsage, in_flight: int, reserved: int) -> tuple[Any, int, str]:
-        seen.append((in_flight, reserved))
-        return "admit", 100, ""
+    seen, admit_all = admitting_everything()
 
     old = lease.key()
     hold = lease.hold
