@@ -167,6 +167,14 @@ def served(agent: Path, workdir: Path, env: dict[str, str]) -> Iterator[Served]:
         handle.stderr = "".join(collected)
 
 
+def rows(database: str, query: str, *args: Any) -> list[tuple[Any, ...]]:
+    """The rows ``query`` returns from the PostgreSQL database at ``database`` (a URI)."""
+    import psycopg
+
+    with psycopg.connect(database) as conn:
+        return [tuple(row) for row in conn.execute(query, args).fetchall()]
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

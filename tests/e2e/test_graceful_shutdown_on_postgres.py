@@ -24,7 +24,7 @@ from typing import Any
 
 import openai
 import pytest
-from serving_support import Served, build_bundle, clean_env, served
+from serving_support import Served, build_bundle, clean_env, rows, served
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
 from conformance_harness import PostgresServerForTests  # noqa: E402
@@ -95,13 +95,6 @@ def stream(
             pieces.append(choice.delta.content)
         finish = choice.finish_reason or finish
     return "".join(pieces), finish
-
-
-def rows(database: str, query: str, *args: Any) -> list[tuple[Any, ...]]:
-    import psycopg
-
-    with psycopg.connect(database) as conn:
-        return [tuple(row) for row in conn.execute(query, args).fetchall()]
 
 
 def wait_for(count: Callable[[], int], wanted: int) -> None:

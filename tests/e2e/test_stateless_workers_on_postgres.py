@@ -24,7 +24,7 @@ from typing import Any
 
 import openai
 import pytest
-from serving_support import Served, build_bundle, clean_env, served
+from serving_support import Served, build_bundle, clean_env, rows, served
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
 from conformance_harness import PostgresServerForTests  # noqa: E402
@@ -91,13 +91,6 @@ def say(server: Served, tenant: str, conversation: str, text: str) -> str:
 
 def is_note(index: int, turn: int) -> bool:
     return (turn == 0 and index >= len(TENANTS)) or (turn >= 2 and turn % 2 == 0)
-
-
-def rows(database: str, query: str, *args: Any) -> list[tuple[Any, ...]]:
-    import psycopg
-
-    with psycopg.connect(database) as conn:
-        return [tuple(row) for row in conn.execute(query, args).fetchall()]
 
 
 @pytest.fixture
